@@ -1,0 +1,82 @@
+// The tmux-style prefix as a pure state machine: keystroke in, decision out.
+//
+// Architecture invariant: pure; no DOM. The caller turns a KeyboardEvent into a `Keystroke`
+// (see `keystrokeOf`) and acts on the returned decision.
+
+export type Action =
+  | { kind: 'splitRight' }
+  | { kind: 'splitDown' }
+  | { kind: 'focusDir'; dir: 'left' | 'right' | 'up' | 'down' }
+  | { kind: 'focusNext' }
+  | { kind: 'close' }
+  | { kind: 'zoom' }
+  | { kind: 'minimize' }
+  | { kind: 'swapPrev' }
+  | { kind: 'swapNext' }
+  /** send a literal prefix byte (Ctrl-b = 0x02) to the focused terminal */
+  | { kind: 'sendPrefix' };
+
+export interface Keystroke {
+  /** `KeyboardEvent.key` */
+  key: string;
+  ctrl: boolean;
+  alt: boolean;
+  meta: boolean;
+  shift: boolean;
+}
+
+export interface PrefixState {
+  /** true after the prefix was pressed and before the next (non-modifier) key */
+  armed: boolean;
+}
+
+export type Decision =
+  /** not ours: let the key reach the terminal */
+  | { kind: 'pass' }
+  /** ours, nothing to do (arming, cancelling, a modifier while armed) */
+  | { kind: 'consume' }
+  | { kind: 'action'; action: Action };
+
+export const IDLE: PrefixState = { armed: false };
+
+/** The prefix key: Ctrl plus this letter (without Alt/Meta). */
+export const PREFIX_LETTER = 'b';
+
+const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'Meta', 'AltGraph', 'CapsLock', 'Dead', 'Compose']);
+
+const BINDINGS: Record<string, Action> = {
+  '%': { kind: 'splitRight' },
+  '"': { kind: 'splitDown' },
+  ArrowLeft: { kind: 'focusDir', dir: 'left' },
+  ArrowRight: { kind: 'focusDir', dir: 'right' },
+  ArrowUp: { kind: 'focusDir', dir: 'up' },
+  ArrowDown: { kind: 'focusDir', dir: 'down' },
+  o: { kind: 'focusNext' },
+  x: { kind: 'close' },
+  z: { kind: 'zoom' },
+  m: { kind: 'minimize' },
+  '{': { kind: 'swapPrev' },
+  '}': { kind: 'swapNext' },
+};
+
+export function isPrefix(k: Keystroke): boolean {
+  return k.ctrl && !k.alt && !k.meta && k.key.toLowerCase() === PREFIX_LETTER;
+}
+
+/** One step of the machine. */
+export function step(state: PrefixState, k: Keystroke): { state: PrefixState; decision: Decision } {
+  if (!state.armed) {
+    if (isPrefix(k)) return { state: { armed: true }, decision: { kind: 'consume' } };
+    return { state, decision: { kind: 'pass' } };
+  }
+  // Armed: modifiers alone (Shift on the way to `%`) keep it armed.
+  if (MODIFIER_KEYS.has(k.key)) return { state, decision: { kind: 'consume' } };
+  if (isPrefix(k)) return { state: IDLE, decision: { kind: 'action', action: { kind: 'sendPrefix' } } };
+  const action = k.ctrl || k.alt || k.meta ? undefined : BINDINGS[k.key];
+  // Any other key (Escape included) cancels the prefix and is swallowed, as in tmux.
+  return { state: IDLE, decision: action ? { kind: 'action', action } : { kind: 'consume' } };
+}
+
+export function keystrokeOf(e: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean; shiftKey: boolean }): Keystroke {
+  return { key: e.key, ctrl: e.ctrlKey, alt: e.altKey, meta: e.metaKey, shift: e.shiftKey };
+}

@@ -1,0 +1,514 @@
+// The layout engine: a pure split tree of panes that computes rectangles.
+//
+// Architecture invariant: this module is pure. No React, no DOM, no timers, no globals.
+// Every operation takes a state and returns a new state (inputs are never mutated); an
+// operation that does not apply returns the state it was given (same object).
+
+/** A pane's stable id (chosen by the caller, never by the engine). */
+export type PaneId = string;
+
+/** `row`: children side by side, left to right; `column`: stacked top to bottom. */
+export type SplitDir = 'row' | 'column';
+
+export type LayoutNode =
+  | { kind: 'leaf'; id: PaneId }
+  | {
+      kind: 'split';
+      dir: SplitDir;
+      children: LayoutNode[];
+      /** relative sizes along the split's axis; same length as children, each > 0 */
+      weights: number[];
+    };
+
+export interface LayoutState {
+  /** the visible tree; null when no pane is visible */
+  root: LayoutNode | null;
+  /** minimized panes in the order they were minimized (oldest first); never in the tree */
+  minimized: PaneId[];
+  /** the zoomed pane (fills the wall) or null; always a leaf of the tree */
+  zoomed: PaneId | null;
+  /** the focused pane or null; always a leaf of the tree when the tree is non-empty */
+  focused: PaneId | null;
+}
+
+/** A rectangle in CSS pixels (or any unit the caller chose for the wall). */
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export type Direction = 'left' | 'right' | 'up' | 'down';
+export type SplitSide = 'right' | 'down';
+
+/** A draggable gap between children `index` and `index + 1` of the split at `path`. */
+export interface Gap {
+  /** child indices from the root to the split that owns this gap */
+  path: number[];
+  index: number;
+  dir: SplitDir;
+  rect: Rect;
+}
+
+export interface Layout {
+  /** the rectangle of every visible pane */
+  panes: Map<PaneId, Rect>;
+  gaps: Gap[];
+}
+
+export interface LayoutOptions {
+  /** gap between neighbouring panes, in the wall's unit; shrinks when space is short */
+  gap: number;
+}
+
+export const EMPTY_LAYOUT: LayoutState = { root: null, minimized: [], zoomed: null, focused: null };
+
+/** A layout with one pane. */
+export function single(id: PaneId): LayoutState {
+  return { root: { kind: 'leaf', id }, minimized: [], zoomed: null, focused: id };
+}
+
+// ---------------------------------------------------------------------------------------
+// Queries
+
+/** Visible pane ids in tree order (depth first, left/top first). */
+export function leaves(node: LayoutNode | null): PaneId[] {
+  const out: PaneId[] = [];
+  const walk = (n: LayoutNode) => {
+    if (n.kind === 'leaf') out.push(n.id);
+    else n.children.forEach(walk);
+  };
+  if (node) walk(node);
+  return out;
+}
+
+/** Every pane id the layout knows: visible ones in tree order, then minimized ones. */
+export function allPanes(state: LayoutState): PaneId[] {
+  return [...leaves(state.root), ...state.minimized];
+}
+
+/** Panes that get a rectangle: the zoomed pane alone, else every leaf. */
+export function visiblePanes(state: LayoutState): PaneId[] {
+  if (state.zoomed !== null) return [state.zoomed];
+  return leaves(state.root);
+}
+
+export function contains(state: LayoutState, id: PaneId): boolean {
+  return allPanes(state).includes(id);
+}
+
+/** The gap actually used for `n` children over `length`: at most half the room per gap, so sizes stay positive. */
+function effectiveGap(length: number, n: number, gap: number): number {
+  if (n <= 1) return 0;
+  return Math.max(0, Math.min(gap, length / (2 * (n - 1))));
+}
+
+/** Splits `length` into `weights.length` parts separated by gaps; returns [offset, size] pairs. */
+function segments(start: number, length: number, weights: number[], gap: number): Array<[number, number]> {
+  const n = weights.length;
+  const g = effectiveGap(length, n, gap);
+  const room = length - g * (n - 1);
+  const total = weights.reduce((a, b) => a + b, 0);
+  const out: Array<[number, number]> = [];
+  let pos = start;
+  for (let i = 0; i < n; i++) {
+    // The last child ends exactly at the end, so rounding never leaves a sliver.
+    const size = i === n - 1 ? start + length - pos : (room * weights[i]) / total;
+    out.push([pos, size]);
+    pos += size + g;
+  }
+  return out;
+}
+
+/** Computes the rectangles of the visible panes and the gaps between them. */
+export function computeLayout(state: LayoutState, wall: Rect, opts: LayoutOptions = { gap: 0 }): Layout {
+  const panes = new Map<PaneId, Rect>();
+  const gaps: Gap[] = [];
+  if (state.zoomed !== null) {
+    panes.set(state.zoomed, { ...wall });
+    return { panes, gaps };
+  }
+  const walk = (n: LayoutNode, r: Rect, path: number[]) => {
+    if (n.kind === 'leaf') {
+      panes.set(n.id, r);
+      return;
+    }
+    const horizontal = n.dir === 'row';
+    const segs = segments(horizontal ? r.x : r.y, horizontal ? r.w : r.h, n.weights, opts.gap);
+    segs.forEach(([pos, size], i) => {
+      const child: Rect = horizontal ? { x: pos, y: r.y, w: size, h: r.h } : { x: r.x, y: pos, w: r.w, h: size };
+      walk(n.children[i], child, [...path, i]);
+      if (i < segs.length - 1) {
+        const end = pos + size;
+        const next = segs[i + 1][0];
+        const gr: Rect = horizontal ? { x: end, y: r.y, w: next - end, h: r.h } : { x: r.x, y: end, w: r.w, h: next - end };
+        gaps.push({ path, index: i, dir: n.dir, rect: gr });
+      }
+    });
+  };
+  if (state.root) walk(state.root, { ...wall }, []);
+  return { panes, gaps };
+}
+
+// ---------------------------------------------------------------------------------------
+// Tree helpers (all pure)
+
+function normalize(node: LayoutNode): LayoutNode {
+  if (node.kind === 'leaf') return node;
+  const children: LayoutNode[] = [];
+  const weights: number[] = [];
+  node.children.forEach((c0, i) => {
+    const c = normalize(c0);
+    const w = node.weights[i];
+    if (c.kind === 'split' && c.dir === node.dir) {
+      // Flatten a same-direction child into its parent, keeping its share of the room.
+      const t = c.weights.reduce((a, b) => a + b, 0);
+      c.children.forEach((cc, j) => {
+        children.push(cc);
+        weights.push((w * c.weights[j]) / t);
+      });
+    } else {
+      children.push(c);
+      weights.push(w);
+    }
+  });
+  if (children.length === 1) return children[0];
+  return { kind: 'split', dir: node.dir, children, weights };
+}
+
+/** Replaces the leaf `id` with `f(leaf)`; returns the same node when `id` is absent. */
+function mapLeaf(node: LayoutNode, id: PaneId, f: (leaf: LayoutNode) => LayoutNode): LayoutNode {
+  if (node.kind === 'leaf') return node.id === id ? f(node) : node;
+  let changed = false;
+  const children = node.children.map((c) => {
+    const r = mapLeaf(c, id, f);
+    if (r !== c) changed = true;
+    return r;
+  });
+  return changed ? { ...node, children } : node;
+}
+
+/** Removes leaf `id`; its room goes to the previous sibling (or the next when first). */
+function removeLeaf(node: LayoutNode, id: PaneId): LayoutNode | null {
+  if (node.kind === 'leaf') return node.id === id ? null : node;
+  const idx = node.children.findIndex((c) => c.kind === 'leaf' && c.id === id);
+  if (idx >= 0) {
+    const children = node.children.filter((_, i) => i !== idx);
+    const weights = node.weights.filter((_, i) => i !== idx);
+    const heir = idx > 0 ? idx - 1 : 0;
+    weights[heir] += node.weights[idx];
+    if (children.length === 1) return children[0];
+    return { ...node, children, weights };
+  }
+  let changed = false;
+  const children = node.children.map((c) => {
+    const r = removeLeaf(c, id);
+    if (r !== c) changed = true;
+    return r as LayoutNode; // a split child is never removed whole: it has ≥ 2 children
+  });
+  return changed ? normalize({ ...node, children }) : node;
+}
+
+function firstLeaf(node: LayoutNode | null): PaneId | null {
+  const l = leaves(node);
+  return l.length ? l[0] : null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Operations
+
+/**
+ * Splits pane `target` and puts `newId` to its right (`right`) or below it (`down`),
+ * halving the target's room. The new pane gets the focus. Zoom is cleared.
+ * Returns the same state when `target` is not visible or `newId` is already known.
+ */
+export function split(state: LayoutState, target: PaneId, side: SplitSide, newId: PaneId): LayoutState {
+  if (!state.root || contains(state, newId) || !leaves(state.root).includes(target)) return state;
+  const dir: SplitDir = side === 'right' ? 'row' : 'column';
+  const insert = (node: LayoutNode): LayoutNode => {
+    if (node.kind === 'leaf') {
+      if (node.id !== target) return node;
+      return { kind: 'split', dir, children: [node, { kind: 'leaf', id: newId }], weights: [1, 1] };
+    }
+    const idx = node.children.findIndex((c) => c.kind === 'leaf' && c.id === target);
+    if (idx >= 0 && node.dir === dir) {
+      const children = [...node.children];
+      const weights = [...node.weights];
+      const half = weights[idx] / 2;
+      weights[idx] = half;
+      children.splice(idx + 1, 0, { kind: 'leaf', id: newId });
+      weights.splice(idx + 1, 0, half);
+      return { ...node, children, weights };
+    }
+    return { ...node, children: node.children.map(insert) };
+  };
+  return { ...state, root: normalize(insert(state.root)), zoomed: null, focused: newId };
+}
+
+/**
+ * Forgets pane `id` (visible or minimized). The focus moves to the pane that took its
+ * room. Returns the same state when `id` is unknown.
+ */
+export function close(state: LayoutState, id: PaneId): LayoutState {
+  if (state.minimized.includes(id)) {
+    return { ...state, minimized: state.minimized.filter((m) => m !== id) };
+  }
+  if (!state.root || !leaves(state.root).includes(id)) return state;
+  const order = leaves(state.root);
+  const pos = order.indexOf(id);
+  const root = removeLeaf(state.root, id);
+  const rest = leaves(root);
+  let focused = state.focused;
+  if (focused === id || focused === null || !rest.includes(focused)) {
+    focused = rest.length ? rest[Math.max(0, pos - 1)] ?? rest[0] : null;
+  }
+  return {
+    ...state,
+    root,
+    zoomed: state.zoomed === id ? null : state.zoomed,
+    focused,
+  };
+}
+
+/**
+ * Moves the gap between children `index` and `index + 1` of the split at `path` by
+ * `delta` (wall units, positive = right/down), keeping both neighbours at least
+ * `minSize` (or where they already are, when smaller). Weights stay positive.
+ */
+export function resize(
+  state: LayoutState,
+  path: number[],
+  index: number,
+  delta: number,
+  wall: Rect,
+  opts: LayoutOptions & { minSize: number },
+): LayoutState {
+  if (!state.root || state.zoomed !== null || !Number.isFinite(delta) || delta === 0) return state;
+  // Walk to the split, tracking its rectangle.
+  let node: LayoutNode = state.root;
+  let rect: Rect = wall;
+  for (const i of path) {
+    if (node.kind !== 'split' || i < 0 || i >= node.children.length) return state;
+    const horizontal = node.dir === 'row';
+    const segs = segments(horizontal ? rect.x : rect.y, horizontal ? rect.w : rect.h, node.weights, opts.gap);
+    const [pos, size] = segs[i];
+    rect = horizontal ? { x: pos, y: rect.y, w: size, h: rect.h } : { x: rect.x, y: pos, w: rect.w, h: size };
+    node = node.children[i];
+  }
+  if (node.kind !== 'split' || index < 0 || index + 1 >= node.children.length) return state;
+  const split = node;
+  const horizontal = split.dir === 'row';
+  const length = horizontal ? rect.w : rect.h;
+  const n = split.weights.length;
+  const room = length - effectiveGap(length, n, opts.gap) * (n - 1);
+  if (!(room > 0)) return state;
+  const total = split.weights.reduce((a, b) => a + b, 0);
+  const a = (room * split.weights[index]) / total;
+  const b = (room * split.weights[index + 1]) / total;
+  const pair = a + b;
+  const lo = Math.min(opts.minSize, a);
+  const hi = pair - Math.min(opts.minSize, b);
+  const na = Math.min(Math.max(a + delta, lo), hi);
+  if (!(na > 0) || !(pair - na > 0) || Math.abs(na - a) < 1e-9) return state;
+  const weights = [...split.weights];
+  const pairWeight = weights[index] + weights[index + 1];
+  weights[index] = (pairWeight * na) / pair;
+  weights[index + 1] = pairWeight - weights[index];
+  if (!(weights[index] > 0) || !(weights[index + 1] > 0)) return state;
+  const replaceAt = (n0: LayoutNode, depth: number): LayoutNode => {
+    if (depth === path.length) return { ...(n0 as typeof split), weights };
+    const s = n0 as typeof split;
+    const children = s.children.map((c, i) => (i === path[depth] ? replaceAt(c, depth + 1) : c));
+    return { ...s, children };
+  };
+  return { ...state, root: replaceAt(state.root, 0) };
+}
+
+/** Swaps pane `id` with the previous (`prev`) or next (`next`) visible pane in tree order, wrapping. */
+export function swap(state: LayoutState, id: PaneId, which: 'prev' | 'next'): LayoutState {
+  const order = leaves(state.root);
+  const i = order.indexOf(id);
+  if (i < 0 || order.length < 2) return state;
+  const j = (i + (which === 'next' ? 1 : -1) + order.length) % order.length;
+  const other = order[j];
+  const swapIds = (n: LayoutNode): LayoutNode => {
+    if (n.kind === 'leaf') {
+      if (n.id === id) return { kind: 'leaf', id: other };
+      if (n.id === other) return { kind: 'leaf', id };
+      return n;
+    }
+    return { ...n, children: n.children.map(swapIds) };
+  };
+  return { ...state, root: swapIds(state.root!) };
+}
+
+/** Focuses visible pane `id`; focusing another pane than the zoomed one ends the zoom (as tmux does). */
+export function focus(state: LayoutState, id: PaneId): LayoutState {
+  if (state.focused === id || !leaves(state.root).includes(id)) return state;
+  return { ...state, focused: id, zoomed: state.zoomed === id ? id : null };
+}
+
+/** Focuses the next visible pane in tree order (wrapping). */
+export function focusNext(state: LayoutState): LayoutState {
+  const order = leaves(state.root);
+  if (order.length < 2) return state;
+  const i = state.focused === null ? -1 : order.indexOf(state.focused);
+  return focus(state, order[(i + 1) % order.length]);
+}
+
+/**
+ * Focuses the nearest pane in `dir` from the focused one: among panes entirely beyond the
+ * focused pane's edge that overlap it on the other axis, the closest; ties go to the one
+ * overlapping most, then to the one nearest to its top/left.
+ */
+export function focusDirection(state: LayoutState, dir: Direction, wall: Rect = { x: 0, y: 0, w: 1, h: 1 }): LayoutState {
+  if (state.focused === null || !state.root) return state;
+  const rects = computeLayout({ ...state, zoomed: null }, wall, { gap: 0 }).panes;
+  const from = rects.get(state.focused);
+  if (!from) return state;
+  const eps = 1e-7 * Math.max(wall.w, wall.h, 1);
+  let best: { id: PaneId; dist: number; overlap: number; lead: number } | null = null;
+  for (const [id, r] of rects) {
+    if (id === state.focused) continue;
+    let dist: number;
+    let overlap: number;
+    let lead: number;
+    if (dir === 'left' || dir === 'right') {
+      dist = dir === 'right' ? r.x - (from.x + from.w) : from.x - (r.x + r.w);
+      overlap = Math.min(from.y + from.h, r.y + r.h) - Math.max(from.y, r.y);
+      lead = r.y;
+    } else {
+      dist = dir === 'down' ? r.y - (from.y + from.h) : from.y - (r.y + r.h);
+      overlap = Math.min(from.x + from.w, r.x + r.w) - Math.max(from.x, r.x);
+      lead = r.x;
+    }
+    if (dist < -eps || overlap <= eps) continue;
+    const better =
+      !best ||
+      dist < best.dist - eps ||
+      (Math.abs(dist - best.dist) <= eps &&
+        (overlap > best.overlap + eps || (Math.abs(overlap - best.overlap) <= eps && lead < best.lead)));
+    if (better) best = { id, dist, overlap, lead };
+  }
+  return best ? focus(state, best.id) : state;
+}
+
+/** Toggles zoom on pane `id` (default: the focused pane). Zooming also focuses it. */
+export function toggleZoom(state: LayoutState, id: PaneId | null = state.focused): LayoutState {
+  if (id === null) return state;
+  if (state.zoomed === id) return { ...state, zoomed: null };
+  if (!leaves(state.root).includes(id)) return state;
+  if (leaves(state.root).length < 2) return state.zoomed === null ? state : { ...state, zoomed: null };
+  return { ...state, zoomed: id, focused: id };
+}
+
+/**
+ * Minimizes visible pane `id`: it leaves the tree and joins the baseboard. The last
+ * visible pane cannot be minimized (returns the same state).
+ */
+export function minimize(state: LayoutState, id: PaneId): LayoutState {
+  const order = leaves(state.root);
+  if (!order.includes(id) || order.length < 2) return state;
+  const closed = close(state, id);
+  return { ...closed, minimized: [...state.minimized, id] };
+}
+
+/**
+ * Restores minimized pane `id` beside the focused pane (to its right when the wall is
+ * empty, it becomes the whole wall). The restored pane gets the focus.
+ */
+export function restore(state: LayoutState, id: PaneId): LayoutState {
+  if (!state.minimized.includes(id)) return state;
+  const minimized = state.minimized.filter((m) => m !== id);
+  if (!state.root) return { ...state, minimized, root: { kind: 'leaf', id }, focused: id, zoomed: null };
+  const target = state.focused ?? firstLeaf(state.root)!;
+  const base = { ...state, minimized };
+  return split(base, target, 'right', id);
+}
+
+/** Adds pane `id` to the wall: beside the focused pane (right), or as the whole wall when empty. */
+export function add(state: LayoutState, id: PaneId, side: SplitSide = 'right'): LayoutState {
+  if (contains(state, id)) return state;
+  if (!state.root) return { ...state, root: { kind: 'leaf', id }, focused: id, zoomed: null };
+  return split(state, state.focused ?? firstLeaf(state.root)!, side, id);
+}
+
+/** Keeps only the panes for which `keep` returns true. */
+export function prune(state: LayoutState, keep: (id: PaneId) => boolean): LayoutState {
+  let s = state;
+  for (const id of allPanes(state)) if (!keep(id)) s = close(s, id);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------
+// Invariants and parsing
+
+/** Returns a list of broken invariants (empty when the state is sound). */
+export function checkInvariants(state: LayoutState): string[] {
+  const errors: string[] = [];
+  const seen = new Set<PaneId>();
+  const walk = (n: LayoutNode, parentDir: SplitDir | null) => {
+    if (n.kind === 'leaf') {
+      if (typeof n.id !== 'string') errors.push('leaf id is not a string');
+      if (seen.has(n.id)) errors.push(`pane ${n.id} appears twice`);
+      seen.add(n.id);
+      return;
+    }
+    if (n.children.length < 2) errors.push('split with fewer than two children');
+    if (n.children.length !== n.weights.length) errors.push('weights and children differ in length');
+    if (n.dir === parentDir) errors.push('split nested in a split of the same direction');
+    n.weights.forEach((w) => {
+      if (!(w > 0) || !Number.isFinite(w)) errors.push(`weight ${w} is not positive`);
+    });
+    n.children.forEach((c) => walk(c, n.dir));
+  };
+  if (state.root) walk(state.root, null);
+  for (const m of state.minimized) {
+    if (seen.has(m)) errors.push(`pane ${m} is both minimized and in the tree`);
+    seen.add(m);
+  }
+  if (state.minimized.length !== new Set(state.minimized).size) errors.push('minimized pane listed twice');
+  const visible = leaves(state.root);
+  if (state.zoomed !== null && !visible.includes(state.zoomed)) errors.push('zoomed pane is not in the tree');
+  if (state.focused !== null && !visible.includes(state.focused)) errors.push('focused pane is not in the tree');
+  if (state.focused === null && visible.length > 0) errors.push('no focused pane');
+  return errors;
+}
+
+function parseNode(v: unknown, depth: number): LayoutNode | null {
+  if (depth > 64 || typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  if (o.kind === 'leaf') return typeof o.id === 'string' && o.id.length > 0 ? { kind: 'leaf', id: o.id } : null;
+  if (o.kind !== 'split' || (o.dir !== 'row' && o.dir !== 'column')) return null;
+  if (!Array.isArray(o.children) || !Array.isArray(o.weights) || o.children.length !== o.weights.length) return null;
+  const children: LayoutNode[] = [];
+  for (const c of o.children) {
+    const p = parseNode(c, depth + 1);
+    if (!p) return null;
+    children.push(p);
+  }
+  const weights = o.weights.map(Number);
+  if (weights.some((w) => !(w > 0) || !Number.isFinite(w))) return null;
+  if (children.length === 0) return null;
+  return { kind: 'split', dir: o.dir, children, weights };
+}
+
+/** Parses an untrusted value (e.g. a saved workspace) into a sound state, or null. */
+export function parseLayout(v: unknown): LayoutState | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  const root = o.root === null ? null : parseNode(o.root, 0);
+  if (o.root !== null && root === null) return null;
+  const minimized = Array.isArray(o.minimized) ? o.minimized.filter((m): m is string => typeof m === 'string') : [];
+  const state: LayoutState = {
+    root: root ? normalize(root) : null,
+    minimized,
+    zoomed: typeof o.zoomed === 'string' ? o.zoomed : null,
+    focused: typeof o.focused === 'string' ? o.focused : null,
+  };
+  const visible = leaves(state.root);
+  if (state.zoomed !== null && !visible.includes(state.zoomed)) state.zoomed = null;
+  if (state.focused === null || !visible.includes(state.focused)) state.focused = visible[0] ?? null;
+  return checkInvariants(state).length === 0 ? state : null;
+}
