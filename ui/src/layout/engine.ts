@@ -177,18 +177,6 @@ function normalize(node: LayoutNode): LayoutNode {
   return { kind: 'split', dir: node.dir, children, weights };
 }
 
-/** Replaces the leaf `id` with `f(leaf)`; returns the same node when `id` is absent. */
-function mapLeaf(node: LayoutNode, id: PaneId, f: (leaf: LayoutNode) => LayoutNode): LayoutNode {
-  if (node.kind === 'leaf') return node.id === id ? f(node) : node;
-  let changed = false;
-  const children = node.children.map((c) => {
-    const r = mapLeaf(c, id, f);
-    if (r !== c) changed = true;
-    return r;
-  });
-  return changed ? { ...node, children } : node;
-}
-
 /** Removes leaf `id`; its room goes to the previous sibling (or the next when first). */
 function removeLeaf(node: LayoutNode, id: PaneId): LayoutNode | null {
   if (node.kind === 'leaf') return node.id === id ? null : node;

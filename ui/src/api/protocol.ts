@@ -1,0 +1,57 @@
+// TypeScript mirror of docs/protocol.md (the sidecar's contract). Wire types live here only.
+
+/** Protocol version this UI speaks (`GET /api/health` → `protocol`). */
+export const PROTOCOL_VERSION = 1;
+
+// Flow control (protocol §5.1). Invariant: ACK_CHUNK_BYTES ≤ LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES,
+// so a client that acks in chunks always lets the PTY resume.
+/** the server stops reading the PTY while a client has more than this unacknowledged */
+export const HIGH_WATERMARK_BYTES = 2 * 1024 * 1024;
+/** the server resumes once every client is below this */
+export const LOW_WATERMARK_BYTES = 512 * 1024;
+/** the UI acks at least every this many processed bytes */
+export const ACK_CHUNK_BYTES = 64 * 1024;
+
+/** Terminal size bounds (cols and rows, both inclusive). */
+export const MIN_TERMINAL_DIM = 1;
+export const MAX_TERMINAL_DIM = 1000;
+
+/** Terminal ids: `^t[0-9]{1,18}$`. */
+export const TERMINAL_ID_RE = /^t[0-9]{1,18}$/;
+
+export interface TerminalInfo {
+  id: string;
+  pid: number;
+  cwd: string;
+  command: string[];
+  /** columns of text */
+  cols: number;
+  /** lines of text */
+  rows: number;
+  alive: boolean;
+  exit_code: number | null;
+  busy: boolean;
+  foreground: string | null;
+}
+
+export interface CreateTerminal {
+  cols: number;
+  rows: number;
+  cwd?: string;
+  command?: string[];
+}
+
+/** Server → client text messages on the terminal socket. */
+export type ServerControl = { type: 'exit'; code: number };
+
+/** Client → server text messages on the terminal socket. */
+export type ClientControl = { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
+
+export interface ApiErrorBody {
+  error: { code: string; message: string };
+}
+
+/** True iff `n` is a valid cols/rows value. */
+export function validDim(n: number): boolean {
+  return Number.isInteger(n) && n >= MIN_TERMINAL_DIM && n <= MAX_TERMINAL_DIM;
+}

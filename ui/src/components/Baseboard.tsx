@@ -1,0 +1,33 @@
+import type { Snapshot, WorkspaceStore } from '../workspace/store';
+import { paneLabel } from './Pane';
+
+/** Minimized panes as chips along the bottom; a click restores one. */
+export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
+  const mins = snap.layout.minimized;
+  return (
+    <div className="baseboard" data-testid="baseboard">
+      {mins.length === 0 ? (
+        <span className="baseboard-hint">
+          <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close
+        </span>
+      ) : (
+        mins.map((id) => {
+          const p = snap.panes[id];
+          return (
+            <button
+              key={id}
+              className="chip"
+              data-testid="baseboard-chip"
+              data-pane-id={id}
+              title="Restore"
+              onClick={() => store.restore(id)}
+            >
+              <span className="chip-dot" data-status={p?.status} />
+              {p ? paneLabel(p) : id}
+            </button>
+          );
+        })
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,265 @@
+// The xterm.js view of one pane: terminal, addons, renderer, fitting, copy/paste.
+//
+// It owns the DOM element xterm draws into. That element is created once, here, and the
+// pane component mounts it once; it is never re-parented (DESIGN §3).
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import { WebLinksAddon } from '@xterm/addon-web-links';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
+import { SearchAddon } from '@xterm/addon-search';
+import type { WebglAddon } from '@xterm/addon-webgl';
+import { validDim } from '../api/protocol';
+import { readClipboard, writeClipboard } from '../clipboard';
+import { sanitizePaste } from './paste';
+import type { TerminalSink } from './TerminalSession';
+import { type Scheme, themeFor } from './theme';
+
+/** Resize settle time before the PTY is told (DESIGN §7). */
+export const RESIZE_SETTLE_MS = 100;
+
+export type RendererKind = 'dom' | 'webgl';
+
+/** True in WebKitGTK (the Linux desktop webview), where WebGL is unreliable (DESIGN §8). */
+export function isWebKitGtk(ua: string = navigator.userAgent): boolean {
+  return /WebKit/.test(ua) && !/Chrome|Chromium|Edg\//.test(ua) && /Linux|X11/.test(ua) && !/Android/.test(ua);
+}
+
+/** The renderer to try first: `?renderer=dom|webgl` wins; else WebGL except in WebKitGTK. */
+export function preferredRenderer(): RendererKind {
+  const forced = new URLSearchParams(location.search).get('renderer');
+  if (forced === 'dom' || forced === 'webgl') return forced;
+  return isWebKitGtk() ? 'dom' : 'webgl';
+}
+
+const isMac = typeof navigator !== 'undefined' && /Mac/.test(navigator.platform);
+
+export interface HostEvents {
+  /** user input to send to the program (already a string; `binary` for onBinary data) */
+  onInput: (data: string, binary: boolean) => void;
+  /** the terminal's size changed to a valid size */
+  onResize: (cols: number, rows: number) => void;
+  /** OSC 0/2 title */
+  onTitle: (title: string) => void;
+  /** the terminal got the keyboard focus */
+  onFocus: () => void;
+}
+
+export class TerminalHost implements TerminalSink {
+  readonly element: HTMLDivElement;
+  readonly term: Terminal;
+  private readonly fitAddon = new FitAddon();
+  readonly search = new SearchAddon();
+  private webgl: WebglAddon | null = null;
+  private opened = false;
+  private visible = true;
+  private fitTimer: ReturnType<typeof setTimeout> | null = null;
+  private observer: ResizeObserver | null = null;
+  private disposables: Array<() => void> = [];
+  private disposed = false;
+  renderer: RendererKind = 'dom';
+
+  constructor(
+    private readonly events: HostEvents,
+    scheme: Scheme,
+  ) {
+    this.element = document.createElement('div');
+    this.element.className = 'xterm-host';
+    this.term = new Terminal({
+      allowProposedApi: true,
+      fontFamily: '"JetBrains Mono", "Fira Code", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace',
+      fontSize: 13,
+      lineHeight: 1.15,
+      cursorBlink: true,
+      scrollback: 10000,
+      theme: themeFor(scheme),
+      macOptionIsMeta: true,
+      rightClickSelectsWord: false,
+    });
+    this.term.loadAddon(this.fitAddon);
+    this.term.loadAddon(new WebLinksAddon());
+    this.term.loadAddon(new Unicode11Addon());
+    this.term.loadAddon(this.search);
+    this.term.unicode.activeVersion = '11';
+    const subs = [
+      this.term.onData((d) => this.events.onInput(d, false)),
+      this.term.onBinary((d) => this.events.onInput(d, true)),
+      this.term.onResize(({ cols, rows }) => {
+        if (validDim(cols) && validDim(rows)) this.events.onResize(cols, rows);
+      }),
+      this.term.onTitleChange((t) => this.events.onTitle(t)),
+    ];
+    this.disposables.push(() => subs.forEach((s) => s.dispose()));
+    this.term.attachCustomKeyEventHandler((e) => this.onKey(e));
+    // Pastes from the browser (context menu, middle click) go through the sanitizer too.
+    const onPaste = (e: ClipboardEvent) => {
+      e.preventDefault();
+      e.stopPropagation();
+      const text = e.clipboardData?.getData('text/plain') ?? '';
+      if (text) this.paste(text);
+    };
+    this.element.addEventListener('paste', onPaste, true);
+    this.disposables.push(() => this.element.removeEventListener('paste', onPaste, true));
+    const onFocusIn = () => this.events.onFocus();
+    this.element.addEventListener('focusin', onFocusIn);
+    this.disposables.push(() => this.element.removeEventListener('focusin', onFocusIn));
+  }
+
+  /** Opens xterm in `this.element` (call once the element is in the document). Idempotent. */
+  open(): void {
+    if (this.opened || this.disposed) return;
+    this.opened = true;
+    this.term.open(this.element);
+    if (preferredRenderer() === 'webgl') void this.tryWebgl();
+    this.observer = new ResizeObserver(() => this.scheduleFit());
+    this.observer.observe(this.element);
+    this.disposables.push(() => this.observer?.disconnect());
+    this.fitNow();
+  }
+
+  private async tryWebgl() {
+    try {
+      const { WebglAddon } = await import('@xterm/addon-webgl');
+      if (this.disposed) return;
+      const addon = new WebglAddon();
+      addon.onContextLoss(() => this.fallbackToDom());
+      this.term.loadAddon(addon);
+      this.webgl = addon;
+      this.renderer = 'webgl';
+      this.element.dataset.renderer = 'webgl';
+    } catch {
+      this.fallbackToDom();
+    }
+  }
+
+  /** Drops WebGL for this terminal only (context loss, or it could not start). */
+  private fallbackToDom() {
+    const w = this.webgl;
+    this.webgl = null;
+    this.renderer = 'dom';
+    this.element.dataset.renderer = 'dom';
+    try {
+      w?.dispose();
+    } catch {
+      /* a lost context may throw on dispose */
+    }
+  }
+
+  /** Tells the host whether its pane is shown; fitting is skipped while hidden. */
+  setVisible(visible: boolean): void {
+    if (this.visible === visible) return;
+    this.visible = visible;
+    if (visible) this.scheduleFit();
+  }
+
+  setScheme(scheme: Scheme): void {
+    this.term.options.theme = themeFor(scheme);
+  }
+
+  focus(): void {
+    this.term.focus();
+  }
+
+  /**
+   * The size the terminal would have in its element now, or undefined when the element is
+   * hidden or too small to measure (never 0×0 or NaN).
+   */
+  proposeSize(): { cols: number; rows: number } | undefined {
+    if (!this.opened || !this.visible) return undefined;
+    const el = this.element;
+    if (!el.isConnected || el.clientWidth < 2 || el.clientHeight < 2) return undefined;
+    const d = this.fitAddon.proposeDimensions();
+    if (!d || !validDim(d.cols) || !validDim(d.rows)) return undefined;
+    return d;
+  }
+
+  /** Fits now (skipped when hidden or unmeasurable). Returns the terminal's size. */
+  fitNow(): { cols: number; rows: number } {
+    const d = this.proposeSize();
+    if (d && (d.cols !== this.term.cols || d.rows !== this.term.rows)) this.term.resize(d.cols, d.rows);
+    return { cols: this.term.cols, rows: this.term.rows };
+  }
+
+  private scheduleFit() {
+    if (this.fitTimer) clearTimeout(this.fitTimer);
+    this.fitTimer = setTimeout(() => {
+      this.fitTimer = null;
+      if (!this.disposed) this.fitNow();
+    }, RESIZE_SETTLE_MS);
+  }
+
+  // TerminalSink
+  write(data: Uint8Array | string, done: () => void): void {
+    if (this.disposed) return;
+    this.term.write(data, done);
+  }
+
+  reset(): void {
+    // RIS through the write queue, so it lands after output already queued.
+    if (!this.disposed) this.term.write('\x1bc');
+  }
+
+  /** Writes a local notice (not program output). */
+  notice(text: string): void {
+    if (!this.disposed) this.term.write(text);
+  }
+
+  async copySelection(): Promise<boolean> {
+    const sel = this.term.getSelection();
+    if (!sel) return false;
+    await writeClipboard(sel);
+    return true;
+  }
+
+  /** Pastes text (sanitized; xterm brackets it when the program enabled bracketed paste). */
+  paste(text: string): void {
+    const clean = sanitizePaste(text);
+    if (clean) this.term.paste(clean);
+  }
+
+  async pasteFromClipboard(): Promise<void> {
+    const text = await readClipboard();
+    if (text) this.paste(text);
+  }
+
+  /** xterm's key hook: copy/paste chords; returns false for keys xterm must ignore. */
+  private onKey(e: KeyboardEvent): boolean {
+    if (e.type !== 'keydown') return true;
+    const key = e.key.toLowerCase();
+    const chord = isMac ? e.metaKey && !e.ctrlKey && !e.altKey : e.ctrlKey && e.shiftKey && !e.altKey && !e.metaKey;
+    if (chord && key === 'c') {
+      if (this.term.hasSelection()) {
+        e.preventDefault();
+        void this.copySelection();
+        return false;
+      }
+      return !isMac; // Ctrl+Shift+C with nothing selected: ignore; Cmd+C: nothing to do
+    }
+    if (chord && key === 'v') {
+      e.preventDefault();
+      void this.pasteFromClipboard();
+      return false;
+    }
+    return true;
+  }
+
+  /** The terminal's text (scrollback and screen), trailing blanks trimmed. For tests and tools. */
+  text(): string {
+    const buf = this.term.buffer.active;
+    const lines: string[] = [];
+    for (let i = 0; i < buf.length; i++) lines.push(buf.getLine(i)?.translateToString(true) ?? '');
+    while (lines.length && lines[lines.length - 1] === '') lines.pop();
+    return lines.join('\n');
+  }
+
+  /** Disposes xterm and its addons, in reverse order of creation. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.fitTimer) clearTimeout(this.fitTimer);
+    for (const d of this.disposables.reverse()) d();
+    this.disposables = [];
+    this.fallbackToDom();
+    this.term.dispose();
+    this.element.remove();
+  }
+}

@@ -1,0 +1,250 @@
+// A terminal's connection to the sidecar: owns the WebSocket, flow control, reconnects.
+//
+// It knows nothing of xterm.js or React: output goes to a `TerminalSink`, which the view
+// (TerminalHost) implements. One session serves one terminal id for its whole life.
+import { api, ApiError, terminalSocketUrl } from '../api/client';
+import { ACK_CHUNK_BYTES, type ClientControl, type ServerControl, validDim } from '../api/protocol';
+
+/** Where the session delivers output. */
+export interface TerminalSink {
+  /** Writes output; `done` runs once the bytes are processed (xterm's write callback). */
+  write(data: Uint8Array | string, done: () => void): void;
+  /** Resets the terminal, ordered after earlier writes (called before each scrollback replay). */
+  reset(): void;
+}
+
+export type SessionStatus =
+  /** first connection under way */
+  | 'connecting'
+  /** socket open, output flowing */
+  | 'open'
+  /** the connection dropped; retrying with backoff */
+  | 'reconnecting'
+  /** the sidecar no longer knows this terminal */
+  | 'gone'
+  /** disposed */
+  | 'closed';
+
+export interface SessionOptions {
+  /** backoff bounds in milliseconds */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** for tests: builds the socket */
+  openSocket?: (url: string) => WebSocket;
+}
+
+type Listener<T> = (v: T) => void;
+
+class Emitter<T> {
+  private listeners = new Set<Listener<T>>();
+  on(l: Listener<T>): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  fire(v: T) {
+    for (const l of [...this.listeners]) l(v);
+  }
+  clear() {
+    this.listeners.clear();
+  }
+}
+
+const encoder = new TextEncoder();
+
+export class TerminalSession {
+  private ws: WebSocket | null = null;
+  /** bumped per socket so that write callbacks of an old socket never ack on a new one */
+  private generation = 0;
+  /** bytes processed on the current socket and not yet acked */
+  private processed = 0;
+  /** writes handed to the sink and not yet processed (current socket) */
+  private pending = 0;
+  private size: { cols: number; rows: number } | null = null;
+  private sentSize: string | null = null;
+  private attempt = 0;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private disposed = false;
+  private exited = false;
+  private _status: SessionStatus = 'connecting';
+
+  private readonly _onExit = new Emitter<number>();
+  private readonly _onStatus = new Emitter<SessionStatus>();
+  /** fires once per program exit with its code (also after a reconnect to an exited terminal: once) */
+  readonly onExit = (l: Listener<number>) => this._onExit.on(l);
+  readonly onStatus = (l: Listener<SessionStatus>) => this._onStatus.on(l);
+
+  constructor(
+    readonly terminalId: string,
+    private readonly sink: TerminalSink,
+    private readonly opts: SessionOptions = {},
+  ) {
+    this.connect();
+  }
+
+  get status(): SessionStatus {
+    return this._status;
+  }
+
+  /** Sends input (a string is UTF-8 encoded). Dropped while not connected. */
+  send(data: string | Uint8Array): void {
+    if (this.ws?.readyState !== WebSocket.OPEN) return;
+    const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+    // Protocol: ≤ 64 KiB per input message.
+    for (let i = 0; i < bytes.length; i += 65536) this.ws.send(bytes.subarray(i, i + 65536));
+  }
+
+  /** Sets the PTY size; invalid sizes (0, NaN, > 1000) are ignored; resent on reconnect. */
+  resize(cols: number, rows: number): void {
+    if (!validDim(cols) || !validDim(rows)) return;
+    this.size = { cols, rows };
+    this.flushSize();
+  }
+
+  /** Closes the socket and stops reconnecting. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.generation++;
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+      try {
+        ws.close(1000);
+      } catch {
+        /* already closing */
+      }
+    }
+    this.setStatus('closed');
+    this._onExit.clear();
+    this._onStatus.clear();
+  }
+
+  private setStatus(s: SessionStatus) {
+    if (this._status === s) return;
+    this._status = s;
+    this._onStatus.fire(s);
+  }
+
+  private control(msg: ClientControl) {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
+  }
+
+  private flushSize() {
+    if (!this.size) return;
+    const key = `${this.size.cols}x${this.size.rows}`;
+    if (key === this.sentSize || this.ws?.readyState !== WebSocket.OPEN) return;
+    this.sentSize = key;
+    this.control({ type: 'resize', ...this.size });
+  }
+
+  private connect() {
+    if (this.disposed) return;
+    const gen = ++this.generation;
+    this.processed = 0;
+    this.pending = 0;
+    this.sentSize = null;
+    let ws: WebSocket;
+    try {
+      const url = terminalSocketUrl(this.terminalId);
+      ws = this.opts.openSocket ? this.opts.openSocket(url) : new WebSocket(url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    let replayStarted = false;
+    ws.onopen = () => {
+      if (gen !== this.generation) return;
+      this.attempt = 0;
+      this.setStatus('open');
+      this.flushSize();
+    };
+    ws.onmessage = (ev: MessageEvent) => {
+      if (gen !== this.generation) return;
+      if (!replayStarted) {
+        // The server starts with the scrollback: clear what an earlier connection drew.
+        replayStarted = true;
+        this.sink.reset();
+      }
+      if (typeof ev.data === 'string') {
+        this.onControl(ev.data);
+        return;
+      }
+      const bytes = new Uint8Array(ev.data as ArrayBuffer);
+      const n = bytes.byteLength;
+      if (n === 0) return;
+      this.pending++;
+      this.sink.write(bytes, () => this.processedBytes(gen, n));
+    };
+    ws.onclose = () => {
+      if (gen !== this.generation) return;
+      this.ws = null;
+      if (this.exited) return; // the terminal ended; the pane decides what comes next
+      this.scheduleRetry();
+    };
+    ws.onerror = () => {
+      /* onclose follows */
+    };
+  }
+
+  private processedBytes(gen: number, n: number) {
+    if (gen !== this.generation) return;
+    this.pending--;
+    this.processed += n;
+    if (this.processed >= ACK_CHUNK_BYTES || this.pending === 0) {
+      const bytes = this.processed;
+      this.processed = 0;
+      this.control({ type: 'ack', bytes });
+    }
+  }
+
+  private onControl(text: string) {
+    let msg: ServerControl;
+    try {
+      msg = JSON.parse(text) as ServerControl;
+    } catch {
+      return;
+    }
+    if (msg?.type === 'exit' && typeof msg.code === 'number') {
+      const first = !this.exited;
+      this.exited = true;
+      // Ordered after the output that preceded it.
+      this.sink.write('', () => {
+        if (first && !this.disposed) this._onExit.fire(msg.code);
+      });
+    }
+  }
+
+  private scheduleRetry() {
+    if (this.disposed || this.retryTimer) return;
+    this.setStatus('reconnecting');
+    const min = this.opts.minBackoffMs ?? 250;
+    const max = this.opts.maxBackoffMs ?? 5000;
+    const delay = Math.min(max, min * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
+    this.attempt++;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.retry();
+    }, delay);
+  }
+
+  private async retry() {
+    if (this.disposed) return;
+    try {
+      await api.getTerminal(this.terminalId);
+    } catch (e) {
+      if (this.disposed) return;
+      if (e instanceof ApiError && e.status === 404) {
+        this.setStatus('gone');
+        return;
+      }
+      this.scheduleRetry(); // sidecar down or restarting: keep trying
+      return;
+    }
+    this.connect();
+  }
+}

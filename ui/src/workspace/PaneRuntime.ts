@@ -1,0 +1,160 @@
+// One terminal pane's live parts: its xterm view (TerminalHost) and its connection
+// (TerminalSession). Created with the pane, disposed when the pane is closed; a minimized or
+// hidden pane keeps its runtime.
+import { api } from '../api/client';
+import { TerminalHost } from '../terminal/TerminalHost';
+import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
+import type { Scheme } from '../terminal/theme';
+
+export type PaneStatus = SessionStatus | 'starting' | 'exited' | 'failed';
+
+/** What a runtime reports to the workspace. */
+export interface RuntimeEvents {
+  onTerminal: (terminalId: string, command: string | null) => void;
+  onTitle: (title: string) => void;
+  onStatus: (status: PaneStatus, exitCode?: number) => void;
+  onFocus: () => void;
+}
+
+function commandTitle(command: string[] | undefined): string | null {
+  if (!command?.length) return null;
+  const argv0 = command[0].replace(/^-/, '').split('/').pop() ?? command[0];
+  return [argv0, ...command.slice(1)].join(' ');
+}
+
+function binaryToBytes(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i) & 0xff;
+  return out;
+}
+
+export class PaneRuntime {
+  readonly host: TerminalHost;
+  private session: TerminalSession | null = null;
+  private mounted = false;
+  private exited = false;
+  private respawning = false;
+  private disposed = false;
+
+  constructor(
+    readonly paneId: string,
+    private terminalId: string | null,
+    scheme: Scheme,
+    private readonly events: RuntimeEvents,
+  ) {
+    this.host = new TerminalHost(
+      {
+        onInput: (d, binary) => this.input(binary ? binaryToBytes(d) : d),
+        onResize: (c, r) => this.session?.resize(c, r),
+        onTitle: (t) => this.events.onTitle(t),
+        onFocus: () => this.events.onFocus(),
+      },
+      scheme,
+    );
+  }
+
+  get currentTerminalId(): string | null {
+    return this.terminalId;
+  }
+
+  /** Puts the terminal into `container` (once; later calls are no-ops) and connects it. */
+  mount(container: HTMLElement): void {
+    if (this.mounted || this.disposed) return;
+    this.mounted = true;
+    container.appendChild(this.host.element);
+    this.host.open();
+    if (this.terminalId) this.attach(this.terminalId);
+    else void this.spawn();
+  }
+
+  /** Sends input to the program; in the exited state, Enter starts a new shell. */
+  input(data: string | Uint8Array): void {
+    if (this.exited) {
+      const s = typeof data === 'string' ? data : '';
+      if (s.includes('\r')) void this.respawn();
+      return;
+    }
+    this.session?.send(data);
+  }
+
+  private async spawn() {
+    this.events.onStatus('starting');
+    const { cols, rows } = this.host.fitNow();
+    let id: string;
+    try {
+      id = await api.createTerminal({ cols, rows });
+    } catch (e) {
+      if (this.disposed) return;
+      this.host.notice(`\r\n\x1b[31m[could not start a terminal: ${e instanceof Error ? e.message : String(e)}]\x1b[0m\r\n[press Enter to retry]`);
+      this.exited = true;
+      this.events.onStatus('failed');
+      return;
+    }
+    if (this.disposed) {
+      void api.deleteTerminal(id).catch(() => undefined);
+      return;
+    }
+    this.terminalId = id;
+    this.events.onTerminal(id, null);
+    this.attach(id);
+    api
+      .getTerminal(id)
+      .then((info) => {
+        if (!this.disposed && this.terminalId === id) this.events.onTerminal(id, commandTitle(info.command));
+      })
+      .catch(() => undefined);
+  }
+
+  private attach(id: string) {
+    this.exited = false;
+    const s = new TerminalSession(id, this.host);
+    this.session = s;
+    const { cols, rows } = this.host.fitNow();
+    s.resize(cols, rows);
+    s.onStatus((st) => {
+      if (st === 'gone') {
+        this.exited = true;
+        this.host.notice('\r\n\x1b[2m[terminal is gone; press Enter for a new one]\x1b[0m');
+      }
+      if (!this.exited || st === 'gone') this.events.onStatus(st);
+    });
+    s.onExit((code) => {
+      this.exited = true;
+      this.host.notice(`\r\n[process exited with code ${code}]`);
+      this.events.onStatus('exited', code);
+    });
+    this.events.onStatus(s.status);
+  }
+
+  /** Replaces an exited terminal with a new one in the same pane. */
+  private async respawn() {
+    if (this.respawning || this.disposed) return;
+    this.respawning = true;
+    const old = this.terminalId;
+    this.session?.dispose();
+    this.session = null;
+    this.terminalId = null;
+    if (old) void api.deleteTerminal(old).catch(() => undefined);
+    this.host.term.reset();
+    await this.spawn();
+    this.respawning = false;
+  }
+
+  /** Closes the pane's terminal for good: disposes the view and connection, deletes the terminal. */
+  close(): void {
+    const id = this.terminalId;
+    this.dispose();
+    if (id) void api.deleteTerminal(id).catch(() => undefined);
+  }
+
+  /** Disposes the view and the connection (the terminal keeps running). Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.session?.dispose();
+    this.session = null;
+    this.host.dispose();
+  }
+}
+
+export { commandTitle };

@@ -1,0 +1,297 @@
+// The workspace: layout state + pane models + runtimes, persisted to the sidecar.
+//
+// React reads immutable snapshots (useSyncExternalStore); every change goes through a
+// method here. Components never reach a runtime's socket.
+import { api } from '../api/client';
+import * as L from '../layout/engine';
+import type { Action } from '../keys/prefix';
+import type { Scheme } from '../terminal/theme';
+import { type PaneStatus, PaneRuntime } from './PaneRuntime';
+
+export interface PaneModel {
+  id: L.PaneId;
+  terminalId: string | null;
+  /** OSC title, else the command, else '' */
+  title: string;
+  command: string | null;
+  status: PaneStatus;
+  exitCode: number | null;
+}
+
+export interface Snapshot {
+  layout: L.LayoutState;
+  panes: Record<L.PaneId, PaneModel>;
+  /** every pane in creation order: the stable render order (never re-sorted) */
+  order: L.PaneId[];
+  scheme: Scheme;
+  ready: boolean;
+}
+
+/** The saved document (`PUT /api/workspace`). */
+interface WorkspaceDoc {
+  version: 1;
+  layout: L.LayoutState;
+  panes: Record<string, { terminalId: string; title: string; command: string | null }>;
+  order: string[];
+}
+
+export const GAP_PX = 6;
+export const MIN_PANE_PX = 80;
+const SAVE_DEBOUNCE_MS = 300;
+
+export class WorkspaceStore {
+  private snap: Snapshot;
+  private listeners = new Set<() => void>();
+  private runtimes = new Map<L.PaneId, PaneRuntime>();
+  private nextId = 1;
+  private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
+  private saveTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastSaved = '';
+
+  constructor(scheme: Scheme) {
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false };
+  }
+
+  // --- external store protocol
+  subscribe = (l: () => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  getSnapshot = () => this.snap;
+
+  private set(next: Partial<Snapshot>) {
+    const prevFocus = this.snap.layout.focused;
+    this.snap = { ...this.snap, ...next };
+    for (const l of [...this.listeners]) l();
+    if (this.snap.ready) this.scheduleSave();
+    const f = this.snap.layout.focused;
+    if (f && f !== prevFocus) setTimeout(() => this.runtimes.get(f)?.host.focus(), 0);
+  }
+
+  private setLayout(layout: L.LayoutState, extra: Partial<Snapshot> = {}) {
+    if (layout === this.snap.layout && Object.keys(extra).length === 0) return;
+    this.set({ layout, ...extra });
+  }
+
+  private updatePane(id: L.PaneId, patch: Partial<PaneModel>) {
+    const p = this.snap.panes[id];
+    if (!p) return;
+    this.set({ panes: { ...this.snap.panes, [id]: { ...p, ...patch } } });
+  }
+
+  // --- runtimes
+  runtime(id: L.PaneId): PaneRuntime | undefined {
+    return this.runtimes.get(id);
+  }
+
+  private newPane(terminalId: string | null, title = '', command: string | null = null): PaneModel {
+    const id = `p${this.nextId++}`;
+    const model: PaneModel = { id, terminalId, title, command, status: 'connecting', exitCode: null };
+    this.createRuntime(model);
+    return model;
+  }
+
+  private createRuntime(model: PaneModel) {
+    const id = model.id;
+    const rt = new PaneRuntime(id, model.terminalId, this.snap.scheme, {
+      onTerminal: (terminalId, command) => this.updatePane(id, command === null ? { terminalId } : { terminalId, command }),
+      onTitle: (title) => this.updatePane(id, { title }),
+      onStatus: (status, exitCode) => this.updatePane(id, { status, exitCode: exitCode ?? null }),
+      onFocus: () => this.focus(id),
+    });
+    this.runtimes.set(id, rt);
+  }
+
+  // --- load / save
+  /** Restores the saved wall (dropping panes whose terminal is gone) or starts one terminal. */
+  async init(): Promise<void> {
+    const [ws, terms] = await Promise.all([
+      api.getWorkspace().catch(() => null),
+      api.listTerminals().catch(() => []),
+    ]);
+    const known = new Set(terms.map((t) => t.id));
+    const doc = parseDoc(ws?.workspace);
+    const panes: Record<string, PaneModel> = {};
+    let layout: L.LayoutState = L.EMPTY_LAYOUT;
+    let order: string[] = [];
+    if (doc) {
+      layout = L.prune(doc.layout, (id) => !!doc.panes[id] && known.has(doc.panes[id].terminalId));
+      const present = new Set(L.allPanes(layout));
+      order = doc.order.filter((id) => present.has(id));
+      for (const id of L.allPanes(layout)) if (!order.includes(id)) order.push(id);
+      for (const id of order) {
+        const d = doc.panes[id];
+        panes[id] = { id, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null };
+        this.createRuntime(panes[id]);
+        const n = Number(id.slice(1));
+        if (Number.isInteger(n) && n >= this.nextId) this.nextId = n + 1;
+      }
+    }
+    if (!layout.root && layout.minimized.length) layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
+    if (!layout.root) {
+      const p = this.newPane(null);
+      panes[p.id] = p;
+      order.push(p.id);
+      layout = L.single(p.id);
+    }
+    this.set({ layout, panes, order, ready: true });
+  }
+
+  private toDoc(): WorkspaceDoc {
+    const panes: WorkspaceDoc['panes'] = {};
+    for (const id of this.snap.order) {
+      const p = this.snap.panes[id];
+      if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command };
+    }
+    return { version: 1, layout: this.snap.layout, panes, order: this.snap.order.filter((id) => panes[id]) };
+  }
+
+  private scheduleSave() {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null;
+      void this.saveNow();
+    }, SAVE_DEBOUNCE_MS);
+  }
+
+  /** Saves at once if anything changed since the last save. */
+  async saveNow(keepalive = false): Promise<void> {
+    const doc = this.toDoc();
+    const text = JSON.stringify(doc);
+    if (text === this.lastSaved) return;
+    this.lastSaved = text;
+    try {
+      if (keepalive) {
+        await fetch('/api/workspace', {
+          method: 'PUT',
+          keepalive: true,
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workspace: doc }),
+        });
+      } else {
+        await api.putWorkspace(doc);
+      }
+    } catch {
+      this.lastSaved = ''; // try again on the next change
+    }
+  }
+
+  // --- wall geometry
+  setWall(w: number, h: number) {
+    this.wall = { x: 0, y: 0, w, h };
+  }
+  get wallRect(): L.Rect {
+    return this.wall;
+  }
+
+  // --- actions (mouse and keyboard paths share these)
+  focus(id: L.PaneId) {
+    this.setLayout(L.focus(this.snap.layout, id));
+  }
+
+  split(id: L.PaneId | null, side: L.SplitSide) {
+    const target = id ?? this.snap.layout.focused;
+    if (!target || !L.visiblePanes(this.snap.layout).includes(target)) return;
+    const p = this.newPane(null);
+    const layout = L.split(this.snap.layout, target, side, p.id);
+    this.setLayout(layout, { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
+  }
+
+  close(id: L.PaneId | null) {
+    const target = id ?? this.snap.layout.focused;
+    if (!target || !this.snap.panes[target]) return;
+    this.runtimes.get(target)?.close();
+    this.runtimes.delete(target);
+    let layout = L.close(this.snap.layout, target);
+    const panes = { ...this.snap.panes };
+    delete panes[target];
+    let order = this.snap.order.filter((o) => o !== target);
+    if (!layout.root && layout.minimized.length) {
+      layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
+    }
+    if (!layout.root) {
+      const p = this.newPane(null);
+      panes[p.id] = p;
+      order = [...order, p.id];
+      layout = L.single(p.id);
+    }
+    this.setLayout(layout, { panes, order });
+  }
+
+  toggleZoom(id: L.PaneId | null) {
+    this.setLayout(L.toggleZoom(this.snap.layout, id ?? this.snap.layout.focused));
+  }
+
+  minimize(id: L.PaneId | null) {
+    const target = id ?? this.snap.layout.focused;
+    if (target) this.setLayout(L.minimize(this.snap.layout, target));
+  }
+
+  restore(id: L.PaneId) {
+    this.setLayout(L.restore(this.snap.layout, id));
+  }
+
+  resizeGap(path: number[], index: number, delta: number) {
+    this.setLayout(L.resize(this.snap.layout, path, index, delta, this.wall, { gap: GAP_PX, minSize: MIN_PANE_PX }));
+  }
+
+  dispatch(a: Action) {
+    const s = this.snap.layout;
+    switch (a.kind) {
+      case 'splitRight':
+        return this.split(null, 'right');
+      case 'splitDown':
+        return this.split(null, 'down');
+      case 'focusDir':
+        return this.setLayout(L.focusDirection(s, a.dir, this.wall));
+      case 'focusNext':
+        return this.setLayout(L.focusNext(s));
+      case 'close':
+        return this.close(null);
+      case 'zoom':
+        return this.toggleZoom(null);
+      case 'minimize':
+        return this.minimize(null);
+      case 'swapPrev':
+        return s.focused && this.setLayout(L.swap(s, s.focused, 'prev'));
+      case 'swapNext':
+        return s.focused && this.setLayout(L.swap(s, s.focused, 'next'));
+      case 'sendPrefix':
+        return s.focused && this.runtimes.get(s.focused)?.input('\x02');
+    }
+  }
+
+  /** Moves the keyboard focus to the focused pane's terminal. */
+  focusTerminal() {
+    const f = this.snap.layout.focused;
+    if (f) this.runtimes.get(f)?.host.focus();
+  }
+
+  setScheme(scheme: Scheme) {
+    if (scheme === this.snap.scheme) return;
+    for (const rt of this.runtimes.values()) rt.host.setScheme(scheme);
+    this.set({ scheme });
+  }
+}
+
+function parseDoc(v: unknown): WorkspaceDoc | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  if (o.version !== 1) return null;
+  const layout = L.parseLayout(o.layout);
+  if (!layout || typeof o.panes !== 'object' || o.panes === null) return null;
+  const panes: WorkspaceDoc['panes'] = {};
+  for (const [id, p] of Object.entries(o.panes as Record<string, unknown>)) {
+    if (typeof p !== 'object' || p === null) continue;
+    const q = p as Record<string, unknown>;
+    if (typeof q.terminalId !== 'string') continue;
+    panes[id] = {
+      terminalId: q.terminalId,
+      title: typeof q.title === 'string' ? q.title : '',
+      command: typeof q.command === 'string' ? q.command : null,
+    };
+  }
+  const order = Array.isArray(o.order) ? o.order.filter((x): x is string => typeof x === 'string') : [];
+  return { version: 1, layout, panes, order };
+}
