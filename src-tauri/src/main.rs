@@ -1,1 +1,291 @@
-fn main() {}
+//! `porthole`: the desktop shell. It spawns `porthole-sidecar`, shows a bundled
+//! "Starting Porthole…" page until the sidecar prints its ready line, then navigates
+//! the webview to the sidecar's one-time `login_url`, so the UI is served by the
+//! sidecar (same origin, cookie auth) exactly as in web mode.
+//!
+//! Architecture Invariant: this crate holds no product logic. It owns the window,
+//! the sidecar process and the quit flow; everything else is the sidecar's or the UI's.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod http;
+mod process;
+mod sidecar;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use tauri::{AppHandle, Manager, RunEvent, WindowEvent};
+use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+
+use sidecar::{Sidecar, StartError};
+
+/// How long the sidecar gets to print its ready line.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the sidecar gets to exit after `POST /api/shutdown` before its
+/// process group is killed. The sidecar promises to exit within 5 s.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(6);
+
+/// What the bundled start page shows; returned by the `startup_status` command.
+#[derive(Clone, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+enum Status {
+    Starting,
+    Ready,
+    Failed {
+        reason: String,
+        hint: String,
+        stderr_tail: String,
+    },
+}
+
+/// The shell's whole state: the startup status and the sidecar process.
+struct Shell {
+    status: Mutex<Status>,
+    /// `None` before spawn, or when spawning failed. Shutdown takes it out.
+    sidecar: Mutex<Option<Arc<Sidecar>>>,
+    /// Set while a quit is in progress, so a second close request does nothing.
+    quitting: AtomicBool,
+}
+
+impl Shell {
+    fn sidecar(&self) -> Option<Arc<Sidecar>> {
+        self.sidecar.lock().unwrap().clone()
+    }
+
+    fn set_status(&self, status: Status) {
+        *self.status.lock().unwrap() = status;
+    }
+
+    /// Shuts the sidecar down (bounded) and forgets it. Idempotent: a second call,
+    /// or a call when no sidecar was started, does nothing.
+    fn shutdown_sidecar(&self) {
+        let taken = self.sidecar.lock().unwrap().take();
+        if let Some(sidecar) = taken {
+            sidecar.shutdown(SHUTDOWN_GRACE);
+        }
+    }
+}
+
+#[tauri::command]
+fn startup_status(shell: tauri::State<'_, Arc<Shell>>) -> Status {
+    shell.status.lock().unwrap().clone()
+}
+
+fn main() {
+    prepare_environment();
+
+    let shell = Arc::new(Shell {
+        status: Mutex::new(Status::Starting),
+        sidecar: Mutex::new(None),
+        quitting: AtomicBool::new(false),
+    });
+
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .plugin(tauri_plugin_dialog::init())
+        .manage(shell.clone())
+        .invoke_handler(tauri::generate_handler![startup_status])
+        .setup(|app| {
+            start_sidecar(app.handle());
+            watch_signals(app.handle());
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let app = window.app_handle().clone();
+                std::thread::spawn(move || quit(&app, true));
+            }
+        })
+        .build(tauri::generate_context!())
+        .expect("failed to build the Tauri application");
+
+    app.run(move |_app, event| {
+        if let RunEvent::Exit = event {
+            // Covers every way out (quit flow, signals, last window gone).
+            shell.shutdown_sidecar();
+        }
+    });
+}
+
+/// Sets environment variables that must be in place before GTK/WebKit start and
+/// before any thread is spawned.
+fn prepare_environment() {
+    // WebKitGTK's DMA-BUF renderer shows a blank window under VMs, Xvfb and NVIDIA.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_DMABUF_RENDERER").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_DMABUF_RENDERER", "1");
+    }
+    // Loopback requests (webview → sidecar, sidecar → dev servers) must bypass proxies.
+    for var in ["no_proxy", "NO_PROXY"] {
+        let current = std::env::var(var).unwrap_or_default();
+        let mut entries: Vec<&str> = current
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        for host in ["127.0.0.1", "localhost"] {
+            if !entries.contains(&host) {
+                entries.push(host);
+            }
+        }
+        std::env::set_var(var, entries.join(","));
+    }
+}
+
+/// The directory holding the running executable (symlinks resolved).
+fn exe_dir() -> PathBuf {
+    std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Where the built UI lives: `$PORTHOLE_UI_DIR`, else `ui/` beside the executable
+/// (an installed layout), else `<exe dir>/../../ui/dist` (a dev checkout, where the
+/// executable is `target/debug/porthole`).
+fn ui_dir(exe_dir: &Path) -> PathBuf {
+    if let Some(dir) = std::env::var_os("PORTHOLE_UI_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let beside = exe_dir.join("ui");
+    if beside.join("index.html").is_file() {
+        return beside;
+    }
+    exe_dir.join("../../ui/dist")
+}
+
+/// Spawns the sidecar on the calling (main) thread, then waits for its ready line
+/// on a helper thread and navigates the main window to the login URL.
+///
+/// The spawn happens here and not on the helper thread because the sidecar's
+/// parent-death signal (Linux) fires when the *spawning thread* exits.
+fn start_sidecar(app: &AppHandle) {
+    let shell = app.state::<Arc<Shell>>().inner().clone();
+    let dir = exe_dir();
+    let ui = ui_dir(&dir);
+    let program = dir.join(format!("porthole-sidecar{}", std::env::consts::EXE_SUFFIX));
+
+    let spawned = if !ui.join("index.html").is_file() {
+        Err(StartError::UiMissing(ui.clone()))
+    } else {
+        Sidecar::spawn(&program, &ui)
+    };
+    let sidecar = match spawned {
+        Ok(sidecar) => Arc::new(sidecar),
+        Err(err) => {
+            fail(&shell, err, String::new());
+            return;
+        }
+    };
+    *shell.sidecar.lock().unwrap() = Some(sidecar.clone());
+
+    let app = app.clone();
+    std::thread::Builder::new()
+        .name("sidecar-ready".into())
+        .spawn(move || match sidecar.wait_ready(READY_TIMEOUT) {
+            Ok(ready) => {
+                eprintln!("porthole: sidecar ready at {}", ready.url);
+                let navigated = tauri::Url::parse(&ready.login_url)
+                    .map_err(|e| e.to_string())
+                    .and_then(|url| match app.get_webview_window("main") {
+                        Some(window) => window.navigate(url).map_err(|e| e.to_string()),
+                        None => Err("the main window is gone".to_string()),
+                    });
+                match navigated {
+                    Ok(()) => shell.set_status(Status::Ready),
+                    Err(e) => fail(&shell, StartError::Navigate(e), sidecar.stderr_tail()),
+                }
+            }
+            Err(err) => {
+                let tail = sidecar.stderr_tail();
+                shell.shutdown_sidecar();
+                fail(&shell, err, tail);
+            }
+        })
+        .expect("failed to spawn a thread");
+}
+
+fn fail(shell: &Shell, err: StartError, stderr_tail: String) {
+    eprintln!("porthole: {err}");
+    shell.set_status(Status::Failed {
+        reason: err.to_string(),
+        hint: err.hint(),
+        stderr_tail,
+    });
+}
+
+/// The quit flow, run off the main thread. With `ask`, asks the user first when a
+/// terminal is busy (a program other than its idle shell runs in it).
+fn quit(app: &AppHandle, ask: bool) {
+    let shell = app.state::<Arc<Shell>>().inner().clone();
+    if shell.quitting.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if ask {
+        if let Some(busy) = shell.sidecar().and_then(|s| s.busy_terminals()) {
+            if !busy.is_empty() && !confirm_quit(app, &busy) {
+                shell.quitting.store(false, Ordering::SeqCst);
+                return;
+            }
+        }
+    }
+    shell.shutdown_sidecar();
+    app.exit(0);
+}
+
+/// Returns true if and only if the user agreed to quit. Blocks; never call it on
+/// the main thread.
+fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
+    let what = if busy.len() == 1 {
+        format!("A terminal is still running {}.", busy[0])
+    } else {
+        format!("{} terminals are still running programs ({}).", busy.len(), busy.join(", "))
+    };
+    let mut dialog = app
+        .dialog()
+        .message(format!("{what}\nQuitting Porthole stops them."))
+        .title("Quit Porthole?")
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom("Quit".into(), "Cancel".into()));
+    if let Some(window) = app.get_webview_window("main") {
+        dialog = dialog.parent(&window);
+    }
+    dialog.blocking_show()
+}
+
+/// SIGTERM, SIGINT and SIGHUP shut the sidecar down and quit, without asking.
+fn watch_signals(app: &AppHandle) {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let mut signals = match signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) {
+            Ok(signals) => signals,
+            Err(e) => {
+                eprintln!("porthole: failed to install signal handlers: {e}");
+                return;
+            }
+        };
+        let app = app.clone();
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    eprintln!("porthole: got signal {signal}, shutting down");
+                    quit(&app, false);
+                    // A quit already in progress (a dialog open) must not block a signal.
+                    let shell = app.state::<Arc<Shell>>().inner().clone();
+                    shell.shutdown_sidecar();
+                    app.exit(0);
+                }
+            })
+            .expect("failed to spawn a thread");
+    }
+    #[cfg(not(unix))]
+    let _ = app;
+}
