@@ -1,1 +1,96 @@
-//! Porthole sidecar.
+//! Porthole sidecar: owns every PTY and serves the UI's HTTP/WebSocket API on loopback.
+//!
+//! Entry point: [`run`] (used by the `porthole-sidecar` binary). See `docs/protocol.md`.
+
+pub mod api;
+pub mod cli;
+pub mod constants;
+pub mod logging;
+pub mod pty;
+
+use std::io::Write;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+
+use api::{AppState, Auth, ServerConfig};
+use constants::{PROTOCOL_VERSION, SHUTDOWN_BOUND_MS};
+
+/// Errors that stop the sidecar before or while serving.
+#[derive(Debug)]
+pub enum SidecarError {
+    /// Occurs when binding `127.0.0.1:PORT` or reading the bound address fails.
+    Bind(std::io::Error),
+    /// Occurs when the OS CSPRNG cannot produce the token.
+    Random(getrandom::Error),
+    /// Occurs when installing the SIGTERM/SIGINT handlers fails.
+    Signals(std::io::Error),
+    /// Occurs when the HTTP server stops with an error.
+    Serve(std::io::Error),
+}
+
+impl std::fmt::Display for SidecarError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SidecarError::Bind(e) => write!(f, "failed to bind 127.0.0.1: {e}"),
+            SidecarError::Random(e) => write!(f, "getrandom failed: {e}"),
+            SidecarError::Signals(e) => write!(f, "failed to install signal handlers: {e}"),
+            SidecarError::Serve(e) => write!(f, "server failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SidecarError {}
+
+/// Binds `127.0.0.1:opts.port`, prints the ready line on stdout, serves until SIGTERM,
+/// SIGINT or `POST /api/shutdown`, then hangs up and kills every terminal (bounded to
+/// 4.5 s) and returns. Must run inside a tokio runtime.
+pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
+    let mut sigterm = signal(SignalKind::terminate()).map_err(SidecarError::Signals)?;
+    let mut sigint = signal(SignalKind::interrupt()).map_err(SidecarError::Signals)?;
+    let listener = TcpListener::bind(("127.0.0.1", opts.port)).await.map_err(SidecarError::Bind)?;
+    let port = listener.local_addr().map_err(SidecarError::Bind)?.port();
+    let config = ServerConfig {
+        port,
+        web: opts.web,
+        ui_dir: opts.ui_dir.clone().unwrap_or_else(cli::default_ui_dir),
+    };
+    if config.web && !config.ui_dir.join("index.html").is_file() {
+        tracing::warn!(dir = %config.ui_dir.display(), "web mode: no index.html in the UI directory");
+    }
+    let auth = Auth::new().map_err(SidecarError::Random)?;
+    let login_code = auth.new_login_code().map_err(SidecarError::Random)?;
+    let state = AppState::new(config, auth);
+    let base = state.config.base_url();
+    let ready = serde_json::json!({
+        "url": base,
+        "token": state.auth.token(),
+        "login_url": format!("{base}login?code={login_code}"),
+        "pid": std::process::id(),
+        "protocol": PROTOCOL_VERSION,
+    });
+    {
+        let mut out = std::io::stdout().lock();
+        // If stdout is gone there is nobody to tell; keep serving regardless.
+        let _ = writeln!(out, "{ready}");
+        let _ = out.flush();
+    }
+    tracing::info!(%base, web = state.config.web, "sidecar ready");
+
+    let app = api::router(state.clone());
+    let server = axum::serve(listener, app);
+    tokio::select! {
+        r = server => r.map_err(SidecarError::Serve)?,
+        _ = state.shutdown.notified() => tracing::info!("shutdown requested"),
+        _ = sigterm.recv() => tracing::info!("SIGTERM"),
+        _ = sigint.recv() => tracing::info!("SIGINT"),
+    }
+    let reg = state.terminals.clone();
+    let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
+    if tokio::time::timeout(bound, tokio::task::spawn_blocking(move || reg.shutdown())).await.is_err() {
+        tracing::warn!("shutdown bound reached; exiting anyway");
+    }
+    tracing::info!("sidecar stopped");
+    Ok(())
+}

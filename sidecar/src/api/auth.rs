@@ -1,0 +1,230 @@
+//! Authentication and request checks (protocol §2): Host, bearer token or session cookie,
+//! Origin. One middleware applies them to every route in that order.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::constants::{MAX_LOGIN_CODES, MAX_SESSIONS};
+
+/// Name of the browser session cookie.
+pub const SESSION_COOKIE: &str = "porthole_session";
+
+/// Secrets of one sidecar launch: the API token, outstanding one-time login codes and live
+/// session cookies. All are 256-bit values from the OS CSPRNG, hex-encoded (64 chars).
+pub struct Auth {
+    token: String,
+    codes: Mutex<VecDeque<String>>,
+    sessions: Mutex<VecDeque<String>>,
+}
+
+/// 32 bytes from the OS CSPRNG as 64 lowercase hex characters.
+pub fn random_hex_256() -> Result<String, getrandom::Error> {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Compares two byte strings in time independent of where they differ.
+fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Auth {
+    /// Draws a fresh token. Errors only if the OS CSPRNG fails.
+    pub fn new() -> Result<Self, getrandom::Error> {
+        Ok(Auth {
+            token: random_hex_256()?,
+            codes: Mutex::new(VecDeque::new()),
+            sessions: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// The per-launch API token (64 hex chars).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Issues a one-time login code; at most 64 are outstanding (the oldest is dropped).
+    pub fn new_login_code(&self) -> Result<String, getrandom::Error> {
+        let code = random_hex_256()?;
+        let mut codes = self.codes.lock().unwrap_or_else(|p| p.into_inner());
+        if codes.len() >= MAX_LOGIN_CODES {
+            codes.pop_front();
+        }
+        codes.push_back(code.clone());
+        Ok(code)
+    }
+
+    /// Consumes `code` and returns a new session value, or `None` if the code is unknown or
+    /// already used.
+    pub fn redeem(&self, code: &str) -> Option<String> {
+        {
+            let mut codes = self.codes.lock().unwrap_or_else(|p| p.into_inner());
+            let pos = codes.iter().position(|c| ct_eq(c.as_bytes(), code.as_bytes()))?;
+            codes.remove(pos);
+        }
+        let session = random_hex_256().ok()?;
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if sessions.len() >= MAX_SESSIONS {
+            sessions.pop_front();
+        }
+        sessions.push_back(session.clone());
+        Some(session)
+    }
+
+    /// True if and only if the headers carry `Authorization: Bearer <token>` or a live
+    /// session cookie.
+    pub fn is_authorized(&self, headers: &HeaderMap) -> bool {
+        if let Some(v) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+            if let Some(t) = v.strip_prefix("Bearer ") {
+                if ct_eq(t.trim().as_bytes(), self.token.as_bytes()) {
+                    return true;
+                }
+            }
+        }
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|kv| kv.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
+            .any(|v| sessions.iter().any(|s| ct_eq(s.as_bytes(), v.as_bytes())))
+    }
+}
+
+/// True if and only if `host` is `127.0.0.1:PORT` or `localhost:PORT` (case-insensitive
+/// name) for this sidecar's `port`.
+pub fn host_ok(host: Option<&HeaderValue>, port: u16) -> bool {
+    let Some(h) = host.and_then(|h| h.to_str().ok()) else { return false };
+    let Some((name, p)) = h.rsplit_once(':') else { return false };
+    p == port.to_string() && (name == "127.0.0.1" || name.eq_ignore_ascii_case("localhost"))
+}
+
+/// True if and only if `origin` is absent or one of the app's own origins:
+/// `http://127.0.0.1:PORT`, `http://localhost:PORT`, `tauri://localhost`,
+/// `http://tauri.localhost`, `https://tauri.localhost`.
+pub fn origin_ok(origin: Option<&HeaderValue>, port: u16) -> bool {
+    let Some(o) = origin else { return true };
+    let Ok(o) = o.to_str() else { return false };
+    o == format!("http://127.0.0.1:{port}")
+        || o == format!("http://localhost:{port}")
+        || o == "tauri://localhost"
+        || o == "http://tauri.localhost"
+        || o == "https://tauri.localhost"
+}
+
+/// True if and only if the request asks for a WebSocket upgrade.
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+}
+
+const LOGIN_HTML: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Porthole: not logged in</title></head>\
+<body style=\"font-family:system-ui,sans-serif;max-width:40em;margin:4em auto;color-scheme:light dark\">\
+<h1>Porthole: not logged in</h1>\
+<p>This Porthole sidecar only serves browsers that opened a one-time login link.</p>\
+<p>Open the <code>login_url</code> that <code>porthole-sidecar --web</code> printed when it started \
+(its first line of output). A link works once; ask for another with \
+<code>POST /api/login-codes</code> using the token.</p></body></html>";
+
+/// The short HTML page a browser gets when it is not logged in (401).
+pub fn login_page() -> Response {
+    (StatusCode::UNAUTHORIZED, Html(LOGIN_HTML)).into_response()
+}
+
+/// Middleware: Host, then auth (except `GET /login`), then Origin on upgrades and non-GET
+/// requests. In web mode an unauthenticated browser GET outside `/api/` gets [`login_page`].
+pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let port = st.config.port;
+    let headers = req.headers();
+    if !host_ok(headers.get(header::HOST), port) {
+        return ApiError::BadHost.into_response();
+    }
+    let path = req.uri().path();
+    let is_get = req.method() == Method::GET || req.method() == Method::HEAD;
+    let is_login = path == "/login" && is_get;
+    if !is_login && !st.auth.is_authorized(headers) {
+        if st.config.web && is_get && !path.starts_with("/api/") && path != "/api" {
+            return login_page();
+        }
+        return ApiError::Unauthorized.into_response();
+    }
+    if (is_upgrade(headers) || !is_get) && !origin_ok(headers.get(header::ORIGIN), port) {
+        return ApiError::BadOrigin.into_response();
+    }
+    next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hv(s: &str) -> HeaderValue {
+        HeaderValue::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn host_check_accepts_only_own_loopback_port() {
+        assert!(host_ok(Some(&hv("127.0.0.1:4000")), 4000));
+        assert!(host_ok(Some(&hv("localhost:4000")), 4000));
+        assert!(host_ok(Some(&hv("LocalHost:4000")), 4000));
+        for bad in ["127.0.0.1:4001", "127.0.0.1", "localhost", "evil.com:4000", "127.0.0.2:4000",
+            "[::1]:4000", "localhost.evil.com:4000", "127.0.0.1:4000:4000", "0.0.0.0:4000", ""] {
+            assert!(!host_ok(Some(&hv(bad)), 4000), "{bad}");
+        }
+        assert!(!host_ok(None, 4000));
+    }
+
+    #[test]
+    fn origin_check_accepts_app_origins_and_absent() {
+        assert!(origin_ok(None, 5));
+        for ok in ["http://127.0.0.1:5", "http://localhost:5", "tauri://localhost",
+            "http://tauri.localhost", "https://tauri.localhost"] {
+            assert!(origin_ok(Some(&hv(ok)), 5), "{ok}");
+        }
+        for bad in ["http://127.0.0.1:6", "https://127.0.0.1:5", "http://evil.com", "null",
+            "tauri://evil", "http://localhost:5/", "http://tauri.localhost.evil.com", ""] {
+            assert!(!origin_ok(Some(&hv(bad)), 5), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bearer_and_cookie_auth() {
+        let a = Auth::new().unwrap();
+        assert_eq!(a.token().len(), 64);
+        let mut h = HeaderMap::new();
+        assert!(!a.is_authorized(&h));
+        h.insert(header::AUTHORIZATION, hv(&format!("Bearer {}", a.token())));
+        assert!(a.is_authorized(&h));
+        h.insert(header::AUTHORIZATION, hv("Bearer 00"));
+        assert!(!a.is_authorized(&h));
+        let code = a.new_login_code().unwrap();
+        let session = a.redeem(&code).expect("fresh code works");
+        assert!(a.redeem(&code).is_none(), "a used code is refused");
+        let mut h = HeaderMap::new();
+        h.insert(header::COOKIE, hv(&format!("a=b; {SESSION_COOKIE}={session}")));
+        assert!(a.is_authorized(&h));
+        h.insert(header::COOKIE, hv(&format!("{SESSION_COOKIE}={}", a.token())));
+        assert!(!a.is_authorized(&h), "the token is not a session");
+    }
+
+    #[test]
+    fn login_codes_are_capped_oldest_dropped() {
+        let a = Auth::new().unwrap();
+        let first = a.new_login_code().unwrap();
+        for _ in 0..MAX_LOGIN_CODES {
+            a.new_login_code().unwrap();
+        }
+        assert!(a.redeem(&first).is_none());
+    }
+}

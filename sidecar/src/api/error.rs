@@ -1,0 +1,87 @@
+//! The one HTTP error type: a stable `code`, a human `message` (protocol §3).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::pty::PtyError;
+
+/// Every error an endpoint can return. Converted to
+/// `{"error":{"code":…,"message":…}}` with the status from protocol §3.
+#[derive(Debug)]
+pub enum ApiError {
+    /// Occurs when the body is not the JSON the endpoint takes (syntax, types, unknown or
+    /// missing fields). 400 `bad_json`.
+    BadJson(String),
+    /// Occurs when a value is out of bounds. 400 `bad_request`.
+    BadRequest(String),
+    /// Occurs when `cwd` is not an existing absolute directory. 400 `bad_cwd`.
+    BadCwd(String),
+    /// Occurs when no valid token, session cookie or login code was presented. 401.
+    Unauthorized,
+    /// Occurs when the `Host` header does not name this sidecar. 403 `bad_host`.
+    BadHost,
+    /// Occurs when an upgrade or a non-GET request carries a foreign `Origin`. 403.
+    BadOrigin,
+    /// Occurs when no such terminal or route exists. 404 `not_found`.
+    NotFound,
+    /// Occurs when a body is over 256 KiB. 413 `too_large`.
+    TooLarge,
+    /// Occurs when the PTY or the program could not be started. 500 `spawn_failed`.
+    SpawnFailed(String),
+    /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
+    Internal(String),
+}
+
+impl ApiError {
+    /// The HTTP status and the stable code.
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::BadJson(_) => (StatusCode::BAD_REQUEST, "bad_json"),
+            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            ApiError::BadCwd(_) => (StatusCode::BAD_REQUEST, "bad_cwd"),
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ApiError::BadHost => (StatusCode::FORBIDDEN, "bad_host"),
+            ApiError::BadOrigin => (StatusCode::FORBIDDEN, "bad_origin"),
+            ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            ApiError::SpawnFailed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "spawn_failed"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            ApiError::BadJson(m) | ApiError::BadRequest(m) | ApiError::BadCwd(m) => m.clone(),
+            ApiError::SpawnFailed(m) => m.clone(),
+            ApiError::Unauthorized => "a valid token, session cookie or login code is required".into(),
+            ApiError::BadHost => "the Host header must name this sidecar's loopback address".into(),
+            ApiError::BadOrigin => "this Origin may not use the sidecar".into(),
+            ApiError::NotFound => "no such terminal or route".into(),
+            ApiError::TooLarge => "the body is over 256 KiB".into(),
+            ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
+        }
+    }
+}
+
+impl From<PtyError> for ApiError {
+    fn from(e: PtyError) -> Self {
+        match e {
+            PtyError::Open(_) | PtyError::Spawn { .. } => ApiError::SpawnFailed(e.to_string()),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        match &self {
+            ApiError::Internal(detail) => tracing::error!(code, "{detail}"),
+            ApiError::SpawnFailed(detail) => tracing::warn!(code, "{detail}"),
+            _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
+        }
+        let body = serde_json::json!({"error": {"code": code, "message": self.message()}});
+        (status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,102 @@
+//! Small endpoints: health, login codes, login, workspace, shutdown, UI fallback.
+
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::auth::{login_page, SESSION_COOKIE};
+use super::body::JsonBody;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::constants::PROTOCOL_VERSION;
+
+/// `GET /api/health` → `{"status":"ok","version":…,"protocol":1}`.
+pub async fn health() -> Json<Value> {
+    Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "protocol": PROTOCOL_VERSION}))
+}
+
+/// `POST /api/login-codes` → `{"url":"…/login?code=…"}` (a fresh one-time login URL).
+pub async fn login_codes(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let code = st.auth.new_login_code().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;
+    Ok(Json(json!({"url": format!("{}login?code={code}", st.config.base_url())})))
+}
+
+/// Query of `GET /login`.
+#[derive(Debug, Deserialize)]
+pub struct LoginQuery {
+    /// The one-time login code.
+    #[serde(default)]
+    code: Option<String>,
+}
+
+/// `GET /login?code=…`: a valid unused code → 303 to `/` with the session cookie; anything
+/// else → 401 with the explanatory HTML page.
+pub async fn login(
+    State(st): State<AppState>,
+    q: Result<Query<LoginQuery>, QueryRejection>,
+) -> Response {
+    let code = q.ok().and_then(|Query(q)| q.code).unwrap_or_default();
+    match st.auth.redeem(&code) {
+        Some(session) => Response::builder()
+            .status(StatusCode::SEE_OTHER)
+            .header(header::LOCATION, "/")
+            .header(
+                header::SET_COOKIE,
+                format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"),
+            )
+            .body(Body::empty())
+            .unwrap_or_else(|_| ApiError::Internal("building login response".into()).into_response()),
+        None => login_page(),
+    }
+}
+
+/// `GET /api/workspace` → `{"workspace":<value or null>,"revision":N}`.
+pub async fn get_workspace(State(st): State<AppState>) -> Json<Value> {
+    let ws = st.workspace.lock().unwrap_or_else(|p| p.into_inner());
+    Json(json!({"workspace": ws.doc.clone(), "revision": ws.revision}))
+}
+
+
+/// `PUT /api/workspace` body `{"workspace":<value>}` → `{"revision":N}`.
+pub async fn put_workspace(
+    State(st): State<AppState>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    // A missing field and `null` must be told apart, so check the object's keys by hand.
+    let Value::Object(mut obj) = raw else {
+        return Err(ApiError::BadJson("body must be an object {\"workspace\":…}".into()));
+    };
+    let doc = obj.remove("workspace").ok_or_else(|| ApiError::BadJson("missing field `workspace`".into()))?;
+    if let Some(k) = obj.keys().next() {
+        return Err(ApiError::BadJson(format!("unknown field `{k}`, expected `workspace`")));
+    }
+    let mut ws = st.workspace.lock().unwrap_or_else(|p| p.into_inner());
+    ws.doc = if doc.is_null() { None } else { Some(doc) };
+    ws.revision += 1;
+    Ok(Json(json!({"revision": ws.revision})))
+}
+
+/// `POST /api/shutdown` → `202 {"status":"shutting_down"}`, then the shutdown of §1.
+pub async fn shutdown(State(st): State<AppState>) -> impl IntoResponse {
+    st.shutdown.notify_one();
+    (StatusCode::ACCEPTED, Json(json!({"status": "shutting_down"})))
+}
+
+/// Anything unrouted: in web mode, outside `/api/`, the built UI (with `index.html` for
+/// client-side routes); otherwise 404 `not_found`.
+pub async fn fallback(State(st): State<AppState>, req: Request) -> Response {
+    let path = req.uri().path();
+    if !st.config.web || path == "/api" || path.starts_with("/api/") {
+        return ApiError::NotFound.into_response();
+    }
+    let mut ui = (*st.ui).clone();
+    match ui.try_call(req).await {
+        Ok(resp) => resp.map(Body::new),
+        Err(e) => ApiError::Internal(format!("serving the UI: {e}")).into_response(),
+    }
+}

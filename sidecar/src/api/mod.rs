@@ -1,0 +1,40 @@
+//! HTTP and WebSocket API (docs/protocol.md): router, auth middleware, handlers.
+//!
+//! Architecture Invariant: handlers rebuild every request field by field before it reaches
+//! the `pty` module; all errors leave through [`ApiError`].
+
+mod auth;
+mod body;
+mod error;
+mod misc;
+mod socket;
+mod state;
+mod terminals;
+
+pub use auth::{random_hex_256, Auth};
+pub use error::ApiError;
+pub use state::{AppState, ServerConfig};
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::{middleware, Router};
+
+use crate::constants::MAX_BODY_BYTES;
+
+/// The whole app: every route of protocol §4 and §5 behind [`auth::guard`], bodies capped at
+/// 256 KiB.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/api/health", get(misc::health))
+        .route("/api/login-codes", post(misc::login_codes))
+        .route("/login", get(misc::login))
+        .route("/api/terminals", post(terminals::create).get(terminals::list))
+        .route("/api/terminals/{id}", get(terminals::get_one).delete(terminals::delete))
+        .route("/api/terminals/{id}/socket", get(socket::upgrade))
+        .route("/api/workspace", get(misc::get_workspace).put(misc::put_workspace))
+        .route("/api/shutdown", post(misc::shutdown))
+        .fallback(misc::fallback)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
+        .with_state(state)
+}

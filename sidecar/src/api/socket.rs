@@ -1,0 +1,225 @@
+//! The terminal WebSocket (protocol §5): scrollback replay, live output, input, resize, ack.
+
+use std::sync::Arc;
+
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::stream::{SplitSink, StreamExt};
+use futures_util::SinkExt;
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::state::AppState;
+use super::terminals::{cells, lookup};
+use crate::constants::{MAX_ACK_BYTES, MAX_WS_MESSAGE_BYTES, REPLAY_CHUNK_BYTES};
+use crate::pty::{Event, Terminal};
+
+/// WebSocket close code for a protocol violation by the client (RFC 6455 "policy").
+const CLOSE_POLICY: u16 = 1008;
+/// WebSocket close code for a normal close (the terminal was deleted).
+const CLOSE_NORMAL: u16 = 1000;
+/// Output messages written before one flush, when several are already queued.
+const MAX_FEED_MESSAGES: usize = 16;
+
+/// A control message from the client, as received.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ClientControl {
+    /// `{"type":"resize","cols":C,"rows":R}`, both 1..=1000.
+    Resize {
+        /// Columns.
+        cols: i64,
+        /// Rows.
+        rows: i64,
+    },
+    /// `{"type":"ack","bytes":N}`, N in 1..=2^32.
+    Ack {
+        /// Bytes of output processed since the previous ack.
+        bytes: u64,
+    },
+}
+
+/// A validated control message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Set the window size to `cols`×`rows`.
+    Resize(u16, u16),
+    /// Acknowledge this many bytes (1..=2^32).
+    Ack(u64),
+}
+
+/// Parses and bounds-checks a text message; the error is the close reason.
+pub fn parse_control(text: &str) -> Result<Control, String> {
+    let c: ClientControl =
+        serde_json::from_str(text).map_err(|e| format!("bad control message: {e}"))?;
+    match c {
+        ClientControl::Resize { cols, rows } => {
+            let cols = cells("cols", cols).map_err(|_| format!("cols must be in 1..=1000, got {cols}"))?;
+            let rows = cells("rows", rows).map_err(|_| format!("rows must be in 1..=1000, got {rows}"))?;
+            Ok(Control::Resize(cols, rows))
+        }
+        ClientControl::Ack { bytes } if (1..=MAX_ACK_BYTES).contains(&bytes) => Ok(Control::Ack(bytes)),
+        ClientControl::Ack { bytes } => Err(format!("ack bytes must be in 1..=2^32, got {bytes}")),
+    }
+}
+
+/// `GET /api/terminals/{id}/socket`: 404 for an unknown terminal, 400 if not an upgrade;
+/// otherwise negotiates and hands the socket to [`serve_socket`].
+pub async fn upgrade(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let term = lookup(&st, &id)?;
+    let ws = ws.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    Ok(ws
+        .max_message_size(MAX_WS_MESSAGE_BYTES)
+        .max_frame_size(MAX_WS_MESSAGE_BYTES)
+        .on_upgrade(move |socket| serve_socket(socket, term)))
+}
+
+fn exit_message(code: i32) -> Message {
+    Message::Text(Utf8Bytes::from(format!(r#"{{"type":"exit","code":{code}}}"#)))
+}
+
+fn close_message(code: u16, reason: &str) -> Message {
+    // A close reason is at most 123 bytes; cut at a char boundary.
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(&reason[..end]) }))
+}
+
+type Sink = SplitSink<WebSocket, Message>;
+
+/// One client connection: replay, then pump events out and input/control in until either
+/// side ends. A failed send is a disconnect. Dropping the attachment detaches the client.
+async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
+    let att = term.attach();
+    let (mut tx, mut rx) = socket.split();
+    for chunk in att.replay.chunks(REPLAY_CHUNK_BYTES) {
+        if tx.feed(Message::Binary(Bytes::copy_from_slice(chunk))).await.is_err() {
+            return;
+        }
+    }
+    if let Some(code) = att.exited {
+        if tx.feed(exit_message(code)).await.is_err() {
+            return;
+        }
+    }
+    if tx.flush().await.is_err() {
+        return;
+    }
+    if att.closed {
+        let _ = tx.send(close_message(CLOSE_NORMAL, "terminal deleted")).await;
+        return;
+    }
+    let handle = att.handle;
+    let mut events = att.events;
+    loop {
+        tokio::select! {
+            ev = events.recv() => {
+                match ev {
+                    Some(ev) => {
+                        if !send_events(&mut tx, ev, &mut events).await {
+                            break;
+                        }
+                    }
+                    None => break,
+                }
+            }
+            msg = rx.next() => {
+                let Some(Ok(msg)) = msg else { break };
+                match msg {
+                    Message::Binary(data) => {
+                        if term.write_input(data.to_vec()).await.is_err() {
+                            let _ = tx.send(close_message(CLOSE_NORMAL, "terminal closed")).await;
+                            break;
+                        }
+                    }
+                    Message::Text(text) => {
+                        let result = parse_control(text.as_str()).and_then(|c| match c {
+                            Control::Resize(cols, rows) => {
+                                term.resize(cols, rows).map_err(|e| e.to_string())
+                            }
+                            Control::Ack(n) => handle.ack(n).map_err(|e| e.to_string()),
+                        });
+                        if let Err(reason) = result {
+                            tracing::debug!(id = %term.id(), "closing socket: {reason}");
+                            let _ = tx.send(close_message(CLOSE_POLICY, &reason)).await;
+                            break;
+                        }
+                    }
+                    Message::Close(_) => break,
+                    Message::Ping(_) | Message::Pong(_) => {}
+                }
+            }
+        }
+    }
+    drop(handle);
+}
+
+/// Sends `first` and whatever output is already queued behind it (up to a few messages)
+/// with one flush. Returns false if the client is gone or the socket must close.
+async fn send_events(
+    tx: &mut Sink,
+    first: Event,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+) -> bool {
+    let mut next = Some(first);
+    let mut fed = 0;
+    while let Some(ev) = next.take() {
+        let msg = match ev {
+            Event::Output(b) => Message::Binary(b),
+            Event::Exit(code) => exit_message(code),
+            Event::Closed => {
+                let _ = tx.send(close_message(CLOSE_NORMAL, "terminal deleted")).await;
+                return false;
+            }
+        };
+        if tx.feed(msg).await.is_err() {
+            return false;
+        }
+        fed += 1;
+        if fed < MAX_FEED_MESSAGES {
+            next = events.try_recv().ok();
+        }
+    }
+    tx.flush().await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_messages_parse_and_bound() {
+        let ok = [
+            (r#"{"type":"resize","cols":80,"rows":24}"#, Control::Resize(80, 24)),
+            (r#"{"type":"ack","bytes":65536}"#, Control::Ack(65536)),
+            (r#"{"type":"ack","bytes":4294967296}"#, Control::Ack(1 << 32)),
+        ];
+        for (s, want) in ok {
+            assert_eq!(parse_control(s), Ok(want), "{s}");
+        }
+        let bad = [
+            r#"{"type":"resize","cols":0,"rows":24}"#,
+            r#"{"type":"resize","cols":80,"rows":1001}"#,
+            r#"{"type":"resize","cols":80}"#,
+            r#"{"type":"resize","cols":80,"rows":24,"x":1}"#,
+            r#"{"type":"ack","bytes":0}"#,
+            r#"{"type":"ack","bytes":4294967297}"#,
+            r#"{"type":"ack","bytes":-1}"#,
+            r#"{"type":"nope"}"#,
+            r#"{"cols":1,"rows":1}"#,
+            "not json",
+        ];
+        for s in bad {
+            assert!(parse_control(s).is_err(), "{s}");
+        }
+    }
+}

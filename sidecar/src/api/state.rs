@@ -1,0 +1,70 @@
+//! Shared server state: one `Clone` struct of `Arc`s handed to every handler.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use tower_http::services::{ServeDir, ServeFile};
+
+use super::auth::Auth;
+use crate::pty::Registry;
+
+/// Fixed facts about this server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The bound loopback port.
+    pub port: u16,
+    /// Web mode: serve the UI at `/`.
+    pub web: bool,
+    /// Where the built UI lives (used in web mode).
+    pub ui_dir: PathBuf,
+}
+
+impl ServerConfig {
+    /// `http://127.0.0.1:PORT/`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// The UI's layout document and its revision (starts at 0, +1 per PUT).
+#[derive(Debug, Default)]
+pub struct Workspace {
+    /// The stored document; `None` until the first PUT.
+    pub doc: Option<serde_json::Value>,
+    /// Number of PUTs so far.
+    pub revision: u64,
+}
+
+/// Everything handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// Fixed server facts.
+    pub config: Arc<ServerConfig>,
+    /// Token, login codes, sessions.
+    pub auth: Arc<Auth>,
+    /// Every terminal (owned by the `pty` module).
+    pub terminals: Arc<Registry>,
+    /// The UI's layout document.
+    pub workspace: Arc<Mutex<Workspace>>,
+    /// Notified once to start the shutdown.
+    pub shutdown: Arc<Notify>,
+    /// The built UI (web mode), `index.html` as fallback for client-side routes.
+    pub ui: Arc<ServeDir<ServeFile>>,
+}
+
+impl AppState {
+    /// Builds the state for a server on `config.port`.
+    pub fn new(config: ServerConfig, auth: Auth) -> Self {
+        let ui = ServeDir::new(&config.ui_dir)
+            .fallback(ServeFile::new(config.ui_dir.join("index.html")));
+        AppState {
+            config: Arc::new(config),
+            auth: Arc::new(auth),
+            terminals: Arc::new(Registry::new()),
+            workspace: Arc::new(Mutex::new(Workspace::default())),
+            shutdown: Arc::new(Notify::new()),
+            ui: Arc::new(ui),
+        }
+    }
+}

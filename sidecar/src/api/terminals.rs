@@ -1,0 +1,221 @@
+//! `/api/terminals` handlers: create, list, get, delete.
+
+use std::path::PathBuf;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::body::JsonBody;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::constants::{MAX_COMMAND_ITEMS, MAX_COMMAND_ITEM_BYTES, MAX_TERMINAL_CELLS, MIN_TERMINAL_CELLS};
+use crate::pty::{self, SpawnSpec, Terminal, TerminalId, TerminalInfo};
+
+/// Body of `POST /api/terminals` as received; validated by [`validate_create`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTerminal {
+    /// Width in columns, 1..=1000.
+    pub cols: i64,
+    /// Height in lines, 1..=1000.
+    pub rows: i64,
+    /// Absolute path of an existing directory; default: the user's home.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// `argv`: 1..=256 items, each ≤ 4096 bytes, no NUL; default: the login shell.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+}
+
+/// `Terminal` as sent on the wire (protocol §4).
+#[derive(Debug, Serialize)]
+pub struct TerminalJson {
+    id: String,
+    pid: i32,
+    cwd: String,
+    command: Vec<String>,
+    cols: u16,
+    rows: u16,
+    alive: bool,
+    exit_code: Option<i32>,
+    busy: bool,
+    foreground: Option<String>,
+}
+
+impl From<TerminalInfo> for TerminalJson {
+    fn from(i: TerminalInfo) -> Self {
+        TerminalJson {
+            id: i.id.to_string(),
+            pid: i.pid,
+            cwd: i.cwd,
+            command: i.command,
+            cols: i.cols,
+            rows: i.rows,
+            alive: i.alive,
+            exit_code: i.exit_code,
+            busy: i.busy,
+            foreground: i.foreground,
+        }
+    }
+}
+
+/// Checks that a column/row count is in 1..=1000 and narrows it.
+pub fn cells(name: &str, v: i64) -> Result<u16, ApiError> {
+    let range = i64::from(MIN_TERMINAL_CELLS)..=i64::from(MAX_TERMINAL_CELLS);
+    if range.contains(&v) {
+        Ok(v as u16)
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "{name} must be in {MIN_TERMINAL_CELLS}..={MAX_TERMINAL_CELLS}, got {v}"
+        )))
+    }
+}
+
+/// Rebuilds a create request field by field into a [`SpawnSpec`], or the first violation.
+pub fn validate_create(req: CreateTerminal) -> Result<SpawnSpec, ApiError> {
+    let cols = cells("cols", req.cols)?;
+    let rows = cells("rows", req.rows)?;
+    let command = match req.command {
+        None => None,
+        Some(argv) => {
+            if argv.is_empty() || argv.len() > MAX_COMMAND_ITEMS {
+                return Err(ApiError::BadRequest(format!(
+                    "command must have 1..={MAX_COMMAND_ITEMS} items, got {}",
+                    argv.len()
+                )));
+            }
+            for (i, a) in argv.iter().enumerate() {
+                if a.len() > MAX_COMMAND_ITEM_BYTES {
+                    return Err(ApiError::BadRequest(format!(
+                        "command[{i}] is {} bytes, at most {MAX_COMMAND_ITEM_BYTES} allowed",
+                        a.len()
+                    )));
+                }
+                if a.contains('\0') {
+                    return Err(ApiError::BadRequest(format!("command[{i}] contains NUL")));
+                }
+            }
+            if argv[0].is_empty() {
+                return Err(ApiError::BadRequest("command[0] is empty".into()));
+            }
+            Some(argv)
+        }
+    };
+    let cwd = match req.cwd {
+        None => PathBuf::from(pty::home_dir()),
+        Some(c) => {
+            let p = PathBuf::from(&c);
+            if c.contains('\0') || !p.is_absolute() || !p.is_dir() {
+                return Err(ApiError::BadCwd(format!("cwd {c:?} is not an existing absolute directory")));
+            }
+            p
+        }
+    };
+    Ok(SpawnSpec { cols, rows, cwd, command })
+}
+
+/// Parses a path id; an id that is not canonical is simply not found.
+pub fn lookup(st: &AppState, id: &str) -> Result<std::sync::Arc<Terminal>, ApiError> {
+    let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound)?;
+    st.terminals.get(id).ok_or(ApiError::NotFound)
+}
+
+/// `POST /api/terminals` → `201 {"id":"tN"}`.
+pub async fn create(
+    State(st): State<AppState>,
+    JsonBody(req): JsonBody<CreateTerminal>,
+) -> Result<impl IntoResponse, ApiError> {
+    let spec = validate_create(req)?;
+    let reg = st.terminals.clone();
+    let term = tokio::task::spawn_blocking(move || reg.spawn(spec))
+        .await
+        .map_err(|e| ApiError::Internal(format!("spawn task failed: {e}")))??;
+    Ok((StatusCode::CREATED, Json(serde_json::json!({"id": term.id().to_string()}))))
+}
+
+/// `GET /api/terminals` → `200 {"terminals":[Terminal…]}` in creation order.
+pub async fn list(State(st): State<AppState>) -> Json<serde_json::Value> {
+    let terms: Vec<TerminalJson> = st.terminals.list().iter().map(|t| t.info().into()).collect();
+    Json(serde_json::json!({ "terminals": terms }))
+}
+
+/// `GET /api/terminals/{id}` → `200 Terminal` or 404.
+pub async fn get_one(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<TerminalJson>, ApiError> {
+    Ok(Json(lookup(&st, &id)?.info().into()))
+}
+
+/// `DELETE /api/terminals/{id}` → 204, or 404 if unknown.
+pub async fn delete(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound)?;
+    if st.terminals.delete(id) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(cols: i64, rows: i64, cwd: Option<&str>, command: Option<Vec<&str>>) -> CreateTerminal {
+        CreateTerminal {
+            cols,
+            rows,
+            cwd: cwd.map(Into::into),
+            command: command.map(|c| c.into_iter().map(Into::into).collect()),
+        }
+    }
+
+    fn code(r: Result<SpawnSpec, ApiError>) -> &'static str {
+        match r {
+            Ok(_) => "ok",
+            Err(e) => e.status_and_code().1,
+        }
+    }
+
+    #[test]
+    fn create_validation_table() {
+        let long = "x".repeat(MAX_COMMAND_ITEM_BYTES + 1);
+        let many = vec!["a"; MAX_COMMAND_ITEMS + 1];
+        let cases: Vec<(CreateTerminal, &str)> = vec![
+            (req(80, 24, None, None), "ok"),
+            (req(1, 1, Some("/"), Some(vec!["sh"])), "ok"),
+            (req(1000, 1000, Some("/tmp"), None), "ok"),
+            (req(0, 24, None, None), "bad_request"),
+            (req(80, 1001, None, None), "bad_request"),
+            (req(-1, 24, None, None), "bad_request"),
+            (req(80, 24, None, Some(vec![])), "bad_request"),
+            (req(80, 24, None, Some(vec![""])), "bad_request"),
+            (req(80, 24, None, Some(vec!["a\0b"])), "bad_request"),
+            (req(80, 24, None, Some(vec![long.as_str()])), "bad_request"),
+            (req(80, 24, None, Some(many)), "bad_request"),
+            (req(80, 24, Some("/definitely/not/here"), None), "bad_cwd"),
+            (req(80, 24, Some("relative"), None), "bad_cwd"),
+            (req(80, 24, Some("/etc/passwd"), None), "bad_cwd"),
+        ];
+        for (r, want) in cases {
+            let dbg = format!("{r:?}");
+            assert_eq!(code(validate_create(r)), want, "{dbg}");
+        }
+    }
+
+    #[test]
+    fn create_body_refuses_unknown_fields() {
+        let bad: Result<CreateTerminal, _> = serde_json::from_str(r#"{"cols":1,"rows":1,"x":1}"#);
+        assert!(bad.is_err());
+        let bad: Result<CreateTerminal, _> = serde_json::from_str(r#"{"cols":1.5,"rows":1}"#);
+        assert!(bad.is_err());
+        let ok: Result<CreateTerminal, _> = serde_json::from_str(r#"{"cols":1,"rows":1,"cwd":null}"#);
+        assert!(ok.is_ok());
+    }
+}

@@ -1,0 +1,36 @@
+//! `porthole-sidecar`: the Porthole server process (see docs/protocol.md §1).
+
+fn main() {
+    let opts = match sidecar::cli::parse(std::env::args().skip(1)) {
+        Ok(o) => o,
+        Err(e) if e == "help" => {
+            eprintln!("{}", sidecar::cli::USAGE);
+            std::process::exit(0);
+        }
+        Err(e) => {
+            eprintln!("porthole-sidecar: {e}\n{}", sidecar::cli::USAGE);
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = sidecar::logging::init(opts.log_file.as_deref()) {
+        eprintln!("porthole-sidecar: cannot open log file: {e}");
+        std::process::exit(2);
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("porthole-sidecar: cannot start the runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = match rt.block_on(sidecar::run(opts)) {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::error!("{e}");
+            1
+        }
+    };
+    // Exit now: connection tasks and PTY threads need no orderly teardown (every child has
+    // been killed and reaped by `run`).
+    std::process::exit(code);
+}

@@ -1,0 +1,95 @@
+//! Command-line options of `porthole-sidecar` (protocol §1).
+
+use std::path::PathBuf;
+
+/// Parsed command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Port to bind on 127.0.0.1; 0 lets the OS choose.
+    pub port: u16,
+    /// Web mode: also serve the built UI at `/`.
+    pub web: bool,
+    /// Where the built UI lives; `None`: see [`default_ui_dir`].
+    pub ui_dir: Option<PathBuf>,
+    /// Append logs to this file as well as stderr.
+    pub log_file: Option<PathBuf>,
+}
+
+/// Usage text printed for `--help` and on errors.
+pub const USAGE: &str =
+    "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] [--log-file PATH]";
+
+/// Parses arguments (without the program name). Accepts `--flag value` and `--flag=value`.
+/// Errors name the offending argument; `Err("help")` asks for the usage text.
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            inline.clone().or_else(|| it.next()).ok_or_else(|| format!("{name} needs a value"))
+        };
+        match flag.as_str() {
+            "--port" => {
+                let v = value("--port")?;
+                o.port = v.parse().map_err(|_| format!("--port must be 0..=65535, got {v:?}"))?;
+            }
+            "--web" if inline.is_none() => o.web = true,
+            "--ui-dir" => o.ui_dir = Some(PathBuf::from(value("--ui-dir")?)),
+            "--log-file" => o.log_file = Some(PathBuf::from(value("--log-file")?)),
+            "--help" | "-h" => return Err("help".into()),
+            _ => return Err(format!("unknown argument {arg:?}")),
+        }
+    }
+    Ok(o)
+}
+
+/// The UI directory when `--ui-dir` is not given: `$PORTHOLE_UI_DIR`, else `ui/` beside the
+/// executable if it exists, else `../../ui/dist` relative to the executable (a dev checkout:
+/// `target/<profile>/porthole-sidecar`).
+pub fn default_ui_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("PORTHOLE_UI_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let beside = exe_dir.join("ui");
+    if beside.is_dir() {
+        return beside;
+    }
+    exe_dir.join("../../ui/dist")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Options, String> {
+        parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn parses_flags_in_both_spellings() {
+        assert_eq!(p(&[]).unwrap(), Options::default());
+        let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l"]).unwrap();
+        assert_eq!(o.port, 8080);
+        assert!(o.web);
+        assert_eq!(o.ui_dir, Some(PathBuf::from("/x")));
+        assert_eq!(o.log_file, Some(PathBuf::from("/l")));
+        assert_eq!(p(&["--port=0"]).unwrap().port, 0);
+    }
+
+    #[test]
+    fn refuses_bad_arguments() {
+        for bad in [&["--port"][..], &["--port", "70000"], &["--port", "x"], &["--nope"], &["web"],
+            &["--web=1"]] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(p(&["--help"]), Err("help".into()));
+    }
+}

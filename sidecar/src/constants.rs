@@ -1,0 +1,92 @@
+//! Protocol constants shared by the PTY hub and the HTTP/WebSocket API (docs/protocol.md).
+//!
+//! Grouped by concern, unit in every name. The invariants between them are asserted by the
+//! unit test at the bottom of this file.
+
+/// Protocol version reported by `GET /api/health` and the ready line.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+// ---- Flow control (protocol §5.1) ----
+
+/// A client with more than this many unacknowledged output bytes pauses PTY reads.
+pub const HIGH_WATERMARK_BYTES: u64 = 2 * 1024 * 1024;
+/// PTY reads resume once every client has at most this many unacknowledged bytes.
+pub const LOW_WATERMARK_BYTES: u64 = 512 * 1024;
+/// Clients should acknowledge processed output at least every this many bytes.
+/// Must be ≤ `LOW_WATERMARK_BYTES` or a client acking in chunks could never resume the PTY.
+pub const ACK_CHUNK_BYTES: u64 = 64 * 1024;
+/// Largest `bytes` value accepted in one ack message (2^32).
+pub const MAX_ACK_BYTES: u64 = 1 << 32;
+
+// ---- Output batching (protocol §5) ----
+
+/// A batch of PTY output is flushed once it holds this many bytes.
+pub const BATCH_MAX_BYTES: usize = 64 * 1024;
+/// A batch is flushed at the latest this many microseconds after its first byte was read.
+pub const BATCH_MAX_DELAY_US: u64 = 4_000;
+
+// ---- Scrollback ----
+
+/// Bytes of output kept per terminal and replayed to a client on attach.
+pub const SCROLLBACK_BYTES: usize = 4 * 1024 * 1024;
+/// Scrollback replay is sent in binary messages of at most this many bytes.
+pub const REPLAY_CHUNK_BYTES: usize = 64 * 1024;
+
+// ---- Request bounds ----
+
+/// Largest HTTP request body accepted, in bytes.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// Largest inbound WebSocket message (input bytes or control JSON), in bytes.
+pub const MAX_WS_MESSAGE_BYTES: usize = 64 * 1024;
+/// Smallest and largest terminal size in columns and in rows.
+pub const MIN_TERMINAL_CELLS: u16 = 1;
+/// Largest terminal size in columns and in rows.
+pub const MAX_TERMINAL_CELLS: u16 = 1000;
+/// Largest number of items in a terminal's `command`.
+pub const MAX_COMMAND_ITEMS: usize = 256;
+/// Largest length of one `command` item, in bytes.
+pub const MAX_COMMAND_ITEM_BYTES: usize = 4096;
+/// Largest number of outstanding one-time login codes (the oldest is dropped).
+pub const MAX_LOGIN_CODES: usize = 64;
+/// Largest number of live browser sessions (the oldest is dropped).
+pub const MAX_SESSIONS: usize = 1024;
+
+// ---- Process lifecycle ----
+
+/// Delay between SIGHUP and SIGKILL when killing a terminal's process group, in milliseconds.
+pub const KILL_GRACE_MS: u64 = 2_000;
+/// After the child is reaped, how long the PTY may stay quiet (held open by a stray
+/// background process) before the `exit` message is sent anyway, in milliseconds.
+pub const EXIT_QUIET_MS: u64 = 1_000;
+/// The whole shutdown (hang up, kill, reap) is bounded by this many milliseconds.
+pub const SHUTDOWN_BOUND_MS: u64 = 4_500;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_control_invariants_hold() {
+        assert!(ACK_CHUNK_BYTES <= LOW_WATERMARK_BYTES);
+        assert!(LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES);
+        assert!(HIGH_WATERMARK_BYTES <= MAX_ACK_BYTES);
+        // A replayed scrollback counts as unacked; it must stay a bounded overshoot.
+        assert!(SCROLLBACK_BYTES as u64 <= 4 * HIGH_WATERMARK_BYTES);
+    }
+
+    #[test]
+    fn batching_and_scrollback_invariants_hold() {
+        assert!(SCROLLBACK_BYTES >= 4 * 1024 * 1024, "design §7: ring ≥ 4 MiB");
+        assert!(BATCH_MAX_BYTES <= 64 * 1024);
+        assert!(BATCH_MAX_DELAY_US <= 4_000);
+        assert!(REPLAY_CHUNK_BYTES <= SCROLLBACK_BYTES);
+        assert!(BATCH_MAX_BYTES as u64 <= HIGH_WATERMARK_BYTES - LOW_WATERMARK_BYTES);
+    }
+
+    #[test]
+    fn bounds_invariants_hold() {
+        assert!(MIN_TERMINAL_CELLS >= 1 && MIN_TERMINAL_CELLS <= MAX_TERMINAL_CELLS);
+        assert!(MAX_COMMAND_ITEMS * MAX_COMMAND_ITEM_BYTES >= MAX_BODY_BYTES);
+        assert!(KILL_GRACE_MS < SHUTDOWN_BOUND_MS && SHUTDOWN_BOUND_MS < 5_000);
+    }
+}

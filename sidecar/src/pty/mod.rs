@@ -1,0 +1,23 @@
+//! PTY sessions: spawn programs on pseudo-terminals, scrollback, multi-client output with
+//! flow control, kill and reap.
+//!
+//! Architecture Invariant: this module knows nothing of HTTP or WebSockets. Callers attach
+//! with [`Terminal::attach`] and get bytes and events; they ack through [`ClientHandle`].
+
+mod error;
+mod id;
+mod registry;
+mod ring;
+mod sys;
+mod terminal;
+
+pub use error::PtyError;
+pub use id::{BadTerminalId, TerminalId};
+pub use registry::Registry;
+pub use terminal::{Attachment, ClientHandle, Event, SpawnSpec, Terminal, TerminalInfo};
+
+/// The user's home directory (`$HOME`, else the password database, else `/`): the default
+/// working directory of a new terminal.
+pub fn home_dir() -> String {
+    sys::home_dir()
+}

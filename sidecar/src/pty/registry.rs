@@ -1,0 +1,131 @@
+//! The set of live terminals, in creation order, with id allocation and kill/shutdown.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::error::PtyError;
+use super::id::TerminalId;
+use super::terminal::{SpawnSpec, Terminal};
+use crate::constants::KILL_GRACE_MS;
+
+/// Owns every terminal. Ids are allocated from 1 upwards and never reused.
+#[derive(Default)]
+pub struct Registry {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    terminals: BTreeMap<TerminalId, Arc<Terminal>>,
+    next_id: u64,
+    shutting_down: bool,
+}
+
+impl Registry {
+    /// Creates an empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Spawns a terminal and registers it. `PORTHOLE_PANE=<id>` and the terminal environment
+    /// (`TERM`, `COLORTERM`, `TERM_PROGRAM`, `TERM_PROGRAM_VERSION`) are added to the
+    /// sidecar's own. Blocking (fork/exec): call from a blocking context. On error nothing is
+    /// registered and nothing is left running; the id is not reused.
+    pub fn spawn(&self, spec: SpawnSpec) -> Result<Arc<Terminal>, PtyError> {
+        let id = {
+            let mut inner = self.lock();
+            if inner.shutting_down {
+                return Err(PtyError::Closed);
+            }
+            inner.next_id += 1;
+            TerminalId(inner.next_id)
+        };
+        let env = [
+            ("TERM".to_string(), "xterm-256color".to_string()),
+            ("COLORTERM".to_string(), "truecolor".to_string()),
+            ("TERM_PROGRAM".to_string(), "porthole".to_string()),
+            ("TERM_PROGRAM_VERSION".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            ("PORTHOLE_PANE".to_string(), id.to_string()),
+        ];
+        let term = Arc::new(Terminal::spawn(id, spec, &env)?);
+        let mut inner = self.lock();
+        if inner.shutting_down {
+            drop(inner);
+            term.hang_up();
+            term.kill_now();
+            return Err(PtyError::Closed);
+        }
+        inner.terminals.insert(id, term.clone());
+        tracing::info!(%id, pid = term.pid(), "terminal spawned");
+        Ok(term)
+    }
+
+    /// The terminal with this id, if registered.
+    pub fn get(&self, id: TerminalId) -> Option<Arc<Terminal>> {
+        self.lock().terminals.get(&id).cloned()
+    }
+
+    /// Every registered terminal in creation order.
+    pub fn list(&self) -> Vec<Arc<Terminal>> {
+        self.lock().terminals.values().cloned().collect()
+    }
+
+    /// Forgets the terminal, hangs it up (SIGHUP to its group and session) and, on a
+    /// background thread, sends SIGKILL after 2 s if anything is left. Returns false if the id
+    /// was unknown (a second call returns false).
+    pub fn delete(&self, id: TerminalId) -> bool {
+        let Some(term) = self.lock().terminals.remove(&id) else { return false };
+        term.hang_up();
+        let spawned = std::thread::Builder::new().name(format!("pty-kill-{id}")).spawn({
+            let term = term.clone();
+            move || {
+                wait_until(Duration::from_millis(KILL_GRACE_MS), || !term.anything_alive());
+                if term.anything_alive() {
+                    term.kill_now();
+                }
+            }
+        });
+        if spawned.is_err() {
+            term.kill_now();
+        }
+        tracing::info!(%id, "terminal deleted");
+        true
+    }
+
+    /// Hangs up every terminal, SIGKILLs whatever is left after 2 s, and waits (bounded)
+    /// until every child is reaped. Blocking; refuses later spawns. Idempotent.
+    pub fn shutdown(&self) {
+        let terms: Vec<Arc<Terminal>> = {
+            let mut inner = self.lock();
+            inner.shutting_down = true;
+            std::mem::take(&mut inner.terminals).into_values().collect()
+        };
+        for t in &terms {
+            t.hang_up();
+        }
+        let grace = Duration::from_millis(KILL_GRACE_MS);
+        wait_until(grace, || terms.iter().all(|t| !t.anything_alive()));
+        for t in &terms {
+            if t.anything_alive() {
+                tracing::info!(id = %t.id(), "sending SIGKILL");
+                t.kill_now();
+            }
+        }
+        wait_until(Duration::from_millis(1500), || {
+            terms.iter().all(|t| !t.anything_alive() && t.reaped())
+        });
+    }
+}
+
+/// Polls `done` every 20 ms until it returns true or `limit` passes.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() && start.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

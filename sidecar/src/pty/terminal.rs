@@ -1,0 +1,563 @@
+//! One terminal: a child on a PTY, its reader/writer/waiter threads, scrollback and clients.
+//!
+//! Ownership and drop order: the [`Terminal`] owns the `MasterPty` (for resize and the
+//! foreground process group) and the sending half of the input channel. The writer thread
+//! owns the master's writer for the PTY's whole life (dropping it writes EOF to the program,
+//! design §8) and ends when the last `Terminal` handle drops. The reader thread owns its own
+//! duplicate of the master fd and ends at EOF. The waiter thread reaps the child. The slave
+//! is dropped right after spawn, or EOF would never come.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use portable_pty::{CommandBuilder, MasterPty, PtySize};
+use tokio::sync::mpsc;
+
+use super::error::PtyError;
+use super::id::TerminalId;
+use super::ring::Ring;
+use super::sys;
+use crate::constants::{
+    BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, HIGH_WATERMARK_BYTES,
+    LOW_WATERMARK_BYTES, MAX_ACK_BYTES, SCROLLBACK_BYTES,
+};
+
+/// A read at least this large means output is streaming: wait (up to the batch deadline) for
+/// more before flushing. A smaller read (typically a keystroke echo) is flushed as soon as
+/// the PTY has nothing more ready, so interactive latency does not pay the batch delay.
+const BULK_READ_BYTES: usize = 1024;
+
+/// Input messages queued per terminal before a sender waits (each ≤ 64 KiB).
+const INPUT_QUEUE_MESSAGES: usize = 256;
+
+/// What to start on a new PTY. Values are already validated by the caller.
+#[derive(Debug, Clone)]
+pub struct SpawnSpec {
+    /// Width in columns of text, 1..=1000.
+    pub cols: u16,
+    /// Height in lines of text, 1..=1000.
+    pub rows: u16,
+    /// Working directory; must exist.
+    pub cwd: PathBuf,
+    /// `argv`; `None` starts the user's shell as a login shell.
+    pub command: Option<Vec<String>>,
+}
+
+/// A snapshot of a terminal's public state (protocol §4 `Terminal`).
+#[derive(Debug, Clone)]
+pub struct TerminalInfo {
+    /// The terminal's id.
+    pub id: TerminalId,
+    /// The child's pid, also its process group and session id.
+    pub pid: i32,
+    /// Working directory the child started in.
+    pub cwd: String,
+    /// `argv` as started (`["-bash"]` for a login shell).
+    pub command: Vec<String>,
+    /// Current width in columns.
+    pub cols: u16,
+    /// Current height in lines.
+    pub rows: u16,
+    /// True if and only if the child has not been reaped yet.
+    pub alive: bool,
+    /// Exit status once reaped; `128 + S` for a child killed by signal S.
+    pub exit_code: Option<i32>,
+    /// True if and only if the PTY's foreground process group is not the child's own.
+    pub busy: bool,
+    /// `comm` of the foreground process group leader, if readable.
+    pub foreground: Option<String>,
+}
+
+/// An event delivered to an attached client, in order.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A batch of raw PTY output (≤ 64 KiB).
+    Output(Bytes),
+    /// The program ended with this code (sent once, after its output).
+    Exit(i32),
+    /// The terminal was deleted; no more events follow.
+    Closed,
+}
+
+/// What a client gets when it attaches: the scrollback, the exit status if the program has
+/// already ended, and the live events that follow the scrollback with no gap and no overlap.
+pub struct Attachment {
+    /// The scrollback at the moment of attaching (≤ 4 MiB), oldest byte first. Counts as
+    /// unacknowledged output for flow control.
+    pub replay: Vec<u8>,
+    /// `Some(code)` if the `exit` event was already sent before this client attached (it will
+    /// not be sent again on `events`).
+    pub exited: Option<i32>,
+    /// `Some(..)` if the terminal was already closed (deleted).
+    pub closed: bool,
+    /// Live events after the scrollback.
+    pub events: mpsc::UnboundedReceiver<Event>,
+    /// Acks flow control; detaches the client when dropped.
+    pub handle: ClientHandle,
+}
+
+/// One attached client. Dropping it detaches the client (which may resume a paused PTY).
+pub struct ClientHandle {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl ClientHandle {
+    /// Acknowledges `bytes` of processed output. Errors with [`PtyError::AckOutOfRange`] if
+    /// `bytes` is 0, over 2^32, or more than this client's unacknowledged bytes; the state is
+    /// then unchanged.
+    pub fn ack(&self, bytes: u64) -> Result<(), PtyError> {
+        let mut hub = self.shared.lock();
+        let unacked = hub.clients.get(&self.id).map_or(0, |c| c.unacked);
+        if bytes == 0 || bytes > MAX_ACK_BYTES || bytes > unacked {
+            return Err(PtyError::AckOutOfRange { acked: bytes, unacked });
+        }
+        if let Some(c) = hub.clients.get_mut(&self.id) {
+            c.unacked -= bytes;
+        }
+        self.shared.maybe_resume(&mut hub);
+        Ok(())
+    }
+}
+
+impl Drop for ClientHandle {
+    fn drop(&mut self) {
+        let mut hub = self.shared.lock();
+        hub.clients.remove(&self.id);
+        self.shared.maybe_resume(&mut hub);
+    }
+}
+
+struct Client {
+    tx: mpsc::UnboundedSender<Event>,
+    /// Bytes queued to this client and not yet acknowledged.
+    unacked: u64,
+}
+
+/// State shared by the terminal handle, its threads and its clients; one lock.
+struct Hub {
+    ring: Ring,
+    clients: BTreeMap<u64, Client>,
+    next_client: u64,
+    cols: u16,
+    rows: u16,
+    /// PTY reads are paused by flow control.
+    paused: bool,
+    /// The reader saw EOF (or EIO: the slave side is gone).
+    eof: bool,
+    /// Set once the child is reaped.
+    exit_code: Option<i32>,
+    exit_sent: bool,
+    /// Deleted: output is discarded and clients are told `Closed` after `Exit`.
+    closed: bool,
+    last_output: Instant,
+}
+
+struct Shared {
+    hub: Mutex<Hub>,
+    cv: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Hub> {
+        // A poisoned lock means a thread panicked mid-update; the data is still usable
+        // (every update is a few plain assignments), so keep serving.
+        self.hub.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn broadcast(hub: &mut Hub, ev: Event) {
+        for c in hub.clients.values() {
+            let _ = c.tx.send(ev.clone());
+        }
+    }
+
+    /// Resumes reads if paused and every client is below the low watermark.
+    fn maybe_resume(&self, hub: &mut Hub) {
+        if hub.paused && hub.clients.values().all(|c| c.unacked < LOW_WATERMARK_BYTES) {
+            hub.paused = false;
+            self.cv.notify_all();
+        }
+    }
+
+    /// Appends one batch to the scrollback and queues it to every client.
+    fn publish(&self, data: &[u8]) {
+        let mut hub = self.lock();
+        hub.last_output = Instant::now();
+        if hub.closed {
+            return;
+        }
+        hub.ring.push(data);
+        let bytes = Bytes::copy_from_slice(data);
+        let len = data.len() as u64;
+        let mut over = false;
+        for c in hub.clients.values_mut() {
+            if c.tx.send(Event::Output(bytes.clone())).is_ok() {
+                c.unacked += len;
+                over |= c.unacked > HIGH_WATERMARK_BYTES;
+            }
+        }
+        if over {
+            hub.paused = true;
+        }
+    }
+
+    /// Blocks the reader while flow control has paused it (and the terminal is open).
+    fn wait_unpaused(&self) {
+        let mut hub = self.lock();
+        while hub.paused && !hub.closed {
+            hub = self.cv.wait(hub).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Sends `exit` once: when the child is reaped and the reader saw EOF, or `force`.
+    fn maybe_send_exit(&self, hub: &mut Hub, force: bool) {
+        if hub.exit_sent {
+            return;
+        }
+        let Some(code) = hub.exit_code else { return };
+        if hub.eof || force {
+            hub.exit_sent = true;
+            Self::broadcast(hub, Event::Exit(code));
+            if hub.closed {
+                Self::broadcast(hub, Event::Closed);
+            }
+        }
+    }
+}
+
+/// A live (or exited, not yet deleted) terminal. Cheap to share behind an `Arc`.
+pub struct Terminal {
+    id: TerminalId,
+    pid: i32,
+    cwd: String,
+    command: Vec<String>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    input: mpsc::Sender<Vec<u8>>,
+    shared: Arc<Shared>,
+}
+
+impl Terminal {
+    /// Opens a PTY of `spec.cols`×`spec.rows`, starts the program as a session leader on it
+    /// with `env` added, and starts the reader, writer and waiter threads. On error nothing
+    /// is left running.
+    pub(crate) fn spawn(
+        id: TerminalId,
+        spec: SpawnSpec,
+        env: &[(String, String)],
+    ) -> Result<Terminal, PtyError> {
+        let size = PtySize { rows: spec.rows, cols: spec.cols, pixel_width: 0, pixel_height: 0 };
+        let pair = portable_pty::native_pty_system()
+            .openpty(size)
+            .map_err(|e| PtyError::Open(format!("{e:#}")))?;
+        // Take the writer and our reader fd before spawning, so that no failure after the
+        // spawn can leave a child behind.
+        let writer = pair.master.take_writer().map_err(|e| PtyError::Open(format!("{e:#}")))?;
+        let master_fd = pair
+            .master
+            .as_raw_fd()
+            .ok_or_else(|| PtyError::Open("master has no fd".into()))?;
+        let reader = dup_cloexec(master_fd).map_err(|e| PtyError::Open(format!("fcntl(F_DUPFD_CLOEXEC): {e}")))?;
+
+        let (mut builder, command) = match spec.command {
+            Some(argv) => (CommandBuilder::from_argv(argv.iter().map(Into::into).collect()), argv),
+            None => {
+                let shell = sys::user_shell();
+                let base = shell.rsplit('/').next().unwrap_or(&shell).to_string();
+                let mut b = CommandBuilder::new_default_prog();
+                // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
+                b.env("SHELL", &shell);
+                (b, vec![format!("-{base}")])
+            }
+        };
+        builder.cwd(&spec.cwd);
+        for (k, v) in env {
+            builder.env(k, v);
+        }
+        let program = command.first().cloned().unwrap_or_default();
+        let child = pair
+            .slave
+            .spawn_command(builder)
+            .map_err(|e| PtyError::Spawn { program, reason: format!("{e:#}") })?;
+        // Drop the slave now: the master sees EOF only once every slave fd is closed.
+        drop(pair.slave);
+        let pid = child.process_id().map(|p| p as i32).unwrap_or(0);
+        // Dropping a std Child neither kills nor reaps it; the waiter thread reaps by pid.
+        drop(child);
+        if pid <= 1 {
+            return Err(PtyError::Spawn { program: command[0].clone(), reason: "no pid".into() });
+        }
+
+        let shared = Arc::new(Shared {
+            hub: Mutex::new(Hub {
+                ring: Ring::new(SCROLLBACK_BYTES),
+                clients: BTreeMap::new(),
+                next_client: 0,
+                cols: spec.cols,
+                rows: spec.rows,
+                paused: false,
+                eof: false,
+                exit_code: None,
+                exit_sent: false,
+                closed: false,
+                last_output: Instant::now(),
+            }),
+            cv: Condvar::new(),
+        });
+
+        let (input, input_rx) = mpsc::channel(INPUT_QUEUE_MESSAGES);
+        let name = id.to_string();
+        let threads = (|| -> std::io::Result<()> {
+            std::thread::Builder::new()
+                .name(format!("pty-write-{name}"))
+                .spawn(move || writer_loop(writer, input_rx))?;
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("pty-read-{name}"))
+                .spawn(move || reader_loop(s, reader))?;
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("pty-wait-{name}"))
+                .spawn(move || waiter_loop(s, pid))?;
+            Ok(())
+        })();
+        if let Err(e) = threads {
+            sys::signal_session(pid, libc::SIGKILL);
+            return Err(PtyError::Spawn { program: command[0].clone(), reason: format!("thread: {e}") });
+        }
+
+        Ok(Terminal {
+            id,
+            pid,
+            cwd: spec.cwd.to_string_lossy().into_owned(),
+            command,
+            master: Mutex::new(pair.master),
+            input,
+            shared,
+        })
+    }
+
+    /// The terminal's id.
+    pub fn id(&self) -> TerminalId {
+        self.id
+    }
+
+    /// The child's pid (= its process group and session id).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// A snapshot of the public state. Reads the foreground process group with
+    /// `tcgetpgrp(3)` and its name from `/proc`.
+    pub fn info(&self) -> TerminalInfo {
+        let (cols, rows, exit_code) = {
+            let hub = self.shared.lock();
+            (hub.cols, hub.rows, hub.exit_code)
+        };
+        let alive = exit_code.is_none();
+        let pgrp = if alive {
+            self.master.lock().unwrap_or_else(|p| p.into_inner()).process_group_leader()
+        } else {
+            None
+        };
+        TerminalInfo {
+            id: self.id,
+            pid: self.pid,
+            cwd: self.cwd.clone(),
+            command: self.command.clone(),
+            cols,
+            rows,
+            alive,
+            exit_code,
+            busy: pgrp.is_some_and(|p| p != self.pid),
+            foreground: pgrp.and_then(sys::process_name),
+        }
+    }
+
+    /// Attaches a client. The scrollback snapshot and the subscription are taken under one
+    /// lock, so `replay` followed by `events` is exactly the terminal's output stream.
+    pub fn attach(&self) -> Attachment {
+        let mut hub = self.shared.lock();
+        let replay = hub.ring.snapshot();
+        let (tx, events) = mpsc::unbounded_channel();
+        let id = hub.next_client;
+        hub.next_client += 1;
+        let unacked = replay.len() as u64;
+        if unacked > HIGH_WATERMARK_BYTES {
+            hub.paused = true;
+        }
+        hub.clients.insert(id, Client { tx, unacked });
+        Attachment {
+            replay,
+            exited: if hub.exit_sent { hub.exit_code } else { None },
+            closed: hub.closed,
+            events,
+            handle: ClientHandle { shared: self.shared.clone(), id },
+        }
+    }
+
+    /// Queues `data` to be written to the PTY unchanged. Waits (asynchronously) while the
+    /// input queue is full. Errors with [`PtyError::Closed`] once the writer is gone.
+    pub async fn write_input(&self, data: Vec<u8>) -> Result<(), PtyError> {
+        self.input.send(data).await.map_err(|_| PtyError::Closed)
+    }
+
+    /// Sets the window size (`ioctl(TIOCSWINSZ)`; the program gets SIGWINCH).
+    pub fn resize(&self, cols: u16, rows: u16) -> Result<(), PtyError> {
+        let size = PtySize { rows, cols, pixel_width: 0, pixel_height: 0 };
+        self.master
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .resize(size)
+            .map_err(|e| PtyError::Resize(format!("{e:#}")))?;
+        let mut hub = self.shared.lock();
+        hub.cols = cols;
+        hub.rows = rows;
+        Ok(())
+    }
+
+    /// Marks the terminal closed (output discarded from now on, clients get `exit` then
+    /// `Closed`) and sends SIGHUP to its process group and session. Idempotent.
+    pub(crate) fn hang_up(&self) {
+        {
+            let mut hub = self.shared.lock();
+            if !hub.closed {
+                hub.closed = true;
+                if hub.exit_sent {
+                    Shared::broadcast(&mut hub, Event::Closed);
+                }
+            }
+            self.shared.cv.notify_all();
+        }
+        sys::signal_session(self.pid, libc::SIGHUP);
+    }
+
+    /// Sends SIGKILL to the process group and session. Idempotent.
+    pub(crate) fn kill_now(&self) {
+        sys::signal_session(self.pid, libc::SIGKILL);
+    }
+
+    /// True if and only if some live process remains in the terminal's group or session.
+    pub(crate) fn anything_alive(&self) -> bool {
+        sys::session_alive(self.pid)
+    }
+
+    /// True if and only if the child has been reaped.
+    pub(crate) fn reaped(&self) -> bool {
+        self.shared.lock().exit_code.is_some()
+    }
+}
+
+/// `fcntl(F_DUPFD_CLOEXEC)`: our own fd for the master, so the reader never polls an fd that
+/// the `MasterPty` closed.
+fn dup_cloexec(fd: RawFd) -> std::io::Result<File> {
+    // SAFETY: fd is the master's open fd; the result is a new fd we own.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `new` is a fresh fd owned by nobody else.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(new) }))
+}
+
+/// Reads into `buf`. `Ok(0)` means EOF. On Linux, reading the master after the slave side is
+/// closed (the child exited) fails with EIO: that is EOF, not an error (design §8).
+fn read_pty(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match f.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if e.raw_os_error() == Some(libc::EIO) => return Ok(0),
+            r => return r,
+        }
+    }
+}
+
+/// Reads the PTY in batches (flushed at 64 KiB, 4 ms after the first byte, or as soon as a
+/// small read finds nothing more ready) until EOF, pausing while flow control says so.
+fn reader_loop(shared: Arc<Shared>, mut f: File) {
+    let fd = f.as_raw_fd();
+    let mut buf = vec![0u8; BATCH_MAX_BYTES];
+    let max_delay = Duration::from_micros(BATCH_MAX_DELAY_US);
+    let mut eof = false;
+    while !eof {
+        shared.wait_unpaused();
+        let n = match read_pty(&mut f, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!("pty read failed: {e}");
+                break;
+            }
+        };
+        let first = Instant::now();
+        let (mut filled, mut last) = (n, n);
+        while filled < buf.len() {
+            let budget = max_delay.saturating_sub(first.elapsed());
+            let wait = if last >= BULK_READ_BYTES { budget } else { Duration::ZERO };
+            if !sys::wait_readable(fd, wait) {
+                break;
+            }
+            match read_pty(&mut f, &mut buf[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(m) => {
+                    filled += m;
+                    last = m;
+                }
+                Err(e) => {
+                    tracing::warn!("pty read failed: {e}");
+                    eof = true;
+                    break;
+                }
+            }
+            if budget.is_zero() {
+                break;
+            }
+        }
+        shared.publish(&buf[..filled]);
+    }
+    let mut hub = shared.lock();
+    hub.eof = true;
+    shared.cv.notify_all();
+    shared.maybe_send_exit(&mut hub, false);
+}
+
+/// Writes queued input to the PTY. Owns the master's writer for the PTY's whole life; ends
+/// when the terminal (the channel's sender) is dropped, and only then drops the writer.
+fn writer_loop(mut writer: Box<dyn Write + Send>, mut rx: mpsc::Receiver<Vec<u8>>) {
+    while let Some(data) = rx.blocking_recv() {
+        if let Err(e) = writer.write_all(&data).and_then(|_| writer.flush()) {
+            tracing::debug!("pty write failed: {e}");
+        }
+    }
+}
+
+/// Reaps the child, records its status, and sends `exit` if the reader already saw EOF, or
+/// once the PTY has been quiet (and not paused) for `EXIT_QUIET_MS` (a stray background
+/// process may hold the slave open forever), or at once if the terminal is closed.
+fn waiter_loop(shared: Arc<Shared>, pid: i32) {
+    let code = sys::wait_child(pid).unwrap_or(-1);
+    let quiet = Duration::from_millis(EXIT_QUIET_MS);
+    let mut hub = shared.lock();
+    hub.exit_code = Some(code);
+    shared.cv.notify_all();
+    loop {
+        let force = hub.closed || (!hub.paused && hub.last_output.elapsed() >= quiet);
+        shared.maybe_send_exit(&mut hub, force);
+        if hub.exit_sent {
+            return;
+        }
+        hub = shared
+            .cv
+            .wait_timeout(hub, Duration::from_millis(100))
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+}
