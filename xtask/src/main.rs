@@ -1,1 +1,218 @@
-fn main() {}
+//! `cargo xtask`: the one entry point for building, running, testing and benchmarking
+//! Porthole. std only, so it compiles in seconds.
+//!
+//! ```text
+//! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
+//! cargo xtask test             build once, run every suite, print "N passed, N failed"
+//! cargo xtask bench [pty]      run a benchmark (release build)
+//! ```
+
+mod deps;
+mod signals;
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use util::{cargo, run, Failed};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = repo_root();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => cmd_run(&root, &args[1..]),
+        Some("test") => cmd_test(&root, &args[1..]),
+        Some("bench") => cmd_bench(&root, &args[1..]),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{}", USAGE);
+            Ok(())
+        }
+        Some(other) => Err(Failed(format!("unknown command {other:?}\n\n{USAGE}"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failed(msg)) => {
+            // An empty message means the failure was already reported (test summary).
+            if !msg.is_empty() {
+                eprintln!("xtask: error: {msg}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+  run [--web]    build the UI, the sidecar and the desktop app, then start the app;
+                 with --web (or on Linux without DISPLAY/WAYLAND_DISPLAY) start the
+                 sidecar in web mode and print the URL to open instead
+  test           build once, then run every suite (cargo tests, UI unit tests,
+                 Playwright e2e, desktop smoke); prints `N passed, N failed`
+  bench [pty]    run a benchmark in release mode (pty: sidecar PTY throughput)
+
+Both run and test first install what is missing: Debian packages (apt-get, as root
+or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/tools.
+";
+
+fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().expect("xtask lives in the repo root").to_path_buf()
+}
+
+/// True when there is no display to open a window on (Linux only).
+fn headless() -> bool {
+    cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").map_or(true, |d| d.is_empty())
+        && std::env::var_os("WAYLAND_DISPLAY").map_or(true, |d| d.is_empty())
+}
+
+fn cmd_run(root: &Path, args: &[String]) -> Result<(), Failed> {
+    let mut web = false;
+    for arg in args {
+        match arg.as_str() {
+            "--web" => web = true,
+            other => return Err(Failed(format!("run: unknown argument {other:?}"))),
+        }
+    }
+    if !web && headless() {
+        println!("xtask: no DISPLAY or WAYLAND_DISPLAY: starting web mode instead of the desktop app");
+        web = true;
+    }
+    let needs = if web { deps::Needs::Web } else { deps::Needs::Desktop };
+    deps::bootstrap(root, needs)?;
+    run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
+    let mut build = cargo(root);
+    build.args(["build", "-p", "sidecar"]);
+    if !web {
+        build.args(["-p", "porthole"]);
+    }
+    run(&mut build)?;
+
+    signals::install();
+    let bin = root.join("target/debug");
+    if web {
+        run_web(root, &bin.join(exe("porthole-sidecar")))
+    } else {
+        let mut app = Command::new(bin.join(exe("porthole")));
+        app.stdin(Stdio::inherit());
+        signals::run_forwarding(&mut app)
+    }
+}
+
+/// Starts the sidecar in web mode, prints its login URL, and waits for it; Ctrl-C
+/// (or SIGTERM to xtask) shuts it down.
+fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
+    use std::io::BufRead;
+    let mut cmd = Command::new(sidecar);
+    cmd.arg("--web")
+        .arg("--ui-dir")
+        .arg(root.join("ui/dist"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Failed(format!("failed to start {}: {e}", sidecar.display())))?;
+    let stdout = child.stdout.take().expect("piped");
+    let mut line = String::new();
+    let mut reader = std::io::BufReader::new(stdout);
+    if reader.read_line(&mut line).unwrap_or(0) > 0 {
+        match util::json_string_field(&line, "login_url") {
+            Some(url) => {
+                println!();
+                println!("  Porthole is running in web mode.");
+                println!("  Open this URL: {url}");
+                println!("  (one-time login link; press Ctrl-C to stop)");
+                println!();
+            }
+            None => println!("xtask: the sidecar printed an unexpected ready line: {}", line.trim()),
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::stdout()));
+    signals::wait_forwarding(child)
+}
+
+fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
+    let which = args.first().map(String::as_str).unwrap_or("pty");
+    match which {
+        "pty" => run(cargo(root).args(["run", "--release", "-p", "sidecar", "--example", "bench_pty"])
+            .args(&args[1.min(args.len())..])),
+        other => Err(Failed(format!("bench: unknown benchmark {other:?} (available: pty)"))),
+    }
+}
+
+/// One suite's outcome, for the summary.
+struct Outcome {
+    name: &'static str,
+    ok: bool,
+    secs: u64,
+}
+
+fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
+    if let Some(arg) = args.first() {
+        return Err(Failed(format!("test: unknown argument {arg:?}")));
+    }
+    let started = Instant::now();
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut step = |name: &'static str, f: &mut dyn FnMut() -> Result<(), Failed>| {
+        banner(name);
+        let t = Instant::now();
+        let result = f();
+        if let Err(Failed(msg)) = &result {
+            eprintln!("xtask: {name} failed: {msg}");
+        }
+        let ok = result.is_ok();
+        outcomes.push(Outcome { name, ok, secs: t.elapsed().as_secs() });
+        ok
+    };
+
+    // Build once; every suite below uses these artifacts.
+    let built = step("build", &mut || {
+        deps::bootstrap(root, deps::Needs::Test)?;
+        run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
+        run(cargo(root).args(["build", "-p", "sidecar", "-p", "porthole"]))?;
+        run(cargo(root).args(["test", "--workspace", "--no-run"]))
+    });
+    step("cargo test", &mut || run(cargo(root).args(["test", "--workspace"])));
+    step("ui unit (vitest)", &mut || {
+        run(Command::new("npm").arg("test").current_dir(root.join("ui")))
+    });
+    step("e2e (playwright)", &mut || {
+        run(Command::new("npm").arg("test").current_dir(root.join("tests/e2e")))
+    });
+    step("desktop smoke", &mut || {
+        run(Command::new("node")
+            .arg(root.join("tests/desktop/smoke.mjs"))
+            .env("PORTHOLE_TAURI_DRIVER", deps::tauri_driver_path(root))
+            .current_dir(root))
+    });
+
+    println!();
+    println!("==== summary ({} s) ====", started.elapsed().as_secs());
+    for o in &outcomes {
+        println!("{} {:<20} {:>5} s", if o.ok { "PASS" } else { "FAIL" }, o.name, o.secs);
+    }
+    if !built {
+        println!("(the build failed, so later failures may only follow from it)");
+    }
+    // The build is a step, not a suite, unless it failed.
+    let suites: Vec<&Outcome> = outcomes.iter().filter(|o| o.name != "build" || !o.ok).collect();
+    let passed = suites.iter().filter(|o| o.ok).count();
+    let failed = suites.len() - passed;
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        Err(Failed(String::new()))
+    } else {
+        Ok(())
+    }
+}
+
+fn banner(name: &str) {
+    println!();
+    println!("==== {name} ====");
+}
+
+fn exe(name: &str) -> String {
+    format!("{name}{}", std::env::consts::EXE_SUFFIX)
+}

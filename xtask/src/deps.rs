@@ -1,0 +1,164 @@
+//! Dependency bootstrap shared by `run` and `test`: Debian packages, npm packages,
+//! and (for `test`) tauri-driver in a project-local root.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use crate::util::{cargo, run, succeeds, Failed};
+
+/// What the command about to run needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// `run --web`: the sidecar and the UI build only.
+    Web,
+    /// `run`: also the Tauri shell (WebKitGTK headers).
+    Desktop,
+    /// `test`: everything, plus the browsers, X server and drivers the suites use.
+    Test,
+}
+
+/// Debian packages per need. Build: a C toolchain and pkg-config for the -sys
+/// crates; WebKitGTK 4.1 (pulls GTK 3, libsoup 3) for the Tauri shell. Runtime:
+/// Chromium (browser panes, Playwright), Xvfb + dbus-run-session + WebKitWebDriver
+/// for the desktop smoke.
+fn debian_packages(needs: Needs) -> Vec<&'static str> {
+    let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
+    if needs != Needs::Web {
+        pkgs.push("libwebkit2gtk-4.1-dev");
+    }
+    if needs == Needs::Test {
+        pkgs.extend(["xvfb", "dbus-daemon", "webkit2gtk-driver"]);
+    }
+    pkgs
+}
+
+/// tauri-driver's major version: it must match Tauri's.
+const TAURI_DRIVER_VERSION: &str = "^2";
+
+pub fn tauri_driver_path(root: &Path) -> PathBuf {
+    root.join("target/tools/bin")
+        .join(format!("tauri-driver{}", std::env::consts::EXE_SUFFIX))
+}
+
+pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
+    if cfg!(target_os = "linux") && Path::new("/usr/bin/dpkg-query").exists() {
+        apt_install(&debian_packages(needs))?;
+    } else if cfg!(target_os = "linux") {
+        println!("xtask: not a Debian-family system: install WebKitGTK 4.1, Chromium, Xvfb and WebKitWebDriver yourself");
+    }
+    check_node()?;
+    npm_ci(&root.join("ui"))?;
+    if needs == Needs::Test {
+        npm_ci(&root.join("tests/e2e"))?;
+        install_tauri_driver(root)?;
+    }
+    Ok(())
+}
+
+fn missing_debian_packages(pkgs: &[&str]) -> Vec<String> {
+    pkgs.iter()
+        .filter(|p| {
+            let out = Command::new("dpkg-query")
+                .args(["-W", "-f=${db:Status-Status}", p])
+                .output();
+            !matches!(out, Ok(o) if o.status.success() && o.stdout == b"installed")
+        })
+        .map(|p| p.to_string())
+        .collect()
+}
+
+fn apt_install(pkgs: &[&str]) -> Result<(), Failed> {
+    let missing = missing_debian_packages(pkgs);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    println!("xtask: missing Debian packages: {}", missing.join(" "));
+    let manual = format!(
+        "sudo apt-get update && sudo apt-get install -y --no-install-recommends {}",
+        missing.join(" ")
+    );
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.trim_ascii() == b"0")
+        .unwrap_or(false);
+    let sudo: &[&str] = if is_root {
+        &[]
+    } else if succeeds(Command::new("sudo").args(["-n", "true"])) {
+        &["sudo", "-n"]
+    } else {
+        return Err(Failed(format!(
+            "cannot install packages without root; run:\n  {manual}"
+        )));
+    };
+    let apt = |args: &[&str]| -> Result<(), Failed> {
+        let mut argv: Vec<&str> = sudo.to_vec();
+        argv.push("apt-get");
+        argv.extend(args);
+        let mut cmd = Command::new(argv[0]);
+        cmd.args(&argv[1..]).env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut cmd)
+    };
+    apt(&["update"])?;
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    install.extend(missing.iter().map(String::as_str));
+    apt(&install).map_err(|Failed(msg)| Failed(format!("{msg}\nto retry by hand:\n  {manual}")))
+}
+
+fn check_node() -> Result<(), Failed> {
+    let version = Command::new("node").arg("--version").output();
+    let Ok(out) = version else {
+        return Err(Failed("node (>= 20) and npm are required but node is not on PATH".into()));
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let major: u32 = text
+        .trim()
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major < 20 {
+        return Err(Failed(format!("node >= 20 is required, found {}", text.trim())));
+    }
+    Ok(())
+}
+
+/// `npm ci` in `dir` when `node_modules` is missing or older than the lockfile.
+fn npm_ci(dir: &Path) -> Result<(), Failed> {
+    let lock = dir.join("package-lock.json");
+    if !lock.exists() {
+        return Ok(());
+    }
+    // npm writes node_modules/.package-lock.json on every install.
+    let installed = dir.join("node_modules/.package-lock.json");
+    let fresh = match (mtime(&installed), mtime(&lock)) {
+        (Some(installed), Some(lock)) => installed >= lock,
+        _ => false,
+    };
+    if fresh {
+        return Ok(());
+    }
+    run(Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(dir))
+}
+
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn install_tauri_driver(root: &Path) -> Result<(), Failed> {
+    if tauri_driver_path(root).exists() {
+        return Ok(());
+    }
+    run(cargo(root).args([
+        "install",
+        "tauri-driver",
+        "--version",
+        TAURI_DRIVER_VERSION,
+        "--locked",
+        "--root",
+    ]).arg(root.join("target/tools")))
+}
