@@ -1,0 +1,326 @@
+//! Test harness: start the real `porthole-sidecar` binary on an ephemeral port and talk to it
+//! over plain HTTP/1.1 (a tiny client, so every header is under the test's control) and
+//! WebSocket (tokio-tungstenite).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// Generous bound on any single wait, only to turn a hang into a failure.
+pub const HANG: Duration = Duration::from_secs(60);
+
+pub type Ws = WebSocketStream<TcpStream>;
+
+/// A fresh, empty temp directory (HOME for the sidecar and its shells).
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "porthole-test-{}-{}-{}",
+        std::process::id(),
+        tag,
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A running sidecar. Killed (SIGKILL) on drop if still running.
+pub struct Sidecar {
+    pub child: Child,
+    pub port: u16,
+    pub token: String,
+    pub login_url: String,
+    pub pid: u32,
+    pub home: PathBuf,
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not json ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    pub fn code(&self) -> String {
+        self.json()["error"]["code"].as_str().unwrap_or("").to_string()
+    }
+}
+
+impl Sidecar {
+    pub fn start(args: &[&str]) -> Sidecar {
+        let home = temp_dir("home");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"))
+            .args(args)
+            .env("HOME", &home)
+            .env("SHELL", "/bin/sh")
+            .env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start porthole-sidecar");
+        let mut line = String::new();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut line).expect("ready line");
+        // Keep reading stdout in the background to prove nothing else is printed there.
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut rest);
+            assert!(rest.is_empty(), "sidecar printed more on stdout: {rest:?}");
+        });
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("ready line {line:?}: {e}"));
+        let url = v["url"].as_str().unwrap().to_string();
+        let port: u16 = url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
+        assert_eq!(v["protocol"], 1);
+        let token = v["token"].as_str().unwrap().to_string();
+        assert_eq!(token.len(), 64);
+        assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+        Sidecar {
+            pid: v["pid"].as_u64().unwrap() as u32,
+            login_url: v["login_url"].as_str().unwrap().to_string(),
+            child,
+            port,
+            token,
+            home,
+        }
+    }
+
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    /// Raw request with exactly the given headers (plus Host unless given, and
+    /// Content-Length / Connection: close).
+    pub async fn raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
+        let mut req = format!("{method} {path} HTTP/1.1\r\n");
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            req += &format!("Host: {}\r\n", self.host());
+        }
+        for (k, v) in headers {
+            req += &format!("{k}: {v}\r\n");
+        }
+        req += &format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+        s.write_all(req.as_bytes()).await.unwrap();
+        // The server may answer (e.g. 413) before reading the whole body.
+        let _ = s.write_all(body).await;
+        let mut buf = Vec::new();
+        tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await.expect("http response").ok();
+        parse_response(&buf)
+    }
+
+    /// Authorized request with an optional JSON body.
+    pub async fn req(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
+        let b = body.map(|b| b.to_string()).unwrap_or_default();
+        let auth = self.bearer();
+        self.raw(method, path, &[("Authorization", &auth), ("Content-Type", "application/json")], b.as_bytes())
+            .await
+    }
+
+    /// Creates a terminal running `command` (80×24, cwd = HOME) and returns its id.
+    pub async fn spawn(&self, command: &[&str]) -> String {
+        let r = self
+            .req("POST", "/api/terminals", Some(&serde_json::json!({"cols":80,"rows":24,"command":command})))
+            .await;
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        r.json()["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn terminal(&self, id: &str) -> Value {
+        let r = self.req("GET", &format!("/api/terminals/{id}"), None).await;
+        assert_eq!(r.status, 200);
+        r.json()
+    }
+
+    /// Opens the terminal socket with the bearer token and `extra` headers.
+    pub async fn try_ws(&self, id: &str, extra: &[(&str, &str)]) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let url = format!("ws://127.0.0.1:{}/api/terminals/{id}/socket", self.port);
+        let mut req = url.into_client_request().unwrap();
+        let h = req.headers_mut();
+        let mut with_auth = true;
+        for (k, v) in extra {
+            if k.eq_ignore_ascii_case("authorization") {
+                with_auth = false;
+            }
+            h.insert(
+                tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        if with_auth {
+            h.insert("authorization", HeaderValue::from_str(&self.bearer()).unwrap());
+        }
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
+        let (ws, _) = tokio_tungstenite::client_async(req, stream).await?;
+        Ok(ws)
+    }
+
+    pub async fn ws(&self, id: &str) -> Ws {
+        self.try_ws(id, &[]).await.expect("websocket")
+    }
+
+    /// Waits (bounded) for the process to exit; returns its status.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(start.elapsed() < HANG, "sidecar did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+fn parse_response(buf: &[u8]) -> Resp {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
+    let head = String::from_utf8_lossy(&buf[..end]).to_string();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut body = buf[end + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let nl = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let n = usize::from_str_radix(std::str::from_utf8(&rest[..nl]).unwrap().trim(), 16).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[nl + 2..nl + 2 + n]);
+            rest = &rest[nl + 2 + n + 2..];
+        }
+        body = out;
+    }
+    Resp { status, headers, body }
+}
+
+/// What a client saw on a terminal socket.
+#[derive(Default, Debug)]
+pub struct Seen {
+    pub bytes: Vec<u8>,
+    pub exit: Option<i64>,
+    pub closed: bool,
+}
+
+/// Reads messages until `done(&seen)` holds, acking every binary message if `ack`.
+pub async fn read_until(ws: &mut Ws, seen: &mut Seen, ack: bool, done: impl Fn(&Seen) -> bool) {
+    tokio::time::timeout(HANG, async {
+        while !done(seen) {
+            match ws.next().await {
+                Some(Ok(Message::Binary(b))) => {
+                    seen.bytes.extend_from_slice(&b);
+                    if ack {
+                        send_ack(ws, b.len()).await;
+                    }
+                }
+                Some(Ok(Message::Text(t))) => {
+                    let v: Value = serde_json::from_str(&t).unwrap();
+                    assert_eq!(v["type"], "exit", "unexpected control {t}");
+                    assert!(seen.exit.is_none(), "exit sent twice");
+                    seen.exit = Some(v["code"].as_i64().unwrap());
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+                    seen.closed = true;
+                    return;
+                }
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "timed out; saw {} bytes, tail {:?}, exit {:?}",
+            seen.bytes.len(),
+            String::from_utf8_lossy(&seen.bytes[seen.bytes.len().saturating_sub(300)..]),
+            seen.exit
+        )
+    });
+}
+
+pub async fn send_ack(ws: &mut Ws, n: usize) {
+    let _ = ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{n}}}"#).into())).await;
+}
+
+pub async fn send_input(ws: &mut Ws, data: &[u8]) {
+    ws.send(Message::Binary(data.to_vec().into())).await.unwrap();
+}
+
+pub async fn send_text(ws: &mut Ws, text: &str) {
+    ws.send(Message::Text(text.to_string().into())).await.unwrap();
+}
+
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// True if and only if `pid` no longer exists or is a zombie.
+pub fn pid_gone(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')).unwrap_or(true),
+    }
+}
+
+/// Polls (bounded) until `pid_gone(pid)`.
+pub async fn wait_pid_gone(pid: i64) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(15) {
+        if pid_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Parses the first decimal number that follows `marker` in `bytes`.
+pub fn number_after(bytes: &[u8], marker: &str) -> Option<i64> {
+    let s = String::from_utf8_lossy(bytes);
+    let i = s.find(marker)? + marker.len();
+    let digits: String = s[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
