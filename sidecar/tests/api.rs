@@ -1,0 +1,308 @@
+//! HTTP API through the real binary: auth refusals, bad requests, delete, shutdown, web mode,
+//! workspace.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test]
+async fn health_and_auth_refusals() {
+    let sc = Sidecar::start(&[]);
+    let ok = sc.req("GET", "/api/health", None).await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.json()["protocol"], 1);
+    assert_eq!(ok.json()["status"], "ok");
+
+    // No token, wrong token.
+    let r = sc.raw("GET", "/api/health", &[], b"").await;
+    assert_eq!((r.status, r.code()), (401, "unauthorized".to_string()));
+    let r = sc.raw("GET", "/api/terminals", &[("Authorization", "Bearer 0000")], b"").await;
+    assert_eq!((r.status, r.code()), (401, "unauthorized".to_string()));
+    let wrong = format!("Bearer {}", "f".repeat(64));
+    let r = sc.raw("GET", "/api/terminals", &[("Authorization", &wrong)], b"").await;
+    assert_eq!(r.status, 401);
+    let r = sc.raw("POST", "/api/terminals", &[], br#"{"cols":80,"rows":24}"#).await;
+    assert_eq!(r.status, 401);
+
+    // Bad Host (DNS rebinding), even with the right token.
+    let auth = sc.bearer();
+    for host in ["evil.example:80".to_string(), format!("evil.example:{}", sc.port), format!("127.0.0.1:{}", sc.port + 1)] {
+        let r = sc.raw("GET", "/api/health", &[("Host", &host), ("Authorization", &auth)], b"").await;
+        assert_eq!((r.status, r.code()), (403, "bad_host".to_string()), "{host}");
+    }
+    let lh = format!("localhost:{}", sc.port);
+    let r = sc.raw("GET", "/api/health", &[("Host", &lh), ("Authorization", &auth)], b"").await;
+    assert_eq!(r.status, 200);
+
+    // Bad Origin on a non-GET request and on an upgrade.
+    let r = sc
+        .raw("POST", "/api/login-codes", &[("Authorization", &auth), ("Origin", "http://evil.example")], b"")
+        .await;
+    assert_eq!((r.status, r.code()), (403, "bad_origin".to_string()));
+    let id = sc.spawn(&["cat"]).await;
+    let err = sc.try_ws(&id, &[("Origin", "http://evil.example")]).await.err().expect("refused");
+    assert!(err.to_string().contains("403"), "{err}");
+    let err = sc.try_ws(&id, &[("Authorization", "Bearer nope")]).await.err().expect("refused");
+    assert!(err.to_string().contains("401"), "{err}");
+    let err = sc.try_ws(&id, &[("Host", "evil.example")]).await.err().expect("refused");
+    assert!(err.to_string().contains("403"), "{err}");
+    // The app's own origins are accepted.
+    let own = format!("http://127.0.0.1:{}", sc.port);
+    for origin in [own.as_str(), "tauri://localhost", "http://tauri.localhost"] {
+        assert!(sc.try_ws(&id, &[("Origin", origin)]).await.is_ok(), "{origin}");
+    }
+}
+
+#[tokio::test]
+async fn login_codes_are_one_time_and_set_a_session_cookie() {
+    let sc = Sidecar::start(&[]);
+    let path = sc.login_url.trim_start_matches(&format!("http://127.0.0.1:{}", sc.port)).to_string();
+    let r = sc.raw("GET", &path, &[], b"").await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("location"), Some("/"));
+    let cookie = r.header("set-cookie").expect("cookie").to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"));
+    let session = cookie.split(';').next().unwrap().to_string();
+    assert!(session.starts_with("porthole_session="));
+
+    // The cookie authorizes API calls; the used code is refused.
+    let r = sc.raw("GET", "/api/terminals", &[("Cookie", &session)], b"").await;
+    assert_eq!(r.status, 200);
+    let r = sc.raw("GET", &path, &[], b"").await;
+    assert_eq!(r.status, 401);
+    let r = sc.raw("GET", "/login?code=00", &[], b"").await;
+    assert_eq!(r.status, 401);
+    let r = sc.raw("GET", "/api/terminals", &[("Cookie", "porthole_session=00")], b"").await;
+    assert_eq!(r.status, 401);
+
+    // A fresh code works once.
+    let fresh = sc.req("POST", "/api/login-codes", None).await.json()["url"].as_str().unwrap().to_string();
+    let fresh_path = fresh.trim_start_matches(&format!("http://127.0.0.1:{}", sc.port)).to_string();
+    assert_eq!(sc.raw("GET", &fresh_path, &[], b"").await.status, 303);
+    assert_eq!(sc.raw("GET", &fresh_path, &[], b"").await.status, 401);
+}
+
+#[tokio::test]
+async fn bad_requests_get_400_codes_and_spawn_nothing() {
+    let sc = Sidecar::start(&[]);
+    let cases: Vec<(String, u16, &str)> = vec![
+        ("{".into(), 400, "bad_json"),
+        ("[]".into(), 400, "bad_json"),
+        (r#"{"cols":80}"#.into(), 400, "bad_json"),
+        (r#"{"cols":80,"rows":24,"shell":"/bin/sh"}"#.into(), 400, "bad_json"),
+        (r#"{"cols":"80","rows":24}"#.into(), 400, "bad_json"),
+        (r#"{"cols":80,"rows":24,"command":"sh"}"#.into(), 400, "bad_json"),
+        (r#"{"cols":0,"rows":24}"#.into(), 400, "bad_request"),
+        (r#"{"cols":80,"rows":1001}"#.into(), 400, "bad_request"),
+        (r#"{"cols":80,"rows":24,"command":[]}"#.into(), 400, "bad_request"),
+        (r#"{"cols":80,"rows":24,"command":["sh\u0000"]}"#.into(), 400, "bad_request"),
+        (json!({"cols":80,"rows":24,"command":["x".repeat(5000)]}).to_string(), 400, "bad_request"),
+        (json!({"cols":80,"rows":24,"command":vec!["a"; 257]}).to_string(), 400, "bad_request"),
+        (r#"{"cols":80,"rows":24,"cwd":"/no/such/dir"}"#.into(), 400, "bad_cwd"),
+        (r#"{"cols":80,"rows":24,"cwd":"/etc/hostname"}"#.into(), 400, "bad_cwd"),
+        (json!({"cols":80,"rows":24,"command":["x".repeat(300 * 1024)]}).to_string(), 413, "too_large"),
+        (r#"{"cols":80,"rows":24,"command":["/no/such/program"]}"#.into(), 500, "spawn_failed"),
+    ];
+    let auth = sc.bearer();
+    for (body, status, code) in cases {
+        let r = sc.raw("POST", "/api/terminals", &[("Authorization", &auth)], body.as_bytes()).await;
+        assert_eq!((r.status, r.code().as_str()), (status, code), "{}", &body[..body.len().min(80)]);
+        assert!(r.json()["error"]["message"].is_string());
+    }
+    let list = sc.req("GET", "/api/terminals", None).await;
+    assert_eq!(list.json(), json!({"terminals": []}), "nothing was spawned");
+
+    for path in ["/api/terminals/t999", "/api/terminals/x1", "/api/terminals/t01", "/api/nope"] {
+        let r = sc.req("GET", path, None).await;
+        assert_eq!((r.status, r.code().as_str()), (404, "not_found"), "{path}");
+    }
+    let r = sc.req("DELETE", "/api/terminals/t1", None).await;
+    assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn terminals_are_listed_in_creation_order_with_fields() {
+    let sc = Sidecar::start(&[]);
+    let a = sc.spawn(&["cat"]).await;
+    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols":100,"rows":30,"cwd":"/tmp"}))).await;
+    assert_eq!(r.status, 201);
+    let b = r.json()["id"].as_str().unwrap().to_string();
+    assert_ne!(a, b);
+    let list = sc.req("GET", "/api/terminals", None).await.json();
+    let ts = list["terminals"].as_array().unwrap();
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[0]["id"], a.as_str());
+    assert_eq!(ts[1]["id"], b.as_str());
+    assert_eq!(ts[1]["cwd"], "/tmp");
+    assert_eq!(ts[1]["command"], json!(["-sh"]), "default is the login shell");
+    assert_eq!((ts[1]["cols"].as_i64(), ts[1]["rows"].as_i64()), (Some(100), Some(30)));
+    for t in ts {
+        assert!(t["pid"].as_i64().unwrap() > 1);
+        assert_eq!(t["alive"], true);
+        assert_eq!(t["exit_code"], serde_json::Value::Null);
+    }
+    // The environment of protocol §4, and busy/foreground while a program runs.
+    let mut ws = sc.ws(&b).await;
+    send_input(&mut ws, b"echo \"E:$TERM:$COLORTERM:$TERM_PROGRAM:$PORTHOLE_PANE:\"; sleep 1000\n").await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"E:xterm-256color:truecolor:porthole:")).await;
+    assert!(contains(&seen.bytes, format!(":{b}:").as_bytes()));
+    let mut busy = false;
+    for _ in 0..200 {
+        let t = sc.terminal(&b).await;
+        if t["busy"] == true && t["foreground"] == "sleep" {
+            busy = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(busy, "busy with sleep in the foreground");
+    send_input(&mut ws, b"\x03").await;
+    let mut idle = false;
+    for _ in 0..200 {
+        let t = sc.terminal(&b).await;
+        if t["busy"] == false && t["foreground"] == "sh" {
+            idle = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(idle, "back at the shell");
+}
+
+#[tokio::test]
+async fn delete_kills_the_process_group() {
+    let sc = Sidecar::start(&[]);
+    let id = sc.spawn(&["sh", "-c", "sleep 1000 & echo GRANDCHILD=$!; wait"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"\r\n") && contains(&s.bytes, b"GRANDCHILD=")).await;
+    let grandchild = number_after(&seen.bytes, "GRANDCHILD=").unwrap();
+    let child = sc.terminal(&id).await["pid"].as_i64().unwrap();
+    assert!(!pid_gone(grandchild) && !pid_gone(child));
+
+    let r = sc.req("DELETE", &format!("/api/terminals/{id}"), None).await;
+    assert_eq!(r.status, 204);
+    // The attached socket gets the exit message and is closed.
+    read_until(&mut ws, &mut seen, true, |s| s.closed).await;
+    assert!(seen.exit.is_some());
+    assert!(wait_pid_gone(grandchild).await, "grandchild sleep {grandchild} survived");
+    assert!(wait_pid_gone(child).await);
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 404);
+    assert_eq!(sc.req("GET", &format!("/api/terminals/{id}"), None).await.status, 404);
+
+    // A program that ignores SIGHUP is SIGKILLed after the grace period.
+    let id = sc.spawn(&["sh", "-c", "trap '' HUP; echo STUBBORN=$$; while :; do sleep 1; done"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"STUBBORN=") && contains(&s.bytes, b"\r\n")).await;
+    let pid = number_after(&seen.bytes, "STUBBORN=").unwrap();
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    assert!(wait_pid_gone(pid).await, "SIGHUP-ignoring shell {pid} survived");
+}
+
+async fn spawn_with_grandchild(sc: &Sidecar) -> (i64, i64) {
+    let id = sc.spawn(&["sh", "-c", "sleep 1000 & echo GC=$!; wait"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"GC=") && contains(&s.bytes, b"\r\n")).await;
+    let gc = number_after(&seen.bytes, "GC=").unwrap();
+    (sc.terminal(&id).await["pid"].as_i64().unwrap(), gc)
+}
+
+#[tokio::test]
+async fn shutdown_endpoint_leaves_no_child_process() {
+    let mut sc = Sidecar::start(&[]);
+    let (c1, g1) = spawn_with_grandchild(&sc).await;
+    let (c2, g2) = spawn_with_grandchild(&sc).await;
+    let shell = sc.req("POST", "/api/terminals", Some(&json!({"cols":80,"rows":24}))).await.json();
+    let c3 = sc.terminal(shell["id"].as_str().unwrap()).await["pid"].as_i64().unwrap();
+    let r = sc.req("POST", "/api/shutdown", None).await;
+    assert_eq!(r.status, 202);
+    assert_eq!(r.json()["status"], "shutting_down");
+    let status = sc.wait_exit();
+    assert!(status.success(), "{status:?}");
+    for pid in [c1, g1, c2, g2, c3] {
+        assert!(wait_pid_gone(pid).await, "pid {pid} outlived the sidecar");
+    }
+}
+
+#[tokio::test]
+async fn sigterm_leaves_no_child_process() {
+    let mut sc = Sidecar::start(&[]);
+    let (c1, g1) = spawn_with_grandchild(&sc).await;
+    // SAFETY: the pid is our own child process.
+    unsafe { libc_kill(sc.pid as i32, 15) };
+    let status = sc.wait_exit();
+    assert!(status.success(), "{status:?}");
+    for pid in [c1, g1] {
+        assert!(wait_pid_gone(pid).await, "pid {pid} outlived the sidecar");
+    }
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[tokio::test]
+async fn workspace_round_trips_with_revisions() {
+    let sc = Sidecar::start(&[]);
+    let r = sc.req("GET", "/api/workspace", None).await;
+    assert_eq!(r.json(), json!({"workspace": null, "revision": 0}));
+    let doc = json!({"panes": [{"id": "p1", "kind": "terminal"}], "split": {"dir": "row"}});
+    let r = sc.req("PUT", "/api/workspace", Some(&json!({"workspace": doc}))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json(), json!({"revision": 1}));
+    let r = sc.req("GET", "/api/workspace", None).await;
+    assert_eq!(r.json(), json!({"workspace": doc, "revision": 1}));
+    for bad in [json!({}), json!({"workspace": 1, "extra": 2}), json!([1])] {
+        let r = sc.req("PUT", "/api/workspace", Some(&bad)).await;
+        assert_eq!((r.status, r.code().as_str()), (400, "bad_json"), "{bad}");
+    }
+    let big = json!({"workspace": "x".repeat(300 * 1024)});
+    let r = sc.req("PUT", "/api/workspace", Some(&big)).await;
+    assert_eq!((r.status, r.code().as_str()), (413, "too_large"));
+    assert_eq!(sc.req("GET", "/api/workspace", None).await.json()["revision"], 1);
+}
+
+#[tokio::test]
+async fn web_mode_serves_the_ui_behind_the_cookie() {
+    let ui = temp_dir("ui");
+    std::fs::write(ui.join("index.html"), "<!doctype html><title>porthole-ui-index</title>").unwrap();
+    std::fs::create_dir_all(ui.join("assets")).unwrap();
+    std::fs::write(ui.join("assets/app.js"), "console.log('porthole-asset')").unwrap();
+    let sc = Sidecar::start(&["--web", "--ui-dir", ui.to_str().unwrap()]);
+
+    let r = sc.raw("GET", "/", &[("Accept", "text/html")], b"").await;
+    assert_eq!(r.status, 401);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    assert!(String::from_utf8_lossy(&r.body).contains("login"));
+    assert_eq!(sc.raw("GET", "/assets/app.js", &[], b"").await.status, 401);
+    assert_eq!(sc.raw("GET", "/api/health", &[], b"").await.code(), "unauthorized");
+
+    let path = sc.login_url.trim_start_matches(&format!("http://127.0.0.1:{}", sc.port)).to_string();
+    let r = sc.raw("GET", &path, &[], b"").await;
+    let session = r.header("set-cookie").unwrap().split(';').next().unwrap().to_string();
+    let r = sc.raw("GET", "/", &[("Cookie", &session)], b"").await;
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains("porthole-ui-index"));
+    let r = sc.raw("GET", "/assets/app.js", &[("Cookie", &session)], b"").await;
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains("porthole-asset"));
+    let r = sc.raw("GET", "/some/client/route", &[("Cookie", &session)], b"").await;
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains("porthole-ui-index"), "index.html fallback");
+    let r = sc.raw("GET", "/api/unknown", &[("Cookie", &session)], b"").await;
+    assert_eq!((r.status, r.code().as_str()), (404, "not_found"));
+    let _ = std::fs::remove_dir_all(&ui);
+}
+
+#[tokio::test]
+async fn without_web_mode_the_ui_is_not_served() {
+    let sc = Sidecar::start(&[]);
+    let r = sc.req("GET", "/", None).await;
+    assert_eq!((r.status, r.code().as_str()), (404, "not_found"));
+}
