@@ -66,6 +66,8 @@ export class TerminalSession {
   private disposed = false;
   private exited = false;
   private _status: SessionStatus = 'connecting';
+  private queued: Uint8Array[] = [];
+  private queuedBytes = 0;
 
   private readonly _onExit = new Emitter<number>();
   private readonly _onStatus = new Emitter<SessionStatus>();
@@ -85,10 +87,20 @@ export class TerminalSession {
     return this._status;
   }
 
-  /** Sends input (a string is UTF-8 encoded). Dropped while not connected. */
+  /**
+   * Sends input (a string is UTF-8 encoded). Before the first connection opens, input is
+   * queued (up to 64 KiB) and sent on open; while reconnecting it is dropped (the program's
+   * state is unknown then).
+   */
   send(data: string | Uint8Array): void {
-    if (this.ws?.readyState !== WebSocket.OPEN) return;
     const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+    if (this.ws?.readyState !== WebSocket.OPEN) {
+      if (this._status === 'connecting' && this.queuedBytes + bytes.length <= 65536) {
+        this.queued.push(bytes);
+        this.queuedBytes += bytes.length;
+      }
+      return;
+    }
     // Protocol: ≤ 64 KiB per input message.
     for (let i = 0; i < bytes.length; i += 65536) this.ws.send(bytes.subarray(i, i + 65536));
   }
@@ -162,6 +174,9 @@ export class TerminalSession {
       this.attempt = 0;
       this.setStatus('open');
       this.flushSize();
+      const queued = this.queued.splice(0);
+      this.queuedBytes = 0;
+      for (const q of queued) this.send(q);
     };
     ws.onmessage = (ev: MessageEvent) => {
       if (gen !== this.generation) return;

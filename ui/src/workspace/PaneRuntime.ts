@@ -35,6 +35,8 @@ export class PaneRuntime {
   private exited = false;
   private respawning = false;
   private disposed = false;
+  /** input typed before the terminal exists (while it is being created) */
+  private early: Array<string | Uint8Array> = [];
 
   constructor(
     readonly paneId: string,
@@ -74,7 +76,8 @@ export class PaneRuntime {
       if (s.includes('\r')) void this.respawn();
       return;
     }
-    this.session?.send(data);
+    if (this.session) this.session.send(data);
+    else if (this.early.length < 1024) this.early.push(data);
   }
 
   private async spawn() {
@@ -118,6 +121,7 @@ export class PaneRuntime {
       }
       if (!this.exited || st === 'gone') this.events.onStatus(st);
     });
+    for (const d of this.early.splice(0)) s.send(d);
     s.onExit((code) => {
       this.exited = true;
       this.host.notice(`\r\n[process exited with code ${code}]`);

@@ -47,6 +47,7 @@ export class WorkspaceStore {
   private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
   private lastSaved = '';
+  private focusTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(scheme: Scheme) {
     this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false };
@@ -64,8 +65,21 @@ export class WorkspaceStore {
     this.snap = { ...this.snap, ...next };
     for (const l of [...this.listeners]) l();
     if (this.snap.ready) this.scheduleSave();
-    const f = this.snap.layout.focused;
-    if (f && f !== prevFocus) setTimeout(() => this.runtimes.get(f)?.host.focus(), 0);
+    if (this.snap.layout.focused !== prevFocus) this.scheduleFocusSync();
+  }
+
+  /**
+   * Gives the keyboard focus to the focused pane's terminal, after the DOM settled. It reads
+   * the focused pane when it runs (not when scheduled), so focus events cannot ping-pong.
+   */
+  private scheduleFocusSync() {
+    if (this.focusTimer) return;
+    this.focusTimer = setTimeout(() => {
+      this.focusTimer = null;
+      const f = this.snap.layout.focused;
+      const host = f ? this.runtimes.get(f)?.host : undefined;
+      if (host && !host.element.contains(document.activeElement)) host.focus();
+    }, 0);
   }
 
   private setLayout(layout: L.LayoutState, extra: Partial<Snapshot> = {}) {

@@ -1,0 +1,197 @@
+import { expect, test } from './fixtures';
+
+test('typing runs a command and shows its output', async ({ wall }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  await wall.type('echo hello\n');
+  await wall.waitText(id, /^hello$/m);
+  // The title falls back to the command (or an OSC title the shell set).
+  await expect(wall.pane(id).getByTestId('pane-title')).not.toHaveText('');
+});
+
+test('split right with the prefix, and with the header button', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.prefix('Shift+Digit5'); // %
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  expect(second).not.toBe(first);
+  const a = await wall.rect(first);
+  const b = await wall.rect(second);
+  expect(b.x).toBeGreaterThan(a.x + a.width - 1); // side by side
+  expect(Math.abs(a.y - b.y)).toBeLessThan(1);
+  await wall.type('echo "in-$((6*7))-second"\n');
+  await wall.waitText(second, /^in-42-second$/m);
+  expect(await wall.text(first)).not.toMatch(/in-42-second/);
+
+  // The header button splits the pane it belongs to.
+  await wall.pane(second).getByTestId('pane-split-down').click();
+  await wall.waitOpen(3);
+  const third = await wall.focusedId();
+  const c = await wall.rect(third);
+  const b2 = await wall.rect(second);
+  expect(c.y).toBeGreaterThan(b2.y + b2.height - 1); // below
+  await wall.type('echo third-$((1+2))\n');
+  await wall.waitText(third, /^third-3$/m);
+
+  await wall.pane(first).getByTestId('pane-split-right').click();
+  await wall.waitOpen(4);
+  await page.keyboard.type('echo fourth\n');
+  await wall.waitText(await wall.focusedId(), /^fourth$/m);
+});
+
+test('dragging a gap resizes the panes and the PTY', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.prefix('Shift+Digit5');
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  await wall.type('stty size\n');
+  await wall.waitText(second, /^\d+ \d+$/m);
+  const before = (await wall.text(second)).match(/^(\d+) (\d+)$/m)!;
+  const colsBefore = Number(before[2]);
+  const a0 = await wall.rect(first);
+
+  const gap = page.getByTestId('gap').first();
+  const g = (await gap.boundingBox())!;
+  await page.mouse.move(g.x + g.width / 2, g.y + g.height / 2);
+  await page.mouse.down();
+  for (let i = 1; i <= 10; i++) await page.mouse.move(g.x + g.width / 2 - 25 * i, g.y + g.height / 2);
+  await page.mouse.up();
+
+  const a1 = await wall.rect(first);
+  const b1 = await wall.rect(second);
+  expect(a1.width).toBeLessThan(a0.width - 200);
+  expect(b1.x).toBeLessThan(a0.x + a0.width - 200);
+  // After the settle time the PTY has the new size.
+  await expect.poll(async () => (await wall.size(second)).cols).toBeGreaterThan(colsBefore + 20);
+  await wall.click(second);
+  await wall.type('clear; stty size\n');
+  await expect
+    .poll(async () => Number(((await wall.text(second)).match(/^(\d+) (\d+)$/m) ?? [])[2] ?? 0))
+    .toBe((await wall.size(second)).cols);
+});
+
+test('minimize keeps the terminal running and restore brings it back', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.prefix('Shift+Digit5');
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  await wall.type('echo kept-content; for i in $(seq 1 600); do echo tick-$i; sleep 0.1; done\n');
+  await wall.waitText(second, /^tick-3$/m);
+
+  await wall.pane(second).getByTestId('pane-minimize').click();
+  await expect(wall.visiblePanes()).toHaveCount(1);
+  await expect(wall.pane(second)).toHaveAttribute('data-visible', 'false'); // still mounted
+  const chip = page.getByTestId('baseboard-chip');
+  await expect(chip).toHaveCount(1);
+  const ticks = async () => Math.max(...[...(await wall.text(second)).matchAll(/^tick-(\d+)$/gm)].map((m) => Number(m[1])));
+  const atMinimize = await ticks();
+  // The program keeps running while the pane is minimized.
+  await expect.poll(ticks, { timeout: 10_000 }).toBeGreaterThan(atMinimize + 10);
+
+  await chip.click();
+  await wall.waitOpen(2);
+  await expect(chip).toHaveCount(0);
+  expect(await wall.text(second)).toMatch(/^kept-content$/m);
+  await expect.poll(ticks).toBeGreaterThan(atMinimize + 15);
+
+  // And with the keyboard: Ctrl-b m minimizes the focused pane.
+  await wall.click(first);
+  await wall.prefix('m');
+  await expect(page.getByTestId('baseboard-chip')).toHaveCount(1);
+  await page.getByTestId('baseboard-chip').click();
+  await wall.waitOpen(2);
+  await wall.type('\x03'); // nothing bad happens to the other pane
+});
+
+test('a reload reattaches every pane with its scrollback', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.type('echo before-reload-$((40+2))\n');
+  await wall.waitText(first, /^before-reload-42$/m);
+  await wall.prefix('Shift+Quote'); // "
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  await wall.type('echo second-pane-$((1+1))\n');
+  await wall.waitText(second, /^second-pane-2$/m);
+  const rects = [await wall.rect(first), await wall.rect(second)];
+  await page.waitForTimeout(600); // the layout save is debounced
+
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await wall.waitOpen(2);
+  expect((await wall.paneIds()).sort()).toEqual([first, second].sort());
+  await wall.waitText(first, /^before-reload-42$/m);
+  await wall.waitText(second, /^second-pane-2$/m);
+  expect(await wall.rect(first)).toEqual(rects[0]);
+  expect(await wall.rect(second)).toEqual(rects[1]);
+  // Still interactive after the reattach, and the replay drew the output once.
+  await wall.click(first);
+  await wall.type('echo after-reload\n');
+  await wall.waitText(first, /^after-reload$/m);
+  expect((await wall.text(first)).match(/^before-reload-42$/gm)).toHaveLength(1);
+});
+
+test('exit shows the code and Enter starts a new shell in the same pane', async ({ wall }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  const oldTerminal = await wall.pane(id).getAttribute('data-terminal-id');
+  await wall.type('exit 3\n');
+  await wall.waitText(id, /\[process exited with code 3\]/);
+  await expect(wall.pane(id)).toHaveAttribute('data-status', 'exited');
+  await wall.type('\n');
+  await expect(wall.pane(id)).toHaveAttribute('data-status', 'open');
+  await expect(wall.pane(id)).not.toHaveAttribute('data-terminal-id', oldTerminal!);
+  await wall.type('echo reborn\n');
+  await wall.waitText(id, /^reborn$/m);
+});
+
+test('zoom, focus by direction, swap and close', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.prefix('Shift+Digit5');
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  await wall.prefix('ArrowLeft');
+  await expect(wall.pane(first)).toHaveAttribute('data-focused', 'true');
+  await wall.prefix('o');
+  await expect(wall.pane(second)).toHaveAttribute('data-focused', 'true');
+
+  await wall.prefix('z');
+  await expect(wall.visiblePanes()).toHaveCount(1);
+  const z = await wall.rect(second);
+  const wallBox = (await page.getByTestId('wall').boundingBox())!;
+  expect(z.width).toBeGreaterThan(wallBox.width - 2);
+  await wall.pane(second).getByTestId('pane-zoom').click();
+  await expect(wall.visiblePanes()).toHaveCount(2);
+
+  const leftBefore = await wall.rect(first);
+  await wall.prefix('Shift+BracketRight'); // } swap with next (wraps)
+  await expect.poll(async () => (await wall.rect(second)).x).toBeLessThan(leftBefore.x + 1);
+
+  await wall.prefix('x');
+  await expect(wall.panes()).toHaveCount(1);
+  await wall.pane(first).getByTestId('pane-close').click();
+  // Closing the last pane opens a fresh one.
+  await expect(wall.panes()).toHaveCount(1);
+  await wall.waitOpen(1);
+  const [fresh] = await wall.paneIds();
+  expect(fresh).not.toBe(first);
+  await wall.click(fresh);
+  await wall.type('echo fresh\n');
+  await wall.waitText(fresh, /^fresh$/m);
+});
+
+test('Ctrl-b Ctrl-b sends a literal Ctrl-b', async ({ wall, page }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  await wall.type('cat -v\n');
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Control+b');
+  await page.keyboard.press('Control+b');
+  await wall.type('\n');
+  await wall.waitText(id, /^\^B$/m);
+  await page.keyboard.press('Control+c');
+});
