@@ -28,9 +28,16 @@ while True:
         os.write(1, data)
     if 0 in r:
         data = os.read(0, 65536)
-        if data: os.write(fd, data)
+        if not data:
+            os.kill(pid, signal.SIGHUP)
+            break
+        os.write(fd, data)
     if 3 in r:
-        buf += ctl.read(1024) or b''
+        more = ctl.read(1024)
+        if not more:
+            os.kill(pid, signal.SIGHUP)
+            break
+        buf += more
         while b'\\n' in buf:
             line, buf = buf.split(b'\\n', 1)
             c, rr = map(int, line.split())
@@ -130,6 +137,12 @@ server.on('upgrade', (req, sock, head) => {
     ws.on('close', () => t.clients.delete(ws));
   });
 });
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.on(sig, () => {
+    for (const t of terms.values()) t.p.kill('SIGHUP');
+    process.exit(0);
+  });
+}
 server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
   const { port } = server.address();
   console.log(JSON.stringify({ url: `http://127.0.0.1:${port}/`, token: 'mock', login_url: `http://127.0.0.1:${port}/`, pid: process.pid, protocol: 1 }));

@@ -7,7 +7,7 @@ test('screenshot of two split terminals', async ({ wall, page }) => {
   await page.setViewportSize({ width: 1280, height: 720 });
   const [first] = await wall.paneIds();
   await wall.click(first);
-  await wall.type('cd /usr/share && ls --color=always -F | head -40\n');
+  await wall.type('cd /usr && clear && ls --color=auto -F && ls -l --color=always /usr/share | head -28\n');
   await wall.waitText(first, /\$ $/m);
   await wall.prefix('Shift+Digit5');
   await wall.waitOpen(2);
