@@ -1,0 +1,268 @@
+//! PTY throughput and keystroke latency, direct vs through the sidecar.
+//!
+//! Run: `cargo run --release -p sidecar --example bench_pty`. Prints plain `name value` lines:
+//! - `pty.direct_mb_s`: `cat` of a 200 MB file read straight from a portable-pty master;
+//! - `pty.sidecar_mb_s`: the same through the real `porthole-sidecar` binary and its
+//!   WebSocket, acking as it reads (protocol §5.1);
+//! - `pty.ratio`: sidecar ÷ direct (target ≥ 0.8);
+//! - `pty.echo_p50_ms`, `pty.echo_p99_ms`: one byte sent over the WebSocket to a raw-mode
+//!   `cat` and its echo received, over 1000 keystrokes (target p99 < 5 ms).
+//!
+//! Environment: `BENCH_PTY_MB` overrides the file size (default 200), `BENCH_PTY_KEYS` the
+//! keystroke count (default 1000).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use portable_pty::{CommandBuilder, PtySize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+const MB: f64 = 1_000_000.0;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Writes `bytes` of printable text (80-column lines of a rolling alphabet) to `path`.
+fn make_file(path: &Path, bytes: usize) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut line = [0u8; 80];
+    let mut written = 0;
+    let mut k = 0u8;
+    while written < bytes {
+        for (i, b) in line.iter_mut().enumerate().take(79) {
+            *b = b'!' + ((i as u8 + k) % 90);
+        }
+        line[79] = b'\n';
+        let n = line.len().min(bytes - written);
+        f.write_all(&line[..n]).unwrap();
+        written += n;
+        k = k.wrapping_add(1);
+    }
+    f.flush().unwrap();
+}
+
+/// (a) `cat FILE` on a PTY read directly from the master. Returns (bytes read, seconds).
+fn direct(file: &Path) -> (usize, f64) {
+    let pair = portable_pty::native_pty_system()
+        .openpty(PtySize { rows: 50, cols: 200, pixel_width: 0, pixel_height: 0 })
+        .unwrap();
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let _writer = pair.master.take_writer().unwrap(); // kept alive: dropping it sends EOF
+    let mut cmd = CommandBuilder::new("cat");
+    cmd.arg(file);
+    let start = Instant::now();
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => total += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break, // EIO after the child exits = EOF
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let _ = child.wait();
+    (total, secs)
+}
+
+struct Sidecar {
+    child: std::process::Child,
+    port: u16,
+    token: String,
+}
+
+impl Sidecar {
+    fn start(home: &Path) -> Sidecar {
+        let exe = sidecar_binary();
+        let mut child = Command::new(&exe)
+            .env("HOME", home)
+            .env("PORTHOLE_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", exe.display()));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let url = v["url"].as_str().unwrap();
+        let port = url.trim_start_matches("http://127.0.0.1:").trim_end_matches('/').parse().unwrap();
+        Sidecar { child, port, token: v["token"].as_str().unwrap().to_string() }
+    }
+
+    async fn post_json(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
+        let body = body.to_string();
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.port,
+            self.token,
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.unwrap();
+        let text = String::from_utf8_lossy(&out);
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null)
+    }
+
+    async fn spawn(&self, command: &[&str]) -> String {
+        let v = self
+            .post_json("/api/terminals", &serde_json::json!({"cols":200,"rows":50,"command":command}))
+            .await;
+        v["id"].as_str().unwrap_or_else(|| panic!("spawn failed: {v}")).to_string()
+    }
+
+    async fn ws(&self, id: &str) -> tokio_tungstenite::WebSocketStream<TcpStream> {
+        let mut req = format!("ws://127.0.0.1:{}/api/terminals/{id}/socket", self.port)
+            .into_client_request()
+            .unwrap();
+        req.headers_mut()
+            .insert("authorization", HeaderValue::from_str(&format!("Bearer {}", self.token)).unwrap());
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        tokio_tungstenite::client_async(req, stream).await.unwrap().0
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The release `porthole-sidecar` beside this example's directory (`target/release/`),
+/// built first if missing.
+fn sidecar_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let bin = dir.join("porthole-sidecar");
+    if !bin.exists() {
+        let release = dir.ends_with("release");
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
+        if release {
+            c.arg("--release");
+        }
+        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
+    }
+    bin
+}
+
+/// (b) `cat FILE` through the sidecar's WebSocket, acking each message. Returns (bytes, s).
+async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f64) {
+    // Wait for a newline on stdin so the socket is attached before output starts.
+    let script = format!("read go; exec cat '{}'", file.display());
+    let id = sc.spawn(&["sh", "-c", &script]).await;
+    let mut ws = sc.ws(&id).await;
+    ws.send(Message::Binary(b"\n".to_vec().into())).await.unwrap();
+    let start = Instant::now();
+    let mut total = 0usize;
+    let mut unacked = 0usize;
+    loop {
+        match ws.next().await {
+            Some(Ok(Message::Binary(b))) => {
+                total += b.len();
+                unacked += b.len();
+                if unacked >= 64 * 1024 {
+                    ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into()))
+                        .await
+                        .unwrap();
+                    unacked = 0;
+                }
+            }
+            Some(Ok(Message::Text(t))) if t.contains("\"exit\"") => break,
+            Some(Ok(_)) => {}
+            other => panic!("socket ended: {other:?}"),
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    // The echoed newline ("\r\n") precedes the file's bytes.
+    assert!(total >= expect, "got {total} bytes, expected at least {expect}");
+    (total, secs)
+}
+
+/// (c) Keystroke echo: one byte to a raw-mode `cat`, time until it comes back.
+async fn echo_latency(sc: &Sidecar, keys: usize) -> Vec<f64> {
+    let id = sc.spawn(&["sh", "-c", "stty raw -echo; echo READY; exec cat"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Vec::new();
+    while !seen.windows(5).any(|w| w == b"READY") {
+        if let Some(Ok(Message::Binary(b))) = ws.next().await {
+            seen.extend_from_slice(&b);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut samples = Vec::with_capacity(keys);
+    let mut acked = 0usize;
+    for i in 0..keys {
+        let key = b'a' + (i % 26) as u8;
+        let t0 = Instant::now();
+        ws.send(Message::Binary(vec![key].into())).await.unwrap();
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Binary(b))) => {
+                    acked += b.len();
+                    if b.contains(&key) {
+                        break;
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => panic!("socket ended: {other:?}"),
+            }
+        }
+        samples.push(t0.elapsed().as_secs_f64() * 1000.0);
+        if acked >= 1024 {
+            ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{acked}}}"#).into())).await.unwrap();
+            acked = 0;
+        }
+    }
+    samples
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn main() {
+    let mb = env_usize("BENCH_PTY_MB", 200);
+    let keys = env_usize("BENCH_PTY_KEYS", 1000);
+    let dir = std::env::temp_dir().join(format!("porthole-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("payload.txt");
+    let size = mb * 1_000_000;
+    make_file(&file, size);
+
+    let (a_bytes, a_secs) = direct(&file);
+    let a = a_bytes as f64 / MB / a_secs;
+    println!("pty.direct_mb_s {a:.1}");
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (b, lat) = rt.block_on(async {
+        let sc = Sidecar::start(&dir);
+        let (b_bytes, b_secs) = through_sidecar(&sc, &file, size).await;
+        let b = b_bytes as f64 / MB / b_secs;
+        println!("pty.sidecar_mb_s {b:.1}");
+        let mut lat = echo_latency(&sc, keys).await;
+        lat.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        (b, lat)
+    });
+    println!("pty.ratio {:.2}", b / a);
+    println!("pty.echo_p50_ms {:.3}", percentile(&lat, 0.50));
+    println!("pty.echo_p99_ms {:.3}", percentile(&lat, 0.99));
+    let _ = std::fs::remove_dir_all(&dir);
+}
