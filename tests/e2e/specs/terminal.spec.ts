@@ -195,3 +195,50 @@ test('Ctrl-b Ctrl-b sends a literal Ctrl-b', async ({ wall, page }) => {
   await wall.waitText(id, /^\^B$/m);
   await page.keyboard.press('Control+c');
 });
+
+test('a flood of output completes (flow control acks keep the PTY flowing)', async ({ wall }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  // ~6 MB: far past the sidecar's 2 MiB high watermark, so it only finishes if the UI acks.
+  await wall.type('yes porthole-flow-control-line | head -n 200000; echo flood-$((1+1))-done\n');
+  await wall.waitText(id, /^flood-2-done$/m, 45_000);
+  await wall.type('echo still-responsive\n');
+  await wall.waitText(id, /^still-responsive$/m);
+});
+
+test('copy and paste through the clipboard; a pasted ESC[201~ cannot end the paste', async ({ wall, page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  await wall.type('echo copy-me-please\n');
+  await wall.waitText(id, /^copy-me-please$/m);
+
+  // Paste: Ctrl+Shift+V pastes the clipboard at the prompt.
+  await page.evaluate(() => navigator.clipboard.writeText('echo pasted-$((20+3))'));
+  await page.keyboard.press('Control+Shift+V');
+  await wall.type('\n');
+  await wall.waitText(id, /^pasted-23$/m);
+
+  // Injection: bash has bracketed paste on, so pasted newlines do not run anything. Without
+  // sanitizing, the pasted ESC[201~ would end the paste early and the rest would run.
+  await page.evaluate(() => navigator.clipboard.writeText('echo harmless\n\x1b[201~echo INJECTED\n'));
+  await page.keyboard.press('Control+Shift+V');
+  await page.waitForTimeout(800);
+  expect(await wall.text(id)).not.toMatch(/^INJECTED$/m);
+  await page.keyboard.press('Control+c');
+
+  // Copy: select a word with a double click, Ctrl+Shift+C puts it on the clipboard.
+  await wall.type('clear\n');
+  await wall.type('echo zebra\n');
+  await wall.waitText(id, /^zebra$/m);
+  const body = wall.pane(id).getByTestId('terminal-body');
+  const row = body.locator('.xterm-rows > div', { hasText: /^zebra\s*$/ });
+  if ((await row.count()) > 0) {
+    // DOM renderer: double-click the word on its row.
+    await row.first().dblclick({ position: { x: 10, y: 5 } });
+  } else {
+    await page.evaluate((id) => (window as any).__porthole.store.runtime(id).host.term.selectAll(), id);
+  }
+  await page.keyboard.press('Control+Shift+C');
+  await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toMatch(/zebra/);
+});

@@ -50,6 +50,8 @@ class Emitter<T> {
 }
 
 const encoder = new TextEncoder();
+/** `WebSocket.OPEN` (a literal, so the class also runs where WebSocket is not global). */
+const WS_OPEN = 1;
 
 export class TerminalSession {
   private ws: WebSocket | null = null;
@@ -94,7 +96,7 @@ export class TerminalSession {
    */
   send(data: string | Uint8Array): void {
     const bytes = typeof data === 'string' ? encoder.encode(data) : data;
-    if (this.ws?.readyState !== WebSocket.OPEN) {
+    if (this.ws?.readyState !== WS_OPEN) {
       if (this._status === 'connecting' && this.queuedBytes + bytes.length <= 65536) {
         this.queued.push(bytes);
         this.queuedBytes += bytes.length;
@@ -141,13 +143,13 @@ export class TerminalSession {
   }
 
   private control(msg: ClientControl) {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
+    if (this.ws?.readyState === WS_OPEN) this.ws.send(JSON.stringify(msg));
   }
 
   private flushSize() {
     if (!this.size) return;
     const key = `${this.size.cols}x${this.size.rows}`;
-    if (key === this.sentSize || this.ws?.readyState !== WebSocket.OPEN) return;
+    if (key === this.sentSize || this.ws?.readyState !== WS_OPEN) return;
     this.sentSize = key;
     this.control({ type: 'resize', ...this.size });
   }
@@ -168,9 +170,10 @@ export class TerminalSession {
     }
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
-    let replayStarted = false;
     ws.onopen = () => {
       if (gen !== this.generation) return;
+      // The server starts with the scrollback: clear what an earlier connection drew.
+      this.sink.reset();
       this.attempt = 0;
       this.setStatus('open');
       this.flushSize();
@@ -180,11 +183,6 @@ export class TerminalSession {
     };
     ws.onmessage = (ev: MessageEvent) => {
       if (gen !== this.generation) return;
-      if (!replayStarted) {
-        // The server starts with the scrollback: clear what an earlier connection drew.
-        replayStarted = true;
-        this.sink.reset();
-      }
       if (typeof ev.data === 'string') {
         this.onControl(ev.data);
         return;

@@ -1,0 +1,193 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ACK_CHUNK_BYTES, LOW_WATERMARK_BYTES, HIGH_WATERMARK_BYTES } from '../api/protocol';
+import { type TerminalSink, TerminalSession } from './TerminalSession';
+
+/** A fake WebSocket driven by the test. */
+class FakeSocket {
+  static all: FakeSocket[] = [];
+  readyState = 0;
+  binaryType = 'blob';
+  sent: Array<string | Uint8Array> = [];
+  closed = false;
+  onopen: (() => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: (() => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor(readonly url: string) {
+    FakeSocket.all.push(this);
+  }
+  send(d: string | Uint8Array) {
+    this.sent.push(typeof d === 'string' ? d : new Uint8Array(d));
+  }
+  close() {
+    this.closed = true;
+    this.readyState = 3;
+  }
+  // test side
+  open() {
+    this.readyState = 1;
+    this.onopen?.();
+  }
+  binary(n: number) {
+    this.onmessage?.({ data: new Uint8Array(n).buffer });
+  }
+  text(s: string) {
+    this.onmessage?.({ data: s });
+  }
+  drop() {
+    this.readyState = 3;
+    this.onclose?.();
+  }
+  controls() {
+    return this.sent.filter((s): s is string => typeof s === 'string').map((s) => JSON.parse(s));
+  }
+}
+
+/** A sink that records writes and lets the test run their callbacks. */
+class FakeSink implements TerminalSink {
+  log: string[] = [];
+  callbacks: Array<() => void> = [];
+  write(data: Uint8Array | string, done: () => void) {
+    this.log.push(typeof data === 'string' ? `text:${data}` : `bytes:${data.byteLength}`);
+    this.callbacks.push(done);
+  }
+  reset() {
+    this.log.push('reset');
+  }
+  flush() {
+    for (const cb of this.callbacks.splice(0)) cb();
+  }
+}
+
+function makeSession(sink = new FakeSink()) {
+  const s = new TerminalSession('t1', sink, { openSocket: (url) => new FakeSocket(url) as unknown as WebSocket, minBackoffMs: 10, maxBackoffMs: 40 });
+  return { s, sink, ws: () => FakeSocket.all[FakeSocket.all.length - 1] };
+}
+
+beforeEach(() => {
+  FakeSocket.all = [];
+  vi.useFakeTimers();
+  vi.stubGlobal('location', { protocol: 'http:', host: '127.0.0.1:9999' });
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
+
+describe('TerminalSession', () => {
+  it('protocol constants keep the ack invariant', () => {
+    expect(ACK_CHUNK_BYTES).toBeLessThanOrEqual(LOW_WATERMARK_BYTES);
+    expect(LOW_WATERMARK_BYTES).toBeLessThan(HIGH_WATERMARK_BYTES);
+  });
+
+  it('connects to the terminal socket on the page origin', () => {
+    const { ws } = makeSession();
+    expect(ws().url).toBe('ws://127.0.0.1:9999/api/terminals/t1/socket');
+    expect(ws().binaryType).toBe('arraybuffer');
+  });
+
+  it('acks processed bytes once nothing is pending', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    ws().binary(100);
+    ws().binary(50);
+    expect(ws().controls()).toEqual([]);
+    sink.flush();
+    expect(ws().controls()).toEqual([{ type: 'ack', bytes: 150 }]);
+  });
+
+  it('acks in chunks of at least ACK_CHUNK_BYTES while output keeps coming', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    for (let i = 0; i < 10; i++) ws().binary(16 * 1024);
+    // process the first 5 of 10 writes: 80 KiB ≥ 64 KiB → one ack, though more is pending
+    for (const cb of sink.callbacks.splice(0, 5)) cb();
+    expect(ws().controls()).toEqual([{ type: 'ack', bytes: 64 * 1024 }]);
+    sink.flush();
+    const acks = ws().controls().filter((c) => c.type === 'ack');
+    expect(acks.reduce((a, c) => a + c.bytes, 0)).toBe(160 * 1024);
+  });
+
+  it('resets the terminal before the replay and on every reconnect', async () => {
+    const { s: s0, sink, ws } = makeSession();
+    s0.resize(80, 24);
+    const first = ws();
+    first.open();
+    first.binary(10);
+    expect(sink.log).toEqual(['reset', 'bytes:10']);
+    first.drop();
+    expect(FakeSocket.all).toHaveLength(1);
+    // The reconnect checks the terminal still exists first.
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(JSON.stringify({ id: 't1' }), { status: 200 })));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(FakeSocket.all).toHaveLength(2);
+    const second = ws();
+    s0.resize(90, 20);
+    second.open();
+    expect(second.controls()).toEqual([{ type: 'resize', cols: 90, rows: 20 }]);
+    second.binary(10);
+    expect(sink.log).toEqual(['reset', 'bytes:10', 'reset', 'bytes:10']);
+    // A write callback of the old socket never acks on the new one.
+    const before = second.controls().length;
+    sink.callbacks[0]();
+    expect(second.controls()).toHaveLength(before);
+  });
+
+  it('gives up when the terminal is gone', async () => {
+    const { s, ws } = makeSession();
+    ws().open();
+    ws().drop();
+    vi.stubGlobal('fetch', vi.fn(async () => new Response('{"error":{"code":"not_found","message":"x"}}', { status: 404 })));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(s.status).toBe('gone');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+
+  it('reports exit after the output before it, and does not reconnect after it', async () => {
+    const { s, sink, ws } = makeSession();
+    const codes: number[] = [];
+    s.onExit((c) => codes.push(c));
+    ws().open();
+    ws().binary(5);
+    ws().text('{"type":"exit","code":3}');
+    expect(codes).toEqual([]);
+    sink.flush();
+    expect(codes).toEqual([3]);
+    ws().drop();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+
+  it('sends each valid resize once and ignores invalid ones', () => {
+    const { s, ws } = makeSession();
+    s.resize(80, 24);
+    ws().open();
+    s.resize(80, 24);
+    s.resize(0, 24);
+    s.resize(NaN, 10);
+    s.resize(1001, 10);
+    s.resize(100, 30);
+    expect(ws().controls()).toEqual([
+      { type: 'resize', cols: 80, rows: 24 },
+      { type: 'resize', cols: 100, rows: 30 },
+    ]);
+  });
+
+  it('queues input typed before the first open, encodes UTF-8', () => {
+    const { s, ws } = makeSession();
+    s.send('é');
+    expect(ws().sent).toEqual([]);
+    ws().open();
+    expect(ws().sent).toEqual([new Uint8Array([0xc3, 0xa9])]);
+  });
+
+  it('dispose is idempotent and closes the socket', () => {
+    const { s, ws } = makeSession();
+    ws().open();
+    s.dispose();
+    s.dispose();
+    expect(ws().closed).toBe(true);
+    expect(s.status).toBe('closed');
+  });
+});
