@@ -107,15 +107,19 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
-    /// Spawns `program --ui-dir ui_dir` in a new process group with piped stdout and
-    /// stderr. Does not wait for the ready line: see [`Sidecar::wait_ready`].
+    /// Spawns `program --web --ui-dir ui_dir` in a new process group with piped stdout
+    /// and stderr. Does not wait for the ready line: see [`Sidecar::wait_ready`].
+    ///
+    /// `--web` because the webview loads the UI from the sidecar (same origin, cookie
+    /// auth), exactly like a browser in web mode; the sidecar still binds loopback only.
     pub fn spawn(program: &Path, ui_dir: &Path) -> Result<Sidecar, StartError> {
         if !program.is_file() {
             return Err(StartError::NotFound(program.to_path_buf()));
         }
         let ui_dir = ui_dir.canonicalize().unwrap_or_else(|_| ui_dir.to_path_buf());
         let mut cmd = Command::new(program);
-        cmd.arg("--ui-dir")
+        cmd.arg("--web")
+            .arg("--ui-dir")
             .arg(&ui_dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

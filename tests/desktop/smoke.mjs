@@ -1,0 +1,342 @@
+#!/usr/bin/env node
+// Desktop smoke test: the real `target/debug/porthole` under Xvfb, driven through
+// tauri-driver + WebKitWebDriver with plain WebDriver HTTP calls.
+//
+// Proves: the window leaves the bundled start page for the sidecar's UI, a terminal
+// appears, typed input reaches a real shell and its output is rendered, the clipboard
+// plugin answers the remote origin, and quitting (SIGTERM to the app, the same
+// shutdown path as closing the window) leaves no porthole, sidecar or shell process.
+//
+// Needs: Xvfb, dbus-run-session, WebKitWebDriver (webkit2gtk-driver), tauri-driver
+// (`cargo xtask test` installs it into target/tools), a built UI and sidecar.
+// Writes target/desktop-smoke.png (the webview) and, when ImageMagick's `import` is
+// present, target/desktop-smoke-screen.png (the whole X screen).
+//
+// Environment overrides: PORTHOLE_SMOKE_APP (the app), PORTHOLE_TAURI_DRIVER,
+// PORTHOLE_NATIVE_DRIVER (WebKitWebDriver), PORTHOLE_SMOKE_KEEP=1 (keep temp dir).
+
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const APP = path.resolve(process.env.PORTHOLE_SMOKE_APP || path.join(ROOT, "target/debug/porthole"));
+const TAURI_DRIVER = process.env.PORTHOLE_TAURI_DRIVER || path.join(ROOT, "target/tools/bin/tauri-driver");
+const NATIVE_DRIVER = process.env.PORTHOLE_NATIVE_DRIVER || "/usr/bin/WebKitWebDriver";
+const SHOT = path.join(ROOT, "target/desktop-smoke.png");
+const SCREEN_SHOT = path.join(ROOT, "target/desktop-smoke-screen.png");
+
+const UI_TIMEOUT_MS = 45_000;
+const OUTPUT_TIMEOUT_MS = 15_000;
+const QUIT_TIMEOUT_MS = 15_000;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...args) => console.log("[desktop-smoke]", ...args);
+
+/** Processes started here, each the leader of its own group; killed in reverse. */
+const started = [];
+function start(cmd, args, opts) {
+  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, ...opts });
+  const name = path.basename(cmd);
+  const out = fs.createWriteStream(path.join(opts.logDir, `${name}.log`));
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  started.push(child);
+  return child;
+}
+function killGroup(child, signal = "SIGKILL") {
+  if (child.pid > 1 && child.exitCode === null && child.signalCode === null) {
+    try { process.kill(-child.pid, signal); } catch { /* already gone */ }
+  }
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+function freeDisplay() {
+  for (let n = 90; n < 200; n++) {
+    if (!fs.existsSync(`/tmp/.X11-unix/X${n}`) && !fs.existsSync(`/tmp/.X${n}-lock`)) return n;
+  }
+  throw new Error("no free X display number in :90..:199");
+}
+
+async function waitFor(what, timeoutMs, probe, intervalMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (e) {
+      if (e.fatal) throw e;
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last.message}` : ""}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+// ---- /proc helpers -------------------------------------------------------------
+
+/** pid → {ppid, state, comm} for every process. */
+function processTable() {
+  const table = new Map();
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const comm = stat.slice(stat.indexOf("(") + 1, close);
+      const [state, ppid] = stat.slice(close + 2).split(" ");
+      table.set(Number(name), { ppid: Number(ppid), state, comm });
+    } catch { /* raced with exit */ }
+  }
+  return table;
+}
+
+function descendants(table, rootPid) {
+  const out = [];
+  const queue = [rootPid];
+  while (queue.length) {
+    const p = queue.shift();
+    for (const [pid, info] of table) {
+      if (info.ppid === p) { out.push(pid); queue.push(pid); }
+    }
+  }
+  return out;
+}
+
+/** Live (non-zombie) processes whose environment has HOME=home: everything we started. */
+function processesWithHome(home) {
+  const live = [];
+  for (const [pid, info] of processTable()) {
+    if (info.state === "Z") continue;
+    try {
+      const env = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      if (env.includes(`HOME=${home}`)) live.push({ pid, ...info, pane: env.some((e) => e.startsWith("PORTHOLE_PANE=")) });
+    } catch { /* gone or not ours */ }
+  }
+  return live;
+}
+
+function alive(pid) {
+  const info = processTable().get(pid);
+  return info !== undefined && info.state !== "Z";
+}
+
+// ---- WebDriver -----------------------------------------------------------------
+
+function webdriver(base) {
+  async function call(method, url, body) {
+    const res = await fetch(base + url, {
+      method,
+      headers: body ? { "content-type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(60_000),
+    });
+    const json = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const v = json.value || {};
+      throw new Error(`${method} ${url}: ${res.status} ${v.error || ""} ${v.message || ""}`.trim());
+    }
+    return json.value;
+  }
+  return { call };
+}
+
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+
+// ---- the test ------------------------------------------------------------------
+
+async function main() {
+  for (const [what, file] of [["app", APP], ["tauri-driver", TAURI_DRIVER], ["WebKitWebDriver", NATIVE_DRIVER]]) {
+    if (!fs.existsSync(file)) throw new Error(`${what} not found at ${file}`);
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "porthole-smoke-"));
+  const home = path.join(tmp, "home");
+  const logDir = path.join(tmp, "logs");
+  for (const d of ["home", "config", "data", "cache", "runtime", "logs"]) fs.mkdirSync(path.join(tmp, d), { mode: 0o700 });
+  log("temp dir", tmp);
+
+  const display = freeDisplay();
+  const env = {
+    PATH: process.env.PATH,
+    LANG: process.env.LANG || "C.UTF-8",
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(tmp, "config"),
+    XDG_DATA_HOME: path.join(tmp, "data"),
+    XDG_CACHE_HOME: path.join(tmp, "cache"),
+    XDG_RUNTIME_DIR: path.join(tmp, "runtime"),
+    SHELL: "/bin/bash",
+    DISPLAY: `:${display}`,
+    NO_AT_BRIDGE: "1",
+    GTK_A11Y: "none",
+    LIBGL_ALWAYS_SOFTWARE: "1",
+  };
+
+  let session = null;
+  let lastState = null;
+  let wd = null;
+  let failure = null;
+  try {
+    const xvfb = start("Xvfb", [`:${display}`, "-screen", "0", "1280x900x24", "-nolisten", "tcp"], { env, logDir });
+    await waitFor(`Xvfb :${display}`, 10_000, () => fs.existsSync(`/tmp/.X11-unix/X${display}`));
+    log(`Xvfb on :${display} (pid ${xvfb.pid})`);
+
+    const port = await freePort();
+    const nativePort = await freePort();
+    const driver = start(
+      "dbus-run-session",
+      ["--", TAURI_DRIVER, "--port", String(port), "--native-port", String(nativePort), "--native-driver", NATIVE_DRIVER],
+      { env, logDir },
+    );
+    wd = webdriver(`http://127.0.0.1:${port}`);
+    await waitFor("tauri-driver", 15_000, async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(2000) });
+      return res.ok;
+    });
+    log(`tauri-driver on ${port} (group ${driver.pid})`);
+
+    // No browserName: tauri-driver maps tauri:options onto WebKitWebDriver's options.
+    const created = await wd.call("POST", "/session", {
+      capabilities: { alwaysMatch: { "tauri:options": { application: APP } } },
+    });
+    session = created.sessionId;
+    const s = `/session/${session}`;
+    const exec = (script, args = []) => wd.call("POST", `${s}/execute/sync`, { script, args });
+    log("session", session);
+
+    // 1. The window leaves the start page for the sidecar's UI and shows a terminal.
+    const state = await waitFor("a terminal in the sidecar's UI", UI_TIMEOUT_MS, async () => {
+      const st = await exec(
+        `return { href: location.href, terminal: !!document.querySelector('.xterm'),
+                  failed: (document.getElementById('failed') && !document.getElementById('failed').hidden)
+                          ? document.body.innerText : null };`,
+      );
+      lastState = st;
+      if (st.failed) throw Object.assign(new Error(`the app shows its failure page:\n${st.failed}`), { fatal: true });
+      return st.href.startsWith("http://127.0.0.1:") && st.terminal ? st : null;
+    });
+    log("UI loaded at", state.href.replace(/code=[0-9a-f]+/, "code=…"));
+
+    // 2. Type a command into the terminal; the shell must evaluate it.
+    const nonce = String(Math.floor(Math.random() * 1e9));
+    const expected = `porthole-smoke-42-${nonce}`;
+    const typed = `echo porthole-smoke-$((6*7))-${nonce}`;
+    await sleep(1000); // let the shell print its prompt
+    const textarea = await waitFor("the terminal's input", 10_000, async () => {
+      const found = await wd.call("POST", `${s}/element`, { using: "css selector", value: ".xterm-helper-textarea" });
+      return found[ELEMENT];
+    });
+    const screen = await wd.call("POST", `${s}/element`, { using: "css selector", value: ".xterm-screen" });
+    await wd.call("POST", `${s}/element/${screen[ELEMENT]}/click`, {}).catch((e) => log("click on terminal:", e.message));
+    try {
+      await wd.call("POST", `${s}/element/${textarea}/value`, { text: `${typed}\uE007` });
+    } catch (e) {
+      log("element send keys failed, using key actions:", e.message);
+      const keys = [...`${typed}\uE007`].flatMap((c) => [{ type: "keyDown", value: c }, { type: "keyUp", value: c }]);
+      await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: keys }] });
+    }
+    const readScreen = `const rows = document.querySelector('.xterm-rows');
+                        return rows ? rows.innerText : (document.querySelector('.xterm') || document.body).innerText;`;
+    await waitFor(`"${expected}" in the terminal`, OUTPUT_TIMEOUT_MS, async () => {
+      const text = await exec(readScreen);
+      return text.split("\n").some((line) => line.trim() === expected);
+    }).catch(async (e) => {
+      log("terminal text was:\n" + (await exec(readScreen).catch(() => "?")));
+      throw e;
+    });
+    log("shell output rendered:", expected);
+
+    // 3. The clipboard plugin is reachable from the sidecar's origin.
+    const clip = `porthole-clip-${nonce}`;
+    const clipResult = await wd.call("POST", `${s}/execute/async`, {
+      script: `const done = arguments[arguments.length - 1];
+               const t = window.__TAURI__;
+               if (!t) { done({ ok: false, error: 'no window.__TAURI__' }); return; }
+               t.core.invoke('plugin:clipboard-manager|write_text', { text: arguments[0] })
+                 .then(() => t.core.invoke('plugin:clipboard-manager|read_text'))
+                 .then((v) => done({ ok: true, value: v }), (e) => done({ ok: false, error: String(e) }));`,
+      args: [clip],
+    });
+    if (!clipResult.ok || clipResult.value !== clip) {
+      throw new Error(`clipboard round trip failed: ${JSON.stringify(clipResult)}`);
+    }
+    log("clipboard round trip ok");
+
+    // 4. Screenshots.
+    await sleep(300);
+    const png = await wd.call("GET", `${s}/screenshot`);
+    fs.mkdirSync(path.dirname(SHOT), { recursive: true });
+    fs.writeFileSync(SHOT, Buffer.from(png, "base64"));
+    log("screenshot:", SHOT);
+    const imp = spawnSync("import", ["-window", "root", SCREEN_SHOT], { env, timeout: 15_000 });
+    if (imp.status === 0) log("screen shot:", SCREEN_SHOT);
+
+    // 5. Quit: SIGTERM the app (same shutdown path as closing the window, minus the
+    //    busy-terminal question) and check that nothing it started is left.
+    const table = processTable();
+    const appPid = descendants(table, driver.pid).find((p) => table.get(p).comm === path.basename(APP).slice(0, 15));
+    if (!appPid) throw new Error("cannot find the app's process");
+    const ours = processesWithHome(home);
+    const sidecar = ours.find((p) => p.comm.startsWith("porthole-sideca"));
+    const shells = ours.filter((p) => p.pane);
+    log(`app pid ${appPid}, sidecar pid ${sidecar?.pid}, terminal processes ${shells.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
+    if (!sidecar) throw new Error("no porthole-sidecar process found while the app runs");
+    if (shells.length === 0) throw new Error("no terminal process found while the app runs");
+    process.kill(appPid, "SIGTERM");
+    await waitFor("the app to exit", QUIT_TIMEOUT_MS, () => !alive(appPid));
+    const left = await waitFor("the sidecar and shells to be gone", 3000, () => {
+      const l = processesWithHome(home).filter((p) => p.comm.startsWith("porthole") || p.pane);
+      return l.length === 0 ? [] : null;
+    }).catch(() => processesWithHome(home).filter((p) => p.comm.startsWith("porthole") || p.pane));
+    if (left.length) {
+      throw new Error(`processes left after quit: ${left.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
+    }
+    log("quit left no porthole, sidecar or shell process");
+  } catch (e) {
+    failure = e;
+    if (lastState) log("last page state:", JSON.stringify(lastState).replace(/code=[0-9a-f]+/, "code=…"));
+    if (session && wd) {
+      const png = await wd.call("GET", `/session/${session}/screenshot`).catch(() => null);
+      if (png) {
+        fs.mkdirSync(path.dirname(SHOT), { recursive: true });
+        fs.writeFileSync(SHOT.replace(/\.png$/, "-failure.png"), Buffer.from(png, "base64"));
+        log("failure screenshot:", SHOT.replace(/\.png$/, "-failure.png"));
+      }
+    }
+  } finally {
+    if (session && wd) await wd.call("DELETE", `/session/${session}`).catch(() => {});
+    for (const child of started.reverse()) killGroup(child, "SIGTERM");
+    await sleep(500);
+    for (const child of started) killGroup(child, "SIGKILL");
+    // Anything that still carries our HOME was started by this test: don't leak it.
+    for (const p of processesWithHome(home)) { try { process.kill(p.pid, "SIGKILL"); } catch { /* gone */ } }
+    if (failure) {
+      for (const f of fs.existsSync(logDir) ? fs.readdirSync(logDir) : []) {
+        const text = fs.readFileSync(path.join(logDir, f), "utf8").split("\n").slice(-40).join("\n");
+        console.log(`---- ${f} (last 40 lines) ----\n${text}`);
+      }
+    }
+    if (!process.env.PORTHOLE_SMOKE_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  if (failure) throw failure;
+}
+
+main().then(
+  () => { log("PASS"); process.exit(0); },
+  (e) => { console.error("[desktop-smoke] FAIL:", e.message); process.exit(1); },
+);
