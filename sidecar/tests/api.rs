@@ -175,13 +175,18 @@ async fn terminals_are_listed_in_creation_order_with_fields() {
 #[tokio::test]
 async fn delete_kills_the_process_group() {
     let sc = Sidecar::start(&[]);
-    let id = sc.spawn(&["sh", "-c", "sleep 1000 & echo GRANDCHILD=$!; wait"]).await;
+    // A grandchild that ignores SIGHUP (so the kernel's hangup alone does not end it), and
+    // a background job in its own process group of the same session (job control on).
+    let script = "(trap '' HUP; exec sleep 1000) & echo GRANDCHILD=$!; \
+                  set -m; sleep 1000 & echo BGJOB=$!; echo STARTED; wait";
+    let id = sc.spawn(&["sh", "-c", script]).await;
     let mut ws = sc.ws(&id).await;
     let mut seen = Seen::default();
-    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"\r\n") && contains(&s.bytes, b"GRANDCHILD=")).await;
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"STARTED")).await;
     let grandchild = number_after(&seen.bytes, "GRANDCHILD=").unwrap();
+    let bgjob = number_after(&seen.bytes, "BGJOB=").unwrap();
     let child = sc.terminal(&id).await["pid"].as_i64().unwrap();
-    assert!(!pid_gone(grandchild) && !pid_gone(child));
+    assert!(!pid_gone(grandchild) && !pid_gone(child) && !pid_gone(bgjob));
 
     let r = sc.req("DELETE", &format!("/api/terminals/{id}"), None).await;
     assert_eq!(r.status, 204);
@@ -189,6 +194,7 @@ async fn delete_kills_the_process_group() {
     read_until(&mut ws, &mut seen, true, |s| s.closed).await;
     assert!(seen.exit.is_some());
     assert!(wait_pid_gone(grandchild).await, "grandchild sleep {grandchild} survived");
+    assert!(wait_pid_gone(bgjob).await, "background job {bgjob} survived");
     assert!(wait_pid_gone(child).await);
     assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 404);
     assert_eq!(sc.req("GET", &format!("/api/terminals/{id}"), None).await.status, 404);
