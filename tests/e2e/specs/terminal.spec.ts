@@ -5,8 +5,37 @@ test('typing runs a command and shows its output', async ({ wall }) => {
   await wall.click(id);
   await wall.type('echo hello\n');
   await wall.waitText(id, /^hello$/m);
-  // The title falls back to the command (or an OSC title the shell set).
+  // The title falls back to the command (or an OSC title the shell set) ...
   await expect(wall.pane(id).getByTestId('pane-title')).not.toHaveText('');
+  // ... and follows OSC 0/2.
+  await wall.type("printf '\\033]2;%s\\007' build-watch\n");
+  await expect(wall.pane(id).getByTestId('pane-title')).toHaveText('build-watch');
+});
+
+test('a dropped connection reconnects and replays the scrollback once', async ({ wall, page }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  await wall.type('echo before-drop-$((3*3))\n');
+  await wall.waitText(id, /^before-drop-9$/m);
+  await page.evaluate((id) => {
+    const session = (window as any).__porthole.store.runtime(id).session;
+    (window as any).__droppedSocket = session.ws;
+    session.ws.close();
+  }, id);
+  // A new socket replaces the dropped one.
+  await expect
+    .poll(() =>
+      page.evaluate((id) => {
+        const ws = (window as any).__porthole.store.runtime(id).session.ws;
+        return !!ws && ws !== (window as any).__droppedSocket && ws.readyState === 1;
+      }, id),
+    )
+    .toBe(true);
+  await expect(wall.pane(id)).toHaveAttribute('data-status', 'open');
+  await wall.waitText(id, /^before-drop-9$/m);
+  await wall.type('echo after-drop\n');
+  await wall.waitText(id, /^after-drop$/m);
+  expect((await wall.text(id)).match(/^before-drop-9$/gm)).toHaveLength(1);
 });
 
 test('split right with the prefix, and with the header button', async ({ wall, page }) => {

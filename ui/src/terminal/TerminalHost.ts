@@ -12,24 +12,11 @@ import { validDim } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import { sanitizePaste } from './paste';
 import type { TerminalSink } from './TerminalSession';
+import { type RendererKind, preferredRenderer } from './renderer';
 import { type Scheme, themeFor } from './theme';
 
 /** Resize settle time before the PTY is told (DESIGN §7). */
 export const RESIZE_SETTLE_MS = 100;
-
-export type RendererKind = 'dom' | 'webgl';
-
-/** True in WebKitGTK (the Linux desktop webview), where WebGL is unreliable (DESIGN §8). */
-export function isWebKitGtk(ua: string = navigator.userAgent): boolean {
-  return /WebKit/.test(ua) && !/Chrome|Chromium|Edg\//.test(ua) && /Linux|X11/.test(ua) && !/Android/.test(ua);
-}
-
-/** The renderer to try first: `?renderer=dom|webgl` wins; else WebGL except in WebKitGTK. */
-export function preferredRenderer(): RendererKind {
-  const forced = new URLSearchParams(location.search).get('renderer');
-  if (forced === 'dom' || forced === 'webgl') return forced;
-  return isWebKitGtk() ? 'dom' : 'webgl';
-}
 
 const isMac = typeof navigator !== 'undefined' && /Mac/.test(navigator.platform);
 
@@ -109,7 +96,7 @@ export class TerminalHost implements TerminalSink {
     if (this.opened || this.disposed) return;
     this.opened = true;
     this.term.open(this.element);
-    if (preferredRenderer() === 'webgl') void this.tryWebgl();
+    if (preferredRenderer(navigator.userAgent, location.search) === 'webgl') void this.tryWebgl();
     this.observer = new ResizeObserver(() => this.scheduleFit());
     this.observer.observe(this.element);
     this.disposables.push(() => this.observer?.disconnect());
