@@ -62,6 +62,7 @@ pub const EXIT_QUIET_MS: u64 = 1_000;
 pub const SHUTDOWN_BOUND_MS: u64 = 4_500;
 
 #[cfg(test)]
+#[allow(clippy::assertions_on_constants)]
 mod tests {
     use super::*;
 
@@ -88,5 +89,25 @@ mod tests {
         assert!(MIN_TERMINAL_CELLS >= 1 && MIN_TERMINAL_CELLS <= MAX_TERMINAL_CELLS);
         assert!(MAX_COMMAND_ITEMS * MAX_COMMAND_ITEM_BYTES >= MAX_BODY_BYTES);
         assert!(KILL_GRACE_MS < SHUTDOWN_BOUND_MS && SHUTDOWN_BOUND_MS < 5_000);
+    }
+
+    /// Evaluates `export const NAME = <product of integers>;` from the UI's protocol mirror.
+    fn ts_const(src: &str, name: &str) -> Option<u64> {
+        let decl = format!("export const {name} = ");
+        let start = src.find(&decl)? + decl.len();
+        let expr = &src[start..start + src[start..].find(';')?];
+        expr.split('*').map(|f| f.trim().replace('_', "").parse::<u64>().ok()).product()
+    }
+
+    #[test]
+    fn rust_and_typescript_flow_control_values_agree() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/src/api/protocol.ts");
+        let src = std::fs::read_to_string(path).expect("ui/src/api/protocol.ts");
+        assert_eq!(ts_const(&src, "HIGH_WATERMARK_BYTES"), Some(HIGH_WATERMARK_BYTES));
+        assert_eq!(ts_const(&src, "LOW_WATERMARK_BYTES"), Some(LOW_WATERMARK_BYTES));
+        assert_eq!(ts_const(&src, "ACK_CHUNK_BYTES"), Some(ACK_CHUNK_BYTES));
+        assert_eq!(ts_const(&src, "PROTOCOL_VERSION"), Some(u64::from(PROTOCOL_VERSION)));
+        assert_eq!(ts_const(&src, "MAX_TERMINAL_DIM"), Some(u64::from(MAX_TERMINAL_CELLS)));
+        assert_eq!(ts_const(&src, "MIN_TERMINAL_DIM"), Some(u64::from(MIN_TERMINAL_CELLS)));
     }
 }

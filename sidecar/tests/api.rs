@@ -42,11 +42,11 @@ async fn health_and_auth_refusals() {
         .await;
     assert_eq!((r.status, r.code()), (403, "bad_origin".to_string()));
     let id = sc.spawn(&["cat"]).await;
-    let err = sc.try_ws(&id, &[("Origin", "http://evil.example")]).await.err().expect("refused");
+    let err = sc.try_ws(&id, &[("Origin", "http://evil.example")]).await.expect_err("refused");
     assert!(err.to_string().contains("403"), "{err}");
-    let err = sc.try_ws(&id, &[("Authorization", "Bearer nope")]).await.err().expect("refused");
+    let err = sc.try_ws(&id, &[("Authorization", "Bearer nope")]).await.expect_err("refused");
     assert!(err.to_string().contains("401"), "{err}");
-    let err = sc.try_ws(&id, &[("Host", "evil.example")]).await.err().expect("refused");
+    let err = sc.try_ws(&id, &[("Host", "evil.example")]).await.expect_err("refused");
     assert!(err.to_string().contains("403"), "{err}");
     // The app's own origins are accepted.
     let own = format!("http://127.0.0.1:{}", sc.port);

@@ -138,7 +138,7 @@ async fn ten_megabytes_reach_two_clients_in_order_with_one_slow() {
                 Some(Ok(Message::Binary(b))) => {
                     seen.bytes.extend_from_slice(&b);
                     n += 1;
-                    if n % 4 == 0 {
+                    if n.is_multiple_of(4) {
                         tokio::time::sleep(std::time::Duration::from_millis(15)).await;
                     }
                     send_ack(&mut slow, b.len()).await;
