@@ -243,13 +243,17 @@ fn quit(app: &AppHandle, ask: bool) {
 /// the main thread.
 fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
     let what = if busy.len() == 1 {
-        format!("A terminal is still running {}.", busy[0])
+        format!("A terminal is still running {}.\nQuitting Porthole stops it.", busy[0])
     } else {
-        format!("{} terminals are still running programs ({}).", busy.len(), busy.join(", "))
+        format!(
+            "{} terminals are still running programs ({}).\nQuitting Porthole stops them.",
+            busy.len(),
+            busy.join(", ")
+        )
     };
     let mut dialog = app
         .dialog()
-        .message(format!("{what}\nQuitting Porthole stops them."))
+        .message(what)
         .title("Quit Porthole?")
         .kind(MessageDialogKind::Warning)
         .buttons(MessageDialogButtons::OkCancelCustom("Quit".into(), "Cancel".into()));

@@ -4,10 +4,12 @@
 //
 // Proves: the window leaves the bundled start page for the sidecar's UI, a terminal
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
-// plugin answers the remote origin, and quitting (SIGTERM to the app, the same
-// shutdown path as closing the window) leaves no porthole, sidecar or shell process.
+// plugin answers the remote origin, closing the window while a program runs asks
+// first (and "cancel" keeps everything), and closing it when idle quits and leaves no
+// porthole, sidecar or shell process.
 //
-// Needs: Xvfb, dbus-run-session, WebKitWebDriver (webkit2gtk-driver), tauri-driver
+// Needs: Xvfb, dbus-run-session, WebKitWebDriver (webkit2gtk-driver), python3 (for
+// tests/desktop/x11.py, which plays the window manager's close button), tauri-driver
 // (`cargo xtask test` installs it into target/tools), a built UI and sidecar.
 // Writes target/desktop-smoke.png (the webview) and, when ImageMagick's `import` is
 // present, target/desktop-smoke-screen.png (the whole X screen).
@@ -28,6 +30,8 @@ const TAURI_DRIVER = process.env.PORTHOLE_TAURI_DRIVER || path.join(ROOT, "targe
 const NATIVE_DRIVER = process.env.PORTHOLE_NATIVE_DRIVER || "/usr/bin/WebKitWebDriver";
 const SHOT = path.join(ROOT, "target/desktop-smoke.png");
 const SCREEN_SHOT = path.join(ROOT, "target/desktop-smoke-screen.png");
+const DIALOG_SHOT = path.join(ROOT, "target/desktop-smoke-dialog.png");
+const X11_HELPER = path.join(ROOT, "tests/desktop/x11.py");
 
 const UI_TIMEOUT_MS = 45_000;
 const OUTPUT_TIMEOUT_MS = 15_000;
@@ -137,6 +141,13 @@ function alive(pid) {
   return info !== undefined && info.state !== "Z";
 }
 
+/** Runs tests/desktop/x11.py (titles | close NAME) on our display; returns stdout lines. */
+function x11(env, ...args) {
+  const r = spawnSync("python3", [X11_HELPER, ...args], { env, encoding: "utf8", timeout: 10_000 });
+  if (r.status !== 0) throw new Error(`x11.py ${args.join(" ")}: ${r.stderr || r.error}`);
+  return r.stdout.split("\n").filter(Boolean);
+}
+
 // ---- WebDriver -----------------------------------------------------------------
 
 function webdriver(base) {
@@ -243,13 +254,16 @@ async function main() {
     });
     const screen = await wd.call("POST", `${s}/element`, { using: "css selector", value: ".xterm-screen" });
     await wd.call("POST", `${s}/element/${screen[ELEMENT]}/click`, {}).catch((e) => log("click on terminal:", e.message));
-    try {
-      await wd.call("POST", `${s}/element/${textarea}/value`, { text: `${typed}\uE007` });
-    } catch (e) {
-      log("element send keys failed, using key actions:", e.message);
-      const keys = [...`${typed}\uE007`].flatMap((c) => [{ type: "keyDown", value: c }, { type: "keyUp", value: c }]);
-      await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: keys }] });
-    }
+    const typeLine = async (line) => {
+      try {
+        await wd.call("POST", `${s}/element/${textarea}/value`, { text: `${line}\uE007` });
+      } catch (e) {
+        log("element send keys failed, using key actions:", e.message);
+        const keys = [...`${line}\uE007`].flatMap((c) => [{ type: "keyDown", value: c }, { type: "keyUp", value: c }]);
+        await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: keys }] });
+      }
+    };
+    await typeLine(typed);
     const readScreen = `const rows = document.querySelector('.xterm-rows');
                         return rows ? rows.innerText : (document.querySelector('.xterm') || document.body).innerText;`;
     await waitFor(`"${expected}" in the terminal`, OUTPUT_TIMEOUT_MS, async () => {
@@ -286,23 +300,41 @@ async function main() {
     const imp = spawnSync("import", ["-window", "root", SCREEN_SHOT], { env, timeout: 15_000 });
     if (imp.status === 0) log("screen shot:", SCREEN_SHOT);
 
-    // 5. Quit: SIGTERM the app (same shutdown path as closing the window, minus the
-    //    busy-terminal question) and check that nothing it started is left.
+    // 5. Closing the window while a program runs in a terminal asks first; "Cancel"
+    //    (here: closing the question) keeps everything running.
+    await typeLine("sleep 300");
+    const sleeper = await waitFor("sleep to run in the terminal", 10_000, () =>
+      processesWithHome(home).find((p) => p.pane && p.comm === "sleep"));
     const table = processTable();
     const appPid = descendants(table, driver.pid).find((p) => table.get(p).comm === path.basename(APP).slice(0, 15));
     if (!appPid) throw new Error("cannot find the app's process");
     const ours = processesWithHome(home);
     const sidecar = ours.find((p) => p.comm.startsWith("porthole-sideca"));
-    const shells = ours.filter((p) => p.pane);
-    log(`app pid ${appPid}, sidecar pid ${sidecar?.pid}, terminal processes ${shells.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
+    const panes = ours.filter((p) => p.pane);
+    log(`app pid ${appPid}, sidecar pid ${sidecar?.pid}, terminal processes ${panes.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
     if (!sidecar) throw new Error("no porthole-sidecar process found while the app runs");
-    if (shells.length === 0) throw new Error("no terminal process found while the app runs");
-    process.kill(appPid, "SIGTERM");
+    await sleep(500); // the sidecar reads `busy` from the PTY's foreground group
+    x11(env, "close", "Porthole");
+    await waitFor('the "Quit Porthole?" question', 10_000, () => x11(env, "titles").includes("Quit Porthole?"));
+    log("closing with a busy terminal asks first");
+    if (spawnSync("import", ["-window", "root", DIALOG_SHOT], { env, timeout: 15_000 }).status === 0) {
+      log("dialog screen shot:", DIALOG_SHOT);
+    }
+    x11(env, "close", "Quit Porthole?");
+    await sleep(1500);
+    if (!alive(appPid) || !alive(sidecar.pid)) throw new Error("cancelling the quit question still quit");
+    log("cancel keeps the app running");
+
+    // 6. Closing the window with idle terminals quits, and leaves no porthole, sidecar
+    //    or shell process behind.
+    process.kill(sleeper.pid, "SIGKILL"); // our own child: its HOME is our temp HOME
+    await waitFor("the shell to be idle again", 5_000, () => !alive(sleeper.pid));
+    await sleep(500);
+    x11(env, "close", "Porthole");
     await waitFor("the app to exit", QUIT_TIMEOUT_MS, () => !alive(appPid));
-    const left = await waitFor("the sidecar and shells to be gone", 3000, () => {
-      const l = processesWithHome(home).filter((p) => p.comm.startsWith("porthole") || p.pane);
-      return l.length === 0 ? [] : null;
-    }).catch(() => processesWithHome(home).filter((p) => p.comm.startsWith("porthole") || p.pane));
+    const leftovers = () => processesWithHome(home).filter((p) => p.comm.startsWith("porthole") || p.pane);
+    const left = await waitFor("the sidecar and shells to be gone", 3000, () => (leftovers().length ? null : []))
+      .catch(() => leftovers());
     if (left.length) {
       throw new Error(`processes left after quit: ${left.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
     }
