@@ -271,3 +271,14 @@ test('copy and paste through the clipboard; a pasted ESC[201~ cannot end the pas
   await page.keyboard.press('Control+Shift+C');
   await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toMatch(/zebra/);
 });
+
+test('the DOM renderer (the WebKitGTK default) draws output into .xterm-rows', async ({ wall, page }) => {
+  await page.goto(new URL('/?renderer=dom', page.url()).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await wall.waitOpen(1);
+  const [id] = await wall.paneIds();
+  expect(await page.evaluate((id) => (window as any).__porthole.renderer(id), id)).toBe('dom');
+  await wall.click(id);
+  await wall.type('echo drawn-by-$((2+2))-dom\n');
+  await expect(wall.pane(id).locator('.xterm-rows')).toContainText('drawn-by-4-dom');
+});
