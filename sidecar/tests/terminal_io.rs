@@ -240,3 +240,15 @@ async fn acking_more_than_sent_closes_the_socket_only() {
     assert!(seen.closed);
     assert_eq!(sc.terminal(&id).await["alive"], true, "the terminal is unaffected");
 }
+
+#[tokio::test]
+async fn programs_get_default_sigpipe() {
+    let sc = Sidecar::start(&[]);
+    let id = sc.spawn(&["sh", "-c", "yes | head -n 1; echo PIPE-DONE"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| s.exit.is_some()).await;
+    let out = String::from_utf8_lossy(&seen.bytes);
+    assert!(out.contains("PIPE-DONE"), "{out}");
+    assert!(!out.contains("Broken pipe"), "SIGPIPE was inherited as ignored: {out}");
+}
