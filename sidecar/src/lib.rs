@@ -2,6 +2,8 @@
 //!
 //! Entry point: [`run`] (used by the `porthole-sidecar` binary). See `docs/protocol.md`.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod cli;
 pub mod constants;
