@@ -239,8 +239,7 @@ async fn shutdown_endpoint_leaves_no_child_process() {
 async fn sigterm_leaves_no_child_process() {
     let mut sc = Sidecar::start(&[]);
     let (c1, g1) = spawn_with_grandchild(&sc).await;
-    // SAFETY: the pid is our own child process.
-    unsafe { libc_kill(sc.pid as i32, 15) };
+    send_signal(sc.pid, 15);
     let status = sc.wait_exit();
     assert!(status.success(), "{status:?}");
     for pid in [c1, g1] {
@@ -248,10 +247,6 @@ async fn sigterm_leaves_no_child_process() {
     }
 }
 
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
-}
 
 #[tokio::test]
 async fn workspace_round_trips_with_revisions() {
@@ -311,4 +306,20 @@ async fn without_web_mode_the_ui_is_not_served() {
     let sc = Sidecar::start(&[]);
     let r = sc.req("GET", "/", None).await;
     assert_eq!((r.status, r.code().as_str()), (404, "not_found"));
+}
+
+#[tokio::test]
+async fn exit_is_sent_when_a_background_process_holds_the_pty() {
+    let sc = Sidecar::start(&[]);
+    // The shell exits with 3 while `sleep` (ignoring the kernel's SIGHUP to the foreground
+    // group when the session leader exits) keeps the PTY's slave open: no EOF comes.
+    let id = sc.spawn(&["sh", "-c", "(trap '' HUP; exec sleep 1000) & echo HOLDER=$!; exit 3"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| s.exit.is_some()).await;
+    assert_eq!(seen.exit, Some(3));
+    let holder = number_after(&seen.bytes, "HOLDER=").unwrap();
+    assert!(!pid_gone(holder));
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    assert!(wait_pid_gone(holder).await, "the holder is killed with the session");
 }

@@ -199,8 +199,34 @@ impl Sidecar {
     }
 }
 
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+/// Sends `sig` to one process (a pid this test started).
+pub fn send_signal(pid: u32, sig: i32) {
+    assert!(pid > 1);
+    // SAFETY: kill(2) on a positive pid we spawned.
+    unsafe {
+        libc_kill(pid as i32, sig);
+    }
+}
+
 impl Drop for Sidecar {
     fn drop(&mut self) {
+        // SIGTERM first so the sidecar kills its terminals (no stray test processes), then
+        // SIGKILL if it has not exited within 10 s.
+        if let Ok(None) = self.child.try_wait() {
+            send_signal(self.child.id(), 15);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.home);
