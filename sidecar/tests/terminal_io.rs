@@ -136,6 +136,7 @@ async fn ten_megabytes_reach_two_clients_in_order_with_one_slow() {
             let msg = tokio::time::timeout(HANG, slow.next()).await.expect("slow client hang");
             match msg {
                 Some(Ok(Message::Binary(b))) => {
+                    assert!(!b.is_empty() && b.len() <= BATCH_MAX_BYTES, "message of {} bytes", b.len());
                     seen.bytes.extend_from_slice(&b);
                     n += 1;
                     if n.is_multiple_of(4) {
