@@ -282,3 +282,38 @@ test('the DOM renderer (the WebKitGTK default) draws output into .xterm-rows', a
   await wall.type('echo drawn-by-$((2+2))-dom\n');
   await expect(wall.pane(id).locator('.xterm-rows')).toContainText('drawn-by-4-dom');
 });
+
+test('the context menu splits, minimizes and closes; the prefix shows an indicator', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await page.keyboard.press('Control+b');
+  await expect(page.getByTestId('prefix-indicator')).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('prefix-indicator')).toBeHidden();
+
+  await wall.pane(first).getByTestId('terminal-body').click({ button: 'right' });
+  const menu = page.getByTestId('context-menu');
+  await expect(menu).toBeVisible();
+  await expect(menu.getByTestId('menu-minimize')).toBeDisabled(); // the only pane
+  await menu.getByTestId('menu-split-right').click();
+  await expect(menu).toBeHidden();
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  await wall.type('echo from-menu-split\n');
+  await wall.waitText(second, /^from-menu-split$/m);
+
+  await wall.pane(second).getByTestId('terminal-body').click({ button: 'right' });
+  await menu.getByTestId('menu-minimize').click();
+  await expect(page.getByTestId('baseboard-chip')).toHaveCount(1);
+
+  await wall.pane(first).getByTestId('terminal-body').click({ button: 'right' });
+  await expect(menu).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(menu).toBeHidden();
+  await wall.pane(first).getByTestId('terminal-body').click({ button: 'right' });
+  await menu.getByTestId('menu-close').click();
+  // The minimized pane comes back when the last visible one closes.
+  await expect(wall.panes()).toHaveCount(1);
+  await expect(wall.pane(second)).toHaveAttribute('data-visible', 'true');
+  expect(await wall.text(second)).toMatch(/^from-menu-split$/m);
+});

@@ -2,6 +2,7 @@ import { useEffect, useSyncExternalStore } from 'react';
 import { IDLE, keystrokeOf, step } from '../keys/prefix';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
+import { paneLabel } from './Pane';
 import { Wall } from './Wall';
 
 /** Catches the prefix in the capture phase on window, before xterm sees the key. */
@@ -26,6 +27,11 @@ function usePrefixKeys(store: WorkspaceStore) {
 export function App({ store }: { store: WorkspaceStore }) {
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   usePrefixKeys(store);
+  const focused = snap.layout.focused ? snap.panes[snap.layout.focused] : undefined;
+  const title = focused ? paneLabel(focused) : '';
+  useEffect(() => {
+    document.title = title ? `${title} — Porthole` : 'Porthole';
+  }, [title]);
   useEffect(() => {
     const flush = () => void store.saveNow(true);
     window.addEventListener('pagehide', flush);

@@ -28,6 +28,9 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
           );
         })
       )}
+      <span className="prefix-indicator" data-testid="prefix-indicator">
+        <kbd>Ctrl-b</kbd> …
+      </span>
     </div>
   );
 }

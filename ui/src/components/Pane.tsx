@@ -14,6 +14,8 @@ interface PaneProps {
   visible: boolean;
   focused: boolean;
   zoomed: boolean;
+  /** asks for the context menu at viewport coordinates */
+  onMenu: (paneId: string, x: number, y: number) => void;
 }
 
 function Icon({ d }: { d: string }) {
@@ -34,7 +36,7 @@ const ICONS = {
 };
 
 /** A terminal pane: header + xterm body. Positioned absolutely; never re-parented. */
-export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zoomed }: PaneProps) {
+export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zoomed, onMenu }: PaneProps) {
   const bodyRef = useRef<HTMLDivElement>(null);
   const id = pane.id;
 
@@ -91,7 +93,16 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}
         </span>
       </header>
-      <div className="pane-body" data-testid="terminal-body" ref={bodyRef} />
+      <div
+        className="pane-body"
+        data-testid="terminal-body"
+        ref={bodyRef}
+        onContextMenu={(e) => {
+          e.preventDefault();
+          store.focus(id);
+          onMenu(id, e.clientX, e.clientY);
+        }}
+      />
     </section>
   );
 });

@@ -1,6 +1,7 @@
-import { useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { type Gap, type Rect, computeLayout } from '../layout/engine';
 import { GAP_PX, type Snapshot, type WorkspaceStore } from '../workspace/store';
+import { ContextMenu, type MenuAt } from './ContextMenu';
 import { Pane } from './Pane';
 
 function GapHandle({ store, gap }: { store: WorkspaceStore; gap: Gap }) {
@@ -44,6 +45,9 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
   const [size, setSize] = useState<{ w: number; h: number }>({ w: 0, h: 0 });
   // Last rectangle each pane had: hidden panes keep it, so their terminal size does not change.
   const lastRects = useRef(new Map<string, Rect>());
+  const [menu, setMenu] = useState<MenuAt | null>(null);
+  const onMenu = useCallback((paneId: string, x: number, y: number) => setMenu({ paneId, x, y }), []);
+  const closeMenu = useCallback(() => setMenu(null), []);
 
   useLayoutEffect(() => {
     const el = ref.current!;
@@ -83,12 +87,14 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
               visible={!!r}
               focused={focused === id}
               zoomed={zoomed === id}
+              onMenu={onMenu}
             />
           );
         })}
       {layout.gaps.map((g) => (
         <GapHandle key={`${g.path.join('.')}:${g.index}`} store={store} gap={g} />
       ))}
+      {menu && snap.panes[menu.paneId] && <ContextMenu store={store} snap={snap} at={menu} onClose={closeMenu} />}
     </div>
   );
 }

@@ -276,6 +276,20 @@ export class WorkspaceStore {
     }
   }
 
+  hasSelection(id: L.PaneId): boolean {
+    return this.runtimes.get(id)?.host.term.hasSelection() ?? false;
+  }
+
+  /** Copies pane `id`'s selection to the clipboard. */
+  async copy(id: L.PaneId): Promise<void> {
+    await this.runtimes.get(id)?.host.copySelection();
+  }
+
+  /** Pastes the clipboard into pane `id` (sanitized; bracketed when the program asked). */
+  async paste(id: L.PaneId): Promise<void> {
+    await this.runtimes.get(id)?.host.pasteFromClipboard();
+  }
+
   /** Moves the keyboard focus to the focused pane's terminal. */
   focusTerminal() {
     const f = this.snap.layout.focused;
