@@ -317,3 +317,21 @@ test('the context menu splits, minimizes and closes; the prefix shows an indicat
   await expect(wall.pane(second)).toHaveAttribute('data-visible', 'true');
   expect(await wall.text(second)).toMatch(/^from-menu-split$/m);
 });
+
+test('light and dark themes follow prefers-color-scheme live', async ({ wall, page }) => {
+  const [id] = await wall.paneIds();
+  const colors = () =>
+    page.evaluate((id) => {
+      const term = (window as any).__porthole.store.runtime(id).host.term;
+      const header = document.querySelector('[data-testid=pane-header]')!;
+      return { term: term.options.theme.background as string, header: getComputedStyle(header).backgroundColor };
+    }, id);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const dark = await colors();
+  await page.emulateMedia({ colorScheme: 'light' });
+  await expect.poll(async () => (await colors()).term).not.toBe(dark.term);
+  const light = await colors();
+  expect(light.header).not.toBe(dark.header);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expect.poll(async () => (await colors()).term).toBe(dark.term);
+});
