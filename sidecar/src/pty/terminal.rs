@@ -94,7 +94,7 @@ pub struct Attachment {
     /// `Some(code)` if the `exit` event was already sent before this client attached (it will
     /// not be sent again on `events`).
     pub exited: Option<i32>,
-    /// `Some(..)` if the terminal was already closed (deleted).
+    /// True if and only if the terminal was already closed (deleted) when attaching.
     pub closed: bool,
     /// Live events after the scrollback.
     pub events: mpsc::UnboundedReceiver<Event>,
