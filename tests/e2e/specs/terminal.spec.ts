@@ -335,3 +335,21 @@ test('light and dark themes follow prefers-color-scheme live', async ({ wall, pa
   await page.emulateMedia({ colorScheme: 'dark' });
   await expect.poll(async () => (await colors()).term).toBe(dark.term);
 });
+
+test('find in the scrollback with Ctrl+Shift+F', async ({ wall, page }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  await wall.type('echo hay; echo needle-$((5*5)); echo hay\n');
+  await wall.waitText(id, /^needle-25$/m);
+  await page.keyboard.press('Control+Shift+F');
+  const input = wall.pane(id).getByTestId('find-input');
+  await expect(input).toBeFocused();
+  await input.fill('needle-25');
+  await expect
+    .poll(() => page.evaluate((id) => (window as any).__porthole.store.runtime(id).host.term.getSelection(), id))
+    .toBe('needle-25');
+  await input.press('Escape');
+  await expect(wall.pane(id).getByTestId('find-bar')).toHaveCount(0);
+  await wall.type('echo back-in-terminal\n');
+  await wall.waitText(id, /^back-in-terminal$/m);
+});

@@ -56,6 +56,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     [
       { id: 'copy', label: 'Copy', keys: 'Ctrl+Shift+C', disabled: !store.hasSelection(id), run: () => void store.copy(id) },
       { id: 'paste', label: 'Paste', keys: 'Ctrl+Shift+V', run: () => void store.paste(id) },
+      { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.setFinding(id, true) },
     ],
     [
       { id: 'split-right', label: 'Split right', keys: 'Ctrl-b %', run: () => store.split(id, 'right') },
@@ -81,7 +82,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
               onClick={() => {
                 onClose();
                 item.run();
-                store.focusTerminal();
+                if (item.id !== 'find') store.focusTerminal();
               }}
             >
               <span>{item.label}</span>

@@ -1,4 +1,4 @@
-import { memo, useLayoutEffect, useRef } from 'react';
+import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 
@@ -34,6 +34,48 @@ const ICONS = {
   minimize: 'M4 11.5h8',
   close: 'M4.5 4.5l7 7 M11.5 4.5l-7 7',
 };
+
+/** The find bar: Enter finds the next match, Shift+Enter the previous, Escape closes. */
+function FindBar({ store, id }: { store: WorkspaceStore; id: string }) {
+  const [text, setText] = useState('');
+  const [missing, setMissing] = useState(false);
+  const run = (backwards: boolean, t = text) => setMissing(!!t && !store.find(id, t, backwards));
+  return (
+    <div className="find-bar" data-testid="find-bar" onMouseDown={(e) => e.stopPropagation()}>
+      <input
+        autoFocus
+        data-testid="find-input"
+        className={missing ? 'missing' : ''}
+        placeholder="Find"
+        spellCheck={false}
+        value={text}
+        onChange={(e) => {
+          setText(e.target.value);
+          run(false, e.target.value);
+        }}
+        onKeyDown={(e) => {
+          e.stopPropagation();
+          if (e.key === 'Enter') {
+            e.preventDefault();
+            run(e.shiftKey);
+          } else if (e.key === 'Escape') {
+            e.preventDefault();
+            store.setFinding(id, false);
+          }
+        }}
+      />
+      <button className="pane-btn" title="Previous (Shift+Enter)" aria-label="Previous match" onClick={() => run(true)}>
+        <Icon d="M4 10l4-4 4 4" />
+      </button>
+      <button className="pane-btn" title="Next (Enter)" aria-label="Next match" onClick={() => run(false)}>
+        <Icon d="M4 6l4 4 4-4" />
+      </button>
+      <button className="pane-btn" title="Close (Escape)" aria-label="Close find" onClick={() => store.setFinding(id, false)}>
+        <Icon d={ICONS.close} />
+      </button>
+    </div>
+  );
+}
 
 /** A terminal pane: header + xterm body. Positioned absolutely; never re-parented. */
 export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zoomed, onMenu }: PaneProps) {
@@ -93,6 +135,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}
         </span>
       </header>
+      {pane.finding && <FindBar store={store} id={id} />}
       <div
         className="pane-body"
         data-testid="terminal-body"

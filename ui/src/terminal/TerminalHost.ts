@@ -29,6 +29,8 @@ export interface HostEvents {
   onTitle: (title: string) => void;
   /** the terminal got the keyboard focus */
   onFocus: () => void;
+  /** the user asked for the find bar (Ctrl+Shift+F / Cmd+F) */
+  onFind: () => void;
 }
 
 export class TerminalHost implements TerminalSink {
@@ -221,12 +223,27 @@ export class TerminalHost implements TerminalSink {
       }
       return !isMac; // Ctrl+Shift+C with nothing selected: ignore; Cmd+C: nothing to do
     }
+    if (chord && key === 'f') {
+      e.preventDefault();
+      this.events.onFind();
+      return false;
+    }
     if (chord && key === 'v') {
       e.preventDefault();
       void this.pasteFromClipboard();
       return false;
     }
     return true;
+  }
+
+  /** Finds `text` forwards or backwards from the selection; returns true iff found. */
+  find(text: string, backwards = false): boolean {
+    if (!text) {
+      this.search.clearDecorations();
+      this.term.clearSelection();
+      return false;
+    }
+    return backwards ? this.search.findPrevious(text) : this.search.findNext(text);
   }
 
   /** The terminal's text (scrollback and screen), trailing blanks trimmed. For tests and tools. */

@@ -14,6 +14,7 @@ export interface RuntimeEvents {
   onTitle: (title: string) => void;
   onStatus: (status: PaneStatus, exitCode?: number) => void;
   onFocus: () => void;
+  onFind: () => void;
 }
 
 function commandTitle(command: string[] | undefined): string | null {
@@ -50,6 +51,7 @@ export class PaneRuntime {
         onResize: (c, r) => this.session?.resize(c, r),
         onTitle: (t) => this.events.onTitle(t),
         onFocus: () => this.events.onFocus(),
+        onFind: () => this.events.onFind(),
       },
       scheme,
     );

@@ -16,6 +16,8 @@ export interface PaneModel {
   command: string | null;
   status: PaneStatus;
   exitCode: number | null;
+  /** the find bar is open */
+  finding?: boolean;
 }
 
 export interface Snapshot {
@@ -112,6 +114,7 @@ export class WorkspaceStore {
       onTitle: (title) => this.updatePane(id, { title }),
       onStatus: (status, exitCode) => this.updatePane(id, { status, exitCode: exitCode ?? null }),
       onFocus: () => this.focus(id),
+      onFind: () => this.setFinding(id, true),
     });
     this.runtimes.set(id, rt);
   }
@@ -274,6 +277,20 @@ export class WorkspaceStore {
       case 'sendPrefix':
         return s.focused && this.runtimes.get(s.focused)?.input('\x02');
     }
+  }
+
+  /** Opens or closes pane `id`'s find bar (closing clears the highlight and refocuses the terminal). */
+  setFinding(id: L.PaneId, finding: boolean) {
+    this.updatePane(id, { finding });
+    if (!finding) {
+      this.runtimes.get(id)?.host.find('');
+      this.focusTerminal();
+    }
+  }
+
+  /** Finds `text` in pane `id`; returns true iff found. */
+  find(id: L.PaneId, text: string, backwards = false): boolean {
+    return this.runtimes.get(id)?.host.find(text, backwards) ?? false;
   }
 
   hasSelection(id: L.PaneId): boolean {
