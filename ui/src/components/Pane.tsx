@@ -125,7 +125,11 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
         <span className="pane-title" data-testid="pane-title" title={label}>
           {label}
         </span>
-        {pane.status === 'exited' && <span className="pane-badge">exited {pane.exitCode}</span>}
+        {pane.status === 'exited' && (
+          <span className="pane-badge" title="Press Enter in the terminal for a new shell">
+            exited {pane.exitCode} · Enter restarts
+          </span>
+        )}
         {pane.status === 'reconnecting' && <span className="pane-badge">reconnecting…</span>}
         <span className="pane-actions">
           {btn('pane-split-right', 'Split right (Ctrl-b %)', ICONS.splitRight, () => store.split(id, 'right'))}

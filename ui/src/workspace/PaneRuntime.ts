@@ -163,4 +163,3 @@ export class PaneRuntime {
   }
 }
 
-export { commandTitle };
