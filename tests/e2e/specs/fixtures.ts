@@ -66,6 +66,7 @@ export class Wall {
   async waitOpen(n: number) {
     await expect(this.visiblePanes()).toHaveCount(n);
     await expect(this.page.locator('[data-testid=pane][data-visible=true]:not([data-status=open])')).toHaveCount(0);
+    await this.waitKeyboardFocus();
   }
 
   /** The pane's terminal text (scrollback + screen), via xterm's buffer. */
@@ -96,6 +97,15 @@ export class Wall {
   async prefix(key: string) {
     await this.page.keyboard.press('Control+b');
     await this.page.keyboard.press(key);
+    await this.waitKeyboardFocus();
+  }
+
+  /** Waits until the keyboard focus is inside the focused pane (it follows a focus change). */
+  async waitKeyboardFocus() {
+    await this.page.waitForFunction(() => {
+      const p = document.querySelector('[data-testid=pane][data-focused=true]');
+      return !!p && p.contains(document.activeElement);
+    });
   }
 
   async rect(id: string) {

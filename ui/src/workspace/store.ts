@@ -67,7 +67,14 @@ export class WorkspaceStore {
     this.snap = { ...this.snap, ...next };
     for (const l of [...this.listeners]) l();
     if (this.snap.ready) this.scheduleSave();
-    if (this.snap.layout.focused !== prevFocus) this.scheduleFocusSync();
+    const f = this.snap.layout.focused;
+    if (f !== prevFocus) {
+      // Move the keyboard at once when the pane is already shown (keys typed right after a
+      // focus change must land there), and again once React has rendered the change.
+      const host = f ? this.runtimes.get(f)?.host : undefined;
+      if (host?.element.isConnected && !host.element.contains(document.activeElement)) host.focus();
+      this.scheduleFocusSync();
+    }
   }
 
   /**
