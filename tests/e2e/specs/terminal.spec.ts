@@ -1,4 +1,4 @@
-import { expect, test } from './fixtures';
+import { api, expect, test } from './fixtures';
 
 test('typing runs a command and shows its output', async ({ wall }) => {
   const [id] = await wall.paneIds();
@@ -352,4 +352,32 @@ test('find in the scrollback with Ctrl+Shift+F', async ({ wall, page }) => {
   await expect(wall.pane(id).getByTestId('find-bar')).toHaveCount(0);
   await wall.type('echo back-in-terminal\n');
   await wall.waitText(id, /^back-in-terminal$/m);
+});
+
+test('a reload drops panes whose terminal is gone, and starts fresh when none is left', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.prefix('Shift+Digit5');
+  await wall.waitOpen(2);
+  const second = await wall.focusedId();
+  const t2 = (await wall.pane(second).getAttribute('data-terminal-id'))!;
+  // Deleted behind the UI's back: the attached pane sees the exit.
+  await api('DELETE', `/api/terminals/${t2}`);
+  await expect(wall.pane(second)).toHaveAttribute('data-status', /exited|gone/);
+  await page.waitForTimeout(600);
+
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await wall.waitOpen(1);
+  expect(await wall.paneIds()).toEqual([first]);
+
+  const t1 = (await wall.pane(first).getAttribute('data-terminal-id'))!;
+  await api('DELETE', `/api/terminals/${t1}`);
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await wall.waitOpen(1);
+  const [fresh] = await wall.paneIds();
+  await expect(wall.pane(fresh)).not.toHaveAttribute('data-terminal-id', t1);
+  await wall.type('echo fresh-start\n');
+  await wall.waitText(fresh, /^fresh-start$/m);
 });
