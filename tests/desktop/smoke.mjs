@@ -2,7 +2,8 @@
 // Desktop smoke test: the real `target/debug/porthole` under Xvfb, driven through
 // tauri-driver + WebKitWebDriver with plain WebDriver HTTP calls.
 //
-// Proves: the window leaves the bundled start page for the sidecar's UI, a terminal
+// Proves: without a sidecar the window shows why; with one, the window leaves the
+// bundled start page for the sidecar's UI, a terminal
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
 // plugin answers the remote origin, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
@@ -221,11 +222,38 @@ async function main() {
     });
     log(`tauri-driver on ${port} (group ${driver.pid})`);
 
+    // 0. Without a sidecar beside it, the window says why instead of hanging. A hard
+    //    link in its own directory (same file system as the build, so no copy).
+    const lonelyDir = path.join(path.dirname(APP), "..", "smoke-no-sidecar");
+    fs.mkdirSync(lonelyDir, { recursive: true });
+    const lonely = path.join(lonelyDir, path.basename(APP));
+    fs.rmSync(lonely, { force: true });
+    fs.linkSync(APP, lonely);
     // No browserName: tauri-driver maps tauri:options onto WebKitWebDriver's options.
-    const created = await wd.call("POST", "/session", {
-      capabilities: { alwaysMatch: { "tauri:options": { application: APP } } },
+    session = (await wd.call("POST", "/session", {
+      capabilities: { alwaysMatch: { "tauri:options": { application: lonely } } },
+    })).sessionId;
+    const failurePage = await waitFor("the failure page", 20_000, async () => {
+      const text = await wd.call("POST", `/session/${session}/execute/sync`, {
+        script: `const f = document.getElementById('failed'); return f && !f.hidden ? f.innerText : null;`,
+        args: [],
+      });
+      return text;
     });
-    session = created.sessionId;
+    if (!/porthole-sidecar was not found/.test(failurePage)) {
+      throw new Error(`unexpected failure page: ${failurePage}`);
+    }
+    log("without a sidecar the window says:", failurePage.split("\n").find((l) => /not found/.test(l)));
+    await wd.call("DELETE", `/session/${session}`);
+    session = null;
+    fs.rmSync(lonelyDir, { recursive: true, force: true });
+    await waitFor("the sidecar-less app to exit", 10_000, () =>
+      !processesWithHome(home).some((p) => p.comm === path.basename(APP).slice(0, 15)));
+
+    // 1.. The real app.
+    session = (await wd.call("POST", "/session", {
+      capabilities: { alwaysMatch: { "tauri:options": { application: APP } } },
+    })).sessionId;
     const s = `/session/${session}`;
     const exec = (script, args = []) => wd.call("POST", `${s}/execute/sync`, { script, args });
     log("session", session);

@@ -64,8 +64,8 @@ fn repo_root() -> PathBuf {
 /// True when there is no display to open a window on (Linux only).
 fn headless() -> bool {
     cfg!(target_os = "linux")
-        && std::env::var_os("DISPLAY").map_or(true, |d| d.is_empty())
-        && std::env::var_os("WAYLAND_DISPLAY").map_or(true, |d| d.is_empty())
+        && !matches!(std::env::var_os("DISPLAY"), Some(d) if !d.is_empty())
+        && !matches!(std::env::var_os("WAYLAND_DISPLAY"), Some(d) if !d.is_empty())
 }
 
 fn cmd_run(root: &Path, args: &[String]) -> Result<(), Failed> {
