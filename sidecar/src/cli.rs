@@ -13,11 +13,13 @@ pub struct Options {
     pub ui_dir: Option<PathBuf>,
     /// Append logs to this file as well as stderr.
     pub log_file: Option<PathBuf>,
+    /// Shut down (as on SIGTERM) once the parent process is gone.
+    pub exit_with_parent: bool,
 }
 
 /// Usage text printed for `--help` and on errors.
-pub const USAGE: &str =
-    "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] [--log-file PATH]";
+pub const USAGE: &str = "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] \
+                         [--log-file PATH] [--exit-with-parent]";
 
 /// Parses arguments (without the program name). Accepts `--flag value` and `--flag=value`.
 /// Errors name the offending argument; `Err("help")` asks for the usage text.
@@ -38,6 +40,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Options, String>
                 o.port = v.parse().map_err(|_| format!("--port must be 0..=65535, got {v:?}"))?;
             }
             "--web" if inline.is_none() => o.web = true,
+            "--exit-with-parent" if inline.is_none() => o.exit_with_parent = true,
             "--ui-dir" => o.ui_dir = Some(PathBuf::from(value("--ui-dir")?)),
             "--log-file" => o.log_file = Some(PathBuf::from(value("--log-file")?)),
             "--help" | "-h" => return Err("help".into()),
@@ -76,7 +79,9 @@ mod tests {
     #[test]
     fn parses_flags_in_both_spellings() {
         assert_eq!(p(&[]).unwrap(), Options::default());
-        let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l"]).unwrap();
+        let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l", "--exit-with-parent"])
+            .unwrap();
+        assert!(o.exit_with_parent);
         assert_eq!(o.port, 8080);
         assert!(o.web);
         assert_eq!(o.ui_dir, Some(PathBuf::from("/x")));

@@ -82,7 +82,9 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
 
     let app = api::router(state.clone());
     let server = axum::serve(listener, app);
+    let orphaned = parent_gone(opts.exit_with_parent);
     tokio::select! {
+        _ = orphaned => tracing::info!("parent process gone"),
         r = server => r.map_err(SidecarError::Serve)?,
         _ = state.shutdown.notified() => tracing::info!("shutdown requested"),
         _ = sigterm.recv() => tracing::info!("SIGTERM"),
@@ -95,4 +97,22 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     }
     tracing::info!("sidecar stopped");
     Ok(())
+}
+
+/// Resolves once this process has been re-parented (its launcher exited), checking every
+/// 500 ms; never resolves when `enabled` is false. Uses `getppid(2)`, which follows the
+/// parent *process* (unlike `PR_SET_PDEATHSIG`, which fires when the spawning thread exits).
+async fn parent_gone(enabled: bool) {
+    if !enabled {
+        return std::future::pending().await;
+    }
+    // SAFETY: getppid has no preconditions.
+    let original = unsafe { libc::getppid() };
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // SAFETY: as above.
+        if unsafe { libc::getppid() } != original {
+            return;
+        }
+    }
 }

@@ -177,7 +177,8 @@ async fn delete_kills_the_process_group() {
     let sc = Sidecar::start(&[]);
     // A grandchild that ignores SIGHUP (so the kernel's hangup alone does not end it), and
     // a background job in its own process group of the same session (job control on).
-    let script = "(trap '' HUP; exec sleep 1000) & echo GRANDCHILD=$!; \
+    let script = "(trap '' HUP; : > ready; exec sleep 1000) & echo GRANDCHILD=$!; \
+                  while [ ! -e ready ]; do sleep 0.05; done; \
                   set -m; sleep 1000 & echo BGJOB=$!; echo STARTED; wait";
     let id = sc.spawn(&["sh", "-c", script]).await;
     let mut ws = sc.ws(&id).await;
@@ -313,7 +314,10 @@ async fn exit_is_sent_when_a_background_process_holds_the_pty() {
     let sc = Sidecar::start(&[]);
     // The shell exits with 3 while `sleep` (ignoring the kernel's SIGHUP to the foreground
     // group when the session leader exits) keeps the PTY's slave open: no EOF comes.
-    let id = sc.spawn(&["sh", "-c", "(trap '' HUP; exec sleep 1000) & echo HOLDER=$!; exit 3"]).await;
+    // The holder creates `ready` only after its trap is set, and the shell waits for it.
+    let script = "(trap '' HUP; : > ready; exec sleep 1000) & echo HOLDER=$!; \
+                  while [ ! -e ready ]; do sleep 0.05; done; exit 3";
+    let id = sc.spawn(&["sh", "-c", script]).await;
     let mut ws = sc.ws(&id).await;
     let mut seen = Seen::default();
     read_until(&mut ws, &mut seen, true, |s| s.exit.is_some()).await;
@@ -322,4 +326,24 @@ async fn exit_is_sent_when_a_background_process_holds_the_pty() {
     assert!(!pid_gone(holder));
     assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
     assert!(wait_pid_gone(holder).await, "the holder is killed with the session");
+}
+
+#[tokio::test]
+async fn exit_with_parent_shuts_down_when_the_launcher_dies() {
+    let mut sc = Sidecar::start_under_shell("--exit-with-parent");
+    let (c1, g1) = spawn_with_grandchild(&sc).await;
+    let sidecar_pid = i64::from(sc.pid);
+    assert_ne!(sc.pid, sc.child.id(), "the shell is the parent");
+    // Kill the launcher; the sidecar is re-parented and must shut down cleanly.
+    let _ = sc.child.kill();
+    let _ = sc.child.wait();
+    let sidecar_gone = wait_pid_gone(sidecar_pid).await;
+    if !sidecar_gone {
+        // Do not leave it behind (it holds the test's stderr open).
+        send_signal(sc.pid, 15);
+    }
+    assert!(sidecar_gone, "the sidecar outlived its launcher");
+    for pid in [c1, g1] {
+        assert!(wait_pid_gone(pid).await, "pid {pid} outlived the launcher");
+    }
 }

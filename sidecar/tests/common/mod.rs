@@ -68,9 +68,22 @@ impl Resp {
 
 impl Sidecar {
     pub fn start(args: &[&str]) -> Sidecar {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"));
+        cmd.args(args);
+        Self::start_with(cmd)
+    }
+
+    /// Starts the sidecar through a `sh` that stays its parent; `child` is then that shell.
+    pub fn start_under_shell(args: &str) -> Sidecar {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("\"{}\" {args} & wait", env!("CARGO_BIN_EXE_porthole-sidecar")));
+        Self::start_with(cmd)
+    }
+
+    fn start_with(mut cmd: Command) -> Sidecar {
         let home = temp_dir("home");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"))
-            .args(args)
+        let mut child = cmd
             .env("HOME", &home)
             .env("SHELL", "/bin/sh")
             .env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
