@@ -265,6 +265,9 @@ impl Terminal {
         let reader = dup_cloexec(master_fd).map_err(|e| PtyError::Open(format!("fcntl(F_DUPFD_CLOEXEC): {e}")))?;
 
         let (mut builder, command) = match spec.command {
+            Some(argv) if argv.is_empty() => {
+                return Err(PtyError::Spawn { program: String::new(), reason: "empty argv".into() })
+            }
             Some(argv) => (CommandBuilder::from_argv(argv.iter().map(Into::into).collect()), argv),
             None => {
                 let shell = sys::user_shell();
@@ -283,14 +286,14 @@ impl Terminal {
         let child = pair
             .slave
             .spawn_command(builder)
-            .map_err(|e| PtyError::Spawn { program, reason: format!("{e:#}") })?;
+            .map_err(|e| PtyError::Spawn { program: program.clone(), reason: format!("{e:#}") })?;
         // Drop the slave now: the master sees EOF only once every slave fd is closed.
         drop(pair.slave);
         let pid = child.process_id().map(|p| p as i32).unwrap_or(0);
         // Dropping a std Child neither kills nor reaps it; the waiter thread reaps by pid.
         drop(child);
         if pid <= 1 {
-            return Err(PtyError::Spawn { program: command[0].clone(), reason: "no pid".into() });
+            return Err(PtyError::Spawn { program, reason: "no pid".into() });
         }
 
         let shared = Arc::new(Shared {
@@ -328,7 +331,7 @@ impl Terminal {
         })();
         if let Err(e) = threads {
             sys::signal_session(pid, libc::SIGKILL);
-            return Err(PtyError::Spawn { program: command[0].clone(), reason: format!("thread: {e}") });
+            return Err(PtyError::Spawn { program, reason: format!("thread: {e}") });
         }
 
         Ok(Terminal {
@@ -559,5 +562,78 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
             .wait_timeout(hub, Duration::from_millis(100))
             .unwrap_or_else(|p| p.into_inner())
             .0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(argv: &[&str]) -> SpawnSpec {
+        SpawnSpec {
+            cols: 80,
+            rows: 24,
+            cwd: std::env::temp_dir(),
+            command: Some(argv.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    /// Receives events until `done` holds (bounded, to turn a hang into a failure).
+    fn collect(a: &mut Attachment, done: impl Fn(&[u8], Option<i32>) -> bool) -> (Vec<u8>, Option<i32>) {
+        let mut out = a.replay.clone();
+        let mut exit = a.exited;
+        let start = Instant::now();
+        while !done(&out, exit) {
+            assert!(start.elapsed() < Duration::from_secs(30), "timed out: {out:?}");
+            match a.events.try_recv() {
+                Ok(Event::Output(b)) => {
+                    a.handle.ack(b.len() as u64).unwrap();
+                    out.extend_from_slice(&b);
+                }
+                Ok(Event::Exit(c)) => exit = Some(c),
+                Ok(Event::Closed) | Err(mpsc::error::TryRecvError::Disconnected) => break,
+                Err(mpsc::error::TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        (out, exit)
+    }
+
+    #[test]
+    fn empty_argv_is_refused_before_anything_starts() {
+        assert!(matches!(Terminal::spawn(TerminalId(1), spec(&[]), &[]), Err(PtyError::Spawn { .. })));
+    }
+
+    #[test]
+    fn ack_out_of_range_is_refused_and_state_unchanged() {
+        let t = Terminal::spawn(TerminalId(1), spec(&["sh", "-c", "printf abc; exec sleep 1000"]), &[]).unwrap();
+        let mut a = t.attach();
+        let (out, _) = collect(&mut a, |o, _| o.ends_with(b"abc"));
+        // `collect` acked everything it read; nothing is unacknowledged now.
+        assert!(a.handle.ack(1).is_err());
+        assert!(a.handle.ack(0).is_err());
+        assert!(a.handle.ack(MAX_ACK_BYTES + 1).is_err());
+        // A second client starts with the replay unacknowledged, and may ack exactly that.
+        let b = t.attach();
+        assert_eq!(b.replay, out);
+        assert!(b.handle.ack(out.len() as u64 + 1).is_err());
+        assert!(b.handle.ack(out.len() as u64).is_ok());
+        t.hang_up();
+        t.kill_now();
+    }
+
+    #[test]
+    fn writer_stays_alive_across_clients_so_no_eof_reaches_the_program() {
+        // `cat` would exit on EOF; detaching every client must not send one.
+        let t = Terminal::spawn(TerminalId(1), spec(&["cat"]), &[]).unwrap();
+        drop(t.attach());
+        let mut a = t.attach();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(t.write_input(b"ping\n".to_vec())).unwrap();
+        let (out, exit) = collect(&mut a, |o, _| o.windows(6).filter(|w| w == b"ping\r\n").count() == 2);
+        assert_eq!(exit, None, "{out:?}");
+        assert!(t.info().alive);
+        t.hang_up();
+        let (_, exit) = collect(&mut a, |_, e| e.is_some());
+        assert_eq!(exit, Some(128 + libc::SIGHUP));
     }
 }
