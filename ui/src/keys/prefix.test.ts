@@ -34,6 +34,8 @@ describe('prefix state machine', () => {
     ['m minimize', [ctrlB, k('m')], [consume, act({ kind: 'minimize' })], false],
     ['{ swap prev', [ctrlB, k('{', { shift: true })], [consume, act({ kind: 'swapPrev' })], false],
     ['} swap next', [ctrlB, k('}', { shift: true })], [consume, act({ kind: 'swapNext' })], false],
+    ['b opens a browser', [ctrlB, k('b')], [consume, act({ kind: 'openBrowser' })], false],
+    ['B (shifted) is not b', [ctrlB, k('B', { shift: true })], [consume, consume], false],
     ['prefix twice sends the prefix', [ctrlB, ctrlB], [consume, act({ kind: 'sendPrefix' })], false],
     ['unknown key cancels and is swallowed', [ctrlB, k('q'), k('q')], [consume, consume, pass], false],
     ['Escape cancels', [ctrlB, k('Escape'), k('x')], [consume, consume, pass], false],

@@ -13,6 +13,8 @@ export type Action =
   | { kind: 'minimize' }
   | { kind: 'swapPrev' }
   | { kind: 'swapNext' }
+  /** open a browser pane beside the focused pane (placement rule: browser/placement.ts) */
+  | { kind: 'openBrowser' }
   /** send a literal prefix byte (Ctrl-b = 0x02) to the focused terminal */
   | { kind: 'sendPrefix' };
 
@@ -57,6 +59,7 @@ const BINDINGS: Record<string, Action> = {
   m: { kind: 'minimize' },
   '{': { kind: 'swapPrev' },
   '}': { kind: 'swapNext' },
+  b: { kind: 'openBrowser' },
 };
 
 export function isPrefix(k: Keystroke): boolean {

@@ -16,6 +16,7 @@ import {
   minimize,
   parseLayout,
   prune,
+  replace,
   resize,
   restore,
   single,
@@ -250,7 +251,8 @@ type Op =
   | { op: 'zoom' }
   | { op: 'minimize'; pick: number }
   | { op: 'restore'; pick: number }
-  | { op: 'add' };
+  | { op: 'add' }
+  | { op: 'replace'; pick: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant('split' as const), pick: fc.nat(), side: fc.constantFrom('right' as const, 'down' as const) }) },
@@ -264,11 +266,33 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('minimize' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('restore' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('add' as const) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('replace' as const), pick: fc.nat() }) },
 );
 
 function pickOf<T>(xs: T[], n: number): T | undefined {
   return xs.length ? xs[n % xs.length] : undefined;
 }
+
+describe('replace', () => {
+  it('puts the new pane in the old one\'s place, with focus and zoom', () => {
+    let s = split(single('a'), 'a', 'right', 'b');
+    s = toggleZoom(focus(s, 'a'), 'a');
+    const r = replace(s, 'a', 'c');
+    expect(leaves(r.root)).toEqual(['c', 'b']);
+    expect(r.focused).toBe('c');
+    expect(r.zoomed).toBe('c');
+    expect(rectsOf(r).panes.get('c')).toEqual(rectsOf(s).panes.get('a'));
+  });
+  it('replaces a minimized pane on the baseboard', () => {
+    const s = minimize(split(single('a'), 'a', 'down', 'b'), 'a');
+    expect(replace(s, 'a', 'c').minimized).toEqual(['c']);
+  });
+  it('ignores unknown or duplicate ids', () => {
+    const s = split(single('a'), 'a', 'right', 'b');
+    expect(replace(s, 'x', 'c')).toBe(s);
+    expect(replace(s, 'a', 'b')).toBe(s);
+  });
+});
 
 describe('property: any sequence of operations keeps the wall tiled', () => {
   for (const gap of [0, 6]) {
@@ -336,6 +360,16 @@ describe('property: any sequence of operations keeps the wall tiled', () => {
                 const id = `p${next++}`;
                 s = add(s, id);
                 known.add(id);
+                break;
+              }
+              case 'replace': {
+                const t = pickOf(allPanes(s), o.pick);
+                if (t) {
+                  const id = `p${next++}`;
+                  s = replace(s, t, id);
+                  known.delete(t);
+                  known.add(id);
+                }
                 break;
               }
             }

@@ -422,6 +422,26 @@ export function add(state: LayoutState, id: PaneId, side: SplitSide = 'right'): 
   return split(state, state.focused ?? firstLeaf(state.root)!, side, id);
 }
 
+/**
+ * Puts pane `newId` where pane `oldId` is (same place in the tree, or on the baseboard), and
+ * forgets `oldId`. Focus and zoom follow. Returns the same state when `oldId` is unknown or
+ * `newId` is already known.
+ */
+export function replace(state: LayoutState, oldId: PaneId, newId: PaneId): LayoutState {
+  if (!contains(state, oldId) || contains(state, newId)) return state;
+  const swapLeaf = (n: LayoutNode): LayoutNode => {
+    if (n.kind === 'leaf') return n.id === oldId ? { kind: 'leaf', id: newId } : n;
+    return { ...n, children: n.children.map(swapLeaf) };
+  };
+  const same = (id: PaneId | null) => (id === oldId ? newId : id);
+  return {
+    root: state.root ? swapLeaf(state.root) : null,
+    minimized: state.minimized.map((m) => (m === oldId ? newId : m)),
+    zoomed: same(state.zoomed),
+    focused: same(state.focused),
+  };
+}
+
 /** Keeps only the panes for which `keep` returns true. */
 export function prune(state: LayoutState, keep: (id: PaneId) => boolean): LayoutState {
   let s = state;

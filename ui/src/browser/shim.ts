@@ -1,0 +1,139 @@
+// Messages between the app and the shim the proxy injects into framed pages, and the grants
+// that make a message's origin trustworthy.
+//
+// Pure: no DOM access beyond the types. Every message from a frame is untrusted: it is
+// accepted only when its origin is a live grant origin this app obtained, its source is a
+// pane's own iframe window, and every field is one of the fixed shapes below.
+import { isHttpUrl } from './url';
+
+/** A proxy grant as `POST /api/proxy/grants` returned it. */
+export interface Grant {
+  /** e.g. `g1` */
+  grant: string;
+  /** the proxy's origin, e.g. `http://127.0.0.1:41001` */
+  origin: string;
+  /** the upstream origin it stands for, e.g. `http://localhost:5173` */
+  upstream: string;
+}
+
+/** Shim → app. */
+export type ShimMessage =
+  | { kind: 'location'; url: string; title: string; loaded: boolean }
+  | { kind: 'pointerdown' }
+  | { kind: 'open-window'; url: string };
+
+/** App → shim. */
+export type AppMessage = { porthole: 'app'; v: 1; kind: 'history'; delta: -1 | 1 } | { porthole: 'app'; v: 1; kind: 'reload' };
+
+const MAX_TITLE_CHARS = 1024;
+
+/** Validates a shim message's data; returns null for anything that is not exactly one of ours. */
+export function parseShimMessage(data: unknown): ShimMessage | null {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+  const o = data as Record<string, unknown>;
+  if (o.porthole !== 'shim' || o.v !== 1) return null;
+  switch (o.kind) {
+    case 'location': {
+      if (!isHttpUrl(o.url) || typeof o.loaded !== 'boolean') return null;
+      const title = typeof o.title === 'string' ? o.title.slice(0, MAX_TITLE_CHARS) : '';
+      return { kind: 'location', url: o.url, title, loaded: o.loaded };
+    }
+    case 'pointerdown':
+      return { kind: 'pointerdown' };
+    case 'open-window':
+      return isHttpUrl(o.url) ? { kind: 'open-window', url: o.url } : null;
+    default:
+      return null;
+  }
+}
+
+/** A message event reduced to what routing needs (a `MessageEvent` fits). */
+export interface IncomingMessage {
+  origin: string;
+  source: unknown;
+  data: unknown;
+}
+
+/** A pane's frame, as routing sees it. */
+export interface FrameEntry {
+  paneId: string;
+  /** the iframe's `contentWindow` (null while it has none) */
+  window: unknown;
+}
+
+/**
+ * Decides which pane a message belongs to: the pane whose iframe window is the message's
+ * source, when the origin is a live grant origin and the data is a valid shim message.
+ * Returns null when any check fails (the message is then ignored).
+ */
+export function routeShimMessage(
+  e: IncomingMessage,
+  frames: Iterable<FrameEntry>,
+  isLiveOrigin: (origin: string) => boolean,
+): { paneId: string; message: ShimMessage } | null {
+  if (typeof e.origin !== 'string' || !isLiveOrigin(e.origin)) return null;
+  if (e.source === null || e.source === undefined) return null;
+  let paneId: string | null = null;
+  for (const f of frames) {
+    if (f.window !== null && f.window === e.source) {
+      paneId = f.paneId;
+      break;
+    }
+  }
+  if (paneId === null) return null;
+  const message = parseShimMessage(e.data);
+  return message ? { paneId, message } : null;
+}
+
+/**
+ * Maps a URL on a grant's proxy origin back to the upstream URL it stands for (same path,
+ * query and fragment). Returns null when `url` is not on one of `grants`' proxy origins.
+ */
+export function toUpstream(url: string, grants: Iterable<Grant>): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  for (const g of grants) {
+    if (u.origin === g.origin) {
+      const up = new URL(g.upstream);
+      // Concatenate (never resolve): a path such as `//evil.example/` must stay a path.
+      return new URL(`${up.origin}${u.pathname}${u.search}${u.hash}`).href;
+    }
+  }
+  return null;
+}
+
+/** The app's grants, by proxy origin. Registered when the sidecar hands one out. */
+export class GrantRegistry {
+  private byOrigin = new Map<string, Grant>();
+
+  /** Records (or refreshes) a grant. */
+  add(g: Grant): void {
+    this.byOrigin.set(g.origin, { grant: g.grant, origin: g.origin, upstream: g.upstream });
+  }
+
+  /** True iff `origin` is the proxy origin of a grant this app obtained. */
+  isLive = (origin: string): boolean => this.byOrigin.has(origin);
+
+  get(origin: string): Grant | undefined {
+    return this.byOrigin.get(origin);
+  }
+
+  /** `toUpstream` over every known grant. */
+  toUpstream(url: string): string | null {
+    return toUpstream(url, this.byOrigin.values());
+  }
+}
+
+/** Builds the app → shim history message. */
+export function historyMessage(delta: -1 | 1): AppMessage {
+  return { porthole: 'app', v: 1, kind: 'history', delta };
+}
+
+/** Builds the app → shim reload message. */
+export function reloadMessage(): AppMessage {
+  return { porthole: 'app', v: 1, kind: 'reload' };
+}
