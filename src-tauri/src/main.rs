@@ -185,6 +185,8 @@ fn start_sidecar(app: &AppHandle) {
     };
     *shell.sidecar.lock().unwrap() = Some(sidecar.clone());
 
+    // The bundled start page's URL (tauri://localhost/… on Linux), to come back to.
+    let start_page = app.get_webview_window("main").and_then(|w| w.url().ok());
     let app = app.clone();
     std::thread::Builder::new()
         .name("sidecar-ready".into())
@@ -198,7 +200,10 @@ fn start_sidecar(app: &AppHandle) {
                         None => Err("the main window is gone".to_string()),
                     });
                 match navigated {
-                    Ok(()) => shell.set_status(Status::Ready),
+                    Ok(()) => {
+                        shell.set_status(Status::Ready);
+                        watch_for_crash(&app, &shell, &sidecar, start_page);
+                    }
                     Err(e) => fail(&shell, StartError::Navigate(e), sidecar.stderr_tail()),
                 }
             }
@@ -209,6 +214,39 @@ fn start_sidecar(app: &AppHandle) {
             }
         })
         .expect("failed to spawn a thread");
+}
+
+/// Blocks until the sidecar exits or the app starts quitting. A sidecar that exits on
+/// its own (a crash, a kill) is reaped and the window goes back to the bundled page,
+/// which then says so, instead of leaving a UI that can no longer reach its server.
+fn watch_for_crash(
+    app: &AppHandle,
+    shell: &Shell,
+    sidecar: &Arc<Sidecar>,
+    start_page: Option<tauri::Url>,
+) {
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        // Shutdown takes the sidecar out of the shell before stopping it, so an exit
+        // seen while it is still in place was not asked for.
+        let ours = matches!(shell.sidecar(), Some(s) if Arc::ptr_eq(&s, sidecar));
+        if !ours || shell.quitting.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(status) = sidecar.exit_status() else { continue };
+        if shell.quitting.load(Ordering::SeqCst) {
+            return;
+        }
+        let tail = sidecar.stderr_tail();
+        shell.shutdown_sidecar();
+        fail(shell, StartError::Crashed(status), tail);
+        if let (Some(window), Some(url)) = (app.get_webview_window("main"), start_page) {
+            if let Err(e) = window.navigate(url) {
+                eprintln!("porthole: failed to show the start page again: {e}");
+            }
+        }
+        return;
+    }
 }
 
 fn fail(shell: &Shell, err: StartError, stderr_tail: String) {

@@ -50,6 +50,8 @@ pub enum StartError {
     BadReadyLine(String),
     /// Occurs when the webview cannot be pointed at the login URL.
     Navigate(String),
+    /// Occurs when the sidecar exits on its own after it was ready.
+    Crashed(String),
 }
 
 impl fmt::Display for StartError {
@@ -74,6 +76,9 @@ impl fmt::Display for StartError {
                 write!(f, "porthole-sidecar printed an unexpected ready line: {line:?}")
             }
             StartError::Navigate(e) => write!(f, "failed to open the sidecar's UI: {e}"),
+            StartError::Crashed(status) => {
+                write!(f, "porthole-sidecar exited unexpectedly ({status}); its terminals are gone")
+            }
         }
     }
 }
@@ -91,6 +96,9 @@ impl StartError {
                 .into(),
             StartError::Exited(_) | StartError::BadReadyLine(_) | StartError::Timeout(_) => {
                 "The sidecar's last log lines are below.".into()
+            }
+            StartError::Crashed(_) => {
+                "Restart Porthole. The sidecar's last log lines are below.".into()
             }
             StartError::Navigate(_) => String::new(),
         }
@@ -192,6 +200,12 @@ impl Sidecar {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// `Some(description)` if and only if the sidecar process has exited (it is not
+    /// reaped here; [`Sidecar::shutdown`] does that).
+    pub fn exit_status(&self) -> Option<String> {
+        process::exited(self.pid)
     }
 
     /// The last lines the sidecar wrote to stderr, joined with newlines.

@@ -7,7 +7,8 @@
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
 // plugin answers the remote origin, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
-// porthole, sidecar or shell process.
+// porthole, sidecar or shell process; a sidecar killed under a running app turns the
+// window into a page that says so, and takes its shells with it.
 //
 // Needs: Xvfb, dbus-run-session, WebKitWebDriver (webkit2gtk-driver), python3 (for
 // tests/desktop/x11.py, which plays the window manager's close button), tauri-driver
@@ -367,6 +368,29 @@ async function main() {
       throw new Error(`processes left after quit: ${left.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
     }
     log("quit left no porthole, sidecar or shell process");
+    await wd.call("DELETE", `${s}`).catch(() => {});
+    session = null;
+
+    // 7. A sidecar that dies under a running app: the window says so (instead of a UI
+    //    that cannot reach its server), and its shells go with it.
+    session = (await wd.call("POST", "/session", {
+      capabilities: { alwaysMatch: { "tauri:options": { application: APP } } },
+    })).sessionId;
+    const exec2 = (script) => wd.call("POST", `/session/${session}/execute/sync`, { script, args: [] });
+    await waitFor("a terminal again", UI_TIMEOUT_MS, async () =>
+      (await exec2("return location.href.startsWith('http://127.0.0.1:') && !!document.querySelector('.xterm');")) &&
+      processesWithHome(home).some((p) => p.pane));
+    const victim = processesWithHome(home).find((p) => p.comm.startsWith("porthole-sideca"));
+    process.kill(victim.pid, "SIGKILL");
+    const crashPage = await waitFor("the crash page", 15_000, () =>
+      exec2(`const f = document.getElementById('failed'); return f && !f.hidden ? f.innerText : null;`));
+    if (!/exited unexpectedly/.test(crashPage)) throw new Error(`unexpected crash page: ${crashPage}`);
+    log("after the sidecar is killed the window says:", crashPage.split("\n").find((l) => /unexpectedly/.test(l)));
+    const orphans = await waitFor("the dead sidecar's shells to be gone", 5_000, () =>
+      (processesWithHome(home).some((p) => p.pane) ? null : []))
+      .catch(() => processesWithHome(home).filter((p) => p.pane));
+    if (orphans.length) throw new Error(`shells outlived a killed sidecar: ${orphans.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
+    log("no shell outlived the killed sidecar");
   } catch (e) {
     failure = e;
     if (lastState) log("last page state:", JSON.stringify(lastState).replace(/code=[0-9a-f]+/, "code=…"));
