@@ -55,3 +55,25 @@ export interface ApiErrorBody {
 export function validDim(n: number): boolean {
   return Number.isInteger(n) && n >= MIN_TERMINAL_DIM && n <= MAX_TERMINAL_DIM;
 }
+
+/** `POST /api/proxy/grants` body: the upstream URL and the app's embedder chain. */
+export interface ProxyGrantRequest {
+  /** an absolute http:// URL */
+  url: string;
+  /** `location.origin` then `location.ancestorOrigins`, innermost first */
+  embedders: string[];
+}
+
+/** `POST /api/proxy/grants` → 200. */
+export interface ProxyGrant {
+  /** the URL to frame: `url` with its origin swapped for the grant's proxy origin */
+  url: string;
+  grant: string;
+  /** the proxy's origin, e.g. `http://127.0.0.1:41001` */
+  origin: string;
+  /** the upstream origin, e.g. `http://localhost:5173` */
+  upstream: string;
+}
+
+/** Error codes `POST /api/proxy/grants` refuses with (4xx). */
+export type ProxyGrantErrorCode = 'https_refused' | 'blocked_address' | 'bad_scheme' | 'bad_url' | 'too_many_grants';

@@ -8,7 +8,7 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
     <div className="baseboard" data-testid="baseboard">
       {mins.length === 0 ? (
         <span className="baseboard-hint">
-          <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close
+          <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>b</kbd> browser · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close
         </span>
       ) : (
         mins.map((id) => {

@@ -1,8 +1,10 @@
 import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { Rect } from '../layout/engine';
+import { displayUrl } from '../browser/url';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 
 export function paneLabel(p: PaneModel): string {
+  if (p.kind === 'browser') return p.title || (p.browser?.url ? displayUrl(p.browser.url) : '') || 'browser';
   return p.title || p.command || 'terminal';
 }
 
@@ -18,7 +20,7 @@ interface PaneProps {
   onMenu: (paneId: string, x: number, y: number) => void;
 }
 
-function Icon({ d }: { d: string }) {
+export function Icon({ d }: { d: string }) {
   return (
     <svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
       <path d={d} fill="none" stroke="currentColor" strokeWidth="1.4" strokeLinecap="round" strokeLinejoin="round" />
@@ -26,13 +28,18 @@ function Icon({ d }: { d: string }) {
   );
 }
 
-const ICONS = {
+export const ICONS = {
   splitRight: 'M2.5 3.5h11v9h-11z M8 3.5v9',
   splitDown: 'M2.5 3.5h11v9h-11z M2.5 8h11',
   zoom: 'M3 6V3h3 M10 3h3v3 M13 10v3h-3 M6 13H3v-3',
   unzoom: 'M6 3v3H3 M13 6h-3V3 M10 13v-3h3 M3 10h3v3',
   minimize: 'M4 11.5h8',
   close: 'M4.5 4.5l7 7 M11.5 4.5l-7 7',
+  browser: 'M2.5 3.5h11v9h-11z M2.5 6h11 M4.5 4.75h.01 M6 4.75h.01',
+  back: 'M9.5 4L5.5 8l4 4',
+  forward: 'M6.5 4l4 4-4 4',
+  reload: 'M12.5 8a4.5 4.5 0 1 1-1.3-3.2 M12.5 3v2.5H10',
+  display: 'M2.5 4.5h11v7h-11z M6 13.5h4',
 };
 
 /** The find bar: Enter finds the next match, Shift+Enter the previous, Escape closes. */
@@ -112,6 +119,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
       className={`pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}`}
       data-testid="pane"
       data-pane-id={id}
+      data-kind="terminal"
       data-terminal-id={pane.terminalId ?? ''}
       data-status={pane.status}
       data-focused={focused ? 'true' : 'false'}
@@ -134,6 +142,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
         <span className="pane-actions">
           {btn('pane-split-right', 'Split right (Ctrl-b %)', ICONS.splitRight, () => store.split(id, 'right'))}
           {btn('pane-split-down', 'Split down (Ctrl-b ")', ICONS.splitDown, () => store.split(id, 'down'))}
+          {btn('pane-open-browser', 'Open a browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
           {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
           {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
           {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}

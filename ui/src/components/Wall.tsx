@@ -1,6 +1,7 @@
 import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { type Gap, type Rect, computeLayout } from '../layout/engine';
 import { GAP_PX, type Snapshot, type WorkspaceStore } from '../workspace/store';
+import { BrowserPane } from './BrowserPane';
 import { ContextMenu, type MenuAt } from './ContextMenu';
 import { Pane } from './Pane';
 
@@ -78,6 +79,11 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
           const r = layout.panes.get(id);
           if (r) lastRects.current.set(id, r);
           const rect = r ?? lastRects.current.get(id) ?? { x: 0, y: 0, w: size.w, h: size.h };
+          if (pane.kind === 'browser') {
+            return (
+              <BrowserPane key={id} store={store} pane={pane} rect={rect} visible={!!r} focused={focused === id} zoomed={zoomed === id} />
+            );
+          }
           return (
             <Pane
               key={id}

@@ -36,6 +36,8 @@ export class PaneRuntime {
   private exited = false;
   private respawning = false;
   private disposed = false;
+  /** true once any input was sent (typed, pasted, or a terminal reply): the pane is no longer "untouched" */
+  touched: boolean;
   /** input typed before the terminal exists (while it is being created) */
   private early: Array<string | Uint8Array> = [];
 
@@ -45,6 +47,8 @@ export class PaneRuntime {
     scheme: Scheme,
     private readonly events: RuntimeEvents,
   ) {
+    // A pane restored onto an existing terminal may have been used: never count it untouched.
+    this.touched = terminalId !== null;
     this.host = new TerminalHost(
       {
         onInput: (d, binary) => this.input(binary ? binaryToBytes(d) : d),
@@ -73,6 +77,7 @@ export class PaneRuntime {
 
   /** Sends input to the program; in the exited state, Enter starts a new shell. */
   input(data: string | Uint8Array): void {
+    this.touched = true;
     if (this.exited) {
       const s = typeof data === 'string' ? data : '';
       if (s.includes('\r')) void this.respawn();

@@ -3,6 +3,11 @@
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
 // method here. Components never reach a runtime's socket.
 import { api } from '../api/client';
+import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
+import { type RenderMode, isRenderMode } from '../browser/modes';
+import { type PaneKind, decidePlacement } from '../browser/placement';
+import { GrantRegistry, routeShimMessage } from '../browser/shim';
+import { isHttpUrl } from '../browser/url';
 import * as L from '../layout/engine';
 import type { Action } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
@@ -10,6 +15,8 @@ import { type PaneStatus, PaneRuntime } from './PaneRuntime';
 
 export interface PaneModel {
   id: L.PaneId;
+  kind: PaneKind;
+  /** the pane's terminal (terminal panes; null until it exists, always null for browsers) */
   terminalId: string | null;
   /** OSC title, else the command, else '' */
   title: string;
@@ -18,6 +25,10 @@ export interface PaneModel {
   exitCode: number | null;
   /** the find bar is open */
   finding?: boolean;
+  /** browser panes: what the pane shows */
+  browser?: BrowserView;
+  /** browser panes: bumped to ask the header to open (and focus) the URL field */
+  editNonce?: number;
 }
 
 export interface Snapshot {
@@ -29,13 +40,27 @@ export interface Snapshot {
   ready: boolean;
 }
 
-/** The saved document (`PUT /api/workspace`). */
+type SavedPane =
+  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null }
+  | { kind: 'browser'; url: string; mode: RenderMode; title: string };
+
+/** The saved document (`PUT /api/workspace`). Terminal entries predate `kind` and may lack it. */
 interface WorkspaceDoc {
   version: 1;
   layout: L.LayoutState;
-  panes: Record<string, { terminalId: string; title: string; command: string | null }>;
+  panes: Record<string, SavedPane>;
   order: string[];
 }
+
+const EMPTY_BROWSER: BrowserView = {
+  url: '',
+  mode: 'iframe',
+  title: '',
+  view: 'empty',
+  message: null,
+  uninstrumented: false,
+  prompt: null,
+};
 
 export const GAP_PX = 6;
 export const MIN_PANE_PX = 80;
@@ -45,6 +70,9 @@ export class WorkspaceStore {
   private snap: Snapshot;
   private listeners = new Set<() => void>();
   private runtimes = new Map<L.PaneId, PaneRuntime>();
+  private browsers = new Map<L.PaneId, BrowserRuntime>();
+  /** proxy grants this app obtained: the only origins shim messages are accepted from */
+  readonly grants = new GrantRegistry();
   private nextId = 1;
   private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
@@ -71,10 +99,21 @@ export class WorkspaceStore {
     if (f !== prevFocus) {
       // Move the keyboard at once when the pane is already shown (keys typed right after a
       // focus change must land there), and again once React has rendered the change.
-      const host = f ? this.runtimes.get(f)?.host : undefined;
-      if (host?.element.isConnected && !host.element.contains(document.activeElement)) host.focus();
+      if (f) this.focusKeyboard(f, true);
       this.scheduleFocusSync();
     }
+  }
+
+  /** Gives the keyboard to pane `id` unless it already has it (`connectedOnly`: skip a pane not in the DOM yet). */
+  private focusKeyboard(id: L.PaneId, connectedOnly: boolean) {
+    const host = this.runtimes.get(id)?.host;
+    if (host) {
+      if (connectedOnly && !host.element.isConnected) return;
+      if (!host.element.contains(document.activeElement)) host.focus();
+      return;
+    }
+    const b = this.browsers.get(id);
+    if (b && b.element.isConnected) b.focus();
   }
 
   /**
@@ -86,8 +125,7 @@ export class WorkspaceStore {
     this.focusTimer = setTimeout(() => {
       this.focusTimer = null;
       const f = this.snap.layout.focused;
-      const host = f ? this.runtimes.get(f)?.host : undefined;
-      if (host && !host.element.contains(document.activeElement)) host.focus();
+      if (f) this.focusKeyboard(f, false);
     }, 0);
   }
 
@@ -107,11 +145,46 @@ export class WorkspaceStore {
     return this.runtimes.get(id);
   }
 
+  browserRuntime(id: L.PaneId): BrowserRuntime | undefined {
+    return this.browsers.get(id);
+  }
+
   private newPane(terminalId: string | null, title = '', command: string | null = null): PaneModel {
     const id = `p${this.nextId++}`;
-    const model: PaneModel = { id, terminalId, title, command, status: 'connecting', exitCode: null };
+    const model: PaneModel = { id, kind: 'terminal', terminalId, title, command, status: 'connecting', exitCode: null };
     this.createRuntime(model);
     return model;
+  }
+
+  private newBrowserPane(url: string, title = ''): PaneModel {
+    const id = `p${this.nextId++}`;
+    const model: PaneModel = {
+      id,
+      kind: 'browser',
+      terminalId: null,
+      title,
+      command: null,
+      status: 'open',
+      exitCode: null,
+      browser: { ...EMPTY_BROWSER, url, title },
+      editNonce: url ? 0 : 1,
+    };
+    this.createBrowserRuntime(model);
+    return model;
+  }
+
+  private createBrowserRuntime(model: PaneModel) {
+    const id = model.id;
+    const rt = new BrowserRuntime(id, model.browser?.url ?? '', this.grants, {
+      onChange: (patch) => {
+        const p = this.snap.panes[id];
+        if (!p?.browser) return;
+        const browser = { ...p.browser, ...patch };
+        this.updatePane(id, { browser, title: browser.title });
+      },
+      onFocus: () => this.focus(id),
+    });
+    this.browsers.set(id, rt);
   }
 
   private createRuntime(model: PaneModel) {
@@ -139,14 +212,33 @@ export class WorkspaceStore {
     let layout: L.LayoutState = L.EMPTY_LAYOUT;
     let order: string[] = [];
     if (doc) {
-      layout = L.prune(doc.layout, (id) => !!doc.panes[id] && known.has(doc.panes[id].terminalId));
+      const keep = (id: string) => {
+        const d = doc.panes[id];
+        return !!d && (d.kind === 'browser' || known.has(d.terminalId));
+      };
+      layout = L.prune(doc.layout, keep);
       const present = new Set(L.allPanes(layout));
       order = doc.order.filter((id) => present.has(id));
       for (const id of L.allPanes(layout)) if (!order.includes(id)) order.push(id);
       for (const id of order) {
         const d = doc.panes[id];
-        panes[id] = { id, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null };
-        this.createRuntime(panes[id]);
+        if (d.kind === 'browser') {
+          panes[id] = {
+            id,
+            kind: 'browser',
+            terminalId: null,
+            title: d.title,
+            command: null,
+            status: 'open',
+            exitCode: null,
+            browser: { ...EMPTY_BROWSER, url: d.url, mode: d.mode, title: d.title },
+            editNonce: d.url ? 0 : 1,
+          };
+          this.createBrowserRuntime(panes[id]);
+        } else {
+          panes[id] = { id, kind: 'terminal', terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null };
+          this.createRuntime(panes[id]);
+        }
         const n = Number(id.slice(1));
         if (Number.isInteger(n) && n >= this.nextId) this.nextId = n + 1;
       }
@@ -158,14 +250,23 @@ export class WorkspaceStore {
       order.push(p.id);
       layout = L.single(p.id);
     }
+    window.addEventListener('message', this.onMessage);
     this.set({ layout, panes, order, ready: true });
   }
+
+  /** Every `message` event: only a valid shim message from a pane's own frame, on a live grant origin, gets through. */
+  private onMessage = (e: MessageEvent) => {
+    const frames = [...this.browsers.values()].map((b) => ({ paneId: b.paneId, window: b.frameWindow }));
+    const routed = routeShimMessage(e, frames, this.grants.isLive);
+    if (routed) this.browsers.get(routed.paneId)?.handleShim(e.origin, routed.message);
+  };
 
   private toDoc(): WorkspaceDoc {
     const panes: WorkspaceDoc['panes'] = {};
     for (const id of this.snap.order) {
       const p = this.snap.panes[id];
-      if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command };
+      if (p?.kind === 'browser' && p.browser) panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title };
+      else if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command };
     }
     return { version: 1, layout: this.snap.layout, panes, order: this.snap.order.filter((id) => panes[id]) };
   }
@@ -227,6 +328,8 @@ export class WorkspaceStore {
     if (!target || !this.snap.panes[target]) return;
     this.runtimes.get(target)?.close();
     this.runtimes.delete(target);
+    this.browsers.get(target)?.dispose();
+    this.browsers.delete(target);
     let layout = L.close(this.snap.layout, target);
     const panes = { ...this.snap.panes };
     delete panes[target];
@@ -283,7 +386,75 @@ export class WorkspaceStore {
         return s.focused && this.setLayout(L.swap(s, s.focused, 'next'));
       case 'sendPrefix':
         return s.focused && this.runtimes.get(s.focused)?.input('\x02');
+      case 'openBrowser':
+        return this.openBrowser(null);
     }
+  }
+
+  // --- browser panes
+
+  /**
+   * Opens a browser pane from pane `ref` (default: the focused one) by the placement rule:
+   * an untouched terminal is replaced in place (its terminal is deleted; the new pane is a
+   * new element), anything else gets a split beside it. With no `url`, the new pane's URL
+   * field opens. Returns the new pane's id.
+   */
+  openBrowser(ref: L.PaneId | null, url = ''): L.PaneId | null {
+    const target = ref ?? this.snap.layout.focused;
+    if (url && !isHttpUrl(url)) return null;
+    const placement = decidePlacement(this.snap.layout, target, this.wall, (id) => {
+      const p = this.snap.panes[id];
+      if (!p) return undefined;
+      return { kind: p.kind, untouched: p.kind === 'terminal' && this.runtimes.get(id)?.touched === false };
+    });
+    if (!placement) return null;
+    const p = this.newBrowserPane(url);
+    const panes = { ...this.snap.panes, [p.id]: p };
+    let order = [...this.snap.order, p.id];
+    let layout: L.LayoutState;
+    if (placement.kind === 'replace') {
+      const old = placement.target;
+      this.runtimes.get(old)?.close();
+      this.runtimes.delete(old);
+      delete panes[old];
+      order = order.filter((o) => o !== old);
+      layout = L.focus(L.replace(this.snap.layout, old, p.id), p.id);
+    } else {
+      layout = L.split(this.snap.layout, placement.target, placement.side, p.id);
+    }
+    this.setLayout(layout, { panes, order });
+    return p.id;
+  }
+
+  /** Navigates browser pane `id` to `url` (an already normalized http(s) URL). */
+  navigate(id: L.PaneId, url: string) {
+    if (!isHttpUrl(url)) return;
+    this.browsers.get(id)?.navigate(url);
+  }
+
+  browserGo(id: L.PaneId, delta: -1 | 1) {
+    this.browsers.get(id)?.go(delta);
+  }
+
+  browserReload(id: L.PaneId, hard = false) {
+    const b = this.browsers.get(id);
+    if (hard) b?.hardReload();
+    else b?.reload();
+  }
+
+  /** Answers a page's new-window request: accept opens an adjacent browser pane, cancel drops it. */
+  answerPrompt(id: L.PaneId, accept: boolean) {
+    const p = this.snap.panes[id];
+    const url = p?.browser?.prompt;
+    if (!p?.browser || !url) return;
+    this.updatePane(id, { browser: { ...p.browser, prompt: null } });
+    if (accept) this.openBrowser(id, url);
+  }
+
+  /** Asks pane `id`'s header to open its URL field. */
+  editUrl(id: L.PaneId) {
+    const p = this.snap.panes[id];
+    if (p?.kind === 'browser') this.updatePane(id, { editNonce: (p.editNonce ?? 0) + 1 });
   }
 
   /** Opens or closes pane `id`'s find bar (closing clears the highlight and refocuses the terminal). */
@@ -314,10 +485,10 @@ export class WorkspaceStore {
     await this.runtimes.get(id)?.host.pasteFromClipboard();
   }
 
-  /** Moves the keyboard focus to the focused pane's terminal. */
+  /** Moves the keyboard focus to the focused pane (its terminal, or a browser pane's body). */
   focusTerminal() {
     const f = this.snap.layout.focused;
-    if (f) this.runtimes.get(f)?.host.focus();
+    if (f) this.focusKeyboard(f, false);
   }
 
   setScheme(scheme: Scheme) {
@@ -337,6 +508,16 @@ function parseDoc(v: unknown): WorkspaceDoc | null {
   for (const [id, p] of Object.entries(o.panes as Record<string, unknown>)) {
     if (typeof p !== 'object' || p === null) continue;
     const q = p as Record<string, unknown>;
+    if (q.kind === 'browser') {
+      if (q.url !== '' && !isHttpUrl(q.url)) continue;
+      panes[id] = {
+        kind: 'browser',
+        url: q.url as string,
+        mode: isRenderMode(q.mode) ? q.mode : 'iframe',
+        title: typeof q.title === 'string' ? q.title : '',
+      };
+      continue;
+    }
     if (typeof q.terminalId !== 'string') continue;
     panes[id] = {
       terminalId: q.terminalId,

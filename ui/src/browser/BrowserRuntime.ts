@@ -1,0 +1,292 @@
+// One browser pane's live parts in the iframe render mode: the iframe element, the proxy
+// grant behind its URL, the shim's reports, and an app-side list of visited URLs.
+//
+// The iframe is created once and mounted once into the pane's body: it is never re-parented
+// (re-parenting reloads it). Panes and components never call the proxy API; this does.
+import { ApiError, api } from '../api/client';
+import type { RenderMode } from './modes';
+import { type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
+import { iframeRefusal, isHttpUrl } from './url';
+
+/** What the pane shows, as the header and the panels read it. */
+export interface BrowserView {
+  /** the upstream URL on screen ('' before the first navigation) */
+  url: string;
+  mode: RenderMode;
+  /** the page's title as the shim last reported it */
+  title: string;
+  /** empty: no URL yet; loading: waiting for a grant or the first load; https: refused by the iframe renderer */
+  view: 'empty' | 'loading' | 'ready' | 'https' | 'error';
+  /** the panel's message for `https` and `error` */
+  message: string | null;
+  /** a load came with no location report from the shim (not HTML, off the proxy, or refused) */
+  uninstrumented: boolean;
+  /** a page asked to open this URL in a new window; the pane asks the user */
+  prompt: string | null;
+}
+
+export interface BrowserEvents {
+  onChange: (patch: Partial<BrowserView>) => void;
+  /** the user pressed a pointer inside the frame */
+  onFocus: () => void;
+}
+
+/** The iframe's sandbox: never `allow-top-navigation` (that would let a page bust out of the frame). */
+export const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads allow-pointer-lock';
+/** Permissions the framed page may use: no device access, no clipboard reads. */
+export const IFRAME_ALLOW = 'autoplay; clipboard-write; fullscreen';
+/** The frame stays transparent at most this long after it gets a source (until its first load). */
+export const REVEAL_AFTER_MS = 1000;
+/** A load with no `loaded` location report within this long marks the page uninstrumented. */
+export const INSTRUMENTED_WAIT_MS = 1000;
+/** A `loaded` report this long before the load event still counts for that load. */
+export const EARLY_REPORT_MS = 250;
+
+export class BrowserRuntime {
+  /** the pane body's frame host: focusable, `transform: translateZ(0)` (Chromium offsets OOPIF input otherwise) */
+  readonly element: HTMLDivElement;
+  readonly iframe: HTMLIFrameElement;
+  private mounted = false;
+  private disposed = false;
+  private url: string;
+  /** visited upstream URLs, oldest first, and where we are in them */
+  private entries: string[] = [];
+  private index = -1;
+  /** the history step asked of the shim, awaiting its location report */
+  private pendingDelta: -1 | 1 | 0 = 0;
+  /** bumps on every navigation we start: answers for an older one are dropped */
+  private seq = 0;
+  /** the proxy origin the frame was last pointed at */
+  private frameOrigin: string | null = null;
+  private hasSrc = false;
+  private revealed = false;
+  private revealTimer: ReturnType<typeof setTimeout> | null = null;
+  private checkTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastLoadedReportAt = -Infinity;
+  private instrumented: boolean | null = null;
+
+  constructor(
+    readonly paneId: string,
+    url: string,
+    private readonly grants: GrantRegistry,
+    private readonly events: BrowserEvents,
+  ) {
+    this.url = url;
+    this.element = document.createElement('div');
+    this.element.className = 'frame-host';
+    this.element.tabIndex = -1;
+    this.element.style.transform = 'translateZ(0)';
+    const f = document.createElement('iframe');
+    f.className = 'browser-frame';
+    f.setAttribute('sandbox', IFRAME_SANDBOX);
+    f.setAttribute('allow', IFRAME_ALLOW);
+    f.setAttribute('referrerpolicy', 'no-referrer');
+    f.setAttribute('data-testid', 'browser-frame');
+    f.title = 'page';
+    f.style.visibility = 'hidden';
+    f.addEventListener('load', () => this.onLoad());
+    this.iframe = f;
+    this.element.appendChild(f);
+  }
+
+  /** The frame's window: what shim messages must come from. */
+  get frameWindow(): Window | null {
+    return this.iframe.contentWindow;
+  }
+
+  get currentUrl(): string {
+    return this.url;
+  }
+
+  /** Puts the frame into `container` (once; later calls are no-ops) and loads the URL it has. */
+  mount(container: HTMLElement): void {
+    if (this.mounted || this.disposed) return;
+    this.mounted = true;
+    container.appendChild(this.element);
+    if (this.url) this.navigate(this.url);
+    else this.events.onChange({ view: 'empty' });
+  }
+
+  /** Navigates to upstream URL `url` (already normalized), as a new history entry. */
+  navigate(url: string): void {
+    if (this.disposed || !isHttpUrl(url)) return;
+    this.entries = this.entries.slice(0, this.index + 1);
+    if (this.entries[this.index] !== url) {
+      this.entries.push(url);
+      this.index = this.entries.length - 1;
+    }
+    void this.load(url);
+  }
+
+  /** Back (-1) or forward (+1): through the shim when the page is instrumented, else by reloading the frame. */
+  go(delta: -1 | 1): void {
+    const target = this.index + delta;
+    if (this.disposed || target < 0 || target >= this.entries.length) return;
+    if (this.instrumented && this.post(historyMessage(delta))) {
+      this.pendingDelta = delta;
+      return;
+    }
+    this.index = target;
+    void this.load(this.entries[target]);
+  }
+
+  /** Reloads the page: through the shim when instrumented, else by asking for the grant again. */
+  reload(): void {
+    if (this.disposed || !this.url) return;
+    if (this.instrumented && this.post(reloadMessage())) return;
+    void this.load(this.url);
+  }
+
+  /** Reloads by re-resolving the grant (the banner's Reload: the shim may not be there). */
+  hardReload(): void {
+    if (!this.disposed && this.url) void this.load(this.url);
+  }
+
+  /** Handles a shim message already routed to this pane (origin and source checked). */
+  handleShim(origin: string, msg: ShimMessage): void {
+    if (this.disposed) return;
+    switch (msg.kind) {
+      case 'pointerdown':
+        this.events.onFocus();
+        return;
+      case 'open-window': {
+        const url = this.grants.toUpstream(msg.url) ?? msg.url;
+        this.events.onChange({ prompt: url });
+        return;
+      }
+      case 'location': {
+        // The frame may have moved to another proxied origin: map with every live grant.
+        const url = this.grants.toUpstream(msg.url);
+        if (!url) return;
+        if (msg.loaded) {
+          this.lastLoadedReportAt = performance.now();
+          if (this.checkTimer) {
+            clearTimeout(this.checkTimer);
+            this.checkTimer = null;
+          }
+          this.setInstrumented(true);
+        }
+        this.frameOrigin = origin;
+        this.follow(url);
+        this.url = url;
+        this.events.onChange({ url, title: msg.title });
+        return;
+      }
+    }
+  }
+
+  /** Moves the keyboard into the pane (not into the frame: the app keeps its keys). */
+  focus(): void {
+    const pane = this.element.closest('[data-testid=pane]');
+    if (pane?.contains(document.activeElement)) return;
+    this.element.focus({ preventScroll: true });
+  }
+
+  /** Forgets the frame for good. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.seq++;
+    this.clearTimers();
+    this.iframe.removeAttribute('src');
+    this.element.remove();
+  }
+
+  // --- internals
+
+  /** Records an in-frame navigation in the app-side history. */
+  private follow(url: string) {
+    if (this.entries[this.index] === url) {
+      this.pendingDelta = 0;
+      return;
+    }
+    const d = this.pendingDelta;
+    this.pendingDelta = 0;
+    if (d !== 0 && this.entries[this.index + d] === url) {
+      this.index += d;
+      return;
+    }
+    this.entries = this.entries.slice(0, this.index + 1);
+    this.entries.push(url);
+    this.index = this.entries.length - 1;
+  }
+
+  private post(msg: unknown): boolean {
+    const w = this.frameWindow;
+    if (!w || !this.frameOrigin) return false;
+    try {
+      w.postMessage(msg, this.frameOrigin);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Points the frame at `url` through a (re-resolved) grant. */
+  private async load(url: string) {
+    const seq = ++this.seq;
+    this.url = url;
+    this.pendingDelta = 0;
+    const refusal = iframeRefusal(url);
+    if (refusal) {
+      this.events.onChange({ url, view: url.startsWith('https:') ? 'https' : 'error', message: refusal, uninstrumented: false });
+      return;
+    }
+    this.events.onChange({ url, view: 'loading', message: null, uninstrumented: false });
+    const embedders = [location.origin, ...Array.from(location.ancestorOrigins ?? [])];
+    let grant;
+    try {
+      grant = await api.createProxyGrant({ url, embedders });
+    } catch (e) {
+      if (seq !== this.seq) return;
+      const message = e instanceof ApiError ? e.message : String(e);
+      this.events.onChange({ view: 'error', message: `Couldn't open ${url} in the embedded view: ${message}` });
+      return;
+    }
+    if (seq !== this.seq || this.disposed) return;
+    this.grants.add(grant);
+    this.frameOrigin = grant.origin;
+    this.instrumented = null;
+    this.hasSrc = true;
+    this.iframe.src = grant.url;
+    if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
+    this.events.onChange({ view: 'ready' });
+  }
+
+  private onLoad() {
+    if (!this.hasSrc || this.disposed) return;
+    this.reveal();
+    const loadAt = performance.now();
+    if (this.lastLoadedReportAt >= loadAt - EARLY_REPORT_MS) {
+      this.setInstrumented(true);
+      return;
+    }
+    if (this.checkTimer) clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(() => {
+      this.checkTimer = null;
+      if (this.lastLoadedReportAt < loadAt - EARLY_REPORT_MS) this.setInstrumented(false);
+    }, INSTRUMENTED_WAIT_MS);
+  }
+
+  private setInstrumented(yes: boolean) {
+    if (this.instrumented === yes) return;
+    this.instrumented = yes;
+    this.events.onChange({ uninstrumented: !yes });
+  }
+
+  private reveal() {
+    if (this.revealTimer) {
+      clearTimeout(this.revealTimer);
+      this.revealTimer = null;
+    }
+    if (this.revealed) return;
+    this.revealed = true;
+    this.iframe.style.visibility = '';
+  }
+
+  private clearTimers() {
+    if (this.revealTimer) clearTimeout(this.revealTimer);
+    if (this.checkTimer) clearTimeout(this.checkTimer);
+    this.revealTimer = this.checkTimer = null;
+  }
+}

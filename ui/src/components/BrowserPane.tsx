@@ -1,0 +1,294 @@
+import { memo, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { RENDER_MODES } from '../browser/modes';
+import { displayUrl, normalizeUrl } from '../browser/url';
+import type { Rect } from '../layout/engine';
+import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import { ICONS, Icon } from './Pane';
+
+interface BrowserPaneProps {
+  store: WorkspaceStore;
+  pane: PaneModel;
+  rect: Rect;
+  /** false for minimized panes and panes hidden behind a zoom: they stay mounted */
+  visible: boolean;
+  focused: boolean;
+  zoomed: boolean;
+}
+
+/**
+ * The URL: host+path as text (the page title as its tooltip); a click opens a pre-selected
+ * field. Enter navigates (a refused URL keeps the field open with the reason under it);
+ * Escape or leaving the field discards the edit.
+ */
+function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
+  const b = pane.browser!;
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const nonce = pane.editNonce ?? 0;
+
+  const open = () => {
+    setDraft(b.url);
+    setError(null);
+    setEditing(true);
+  };
+  const discard = () => {
+    setEditing(false);
+    setError(null);
+  };
+
+  useEffect(() => {
+    if (nonce > 0) open();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [nonce]);
+
+  useLayoutEffect(() => {
+    if (editing && inputRef.current && document.activeElement !== inputRef.current) {
+      inputRef.current.focus();
+      inputRef.current.select();
+    }
+  }, [editing]);
+
+  if (!editing) {
+    return (
+      <button
+        className="browser-url"
+        data-testid="browser-url"
+        title={b.title || b.url || 'Type a URL'}
+        onMouseDown={(e) => e.stopPropagation()}
+        onClick={(e) => {
+          e.stopPropagation();
+          store.focus(pane.id);
+          open();
+        }}
+      >
+        {b.url ? displayUrl(b.url) : <span className="browser-url-placeholder">Type a URL (localhost:5173, :8000, example.com)</span>}
+      </button>
+    );
+  }
+  return (
+    <span className="browser-url-edit">
+      <input
+        ref={inputRef}
+        data-testid="browser-url-input"
+        className={error ? 'invalid' : ''}
+        spellCheck={false}
+        autoComplete="off"
+        placeholder="localhost:5173"
+        value={draft}
+        aria-invalid={!!error}
+        onMouseDown={(e) => e.stopPropagation()}
+        onChange={(e) => {
+          setDraft(e.target.value);
+          setError(null);
+        }}
+        onKeyDown={(e) => {
+          e.stopPropagation();
+          if (e.key === 'Enter') {
+            e.preventDefault();
+            const r = normalizeUrl(draft);
+            if (!r.ok) {
+              setError(r.message);
+              return;
+            }
+            setEditing(false);
+            setError(null);
+            store.navigate(pane.id, r.url);
+            store.focusTerminal();
+          } else if (e.key === 'Escape') {
+            e.preventDefault();
+            discard();
+            store.focusTerminal();
+          }
+        }}
+        onBlur={discard}
+      />
+      {error && (
+        <span className="browser-url-error" data-testid="browser-url-error" role="alert">
+          {error}
+        </span>
+      )}
+    </span>
+  );
+}
+
+/** The Display menu: the render modes that exist (today only the iframe). */
+function DisplayMenu({ pane, onClose }: { pane: PaneModel; onClose: () => void }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const down = (e: MouseEvent) => {
+      if (!ref.current?.contains(e.target as Node)) onClose();
+    };
+    const key = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') onClose();
+    };
+    window.addEventListener('mousedown', down, true);
+    window.addEventListener('keydown', key, true);
+    return () => {
+      window.removeEventListener('mousedown', down, true);
+      window.removeEventListener('keydown', key, true);
+    };
+  }, [onClose]);
+  return (
+    <div className="menu display-menu" role="menu" data-testid="browser-display-menu" ref={ref}>
+      {RENDER_MODES.map((m) => (
+        <button
+          key={m.mode}
+          role="menuitemradio"
+          aria-checked={pane.browser?.mode === m.mode}
+          className="menu-item"
+          data-testid={`display-${m.mode}`}
+          onClick={onClose /* the only mode, already on */}
+        >
+          <span>
+            <span className="menu-check">{pane.browser?.mode === m.mode ? '✓' : ''}</span>
+            {m.label}
+            <span className="menu-detail">{m.detail}</span>
+          </span>
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/** A browser pane: header (URL, back/forward/reload, Display) over an iframe. Never re-parented. */
+export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visible, focused, zoomed }: BrowserPaneProps) {
+  const hostRef = useRef<HTMLDivElement>(null);
+  const [menu, setMenu] = useState(false);
+  const id = pane.id;
+  const b = pane.browser!;
+
+  useLayoutEffect(() => {
+    if (hostRef.current) store.browserRuntime(id)?.mount(hostRef.current);
+  }, [store, id]);
+
+  const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
+    <button
+      className="pane-btn"
+      data-testid={testid}
+      title={title}
+      aria-label={title}
+      disabled={disabled}
+      onMouseDown={(e) => e.preventDefault()}
+      onClick={(e) => {
+        e.stopPropagation();
+        onClick();
+      }}
+    >
+      <Icon d={icon} />
+    </button>
+  );
+  const noUrl = !b.url;
+
+  return (
+    <section
+      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}`}
+      data-testid="pane"
+      data-pane-id={id}
+      data-kind="browser"
+      data-status={pane.status}
+      data-view={b.view}
+      data-focused={focused ? 'true' : 'false'}
+      data-visible={visible ? 'true' : 'false'}
+      aria-hidden={!visible}
+      style={{ left: rect.x, top: rect.y, width: rect.w, height: rect.h }}
+      onMouseDown={() => store.focus(id)}
+    >
+      <header className="pane-header browser-header" data-testid="pane-header" onDoubleClick={() => store.toggleZoom(id)}>
+        <span className="browser-nav">
+          {btn('browser-back', 'Back', ICONS.back, () => store.browserGo(id, -1), noUrl)}
+          {btn('browser-forward', 'Forward', ICONS.forward, () => store.browserGo(id, 1), noUrl)}
+          {btn('browser-reload', 'Reload', ICONS.reload, () => store.browserReload(id), noUrl)}
+        </span>
+        <UrlField store={store} pane={pane} />
+        <span className="pane-actions">
+          <span className="display-anchor">
+            <button
+              className="pane-btn display-btn"
+              data-testid="browser-display"
+              title="Display: how this page is rendered"
+              aria-haspopup="menu"
+              aria-expanded={menu}
+              onMouseDown={(e) => e.preventDefault()}
+              onClick={(e) => {
+                e.stopPropagation();
+                setMenu((m) => !m);
+              }}
+            >
+              <Icon d={ICONS.display} />
+            </button>
+            {menu && <DisplayMenu pane={pane} onClose={() => setMenu(false)} />}
+          </span>
+          {btn('pane-open-browser', 'Open another browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
+          {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
+          {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
+          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}
+        </span>
+      </header>
+      <div className="pane-body browser-body" data-testid="browser-body">
+        {/* The runtime mounts its frame here once; React renders nothing inside this div. */}
+        <div className="frame-slot" ref={hostRef} />
+        {b.view === 'empty' && (
+          <div className="browser-panel browser-empty" data-testid="browser-empty">
+            <p>Type a URL above: a dev server on this machine (<code>localhost:5173</code>, <code>:8000</code>) opens embedded.</p>
+          </div>
+        )}
+        {b.view === 'https' && (
+          <div className="browser-panel" data-testid="browser-https-panel" role="alert">
+            <h3>This page can't be embedded</h3>
+            <p>{b.message}</p>
+            <p className="browser-panel-url">{b.url}</p>
+            <div className="browser-panel-actions">
+              <button className="panel-btn" data-testid="browser-open-screencast" disabled>
+                Open as screencast
+              </button>
+            </div>
+            <p className="browser-panel-note" data-testid="browser-screencast-note">
+              The screencast renderer (a real headless Chromium) is not available yet in this version of Porthole.
+            </p>
+          </div>
+        )}
+        {b.view === 'error' && (
+          <div className="browser-panel" data-testid="browser-error-panel" role="alert">
+            <h3>Couldn't open this page</h3>
+            <p>{b.message}</p>
+            <div className="browser-panel-actions">
+              <button className="panel-btn" data-testid="browser-error-retry" onClick={() => store.browserReload(id, true)}>
+                Try again
+              </button>
+            </div>
+          </div>
+        )}
+        {b.uninstrumented && b.view === 'ready' && (
+          <div className="browser-banner" data-testid="browser-banner" role="status">
+            <span>
+              Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address
+              above may lag behind and Back/Forward reload the frame.
+            </span>
+            <button className="panel-btn" data-testid="browser-banner-reload" onClick={() => store.browserReload(id, true)}>
+              Reload
+            </button>
+          </div>
+        )}
+        {b.prompt && (
+          <div className="browser-prompt-backdrop">
+            <div className="browser-prompt" data-testid="browser-prompt" role="dialog" aria-label="Open in a new pane">
+              <p>
+                Open <span className="browser-prompt-url">{b.prompt}</span> in a new pane?
+              </p>
+              <div className="browser-panel-actions">
+                <button className="panel-btn" data-testid="browser-prompt-cancel" onClick={() => store.answerPrompt(id, false)}>
+                  Cancel
+                </button>
+                <button className="panel-btn primary" data-testid="browser-prompt-accept" autoFocus onClick={() => store.answerPrompt(id, true)}>
+                  Open
+                </button>
+              </div>
+            </div>
+          </div>
+        )}
+      </div>
+    </section>
+  );
+});
