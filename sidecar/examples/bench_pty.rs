@@ -234,6 +234,18 @@ async fn echo_latency(sc: &Sidecar, keys: usize) -> Vec<f64> {
     samples
 }
 
+/// User + system CPU seconds used so far by process `pid` (`/proc/<pid>/stat`).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields after the name: state is index 0, utime 11, stime 12 (in clock ticks).
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(11) + ticks(12)) / hz
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|x, y| x.partial_cmp(y).unwrap());
     v[v.len() / 2]
@@ -259,10 +271,14 @@ fn main() {
     // Alternate the two measurements and report medians, so that load from other processes
     // on a small machine skews both alike.
     let (mut a_runs, mut b_runs) = (Vec::new(), Vec::new());
+    let (mut cpu_secs, mut wall_secs) = (0.0, 0.0);
     for _ in 0..rounds {
         let (a_bytes, a_secs) = direct(&file);
         a_runs.push(a_bytes as f64 / MB / a_secs);
+        let cpu0 = cpu_seconds(sc.child.id());
         let (b_bytes, b_secs) = rt.block_on(through_sidecar(&sc, &file, size));
+        cpu_secs += cpu_seconds(sc.child.id()) - cpu0;
+        wall_secs += b_secs;
         b_runs.push(b_bytes as f64 / MB / b_secs);
     }
     let (a, b) = (median(&mut a_runs), median(&mut b_runs));
@@ -270,6 +286,7 @@ fn main() {
     println!("pty.direct_mb_s {a:.1}");
     println!("pty.sidecar_mb_s {b:.1}");
     println!("pty.ratio {:.2}", b / a);
+    println!("pty.sidecar_cpu_pct {:.0}", 100.0 * cpu_secs / wall_secs);
     let mut lat = rt.block_on(echo_latency(&sc, keys));
     lat.sort_by(|x, y| x.partial_cmp(y).unwrap());
     drop(sc);
