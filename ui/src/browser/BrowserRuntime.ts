@@ -175,10 +175,13 @@ export class BrowserRuntime {
     }
   }
 
-  /** Moves the keyboard into the pane (not into the frame: the app keeps its keys). */
-  focus(): void {
+  /**
+   * Moves the keyboard into the pane's body (not into the frame: the app keeps its keys),
+   * unless something in the pane already has it (`force`: even then).
+   */
+  focus(force = false): void {
     const pane = this.element.closest('[data-testid=pane]');
-    if (pane?.contains(document.activeElement)) return;
+    if (!force && pane?.contains(document.activeElement)) return;
     this.element.focus({ preventScroll: true });
   }
 

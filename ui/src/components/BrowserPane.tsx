@@ -95,11 +95,11 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
             setEditing(false);
             setError(null);
             store.navigate(pane.id, r.url);
-            store.focusTerminal();
+            store.focusBrowserBody(pane.id);
           } else if (e.key === 'Escape') {
             e.preventDefault();
             discard();
-            store.focusTerminal();
+            store.focusBrowserBody(pane.id);
           }
         }}
         onBlur={discard}

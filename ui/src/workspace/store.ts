@@ -451,6 +451,11 @@ export class WorkspaceStore {
     if (accept) this.openBrowser(id, url);
   }
 
+  /** Gives the keyboard to browser pane `id`'s body (after its URL field closes). */
+  focusBrowserBody(id: L.PaneId) {
+    this.browsers.get(id)?.focus(true);
+  }
+
   /** Asks pane `id`'s header to open its URL field. */
   editUrl(id: L.PaneId) {
     const p = this.snap.panes[id];
