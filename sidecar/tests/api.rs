@@ -120,6 +120,13 @@ async fn bad_requests_get_400_codes_and_spawn_nothing() {
     }
     let r = sc.req("DELETE", "/api/terminals/t1", None).await;
     assert_eq!(r.status, 404);
+
+    // The socket route: unknown terminal → 404; a plain GET (no upgrade) → 400.
+    let r = sc.req("GET", "/api/terminals/t5/socket", None).await;
+    assert_eq!((r.status, r.code().as_str()), (404, "not_found"));
+    let id = sc.spawn(&["cat"]).await;
+    let r = sc.req("GET", &format!("/api/terminals/{id}/socket"), None).await;
+    assert_eq!((r.status, r.code().as_str()), (400, "bad_request"));
 }
 
 #[tokio::test]

@@ -226,20 +226,38 @@ async fn flow_control_blocks_the_producer_until_acks_resume() {
 }
 
 #[tokio::test]
-async fn acking_more_than_sent_closes_the_socket_only() {
+async fn bad_control_messages_close_the_socket_with_1008_only() {
     let sc = Sidecar::start(&[]);
     let id = sc.spawn(&["cat"]).await;
+    for bad in [
+        r#"{"type":"ack","bytes":10}"#,
+        r#"{"type":"resize","cols":0,"rows":5}"#,
+        r#"{"type":"resize","cols":80,"rows":24,"extra":1}"#,
+        r#"{"type":"bogus"}"#,
+        "not json",
+    ] {
+        let mut ws = sc.ws(&id).await;
+        send_text(&mut ws, bad).await;
+        let mut seen = Seen::default();
+        read_until(&mut ws, &mut seen, false, |_| false).await;
+        assert_eq!(seen.close_code, Some(1008), "{bad}");
+    }
+    // Input over 64 KiB in one message ends the connection.
     let mut ws = sc.ws(&id).await;
-    send_ack(&mut ws, 10).await;
-    let mut seen = Seen::default();
-    read_until(&mut ws, &mut seen, false, |_| false).await;
-    assert!(seen.closed);
-    let mut ws = sc.ws(&id).await;
-    send_text(&mut ws, r#"{"type":"resize","cols":0,"rows":5}"#).await;
+    let _ = futures_util::SinkExt::send(
+        &mut ws,
+        tokio_tungstenite::tungstenite::Message::Binary(vec![b'x'; 70 * 1024].into()),
+    )
+    .await;
     let mut seen = Seen::default();
     read_until(&mut ws, &mut seen, false, |_| false).await;
     assert!(seen.closed);
     assert_eq!(sc.terminal(&id).await["alive"], true, "the terminal is unaffected");
+    // And the terminal still works for a new client.
+    let mut ws = sc.ws(&id).await;
+    send_input(&mut ws, b"still-here\n").await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"still-here\r\nstill-here\r\n")).await;
 }
 
 #[tokio::test]

@@ -282,6 +282,8 @@ pub struct Seen {
     pub bytes: Vec<u8>,
     pub exit: Option<i64>,
     pub closed: bool,
+    /// The close frame's code, if one came.
+    pub close_code: Option<u16>,
 }
 
 /// Reads messages until `done(&seen)` holds, acking every binary message if `ack`.
@@ -301,7 +303,12 @@ pub async fn read_until(ws: &mut Ws, seen: &mut Seen, ack: bool, done: impl Fn(&
                     assert!(seen.exit.is_none(), "exit sent twice");
                     seen.exit = Some(v["code"].as_i64().unwrap());
                 }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+                Some(Ok(Message::Close(frame))) => {
+                    seen.closed = true;
+                    seen.close_code = frame.map(|f| u16::from(f.code));
+                    return;
+                }
+                None | Some(Err(_)) => {
                     seen.closed = true;
                     return;
                 }
