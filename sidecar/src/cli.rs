@@ -21,9 +21,33 @@ pub struct Options {
 pub const USAGE: &str = "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] \
                          [--log-file PATH] [--exit-with-parent]";
 
+/// Why the command line was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CliError {
+    /// Occurs when `--help` or `-h` is given: print [`USAGE`] and exit successfully.
+    Help,
+    /// Occurs when an argument is unknown, lacks its value, or has a bad value (the message
+    /// names it).
+    Usage(String),
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Help => f.write_str(USAGE),
+            CliError::Usage(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
 /// Parses arguments (without the program name). Accepts `--flag value` and `--flag=value`.
-/// Errors name the offending argument; `Err("help")` asks for the usage text.
-pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Options, String> {
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Options, CliError> {
+    parse_inner(args).map_err(|m| if m == "help" { CliError::Help } else { CliError::Usage(m) })
+}
+
+fn parse_inner<I: IntoIterator<Item = String>>(args: I) -> Result<Options, String> {
     let mut o = Options::default();
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
@@ -72,7 +96,7 @@ pub fn default_ui_dir() -> PathBuf {
 mod tests {
     use super::*;
 
-    fn p(args: &[&str]) -> Result<Options, String> {
+    fn p(args: &[&str]) -> Result<Options, CliError> {
         parse(args.iter().map(|s| s.to_string()))
     }
 
@@ -95,6 +119,7 @@ mod tests {
             &["--web=1"]] {
             assert!(p(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(p(&["--help"]), Err("help".into()));
+        assert_eq!(p(&["--help"]), Err(CliError::Help));
+        assert!(matches!(p(&["--nope"]), Err(CliError::Usage(m)) if m.contains("--nope")));
     }
 }

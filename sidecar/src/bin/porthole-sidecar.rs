@@ -3,7 +3,7 @@
 fn main() {
     let opts = match sidecar::cli::parse(std::env::args().skip(1)) {
         Ok(o) => o,
-        Err(e) if e == "help" => {
+        Err(sidecar::cli::CliError::Help) => {
             eprintln!("{}", sidecar::cli::USAGE);
             std::process::exit(0);
         }
