@@ -155,6 +155,7 @@ export class BrowserRuntime {
         return;
       }
       case 'location': {
+        if (!this.hasSrc) return; // a panel covers the frame: its page is being left
         // The frame may have moved to another proxied origin: map with every live grant.
         const url = this.grants.toUpstream(msg.url);
         if (!url) return;
@@ -230,8 +231,13 @@ export class BrowserRuntime {
     const seq = ++this.seq;
     this.url = url;
     this.pendingDelta = 0;
+    // Until the new page reports, back/forward/reload go through the app-side list.
+    this.instrumented = null;
+    if (this.checkTimer) clearTimeout(this.checkTimer);
+    this.checkTimer = null;
     const refusal = iframeRefusal(url);
     if (refusal) {
+      this.blank();
       this.events.onChange({ url, view: url.startsWith('https:') ? 'https' : 'error', message: refusal, uninstrumented: false });
       return;
     }
@@ -242,6 +248,7 @@ export class BrowserRuntime {
       grant = await api.createProxyGrant({ url, embedders });
     } catch (e) {
       if (seq !== this.seq) return;
+      this.blank();
       const message = e instanceof ApiError ? e.message : String(e);
       this.events.onChange({ view: 'error', message: `Couldn't open ${url} in the embedded view: ${message}` });
       return;
@@ -254,6 +261,14 @@ export class BrowserRuntime {
     this.iframe.src = grant.url;
     if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
     this.events.onChange({ view: 'ready' });
+  }
+
+  /** Stops showing (and running) the previous page while a panel covers the pane. */
+  private blank() {
+    if (!this.hasSrc) return;
+    this.hasSrc = false;
+    this.frameOrigin = null;
+    this.iframe.src = 'about:blank';
   }
 
   private onLoad() {
