@@ -145,13 +145,13 @@ impl Drop for Sidecar {
     }
 }
 
-/// The release `porthole-sidecar` beside this example's directory (`target/release/`),
-/// built first if missing.
+/// The `porthole-sidecar` of this example's profile (`target/<profile>/`). Under `cargo run`
+/// (`$CARGO` set) it is (re)built first, so the bench never measures a stale binary.
 fn sidecar_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
     let bin = dir.join("porthole-sidecar");
-    if !bin.exists() {
+    if !bin.exists() || std::env::var_os("CARGO").is_some() {
         let release = dir.ends_with("release");
         let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
