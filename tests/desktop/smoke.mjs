@@ -5,7 +5,7 @@
 // Proves: without a sidecar the window shows why; with one, the window leaves the
 // bundled start page for the sidecar's UI, a terminal
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
-// plugin answers the remote origin, closing the window while a program runs asks
+// plugin answers the sidecar's origin (and no other loopback origin), closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
 // window into a page that says so, and takes its shells with it.
@@ -21,6 +21,7 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -380,6 +381,24 @@ async function main() {
     await waitFor("a terminal again", UI_TIMEOUT_MS, async () =>
       (await exec2("return location.href.startsWith('http://127.0.0.1:') && !!document.querySelector('.xterm');")) &&
       processesWithHome(home).some((p) => p.pane));
+    // Another loopback origin (as a proxied dev server would be) gets no clipboard.
+    const foreign = http.createServer((_req, res) => res.end("<!doctype html><title>foreign</title><p>foreign"));
+    await new Promise((r) => foreign.listen(0, "127.0.0.1", r));
+    try {
+      await wd.call("POST", `/session/${session}/url`, { url: `http://127.0.0.1:${foreign.address().port}/` });
+      const denied = await wd.call("POST", `/session/${session}/execute/async`, {
+        script: `const done = arguments[arguments.length - 1];
+                 const t = window.__TAURI__;
+                 if (!t) { done({ ok: false, error: 'no window.__TAURI__' }); return; }
+                 t.core.invoke('plugin:clipboard-manager|read_text')
+                   .then((v) => done({ ok: true, value: v }), (e) => done({ ok: false, error: String(e) }));`,
+        args: [],
+      });
+      if (denied.ok) throw new Error(`another loopback origin could read the clipboard: ${JSON.stringify(denied)}`);
+      log("another loopback origin is refused the clipboard:", denied.error.slice(0, 80));
+    } finally {
+      foreign.close();
+    }
     const victim = processesWithHome(home).find((p) => p.comm.startsWith("porthole-sideca"));
     process.kill(victim.pid, "SIGKILL");
     const crashPage = await waitFor("the crash page", 15_000, () =>
