@@ -4,6 +4,7 @@
 // The iframe is created once and mounted once into the pane's body: it is never re-parented
 // (re-parenting reloads it). Panes and components never call the proxy API; this does.
 import { ApiError, api } from '../api/client';
+import { NavHistory } from './history';
 import type { RenderMode } from './modes';
 import { type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
@@ -49,11 +50,8 @@ export class BrowserRuntime {
   private mounted = false;
   private disposed = false;
   private url: string;
-  /** visited upstream URLs, oldest first, and where we are in them */
-  private entries: string[] = [];
-  private index = -1;
-  /** the history step asked of the shim, awaiting its location report */
-  private pendingDelta: -1 | 1 | 0 = 0;
+  /** visited upstream URLs (the app's own list: works with or without the shim) */
+  private readonly history = new NavHistory();
   /** bumps on every navigation we start: answers for an older one are dropped */
   private seq = 0;
   /** the proxy origin the frame was last pointed at */
@@ -110,24 +108,23 @@ export class BrowserRuntime {
   /** Navigates to upstream URL `url` (already normalized), as a new history entry. */
   navigate(url: string): void {
     if (this.disposed || !isHttpUrl(url)) return;
-    this.entries = this.entries.slice(0, this.index + 1);
-    if (this.entries[this.index] !== url) {
-      this.entries.push(url);
-      this.index = this.entries.length - 1;
-    }
+    this.history.push(url);
     void this.load(url);
   }
 
   /** Back (-1) or forward (+1): through the shim when the page is instrumented, else by reloading the frame. */
   go(delta: -1 | 1): void {
-    const target = this.index + delta;
-    if (this.disposed || target < 0 || target >= this.entries.length) return;
-    if (this.instrumented && this.post(historyMessage(delta))) {
-      this.pendingDelta = delta;
+    // Only when the app's list has an entry there: the shim's history.go walks the tab's
+    // joint session history, which must never step the app's own page.
+    if (this.disposed || !this.history.canGo(delta)) return;
+    // A refused entry (https) never loaded in the frame: the frame's history lacks it.
+    const framed = iframeRefusal(this.history.peek(delta) ?? '') === null && iframeRefusal(this.url) === null;
+    if (this.instrumented && framed && this.post(historyMessage(delta))) {
+      this.history.expect(delta);
       return;
     }
-    this.index = target;
-    void this.load(this.entries[target]);
+    const url = this.history.step(delta);
+    if (url) void this.load(url);
   }
 
   /** Reloads the page: through the shim when instrumented, else by asking for the grant again. */
@@ -168,7 +165,7 @@ export class BrowserRuntime {
           this.setInstrumented(true);
         }
         this.frameOrigin = origin;
-        this.follow(url);
+        this.history.follow(url);
         this.url = url;
         this.events.onChange({ url, title: msg.title });
         return;
@@ -198,23 +195,6 @@ export class BrowserRuntime {
 
   // --- internals
 
-  /** Records an in-frame navigation in the app-side history. */
-  private follow(url: string) {
-    if (this.entries[this.index] === url) {
-      this.pendingDelta = 0;
-      return;
-    }
-    const d = this.pendingDelta;
-    this.pendingDelta = 0;
-    if (d !== 0 && this.entries[this.index + d] === url) {
-      this.index += d;
-      return;
-    }
-    this.entries = this.entries.slice(0, this.index + 1);
-    this.entries.push(url);
-    this.index = this.entries.length - 1;
-  }
-
   private post(msg: unknown): boolean {
     const w = this.frameWindow;
     if (!w || !this.frameOrigin) return false;
@@ -230,7 +210,6 @@ export class BrowserRuntime {
   private async load(url: string) {
     const seq = ++this.seq;
     this.url = url;
-    this.pendingDelta = 0;
     // Until the new page reports, back/forward/reload go through the app-side list.
     this.instrumented = null;
     if (this.checkTimer) clearTimeout(this.checkTimer);
