@@ -111,6 +111,7 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
         .arg(root.join("ui/dist"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
+    signals::own_group(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| Failed(format!("failed to start {}: {e}", sidecar.display())))?;
