@@ -8,6 +8,7 @@ pub mod api;
 pub mod cli;
 pub mod constants;
 pub mod logging;
+pub mod proxy;
 pub mod pty;
 
 use std::io::Write;
@@ -90,6 +91,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         _ = sigterm.recv() => tracing::info!("SIGTERM"),
         _ = sigint.recv() => tracing::info!("SIGINT"),
     }
+    state.proxy.close_all();
     let reg = state.terminals.clone();
     let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
     if tokio::time::timeout(bound, tokio::task::spawn_blocking(move || reg.shutdown())).await.is_err() {

@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
+use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
 
 /// Fixed facts about this server.
@@ -49,6 +50,8 @@ pub struct AppState {
     pub workspace: Arc<Mutex<Workspace>>,
     /// Notified once to start the shutdown.
     pub shutdown: Arc<Notify>,
+    /// Iframe proxy grants (owned by the `proxy` module).
+    pub proxy: Arc<Proxy>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
@@ -65,6 +68,7 @@ impl AppState {
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
+            proxy: Proxy::new(ProxyConfig::from_env()),
         }
     }
 }
