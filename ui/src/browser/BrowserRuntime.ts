@@ -237,7 +237,9 @@ export class BrowserRuntime {
     this.frameOrigin = grant.origin;
     this.instrumented = null;
     this.hasSrc = true;
-    this.iframe.src = grant.url;
+    // Reports from the page being left must not vouch for the next one.
+    this.lastLoadedReportAt = -Infinity;
+    this.iframe.src = withFragment(grant.url, url);
     if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
     this.events.onChange({ view: 'ready' });
   }
@@ -286,4 +288,11 @@ export class BrowserRuntime {
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.revealTimer = this.checkTimer = null;
   }
+}
+
+/** The proxy drops the fragment from the URL it hands back: keep the one the user asked for. */
+function withFragment(proxyUrl: string, upstreamUrl: string): string {
+  const hash = upstreamUrl.includes('#') ? upstreamUrl.slice(upstreamUrl.indexOf('#')) : '';
+  if (!hash || hash === '#' || proxyUrl.includes('#')) return proxyUrl;
+  return proxyUrl + hash;
 }
