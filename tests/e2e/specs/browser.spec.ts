@@ -64,6 +64,8 @@ if (import.meta.hot) import.meta.hot.accept('./msg.js', (mod) => mod && show(mod
 `,
   );
   fs.writeFileSync(path.join(dir, 'msg.js'), `export const msg = 'hello from vite';\n`);
+  // Its own dependency cache (node_modules is shared with the install cache); keep the banner on HMR.
+  fs.writeFileSync(path.join(dir, 'vite.config.mjs'), `export default { cacheDir: '.vite-cache', clearScreen: false };\n`);
   fs.writeFileSync(path.join(dir, 'about.html'), `<!doctype html><html><head><meta charset="utf-8"><title>About fixture</title></head><body><h1 id="about-title">About</h1><a id="home" href="/">Home</a></body></html>\n`);
   fs.writeFileSync(path.join(dir, 'popup.html'), `<!doctype html><html><head><meta charset="utf-8"><title>Popup fixture</title></head><body><h1 id="popup-title">Popup</h1></body></html>\n`);
   return dir;
@@ -117,7 +119,8 @@ test.describe('browser panes', () => {
     const port = await freePort();
     const [term] = await wall.paneIds();
     await wall.click(term);
-    await wall.type(`cd ${dir} && npx vite --port ${port} --strictPort --host 127.0.0.1 --clearScreen false\n`);
+    await wall.type(`cd ${dir} && clear\n`);
+    await wall.type(`npx vite --port ${port} --strictPort --host 127.0.0.1\n`);
     await wall.waitText(term, /ready in|Local:/, 60_000);
 
     // A touched terminal is split beside (right: the pane is wider than tall).
