@@ -246,7 +246,9 @@ fn watch_for_crash(
         if !ours || shell.quitting.load(Ordering::SeqCst) {
             return;
         }
-        let Some(status) = sidecar.exit_status() else { continue };
+        let Some(status) = sidecar.exit_status() else {
+            continue;
+        };
         if shell.quitting.load(Ordering::SeqCst) {
             return;
         }
@@ -294,7 +296,10 @@ fn quit(app: &AppHandle, ask: bool) {
 /// the main thread.
 fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
     let what = if busy.len() == 1 {
-        format!("A terminal is still running {}.\nQuitting Porthole stops it.", busy[0])
+        format!(
+            "A terminal is still running {}.\nQuitting Porthole stops it.",
+            busy[0]
+        )
     } else {
         format!(
             "{} terminals are still running programs ({}).\nQuitting Porthole stops them.",
@@ -307,7 +312,10 @@ fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
         .message(what)
         .title("Quit Porthole?")
         .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom("Quit".into(), "Cancel".into()));
+        .buttons(MessageDialogButtons::OkCancelCustom(
+            "Quit".into(),
+            "Cancel".into(),
+        ));
     if let Some(window) = app.get_webview_window("main") {
         dialog = dialog.parent(&window);
     }
