@@ -238,6 +238,42 @@ test.describe('browser panes', () => {
     await page.keyboard.press('Control+c');
   });
 
+  test('zoom, minimize and restore never reload the frame (its element is never re-parented)', async ({ wall, page }) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));
+    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><head><title>Keep me</title></head><body><h1 id="k">keep</h1></body></html>\n');
+    const port = await freePort();
+    const [term] = await wall.paneIds();
+    await wall.click(term);
+    await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
+    await wall.waitText(term, /Serving HTTP/);
+    const id = await openBrowserWithPrefix(wall);
+    await typeUrl(wall, `:${port}`);
+    await expect(wall.pane(id).getByTestId('browser-url')).toHaveText(`localhost:${port}`);
+    await expect(frameOf(page, id).locator('#k')).toHaveText('keep', { timeout: 20_000 });
+    const f = await frameObject(page, id);
+    await f.evaluate(() => {
+      (window as any).__kept = 42;
+    });
+    const frameEl = await page.locator(`[data-pane-id="${id}"] iframe`).elementHandle();
+
+    await wall.pane(id).getByTestId('pane-zoom').click();
+    await expect(wall.visiblePanes()).toHaveCount(1);
+    await wall.pane(id).getByTestId('pane-zoom').click();
+    await expect(wall.visiblePanes()).toHaveCount(2);
+    await wall.pane(id).getByTestId('pane-minimize').click();
+    await expect(wall.visiblePanes()).toHaveCount(1);
+    await page.getByTestId('baseboard-chip').click();
+    await expect(wall.visiblePanes()).toHaveCount(2);
+    await wall.click(term);
+    await wall.prefix('Shift+BracketRight'); // } swap
+    await expect(frameOf(page, id).locator('#k')).toHaveText('keep');
+
+    expect(await frameEl!.evaluate((el) => el.isConnected)).toBe(true);
+    expect(await (await frameObject(page, id)).evaluate(() => (window as any).__kept)).toBe(42);
+    await wall.click(term);
+    await page.keyboard.press('Control+c');
+  });
+
   test('https:// is refused by the iframe renderer; an untouched terminal is replaced; a browser never is', async ({ wall, page }) => {
     const [term] = await wall.paneIds();
     await wall.click(term);
