@@ -337,11 +337,14 @@ async fn error_pages_couldnt_connect_and_didnt_respond() {
 }
 
 #[tokio::test]
+#[allow(clippy::result_large_err)] // tungstenite's handshake callback type
 async fn websocket_echo_keeps_grant_alive_and_drops_cookies() {
     let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_GRANT_TTL_MS", "800")]);
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let up = l.local_addr().unwrap().port();
-    let seen: Arc<Mutex<Vec<(String, Option<String>, Option<String>, Option<String>)>>> = Arc::default();
+    // (path, cookie, origin, host) of each handshake.
+    type Handshake = (String, Option<String>, Option<String>, Option<String>);
+    let seen: Arc<Mutex<Vec<Handshake>>> = Arc::default();
     let seen2 = seen.clone();
     tokio::spawn(async move {
         while let Ok((s, _)) = l.accept().await {
@@ -356,10 +359,8 @@ async fn websocket_echo_keeps_grant_alive_and_drops_cookies() {
                 };
                 let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(s, cb).await else { return };
                 while let Some(Ok(m)) = ws.next().await {
-                    if m.is_text() || m.is_binary() {
-                        if ws.send(m).await.is_err() {
-                            return;
-                        }
+                    if (m.is_text() || m.is_binary()) && ws.send(m).await.is_err() {
+                        return;
                     }
                 }
             });

@@ -82,6 +82,9 @@ pub fn has_utf16_bom(prefix: &[u8]) -> bool {
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
+/// Where the rewriter writes.
+type Sink = Box<dyn FnMut(&[u8]) + Send>;
+
 /// Output of the rewriter between writes.
 type Out = Arc<Mutex<Vec<u8>>>;
 
@@ -89,7 +92,7 @@ type Out = Arc<Mutex<Vec<u8>>>;
 /// returning the bytes ready to send; [`Instrumenter::end`] returns the rest. Never buffers
 /// the whole body.
 pub struct Instrumenter {
-    rewriter: HtmlRewriter<'static, Box<dyn FnMut(&[u8]) + Send>>,
+    rewriter: HtmlRewriter<'static, Sink>,
     out: Out,
     /// The body's first bytes until three are known (a UTF-8 BOM is passed on ahead of the
     /// rewriter, so nothing can be placed before it); `None` once decided.
@@ -102,7 +105,7 @@ impl Instrumenter {
     pub fn new(shim: String, encoding: AsciiCompatibleEncoding, keep_meta_csp: bool) -> Self {
         let out: Out = Arc::new(Mutex::new(Vec::new()));
         let sink_out = out.clone();
-        let sink: Box<dyn FnMut(&[u8]) + Send> = Box::new(move |b: &[u8]| {
+        let sink: Sink = Box::new(move |b: &[u8]| {
             sink_out.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(b);
         });
         let done = Arc::new(AtomicBool::new(false));
@@ -172,10 +175,8 @@ impl Instrumenter {
             if d.load(Ordering::Relaxed) || h.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if t.as_str().chars().any(|c| !c.is_whitespace() && c != '\u{feff}') {
-                if !d.swap(true, Ordering::Relaxed) {
-                    t.before(&s, ContentType::Html);
-                }
+            if t.as_str().chars().any(|c| !c.is_whitespace() && c != '\u{feff}') && !d.swap(true, Ordering::Relaxed) {
+                t.before(&s, ContentType::Html);
             }
             Ok(())
         };

@@ -208,6 +208,9 @@ mod tests {
     const UP: &str = "http://localhost:5173";
     const UP_HOST: &str = "localhost:5173";
 
+    /// (input headers, header to check, its values after the rewrite)
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a [&'a str]);
+
     fn own() -> ProxyOrigins {
         ProxyOrigins::new(41000)
     }
@@ -226,8 +229,7 @@ mod tests {
 
     #[test]
     fn request_rules() {
-        // (input headers, header to check, expected values after the rewrite)
-        let cases: &[(&[(&str, &str)], &str, &[&str])] = &[
+        let cases: &[Case] = &[
             (&[("Host", "127.0.0.1:41000")], "host", &[UP_HOST]),
             (&[("Origin", "http://127.0.0.1:41000")], "origin", &[UP]),
             (&[("Origin", "http://localhost:41000")], "origin", &[UP]),
@@ -278,7 +280,7 @@ mod tests {
     fn response_rules() {
         let chain = vec!["http://127.0.0.1:4000".to_string(), "tauri://localhost".to_string()];
         let fa = "frame-ancestors 'self' http://127.0.0.1:4000 tauri://localhost";
-        let cases: &[(&[(&str, &str)], &str, &[&str])] = &[
+        let cases: &[Case] = &[
             (&[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")], "set-cookie", &[]),
             (&[("X-Frame-Options", "DENY")], "x-frame-options", &[]),
             (&[("Content-Security-Policy", "frame-ancestors 'none'")], "content-security-policy", &[fa]),
