@@ -5,6 +5,7 @@
 // (re-parenting reloads it). Panes and components never call the proxy API; this does.
 import { ApiError, api } from '../api/client';
 import { NavHistory } from './history';
+import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
 import type { RenderMode } from './modes';
 import { type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
@@ -38,10 +39,6 @@ export const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-forms allow
 export const IFRAME_ALLOW = 'autoplay; clipboard-write; fullscreen';
 /** The frame stays transparent at most this long after it gets a source (until its first load). */
 export const REVEAL_AFTER_MS = 1000;
-/** A load with no `loaded` location report within this long marks the page uninstrumented. */
-export const INSTRUMENTED_WAIT_MS = 1000;
-/** A `loaded` report this long before the load event still counts for that load. */
-export const EARLY_REPORT_MS = 250;
 
 export class BrowserRuntime {
   /** the pane body's frame host: focusable, `transform: translateZ(0)` (Chromium offsets OOPIF input otherwise) */
@@ -60,7 +57,7 @@ export class BrowserRuntime {
   private revealed = false;
   private revealTimer: ReturnType<typeof setTimeout> | null = null;
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastLoadedReportAt = -Infinity;
+  private readonly judge = new InstrumentationJudge();
   private instrumented: boolean | null = null;
 
   constructor(
@@ -157,12 +154,7 @@ export class BrowserRuntime {
         const url = this.grants.toUpstream(msg.url);
         if (!url) return;
         if (msg.loaded) {
-          this.lastLoadedReportAt = performance.now();
-          if (this.checkTimer) {
-            clearTimeout(this.checkTimer);
-            this.checkTimer = null;
-          }
-          this.setInstrumented(true);
+          this.apply(this.judge.report(performance.now()));
         }
         this.frameOrigin = origin;
         this.history.follow(url);
@@ -238,7 +230,7 @@ export class BrowserRuntime {
     this.instrumented = null;
     this.hasSrc = true;
     // Reports from the page being left must not vouch for the next one.
-    this.lastLoadedReportAt = -Infinity;
+    this.judge.newSource();
     this.iframe.src = withFragment(grant.url, url);
     if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
     this.events.onChange({ view: 'ready' });
@@ -255,16 +247,25 @@ export class BrowserRuntime {
   private onLoad() {
     if (!this.hasSrc || this.disposed) return;
     this.reveal();
-    const loadAt = performance.now();
-    if (this.lastLoadedReportAt >= loadAt - EARLY_REPORT_MS) {
-      this.setInstrumented(true);
+    const verdict = this.judge.load(performance.now());
+    if (verdict) {
+      this.apply(verdict);
       return;
     }
+    this.armCheck(INSTRUMENTED_WAIT_MS);
+  }
+
+  private armCheck(ms: number) {
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.checkTimer = setTimeout(() => {
       this.checkTimer = null;
-      if (this.lastLoadedReportAt < loadAt - EARLY_REPORT_MS) this.setInstrumented(false);
-    }, INSTRUMENTED_WAIT_MS);
+      this.apply(this.judge.check(performance.now()));
+      if (this.judge.waiting && !this.disposed) this.armCheck(20); // the timer fired a little early
+    }, ms);
+  }
+
+  private apply(verdict: Verdict | null) {
+    if (verdict) this.setInstrumented(verdict === 'instrumented');
   }
 
   private setInstrumented(yes: boolean) {
