@@ -309,7 +309,7 @@ test.describe('browser panes', () => {
     expect(second).not.toBe(id);
   });
 
-  test('file:// and other schemes are refused under the field; Escape discards', async ({ wall }) => {
+  test('file:// and other schemes are refused under the field; Escape discards', async ({ wall, page }) => {
     const [term] = await wall.paneIds();
     await wall.click(term);
     await wall.type('echo touched\n');
@@ -330,5 +330,10 @@ test.describe('browser panes', () => {
     // Click to edit again: the field opens pre-selected.
     await pane.getByTestId('browser-url').click();
     await expect(pane.getByTestId('browser-url-input')).toBeFocused();
+    // Leaving the field discards the edit too.
+    await page.keyboard.type('localhost:1');
+    await wall.click(term);
+    await expect(pane.getByTestId('browser-url-input')).toHaveCount(0);
+    await expect(pane.getByTestId('browser-empty')).toBeVisible();
   });
 });
