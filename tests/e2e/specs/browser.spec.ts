@@ -107,13 +107,9 @@ async function typeUrl(wall: Wall, url: string) {
 }
 
 test.describe('browser panes', () => {
-  test.beforeAll(() => {
-    test.setTimeout(300_000);
-    ensureVite();
-  });
-
   test('a Vite dev server: page in the frame, HMR without reload, links, and a new-window request', async ({ wall, page }) => {
-    test.setTimeout(120_000);
+    // The first run installs Vite from the registry (only this test needs it).
+    test.setTimeout(360_000);
     await page.setViewportSize({ width: 1280, height: 720 });
     const dir = viteProject();
     const port = await freePort();
