@@ -50,7 +50,8 @@ usage: cargo xtask <command>
                  sidecar in web mode and print the URL to open instead
   test           build once, then run every suite (cargo tests, UI unit tests,
                  Playwright e2e, desktop smoke); prints `N passed, N failed`
-  bench [pty]    run a benchmark in release mode (pty: sidecar PTY throughput;
+  bench [pty|proxy]
+                 run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy)
 
 Both run and test first install what is missing: Debian packages (apt-get, as root
