@@ -162,7 +162,7 @@ async fn shim_messages_in_chromium() {
     let app_port = html_server(Arc::new(move |_: &str| {
         format!(
             "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
-             <iframe src=\"{}\" width=600 height=400></iframe>",
+             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}\" width=600 height=400></iframe>",
             fu.lock().unwrap()
         )
     }))
