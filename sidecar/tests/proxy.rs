@@ -38,7 +38,12 @@ const PAGE: &str = "<!doctype html><html><head><title>t</title></head><body>hi</
 
 /// Starts the test upstream; returns its port and the log of requests it saw.
 async fn upstream() -> (u16, Log) {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    upstream_on("127.0.0.1:0").await
+}
+
+/// As [`upstream`], bound to `addr`.
+async fn upstream_on(addr: &str) -> (u16, Log) {
+    let l = TcpListener::bind(addr).await.unwrap();
     let port = l.local_addr().unwrap().port();
     let log: Log = Arc::default();
     let log2 = log.clone();
@@ -265,6 +270,26 @@ async fn framing_headers_cookies_origin_and_shim() {
     assert!(String::from_utf8_lossy(&r.body).contains("http-equiv"));
     assert_eq!(all(&r, "content-security-policy"), ["script-src 'self'".to_string(), format!("frame-ancestors 'self' {APP}")]);
     assert!(all(&r, "x-porthole-preserve-csp").is_empty());
+
+    // An upgrade the upstream refuses: an ordinary response, Set-Cookie still dropped.
+    let r = http(port, "/framed", &[("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")]).await;
+    assert_eq!(r.status, 200);
+    assert!(all(&r, "set-cookie").is_empty());
+}
+
+#[tokio::test]
+async fn ipv6_literal_upstream_is_dialled() {
+    let sc = Sidecar::start(&[]);
+    let Ok(probe) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here; nothing to check");
+        return;
+    };
+    drop(probe);
+    let (up, log) = upstream_on("[::1]:0").await;
+    let port = grant_port(&sc, &format!("http://[::1]:{up}/")).await;
+    let r = http(port, "/", &[]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(log.lock().unwrap().last().unwrap().header("host"), Some(format!("[::1]:{up}").as_str()));
 }
 
 #[tokio::test]
