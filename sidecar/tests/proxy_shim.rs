@@ -256,5 +256,21 @@ async fn shim_messages_in_chromium() {
     cdp.eval(&post("{porthole:'app',v:1,kind:'history',delta:5}")).await;
     cdp.eval(&post("{porthole:'app',v:1,kind:'reload'}")).await;
     cdp.msgs_until("reload", |m| m[n..].iter().any(|x| kind(x) == "location" && x["data"]["loaded"] == true)).await;
+
+    // A foreign frame (opaque origin, not the parent) cannot drive the shim.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let n = cdp.msgs_until("settled", |_| true).await.len();
+    let foreign = "<script>parent.frames[0].postMessage({porthole:'app',v:1,kind:'reload'},'*')</script>";
+    cdp.eval(&format!(
+        "var f=document.createElement('iframe'); f.src='data:text/html,'+encodeURIComponent({foreign:?}); document.body.appendChild(f); true"
+    ))
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let msgs = cdp.msgs_until("after the foreign message", |_| true).await;
+    assert!(
+        !msgs[n..].iter().any(|x| kind(x) == "location" && x["data"]["loaded"] == true),
+        "a foreign reload request was obeyed: {:#?}",
+        &msgs[n..]
+    );
     let _ = std::fs::remove_dir_all(&home);
 }
