@@ -159,21 +159,28 @@ impl Grant {
     }
 }
 
-/// Holds a grant "in use": counted in `active` until dropped; the drop refreshes the TTL.
-pub(crate) struct ActiveGuard(Arc<Grant>);
+/// Holds a grant "in use": counted in `active` until dropped; the drop refreshes the TTL. A
+/// passive guard (for a caller that named itself foreign) neither counts nor refreshes.
+pub(crate) struct ActiveGuard(Option<Arc<Grant>>);
 
 impl ActiveGuard {
     pub(crate) fn new(g: &Arc<Grant>) -> Self {
         g.active.fetch_add(1, Ordering::SeqCst);
         g.touch();
-        ActiveGuard(g.clone())
+        ActiveGuard(Some(g.clone()))
+    }
+
+    pub(crate) fn passive() -> Self {
+        ActiveGuard(None)
     }
 }
 
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
-        self.0.touch();
-        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        if let Some(g) = self.0.take() {
+            g.touch();
+            g.active.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 

@@ -87,7 +87,14 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
         r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
         return Ok(r);
     }
-    let guard = ActiveGuard::new(&grant);
+    // A caller whose Origin names another site is served but never keeps the grant alive
+    // (an absent or opaque `null` Origin does).
+    let foreign = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|o| o != "null" && !grant.origins.is_own(o));
+    let guard = if foreign { ActiveGuard::passive() } else { ActiveGuard::new(&grant) };
     let chain = grant.chain.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let idle = grant.config.upstream_idle;
     let upstream = &grant.upstream;
