@@ -321,3 +321,30 @@ impl Proxy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_match_the_design_numbers() {
+        // DESIGN §7: proxy grant idle TTL / cap / upstream idle = 5 min / 32 / 30 s.
+        assert_eq!((GRANT_IDLE_TTL_MS, MAX_GRANTS, UPSTREAM_IDLE_MS), (300_000, 32, 30_000));
+        let c = ProxyConfig::default();
+        assert_eq!((c.grant_ttl, c.max_grants, c.upstream_idle), (Duration::from_secs(300), 32, Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn error_codes_are_stable() {
+        for (e, code) in [
+            (ProxyError::BadUrl("x".into()), "bad_url"),
+            (ProxyError::BadScheme("ftp".into()), "bad_scheme"),
+            (ProxyError::HttpsRefused("https://a.test/".into()), "https_refused"),
+            (ProxyError::BlockedAddress("169.254.169.254".into()), "blocked_address"),
+            (ProxyError::TooManyGrants(32), "too_many_grants"),
+        ] {
+            assert_eq!(e.code(), code);
+        }
+        assert!(ProxyError::HttpsRefused("https://a.test/".into()).to_string().contains("screencast"));
+    }
+}

@@ -23,7 +23,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::html::{has_utf16_bom, instrumentable, shim_script, Instrumenter};
 use super::rules::{frame_ancestors, is_upgrade, rewrite_request, rewrite_response};
-use super::{ActiveGuard, Grant, Upstream};
+use super::{ActiveGuard, Grant, Upstream, UPSTREAM_IDLE_MS};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every response body the proxy sends.
@@ -343,7 +343,7 @@ fn escape(s: &str) -> String {
 fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) -> Response<ProxyBody> {
     let who = if upstream.loopback { "the dev server" } else { "the server" };
     let origin = escape(&upstream.origin);
-    let secs = UPSTREAM_IDLE_SECS_TEXT;
+    let secs = UPSTREAM_IDLE_MS / 1000;
     let (status, title, detail) = match kind {
         ErrorKind::Connect => (
             StatusCode::BAD_GATEWAY,
@@ -353,7 +353,7 @@ fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) ->
         ErrorKind::Timeout => (
             StatusCode::GATEWAY_TIMEOUT,
             format!("{} didn't respond", capitalize(who)),
-            format!("<code>{origin}</code> accepted the connection but sent nothing for {secs}."),
+            format!("<code>{origin}</code> accepted the connection but sent nothing for {secs} seconds."),
         ),
     };
     let shim = chain.and_then(|c| c.first()).map(|app| shim_script(app)).unwrap_or_default();
@@ -376,9 +376,6 @@ background:#fafafa;color:#222}}h1{{font-size:20px;font-weight:600}}code{{font-si
     }
     r
 }
-
-/// How the idle bound is named on the error page (the constant, not a test override).
-const UPSTREAM_IDLE_SECS_TEXT: &str = "30 seconds";
 
 fn capitalize(s: &str) -> String {
     let mut c = s.chars();
@@ -421,6 +418,7 @@ mod tests {
         let t = body(t);
         assert!(c.contains("couldn't connect to the dev server") && c.contains("http://localhost:5173"), "{c}");
         assert!(t.contains("The server didn't respond") && t.contains("http://10.0.0.5:8080"), "{t}");
+        assert!(t.contains("nothing for 30 seconds"), "{t}");
         assert!(c.contains("prefers-color-scheme: dark") && t.contains("prefers-color-scheme: dark"));
     }
 }
