@@ -8,6 +8,7 @@ pub mod api;
 pub mod cli;
 pub mod constants;
 pub mod logging;
+pub mod ports;
 pub mod proxy;
 pub mod pty;
 

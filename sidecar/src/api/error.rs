@@ -4,6 +4,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use crate::ports::ScanError;
 use crate::proxy::ProxyError;
 use crate::pty::PtyError;
 
@@ -33,6 +34,9 @@ pub enum ApiError {
     /// Occurs when a proxy grant is refused: 400 `bad_url`/`bad_scheme`/`https_refused`,
     /// 403 `blocked_address`, 429 `too_many_grants` (protocol §6).
     Proxy(ProxyError),
+    /// Occurs when a port scan fails: 500 `scan_failed` (the message says what could not
+    /// be read), or 501 `unsupported` on a platform without a scan (protocol §7).
+    Ports(ScanError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -58,6 +62,8 @@ impl ApiError {
                 ProxyError::TooManyGrants(_) => (StatusCode::TOO_MANY_REQUESTS, e.code()),
                 ProxyError::Bind(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             },
+            ApiError::Ports(ScanError::Unsupported(_)) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
+            ApiError::Ports(_) => (StatusCode::INTERNAL_SERVER_ERROR, "scan_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -68,6 +74,7 @@ impl ApiError {
             ApiError::SpawnFailed(m) => m.clone(),
             ApiError::Proxy(ProxyError::Bind(_)) => "internal error (see the sidecar's log)".into(),
             ApiError::Proxy(e) => e.to_string(),
+            ApiError::Ports(e) => e.to_string(),
             ApiError::Unauthorized => "a valid token, session cookie or login code is required".into(),
             ApiError::BadHost => "the Host header must name this sidecar's loopback address".into(),
             ApiError::BadOrigin => "this Origin may not use the sidecar".into(),
@@ -81,6 +88,12 @@ impl ApiError {
 impl From<ProxyError> for ApiError {
     fn from(e: ProxyError) -> Self {
         ApiError::Proxy(e)
+    }
+}
+
+impl From<ScanError> for ApiError {
+    fn from(e: ScanError) -> Self {
+        ApiError::Ports(e)
     }
 }
 
@@ -100,6 +113,7 @@ impl IntoResponse for ApiError {
             ApiError::Internal(detail) => tracing::error!(code, "{detail}"),
             ApiError::SpawnFailed(detail) => tracing::warn!(code, "{detail}"),
             ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
+            ApiError::Ports(e) => tracing::warn!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
         let body = serde_json::json!({"error": {"code": code, "message": self.message()}});

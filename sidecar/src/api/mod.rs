@@ -7,6 +7,7 @@ mod auth;
 mod body;
 mod error;
 mod misc;
+mod ports;
 mod proxy;
 mod socket;
 mod state;
@@ -32,6 +33,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/terminals", post(terminals::create).get(terminals::list))
         .route("/api/terminals/{id}", get(terminals::get_one).delete(terminals::delete))
         .route("/api/terminals/{id}/socket", get(socket::upgrade))
+        .route("/api/terminals/{id}/ports", get(ports::list))
         .route("/api/workspace", get(misc::get_workspace).put(misc::put_workspace))
         .route("/api/proxy/grants", post(proxy::create).get(proxy::list))
         .route("/api/proxy/grants/{grant}", delete(proxy::revoke))

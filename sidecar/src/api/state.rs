@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
+use crate::ports::Ports;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
 
@@ -50,6 +51,8 @@ pub struct AppState {
     pub workspace: Arc<Mutex<Workspace>>,
     /// Notified once to start the shutdown.
     pub shutdown: Arc<Notify>,
+    /// The port scanner (owned by the `ports` module).
+    pub ports: Arc<Ports>,
     /// Iframe proxy grants (owned by the `proxy` module).
     pub proxy: Arc<Proxy>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
@@ -68,6 +71,7 @@ impl AppState {
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
+            ports: Ports::new(),
             proxy: Proxy::new(ProxyConfig::from_env()),
         }
     }
