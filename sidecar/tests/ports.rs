@@ -91,8 +91,11 @@ async fn a_specific_non_loopback_bind_is_not_offered() {
 #[tokio::test]
 async fn port_disappears_after_ctrl_c() {
     let sc = Sidecar::start(&[]);
-    // A shell runs the server, so the pane outlives it.
-    let (id, mut ws, port) = serve(&sc, &["sh", "-c", &format!("{PY} --bind 127.0.0.1; exec cat")]).await;
+    // A shell runs the server, so the pane outlives it. Ctrl-C signals the whole foreground
+    // group; `trap : INT` keeps sh alive (a handler, unlike an ignore, is reset by exec, so
+    // python still gets SIGINT).
+    let script = format!("trap : INT; {PY} --bind 127.0.0.1; exec cat");
+    let (id, mut ws, port) = serve(&sc, &["sh", "-c", &script]).await;
     assert_eq!(port_numbers(&ports(&sc, &id).await), vec![port]);
     send_input(&mut ws, b"\x03").await;
     let start = Instant::now();
