@@ -7,34 +7,33 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::parse::{self, NetListener};
-use super::tree;
+use super::{diag, tree};
 use super::{Listener, Root, ScanError};
 
-/// Scans the pane rooted at `root` under `proc_root` (normally `/proc`). Blocking.
-///
-/// Only sockets in the sidecar's own network namespace are seen (`/proc/net` is
-/// `/proc/self/net`): a pane that entered another namespace serves nothing the sidecar's
-/// loopback could reach anyway.
-pub(crate) fn scan(proc_root: &Path, root: Root) -> Result<Vec<Listener>, ScanError> {
-    let mut listeners: HashMap<u64, NetListener> = HashMap::new();
-    for (file, v6) in [("net/tcp", false), ("net/tcp6", true)] {
-        let path = proc_root.join(file);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            // No tcp6 table: IPv6 is disabled in this kernel.
-            Err(e) if v6 && e.kind() == ErrorKind::NotFound => continue,
-            Err(e) => return Err(ScanError::Read { path: path.display().to_string(), error: e.to_string() }),
-        };
-        let rows = parse::parse_net_table(&text, v6)
-            .map_err(|bad| ScanError::Format { path: path.display().to_string(), detail: bad.0 })?;
-        for l in rows.into_iter().filter(|l| parse::serves_localhost(l.addr)) {
-            listeners.insert(l.inode, l);
-        }
-    }
-    if listeners.is_empty() {
-        return Ok(Vec::new());
-    }
+/// Where the listening sockets come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// `sock_diag` netlink (fast), falling back to the `/proc/net` tables if refused.
+    Live,
+    /// Only `<proc_root>/net/tcp{,6}` (tests point `proc_root` at a fake tree).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Tables,
+}
 
+/// Scans the pane rooted at `root` in the real `/proc`. Blocking.
+pub(crate) fn scan(proc_root: &Path, root: Root) -> Result<Vec<Listener>, ScanError> {
+    scan_with(proc_root, root, Source::Live)
+}
+
+/// Scans the pane rooted at `root` under `proc_root`. Blocking.
+///
+/// Order: the process tree, then the socket inodes its members hold (an unreadable
+/// `fd` directory skips that process), and only if there are any, the listening sockets
+/// (so a pane that holds no socket costs no socket-table walk). Only sockets in the
+/// sidecar's own network namespace are seen (`/proc/net` is `/proc/self/net`; netlink is
+/// per namespace): a pane in another namespace serves nothing the sidecar's loopback
+/// could reach anyway.
+pub(crate) fn scan_with(proc_root: &Path, root: Root, source: Source) -> Result<Vec<Listener>, ScanError> {
     let dir = std::fs::read_dir(proc_root)
         .map_err(|e| ScanError::Read { path: proc_root.display().to_string(), error: e.to_string() })?;
     let mut procs = Vec::new();
@@ -47,8 +46,8 @@ pub(crate) fn scan(proc_root: &Path, root: Root) -> Result<Vec<Listener>, ScanEr
         }
     }
 
-    // (port, address) → (depth, pid): the holder nearest the root wins, then the lowest pid.
-    let mut found: HashMap<(u16, IpAddr), (u32, i32)> = HashMap::new();
+    // socket inode → (depth, pid) of its holder nearest the root, then the lowest pid.
+    let mut held: HashMap<u64, (u32, i32)> = HashMap::new();
     for (pid, depth) in tree::members(root, &procs) {
         let fd_dir = proc_root.join(pid.to_string()).join("fd");
         let fds = match std::fs::read_dir(&fd_dir) {
@@ -62,25 +61,62 @@ pub(crate) fn scan(proc_root: &Path, root: Root) -> Result<Vec<Listener>, ScanEr
         for fd in fds.flatten() {
             let Ok(target) = std::fs::read_link(fd.path()) else { continue };
             let Some(inode) = target.to_str().and_then(parse::socket_inode) else { continue };
-            if let Some(l) = listeners.get(&inode) {
-                let slot = found.entry((l.port, l.addr)).or_insert((depth, pid));
-                if (depth, pid) < *slot {
-                    *slot = (depth, pid);
-                }
+            let slot = held.entry(inode).or_insert((depth, pid));
+            if (depth, pid) < *slot {
+                *slot = (depth, pid);
+            }
+        }
+    }
+    if held.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let listening = match source {
+        Source::Tables => tables(proc_root)?,
+        Source::Live => match diag::listeners() {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::debug!(error = %e, "ports: sock_diag unavailable, reading /proc/net/tcp{{,6}}");
+                tables(proc_root)?
+            }
+        },
+    };
+
+    // (port, address) → (depth, pid): one row per bind, the holder nearest the root.
+    let mut found: HashMap<(u16, IpAddr), (u32, i32)> = HashMap::new();
+    for l in listening.into_iter().filter(|l| parse::serves_localhost(l.addr)) {
+        if let Some(&holder) = held.get(&l.inode) {
+            let slot = found.entry((l.port, l.addr)).or_insert(holder);
+            if holder < *slot {
+                *slot = holder;
             }
         }
     }
 
     let mut out: Vec<Listener> = found
         .into_iter()
-        .map(|((port, address), (_, pid))| Listener {
-            port,
-            address,
-            pid,
-            process: process_name(proc_root, pid),
-        })
+        .map(|((port, address), (_, pid))| Listener { port, address, pid, process: process_name(proc_root, pid) })
         .collect();
     out.sort_by(|a, b| (a.port, a.address).cmp(&(b.port, b.address)));
+    Ok(out)
+}
+
+/// Every LISTEN socket in `<proc_root>/net/tcp` and `tcp6` (a missing `tcp6` means IPv6 is
+/// disabled: no rows).
+fn tables(proc_root: &Path) -> Result<Vec<NetListener>, ScanError> {
+    let mut out = Vec::new();
+    for (file, v6) in [("net/tcp", false), ("net/tcp6", true)] {
+        let path = proc_root.join(file);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if v6 && e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => return Err(ScanError::Read { path: path.display().to_string(), error: e.to_string() }),
+        };
+        out.extend(
+            parse::parse_net_table(&text, v6)
+                .map_err(|bad| ScanError::Format { path: path.display().to_string(), detail: bad.0 })?,
+        );
+    }
     Ok(out)
 }
 
@@ -160,7 +196,7 @@ mod tests {
         fp.proc(102, 101, 100, "node worker", &[11, 21, 13]);
         fp.proc(103, 1, 100, "daemon", &[22]); // double-forked, same session
         fp.proc(200, 50, 200, "bash", &[14]);
-        let got = scan(&fp.0, Root { pid: 100, tree: true }).unwrap();
+        let got = scan_with(&fp.0, Root { pid: 100, tree: true }, Source::Tables).unwrap();
         assert_eq!(
             rows(&got),
             vec![
@@ -183,18 +219,19 @@ mod tests {
         // Make 101's fd "directory" unreadable as a directory (works even as root).
         std::fs::remove_dir_all(fp.0.join("101/fd")).unwrap();
         std::fs::write(fp.0.join("101/fd"), "").unwrap();
-        let got = scan(&fp.0, Root { pid: 100, tree: true }).unwrap();
+        let got = scan_with(&fp.0, Root { pid: 100, tree: true }, Source::Tables).unwrap();
         assert_eq!(rows(&got), vec![(8081, "127.0.0.1".into(), 102, "b".into())]);
     }
 
     #[test]
     fn unreadable_or_malformed_net_table_fails_the_scan() {
         let fp = FakeProc::new("fail");
+        fp.proc(1, 0, 1, "init", &[5]);
         // No net/tcp at all.
-        let e = scan(&fp.0, Root { pid: 1, tree: true }).unwrap_err();
+        let e = scan_with(&fp.0, Root { pid: 1, tree: true }, Source::Tables).unwrap_err();
         assert!(matches!(e, ScanError::Read { .. }), "{e}");
         std::fs::write(fp.0.join("net/tcp"), format!("{HEADER}not a row\n")).unwrap();
-        let e = scan(&fp.0, Root { pid: 1, tree: true }).unwrap_err();
+        let e = scan_with(&fp.0, Root { pid: 1, tree: true }, Source::Tables).unwrap_err();
         assert!(matches!(e, ScanError::Format { .. }), "{e}");
         assert!(e.to_string().contains("line 2"), "{e}");
     }
@@ -203,6 +240,11 @@ mod tests {
     fn no_listeners_is_an_empty_list() {
         let fp = FakeProc::new("empty");
         fp.net("", Some(""));
-        assert_eq!(scan(&fp.0, Root { pid: 1, tree: true }).unwrap(), vec![]);
+        fp.proc(1, 0, 1, "init", &[5]);
+        assert_eq!(scan_with(&fp.0, Root { pid: 1, tree: true }, Source::Tables).unwrap(), vec![]);
+        // A pane holding no socket never reads the socket tables (absent here).
+        let bare = FakeProc::new("bare");
+        bare.proc(1, 0, 1, "init", &[]);
+        assert_eq!(scan_with(&bare.0, Root { pid: 1, tree: true }, Source::Tables).unwrap(), vec![]);
     }
 }

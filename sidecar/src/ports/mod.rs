@@ -11,7 +11,9 @@
 //! sidecar's `DELETE` kills it too, so it is the pane's). A process that double-forked *and*
 //! called `setsid(2)` has cut both ties and is not counted.
 //!
-//! Platforms: Linux reads `/proc` (`linux.rs`); elsewhere every scan fails with
+//! Platforms: Linux reads `/proc` for processes and asks netlink `sock_diag` for listening
+//! sockets (`linux.rs`, `diag.rs`; the `/proc/net/tcp{,6}` tables when netlink is refused);
+//! elsewhere every scan fails with
 //! [`ScanError::Unsupported`] (`unsupported.rs`). The choice is made once, at the `mod`
 //! declarations below.
 
@@ -21,6 +23,8 @@ mod parse;
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod tree;
 
+#[cfg(target_os = "linux")]
+mod diag;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
