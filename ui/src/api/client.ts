@@ -1,6 +1,6 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
-import type { ApiErrorBody, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, TerminalInfo } from './protocol';
+import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, TerminalInfo, ViewportBody } from './protocol';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
 export class ApiError extends Error {
@@ -51,6 +51,18 @@ export const api = {
   terminalPorts: (id: string) =>
     call<{ ports: ListeningPort[] }>('GET', `/api/terminals/${encodeURIComponent(id)}/ports`).then((r) => r.ports),
   createProxyGrant: (req: ProxyGrantRequest) => call<ProxyGrant>('POST', '/api/proxy/grants', req),
+  createBrowser: (url: string, viewport: ViewportBody) => call<{ id: string }>('POST', '/api/browsers', { url, viewport }).then((r) => r.id),
+  getBrowser: (id: string) => call<BrowserInfo>('GET', `/api/browsers/${encodeURIComponent(id)}`),
+  deleteBrowser: (id: string) => call<void>('DELETE', `/api/browsers/${encodeURIComponent(id)}`),
+  browserNavigate: (id: string, url: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/navigate`, { url }),
+  browserHistory: (id: string, delta: -1 | 1) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/history`, { delta }),
+  browserReload: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/reload`),
+  browserViewport: (id: string, v: ViewportBody) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/viewport`, v),
+  browserSelectTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/select`, { tab }),
+  browserCloseTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/close`, { tab }),
+  browserRelaunch: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/relaunch`),
+  /** A single-use viewer grant: the viewer socket's `ws://` URL (valid 60 s). */
+  browserViewer: (id: string) => call<{ url: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/viewer`).then((r) => r.url),
 };
 
 /** The URL of a terminal's socket on the page's own origin. */

@@ -92,3 +92,66 @@ export interface ListeningPort {
 
 /** Error codes `GET /api/terminals/{id}/ports` fails with besides `not_found`. */
 export type PortsErrorCode = 'scan_failed' | 'unsupported';
+
+// --- Browsers (protocol §7)
+
+/** Browser ids: `^b[0-9]{1,18}$`. */
+export const BROWSER_ID_RE = /^b[0-9]{1,18}$/;
+
+export interface MeasuredViewport {
+  /** CSS px */
+  width: number;
+  /** CSS px */
+  height: number;
+  dpr: number;
+}
+
+export interface BrowserTab {
+  id: string;
+  url: string;
+  title: string;
+}
+
+export interface PageDialog {
+  tab: string;
+  kind: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
+  message: string;
+  default_prompt: string;
+}
+
+export interface BrowserInfo {
+  id: string;
+  connected: boolean;
+  url: string;
+  title: string;
+  active_tab: string | null;
+  tabs: BrowserTab[];
+  viewport: MeasuredViewport | null;
+  mode: 'pane' | 'fixed';
+  pid: number | null;
+  dialog: PageDialog | null;
+}
+
+export type ViewportBody = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number };
+
+export interface SelectPopup {
+  kind: 'select';
+  /** the element's box in page CSS px */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  options: { label: string; value: string; disabled: boolean }[];
+  selected: number;
+}
+
+/** Viewer socket messages, sidecar → view (JSON text). */
+export type ViewerOut =
+  | { type: 'status'; connected: boolean; viewport: MeasuredViewport | null }
+  | { type: 'tabs'; tabs: BrowserTab[]; active: string | null }
+  | { type: 'url'; url: string; title: string }
+  | { type: 'dialog'; dialog: PageDialog | null }
+  | { type: 'sync'; state: 'off' | 'applying' | 'synced' }
+  | ({ type: 'popup' } & SelectPopup)
+  | { type: 'clipboard'; text: string }
+  | { type: 'error'; message: string };

@@ -7,6 +7,8 @@ import { ApiError, api } from '../api/client';
 import { NavHistory } from './history';
 import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
 import type { RenderMode } from './modes';
+import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import type { ViewportChoice } from '../screencast/viewport';
 import { type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
 
@@ -25,6 +27,12 @@ export interface BrowserView {
   uninstrumented: boolean;
   /** a page asked to open this URL in a new window; the pane asks the user */
   prompt: string | null;
+  /** the screencast viewport choice (kept across mode switches; persisted) */
+  viewport: ViewportChoice;
+  /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
+  browserId: string | null;
+  /** screencast panes: tabs, dialog, popup, Chromium up, parked; null in iframe mode */
+  screencast: ScreencastState | null;
 }
 
 export interface BrowserEvents {

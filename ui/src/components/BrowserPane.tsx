@@ -4,6 +4,8 @@ import { displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { DevServerChip } from './DevServerChip';
+import { DisconnectedPanel, PageDialogOverlay, SelectPopupOverlay, TabStrip } from './ScreencastOverlays';
+import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { ICONS, Icon } from './Pane';
 
 interface BrowserPaneProps {
@@ -114,9 +116,15 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
   );
 }
 
-/** The Display menu: the render modes that exist (today only the iframe). */
-function DisplayMenu({ pane, onClose }: { pane: PaneModel; onClose: () => void }) {
+/** The Display menu: the render modes, and in screencast mode the viewport choices. */
+function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
+  const b = pane.browser!;
+  const fixed = b.viewport.mode === 'fixed' ? b.viewport : null;
+  const [w, setW] = useState(String(fixed?.width ?? 1280));
+  const [h, setH] = useState(String(fixed?.height ?? 800));
+  const [d, setD] = useState(String(fixed?.dpr ?? 1));
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     const down = (e: MouseEvent) => {
       if (!ref.current?.contains(e.target as Node)) onClose();
@@ -131,24 +139,83 @@ function DisplayMenu({ pane, onClose }: { pane: PaneModel; onClose: () => void }
       window.removeEventListener('keydown', key, true);
     };
   }, [onClose]);
+  const pick = (c: ViewportChoice) => {
+    store.setViewport(pane.id, c);
+    onClose();
+  };
+  const isPreset = (name: string) => fixed?.preset === name;
   return (
     <div className="menu display-menu" role="menu" data-testid="browser-display-menu" ref={ref}>
       {RENDER_MODES.map((m) => (
         <button
           key={m.mode}
           role="menuitemradio"
-          aria-checked={pane.browser?.mode === m.mode}
+          aria-checked={b.mode === m.mode}
           className="menu-item"
           data-testid={`display-${m.mode}`}
-          onClick={onClose /* the only mode, already on */}
+          onClick={() => {
+            onClose();
+            store.setRenderMode(pane.id, m.mode);
+          }}
         >
           <span>
-            <span className="menu-check">{pane.browser?.mode === m.mode ? '✓' : ''}</span>
+            <span className="menu-check">{b.mode === m.mode ? '✓' : ''}</span>
             {m.label}
             <span className="menu-detail">{m.detail}</span>
           </span>
         </button>
       ))}
+      {b.mode === 'screencast' && (
+        <>
+          <div className="menu-sep" />
+          <div className="menu-label">Viewport</div>
+          <button role="menuitemradio" aria-checked={b.viewport.mode === 'pane'} className="menu-item" data-testid="viewport-pane" onClick={() => pick({ mode: 'pane' })}>
+            <span>
+              <span className="menu-check">{b.viewport.mode === 'pane' ? '✓' : ''}</span>Resize with pane
+            </span>
+          </button>
+          {VIEWPORT_PRESETS.map((p) => (
+            <button
+              key={p.name}
+              role="menuitemradio"
+              aria-checked={isPreset(p.name)}
+              className="menu-item"
+              data-testid={`viewport-${p.name.toLowerCase()}`}
+              onClick={() => pick({ mode: 'fixed', width: p.width, height: p.height, dpr: p.dpr, preset: p.name })}
+            >
+              <span>
+                <span className="menu-check">{isPreset(p.name) ? '✓' : ''}</span>
+                {p.name} <span className="menu-detail-inline">{p.width}×{p.height} @{p.dpr}x</span>
+              </span>
+            </button>
+          ))}
+          <form
+            className="viewport-custom"
+            data-testid="viewport-custom"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const r = parseCustom(w, h, d);
+              if (!r.ok) setError(r.message);
+              else pick(r.choice);
+            }}
+            onKeyDown={(e) => e.stopPropagation()}
+          >
+            <span className="menu-check">{fixed && !fixed.preset ? '✓' : ''}</span>
+            Custom
+            <input aria-label="width" data-testid="viewport-w" value={w} size={4} onChange={(e) => (setW(e.target.value), setError(null))} />×
+            <input aria-label="height" data-testid="viewport-h" value={h} size={4} onChange={(e) => (setH(e.target.value), setError(null))} />@
+            <input aria-label="device pixel ratio" data-testid="viewport-dpr" value={d} size={2} onChange={(e) => (setD(e.target.value), setError(null))} />
+            <button className="panel-btn" type="submit" data-testid="viewport-apply">
+              Apply
+            </button>
+            {error && (
+              <span className="browser-url-error" role="alert" data-testid="viewport-error">
+                {error}
+              </span>
+            )}
+          </form>
+        </>
+      )}
     </div>
   );
 }
@@ -161,8 +228,12 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   const b = pane.browser!;
 
   useLayoutEffect(() => {
-    if (hostRef.current) store.browserRuntime(id)?.mount(hostRef.current);
+    if (hostRef.current) store.mountBrowser(id, hostRef.current);
   }, [store, id]);
+  useEffect(() => {
+    store.browserVisible(id, visible);
+  }, [store, id, visible]);
+  const sc = b.screencast;
 
   const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
     <button
@@ -184,12 +255,14 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
 
   return (
     <section
-      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}`}
+      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}`}
       data-testid="pane"
       data-pane-id={id}
       data-kind="browser"
       data-status={pane.status}
       data-view={b.view}
+      data-mode={b.mode}
+      data-browser-id={b.browserId ?? undefined}
       data-focused={focused ? 'true' : 'false'}
       data-visible={visible ? 'true' : 'false'}
       aria-hidden={!visible}
@@ -220,7 +293,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             >
               <Icon d={ICONS.display} />
             </button>
-            {menu && <DisplayMenu pane={pane} onClose={() => setMenu(false)} />}
+            {menu && <DisplayMenu store={store} pane={pane} onClose={() => setMenu(false)} />}
           </span>
           {btn('pane-open-browser', 'Open another browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
           {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
@@ -230,10 +303,14 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
       </header>
       <div className="pane-body browser-body" data-testid="browser-body">
         {/* The runtime mounts its frame here once; React renders nothing inside this div. */}
+        {sc && <TabStrip store={store} paneId={id} sc={sc} />}
         <div className="frame-slot" ref={hostRef} />
+        {sc && <SelectPopupOverlay store={store} paneId={id} sc={sc} />}
+        {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
+        {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}
         {b.view === 'empty' && (
           <div className="browser-panel browser-empty" data-testid="browser-empty">
-            <p>Type a URL above: a dev server on this machine (<code>localhost:5173</code>, <code>:8000</code>) opens embedded.</p>
+            <p>Type a URL above: a dev server on this machine (<code>localhost:5173</code>, <code>:8000</code>) opens embedded; an <code>https://</code> site opens as a screencast.</p>
           </div>
         )}
         {b.view === 'https' && (
@@ -242,12 +319,12 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             <p>{b.message}</p>
             <p className="browser-panel-url">{b.url}</p>
             <div className="browser-panel-actions">
-              <button className="panel-btn" data-testid="browser-open-screencast" disabled>
+              <button className="panel-btn primary" data-testid="browser-open-screencast" onClick={() => store.setRenderMode(id, 'screencast')}>
                 Open as screencast
               </button>
             </div>
             <p className="browser-panel-note" data-testid="browser-screencast-note">
-              The screencast renderer (a real headless Chromium) is not available yet in this version of Porthole.
+              A screencast renders the page in a real headless Chromium and paints it here.
             </p>
           </div>
         )}

@@ -22,7 +22,7 @@ type Scan = { kind: 'scanning' } | { kind: 'ok'; rows: PortRow[] } | { kind: 'er
 /** The open actions offered for the selected port, in menu order. */
 const OPEN_ACTIONS: { mode: PortOpenMode; label: string; available: boolean }[] = [
   { mode: 'iframe', label: 'Open embedded', available: true },
-  { mode: 'screencast', label: 'Open as screencast', available: false },
+  { mode: 'screencast', label: 'Open as screencast', available: true },
   { mode: 'popout', label: 'Pop out', available: false },
   { mode: 'system', label: 'Open in system browser', available: true },
 ];

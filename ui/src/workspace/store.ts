@@ -5,7 +5,10 @@
 import { api } from '../api/client';
 import type { ListeningPort } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
-import { type RenderMode, isRenderMode } from '../browser/modes';
+import { type RenderMode, isRenderMode, modeForUrl } from '../browser/modes';
+import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState } from '../screencast/ScreencastRuntime';
+import { PANE_VIEWPORT, type ViewportChoice, parseViewportChoice } from '../screencast/viewport';
+import { BROWSER_ID_RE } from '../api/protocol';
 import { type PaneKind, decidePlacement } from '../browser/placement';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
@@ -49,7 +52,10 @@ export interface Snapshot {
 
 type SavedPane =
   | { kind?: 'terminal'; terminalId: string; title: string; command: string | null }
-  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin };
+  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string };
+
+/** A browser pane's renderer: the iframe one or the screencast one (same surface for the store). */
+type BrowserRenderer = BrowserRuntime | ScreencastRuntime;
 
 /** The saved document (`PUT /api/workspace`). Terminal entries predate `kind` and may lack it. */
 interface WorkspaceDoc {
@@ -67,6 +73,9 @@ const EMPTY_BROWSER: BrowserView = {
   message: null,
   uninstrumented: false,
   prompt: null,
+  viewport: PANE_VIEWPORT,
+  browserId: null,
+  screencast: null,
 };
 
 export const GAP_PX = 6;
@@ -77,7 +86,9 @@ export class WorkspaceStore {
   private snap: Snapshot;
   private listeners = new Set<() => void>();
   private runtimes = new Map<L.PaneId, PaneRuntime>();
-  private browsers = new Map<L.PaneId, BrowserRuntime>();
+  private browsers = new Map<L.PaneId, BrowserRenderer>();
+  /** each browser pane's body slot (where its renderer's element is mounted) */
+  private slots = new Map<L.PaneId, HTMLElement>();
   /** proxy grants this app obtained: the only origins shim messages are accepted from */
   readonly grants = new GrantRegistry();
   private nextId = 1;
@@ -152,8 +163,20 @@ export class WorkspaceStore {
     return this.runtimes.get(id);
   }
 
-  browserRuntime(id: L.PaneId): BrowserRuntime | undefined {
+  browserRuntime(id: L.PaneId): BrowserRenderer | undefined {
     return this.browsers.get(id);
+  }
+
+  /** The screencast renderer of pane `id`, if it is in screencast mode. */
+  private screencast(id: L.PaneId): ScreencastRuntime | undefined {
+    const r = this.browsers.get(id);
+    return r instanceof ScreencastRuntime ? r : undefined;
+  }
+
+  /** Mounts browser pane `id`'s renderer into its body slot (the pane calls this once; a mode switch remounts). */
+  mountBrowser(id: L.PaneId, slot: HTMLElement) {
+    this.slots.set(id, slot);
+    this.browsers.get(id)?.mount(slot);
   }
 
   private newPane(terminalId: string | null, title = '', command: string | null = null): PaneModel {
@@ -163,7 +186,7 @@ export class WorkspaceStore {
     return model;
   }
 
-  private newBrowserPane(url: string, title = ''): PaneModel {
+  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe'): PaneModel {
     const id = `p${this.nextId++}`;
     const model: PaneModel = {
       id,
@@ -173,7 +196,7 @@ export class WorkspaceStore {
       command: null,
       status: 'open',
       exitCode: null,
-      browser: { ...EMPTY_BROWSER, url, title },
+      browser: { ...EMPTY_BROWSER, url, title, mode, screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null },
       editNonce: url ? 0 : 1,
     };
     this.createBrowserRuntime(model);
@@ -182,15 +205,25 @@ export class WorkspaceStore {
 
   private createBrowserRuntime(model: PaneModel) {
     const id = model.id;
-    const rt = new BrowserRuntime(id, model.browser?.url ?? '', this.grants, {
-      onChange: (patch) => {
-        const p = this.snap.panes[id];
-        if (!p?.browser) return;
-        const browser = { ...p.browser, ...patch };
-        this.updatePane(id, { browser, title: browser.title });
-      },
-      onFocus: () => this.focus(id),
-    });
+    const b = model.browser ?? EMPTY_BROWSER;
+    const onChange = (patch: Partial<BrowserView>) => {
+      const p = this.snap.panes[id];
+      if (!p?.browser || this.browsers.get(id) !== rt) return;
+      const browser = { ...p.browser, ...patch };
+      this.updatePane(id, { browser, title: browser.title });
+    };
+    const rt: BrowserRenderer =
+      b.mode === 'screencast'
+        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport }, {
+            onChange,
+            onFocus: () => this.focus(id),
+            onBrowserId: (browserId) => onChange({ browserId }),
+            onScreencast: (patch: Partial<ScreencastState>) => {
+              const sc = this.snap.panes[id]?.browser?.screencast ?? EMPTY_SCREENCAST;
+              onChange({ screencast: { ...sc, ...patch } });
+            },
+          })
+        : new BrowserRuntime(id, b.url, this.grants, { onChange, onFocus: () => this.focus(id) });
     this.browsers.set(id, rt);
   }
 
@@ -238,7 +271,15 @@ export class WorkspaceStore {
             command: null,
             status: 'open',
             exitCode: null,
-            browser: { ...EMPTY_BROWSER, url: d.url, mode: d.mode, title: d.title },
+            browser: {
+              ...EMPTY_BROWSER,
+              url: d.url,
+              mode: d.mode,
+              title: d.title,
+              viewport: d.viewport ?? PANE_VIEWPORT,
+              browserId: d.browser ?? null,
+              screencast: d.mode === 'screencast' ? EMPTY_SCREENCAST : null,
+            },
             editNonce: d.url ? 0 : 1,
             ...(d.origin ? { portOrigin: d.origin } : {}),
           };
@@ -274,7 +315,8 @@ export class WorkspaceStore {
     for (const id of this.snap.order) {
       const p = this.snap.panes[id];
       if (p?.kind === 'browser' && p.browser) {
-        panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title };
+        panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title, viewport: p.browser.viewport };
+        if (p.browser.mode === 'screencast' && p.browser.browserId) panes[id] = { ...panes[id], browser: p.browser.browserId } as SavedPane;
         if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
       }
       else if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command };
@@ -341,6 +383,7 @@ export class WorkspaceStore {
     this.runtimes.delete(target);
     this.browsers.get(target)?.dispose();
     this.browsers.delete(target);
+    this.slots.delete(target);
     let layout = L.close(this.snap.layout, target);
     const panes = { ...this.snap.panes };
     delete panes[target];
@@ -412,7 +455,7 @@ export class WorkspaceStore {
    * new element), anything else gets a split beside it. With no `url`, the new pane's URL
    * field opens. Returns the new pane's id.
    */
-  openBrowser(ref: L.PaneId | null, url = '', opts: { keepSource?: boolean; origin?: PortOrigin } = {}): L.PaneId | null {
+  openBrowser(ref: L.PaneId | null, url = '', opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode } = {}): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
     const placement = decidePlacement(this.snap.layout, target, this.wall, (id) => {
@@ -423,7 +466,7 @@ export class WorkspaceStore {
       return { kind: p.kind, untouched };
     });
     if (!placement) return null;
-    const p = this.newBrowserPane(url);
+    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url));
     if (opts.origin) p.portOrigin = opts.origin;
     const panes = { ...this.snap.panes, [p.id]: p };
     let order = [...this.snap.order, p.id];
@@ -473,11 +516,17 @@ export class WorkspaceStore {
       await openExternal(row.url);
       return;
     }
-    if (mode !== 'iframe') throw new Error(`${mode} is not available yet`);
+    if (mode !== 'iframe' && mode !== 'screencast') throw new Error(`${mode} is not available yet`);
     const origin: PortOrigin = { pane: id, port: row.port, mode };
     const existing = this.findPortPane(origin);
     if (existing) {
       this.showPane(existing);
+      return;
+    }
+    if (mode === 'screencast') {
+      // The browser starts when the pane mounts; its failure shows in the pane.
+      if (!L.visiblePanes(this.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
+      if (!this.openBrowser(id, row.url, { keepSource: true, origin, mode })) throw new Error("couldn't place a browser pane here");
       return;
     }
     // Fails here (blocked address, too many grants, sidecar gone) before anything moves.
@@ -520,7 +569,80 @@ export class WorkspaceStore {
   /** Navigates browser pane `id` to `url` (an already normalized http(s) URL). */
   navigate(id: L.PaneId, url: string) {
     if (!isHttpUrl(url)) return;
+    const p = this.snap.panes[id];
+    // https cannot be framed: it opens as a screencast (the pane keeps its place).
+    if (p?.browser?.mode === 'iframe' && modeForUrl(url) === 'screencast') {
+      this.setRenderMode(id, 'screencast', url);
+      return;
+    }
     this.browsers.get(id)?.navigate(url);
+  }
+
+  /**
+   * Switches browser pane `id` to render `mode` (same pane, same element, same URL, or `url`
+   * when given): the old renderer is disposed (a screencast's browser is deleted) and the new
+   * one mounts into the same body slot.
+   */
+  setRenderMode(id: L.PaneId, mode: RenderMode, url?: string) {
+    const p = this.snap.panes[id];
+    if (!p?.browser || (p.browser.mode === mode && url === undefined)) return;
+    if (p.browser.mode === mode && url !== undefined) {
+      this.browsers.get(id)?.navigate(url);
+      return;
+    }
+    const nextUrl = url ?? this.browsers.get(id)?.currentUrl ?? p.browser.url;
+    this.browsers.get(id)?.dispose();
+    const browser: BrowserView = {
+      ...p.browser,
+      url: nextUrl,
+      mode,
+      view: nextUrl ? 'loading' : 'empty',
+      message: null,
+      uninstrumented: false,
+      prompt: null,
+      browserId: null,
+      screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null,
+    };
+    const model = { ...p, browser };
+    this.updatePane(id, { browser });
+    this.createBrowserRuntime(model);
+    const slot = this.slots.get(id);
+    if (slot) this.browsers.get(id)?.mount(slot);
+    this.browserVisible(id, L.visiblePanes(this.snap.layout).includes(id));
+    this.focus(id);
+  }
+
+  /** Pane `id` is on screen (true) or hidden/minimized (false): a hidden screencast parks after 1 s. */
+  browserVisible(id: L.PaneId, visible: boolean) {
+    this.screencast(id)?.setVisible(visible);
+  }
+
+  /** Screencast viewport: Resize with pane, or a fixed size (persisted with the pane). */
+  setViewport(id: L.PaneId, choice: ViewportChoice) {
+    const p = this.snap.panes[id];
+    if (!p?.browser) return;
+    this.updatePane(id, { browser: { ...p.browser, viewport: choice } });
+    this.screencast(id)?.setViewport(choice);
+  }
+
+  answerDialog(id: L.PaneId, accept: boolean, text?: string) {
+    this.screencast(id)?.answerDialog(accept, text);
+  }
+
+  choosePopup(id: L.PaneId, index: number | null) {
+    this.screencast(id)?.choosePopup(index);
+  }
+
+  selectTab(id: L.PaneId, tab: string) {
+    this.screencast(id)?.selectTab(tab);
+  }
+
+  closeTab(id: L.PaneId, tab: string) {
+    this.screencast(id)?.closeTab(tab);
+  }
+
+  relaunchBrowser(id: L.PaneId) {
+    this.screencast(id)?.relaunch();
   }
 
   browserGo(id: L.PaneId, delta: -1 | 1) {
@@ -610,6 +732,8 @@ function parseDoc(v: unknown): WorkspaceDoc | null {
         kind: 'browser',
         url: q.url as string,
         mode: isRenderMode(q.mode) ? q.mode : 'iframe',
+        viewport: parseViewportChoice(q.viewport),
+        ...(typeof q.browser === 'string' && BROWSER_ID_RE.test(q.browser) ? { browser: q.browser } : {}),
         title: typeof q.title === 'string' ? q.title : '',
         ...(isPortOrigin(q.origin) ? { origin: q.origin } : {}),
       };

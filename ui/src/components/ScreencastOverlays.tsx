@@ -1,0 +1,134 @@
+// The screencast's pane-drawn chrome inside the body: tab strip, JavaScript dialog, the
+// `<select>` popup, and the "Chromium stopped" panel. State comes from the store; every
+// answer goes through a store action (never a socket).
+import { useEffect, useRef, useState } from 'react';
+import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import type { WorkspaceStore } from '../workspace/store';
+
+/** Tabs, shown at two or more. */
+export function TabStrip({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  if (sc.tabs.length < 2) return null;
+  return (
+    <div className="browser-tabs" role="tablist" data-testid="browser-tabs">
+      {sc.tabs.map((t) => (
+        <span key={t.id} className={`browser-tab${t.id === sc.activeTab ? ' active' : ''}`} role="tab" aria-selected={t.id === sc.activeTab}>
+          <button className="browser-tab-title" data-testid="browser-tab" title={t.url} onMouseDown={(e) => e.stopPropagation()} onClick={() => store.selectTab(paneId, t.id)}>
+            {t.title || t.url || 'New tab'}
+          </button>
+          <button className="browser-tab-close" data-testid="browser-tab-close" aria-label="Close tab" title="Close tab" onMouseDown={(e) => e.stopPropagation()} onClick={() => store.closeTab(paneId, t.id)}>
+            ×
+          </button>
+        </span>
+      ))}
+    </div>
+  );
+}
+
+const DIALOG_TITLE = { alert: 'The page says', confirm: 'The page asks', prompt: 'The page asks', beforeunload: 'Leave this page?' } as const;
+
+/** A JavaScript dialog: answered only by the user. */
+export function PageDialogOverlay({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  const d = sc.dialog;
+  const [text, setText] = useState('');
+  useEffect(() => setText(d?.default_prompt ?? ''), [d]);
+  if (!d) return null;
+  const answer = (accept: boolean) => store.answerDialog(paneId, accept, d.kind === 'prompt' && accept ? text : undefined);
+  return (
+    <div className="browser-prompt-backdrop">
+      <div className="browser-prompt" role="dialog" aria-label={DIALOG_TITLE[d.kind]} data-testid="page-dialog" data-kind={d.kind} onMouseDown={(e) => e.stopPropagation()}>
+        <h3>{DIALOG_TITLE[d.kind]}</h3>
+        {d.message && <p className="page-dialog-message">{d.message}</p>}
+        {d.kind === 'prompt' && (
+          <input
+            data-testid="page-dialog-input"
+            autoFocus
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            onKeyDown={(e) => {
+              e.stopPropagation();
+              if (e.key === 'Enter') answer(true);
+              if (e.key === 'Escape') answer(false);
+            }}
+          />
+        )}
+        <div className="browser-panel-actions">
+          {d.kind !== 'alert' && (
+            <button className="panel-btn" data-testid="page-dialog-cancel" onClick={() => answer(false)}>
+              {d.kind === 'beforeunload' ? 'Stay' : 'Cancel'}
+            </button>
+          )}
+          <button className="panel-btn primary" data-testid="page-dialog-ok" autoFocus={d.kind !== 'prompt'} onClick={() => answer(true)}>
+            {d.kind === 'beforeunload' ? 'Leave' : 'OK'}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** The page's `<select>` list, drawn under the element's box; Escape or a click elsewhere dismisses it. */
+export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  const p = sc.popup;
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!p) return;
+    const down = (e: MouseEvent) => {
+      if (!ref.current?.contains(e.target as Node)) store.choosePopup(paneId, null);
+    };
+    const key = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        store.choosePopup(paneId, null);
+      }
+    };
+    window.addEventListener('mousedown', down, true);
+    window.addEventListener('keydown', key, true);
+    ref.current?.querySelector<HTMLButtonElement>('[aria-selected=true], button:not(:disabled)')?.focus();
+    return () => {
+      window.removeEventListener('mousedown', down, true);
+      window.removeEventListener('keydown', key, true);
+    };
+  }, [p, store, paneId]);
+  if (!p) return null;
+  return (
+    <div
+      className="menu select-popup"
+      role="listbox"
+      data-testid="select-popup"
+      ref={ref}
+      style={{ left: p.box.x, top: p.box.y + p.box.height, minWidth: Math.max(80, p.box.width) }}
+      onMouseDown={(e) => e.stopPropagation()}
+    >
+      {p.options.map((o, i) => (
+        <button
+          key={i}
+          role="option"
+          aria-selected={i === p.selected}
+          className={`menu-item${i === p.selected ? ' selected' : ''}`}
+          data-testid="select-option"
+          disabled={o.disabled}
+          onClick={() => store.choosePopup(paneId, i)}
+        >
+          {o.label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/** Chromium stopped (crashed or killed): offer a relaunch on the same profile. */
+export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  if (sc.connected) return null;
+  return (
+    <div className="browser-panel" data-testid="screencast-disconnected" role="alert">
+      <h3>Chromium stopped</h3>
+      <p>The browser behind this pane is no longer running. Relaunch starts it again with the same profile at its last page.</p>
+      <div className="browser-panel-actions">
+        <button className="panel-btn primary" data-testid="screencast-relaunch" onClick={() => store.relaunchBrowser(paneId)}>
+          Relaunch
+        </button>
+      </div>
+    </div>
+  );
+}

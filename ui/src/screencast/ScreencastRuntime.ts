@@ -1,0 +1,536 @@
+// One browser pane's live parts in the screencast render mode: the sidecar browser behind
+// it (created, navigated, deleted over HTTP), its viewer session, the canvas the frames are
+// painted on, and the transparent input catcher over the canvas.
+//
+// The element is created once and mounted once into the pane's body (never re-parented).
+// Panes and components never touch the socket; they call the store, which calls this.
+import { ApiError, api } from '../api/client';
+import type { BrowserTab, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
+import { readClipboard, writeClipboard } from '../clipboard';
+import type { BrowserEvents } from '../browser/BrowserRuntime';
+import { isHttpUrl } from '../browser/url';
+import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
+import {
+  type FitRect,
+  buttonName,
+  editChord,
+  fitFrame,
+  fromPage,
+  heldButton,
+  keyMessage,
+  modifiers,
+  toPage,
+  wheelPx,
+} from './input';
+import { ViewerSession } from './ViewerSession';
+import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } from './viewport';
+
+/** A hidden or off-screen pane closes its viewer socket after this long (DESIGN §7). */
+export const PARK_AFTER_MS = 1000;
+
+/** The screencast's state as the pane's React view reads it (high-rate facts live on DOM attributes). */
+export interface ScreencastState {
+  /** Chromium is up and connected (false: it stopped; the pane offers Relaunch) */
+  connected: boolean;
+  tabs: BrowserTab[];
+  activeTab: string | null;
+  dialog: PageDialog | null;
+  /** a `<select>` the page asked to show, with its box mapped to the pane body's CSS px */
+  popup: (SelectPopup & { box: { x: number; y: number; width: number; height: number } }) | null;
+  /** the viewer socket is closed because the pane is hidden */
+  parked: boolean;
+  /** the last failure (create/navigate/grant), shown as a panel when no frame is painted */
+  error: string | null;
+}
+
+export const EMPTY_SCREENCAST: ScreencastState = { connected: true, tabs: [], activeTab: null, dialog: null, popup: null, parked: false, error: null };
+
+export interface ScreencastEvents extends BrowserEvents {
+  /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
+  onBrowserId: (id: string | null) => void;
+  onScreencast: (patch: Partial<ScreencastState>) => void;
+}
+
+const MAC = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
+
+function errorText(e: unknown): string {
+  return e instanceof ApiError ? e.message : String(e);
+}
+
+export class ScreencastRuntime {
+  readonly element: HTMLDivElement;
+  readonly canvas: HTMLCanvasElement;
+  /** takes keyboard focus (and IME composition) for the page; pointer events land here too */
+  readonly catcher: HTMLTextAreaElement;
+  private readonly session: ViewerSession;
+  private readonly queue: LatestOnlyQueue<Frame, ImageBitmap>;
+  private readonly disposers: (() => void)[] = [];
+  private mounted = false;
+  private disposed = false;
+  private url: string;
+  private browserId: string | null;
+  private creating: Promise<string | null> | null = null;
+  private viewport: ViewportChoice;
+  /** the last painted bitmap and its frame (redrawn on resize; kept while parked) */
+  private last: { bmp: ImageBitmap; frame: Frame } | null = null;
+  /** pane body size in CSS px */
+  private cssW = 0;
+  private cssH = 0;
+  private fit: FitRect | undefined;
+  private visible = true;
+  private parkTimer: ReturnType<typeof setTimeout> | null = null;
+  private syncTimer: ReturnType<typeof setTimeout> | null = null;
+  /** key codes sent down and not yet up (an up is sent only for these) */
+  private readonly down = new Set<string>();
+  private pendingMove: PointerEvent | null = null;
+  private moveFrame = 0;
+  private popup: SelectPopup | null = null;
+
+  constructor(
+    readonly paneId: string,
+    url: string,
+    opts: { browserId: string | null; viewport: ViewportChoice },
+    private readonly events: ScreencastEvents,
+  ) {
+    this.url = url;
+    this.browserId = opts.browserId;
+    this.viewport = opts.viewport;
+    this.element = document.createElement('div');
+    this.element.className = 'screencast-host';
+    this.element.dataset.socket = 'closed';
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'screencast-canvas';
+    this.canvas.dataset.testid = 'screencast-canvas';
+    this.canvas.setAttribute('data-testid', 'screencast-canvas');
+    this.canvas.dataset.frame = '0';
+    this.catcher = document.createElement('textarea');
+    this.catcher.className = 'screencast-input';
+    this.catcher.setAttribute('data-testid', 'screencast-input');
+    this.catcher.setAttribute('aria-label', 'page (screencast)');
+    this.catcher.autocapitalize = 'off';
+    this.catcher.spellcheck = false;
+    this.catcher.tabIndex = -1;
+    this.element.append(this.canvas, this.catcher);
+
+    this.queue = new LatestOnlyQueue<Frame, ImageBitmap>(
+      (f) => createImageBitmap(new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' })),
+      (bmp, f) => this.paint(bmp, f),
+      (bmp) => bmp.close(),
+    );
+    this.session = new ViewerSession(() => this.grant(), {
+      onOpen: () => {
+        this.queue.reset();
+        this.element.dataset.socket = 'open';
+        this.events.onScreencast({ parked: false, error: null });
+        this.sendSync(true);
+      },
+      onFrame: (buf) => {
+        const f = parseFrame(buf);
+        if (f) this.queue.push(f);
+      },
+      onMessage: (m) => this.onMessage(m),
+      onClose: () => {
+        this.element.dataset.socket = 'closed';
+      },
+      onGrantError: (e) => this.events.onScreencast({ error: errorText(e) }),
+    });
+    this.listen();
+  }
+
+  get currentUrl(): string {
+    return this.url;
+  }
+
+  /** Screencast panes have no frame window: shim messages never route here. */
+  get frameWindow(): Window | null {
+    return null;
+  }
+
+  handleShim(_origin: string, _msg: unknown): void {}
+
+  /** Puts the element into `container` (once) and starts the browser for the URL it has. */
+  mount(container: HTMLElement): void {
+    if (this.mounted || this.disposed) return;
+    this.mounted = true;
+    container.appendChild(this.element);
+    const ro = new ResizeObserver(() => this.measure());
+    ro.observe(this.element);
+    this.disposers.push(() => ro.disconnect());
+    this.measure();
+    if (!this.url) {
+      this.events.onChange({ view: 'empty' });
+      return;
+    }
+    this.events.onChange({ view: 'loading' });
+    void this.ensureBrowser().then((id) => {
+      if (id && !this.disposed) {
+        this.events.onChange({ view: 'ready' });
+        if (this.visible) this.session.start();
+      }
+    });
+  }
+
+  /** Navigates to `url` (http/https, normalized): creates the browser on the first one. */
+  navigate(url: string): void {
+    if (this.disposed || !isHttpUrl(url)) return;
+    this.url = url;
+    this.events.onChange({ url });
+    if (!this.browserId && !this.creating) {
+      this.events.onChange({ view: 'loading' });
+      void this.ensureBrowser().then((id) => {
+        if (id && !this.disposed) {
+          this.events.onChange({ view: 'ready' });
+          if (this.visible) this.session.start();
+        }
+      });
+      return;
+    }
+    void this.withBrowser((id) => api.browserNavigate(id, url));
+  }
+
+  go(delta: -1 | 1): void {
+    void this.withBrowser((id) => api.browserHistory(id, delta));
+  }
+
+  reload(): void {
+    void this.withBrowser((id) => api.browserReload(id));
+  }
+
+  hardReload(): void {
+    this.reload();
+  }
+
+  /** Applies a viewport choice (Resize with pane: the pane's size follows at once). */
+  setViewport(choice: ViewportChoice): void {
+    this.viewport = choice;
+    void this.withBrowser(async (id) => {
+      await api.browserViewport(id, viewportBody(choice));
+      this.sendSync(true);
+    });
+  }
+
+  selectTab(tab: string): void {
+    void this.withBrowser((id) => api.browserSelectTab(id, tab));
+  }
+
+  closeTab(tab: string): void {
+    void this.withBrowser((id) => api.browserCloseTab(id, tab));
+  }
+
+  /** Starts a new Chromium on the same profile (after it stopped); the session reconnects. */
+  relaunch(): void {
+    void this.withBrowser(async (id) => {
+      await api.browserRelaunch(id);
+      this.events.onScreencast({ connected: true });
+      this.session.stop();
+      if (this.visible) this.session.start();
+    });
+  }
+
+  /** Answers the pending JavaScript dialog (only ever on the user's word). */
+  answerDialog(accept: boolean, text?: string): void {
+    this.session.send(text === undefined ? { type: 'dialog', accept } : { type: 'dialog', accept, text });
+  }
+
+  /** Picks option `index` of the popup shown, or dismisses it (null). */
+  choosePopup(index: number | null): void {
+    if (index !== null && this.popup) this.session.send({ type: 'popup_choice', index });
+    this.popup = null;
+    this.events.onScreencast({ popup: null });
+    this.focus(true);
+  }
+
+  /**
+   * The pane is shown (true) or hidden/minimized/off-screen (false). Hidden for
+   * `PARK_AFTER_MS` parks: the socket closes, the browser lives, the last frame stays
+   * painted. Shown again: a fresh grant and socket (the host sends a crisp frame).
+   */
+  setVisible(visible: boolean): void {
+    if (this.disposed || visible === this.visible) return;
+    this.visible = visible;
+    if (this.parkTimer) clearTimeout(this.parkTimer);
+    this.parkTimer = null;
+    if (!visible) {
+      this.parkTimer = setTimeout(() => {
+        this.parkTimer = null;
+        this.session.stop();
+        this.element.dataset.socket = 'parked';
+        this.events.onScreencast({ parked: true });
+      }, PARK_AFTER_MS);
+    } else if (this.browserId) {
+      this.redraw();
+      this.session.start();
+    }
+  }
+
+  focus(force = false): void {
+    if (this.disposed || !this.element.isConnected) return;
+    if (!force && this.element.contains(document.activeElement)) return;
+    this.catcher.focus({ preventScroll: true });
+  }
+
+  /** Stops for good: socket, observers, timers, bitmap, and the sidecar browser (DELETE). Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.parkTimer) clearTimeout(this.parkTimer);
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    cancelAnimationFrame(this.moveFrame);
+    this.session.dispose();
+    this.queue.close();
+    for (const d of this.disposers.splice(0).reverse()) d();
+    this.last?.bmp.close();
+    this.last = null;
+    this.element.remove();
+    const id = this.browserId;
+    this.browserId = null;
+    // A create still in flight deletes its browser itself when it sees `disposed`.
+    if (id) void api.deleteBrowser(id).catch(() => {});
+  }
+
+  // --- internals
+
+  private async grant(): Promise<string> {
+    const id = this.browserId ?? (await this.ensureBrowser());
+    if (!id) throw new Error('no browser');
+    return api.browserViewer(id);
+  }
+
+  /** The browser id, creating the browser (or checking the persisted one) first. Null on failure (reported). */
+  private ensureBrowser(): Promise<string | null> {
+    if (this.creating) return this.creating;
+    this.creating = (async () => {
+      try {
+        if (this.browserId) {
+          try {
+            await api.getBrowser(this.browserId);
+            return this.browserId;
+          } catch (e) {
+            if (!(e instanceof ApiError) || e.status !== 404) throw e;
+            this.browserId = null;
+          }
+        }
+        const id = await api.createBrowser(this.url, viewportBody(this.viewport));
+        if (this.disposed) {
+          void api.deleteBrowser(id).catch(() => {});
+          return null;
+        }
+        this.browserId = id;
+        this.events.onBrowserId(id);
+        return id;
+      } catch (e) {
+        if (!this.disposed) {
+          this.events.onChange({ view: 'error', message: `Couldn't start Chromium for this page: ${errorText(e)}` });
+        }
+        return null;
+      } finally {
+        this.creating = null;
+      }
+    })();
+    return this.creating;
+  }
+
+  private async withBrowser(f: (id: string) => Promise<unknown>) {
+    if (this.disposed) return;
+    const id = this.browserId ?? (await this.ensureBrowser());
+    if (!id || this.disposed) return;
+    try {
+      await f(id);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'disconnected') this.events.onScreencast({ connected: false });
+      else if (!(e instanceof ApiError && e.status === 400)) this.events.onScreencast({ error: errorText(e) });
+    }
+  }
+
+  private onMessage(m: ViewerOut) {
+    switch (m.type) {
+      case 'status':
+        this.events.onScreencast({ connected: m.connected });
+        break;
+      case 'tabs':
+        this.events.onScreencast({ tabs: m.tabs, activeTab: m.active });
+        break;
+      case 'url':
+        if (isHttpUrl(m.url)) this.url = m.url;
+        this.events.onChange({ url: this.url, title: m.title });
+        break;
+      case 'dialog':
+        this.events.onScreencast({ dialog: m.dialog });
+        break;
+      case 'popup': {
+        const { type: _t, ...p } = m;
+        this.popup = p;
+        const box = this.fit ? fromPage(this.fit, p) : { x: p.x, y: p.y, width: p.width, height: p.height };
+        this.events.onScreencast({ popup: { ...p, box } });
+        break;
+      }
+      case 'clipboard':
+        if (m.text) void writeClipboard(m.text).catch(() => {});
+        break;
+      case 'error':
+        console.warn(`screencast ${this.paneId}: ${m.message}`);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private paint(bmp: ImageBitmap, f: Frame) {
+    const old = this.last;
+    this.last = { bmp, frame: f };
+    if (old && old.bmp !== bmp) old.bmp.close();
+    this.redraw();
+    this.canvas.dataset.frame = String(f.id);
+    this.canvas.dataset.crisp = f.crisp ? 'true' : 'false';
+    this.canvas.dataset.painted = String(Number(this.canvas.dataset.painted ?? '0') + 1);
+  }
+
+  /** Sizes the canvas to the body's CSS size × devicePixelRatio. */
+  private measure() {
+    const r = this.element.getBoundingClientRect();
+    if (!(r.width > 0 && r.height > 0)) return; // hidden or unmeasurable: keep what we have
+    const dpr = window.devicePixelRatio || 1;
+    const changed = r.width !== this.cssW || r.height !== this.cssH;
+    this.cssW = r.width;
+    this.cssH = r.height;
+    const w = Math.round(r.width * dpr);
+    const h = Math.round(r.height * dpr);
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    this.redraw();
+    if (changed) this.sendSync(false);
+  }
+
+  private redraw() {
+    const ctx = this.canvas.getContext('2d');
+    if (!ctx) return;
+    const dpr = this.canvas.width / (this.cssW || 1);
+    ctx.fillStyle = getComputedStyle(this.element).backgroundColor || '#000';
+    ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+    if (!this.last) return;
+    const f = this.last.frame;
+    this.fit = fitFrame(f.width, f.height, this.cssW, this.cssH);
+    if (!this.fit) return;
+    ctx.imageSmoothingQuality = 'high';
+    ctx.drawImage(this.last.bmp, this.fit.x * dpr, this.fit.y * dpr, this.fit.w * dpr, this.fit.h * dpr);
+  }
+
+  /** Resize with pane: tells the host the body's size (`now`, or after the settle). */
+  private sendSync(now: boolean) {
+    if (this.viewport.mode !== 'pane') return;
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    this.syncTimer = null;
+    const go = () => {
+      const m = syncMessage(this.cssW, this.cssH, window.devicePixelRatio || 1);
+      if (m) this.session.send(m);
+    };
+    if (now) go();
+    else
+      this.syncTimer = setTimeout(() => {
+        this.syncTimer = null;
+        go();
+      }, VIEWPORT_SETTLE_MS);
+  }
+
+  /** Page CSS px for a pointer event, or undefined before the first frame. */
+  private pagePoint(e: MouseEvent) {
+    if (!this.fit) return undefined;
+    const r = this.element.getBoundingClientRect();
+    return toPage(this.fit, e.clientX - r.left, e.clientY - r.top);
+  }
+
+  private on<K extends keyof HTMLElementEventMap>(el: HTMLElement, type: K, f: (e: HTMLElementEventMap[K]) => void, opts?: AddEventListenerOptions) {
+    el.addEventListener(type, f as EventListener, opts);
+    this.disposers.push(() => el.removeEventListener(type, f as EventListener, opts));
+  }
+
+  private listen() {
+    const c = this.catcher;
+    this.on(c, 'pointerdown', (e) => {
+      e.preventDefault();
+      this.events.onFocus();
+      this.focus(true);
+      const p = this.pagePoint(e);
+      if (!p) return;
+      try {
+        c.setPointerCapture(e.pointerId);
+      } catch {
+        /* not capturable: moves outside are lost */
+      }
+      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks: Math.min(3, Math.max(1, e.detail || 1)), modifiers: modifiers(e) });
+    });
+    this.on(c, 'pointerup', (e) => {
+      const p = this.pagePoint(e);
+      this.flushMove();
+      if (!p) return;
+      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: Math.min(3, Math.max(1, e.detail || 1)), modifiers: modifiers(e) });
+    });
+    this.on(c, 'pointermove', (e) => {
+      // Latest-only: one move per animation frame.
+      this.pendingMove = e;
+      if (!this.moveFrame) this.moveFrame = requestAnimationFrame(() => this.flushMove());
+    });
+    this.on(
+      c,
+      'wheel',
+      (e) => {
+        e.preventDefault();
+        const p = this.pagePoint(e);
+        if (!p) return;
+        const h = this.fit ? this.fit.h / this.fit.scale : 800;
+        this.session.send({ type: 'input_mouse', event: 'wheel', ...p, modifiers: modifiers(e), deltaX: wheelPx(e.deltaX, e.deltaMode, h), deltaY: wheelPx(e.deltaY, e.deltaMode, h) });
+      },
+      { passive: false },
+    );
+    this.on(c, 'contextmenu', (e) => e.preventDefault());
+    this.on(c, 'keydown', (e) => {
+      if (e.isComposing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      const chord = editChord(e, MAC);
+      if (chord) {
+        e.preventDefault();
+        if (chord === 'paste')
+          void readClipboard().then((text) => {
+            if (text) this.session.send({ type: 'input_text', text });
+          });
+        else this.session.send({ type: 'edit', op: chord });
+        return;
+      }
+      const m = keyMessage('down', e);
+      if (!m) return;
+      e.preventDefault();
+      this.down.add(e.code || e.key);
+      this.session.send(m);
+    });
+    this.on(c, 'keyup', (e) => {
+      const k = e.code || e.key;
+      if (!this.down.delete(k)) return; // never an up for a down the page did not get
+      const m = keyMessage('up', e);
+      if (m) this.session.send(m);
+    });
+    this.on(c, 'compositionend', (e) => {
+      if (e.data) this.session.send({ type: 'input_text', text: e.data });
+      c.value = '';
+    });
+    this.on(c, 'input', () => {
+      if (!(c as unknown as { isComposing?: boolean }).isComposing) c.value = '';
+    });
+    this.on(c, 'paste', (e) => e.preventDefault());
+    this.on(c, 'blur', () => {
+      // Keys held when focus leaves: release them in the page.
+      for (const code of this.down) this.session.send({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
+      this.down.clear();
+    });
+  }
+
+  private flushMove() {
+    cancelAnimationFrame(this.moveFrame);
+    this.moveFrame = 0;
+    const e = this.pendingMove;
+    this.pendingMove = null;
+    if (!e) return;
+    const p = this.pagePoint(e);
+    if (p) this.session.send({ type: 'input_mouse', event: 'move', ...p, button: heldButton(e.buttons), modifiers: modifiers(e) });
+  }
+}

@@ -1,0 +1,114 @@
+// Pure: the viewer socket's binary frame header (protocol §7.4) and the view's latest-only
+// decode queue. No DOM here; the runtime passes the decoder and the painter in.
+
+/** Bytes before the JPEG in every binary frame message. */
+export const FRAME_HEADER_BYTES = 16;
+
+export interface Frame {
+  /** per socket, from 1, +1 per frame sent */
+  id: number;
+  /** viewport width in CSS px the frame shows */
+  width: number;
+  /** viewport height in CSS px */
+  height: number;
+  /** device pixel ratio of the capture */
+  dpr: number;
+  /** true for a crisp capture, false for a provisional screencast frame */
+  crisp: boolean;
+  /** the JPEG bytes (a view into the message, no copy) */
+  jpeg: Uint8Array;
+}
+
+/**
+ * Parses one binary frame message. Returns null (soft failure) when it is too short, names
+ * frame 0 or a zero size, carries a non-finite or non-positive DPR, or its body is not a JPEG.
+ */
+export function parseFrame(buf: ArrayBuffer): Frame | null {
+  if (buf.byteLength < FRAME_HEADER_BYTES + 2) return null;
+  const v = new DataView(buf);
+  const id = v.getUint32(0, true);
+  const width = v.getUint16(4, true);
+  const height = v.getUint16(6, true);
+  const dpr = v.getFloat32(8, true);
+  const flags = v.getUint8(12);
+  const jpeg = new Uint8Array(buf, FRAME_HEADER_BYTES);
+  if (id === 0 || width === 0 || height === 0 || !Number.isFinite(dpr) || dpr <= 0) return null;
+  if (jpeg[0] !== 0xff || jpeg[1] !== 0xd8) return null;
+  return { id, width, height, dpr, crisp: (flags & 1) === 1, jpeg };
+}
+
+/**
+ * Latest-only decoding: at most one decode runs; while it runs, one frame waits and a newer
+ * arrival replaces it. A frame whose id is not above the last one painted (or started) is
+ * dropped, so an older frame never replaces a newer one. `reset()` starts a new socket's id
+ * sequence and drops what waits; a decode from before the reset is discarded when it ends.
+ */
+export class LatestOnlyQueue<F extends { id: number }, D> {
+  private busy = false;
+  private waiting: F | null = null;
+  /** highest id handed to the decoder in this generation */
+  private lastId = 0;
+  private generation = 0;
+  private closed = false;
+
+  constructor(
+    private readonly decode: (f: F) => Promise<D>,
+    private readonly paint: (d: D, f: F) => void,
+    /** called for a decoded result that will not be painted (close an ImageBitmap here) */
+    private readonly discard: (d: D) => void = () => {},
+  ) {}
+
+  /** Offers frame `f`. Returns true iff it was accepted (decoding now or waiting). */
+  push(f: F): boolean {
+    if (this.closed) return false;
+    const floor = Math.max(this.lastId, this.waiting?.id ?? 0);
+    if (f.id <= floor) return false;
+    if (this.busy) {
+      this.waiting = f;
+      return true;
+    }
+    this.run(f);
+    return true;
+  }
+
+  /** A new id sequence begins (a new socket): forget ids and drop the waiting frame. */
+  reset(): void {
+    this.generation++;
+    this.lastId = 0;
+    this.waiting = null;
+    this.busy = false;
+  }
+
+  /** Stops for good: nothing more is decoded or painted. Idempotent. */
+  close(): void {
+    this.closed = true;
+    this.reset();
+  }
+
+  /** true iff a decode is running */
+  get decoding(): boolean {
+    return this.busy;
+  }
+
+  private run(f: F) {
+    this.busy = true;
+    this.lastId = f.id;
+    const gen = this.generation;
+    this.decode(f).then(
+      (d) => {
+        if (gen !== this.generation || this.closed) this.discard(d);
+        else this.paint(d, f);
+        this.next(gen);
+      },
+      () => this.next(gen),
+    );
+  }
+
+  private next(gen: number) {
+    if (gen !== this.generation) return;
+    this.busy = false;
+    const w = this.waiting;
+    this.waiting = null;
+    if (w && !this.closed) this.run(w);
+  }
+}

@@ -1,0 +1,72 @@
+// Pure: the screencast's viewport choices (Display menu) and their wire form (protocol §7.2).
+
+/** Resize with pane, or a fixed CSS size and DPR. */
+export type ViewportChoice = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number; preset?: string };
+
+export const PANE_VIEWPORT: ViewportChoice = { mode: 'pane' };
+
+export const VIEWPORT_PRESETS = [
+  { name: 'Desktop', width: 1440, height: 900, dpr: 1 },
+  { name: 'Laptop', width: 1280, height: 800, dpr: 1 },
+  { name: 'Tablet', width: 820, height: 1180, dpr: 2 },
+  { name: 'Phone', width: 390, height: 844, dpr: 3 },
+] as const;
+
+/** Bounds of the protocol (inclusive): width/height in CSS px, DPR. */
+export const MIN_VIEWPORT_PX = 100;
+export const MAX_VIEWPORT_PX = 7680;
+export const MIN_DPR = 0.5;
+export const MAX_DPR = 4;
+/** The pane's size is sent this long after the last resize (DESIGN §7). */
+export const VIEWPORT_SETTLE_MS = 200;
+
+const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, n));
+
+/** The `sync` message for a pane of `w`×`h` CSS px at `dpr`, clamped to the bounds; undefined when unmeasurable. */
+export function syncMessage(w: number, h: number, dpr: number) {
+  if (![w, h, dpr].every((n) => Number.isFinite(n) && n > 0)) return undefined;
+  return {
+    type: 'sync' as const,
+    width: clamp(Math.round(w), MIN_VIEWPORT_PX, MAX_VIEWPORT_PX),
+    height: clamp(Math.round(h), MIN_VIEWPORT_PX, MAX_VIEWPORT_PX),
+    dpr: clamp(Math.round(dpr * 100) / 100, MIN_DPR, MAX_DPR),
+  };
+}
+
+/**
+ * Validates the Custom fields (strings as typed). Returns the choice, or the reason it is
+ * refused: integers within 100..7680 for the size, a number within 0.5..4 for the DPR.
+ */
+export function parseCustom(w: string, h: string, dpr: string): { ok: true; choice: ViewportChoice } | { ok: false; message: string } {
+  const int = /^\s*\d{1,5}\s*$/;
+  if (!int.test(w) || !int.test(h)) return { ok: false, message: 'width and height must be whole CSS pixels' };
+  const W = Number(w);
+  const H = Number(h);
+  if (W < MIN_VIEWPORT_PX || W > MAX_VIEWPORT_PX || H < MIN_VIEWPORT_PX || H > MAX_VIEWPORT_PX)
+    return { ok: false, message: `width and height must be ${MIN_VIEWPORT_PX}–${MAX_VIEWPORT_PX}` };
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(dpr)) return { ok: false, message: 'DPR must be a number' };
+  const D = Number(dpr);
+  if (D < MIN_DPR || D > MAX_DPR) return { ok: false, message: `DPR must be ${MIN_DPR}–${MAX_DPR}` };
+  return { ok: true, choice: { mode: 'fixed', width: W, height: H, dpr: D } };
+}
+
+/** The body of `POST /api/browsers/{id}/viewport` (and of the create call). */
+export function viewportBody(c: ViewportChoice) {
+  return c.mode === 'pane' ? { mode: 'pane' as const } : { mode: 'fixed' as const, width: c.width, height: c.height, dpr: c.dpr };
+}
+
+/** A stored value → a choice (anything invalid → Resize with pane). */
+export function parseViewportChoice(v: unknown): ViewportChoice {
+  if (typeof v !== 'object' || v === null) return PANE_VIEWPORT;
+  const o = v as Record<string, unknown>;
+  if (o.mode !== 'fixed') return PANE_VIEWPORT;
+  const r = parseCustom(String(o.width), String(o.height), String(o.dpr));
+  if (!r.ok || r.choice.mode !== 'fixed') return PANE_VIEWPORT;
+  return typeof o.preset === 'string' ? { ...r.choice, preset: o.preset } : r.choice;
+}
+
+/** The Display menu's label for a choice. */
+export function viewportLabel(c: ViewportChoice): string {
+  if (c.mode === 'pane') return 'Resize with pane';
+  return `${c.preset ? c.preset + ' ' : ''}${c.width}×${c.height} @${c.dpr}x`;
+}
