@@ -280,22 +280,30 @@ test.describe('browser panes', () => {
     await expect(wall.pane(term)).toHaveCount(0);
     await expect.poll(async () => (await api('GET', '/api/terminals')).terminals.map((t: any) => t.id)).not.toContain(terminalId);
 
+    // https:// typed into the pane opens it as a screencast (same pane).
     await typeUrl(wall, 'https://example.com');
     const pane = wall.pane(id);
+    await expect(pane).toHaveAttribute('data-mode', 'screencast');
+    await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/);
+    await expect(pane.getByTestId('browser-url')).toHaveText('example.com');
+
+    // Display lists the modes that exist; the iframe renderer refuses https and offers screencast.
+    await pane.getByTestId('browser-display').click();
+    const menu = pane.getByTestId('browser-display-menu');
+    await expect(menu.locator('[data-testid^=display-]')).toHaveCount(2);
+    await expect(menu).toContainText('Embedded (iframe)');
+    await expect(menu).toContainText('Screencast');
+    await menu.getByTestId('display-iframe').click();
+    await expect(menu).toHaveCount(0);
+    await expect(pane).toHaveAttribute('data-mode', 'iframe');
     const panel = pane.getByTestId('browser-https-panel');
     await expect(panel).toBeVisible();
     await expect(panel).toContainText('http:// pages only');
-    await expect(panel.getByTestId('browser-open-screencast')).toBeDisabled();
-    await expect(panel.getByTestId('browser-screencast-note')).toContainText('not available yet');
     await expect(pane.getByTestId('browser-url')).toHaveText('example.com');
-
-    // Display lists only the modes that exist.
-    await pane.getByTestId('browser-display').click();
-    const menu = pane.getByTestId('browser-display-menu');
-    await expect(menu.getByRole('menuitemradio')).toHaveCount(1);
-    await expect(menu).toContainText('Embedded (iframe)');
-    await page.keyboard.press('Escape');
-    await expect(menu).toHaveCount(0);
+    await panel.getByTestId('browser-open-screencast').click();
+    await expect(pane).toHaveAttribute('data-mode', 'screencast');
+    await expect(panel).toHaveCount(0);
+    await expect(pane.getByTestId('browser-url')).toHaveText('example.com');
 
     // The prefix still works with a browser pane focused; a browser is never replaced.
     await wall.waitKeyboardFocus();

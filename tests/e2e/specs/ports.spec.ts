@@ -39,9 +39,9 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   await expect(row).toContainText(`:${port}`);
   await expect(row).toContainText('python3');
   await expect(row).toContainText('127.0.0.1');
-  await expect(menu.getByTestId('port-open-screencast')).toBeDisabled();
+  await expect(menu.getByTestId('port-open-screencast')).toBeEnabled();
   await expect(menu.getByTestId('port-open-popout')).toBeDisabled();
-  await expect(menu.getByTestId('port-open-screencast')).toContainText('not available yet');
+  await expect(menu.getByTestId('port-open-popout')).toContainText('not available yet');
 
   // Open embedded: a browser pane splits beside the terminal (right: the pane is wide).
   await menu.getByTestId('port-open-iframe').click();
@@ -100,6 +100,23 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   expect(again).not.toBe(browser);
   expect(again).not.toBe(term);
   await expect(frameOf(wall, again).locator('body')).toContainText('Directory listing for /', { timeout: 20_000 });
+
+  // Open as screencast: its own pane (mode screencast), reused for the same (pane, port, mode).
+  await rightClick(wall, term);
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).waitFor();
+  await menu.getByTestId('port-open-screencast').click();
+  await expect(menu).toHaveCount(0);
+  await expect(wall.visiblePanes()).toHaveCount(3);
+  const cast = await wall.focusedId();
+  expect([term, again]).not.toContain(cast);
+  await expect(wall.pane(cast)).toHaveAttribute('data-mode', 'screencast');
+  await expect(wall.pane(cast).getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+  await rightClick(wall, term);
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).waitFor();
+  await menu.getByTestId('port-open-screencast').click();
+  await expect(menu).toHaveCount(0);
+  await expect(wall.panes()).toHaveCount(3);
+  await expect(wall.pane(cast)).toHaveAttribute('data-focused', 'true');
 
   // Stop the server: the menu then says so (an empty scan, not a failure).
   await wall.click(term);

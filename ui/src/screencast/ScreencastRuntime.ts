@@ -206,6 +206,8 @@ export class ScreencastRuntime {
     void this.withBrowser(async (id) => {
       await api.browserViewport(id, viewportBody(choice));
       this.sendSync(true);
+      // The host sends a capture after a viewport write; ask again in case it raced a frame.
+      this.session.send({ type: 'repaint' });
     });
   }
 
@@ -413,6 +415,8 @@ export class ScreencastRuntime {
     const f = this.last.frame;
     this.fit = fitFrame(f.width, f.height, this.cssW, this.cssH);
     if (!this.fit) return;
+    // Where page CSS px land in the body (for tests and debugging): x, y, scale.
+    this.canvas.dataset.fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
     ctx.imageSmoothingQuality = 'high';
     ctx.drawImage(this.last.bmp, this.fit.x * dpr, this.fit.y * dpr, this.fit.w * dpr, this.fit.h * dpr);
   }

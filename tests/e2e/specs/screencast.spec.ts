@@ -1,0 +1,223 @@
+// Screencast panes against the real sidecar and a real headless Chromium: a local page served
+// by this test, frames on the canvas, clicks/typing/<select> through the pane, mode switches,
+// parking on minimize, and the browser deleted with the pane.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Page } from '@playwright/test';
+import { type Wall, api, expect, test } from './fixtures';
+
+// The page's layout is fixed so the test can compute where things are (page CSS px).
+const BUTTON = { x: 20, y: 20, w: 200, h: 100 };
+const INPUT = { x: 20, y: 150, w: 300, h: 40 };
+const SELECT = { x: 20, y: 220, w: 200, h: 30 };
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>start</title><style>
+body { margin: 0; background: rgb(255, 255, 255); font: 16px sans-serif; }
+#btn { position: absolute; left: ${BUTTON.x}px; top: ${BUTTON.y}px; width: ${BUTTON.w}px; height: ${BUTTON.h}px; background: rgb(0, 0, 255); color: #fff; border: 0; }
+#inp { position: absolute; left: ${INPUT.x}px; top: ${INPUT.y}px; width: ${INPUT.w}px; height: ${INPUT.h}px; box-sizing: border-box; }
+#sel { position: absolute; left: ${SELECT.x}px; top: ${SELECT.y}px; width: ${SELECT.w}px; height: ${SELECT.h}px; }
+h1 { position: absolute; left: 20px; top: 280px; margin: 0; }
+</style></head><body>
+<button id="btn" onclick="document.title='clicked'; document.body.style.background='rgb(0, 200, 0)'">Press me</button>
+<input id="inp" oninput="document.title='typed:' + this.value">
+<select id="sel" onchange="document.title='chose:' + this.value"><option value="a">Alpha</option><option value="b">Beta</option><option value="c">Gamma</option></select>
+<h1>Hello from a screencast</h1>
+</body></html>`;
+
+let server: http.Server;
+let origin = '';
+
+test.beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(PAGE);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+test.afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+/** Opens the test page in a new screencast pane beside the focused (touched) terminal; returns the pane and browser ids. */
+async function openScreencast(wall: Wall): Promise<{ id: string; browser: string }> {
+  const [term] = await wall.paneIds();
+  await wall.click(term);
+  await wall.type('echo touched\n');
+  await wall.page.keyboard.press('Control+b');
+  await wall.page.keyboard.press('b');
+  const input = wall.page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
+  await expect(input).toBeFocused();
+  const id = await wall.focusedId();
+  await input.fill(`${origin}/`);
+  await input.press('Enter');
+  const pane = wall.pane(id);
+  await expect(pane).toHaveAttribute('data-mode', 'iframe');
+  await pane.getByTestId('browser-display').click();
+  await pane.getByTestId('display-screencast').click();
+  await expect(pane).toHaveAttribute('data-mode', 'screencast');
+  await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+  const browser = (await pane.getAttribute('data-browser-id'))!;
+  await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+  return { id, browser };
+}
+
+/** Viewport coordinates (for page.mouse) of page CSS point (x, y) in pane `id`'s screencast. */
+async function pointOf(page: Page, id: string, x: number, y: number): Promise<{ x: number; y: number }> {
+  const canvas = page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-canvas]`);
+  await expect(canvas).toHaveAttribute('data-fit', /,/);
+  const [fx, fy, s] = (await canvas.getAttribute('data-fit'))!.split(',').map(Number);
+  const box = (await canvas.boundingBox())!;
+  return { x: box.x + fx + x * s, y: box.y + fy + y * s };
+}
+
+/** The canvas pixel (RGBA) at page CSS point (x, y). */
+async function pixelAt(page: Page, id: string, x: number, y: number): Promise<number[]> {
+  return page.evaluate(
+    ({ id, x, y }) => {
+      const c = document.querySelector(`[data-pane-id="${id}"] [data-testid=screencast-canvas]`) as HTMLCanvasElement;
+      const [fx, fy, s] = c.dataset.fit!.split(',').map(Number);
+      const dpr = c.width / c.getBoundingClientRect().width;
+      const d = c.getContext('2d')!.getImageData(Math.round((fx + x * s) * dpr), Math.round((fy + y * s) * dpr), 1, 1).data;
+      return [d[0], d[1], d[2], d[3]];
+    },
+    { id, x, y },
+  );
+}
+
+const near = (a: number[], b: number[]) => a.slice(0, 3).every((v, i) => Math.abs(v - b[i]) <= 40);
+
+test.describe('screencast panes', () => {
+  test('frames, click, typing, <select>, iframe round trip, parking, delete', async ({ wall, page }) => {
+    test.setTimeout(120_000);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const viewerSockets: { url: string; closed: boolean }[] = [];
+    page.on('websocket', (ws) => {
+      if (!ws.url().includes('/viewer/')) return;
+      const rec = { url: ws.url(), closed: false };
+      viewerSockets.push(rec);
+      ws.on('close', () => (rec.closed = true));
+    });
+    const { id, browser } = await openScreencast(wall);
+    const pane = wall.pane(id);
+    await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${origin.split(':')[2]}`);
+
+    // Frames are painted: the button's blue shows on the canvas.
+    await expect.poll(async () => near(await pixelAt(page, id, BUTTON.x + 15, BUTTON.y + 15), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
+    expect((await api('GET', `/api/browsers/${browser}`)).title).toBe('start');
+
+    // A click on the button reaches the page; the new background is painted.
+    const b = await pointOf(page, id, BUTTON.x + 100, BUTTON.y + 50);
+    await page.mouse.click(b.x, b.y);
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('clicked');
+    await expect.poll(async () => near(await pixelAt(page, id, 600, 20), [0, 200, 0]), { timeout: 15_000 }).toBe(true);
+
+    // The canvas has the keyboard after the click; typing lands in the input.
+    const i = await pointOf(page, id, INPUT.x + 50, INPUT.y + 20);
+    await page.mouse.click(i.x, i.y);
+    await expect(pane.getByTestId('screencast-input')).toBeFocused();
+    await page.keyboard.type('hello');
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('typed:hello');
+    await page.keyboard.press('Backspace');
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('typed:hell');
+
+    // The prefix still works while the screencast has the keyboard (Ctrl-b z zooms).
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press('z');
+    await expect(wall.visiblePanes()).toHaveCount(1);
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press('z');
+    await expect(wall.visiblePanes()).toHaveCount(2);
+
+    // A <select>: the pane draws the list; the choice goes back to the page.
+    const s = await pointOf(page, id, SELECT.x + 50, SELECT.y + 15);
+    await page.mouse.click(s.x, s.y);
+    const popup = pane.getByTestId('select-popup');
+    await expect(popup).toBeVisible();
+    await expect(popup.getByTestId('select-option')).toHaveText(['Alpha', 'Beta', 'Gamma']);
+    await popup.getByTestId('select-option').filter({ hasText: 'Gamma' }).click();
+    await expect(popup).toHaveCount(0);
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('chose:c');
+
+    // Minimize: after 1 s the viewer socket closes (parked); the browser stays alive.
+    await pane.getByTestId('pane-minimize').click();
+    await expect(pane.locator('.screencast-host')).toHaveAttribute('data-socket', 'parked', { timeout: 5_000 });
+    await expect.poll(() => viewerSockets.length > 0 && viewerSockets.every((w) => w.closed)).toBe(true);
+    expect((await api('GET', `/api/browsers/${browser}`)).connected).toBe(true);
+    const painted = Number(await pane.getByTestId('screencast-canvas').getAttribute('data-painted'));
+    // Restore: a new viewer socket, fresh frames painted.
+    await page.getByTestId('baseboard-chip').click();
+    await expect(pane).toHaveAttribute('data-visible', 'true');
+    await expect(pane.locator('.screencast-host')).toHaveAttribute('data-socket', 'open', { timeout: 10_000 });
+    expect(viewerSockets.filter((w) => !w.closed).length).toBe(1);
+    await expect.poll(async () => Number(await pane.getByTestId('screencast-canvas').getAttribute('data-painted')), { timeout: 15_000 }).toBeGreaterThan(painted);
+
+    // Switch to iframe and back: same pane, same URL.
+    await pane.getByTestId('browser-display').click();
+    await pane.getByTestId('display-iframe').click();
+    await expect(pane).toHaveAttribute('data-mode', 'iframe');
+    await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${origin.split(':')[2]}`);
+    await expect(page.frameLocator(`[data-pane-id="${id}"] iframe`).locator('h1')).toHaveText('Hello from a screencast', { timeout: 15_000 });
+    // The old browser was deleted with the screencast renderer.
+    await expect.poll(() => api('GET', `/api/browsers/${browser}`).then(() => 'alive', () => 'gone')).toBe('gone');
+    await pane.getByTestId('browser-display').click();
+    await pane.getByTestId('display-screencast').click();
+    await expect(pane).toHaveAttribute('data-mode', 'screencast');
+    await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+    const second = (await pane.getAttribute('data-browser-id'))!;
+    expect(second).not.toBe(browser);
+    await expect.poll(async () => (await api('GET', `/api/browsers/${second}`)).url).toBe(`${origin}/`);
+    await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+
+    // Closing the pane deletes its browser.
+    await pane.getByTestId('pane-close').click();
+    await expect(wall.panes()).toHaveCount(1);
+    await expect.poll(() => api('GET', `/api/browsers/${second}`).then(() => 'alive', () => 'gone')).toBe('gone');
+  });
+
+  test('fixed viewport presets letterbox the page; Custom validates', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const { id, browser } = await openScreencast(wall);
+    const pane = wall.pane(id);
+    await pane.getByTestId('browser-display').click();
+    await pane.getByTestId('viewport-phone').click();
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport).toEqual({ width: 390, height: 844, dpr: 3 });
+    // Letterboxed: the frame is narrower than the canvas and centred.
+    const canvas = pane.getByTestId('screencast-canvas');
+    await expect.poll(async () => Number((await canvas.getAttribute('data-fit'))!.split(',')[0]), { timeout: 15_000 }).toBeGreaterThan(10);
+    await pane.getByTestId('browser-display').click();
+    await pane.getByTestId('viewport-w').fill('50');
+    await pane.getByTestId('viewport-apply').click();
+    await expect(pane.getByTestId('viewport-error')).toBeVisible();
+    await pane.getByTestId('viewport-w').fill('800');
+    await pane.getByTestId('viewport-h').fill('600');
+    await pane.getByTestId('viewport-dpr').fill('1');
+    await pane.getByTestId('viewport-apply').click();
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport).toEqual({ width: 800, height: 600, dpr: 1 });
+    // Back to Resize with pane: the page takes the body's size.
+    await pane.getByTestId('browser-display').click();
+    await pane.getByTestId('viewport-pane').click();
+    const body = (await canvas.boundingBox())!;
+    await expect
+      .poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport?.width, { timeout: 15_000 })
+      .toBe(Math.round(body.width));
+  });
+
+  test('screenshot of a terminal beside a screencast pane', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const [term] = await wall.paneIds();
+    const { id } = await openScreencast(wall);
+    await expect.poll(async () => near(await pixelAt(page, id, BUTTON.x + 15, BUTTON.y + 15), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
+    await wall.click(term);
+    await wall.type(`clear; curl -s ${origin}/ | head -5\n`);
+    await wall.waitText(term, /<title>start/);
+    await page.waitForTimeout(800);
+    const out = path.resolve(import.meta.dirname, '../../../docs/screenshot-screencast.png');
+    await page.screenshot({ path: out });
+    expect(fs.statSync(out).size).toBeGreaterThan(10_000);
+  });
+});
