@@ -77,6 +77,9 @@ export class ScreencastRuntime {
   private cssW = 0;
   private cssH = 0;
   private fit: FitRect | undefined;
+  /** the pane is on the wall (not minimized or zoomed away) */
+  private paneVisible = true;
+  /** pane visible and the document shown: the session runs */
   private visible = true;
   private parkTimer: ReturnType<typeof setTimeout> | null = null;
   private syncTimer: ReturnType<typeof setTimeout> | null = null;
@@ -135,6 +138,9 @@ export class ScreencastRuntime {
       onGrantError: (e) => this.events.onScreencast({ error: errorText(e) }),
     });
     this.listen();
+    const vis = () => this.applyVisible();
+    document.addEventListener('visibilitychange', vis);
+    this.disposers.push(() => document.removeEventListener('visibilitychange', vis));
   }
 
   get currentUrl(): string {
@@ -247,7 +253,13 @@ export class ScreencastRuntime {
    * `PARK_AFTER_MS` parks: the socket closes, the browser lives, the last frame stays
    * painted. Shown again: a fresh grant and socket (the host sends a crisp frame).
    */
-  setVisible(visible: boolean): void {
+  setVisible(paneVisible: boolean): void {
+    this.paneVisible = paneVisible;
+    this.applyVisible();
+  }
+
+  private applyVisible(): void {
+    const visible = this.paneVisible && document.visibilityState !== 'hidden';
     if (this.disposed || visible === this.visible) return;
     this.visible = visible;
     if (this.parkTimer) clearTimeout(this.parkTimer);

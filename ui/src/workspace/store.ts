@@ -610,6 +610,8 @@ export class WorkspaceStore {
     if (slot) this.browsers.get(id)?.mount(slot);
     this.browserVisible(id, L.visiblePanes(this.snap.layout).includes(id));
     this.focus(id);
+    // The old renderer's element (or a panel button) had the keyboard: give it to the new one.
+    this.scheduleFocusSync();
   }
 
   /** Pane `id` is on screen (true) or hidden/minimized (false): a hidden screencast parks after 1 s. */
