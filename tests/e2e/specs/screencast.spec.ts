@@ -182,6 +182,8 @@ test.describe('screencast panes', () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     const { id, browser } = await openScreencast(wall);
     const pane = wall.pane(id);
+    // The pane's own size has been written first (so the preset is the last write).
+    await expect(pane.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
     await pane.getByTestId('browser-display').click();
     await pane.getByTestId('viewport-phone').click();
     await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport).toEqual({ width: 390, height: 844, dpr: 3 });

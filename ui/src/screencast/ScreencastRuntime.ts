@@ -209,6 +209,8 @@ export class ScreencastRuntime {
   /** Applies a viewport choice (Resize with pane: the pane's size follows at once). */
   setViewport(choice: ViewportChoice): void {
     this.viewport = choice;
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    this.syncTimer = null;
     void this.withBrowser(async (id) => {
       await api.browserViewport(id, viewportBody(choice));
       this.sendSync(true);
@@ -368,6 +370,9 @@ export class ScreencastRuntime {
         if (isHttpUrl(m.url)) this.url = m.url;
         this.events.onChange({ url: this.url, title: m.title });
         break;
+      case 'sync':
+        this.element.dataset.sync = m.state;
+        break;
       case 'dialog':
         this.events.onScreencast({ dialog: m.dialog });
         break;
@@ -439,6 +444,7 @@ export class ScreencastRuntime {
     if (this.syncTimer) clearTimeout(this.syncTimer);
     this.syncTimer = null;
     const go = () => {
+      if (this.viewport.mode !== 'pane') return;
       const m = syncMessage(this.cssW, this.cssH, window.devicePixelRatio || 1);
       if (m) this.session.send(m);
     };
