@@ -12,16 +12,19 @@ import { type Wall, api, expect, test } from './fixtures';
 const BUTTON = { x: 20, y: 20, w: 200, h: 100 };
 const INPUT = { x: 20, y: 150, w: 300, h: 40 };
 const SELECT = { x: 20, y: 220, w: 200, h: 30 };
+const ASK = { x: 260, y: 20, w: 150, h: 100 };
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>start</title><style>
 body { margin: 0; background: rgb(255, 255, 255); font: 16px sans-serif; }
 #btn { position: absolute; left: ${BUTTON.x}px; top: ${BUTTON.y}px; width: ${BUTTON.w}px; height: ${BUTTON.h}px; background: rgb(0, 0, 255); color: #fff; border: 0; }
 #inp { position: absolute; left: ${INPUT.x}px; top: ${INPUT.y}px; width: ${INPUT.w}px; height: ${INPUT.h}px; box-sizing: border-box; }
 #sel { position: absolute; left: ${SELECT.x}px; top: ${SELECT.y}px; width: ${SELECT.w}px; height: ${SELECT.h}px; }
+#ask { position: absolute; left: ${ASK.x}px; top: ${ASK.y}px; width: ${ASK.w}px; height: ${ASK.h}px; background: rgb(200, 0, 0); color: #fff; border: 0; }
 h1 { position: absolute; left: 20px; top: 280px; margin: 0; }
 </style></head><body>
 <button id="btn" onclick="document.title='clicked'; document.body.style.background='rgb(0, 200, 0)'">Press me</button>
 <input id="inp" oninput="document.title='typed:' + this.value">
 <select id="sel" onchange="document.title='chose:' + this.value"><option value="a">Alpha</option><option value="b">Beta</option><option value="c">Gamma</option></select>
+<button id="ask" onclick="document.title='confirmed:' + confirm('Proceed?')">Ask</button>
 <h1>Hello from a screencast</h1>
 </body></html>`;
 
@@ -206,6 +209,25 @@ test.describe('screencast panes', () => {
     await expect
       .poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport?.width, { timeout: 15_000 })
       .toBe(Math.round(body.width));
+  });
+
+  test('a JavaScript confirm is shown in the pane and answered only by the user', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const { id, browser } = await openScreencast(wall);
+    const pane = wall.pane(id);
+    await expect.poll(async () => near(await pixelAt(page, id, ASK.x + 10, ASK.y + 10), [200, 0, 0]), { timeout: 15_000 }).toBe(true);
+    const a = await pointOf(page, id, ASK.x + 10, ASK.y + 10);
+    await page.mouse.click(a.x, a.y);
+    const dialog = pane.getByTestId('page-dialog');
+    await expect(dialog).toBeVisible();
+    await expect(dialog).toHaveAttribute('data-kind', 'confirm');
+    await expect(dialog).toContainText('Proceed?');
+    await page.waitForTimeout(500);
+    await expect(dialog).toBeVisible(); // never auto-answered
+    await dialog.getByTestId('page-dialog-cancel').click();
+    await expect(dialog).toHaveCount(0);
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('confirmed:false');
   });
 
   test('screenshot of a terminal beside a screencast pane', async ({ wall, page }) => {
