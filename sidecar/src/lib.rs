@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod browser;
 pub mod cli;
 pub mod constants;
 pub mod logging;
