@@ -10,6 +10,7 @@ pub mod cli;
 pub mod constants;
 pub mod logging;
 pub mod pty;
+pub mod viewer;
 
 use std::io::Write;
 use std::time::Duration;
@@ -92,8 +93,13 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         _ = sigint.recv() => tracing::info!("SIGINT"),
     }
     let reg = state.terminals.clone();
+    let browsers = state.browsers.clone();
     let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
-    if tokio::time::timeout(bound, tokio::task::spawn_blocking(move || reg.shutdown())).await.is_err() {
+    // Browsers and terminals close at once, under the one bound.
+    let both = async move {
+        tokio::join!(browsers.shutdown(), tokio::task::spawn_blocking(move || reg.shutdown()))
+    };
+    if tokio::time::timeout(bound, both).await.is_err() {
         tracing::warn!("shutdown bound reached; exiting anyway");
     }
     tracing::info!("sidecar stopped");

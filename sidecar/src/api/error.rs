@@ -29,6 +29,10 @@ pub enum ApiError {
     TooLarge,
     /// Occurs when the PTY or the program could not be started. 500 `spawn_failed`.
     SpawnFailed(String),
+    /// Occurs when a browser operation fails (protocol §7.3 lists the codes).
+    Browser(crate::browser::BrowserError),
+    /// Occurs when 1024 viewer grants are already outstanding. 429 `too_many_grants`.
+    TooManyGrants,
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -47,6 +51,21 @@ impl ApiError {
             ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::SpawnFailed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "spawn_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::TooManyGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
+            ApiError::Browser(e) => {
+                use crate::browser::BrowserError as B;
+                match e {
+                    B::NoChromium(_) => (StatusCode::SERVICE_UNAVAILABLE, "no_chromium"),
+                    B::Launch(_) => (StatusCode::INTERNAL_SERVER_ERROR, "launch_failed"),
+                    B::Closed => (StatusCode::CONFLICT, "closed"),
+                    B::Busy => (StatusCode::CONFLICT, "busy"),
+                    B::Disconnected => (StatusCode::CONFLICT, "disconnected"),
+                    B::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+                    B::Cdp(_) => (StatusCode::BAD_GATEWAY, "cdp_failed"),
+                    B::Timeout(_) => (StatusCode::GATEWAY_TIMEOUT, "cdp_timeout"),
+                    B::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting_down"),
+                }
+            }
         }
     }
 
@@ -60,6 +79,8 @@ impl ApiError {
             ApiError::NotFound => "no such terminal or route".into(),
             ApiError::TooLarge => "the body is over 256 KiB".into(),
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
+            ApiError::TooManyGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
+            ApiError::Browser(e) => e.to_string(),
         }
     }
 }
@@ -73,12 +94,19 @@ impl From<PtyError> for ApiError {
     }
 }
 
+impl From<crate::browser::BrowserError> for ApiError {
+    fn from(e: crate::browser::BrowserError) -> Self {
+        ApiError::Browser(e)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         match &self {
             ApiError::Internal(detail) => tracing::error!(code, "{detail}"),
             ApiError::SpawnFailed(detail) => tracing::warn!(code, "{detail}"),
+            ApiError::Browser(e) => tracing::warn!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
         let body = serde_json::json!({"error": {"code": code, "message": self.message()}});

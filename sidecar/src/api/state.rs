@@ -7,7 +7,9 @@ use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
+use crate::browser::Host;
 use crate::pty::Registry;
+use crate::viewer::Grants;
 
 /// Fixed facts about this server.
 #[derive(Debug, Clone)]
@@ -45,6 +47,10 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     /// Every terminal (owned by the `pty` module).
     pub terminals: Arc<Registry>,
+    /// Every browser (owned by the `browser` module).
+    pub browsers: Arc<Host>,
+    /// Outstanding viewer grants.
+    pub grants: Arc<Grants>,
     /// The UI's layout document.
     pub workspace: Arc<Mutex<Workspace>>,
     /// Notified once to start the shutdown.
@@ -62,6 +68,8 @@ impl AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals: Arc::new(Registry::new()),
+            browsers: Arc::new(Host::new()),
+            grants: Arc::new(Grants::new()),
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
