@@ -33,6 +33,9 @@ use super::{
     CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
 };
 
+/// How often a viewed browser's active title is re-read, in milliseconds.
+const TITLE_POLL_MS: u64 = 250;
+
 /// A shared handle on one browser. Cheap to clone.
 #[derive(Clone)]
 pub struct BrowserRef(Arc<Slot>);
@@ -326,7 +329,7 @@ impl BrowserRef {
             s.live = Some(Arc::new(Live {
                 browser: tokio::sync::Mutex::new(browser),
                 pid,
-                tasks: vec![handler_task, follow],
+                tasks: vec![handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))],
             }));
             s.phase = Phase::Live;
         }
@@ -676,10 +679,21 @@ impl BrowserRef {
         seq
     }
 
-    /// Measures the active page's viewport now (innerWidth, innerHeight, devicePixelRatio).
+    /// Measures the active page's viewport now (innerWidth, innerHeight, devicePixelRatio),
+    /// and refreshes its title (CDP reports a title only at commit, not when a script sets it).
     pub async fn measure(&self) -> Result<Viewport, BrowserError> {
         let page = self.active_page()?;
-        measure_page(&page).await
+        let (vp, title) = measure_with_title(&page).await?;
+        let tab = page.target_id().as_ref().to_string();
+        {
+            let mut s = self.shared();
+            if let Some(t) = s.tabs.iter_mut().find(|t| t.id == tab) {
+                t.title = title;
+            }
+            s.measured = Some(vp);
+        }
+        self.publish();
+        Ok(vp)
     }
 
     async fn measure_and_publish(&self, page: &Page) {
@@ -696,14 +710,7 @@ impl BrowserRef {
 
     /// The current state, with the viewport measured now.
     pub async fn info(&self) -> BrowserInfo {
-        let measured = match self.measure().await {
-            Ok(v) => {
-                self.shared().measured = Some(v);
-                self.publish();
-                Some(v)
-            }
-            Err(_) => None,
-        };
+        let measured = self.measure().await.ok();
         let s = self.shared();
         let active = s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a));
         BrowserInfo {
@@ -740,13 +747,21 @@ pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_jso
 }
 
 async fn measure_page(page: &Page) -> Result<Viewport, BrowserError> {
-    let v = eval_in(page, "[innerWidth, innerHeight, devicePixelRatio]".into()).await?;
-    let a = v.as_array().filter(|a| a.len() == 3).ok_or_else(|| BrowserError::Cdp("bad measurement".into()))?;
-    Ok(Viewport {
-        width: a[0].as_u64().unwrap_or(0) as u32,
-        height: a[1].as_u64().unwrap_or(0) as u32,
-        dpr: a[2].as_f64().unwrap_or(0.0),
-    })
+    Ok(measure_with_title(page).await?.0)
+}
+
+/// Measures the page's viewport and reads its title in one evaluation.
+async fn measure_with_title(page: &Page) -> Result<(Viewport, String), BrowserError> {
+    let v = eval_in(page, "[innerWidth, innerHeight, devicePixelRatio, document.title]".into()).await?;
+    let a = v.as_array().filter(|a| a.len() == 4).ok_or_else(|| BrowserError::Cdp("bad measurement".into()))?;
+    Ok((
+        Viewport {
+            width: a[0].as_u64().unwrap_or(0) as u32,
+            height: a[1].as_u64().unwrap_or(0) as u32,
+            dpr: a[2].as_f64().unwrap_or(0.0),
+        },
+        a[3].as_str().unwrap_or("").to_string(),
+    ))
 }
 
 async fn apply_metrics(page: &Page, vp: Viewport) -> Result<(), BrowserError> {
@@ -793,6 +808,22 @@ async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
             me.publish();
         }
         me.0.vp_done.send_replace(req.seq);
+    }
+}
+
+/// While anyone views the browser, refreshes the active tab's title (and viewport) every
+/// [`TITLE_POLL_MS`]: CDP reports titles only at commit, so one a script sets is polled.
+async fn poll_title(slot: Weak<Slot>, generation: u64) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(TITLE_POLL_MS)).await;
+        let Some(slot) = slot.upgrade() else { return };
+        let me = BrowserRef(slot);
+        if me.generation() != generation {
+            return;
+        }
+        if me.0.view.receiver_count() > 0 {
+            let _ = me.measure().await;
+        }
     }
 }
 

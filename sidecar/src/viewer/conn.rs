@@ -108,10 +108,14 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
         tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, generation)),
         tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
     ];
+    let mut writer_done = false;
     loop {
         let m = tokio::select! {
             m = stream.next() => m,
-            _ = &mut writer => break,
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
         };
         let text = match m {
             Some(Ok(Message::Text(t))) => t,
@@ -144,7 +148,9 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
         }
     }
     // Let a queued close frame go out, bounded.
-    let _ = tokio::time::timeout(Duration::from_secs(2), &mut writer).await;
+    if !writer_done {
+        let _ = tokio::time::timeout(Duration::from_secs(2), &mut writer).await;
+    }
     writer.abort();
     for t in tasks {
         t.abort();

@@ -81,10 +81,23 @@ impl Sidecar {
         Self::start_with(cmd)
     }
 
+    /// Starts the sidecar with extra environment variables.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Sidecar {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"));
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Self::start_with(cmd)
+    }
+
     fn start_with(mut cmd: Command) -> Sidecar {
         let home = temp_dir("home");
         let mut child = cmd
             .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("SHELL", "/bin/sh")
             .env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
