@@ -541,6 +541,7 @@ async fn viewer_grants_are_single_use_expire_and_are_capped() {
     drop(ws);
     assert!(try_connect(&url).await.is_err(), "second use refused");
     // A plain request is refused and does not burn the grant.
+    let url = grant(&sc, &id).await;
     let path = url.trim_start_matches(&format!("ws://127.0.0.1:{}", sc.port)).to_string();
     let r = sc.raw("GET", &path, &[], b"").await;
     assert_eq!(r.status, 400);

@@ -89,6 +89,8 @@ struct Slot {
     view: watch::Sender<ViewState>,
     vp_tx: watch::Sender<VpReq>,
     vp_done: watch::Sender<u64>,
+    /// Views streaming each tab: Chromium allows one screencast per page, shared by them.
+    casting: Mutex<HashMap<String, usize>>,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -152,6 +154,7 @@ impl BrowserRef {
             view,
             vp_tx,
             vp_done,
+            casting: Mutex::new(HashMap::new()),
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -210,6 +213,32 @@ impl BrowserRef {
             .and_then(|a| s.pages.get(a))
             .cloned()
             .ok_or_else(|| BrowserError::Cdp("the active tab is not attached yet".into()))
+    }
+
+    /// Counts one more view streaming `tab`; true if and only if it is the first (the caller
+    /// then (re)starts the screencast).
+    pub fn cast_begin(&self, tab: &str) -> bool {
+        let mut c = self.0.casting.lock().unwrap_or_else(|p| p.into_inner());
+        let n = c.entry(tab.to_string()).or_insert(0);
+        *n += 1;
+        *n == 1
+    }
+
+    /// Counts one view fewer streaming `tab`; true if and only if it was the last (the caller
+    /// then stops the screencast).
+    pub fn cast_end(&self, tab: &str) -> bool {
+        let mut c = self.0.casting.lock().unwrap_or_else(|p| p.into_inner());
+        match c.get_mut(tab) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                c.remove(tab);
+                true
+            }
+            None => true,
+        }
     }
 
     /// The generation of the current launch (changes at every launch and close).

@@ -228,8 +228,12 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
             }
             continue;
         };
-        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active).await;
-        let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+        let tab = page.target_id().as_ref().to_string();
+        let first = browser.cast_begin(&tab);
+        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, first).await;
+        if browser.cast_end(&tab) {
+            let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+        }
         if ended {
             return;
         }
@@ -237,6 +241,7 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
 }
 
 /// Streams one page until the active tab changes (false) or the socket/browser ends (true).
+#[allow(clippy::too_many_arguments)]
 async fn run_page(
     browser: &BrowserRef,
     page: &Page,
@@ -245,6 +250,7 @@ async fn run_page(
     state: &mut tokio::sync::watch::Receiver<ViewState>,
     frame_id: &mut u32,
     active: &Option<String>,
+    first: bool,
 ) -> bool {
     let Ok(mut frames) = bounded("listen", page.event_listener::<EventScreencastFrame>()).await else {
         // Wait for a change rather than spin.
@@ -254,8 +260,17 @@ async fn run_page(
     start.format = Some(StartScreencastFormat::Jpeg);
     start.quality = Some(SCREENCAST_QUALITY);
     start.every_nth_frame = Some(1);
-    if let Err(e) = bounded("Page.startScreencast", page.execute(start)).await {
-        tracing::debug!("start screencast: {e}");
+    // Chromium runs one screencast per page, shared by every view of it. The first view
+    // (re)starts it: one left over by a view that is still shutting down is restarted.
+    if let Err(e) = bounded("Page.startScreencast", page.execute(start.clone())).await {
+        if first {
+            let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+            if let Err(e) = bounded("Page.startScreencast", page.execute(start)).await {
+                tracing::debug!("start screencast: {e}");
+            }
+        } else {
+            tracing::debug!("start screencast (shared): {e}");
+        }
     }
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut last: Option<Bytes> = None;
