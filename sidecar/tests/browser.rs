@@ -210,6 +210,20 @@ async fn until_title(sc: &Sidecar, id: &str, pred: impl Fn(&str) -> bool) -> Str
     }
 }
 
+/// Polls GET until the measured viewport is `want` (the renderer applies metrics
+/// asynchronously); fails with the last value after the hang bound.
+async fn until_viewport(sc: &Sidecar, id: &str, want: Value) {
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let v = info(sc, id).await["viewport"].clone();
+        if v == want {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "viewport never became {want}; last {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn click(ws: &mut Ws, x: f64, y: f64) {
     send(ws, json!({"type":"input_mouse","event":"down","x":x,"y":y,"button":"left","clicks":1})).await;
     send(ws, json!({"type":"input_mouse","event":"up","x":x,"y":y,"button":"left","clicks":1})).await;
@@ -407,11 +421,10 @@ async fn a_dialog_is_reported_and_answered_only_as_the_user_chooses() {
 async fn fixed_and_resize_with_pane_sizes_are_what_the_page_measures() {
     let sc = sidecar();
     let id = create(sc, "/static", fixed(1024, 700, 1.0)).await;
-    let v = info(sc, &id).await;
-    assert_eq!(v["viewport"], json!({"width":1024,"height":700,"dpr":1.0}));
+    until_viewport(sc, &id, json!({"width":1024,"height":700,"dpr":1.0})).await;
     let r = sc.req("POST", &format!("/api/browsers/{id}/viewport"), Some(&fixed(390, 844, 2.0))).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    assert_eq!(info(sc, &id).await["viewport"], json!({"width":390,"height":844,"dpr":2.0}));
+    until_viewport(sc, &id, json!({"width":390,"height":844,"dpr":2.0})).await;
     // Resize with pane: the view's size, after the settle.
     let r = sc.req("POST", &format!("/api/browsers/{id}/viewport"), Some(&json!({"mode":"pane"}))).await;
     assert_eq!(r.status, 200);
@@ -419,14 +432,14 @@ async fn fixed_and_resize_with_pane_sizes_are_what_the_page_measures() {
     send(&mut ws, json!({"type":"sync","width":700,"height":500,"dpr":1.0})).await;
     send(&mut ws, json!({"type":"sync","width":640,"height":480,"dpr":2.0})).await;
     until_json(&mut ws, "synced", |v| v["type"] == "sync" && v["state"] == "synced").await;
-    assert_eq!(info(sc, &id).await["viewport"], json!({"width":640,"height":480,"dpr":2.0}));
+    until_viewport(sc, &id, json!({"width":640,"height":480,"dpr":2.0})).await;
     // Back to fixed: sync is off and a pane size is refused with sync off.
     let r = sc.req("POST", &format!("/api/browsers/{id}/viewport"), Some(&fixed(1280, 800, 1.0))).await;
     assert_eq!(r.status, 200);
     until_json(&mut ws, "sync off", |v| v["type"] == "sync" && v["state"] == "off").await;
     send(&mut ws, json!({"type":"sync","width":640,"height":480,"dpr":2.0})).await;
     until_json(&mut ws, "sync off reply", |v| v["type"] == "sync" && v["state"] == "off").await;
-    assert_eq!(info(sc, &id).await["viewport"], json!({"width":1280,"height":800,"dpr":1.0}));
+    until_viewport(sc, &id, json!({"width":1280,"height":800,"dpr":1.0})).await;
     delete(sc, &id).await;
 }
 

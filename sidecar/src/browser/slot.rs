@@ -827,7 +827,17 @@ async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
             if let Err(e) = apply_metrics(&page, vp).await {
                 tracing::debug!("viewport write: {e}");
             }
-            if let Ok(m) = measure_page(&page).await {
+            // The renderer picks the new metrics up asynchronously: judge the write by what
+            // the page measures, re-measuring briefly until it shows the size written.
+            let mut measured = measure_page(&page).await;
+            for _ in 0..20 {
+                if measured.as_ref().is_ok_and(|m| same_size(m, &vp)) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                measured = measure_page(&page).await;
+            }
+            if let Ok(m) = measured {
                 let mut s = me.shared();
                 s.measured = Some(m);
                 if matches!(s.mode, ViewportMode::Pane) && rx.borrow().seq == req.seq {
@@ -867,6 +877,10 @@ async fn end_browser(b: &mut Browser) {
             let _ = tokio::time::timeout(half, b.wait()).await;
         }
     }
+}
+
+fn same_size(a: &Viewport, b: &Viewport) -> bool {
+    a.width == b.width && a.height == b.height && (a.dpr - b.dpr).abs() < 1e-6
 }
 
 fn is_http(url: &str) -> bool {
