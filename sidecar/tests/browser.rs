@@ -578,3 +578,17 @@ async fn viewer_grants_are_single_use_expire_and_are_capped() {
     assert_eq!(r.code(), "too_many_grants");
     delete(&sc, &id).await;
 }
+
+#[tokio::test]
+async fn shutdown_closes_every_chromium() {
+    let mut sc = Sidecar::start(&[]);
+    let a = create(&sc, "/static", fixed(800, 600, 1.0)).await;
+    let b = create(&sc, "/anim", json!({"mode":"pane"})).await;
+    let pa = info(&sc, &a).await["pid"].as_i64().expect("pid");
+    let pb = info(&sc, &b).await["pid"].as_i64().expect("pid");
+    let r = sc.req("POST", "/api/shutdown", None).await;
+    assert_eq!(r.status, 202);
+    assert!(sc.wait_exit().success());
+    assert!(common::wait_pid_gone(pa).await, "first Chromium closed");
+    assert!(common::wait_pid_gone(pb).await, "second Chromium closed");
+}
