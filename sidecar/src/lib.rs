@@ -9,6 +9,7 @@ pub mod browser;
 pub mod cli;
 pub mod constants;
 pub mod logging;
+pub mod proxy;
 pub mod pty;
 pub mod viewer;
 
@@ -92,6 +93,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         _ = sigterm.recv() => tracing::info!("SIGTERM"),
         _ = sigint.recv() => tracing::info!("SIGINT"),
     }
+    state.proxy.close_all();
     let reg = state.terminals.clone();
     let browsers = state.browsers.clone();
     let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);

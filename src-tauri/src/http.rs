@@ -13,10 +13,18 @@ pub fn request(base: &str, method: &str, path: &str, token: &str) -> io::Result<
     let authority = base
         .strip_prefix("http://")
         .and_then(|rest| rest.split('/').next())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("bad base url {base:?}")))?;
-    let addr: SocketAddr = authority
-        .parse()
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad address {authority:?}")))?;
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad base url {base:?}"),
+            )
+        })?;
+    let addr: SocketAddr = authority.parse().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad address {authority:?}"),
+        )
+    })?;
     let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT)?;
     stream.set_read_timeout(Some(TIMEOUT))?;
     stream.set_write_timeout(Some(TIMEOUT))?;

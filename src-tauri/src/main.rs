@@ -193,8 +193,8 @@ fn start_sidecar(app: &AppHandle) {
         .spawn(move || match sidecar.wait_ready(READY_TIMEOUT) {
             Ok(ready) => {
                 eprintln!("porthole: sidecar ready at {}", ready.url);
-                let navigated = tauri::Url::parse(&ready.login_url)
-                    .map_err(|e| e.to_string())
+                let navigated = grant_sidecar_origin(&app, &ready.url)
+                    .and_then(|()| tauri::Url::parse(&ready.login_url).map_err(|e| e.to_string()))
                     .and_then(|url| match app.get_webview_window("main") {
                         Some(window) => window.navigate(url).map_err(|e| e.to_string()),
                         None => Err("the main window is gone".to_string()),
@@ -216,6 +216,19 @@ fn start_sidecar(app: &AppHandle) {
         .expect("failed to spawn a thread");
 }
 
+/// Lets the UI served by the sidecar (and only that origin: not other loopback ports,
+/// such as proxied dev servers) read and write clipboard text through the Tauri plugin,
+/// because `navigator.clipboard` is unreliable in WebKitGTK. The sidecar's port is only
+/// known now, so this capability is added at runtime rather than in `capabilities/`.
+fn grant_sidecar_origin(app: &AppHandle, sidecar_url: &str) -> Result<(), String> {
+    let capability = tauri::ipc::CapabilityBuilder::new("sidecar-ui")
+        .remote(sidecar_url.to_string())
+        .window("main")
+        .permission("clipboard-manager:allow-read-text")
+        .permission("clipboard-manager:allow-write-text");
+    app.add_capability(capability).map_err(|e| e.to_string())
+}
+
 /// Blocks until the sidecar exits or the app starts quitting. A sidecar that exits on
 /// its own (a crash, a kill) is reaped and the window goes back to the bundled page,
 /// which then says so, instead of leaving a UI that can no longer reach its server.
@@ -233,7 +246,9 @@ fn watch_for_crash(
         if !ours || shell.quitting.load(Ordering::SeqCst) {
             return;
         }
-        let Some(status) = sidecar.exit_status() else { continue };
+        let Some(status) = sidecar.exit_status() else {
+            continue;
+        };
         if shell.quitting.load(Ordering::SeqCst) {
             return;
         }
@@ -281,7 +296,10 @@ fn quit(app: &AppHandle, ask: bool) {
 /// the main thread.
 fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
     let what = if busy.len() == 1 {
-        format!("A terminal is still running {}.\nQuitting Porthole stops it.", busy[0])
+        format!(
+            "A terminal is still running {}.\nQuitting Porthole stops it.",
+            busy[0]
+        )
     } else {
         format!(
             "{} terminals are still running programs ({}).\nQuitting Porthole stops them.",
@@ -294,7 +312,10 @@ fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
         .message(what)
         .title("Quit Porthole?")
         .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom("Quit".into(), "Cancel".into()));
+        .buttons(MessageDialogButtons::OkCancelCustom(
+            "Quit".into(),
+            "Cancel".into(),
+        ));
     if let Some(window) = app.get_webview_window("main") {
         dialog = dialog.parent(&window);
     }

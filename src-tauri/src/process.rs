@@ -42,7 +42,9 @@ mod imp {
     /// Sends `signal` to the process group `pgid` (a group this process created
     /// by spawning its leader). Refuses pgid ≤ 1. ESRCH (no such group) is fine.
     pub fn signal_group(pgid: u32, signal: Signal) {
-        let Ok(pgid) = libc::pid_t::try_from(pgid) else { return };
+        let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+            return;
+        };
         if pgid <= 1 {
             return;
         }

@@ -58,7 +58,11 @@ impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StartError::UiMissing(dir) => {
-                write!(f, "the built UI was not found: {} has no index.html", dir.display())
+                write!(
+                    f,
+                    "the built UI was not found: {} has no index.html",
+                    dir.display()
+                )
             }
             StartError::NotFound(path) => {
                 write!(f, "porthole-sidecar was not found at {}", path.display())
@@ -70,14 +74,24 @@ impl fmt::Display for StartError {
                 write!(f, "porthole-sidecar exited ({status}) before it was ready")
             }
             StartError::Timeout(d) => {
-                write!(f, "porthole-sidecar did not report ready within {} s", d.as_secs())
+                write!(
+                    f,
+                    "porthole-sidecar did not report ready within {} s",
+                    d.as_secs()
+                )
             }
             StartError::BadReadyLine(line) => {
-                write!(f, "porthole-sidecar printed an unexpected ready line: {line:?}")
+                write!(
+                    f,
+                    "porthole-sidecar printed an unexpected ready line: {line:?}"
+                )
             }
             StartError::Navigate(e) => write!(f, "failed to open the sidecar's UI: {e}"),
             StartError::Crashed(status) => {
-                write!(f, "porthole-sidecar exited unexpectedly ({status}); its terminals are gone")
+                write!(
+                    f,
+                    "porthole-sidecar exited unexpectedly ({status}); its terminals are gone"
+                )
             }
         }
     }
@@ -124,7 +138,9 @@ impl Sidecar {
         if !program.is_file() {
             return Err(StartError::NotFound(program.to_path_buf()));
         }
-        let ui_dir = ui_dir.canonicalize().unwrap_or_else(|_| ui_dir.to_path_buf());
+        let ui_dir = ui_dir
+            .canonicalize()
+            .unwrap_or_else(|_| ui_dir.to_path_buf());
         let mut cmd = Command::new(program);
         cmd.arg("--web")
             .arg("--ui-dir")
@@ -211,7 +227,10 @@ impl Sidecar {
     /// The last lines the sidecar wrote to stderr, joined with newlines.
     pub fn stderr_tail(&self) -> String {
         let tail = self.stderr_tail.lock().unwrap();
-        tail.iter().map(String::as_str).collect::<Vec<_>>().join("\n")
+        tail.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// The foreground program names of busy terminals (docs/protocol.md §4,
@@ -349,7 +368,13 @@ mod tests {
     #[test]
     fn ready_line_must_point_at_loopback() {
         let line = r#"{"url":"http://example.com/","token":"ab","login_url":"http://example.com/login","pid":1,"protocol":1}"#;
-        assert!(matches!(parse_ready_line(line), Err(StartError::BadReadyLine(_))));
-        assert!(matches!(parse_ready_line("listening"), Err(StartError::BadReadyLine(_))));
+        assert!(matches!(
+            parse_ready_line(line),
+            Err(StartError::BadReadyLine(_))
+        ));
+        assert!(matches!(
+            parse_ready_line("listening"),
+            Err(StartError::BadReadyLine(_))
+        ));
     }
 }

@@ -5,7 +5,8 @@
 // Proves: without a sidecar the window shows why; with one, the window leaves the
 // bundled start page for the sidecar's UI, a terminal
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
-// plugin answers the remote origin, closing the window while a program runs asks
+// plugin answers the sidecar's origin (and no other loopback origin), a browser pane
+// shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
 // window into a page that says so, and takes its shells with it.
@@ -21,6 +22,7 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -320,12 +322,52 @@ async function main() {
     }
     log("clipboard round trip ok");
 
-    // 4. Screenshots.
+    // 4. Screenshot of the webview (before the browser pane: WebKitWebDriver's
+    //    screenshot hangs once the page holds a cross-origin iframe).
     await sleep(300);
     const png = await wd.call("GET", `${s}/screenshot`);
     fs.mkdirSync(path.dirname(SHOT), { recursive: true });
     fs.writeFileSync(SHOT, Buffer.from(png, "base64"));
     log("screenshot:", SHOT);
+
+    // 3b. A browser pane (Ctrl-b b) shows a loopback page through the sidecar's proxy in
+    //     an iframe: the WebKitGTK side of what the e2e suite checks in Chromium.
+    const fixtureText = `porthole-desktop-iframe-${nonce}`;
+    const fixture = http.createServer((_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end(`<!doctype html><title>fixture</title><h1 id="h">${fixtureText}</h1>`);
+    });
+    await new Promise((r) => fixture.listen(0, "127.0.0.1", r));
+    try {
+      const ctrlB = [
+        { type: "keyDown", value: "\uE009" }, { type: "keyDown", value: "b" }, { type: "keyUp", value: "b" },
+        { type: "keyUp", value: "\uE009" }, { type: "keyDown", value: "b" }, { type: "keyUp", value: "b" },
+      ];
+      await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: ctrlB }] });
+      await wd.call("DELETE", `${s}/actions`).catch(() => {});
+      const urlInput = await waitFor("a browser pane's URL field", 10_000, async () =>
+        (await wd.call("POST", `${s}/element`, {
+          using: "css selector",
+          value: "[data-testid=pane][data-focused=true] [data-testid=browser-url-input]",
+        }))[ELEMENT]);
+      await wd.call("POST", `${s}/element/${urlInput}/clear`, {}).catch(() => {});
+      await wd.call("POST", `${s}/element/${urlInput}/value`, { text: `127.0.0.1:${fixture.address().port}\uE007` });
+      const frame = await waitFor("the browser pane's iframe", 10_000, async () =>
+        (await wd.call("POST", `${s}/element`, { using: "css selector", value: "iframe[data-testid=browser-frame]" }))[ELEMENT]);
+      await wd.call("POST", `${s}/frame`, { id: { [ELEMENT]: frame } });
+      try {
+        await waitFor("the fixture page inside the iframe", 15_000, async () =>
+          (await exec("const h = document.getElementById('h'); return h ? h.textContent : null;")) === fixtureText);
+      } finally {
+        await wd.call("POST", `${s}/frame`, { id: null });
+      }
+      log("browser pane shows a loopback page in an iframe:", fixtureText);
+    } finally {
+      fixture.close();
+    }
+
+    // 4b. The whole X screen, browser pane included (ImageMagick's import, if present).
+    await sleep(500);
     const imp = spawnSync("import", ["-window", "root", SCREEN_SHOT], { env, timeout: 15_000 });
     if (imp.status === 0) log("screen shot:", SCREEN_SHOT);
 
@@ -380,6 +422,24 @@ async function main() {
     await waitFor("a terminal again", UI_TIMEOUT_MS, async () =>
       (await exec2("return location.href.startsWith('http://127.0.0.1:') && !!document.querySelector('.xterm');")) &&
       processesWithHome(home).some((p) => p.pane));
+    // Another loopback origin (as a proxied dev server would be) gets no clipboard.
+    const foreign = http.createServer((_req, res) => res.end("<!doctype html><title>foreign</title><p>foreign"));
+    await new Promise((r) => foreign.listen(0, "127.0.0.1", r));
+    try {
+      await wd.call("POST", `/session/${session}/url`, { url: `http://127.0.0.1:${foreign.address().port}/` });
+      const denied = await wd.call("POST", `/session/${session}/execute/async`, {
+        script: `const done = arguments[arguments.length - 1];
+                 const t = window.__TAURI__;
+                 if (!t) { done({ ok: false, error: 'no window.__TAURI__' }); return; }
+                 t.core.invoke('plugin:clipboard-manager|read_text')
+                   .then((v) => done({ ok: true, value: v }), (e) => done({ ok: false, error: String(e) }));`,
+        args: [],
+      });
+      if (denied.ok) throw new Error(`another loopback origin could read the clipboard: ${JSON.stringify(denied)}`);
+      log("another loopback origin is refused the clipboard:", denied.error.slice(0, 80));
+    } finally {
+      foreign.close();
+    }
     const victim = processesWithHome(home).find((p) => p.comm.startsWith("porthole-sideca"));
     process.kill(victim.pid, "SIGKILL");
     const crashPage = await waitFor("the crash page", 15_000, () =>

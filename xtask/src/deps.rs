@@ -97,7 +97,8 @@ fn apt_install(pkgs: &[&str]) -> Result<(), Failed> {
         argv.push("apt-get");
         argv.extend(args);
         let mut cmd = Command::new(argv[0]);
-        cmd.args(&argv[1..]).env("DEBIAN_FRONTEND", "noninteractive");
+        cmd.args(&argv[1..])
+            .env("DEBIAN_FRONTEND", "noninteractive");
         run(&mut cmd)
     };
     apt(&["update"])?;
@@ -109,7 +110,9 @@ fn apt_install(pkgs: &[&str]) -> Result<(), Failed> {
 fn check_node() -> Result<(), Failed> {
     let version = Command::new("node").arg("--version").output();
     let Ok(out) = version else {
-        return Err(Failed("node (>= 20) and npm are required but node is not on PATH".into()));
+        return Err(Failed(
+            "node (>= 20) and npm are required but node is not on PATH".into(),
+        ));
     };
     let text = String::from_utf8_lossy(&out.stdout);
     let major: u32 = text
@@ -120,7 +123,10 @@ fn check_node() -> Result<(), Failed> {
         .and_then(|m| m.parse().ok())
         .unwrap_or(0);
     if major < 20 {
-        return Err(Failed(format!("node >= 20 is required, found {}", text.trim())));
+        return Err(Failed(format!(
+            "node >= 20 is required, found {}",
+            text.trim()
+        )));
     }
     Ok(())
 }
@@ -153,12 +159,14 @@ fn install_tauri_driver(root: &Path) -> Result<(), Failed> {
     if tauri_driver_path(root).exists() {
         return Ok(());
     }
-    run(cargo(root).args([
-        "install",
-        "tauri-driver",
-        "--version",
-        TAURI_DRIVER_VERSION,
-        "--locked",
-        "--root",
-    ]).arg(root.join("target/tools")))
+    run(cargo(root)
+        .args([
+            "install",
+            "tauri-driver",
+            "--version",
+            TAURI_DRIVER_VERSION,
+            "--locked",
+            "--root",
+        ])
+        .arg(root.join("target/tools")))
 }

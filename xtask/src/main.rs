@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
-//! cargo xtask bench [pty|screencast]  run a benchmark (release build)
+//! cargo xtask bench [pty|proxy|screencast] run a benchmark (release build)
 //! ```
 
 mod deps;
@@ -50,7 +50,9 @@ usage: cargo xtask <command>
                  sidecar in web mode and print the URL to open instead
   test           build once, then run every suite (cargo tests, UI unit tests,
                  Playwright e2e, desktop smoke); prints `N passed, N failed`
-  bench [pty|screencast]  run a benchmark in release mode (pty: sidecar PTY throughput;
+  bench [pty|proxy|screencast]
+                 run a benchmark in release mode (pty: sidecar PTY throughput;
+                 proxy: 300-module page load direct vs through the iframe proxy;
                  screencast: viewer fps vs bare CDP, input-to-frame latency)
 
 Both run and test first install what is missing: Debian packages (apt-get, as root
@@ -59,7 +61,10 @@ or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/to
 
 fn repo_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().expect("xtask lives in the repo root").to_path_buf()
+    manifest
+        .parent()
+        .expect("xtask lives in the repo root")
+        .to_path_buf()
 }
 
 /// True when there is no display to open a window on (Linux only).
@@ -78,12 +83,20 @@ fn cmd_run(root: &Path, args: &[String]) -> Result<(), Failed> {
         }
     }
     if !web && headless() {
-        println!("xtask: no DISPLAY or WAYLAND_DISPLAY: starting web mode instead of the desktop app");
+        println!(
+            "xtask: no DISPLAY or WAYLAND_DISPLAY: starting web mode instead of the desktop app"
+        );
         web = true;
     }
-    let needs = if web { deps::Needs::Web } else { deps::Needs::Desktop };
+    let needs = if web {
+        deps::Needs::Web
+    } else {
+        deps::Needs::Desktop
+    };
     deps::bootstrap(root, needs)?;
-    run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
+    run(Command::new("npm")
+        .args(["run", "build"])
+        .current_dir(root.join("ui")))?;
     let mut build = cargo(root);
     build.args(["build", "-p", "sidecar"]);
     if !web {
@@ -112,6 +125,7 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
         .arg(root.join("ui/dist"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
+    signals::own_group(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| Failed(format!("failed to start {}: {e}", sidecar.display())))?;
@@ -127,7 +141,10 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
                 println!("  (one-time login link; press Ctrl-C to stop)");
                 println!();
             }
-            None => println!("xtask: the sidecar printed an unexpected ready line: {}", line.trim()),
+            None => println!(
+                "xtask: the sidecar printed an unexpected ready line: {}",
+                line.trim()
+            ),
         }
     }
     std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::stdout()));
@@ -137,11 +154,39 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
 fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
     let which = args.first().map(String::as_str).unwrap_or("pty");
     match which {
-        "pty" => run(cargo(root).args(["run", "--release", "-p", "sidecar", "--example", "bench_pty"])
+        "pty" => run(cargo(root)
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "sidecar",
+                "--example",
+                "bench_pty",
+            ])
             .args(&args[1.min(args.len())..])),
-        "screencast" => run(cargo(root).args(["run", "--release", "-p", "sidecar", "--example", "bench_screencast"])
+        "proxy" => run(cargo(root)
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "sidecar",
+                "--example",
+                "bench_proxy",
+            ])
             .args(&args[1.min(args.len())..])),
-        other => Err(Failed(format!("bench: unknown benchmark {other:?} (available: pty, screencast)"))),
+        "screencast" => run(cargo(root)
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "sidecar",
+                "--example",
+                "bench_screencast",
+            ])
+            .args(&args[1.min(args.len())..])),
+        other => Err(Failed(format!(
+            "bench: unknown benchmark {other:?} (available: pty, proxy, screencast)"
+        ))),
     }
 }
 
@@ -166,23 +211,46 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
             eprintln!("xtask: {name} failed: {msg}");
         }
         let ok = result.is_ok();
-        outcomes.push(Outcome { name, ok, secs: t.elapsed().as_secs() });
+        outcomes.push(Outcome {
+            name,
+            ok,
+            secs: t.elapsed().as_secs(),
+        });
         ok
     };
 
-    // Build once; every suite below uses these artifacts.
+    // Build once; every suite below uses these artifacts. A failed part does not stop
+    // the others, so one broken build still lets the unrelated suites run.
     let built = step("build", &mut || {
         deps::bootstrap(root, deps::Needs::Test)?;
-        run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
-        run(cargo(root).args(["build", "-p", "sidecar", "-p", "porthole"]))?;
-        run(cargo(root).args(["test", "--workspace", "--no-run"]))
+        let parts = [
+            run(Command::new("npm")
+                .args(["run", "build"])
+                .current_dir(root.join("ui"))),
+            run(cargo(root).args(["build", "-p", "sidecar", "-p", "porthole"])),
+            run(cargo(root).args(["test", "--workspace", "--no-run"])),
+        ];
+        let failed: Vec<String> = parts
+            .into_iter()
+            .filter_map(|r| r.err())
+            .map(|Failed(m)| m)
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(Failed(failed.join("; ")))
+        }
     });
-    step("cargo test", &mut || run(cargo(root).args(["test", "--workspace"])));
+    step("cargo test", &mut || {
+        run(cargo(root).args(["test", "--workspace"]))
+    });
     step("ui unit (vitest)", &mut || {
         run(Command::new("npm").arg("test").current_dir(root.join("ui")))
     });
     step("e2e (playwright)", &mut || {
-        run(Command::new("npm").arg("test").current_dir(root.join("tests/e2e")))
+        run(Command::new("npm")
+            .arg("test")
+            .current_dir(root.join("tests/e2e")))
     });
     step("desktop smoke", &mut || {
         run(Command::new("node")
@@ -194,13 +262,21 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     println!();
     println!("==== summary ({} s) ====", started.elapsed().as_secs());
     for o in &outcomes {
-        println!("{} {:<20} {:>5} s", if o.ok { "PASS" } else { "FAIL" }, o.name, o.secs);
+        println!(
+            "{} {:<20} {:>5} s",
+            if o.ok { "PASS" } else { "FAIL" },
+            o.name,
+            o.secs
+        );
     }
     if !built {
         println!("(the build failed, so later failures may only follow from it)");
     }
     // The build is a step, not a suite, unless it failed.
-    let suites: Vec<&Outcome> = outcomes.iter().filter(|o| o.name != "build" || !o.ok).collect();
+    let suites: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.name != "build" || !o.ok)
+        .collect();
     let passed = suites.iter().filter(|o| o.ok).count();
     let failed = suites.len() - passed;
     println!("{passed} passed, {failed} failed");

@@ -56,7 +56,11 @@ pub fn describe(cmd: &Command) -> String {
 pub fn json_string_field(json: &str, field: &str) -> Option<String> {
     let key = format!("\"{field}\"");
     let rest = &json[json.find(&key)? + key.len()..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
     Some(rest[..rest.find('"')?].replace("\\/", "/"))
 }
 

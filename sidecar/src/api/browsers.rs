@@ -112,7 +112,7 @@ pub async fn get_one(State(st): State<AppState>, Path(id): Path<String>) -> Resu
 
 /// `DELETE /api/browsers/{id}` → 204 once Chromium has exited.
 pub async fn delete(State(st): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    st.grants.revoke_browser(&id);
+    st.viewer_grants.revoke_browser(&id);
     if st.browsers.delete(&id).await {
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -180,7 +180,7 @@ pub async fn relaunch(State(st): State<AppState>, Path(id): Path<String>) -> Res
 pub async fn grant(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     lookup(&st, &id)?;
     let token = random_hex_256().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;
-    st.grants.issue(&id, token.clone()).map_err(|_| ApiError::TooManyGrants)?;
+    st.viewer_grants.issue(&id, token.clone()).map_err(|_| ApiError::TooManyViewerGrants)?;
     let url = format!("ws://127.0.0.1:{}/viewer/{token}", st.config.port);
     Ok(Json(json!({"url": url})).into_response())
 }
@@ -193,7 +193,7 @@ pub async fn upgrade(
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let ws = ws.map_err(|_| ApiError::BadRequest("a viewer socket needs a WebSocket upgrade".into()))?;
-    let Some(id) = st.grants.redeem(&token) else { return Err(ApiError::Unauthorized) };
+    let Some(id) = st.viewer_grants.redeem(&token) else { return Err(ApiError::Unauthorized) };
     let b = lookup(&st, &id)?;
     Ok(ws
         .max_message_size(MAX_VIEWER_MESSAGE_BYTES)

@@ -4,6 +4,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use crate::proxy::ProxyError;
 use crate::pty::PtyError;
 
 /// Every error an endpoint can return. Converted to
@@ -32,7 +33,10 @@ pub enum ApiError {
     /// Occurs when a browser operation fails (protocol §7.3 lists the codes).
     Browser(crate::browser::BrowserError),
     /// Occurs when 1024 viewer grants are already outstanding. 429 `too_many_grants`.
-    TooManyGrants,
+    TooManyViewerGrants,
+    /// Occurs when a proxy grant is refused: 400 `bad_url`/`bad_scheme`/`https_refused`,
+    /// 403 `blocked_address`, 429 `too_many_grants` (protocol §6).
+    Proxy(ProxyError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -50,8 +54,16 @@ impl ApiError {
             ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::SpawnFailed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "spawn_failed"),
+            ApiError::Proxy(e) => match e {
+                ProxyError::BadUrl(_) | ProxyError::BadScheme(_) | ProxyError::HttpsRefused(_) => {
+                    (StatusCode::BAD_REQUEST, e.code())
+                }
+                ProxyError::BlockedAddress(_) => (StatusCode::FORBIDDEN, e.code()),
+                ProxyError::TooManyGrants(_) => (StatusCode::TOO_MANY_REQUESTS, e.code()),
+                ProxyError::Bind(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            },
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-            ApiError::TooManyGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
+            ApiError::TooManyViewerGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
             ApiError::Browser(e) => {
                 use crate::browser::BrowserError as B;
                 match e {
@@ -73,15 +85,23 @@ impl ApiError {
         match self {
             ApiError::BadJson(m) | ApiError::BadRequest(m) | ApiError::BadCwd(m) => m.clone(),
             ApiError::SpawnFailed(m) => m.clone(),
+            ApiError::Proxy(ProxyError::Bind(_)) => "internal error (see the sidecar's log)".into(),
+            ApiError::Proxy(e) => e.to_string(),
             ApiError::Unauthorized => "a valid token, session cookie or login code is required".into(),
             ApiError::BadHost => "the Host header must name this sidecar's loopback address".into(),
             ApiError::BadOrigin => "this Origin may not use the sidecar".into(),
             ApiError::NotFound => "no such terminal or route".into(),
             ApiError::TooLarge => "the body is over 256 KiB".into(),
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
-            ApiError::TooManyGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
+            ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
             ApiError::Browser(e) => e.to_string(),
         }
+    }
+}
+
+impl From<ProxyError> for ApiError {
+    fn from(e: ProxyError) -> Self {
+        ApiError::Proxy(e)
     }
 }
 
@@ -107,6 +127,7 @@ impl IntoResponse for ApiError {
             ApiError::Internal(detail) => tracing::error!(code, "{detail}"),
             ApiError::SpawnFailed(detail) => tracing::warn!(code, "{detail}"),
             ApiError::Browser(e) => tracing::warn!(code, "{e}"),
+            ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
         let body = serde_json::json!({"error": {"code": code, "message": self.message()}});

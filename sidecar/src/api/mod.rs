@@ -8,6 +8,7 @@ mod body;
 mod browsers;
 mod error;
 mod misc;
+mod proxy;
 mod socket;
 mod state;
 mod terminals;
@@ -17,7 +18,7 @@ pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{middleware, Router};
 
 use crate::constants::MAX_BODY_BYTES;
@@ -44,6 +45,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/viewer", post(browsers::grant))
         .route("/viewer/{grant}", get(browsers::upgrade))
         .route("/api/workspace", get(misc::get_workspace).put(misc::put_workspace))
+        .route("/api/proxy/grants", post(proxy::create).get(proxy::list))
+        .route("/api/proxy/grants/{grant}", delete(proxy::revoke))
         .route("/api/shutdown", post(misc::shutdown))
         .fallback(misc::fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -8,6 +8,7 @@ use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
 use crate::browser::Host;
+use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
 use crate::viewer::Grants;
 
@@ -50,11 +51,13 @@ pub struct AppState {
     /// Every browser (owned by the `browser` module).
     pub browsers: Arc<Host>,
     /// Outstanding viewer grants.
-    pub grants: Arc<Grants>,
+    pub viewer_grants: Arc<Grants>,
     /// The UI's layout document.
     pub workspace: Arc<Mutex<Workspace>>,
     /// Notified once to start the shutdown.
     pub shutdown: Arc<Notify>,
+    /// Iframe proxy grants (owned by the `proxy` module).
+    pub proxy: Arc<Proxy>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
@@ -69,10 +72,11 @@ impl AppState {
             auth: Arc::new(auth),
             terminals: Arc::new(Registry::new()),
             browsers: Arc::new(Host::new()),
-            grants: Arc::new(Grants::new()),
+            viewer_grants: Arc::new(Grants::new()),
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
+            proxy: Proxy::new(ProxyConfig::from_env()),
         }
     }
 }

@@ -73,21 +73,22 @@ impl Sidecar {
         Self::start_with(cmd)
     }
 
-    /// Starts the sidecar through a `sh` that stays its parent; `child` is then that shell.
-    pub fn start_under_shell(args: &str) -> Sidecar {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("\"{}\" {args} & wait", env!("CARGO_BIN_EXE_porthole-sidecar")));
-        Self::start_with(cmd)
-    }
-
-    /// Starts the sidecar with extra environment variables.
+    /// Starts the sidecar with extra environment variables (e.g. the proxy's test-only
+    /// timing overrides).
     pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Sidecar {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"));
         cmd.args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
+        Self::start_with(cmd)
+    }
+
+    /// Starts the sidecar through a `sh` that stays its parent; `child` is then that shell.
+    pub fn start_under_shell(args: &str) -> Sidecar {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("\"{}\" {args} & wait", env!("CARGO_BIN_EXE_porthole-sidecar")));
         Self::start_with(cmd)
     }
 
@@ -259,7 +260,7 @@ impl Drop for Sidecar {
     }
 }
 
-fn parse_response(buf: &[u8]) -> Resp {
+pub fn parse_response(buf: &[u8]) -> Resp {
     let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
     let head = String::from_utf8_lossy(&buf[..end]).to_string();
     let mut lines = head.split("\r\n");

@@ -4,6 +4,8 @@
 // The iframe is created once and mounted once into the pane's body: it is never re-parented
 // (re-parenting reloads it). Panes and components never call the proxy API; this does.
 import { ApiError, api } from '../api/client';
+import { NavHistory } from './history';
+import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
 import type { RenderMode } from './modes';
 import { type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
@@ -37,10 +39,6 @@ export const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-forms allow
 export const IFRAME_ALLOW = 'autoplay; clipboard-write; fullscreen';
 /** The frame stays transparent at most this long after it gets a source (until its first load). */
 export const REVEAL_AFTER_MS = 1000;
-/** A load with no `loaded` location report within this long marks the page uninstrumented. */
-export const INSTRUMENTED_WAIT_MS = 1000;
-/** A `loaded` report this long before the load event still counts for that load. */
-export const EARLY_REPORT_MS = 250;
 
 export class BrowserRuntime {
   /** the pane body's frame host: focusable, `transform: translateZ(0)` (Chromium offsets OOPIF input otherwise) */
@@ -49,11 +47,8 @@ export class BrowserRuntime {
   private mounted = false;
   private disposed = false;
   private url: string;
-  /** visited upstream URLs, oldest first, and where we are in them */
-  private entries: string[] = [];
-  private index = -1;
-  /** the history step asked of the shim, awaiting its location report */
-  private pendingDelta: -1 | 1 | 0 = 0;
+  /** visited upstream URLs (the app's own list: works with or without the shim) */
+  private readonly history = new NavHistory();
   /** bumps on every navigation we start: answers for an older one are dropped */
   private seq = 0;
   /** the proxy origin the frame was last pointed at */
@@ -62,7 +57,7 @@ export class BrowserRuntime {
   private revealed = false;
   private revealTimer: ReturnType<typeof setTimeout> | null = null;
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastLoadedReportAt = -Infinity;
+  private readonly judge = new InstrumentationJudge();
   private instrumented: boolean | null = null;
 
   constructor(
@@ -110,24 +105,23 @@ export class BrowserRuntime {
   /** Navigates to upstream URL `url` (already normalized), as a new history entry. */
   navigate(url: string): void {
     if (this.disposed || !isHttpUrl(url)) return;
-    this.entries = this.entries.slice(0, this.index + 1);
-    if (this.entries[this.index] !== url) {
-      this.entries.push(url);
-      this.index = this.entries.length - 1;
-    }
+    this.history.push(url);
     void this.load(url);
   }
 
   /** Back (-1) or forward (+1): through the shim when the page is instrumented, else by reloading the frame. */
   go(delta: -1 | 1): void {
-    const target = this.index + delta;
-    if (this.disposed || target < 0 || target >= this.entries.length) return;
-    if (this.instrumented && this.post(historyMessage(delta))) {
-      this.pendingDelta = delta;
+    // Only when the app's list has an entry there: the shim's history.go walks the tab's
+    // joint session history, which must never step the app's own page.
+    if (this.disposed || !this.history.canGo(delta)) return;
+    // A refused entry (https) never loaded in the frame: the frame's history lacks it.
+    const framed = iframeRefusal(this.history.peek(delta) ?? '') === null && iframeRefusal(this.url) === null;
+    if (this.instrumented && framed && this.post(historyMessage(delta))) {
+      this.history.expect(delta);
       return;
     }
-    this.index = target;
-    void this.load(this.entries[target]);
+    const url = this.history.step(delta);
+    if (url) void this.load(url);
   }
 
   /** Reloads the page: through the shim when instrumented, else by asking for the grant again. */
@@ -160,15 +154,10 @@ export class BrowserRuntime {
         const url = this.grants.toUpstream(msg.url);
         if (!url) return;
         if (msg.loaded) {
-          this.lastLoadedReportAt = performance.now();
-          if (this.checkTimer) {
-            clearTimeout(this.checkTimer);
-            this.checkTimer = null;
-          }
-          this.setInstrumented(true);
+          this.apply(this.judge.report(performance.now()));
         }
         this.frameOrigin = origin;
-        this.follow(url);
+        this.history.follow(url);
         this.url = url;
         this.events.onChange({ url, title: msg.title });
         return;
@@ -198,23 +187,6 @@ export class BrowserRuntime {
 
   // --- internals
 
-  /** Records an in-frame navigation in the app-side history. */
-  private follow(url: string) {
-    if (this.entries[this.index] === url) {
-      this.pendingDelta = 0;
-      return;
-    }
-    const d = this.pendingDelta;
-    this.pendingDelta = 0;
-    if (d !== 0 && this.entries[this.index + d] === url) {
-      this.index += d;
-      return;
-    }
-    this.entries = this.entries.slice(0, this.index + 1);
-    this.entries.push(url);
-    this.index = this.entries.length - 1;
-  }
-
   private post(msg: unknown): boolean {
     const w = this.frameWindow;
     if (!w || !this.frameOrigin) return false;
@@ -230,7 +202,6 @@ export class BrowserRuntime {
   private async load(url: string) {
     const seq = ++this.seq;
     this.url = url;
-    this.pendingDelta = 0;
     // Until the new page reports, back/forward/reload go through the app-side list.
     this.instrumented = null;
     if (this.checkTimer) clearTimeout(this.checkTimer);
@@ -258,7 +229,9 @@ export class BrowserRuntime {
     this.frameOrigin = grant.origin;
     this.instrumented = null;
     this.hasSrc = true;
-    this.iframe.src = grant.url;
+    // Reports from the page being left must not vouch for the next one.
+    this.judge.newSource();
+    this.iframe.src = withFragment(grant.url, url);
     if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
     this.events.onChange({ view: 'ready' });
   }
@@ -274,16 +247,25 @@ export class BrowserRuntime {
   private onLoad() {
     if (!this.hasSrc || this.disposed) return;
     this.reveal();
-    const loadAt = performance.now();
-    if (this.lastLoadedReportAt >= loadAt - EARLY_REPORT_MS) {
-      this.setInstrumented(true);
+    const verdict = this.judge.load(performance.now());
+    if (verdict) {
+      this.apply(verdict);
       return;
     }
+    this.armCheck(INSTRUMENTED_WAIT_MS);
+  }
+
+  private armCheck(ms: number) {
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.checkTimer = setTimeout(() => {
       this.checkTimer = null;
-      if (this.lastLoadedReportAt < loadAt - EARLY_REPORT_MS) this.setInstrumented(false);
-    }, INSTRUMENTED_WAIT_MS);
+      this.apply(this.judge.check(performance.now()));
+      if (this.judge.waiting && !this.disposed) this.armCheck(20); // the timer fired a little early
+    }, ms);
+  }
+
+  private apply(verdict: Verdict | null) {
+    if (verdict) this.setInstrumented(verdict === 'instrumented');
   }
 
   private setInstrumented(yes: boolean) {
@@ -307,4 +289,11 @@ export class BrowserRuntime {
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.revealTimer = this.checkTimer = null;
   }
+}
+
+/** The proxy drops the fragment from the URL it hands back: keep the one the user asked for. */
+function withFragment(proxyUrl: string, upstreamUrl: string): string {
+  const hash = upstreamUrl.includes('#') ? upstreamUrl.slice(upstreamUrl.indexOf('#')) : '';
+  if (!hash || hash === '#' || proxyUrl.includes('#')) return proxyUrl;
+  return proxyUrl + hash;
 }

@@ -1,0 +1,377 @@
+//! HTML instrumentation: which bodies may be rewritten, the shim, and the streaming rewriter
+//! (lol_html) that places it and removes meta CSP policies.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use hyper::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE};
+use lol_html::html_content::ContentType;
+use lol_html::send::{HtmlRewriter, Settings};
+use lol_html::{AsciiCompatibleEncoding, ElementContentHandlers, DocumentContentHandlers, Selector};
+
+/// The shim's source with `__APP__` standing for the app origin (a JSON string literal).
+/// It posts only `location`, `pointerdown` and `open-window`, each to the app origin (never
+/// `*`); nested same-origin documents relay pointerdown/open-window to their parent, which
+/// forwards them. It obeys only `history` and `reload` from the app origin.
+const SHIM_TEMPLATE: &str = r#"(function(){var A=__APP__,W=window,P=W.parent,S=location.origin;if(P===W||W.__porthole_shim)return;W.__porthole_shim=1;var T=true;try{T=P.location.origin!==S}catch(e){}
+function post(m){m.porthole="shim";m.v=1;try{P.postMessage(m,T?A:S)}catch(e){}}
+function loc(l){if(T)post({kind:"location",url:location.href,title:document.title,loaded:l})}
+function openW(u){try{post({kind:"open-window",url:new URL(String(u),location.href).href})}catch(e){}}
+document.addEventListener("DOMContentLoaded",function(){loc(true)});W.addEventListener("pageshow",function(){loc(true)});
+W.addEventListener("popstate",function(){loc(false)});W.addEventListener("hashchange",function(){loc(false)});
+["pushState","replaceState"].forEach(function(k){var f=history[k];history[k]=function(){var r=f.apply(this,arguments);loc(false);return r}});
+W.addEventListener("pointerdown",function(){post({kind:"pointerdown"})},true);
+document.addEventListener("click",function(e){if(e.defaultPrevented)return;var a=e.target&&e.target.closest?e.target.closest("a[href],area[href]"):null;if(!a)return;var t=(a.getAttribute("target")||"").trim().toLowerCase();if(!t||t==="_self"||t==="_parent"||t==="_top"||a.hasAttribute("download"))return;e.preventDefault();openW(a.href)},true);
+W.open=function(u){if(u!=null&&String(u)!=="")openW(u);return null};
+W.addEventListener("message",function(e){var d=e.data;if(!d||typeof d!=="object")return;
+if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();return}
+if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url)}})})();"#;
+
+/// The `<script>` element the proxy injects, parameterized with the app origin (the first
+/// entry of the validated embedder chain), escaped so it cannot end the script early.
+pub fn shim_script(app_origin: &str) -> String {
+    let lit = serde_json::to_string(app_origin)
+        .unwrap_or_else(|_| "\"\"".into())
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029");
+    format!("<script>{}</script>", SHIM_TEMPLATE.replace("__APP__", &lit))
+}
+
+/// Decides from the response headers whether the body is HTML the proxy may instrument:
+/// `text/html` (or `application/xhtml+xml`), no `Content-Encoding` other than `identity`,
+/// and no UTF-16 charset label. Returns the encoding to parse it with, or `None` to pass the
+/// body through untouched. A UTF-16 byte-order mark is checked on the body itself
+/// ([`has_utf16_bom`]).
+pub fn instrumentable(h: &HeaderMap) -> Option<AsciiCompatibleEncoding> {
+    let ct = h.get(CONTENT_TYPE)?.to_str().ok()?;
+    let mut parts = ct.split(';');
+    let mime = parts.next()?.trim().to_ascii_lowercase();
+    if mime != "text/html" && mime != "application/xhtml+xml" {
+        return None;
+    }
+    for enc in h.get_all(CONTENT_ENCODING) {
+        let enc = enc.to_str().ok()?;
+        if enc.split(',').any(|e| !e.trim().eq_ignore_ascii_case("identity") && !e.trim().is_empty()) {
+            return None;
+        }
+    }
+    let mut encoding = encoding_rs::UTF_8;
+    for p in parts {
+        if let Some((k, v)) = p.split_once('=') {
+            if k.trim().eq_ignore_ascii_case("charset") {
+                let label = v.trim().trim_matches('"');
+                match encoding_rs::Encoding::for_label(label.as_bytes()) {
+                    // UTF-16 labels (and the replacement encoding) are not ASCII-compatible.
+                    Some(e) => encoding = e,
+                    None => encoding = encoding_rs::UTF_8,
+                }
+            }
+        }
+    }
+    AsciiCompatibleEncoding::new(encoding)
+}
+
+/// Returns true if and only if `prefix` (the body's first bytes) starts with a UTF-16
+/// byte-order mark.
+pub fn has_utf16_bom(prefix: &[u8]) -> bool {
+    prefix.starts_with(&[0xFE, 0xFF]) || prefix.starts_with(&[0xFF, 0xFE])
+}
+
+const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+
+/// Where the rewriter writes.
+type Sink = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Output of the rewriter between writes.
+type Out = Arc<Mutex<Vec<u8>>>;
+
+/// A streaming instrumenter for one HTML body: feed chunks with [`Instrumenter::write`], each
+/// returning the bytes ready to send; [`Instrumenter::end`] returns the rest. Never buffers
+/// the whole body.
+pub struct Instrumenter {
+    rewriter: HtmlRewriter<'static, Sink>,
+    out: Out,
+    /// The body's first bytes until three are known (a UTF-8 BOM is passed on ahead of the
+    /// rewriter, so nothing can be placed before it); `None` once decided.
+    prefix: Option<Vec<u8>>,
+}
+
+impl Instrumenter {
+    /// An instrumenter injecting `shim` (a whole `<script>` element). `keep_meta_csp`: leave
+    /// `<meta http-equiv=content-security-policy>` in place (the upstream opted in).
+    pub fn new(shim: String, encoding: AsciiCompatibleEncoding, keep_meta_csp: bool) -> Self {
+        let out: Out = Arc::new(Mutex::new(Vec::new()));
+        let sink_out = out.clone();
+        let sink: Sink = Box::new(move |b: &[u8]| {
+            sink_out.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(b);
+        });
+        let done = Arc::new(AtomicBool::new(false));
+        let in_head = Arc::new(AtomicBool::new(false));
+        let shim = Arc::new(shim);
+        let sel = |s: &str| -> std::borrow::Cow<'static, Selector> {
+            std::borrow::Cow::Owned(s.parse().unwrap_or_else(|e| panic!("bad built-in selector {s}: {e}")))
+        };
+
+        let mut element_content_handlers = Vec::new();
+        if !keep_meta_csp {
+            element_content_handlers.push((
+                sel("meta[http-equiv]"),
+                ElementContentHandlers::default().element(|el: &mut lol_html::send::Element<'_, '_>| {
+                    let v = el.get_attribute("http-equiv").unwrap_or_default();
+                    if v.trim().eq_ignore_ascii_case("content-security-policy") {
+                        el.remove();
+                    }
+                    Ok(())
+                }),
+            ));
+        }
+        // Every element: `<head>` opens the head; `</head>` is the first choice; `<body…>` the
+        // second; any other element outside the head that is not a leading html/head/meta-
+        // charset tag marks the end of the document's leading part.
+        let (d, h, s) = (done.clone(), in_head.clone(), shim.clone());
+        element_content_handlers.push((
+            sel("*"),
+            ElementContentHandlers::default().element(move |el: &mut lol_html::send::Element<'_, '_>| {
+                if d.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let name = el.tag_name();
+                match name.as_str() {
+                    "html" => {}
+                    "head" => {
+                        h.store(true, Ordering::Relaxed);
+                        let (d2, h2, s2) = (d.clone(), h.clone(), s.clone());
+                        let _ = el.on_end_tag(Box::new(move |end: &mut lol_html::html_content::EndTag<'_>| {
+                            h2.store(false, Ordering::Relaxed);
+                            if !d2.swap(true, Ordering::Relaxed) {
+                                end.before(&s2, ContentType::Html);
+                            }
+                            Ok(())
+                        }));
+                    }
+                    "body" => {
+                        h.store(false, Ordering::Relaxed);
+                        if !d.swap(true, Ordering::Relaxed) {
+                            el.prepend(&s, ContentType::Html);
+                        }
+                    }
+                    "meta" if el.has_attribute("charset") => {}
+                    _ if h.load(Ordering::Relaxed) => {}
+                    _ => {
+                        if !d.swap(true, Ordering::Relaxed) {
+                            el.before(&s, ContentType::Html);
+                        }
+                    }
+                }
+                Ok(())
+            }),
+        ));
+        // Text outside the head that is not whitespace (or a BOM) also ends the leading part.
+        let (d, h, s) = (done.clone(), in_head.clone(), shim.clone());
+        let text = move |t: &mut lol_html::html_content::TextChunk<'_>| {
+            if d.load(Ordering::Relaxed) || h.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if t.as_str().chars().any(|c| !c.is_whitespace() && c != '\u{feff}') && !d.swap(true, Ordering::Relaxed) {
+                t.before(&s, ContentType::Html);
+            }
+            Ok(())
+        };
+        let (d, s) = (done.clone(), shim.clone());
+        let end = move |e: &mut lol_html::html_content::DocumentEnd<'_>| {
+            if !d.swap(true, Ordering::Relaxed) {
+                e.append(&s, ContentType::Html);
+            }
+            Ok(())
+        };
+        let mut settings = Settings::new_send();
+        settings.element_content_handlers = element_content_handlers;
+        settings.document_content_handlers =
+            vec![DocumentContentHandlers::default().text(text).end(end)];
+        settings.encoding = encoding;
+        let rewriter = HtmlRewriter::new(settings, sink);
+        Instrumenter { rewriter, out, prefix: Some(Vec::new()) }
+    }
+
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.out.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Feeds one chunk; returns the output ready so far (possibly empty).
+    pub fn write(&mut self, chunk: &[u8]) -> Result<Vec<u8>, lol_html::errors::RewritingError> {
+        let mut lead = Vec::new();
+        if let Some(mut p) = self.prefix.take() {
+            p.extend_from_slice(chunk);
+            if p.len() < UTF8_BOM.len() && UTF8_BOM.starts_with(&p) {
+                self.prefix = Some(p);
+                return Ok(Vec::new());
+            }
+            let body = if p.starts_with(UTF8_BOM) {
+                lead.extend_from_slice(UTF8_BOM);
+                &p[UTF8_BOM.len()..]
+            } else {
+                &p[..]
+            };
+            self.rewriter.write(body)?;
+        } else {
+            self.rewriter.write(chunk)?;
+        }
+        lead.extend(self.take());
+        Ok(lead)
+    }
+
+    /// Ends the document; returns the remaining output.
+    pub fn end(mut self) -> Result<Vec<u8>, lol_html::errors::RewritingError> {
+        let mut lead = Vec::new();
+        if let Some(p) = self.prefix.take() {
+            self.rewriter.write(&p)?;
+            lead = self.take();
+        }
+        let out = self.out.clone();
+        self.rewriter.end()?;
+        lead.extend(std::mem::take(&mut *out.lock().unwrap_or_else(|p| p.into_inner())));
+        Ok(lead)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    const S: &str = "<script>SHIM</script>";
+
+    fn run(chunks: &[&[u8]], keep_meta_csp: bool) -> Vec<u8> {
+        let mut i = Instrumenter::new(S.into(), AsciiCompatibleEncoding::new(encoding_rs::UTF_8).unwrap(), keep_meta_csp);
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend(i.write(c).unwrap());
+        }
+        out.extend(i.end().unwrap());
+        out
+    }
+
+    fn html(s: &str) -> String {
+        String::from_utf8(run(&[s.as_bytes()], false)).unwrap()
+    }
+
+    #[test]
+    fn shim_placement() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "<!doctype html><html><head><title>t</title></head><body>x</body></html>",
+                "<!doctype html><html><head><title>t</title><script>SHIM</script></head><body>x</body></html>",
+            ),
+            ("<!DOCTYPE html><html><body class=a>x</body></html>", "<!DOCTYPE html><html><body class=a><script>SHIM</script>x</body></html>"),
+            ("<body>x</body>", "<body><script>SHIM</script>x</body>"),
+            ("<meta charset=utf-8><p>x</p>", "<meta charset=utf-8><script>SHIM</script><p>x</p>"),
+            (
+                "<meta charset=\"utf-8\"><head><title>t</title></head>",
+                "<meta charset=\"utf-8\"><head><title>t</title><script>SHIM</script></head>",
+            ),
+            ("<!doctype html>hello", "<!doctype html><script>SHIM</script>hello"),
+            ("<!doctype html>\n<html>\n", "<!doctype html>\n<html>\n<script>SHIM</script>"),
+            (
+                "<!DOCTYPE HTML><HTML><HEAD><TITLE>t</TITLE></HEAD><BODY>x</BODY></HTML>",
+                "<!DOCTYPE HTML><HTML><HEAD><TITLE>t</TITLE><script>SHIM</script></HEAD><BODY>x</BODY></HTML>",
+            ),
+            (
+                "<head><script>var s = \"</head>\";</script></head><body></body>",
+                "<head><script>var s = \"</head>\";</script><script>SHIM</script></head><body></body>",
+            ),
+            (
+                "<html><head><title>t</title><body>x",
+                "<html><head><title>t</title><body><script>SHIM</script>x",
+            ),
+            ("", "<script>SHIM</script>"),
+            (
+                "<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>",
+                "<head><script>SHIM</script></head>",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(html(input), *want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn leading_bom_stays_first() {
+        let mut input = vec![0xEF, 0xBB, 0xBF];
+        input.extend_from_slice(b"<!doctype html><p>x");
+        let out = run(&[&input], false);
+        assert!(out.starts_with(&[0xEF, 0xBB, 0xBF]), "{out:?}");
+        assert_eq!(&out[3..], b"<!doctype html><script>SHIM</script><p>x");
+        let mut input = vec![0xEF, 0xBB, 0xBF];
+        input.extend_from_slice(b"hello");
+        let out = run(&[&input[..1], &input[1..2], &input[2..]], false);
+        assert_eq!(&out[..], b"\xEF\xBB\xBF<script>SHIM</script>hello");
+        assert_eq!(run(&[b"<"], false), b"<script>SHIM</script><");
+    }
+
+    #[test]
+    fn head_end_split_across_chunks() {
+        let out = run(&[b"<!doctype html><html><he", b"ad><title>t</ti", b"tle></he", b"ad><body>x</body>"], false);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "<!doctype html><html><head><title>t</title><script>SHIM</script></head><body>x</body>"
+        );
+    }
+
+    #[test]
+    fn meta_csp_kept_when_preserved() {
+        let input = "<head><meta http-equiv=content-security-policy content=\"x\"></head>";
+        let out = String::from_utf8(run(&[input.as_bytes()], true)).unwrap();
+        assert_eq!(out, "<head><meta http-equiv=content-security-policy content=\"x\"><script>SHIM</script></head>");
+    }
+
+    fn headers(ct: Option<&str>, ce: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(ct) = ct {
+            h.insert(CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+        }
+        if let Some(ce) = ce {
+            h.insert(CONTENT_ENCODING, HeaderValue::from_str(ce).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn which_bodies_are_instrumented() {
+        let cases: &[(Option<&str>, Option<&str>, bool)] = &[
+            (Some("text/html"), None, true),
+            (Some("text/html; charset=utf-8"), None, true),
+            (Some("TEXT/HTML; Charset=\"ISO-8859-1\""), None, true),
+            (Some("text/html; charset=windows-1252"), Some("identity"), true),
+            (Some("text/html; charset=shift_jis"), None, true),
+            (Some("text/html; charset=utf-16"), None, false),
+            (Some("text/html; charset=UTF-16LE"), None, false),
+            (Some("text/html; charset=unicodefffe"), None, false),
+            (Some("text/html"), Some("gzip"), false),
+            (Some("text/html"), Some("br"), false),
+            (Some("text/html"), Some("identity, gzip"), false),
+            (Some("text/plain"), None, false),
+            (Some("application/json"), None, false),
+            (None, None, false),
+            (Some("application/xhtml+xml"), None, true),
+        ];
+        for (ct, ce, want) in cases {
+            assert_eq!(instrumentable(&headers(*ct, *ce)).is_some(), *want, "{ct:?} {ce:?}");
+        }
+        assert!(has_utf16_bom(&[0xFF, 0xFE, b'<', 0]));
+        assert!(has_utf16_bom(&[0xFE, 0xFF, 0, b'<']));
+        assert!(!has_utf16_bom(&[0xEF, 0xBB, 0xBF, b'<']));
+    }
+
+    #[test]
+    fn shim_literal_is_escaped_and_targets_the_app_origin() {
+        let s = shim_script("http://127.0.0.1:4000");
+        assert!(s.starts_with("<script>") && s.ends_with("</script>"));
+        assert!(s.contains("var A=\"http://127.0.0.1:4000\""));
+        assert!(!s.contains("\"*\""), "never targets *");
+        let evil = shim_script("</script><script>alert(1)//");
+        assert_eq!(evil.matches("</script>").count(), 1);
+    }
+}

@@ -1,0 +1,350 @@
+//! The iframe rewriting proxy: one loopback listener per grant (upstream origin), header
+//! rules, HTML shim injection, WebSocket pass-through, error pages (docs/protocol.md §6).
+//!
+//! Architecture Invariant: `proxy` knows nothing of panes, PTYs or the API's auth; it is
+//! handed a URL and an embedder chain and hands back a grant.
+
+mod html;
+mod rules;
+mod server;
+mod target;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use target::{is_blocked_ip, parse_upstream, validate_chain, Upstream};
+
+/// A grant dies after this long with no request and no open connection (sliding).
+pub const GRANT_IDLE_TTL_MS: u64 = 5 * 60 * 1000;
+/// At most this many grants live at once.
+pub const MAX_GRANTS: usize = 32;
+/// An upstream that sends no bytes for this long is answered with "didn't respond".
+pub const UPSTREAM_IDLE_MS: u64 = 30_000;
+
+/// Test-only: overrides [`GRANT_IDLE_TTL_MS`] (milliseconds). Not for production use.
+pub const ENV_TEST_GRANT_TTL_MS: &str = "PORTHOLE_PROXY_GRANT_TTL_MS";
+/// Test-only: overrides [`UPSTREAM_IDLE_MS`] (milliseconds). Not for production use.
+pub const ENV_TEST_IDLE_MS: &str = "PORTHOLE_PROXY_IDLE_MS";
+
+/// The proxy's timing and size limits.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Sliding idle lifetime of a grant.
+    pub grant_ttl: Duration,
+    /// Upstream socket idle bound (connect, response head, each body read).
+    pub upstream_idle: Duration,
+    /// Maximum number of live grants.
+    pub max_grants: usize,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            grant_ttl: Duration::from_millis(GRANT_IDLE_TTL_MS),
+            upstream_idle: Duration::from_millis(UPSTREAM_IDLE_MS),
+            max_grants: MAX_GRANTS,
+        }
+    }
+}
+
+impl ProxyConfig {
+    /// The defaults, with the test-only environment overrides applied when set to a positive
+    /// number of milliseconds.
+    pub fn from_env() -> Self {
+        let mut c = ProxyConfig::default();
+        let ms = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok()).filter(|v| *v > 0);
+        if let Some(v) = ms(ENV_TEST_GRANT_TTL_MS) {
+            c.grant_ttl = Duration::from_millis(v);
+        }
+        if let Some(v) = ms(ENV_TEST_IDLE_MS) {
+            c.upstream_idle = Duration::from_millis(v);
+        }
+        c
+    }
+}
+
+/// Why a grant was refused.
+#[derive(Debug)]
+pub enum ProxyError {
+    /// Occurs when the URL does not parse or has no host or carries credentials.
+    BadUrl(String),
+    /// Occurs when the scheme is neither http nor https.
+    BadScheme(String),
+    /// Occurs when the URL is `https:` (the proxy cannot instrument TLS).
+    HttpsRefused(String),
+    /// Occurs when the host is a link-local or cloud-metadata address literal.
+    BlockedAddress(String),
+    /// Occurs when [`MAX_GRANTS`] grants are already live.
+    TooManyGrants(usize),
+    /// Occurs when binding the grant's loopback listener fails.
+    Bind(std::io::Error),
+}
+
+impl ProxyError {
+    /// The stable error code (docs/protocol.md §6).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProxyError::BadUrl(_) => "bad_url",
+            ProxyError::BadScheme(_) => "bad_scheme",
+            ProxyError::HttpsRefused(_) => "https_refused",
+            ProxyError::BlockedAddress(_) => "blocked_address",
+            ProxyError::TooManyGrants(_) => "too_many_grants",
+            ProxyError::Bind(_) => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ProxyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxyError::BadUrl(m) => write!(f, "{m}"),
+            ProxyError::BadScheme(s) => write!(f, "only http:// pages can be framed, not {s}:"),
+            ProxyError::HttpsRefused(u) => {
+                write!(f, "https pages cannot be framed through the proxy; open {u} as a screencast instead")
+            }
+            ProxyError::BlockedAddress(a) => write!(f, "{a} is a link-local or cloud-metadata address"),
+            ProxyError::TooManyGrants(n) => write!(f, "{n} proxied origins are already open; close a browser pane first"),
+            ProxyError::Bind(e) => write!(f, "failed to bind a proxy listener on 127.0.0.1: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ProxyError {}
+
+/// One live grant as reported to the API.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GrantInfo {
+    /// The grant id (`g1`, `g2`, …; never reused within a sidecar's life).
+    pub grant: String,
+    /// The proxy's origin, `http://127.0.0.1:P`.
+    pub origin: String,
+    /// The upstream origin the grant fronts.
+    pub upstream: String,
+    /// The URL to frame (only set on creation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// One grant's shared state; the listener and every connection task hold an `Arc` of it.
+pub(crate) struct Grant {
+    pub(crate) id: String,
+    pub(crate) port: u16,
+    pub(crate) upstream: Upstream,
+    pub(crate) origins: rules::ProxyOrigins,
+    /// The validated embedder chain (`None`: no chain; framing headers left alone, no shim).
+    pub(crate) chain: Mutex<Option<Vec<String>>>,
+    pub(crate) last_used: Mutex<Instant>,
+    /// In-flight requests (until their body ends) and open upgraded tunnels.
+    pub(crate) active: AtomicUsize,
+    pub(crate) closed: watch::Sender<bool>,
+    pub(crate) config: ProxyConfig,
+}
+
+impl Grant {
+    pub(crate) fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed()
+    }
+
+    fn info(&self) -> GrantInfo {
+        GrantInfo { grant: self.id.clone(), origin: self.origins.canonical.clone(), upstream: self.upstream.origin.clone(), url: None }
+    }
+}
+
+/// Holds a grant "in use": counted in `active` until dropped; the drop refreshes the TTL. A
+/// passive guard (for a caller that named itself foreign) neither counts nor refreshes.
+pub(crate) struct ActiveGuard(Option<Arc<Grant>>);
+
+impl ActiveGuard {
+    pub(crate) fn new(g: &Arc<Grant>) -> Self {
+        g.active.fetch_add(1, Ordering::SeqCst);
+        g.touch();
+        ActiveGuard(Some(g.clone()))
+    }
+
+    pub(crate) fn passive() -> Self {
+        ActiveGuard(None)
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        if let Some(g) = self.0.take() {
+            g.touch();
+            g.active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Every live grant. Cheap to share (`Arc` inside the API state).
+pub struct Proxy {
+    config: ProxyConfig,
+    grants: Mutex<BTreeMap<String, Arc<Grant>>>,
+    next_id: AtomicU64,
+    reaper_started: std::sync::Once,
+}
+
+impl Proxy {
+    /// An empty proxy with these limits. The expiry task starts with the first grant (so this
+    /// may be called outside a runtime).
+    pub fn new(config: ProxyConfig) -> Arc<Self> {
+        Arc::new(Proxy { config, grants: Mutex::new(BTreeMap::new()), next_id: AtomicU64::new(1), reaper_started: std::sync::Once::new() })
+    }
+
+    /// Returns the grant for `url`'s origin, creating one (and its listener) when none lives;
+    /// an existing grant takes the new chain. `embedders` is validated all-or-nothing
+    /// ([`validate_chain`]). Must run inside a tokio runtime.
+    pub async fn grant(self: &Arc<Self>, url: &str, embedders: &[String]) -> Result<GrantInfo, ProxyError> {
+        let (upstream, path) = parse_upstream(url)?;
+        let chain = validate_chain(embedders);
+        self.start_reaper();
+        {
+            let grants = self.lock();
+            if let Some(g) = grants.values().find(|g| g.upstream.origin == upstream.origin && !*g.closed.borrow()) {
+                *g.chain.lock().unwrap_or_else(|p| p.into_inner()) = chain;
+                g.touch();
+                let mut info = g.info();
+                info.url = Some(format!("{}{path}", g.origins.canonical));
+                return Ok(info);
+            }
+            if grants.len() >= self.config.max_grants {
+                return Err(ProxyError::TooManyGrants(grants.len()));
+            }
+        }
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.map_err(ProxyError::Bind)?;
+        let port = listener.local_addr().map_err(ProxyError::Bind)?.port();
+        let mut grants = self.lock();
+        // Another request may have raced us to the same origin or the cap while we bound.
+        if let Some(g) = grants.values().find(|g| g.upstream.origin == upstream.origin) {
+            *g.chain.lock().unwrap_or_else(|p| p.into_inner()) = chain;
+            g.touch();
+            let mut info = g.info();
+            info.url = Some(format!("{}{path}", g.origins.canonical));
+            return Ok(info);
+        }
+        if grants.len() >= self.config.max_grants {
+            return Err(ProxyError::TooManyGrants(grants.len()));
+        }
+        let id = format!("g{}", self.next_id.fetch_add(1, Ordering::SeqCst));
+        let (closed, _) = watch::channel(false);
+        let grant = Arc::new(Grant {
+            id: id.clone(),
+            port,
+            upstream,
+            origins: rules::ProxyOrigins::new(port),
+            chain: Mutex::new(chain),
+            last_used: Mutex::new(Instant::now()),
+            active: AtomicUsize::new(0),
+            closed,
+            config: self.config.clone(),
+        });
+        grants.insert(id, grant.clone());
+        drop(grants);
+        tokio::spawn(server::serve(listener, grant.clone()));
+        tracing::info!(grant = %grant.id, port, upstream = %grant.upstream.origin, "proxy grant created");
+        let mut info = grant.info();
+        info.url = Some(format!("{}{path}", grant.origins.canonical));
+        Ok(info)
+    }
+
+    /// Every live grant, in id order.
+    pub fn list(&self) -> Vec<GrantInfo> {
+        let mut v: Vec<(u64, GrantInfo)> =
+            self.lock().values().map(|g| (g.id[1..].parse().unwrap_or(0), g.info())).collect();
+        v.sort_by_key(|(n, _)| *n);
+        v.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// Closes a grant's listener and its connections at once. Returns true if and only if it
+    /// was live (a second call returns false).
+    pub fn revoke(&self, id: &str) -> bool {
+        let g = self.lock().remove(id);
+        match g {
+            Some(g) => {
+                g.closed.send_replace(true);
+                tracing::info!(grant = %g.id, "proxy grant revoked");
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes every grant (shutdown).
+    pub fn close_all(&self) {
+        let all: Vec<_> = std::mem::take(&mut *self.lock()).into_values().collect();
+        for g in all {
+            g.closed.send_replace(true);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Grant>>> {
+        self.grants.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn start_reaper(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let tick = (self.config.grant_ttl / 5).clamp(Duration::from_millis(20), Duration::from_secs(5));
+        self.reaper_started.call_once(|| {
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(tick).await;
+                    let Some(p) = weak.upgrade() else { return };
+                    p.expire_idle();
+                }
+            });
+        });
+    }
+
+    /// Closes every grant idle for longer than the TTL with nothing in flight.
+    fn expire_idle(&self) {
+        let ttl = self.config.grant_ttl;
+        let expired: Vec<Arc<Grant>> = {
+            let mut grants = self.lock();
+            let ids: Vec<String> = grants
+                .values()
+                .filter(|g| g.active.load(Ordering::SeqCst) == 0 && g.idle_for() > ttl)
+                .map(|g| g.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| grants.remove(id)).collect()
+        };
+        for g in expired {
+            g.closed.send_replace(true);
+            tracing::info!(grant = %g.id, "proxy grant expired");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_match_the_design_numbers() {
+        // DESIGN §7: proxy grant idle TTL / cap / upstream idle = 5 min / 32 / 30 s.
+        assert_eq!((GRANT_IDLE_TTL_MS, MAX_GRANTS, UPSTREAM_IDLE_MS), (300_000, 32, 30_000));
+        let c = ProxyConfig::default();
+        assert_eq!((c.grant_ttl, c.max_grants, c.upstream_idle), (Duration::from_secs(300), 32, Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn error_codes_are_stable() {
+        for (e, code) in [
+            (ProxyError::BadUrl("x".into()), "bad_url"),
+            (ProxyError::BadScheme("ftp".into()), "bad_scheme"),
+            (ProxyError::HttpsRefused("https://a.test/".into()), "https_refused"),
+            (ProxyError::BlockedAddress("169.254.169.254".into()), "blocked_address"),
+            (ProxyError::TooManyGrants(32), "too_many_grants"),
+        ] {
+            assert_eq!(e.code(), code);
+        }
+        assert!(ProxyError::HttpsRefused("https://a.test/".into()).to_string().contains("screencast"));
+    }
+}

@@ -1,0 +1,496 @@
+//! The iframe proxy through the real binary: grant API, header rules, HTML instrumentation,
+//! error pages, WebSocket pass-through, Host gate, TTL and cap (protocol §6). Each test starts
+//! its own upstream on 127.0.0.1 (a hand-written HTTP/1.1 server, so every byte is under the
+//! test's control, and a tokio-tungstenite WebSocket echo server).
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+const APP: &str = "http://127.0.0.1:4000";
+
+/// One request as the upstream saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    path: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+type Log = Arc<Mutex<Vec<Seen>>>;
+
+const PAGE: &str = "<!doctype html><html><head><title>t</title></head><body>hi</body></html>";
+
+/// Starts the test upstream; returns its port and the log of requests it saw.
+async fn upstream() -> (u16, Log) {
+    upstream_on("127.0.0.1:0").await
+}
+
+/// As [`upstream`], bound to `addr`.
+async fn upstream_on(addr: &str) -> (u16, Log) {
+    let l = TcpListener::bind(addr).await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let log: Log = Arc::default();
+    let log2 = log.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = l.accept().await else { return };
+            tokio::spawn(serve_one(s, port, log2.clone()));
+        }
+    });
+    (port, log)
+}
+
+async fn serve_one(mut s: TcpStream, port: u16, log: Log) {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    while !contains(&buf, b"\r\n\r\n") {
+        match s.read(&mut b).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&b[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&buf).to_string();
+    let mut lines = head.split("\r\n");
+    let path = lines.next().unwrap().split(' ').nth(1).unwrap().to_string();
+    let headers: Vec<(String, String)> = lines
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    log.lock().unwrap().push(Seen { path: path.clone(), headers });
+    let route = path.split('?').next().unwrap().to_string();
+    let html = |extra: &str, body: &str| {
+        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+    };
+    let resp: Vec<u8> = match route.as_str() {
+        "/framed" => html(
+            "X-Frame-Options: DENY\r\nContent-Security-Policy: frame-ancestors 'none'\r\nSet-Cookie: sid=1; Path=/\r\nSet-Cookie: b=2\r\n",
+            PAGE,
+        )
+        .into(),
+        "/preserve" => html(
+            "Content-Security-Policy: script-src 'self'\r\nX-Porthole-Preserve-CSP: 1\r\n",
+            "<head><meta http-equiv=\"Content-Security-Policy\" content=\"img-src 'none'\"></head>",
+        )
+        .into(),
+        "/meta-csp" => html("", "<head><meta http-equiv=\"Content-Security-Policy\" content=\"img-src 'none'\"></head>").into(),
+        "/redirect" => format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://localhost:{port}/next?a=1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .into(),
+        "/gzip" => {
+            let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: 23\r\nConnection: close\r\n\r\n".to_vec();
+            r.extend_from_slice(b"\x1f\x8b\x08\x00<head></head>\x00\x01\x02\xff\xfe\x00");
+            r
+        }
+        "/utf16" => {
+            let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 16\r\nConnection: close\r\n\r\n".to_vec();
+            r.extend_from_slice(b"\xff\xfe<\x00h\x00e\x00a\x00d\x00>\x00<\x00");
+            r
+        }
+        "/chunked" => {
+            let parts = ["<!doctype html><html><he", "ad><title>chunky</title></he", "ad><body>", "streamed</body></html>"];
+            let mut r = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+            s.write_all(r.as_bytes()).await.ok();
+            r.clear();
+            for p in parts {
+                let c = format!("{:x}\r\n{p}\r\n", p.len());
+                if s.write_all(c.as_bytes()).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(30)).await;
+            }
+            b"0\r\n\r\n".to_vec()
+        }
+        "/script" => b"HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nContent-Length: 2\r\nConnection: close\r\n\r\n;;".to_vec(),
+        "/idle" => {
+            tokio::time::sleep(Duration::from_secs(120)).await;
+            return;
+        }
+        _ => html("", PAGE).into(),
+    };
+    let _ = s.write_all(&resp).await;
+    let _ = s.shutdown().await;
+}
+
+/// A raw HTTP/1.1 request to `port` with exactly these headers (plus `Host:
+/// 127.0.0.1:port` unless given, and `Connection: close`).
+async fn http(port: u16, path: &str, headers: &[(&str, &str)]) -> Resp {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req += &format!("Host: 127.0.0.1:{port}\r\n");
+    }
+    for (k, v) in headers {
+        req += &format!("{k}: {v}\r\n");
+    }
+    req += "Connection: close\r\n\r\n";
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await.expect("http response").ok();
+    parse_response(&buf)
+}
+
+fn all(r: &Resp, name: &str) -> Vec<String> {
+    r.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone()).collect()
+}
+
+/// Asks for a grant; returns (status, body).
+async fn grant(sc: &Sidecar, url: &str, embedders: &[&str]) -> (u16, Value) {
+    let r = sc.req("POST", "/api/proxy/grants", Some(&json!({"url": url, "embedders": embedders}))).await;
+    (r.status, r.json())
+}
+
+/// A grant that must succeed; returns its proxy port.
+async fn grant_port(sc: &Sidecar, url: &str) -> u16 {
+    let (st, v) = grant(sc, url, &[APP]).await;
+    assert_eq!(st, 200, "{v}");
+    v["origin"].as_str().unwrap().trim_start_matches("http://127.0.0.1:").parse().unwrap()
+}
+
+fn shim_count(body: &[u8]) -> usize {
+    String::from_utf8_lossy(body).matches("__porthole_shim=1").count()
+}
+
+#[tokio::test]
+async fn grant_api_refusals_reuse_and_revoke() {
+    let sc = Sidecar::start(&[]);
+    for (url, status, code) in [
+        ("https://example.com/", 400, "https_refused"),
+        ("ftp://example.com/", 400, "bad_scheme"),
+        ("javascript:alert(1)", 400, "bad_scheme"),
+        ("not a url", 400, "bad_url"),
+        ("http://169.254.169.254/latest", 403, "blocked_address"),
+        ("http://2852039166/", 403, "blocked_address"),
+        ("http://0251.0376.0251.0376/", 403, "blocked_address"),
+        ("http://0xa9fea9fe/", 403, "blocked_address"),
+        ("http://169.254.43518/", 403, "blocked_address"),
+        ("http://[::ffff:169.254.169.254]/", 403, "blocked_address"),
+        ("http://[fe80::1]/", 403, "blocked_address"),
+        ("http://[fd00:ec2::254]/", 403, "blocked_address"),
+        ("http://100.100.100.200/", 403, "blocked_address"),
+    ] {
+        let (st, v) = grant(&sc, url, &[APP]).await;
+        assert_eq!((st, v["error"]["code"].as_str().unwrap()), (status, code), "{url}: {v}");
+    }
+    let (_, v) = grant(&sc, "https://example.com/", &[]).await;
+    assert!(v["error"]["message"].as_str().unwrap().contains("screencast"), "{v}");
+    let r = sc.raw("POST", "/api/proxy/grants", &[("Content-Type", "application/json")], br#"{"url":"http://localhost:1/"}"#).await;
+    assert_eq!(r.status, 401, "the grant API needs auth");
+
+    let (up, _) = upstream().await;
+    let (st, a) = grant(&sc, &format!("http://localhost:{up}/a?x=1#frag"), &[APP]).await;
+    assert_eq!(st, 200, "{a}");
+    let origin = a["origin"].as_str().unwrap().to_string();
+    assert!(origin.starts_with("http://127.0.0.1:"));
+    assert_eq!(a["url"], format!("{origin}/a?x=1"));
+    assert_eq!(a["upstream"], format!("http://localhost:{up}"));
+    assert_eq!(a["grant"], "g1");
+    let (_, b) = grant(&sc, &format!("http://localhost:{up}/b"), &[]).await;
+    assert_eq!((b["grant"].clone(), b["origin"].clone()), (a["grant"].clone(), a["origin"].clone()), "same upstream, same grant");
+    assert_eq!(b["url"], format!("{origin}/b"));
+    let (_, c) = grant(&sc, &format!("http://127.0.0.1:{up}/"), &[]).await;
+    assert_ne!(c["grant"], a["grant"], "a different spelling of the host is a different origin");
+
+    let list = sc.req("GET", "/api/proxy/grants", None).await.json();
+    assert_eq!(list["grants"].as_array().unwrap().len(), 2, "{list}");
+    let port: u16 = origin.trim_start_matches("http://127.0.0.1:").parse().unwrap();
+    assert_eq!(http(port, "/", &[]).await.status, 200);
+    assert_eq!(sc.req("DELETE", "/api/proxy/grants/g1", None).await.status, 204);
+    assert_eq!(sc.req("DELETE", "/api/proxy/grants/g1", None).await.status, 404);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err(), "revoked grant's listener is closed");
+}
+
+#[tokio::test]
+async fn framing_headers_cookies_origin_and_shim() {
+    let sc = Sidecar::start(&[]);
+    let (up, log) = upstream().await;
+    let port = grant_port(&sc, &format!("http://localhost:{up}/")).await;
+    let own = format!("http://127.0.0.1:{port}");
+    let referer = format!("{own}/from?q=2");
+    let r = http(
+        port,
+        "/framed?token=a%20b&x",
+        &[("Cookie", "sid=secret"), ("Origin", &own), ("Referer", &referer), ("Accept-Encoding", "gzip"), ("Sec-Fetch-Dest", "iframe")],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert!(all(&r, "x-frame-options").is_empty());
+    assert_eq!(all(&r, "content-security-policy"), [format!("frame-ancestors 'self' {APP}")]);
+    assert!(all(&r, "set-cookie").is_empty());
+    assert!(all(&r, "vary").iter().any(|v| v.contains("Sec-Fetch-Dest")));
+    assert!(all(&r, "content-length").is_empty(), "body changed, length removed");
+    assert_eq!(all(&r, "content-type"), ["text/html; charset=utf-8"]);
+    let body = String::from_utf8(r.body.clone()).unwrap();
+    assert_eq!(shim_count(&r.body), 1, "{body}");
+    let shim_at = body.find("<script>").unwrap();
+    assert!(body[shim_at..].starts_with("<script>(function(){var A=\"http://127.0.0.1:4000\""), "{body}");
+    assert!(body.find("</head>").unwrap() > shim_at && body.find("<title>").unwrap() < shim_at);
+
+    let seen = log.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(seen.path, "/framed?token=a%20b&x", "query passed through untouched");
+    assert_eq!(seen.header("host"), Some(format!("localhost:{up}").as_str()));
+    assert_eq!(seen.header("origin"), Some(format!("http://localhost:{up}").as_str()));
+    assert_eq!(seen.header("referer"), Some(format!("http://localhost:{up}/from?q=2").as_str()));
+    assert_eq!(seen.header("cookie"), None);
+    assert_eq!(seen.header("accept-encoding"), None);
+
+    // A foreign Origin is forwarded untouched; an absent one stays absent.
+    http(port, "/", &[("Origin", "http://evil.test")]).await;
+    assert_eq!(log.lock().unwrap().last().unwrap().header("origin"), Some("http://evil.test"));
+    http(port, "/", &[]).await;
+    assert_eq!(log.lock().unwrap().last().unwrap().header("origin"), None);
+
+    // Redirect to the upstream's own absolute origin stays inside the proxy.
+    let r = http(port, "/redirect", &[]).await;
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some(format!("{own}/next?a=1").as_str()));
+
+    // Meta CSP removed; kept (with the header policies) when the upstream opts in.
+    let r = http(port, "/meta-csp", &[]).await;
+    assert!(!String::from_utf8_lossy(&r.body).contains("http-equiv"));
+    let r = http(port, "/preserve", &[]).await;
+    assert!(String::from_utf8_lossy(&r.body).contains("http-equiv"));
+    assert_eq!(all(&r, "content-security-policy"), ["script-src 'self'".to_string(), format!("frame-ancestors 'self' {APP}")]);
+    assert!(all(&r, "x-porthole-preserve-csp").is_empty());
+
+    // An upgrade the upstream refuses: an ordinary response, Set-Cookie still dropped.
+    let r = http(port, "/framed", &[("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")]).await;
+    assert_eq!(r.status, 200);
+    assert!(all(&r, "set-cookie").is_empty());
+}
+
+#[tokio::test]
+async fn ipv6_literal_upstream_is_dialled() {
+    let sc = Sidecar::start(&[]);
+    let Ok(probe) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here; nothing to check");
+        return;
+    };
+    drop(probe);
+    let (up, log) = upstream_on("[::1]:0").await;
+    let port = grant_port(&sc, &format!("http://[::1]:{up}/")).await;
+    let r = http(port, "/", &[]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(log.lock().unwrap().last().unwrap().header("host"), Some(format!("[::1]:{up}").as_str()));
+}
+
+#[tokio::test]
+async fn no_chain_keeps_framing_headers_and_injects_nothing() {
+    let sc = Sidecar::start(&[]);
+    let (up, _) = upstream().await;
+    let (st, v) = grant(&sc, &format!("http://127.0.0.1:{up}/"), &[APP, "null"]).await;
+    assert_eq!(st, 200);
+    let port: u16 = v["origin"].as_str().unwrap().trim_start_matches("http://127.0.0.1:").parse().unwrap();
+    let r = http(port, "/framed", &[]).await;
+    assert_eq!(all(&r, "x-frame-options"), ["DENY"]);
+    assert_eq!(all(&r, "content-security-policy"), ["frame-ancestors 'none'"]);
+    assert!(all(&r, "set-cookie").is_empty());
+    assert_eq!(r.body, PAGE.as_bytes());
+}
+
+#[tokio::test]
+async fn compressed_and_utf16_pass_through_and_accept_encoding_rules() {
+    let sc = Sidecar::start(&[]);
+    let (up, log) = upstream().await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    let r = http(port, "/gzip", &[("Accept-Encoding", "gzip, br"), ("Sec-Fetch-Dest", "document")]).await;
+    assert_eq!(r.body, b"\x1f\x8b\x08\x00<head></head>\x00\x01\x02\xff\xfe\x00", "gzip body untouched");
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(log.lock().unwrap().last().unwrap().header("accept-encoding"), None, "removed on document loads");
+    http(port, "/script", &[("Accept-Encoding", "gzip, br"), ("Sec-Fetch-Dest", "script")]).await;
+    assert_eq!(log.lock().unwrap().last().unwrap().header("accept-encoding"), Some("gzip, br"), "kept on subresources");
+    let r = http(port, "/utf16", &[]).await;
+    assert_eq!(r.body, b"\xff\xfe<\x00h\x00e\x00a\x00d\x00>\x00<\x00", "UTF-16 (BOM) untouched");
+    let r = http(port, "/script", &[]).await;
+    assert_eq!(r.body, b";;");
+}
+
+#[tokio::test]
+async fn chunked_html_is_instrumented_while_streaming() {
+    let sc = Sidecar::start(&[]);
+    let (up, _) = upstream().await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    let r = http(port, "/chunked", &[]).await;
+    assert_eq!(r.status, 200);
+    let body = String::from_utf8(r.body.clone()).unwrap();
+    assert_eq!(shim_count(&r.body), 1, "{body}");
+    assert!(body.starts_with("<!doctype html><html><head><title>chunky</title><script>"), "{body}");
+    assert!(body.ends_with("</script></head><body>streamed</body></html>"), "{body}");
+}
+
+#[tokio::test]
+async fn error_pages_couldnt_connect_and_didnt_respond() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_IDLE_MS", "600")]);
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let port = grant_port(&sc, &format!("http://localhost:{dead}/")).await;
+    let r = http(port, "/", &[]).await;
+    assert_eq!(r.status, 502);
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("couldn't connect to the dev server"), "{body}");
+    assert!(body.contains(&format!("http://localhost:{dead}")));
+    assert!(body.contains("prefers-color-scheme"));
+
+    let (up, _) = upstream().await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    let start = std::time::Instant::now();
+    let r = http(port, "/idle", &[]).await;
+    assert_eq!(r.status, 504);
+    assert!(start.elapsed() >= Duration::from_millis(500), "{:?}", start.elapsed());
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("didn't respond") && !body.contains("couldn't connect"), "{body}");
+}
+
+#[tokio::test]
+#[allow(clippy::result_large_err)] // tungstenite's handshake callback type
+async fn websocket_echo_keeps_grant_alive_and_drops_cookies() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_GRANT_TTL_MS", "800")]);
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = l.local_addr().unwrap().port();
+    // (path, cookie, origin, host) of each handshake.
+    type Handshake = (String, Option<String>, Option<String>, Option<String>);
+    let seen: Arc<Mutex<Vec<Handshake>>> = Arc::default();
+    let seen2 = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = l.accept().await {
+            let seen = seen2.clone();
+            tokio::spawn(async move {
+                let cb = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                          mut resp: tokio_tungstenite::tungstenite::handshake::server::Response| {
+                    let h = |n: &str| req.headers().get(n).map(|v| v.to_str().unwrap().to_string());
+                    seen.lock().unwrap().push((req.uri().to_string(), h("cookie"), h("origin"), h("host")));
+                    resp.headers_mut().insert("set-cookie", HeaderValue::from_static("ws=1"));
+                    Ok(resp)
+                };
+                let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(s, cb).await else { return };
+                while let Some(Ok(m)) = ws.next().await {
+                    if (m.is_text() || m.is_binary()) && ws.send(m).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let port = grant_port(&sc, &format!("http://localhost:{up}/")).await;
+    let own = format!("http://127.0.0.1:{port}");
+    let mut req = format!("ws://127.0.0.1:{port}/hmr?token=abc").into_client_request().unwrap();
+    req.headers_mut().insert("cookie", HeaderValue::from_static("sid=secret"));
+    req.headers_mut().insert("origin", HeaderValue::from_str(&own).unwrap());
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (mut ws, resp) = tokio_tungstenite::client_async(req, stream).await.expect("upgrade through the proxy");
+    assert!(resp.headers().get("set-cookie").is_none(), "Set-Cookie dropped on the handshake");
+    ws.send(Message::Text("ping 1".into())).await.unwrap();
+    let m = tokio::time::timeout(HANG, ws.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(m.into_text().unwrap().as_str(), "ping 1");
+    {
+        let s = seen.lock().unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].0, "/hmr?token=abc");
+        assert_eq!(s[0].1, None, "Cookie dropped on the handshake");
+        assert_eq!(s[0].2.as_deref(), Some(format!("http://localhost:{up}").as_str()));
+        assert_eq!(s[0].3.as_deref(), Some(format!("localhost:{up}").as_str()));
+    }
+    // An open socket keeps the grant alive well past its (test) TTL.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    ws.send(Message::Text("ping 2".into())).await.unwrap();
+    let m = tokio::time::timeout(HANG, ws.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(m.into_text().unwrap().as_str(), "ping 2");
+    assert_eq!(sc.req("GET", "/api/proxy/grants", None).await.json()["grants"].as_array().unwrap().len(), 1);
+    // Closed: the grant expires.
+    ws.close(None).await.ok();
+    drop(ws);
+    let mut gone = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if sc.req("GET", "/api/proxy/grants", None).await.json()["grants"].as_array().unwrap().is_empty() {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "grant expired once the socket closed");
+    assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err(), "expired grant's listener is closed");
+}
+
+#[tokio::test]
+async fn host_mismatch_is_refused_and_does_not_refresh_the_ttl() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_GRANT_TTL_MS", "1000")]);
+    let (up, log) = upstream().await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    let grants = || async { sc.req("GET", "/api/proxy/grants", None).await.json()["grants"].as_array().unwrap().len() };
+    // Good requests keep it alive past the TTL.
+    for _ in 0..8 {
+        assert_eq!(http(port, "/", &[("Host", &format!("localhost:{port}"))]).await.status, 200);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(grants().await, 1, "refreshed by good requests");
+    let before = log.lock().unwrap().len();
+    let mut served_foreign = 0;
+    // Refused Hosts do not, nor do callers naming a foreign Origin (those are served): the
+    // grant expires although both keep coming.
+    let mut expired = false;
+    let good_host = format!("127.0.0.1:{port}");
+    for _ in 0..40 {
+        for host in ["evil.test", &format!("evil.test:{port}"), &format!("127.0.0.1:{}", port.wrapping_add(1)), &good_host] {
+            let mut s = match TcpStream::connect(("127.0.0.1", port)).await {
+                Ok(s) => s,
+                Err(_) => {
+                    expired = true;
+                    break;
+                }
+            };
+            let req = format!("GET / HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.test\r\nConnection: close\r\n\r\n");
+            s.write_all(req.as_bytes()).await.unwrap();
+            let mut buf = Vec::new();
+            let _ = tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await;
+            if !buf.is_empty() {
+                let want = if *host == good_host { 200 } else { 421 };
+                assert_eq!(parse_response(&buf).status, want, "{host}");
+                served_foreign += (want == 200) as usize;
+            }
+        }
+        if expired {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(expired, "the grant expired despite the refused requests");
+    assert_eq!(grants().await, 0);
+    assert!(served_foreign > 0);
+    assert_eq!(log.lock().unwrap().len(), before + served_foreign, "refused requests never reached the upstream");
+}
+
+#[tokio::test]
+async fn grant_cap_refuses_the_33rd() {
+    let sc = Sidecar::start(&[]);
+    for n in 1..=32u16 {
+        let (st, v) = grant(&sc, &format!("http://127.0.0.1:{}/", 20000 + n), &[APP]).await;
+        assert_eq!(st, 200, "{n}: {v}");
+    }
+    let (st, v) = grant(&sc, "http://127.0.0.1:19999/", &[APP]).await;
+    assert_eq!((st, v["error"]["code"].as_str().unwrap()), (429, "too_many_grants"), "{v}");
+    let (st, _) = grant(&sc, "http://127.0.0.1:20001/other", &[APP]).await;
+    assert_eq!(st, 200, "an existing grant is still reused at the cap");
+    assert_eq!(sc.req("DELETE", "/api/proxy/grants/g5", None).await.status, 204);
+    let (st, _) = grant(&sc, "http://127.0.0.1:19999/", &[APP]).await;
+    assert_eq!(st, 200, "room again after a revoke");
+}
