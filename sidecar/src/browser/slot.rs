@@ -319,6 +319,21 @@ impl BrowserRef {
                 BrowserRef(slot).on_disconnected(generation);
             }
         });
+        let first = match bounded("Target.createTarget", browser.new_page("about:blank")).await {
+            Ok(p) => p,
+            Err(e) => {
+                handler_task.abort();
+                end_browser(&mut browser).await;
+                return Err(e);
+            }
+        };
+        let first_id = first.target_id().as_ref().to_string();
+        {
+            let mut s = self.shared();
+            s.tabs.push(Tab { id: first_id.clone(), url: "about:blank".into(), title: String::new() });
+        }
+        // Tabs are our first page and pages opened by our tabs; anything else (a blank tab
+        // Chromium opens on its own, possibly late) is closed and never listed.
         let follow = match self.follow_targets(&browser, generation).await {
             Ok(t) => t,
             Err(e) => {
@@ -327,16 +342,6 @@ impl BrowserRef {
                 return Err(e);
             }
         };
-        let first = match bounded("Target.createTarget", browser.new_page("about:blank")).await {
-            Ok(p) => p,
-            Err(e) => {
-                handler_task.abort();
-                follow.abort();
-                end_browser(&mut browser).await;
-                return Err(e);
-            }
-        };
-        let first_id = first.target_id().as_ref().to_string();
         // Close the blank tab Chromium may have opened on its own.
         if let Ok(t) = bounded("Target.getTargets", browser.execute(GetTargetsParams::default())).await {
             for info in &t.result.target_infos {
@@ -456,6 +461,16 @@ impl BrowserRef {
                 return;
             }
             let is_new = !s.tabs.iter().any(|t| t.id == id);
+            let opened_by_ours = info.opener_id.as_ref().is_some_and(|o| s.tabs.iter().any(|t| t.id == o.as_ref()));
+            if is_new && !opened_by_ours {
+                drop(s);
+                if created && s_is_blank(&info.url) {
+                    let me = self.clone();
+                    let target = info.target_id.clone();
+                    tokio::spawn(async move { me.close_stray(target).await });
+                }
+                return;
+            }
             if is_new {
                 s.tabs.push(Tab { id: id.clone(), url: info.url.clone(), title: info.title.clone() });
             } else if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
@@ -465,8 +480,7 @@ impl BrowserRef {
             if s.active.as_deref() == Some(&id) && is_http(&info.url) {
                 s.last_url = info.url.clone();
             }
-            let opened_by_ours = info.opener_id.as_ref().is_some_and(|o| s.tabs.iter().any(|t| t.id == o.as_ref()));
-            (created || is_new) && !s.pages.contains_key(&id) && s.phase == Phase::Live && opened_by_ours
+            is_new && !s.pages.contains_key(&id) && s.phase == Phase::Live
         };
         self.publish();
         if attach {
@@ -474,6 +488,14 @@ impl BrowserRef {
             let target = info.target_id.clone();
             tokio::spawn(async move { me.attach_opened(target, generation).await });
         }
+    }
+
+    /// Closes a page target that is not a tab (a blank page Chromium opened on its own).
+    async fn close_stray(&self, target: TargetId) {
+        let live = self.shared().live.clone();
+        let Some(live) = live else { return };
+        let b = live.browser.lock().await;
+        let _ = bounded("Target.closeTarget", b.execute(CloseTargetParams::new(target))).await;
     }
 
     /// A page opened by one of ours (window.open, target=_blank) becomes a tab and the active
@@ -877,6 +899,10 @@ async fn end_browser(b: &mut Browser) {
             let _ = tokio::time::timeout(half, b.wait()).await;
         }
     }
+}
+
+fn s_is_blank(url: &str) -> bool {
+    url.is_empty() || url == "about:blank" || url.starts_with("chrome://newtab")
 }
 
 fn same_size(a: &Viewport, b: &Viewport) -> bool {
