@@ -272,6 +272,7 @@ async fn run_page(
             tracing::debug!("start screencast (shared): {e}");
         }
     }
+    let start_url = active_url(&state.borrow());
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut last: Option<Bytes> = None;
     // A new view (or a new tab) gets a capture at once: a static page sends no frames.
@@ -351,6 +352,12 @@ async fn run_page(
                 if s.generation != browser.generation() || &s.active != active || !s.connected {
                     return false;
                 }
+                // A navigation may swap the page's renderer, which ends its screencast:
+                // restart it on every commit of the active tab.
+                let url = active_url(&s);
+                if url != start_url {
+                    return false;
+                }
                 if s.viewport != browser.last_measured() {
                     // A viewport change is a repaint.
                     quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
@@ -358,6 +365,10 @@ async fn run_page(
             }
         }
     }
+}
+
+fn active_url(s: &ViewState) -> Option<String> {
+    s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a)).map(|t| t.url.clone())
 }
 
 /// Script: hit-test (x, y); if it lands on a single-choice `<select>`, remember and focus it
