@@ -395,7 +395,16 @@ async fn window_open_creates_a_tab_that_can_be_selected_and_closed() {
     let other = info(sc, &id).await["tabs"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).find(|t| *t != first).unwrap();
     let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/close"), Some(&json!({"tab": other}))).await;
     assert_eq!(r.status, 200);
-    until_json(&mut ws, "one tab", |v| v["type"] == "tabs" && v["tabs"].as_array().unwrap().len() == 1).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let v = info(sc, &id).await;
+        if v["tabs"].as_array().unwrap().len() == 1 {
+            assert_eq!(v["tabs"][0]["id"], first.as_str());
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the closed tab stayed listed: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     delete(sc, &id).await;
 }
 
