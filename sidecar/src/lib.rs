@@ -9,6 +9,7 @@ pub mod browser;
 pub mod cli;
 pub mod constants;
 pub mod logging;
+pub mod ports;
 pub mod proxy;
 pub mod pty;
 pub mod viewer;

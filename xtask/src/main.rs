@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
-//! cargo xtask bench [pty|proxy|screencast] run a benchmark (release build)
+//! cargo xtask bench [pty|proxy|ports|screencast] run a benchmark (release build)
 //! ```
 
 mod deps;
@@ -50,9 +50,10 @@ usage: cargo xtask <command>
                  sidecar in web mode and print the URL to open instead
   test           build once, then run every suite (cargo tests, UI unit tests,
                  Playwright e2e, desktop smoke); prints `N passed, N failed`
-  bench [pty|proxy|screencast]
+  bench [pty|proxy|ports|screencast]
                  run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy;
+                 ports: port scan latency with 50 busy terminals;
                  screencast: viewer fps vs bare CDP, input-to-frame latency)
 
 Both run and test first install what is missing: Debian packages (apt-get, as root
@@ -174,6 +175,16 @@ fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
                 "bench_proxy",
             ])
             .args(&args[1.min(args.len())..])),
+        "ports" => run(cargo(root)
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "sidecar",
+                "--example",
+                "bench_ports",
+            ])
+            .args(&args[1.min(args.len())..])),
         "screencast" => run(cargo(root)
             .args([
                 "run",
@@ -185,7 +196,7 @@ fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
             ])
             .args(&args[1.min(args.len())..])),
         other => Err(Failed(format!(
-            "bench: unknown benchmark {other:?} (available: pty, proxy, screencast)"
+            "bench: unknown benchmark {other:?} (available: pty, proxy, ports, screencast)"
         ))),
     }
 }

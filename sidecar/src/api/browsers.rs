@@ -1,4 +1,4 @@
-//! Browser endpoints (protocol §7): create, operate, inspect, delete, viewer grants, and the
+//! Browser endpoints (protocol §8): create, operate, inspect, delete, viewer grants, and the
 //! viewer socket's upgrade.
 
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;

@@ -4,6 +4,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use crate::ports::ScanError;
 use crate::proxy::ProxyError;
 use crate::pty::PtyError;
 
@@ -30,13 +31,16 @@ pub enum ApiError {
     TooLarge,
     /// Occurs when the PTY or the program could not be started. 500 `spawn_failed`.
     SpawnFailed(String),
-    /// Occurs when a browser operation fails (protocol §7.3 lists the codes).
+    /// Occurs when a browser operation fails (protocol §8.3 lists the codes).
     Browser(crate::browser::BrowserError),
     /// Occurs when 1024 viewer grants are already outstanding. 429 `too_many_grants`.
     TooManyViewerGrants,
     /// Occurs when a proxy grant is refused: 400 `bad_url`/`bad_scheme`/`https_refused`,
     /// 403 `blocked_address`, 429 `too_many_grants` (protocol §6).
     Proxy(ProxyError),
+    /// Occurs when a port scan fails: 500 `scan_failed` (the message says what could not
+    /// be read), or 501 `unsupported` on a platform without a scan (protocol §7).
+    Ports(ScanError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -62,6 +66,8 @@ impl ApiError {
                 ProxyError::TooManyGrants(_) => (StatusCode::TOO_MANY_REQUESTS, e.code()),
                 ProxyError::Bind(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             },
+            ApiError::Ports(ScanError::Unsupported(_)) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
+            ApiError::Ports(_) => (StatusCode::INTERNAL_SERVER_ERROR, "scan_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             ApiError::TooManyViewerGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
             ApiError::Browser(e) => {
@@ -87,6 +93,7 @@ impl ApiError {
             ApiError::SpawnFailed(m) => m.clone(),
             ApiError::Proxy(ProxyError::Bind(_)) => "internal error (see the sidecar's log)".into(),
             ApiError::Proxy(e) => e.to_string(),
+            ApiError::Ports(e) => e.to_string(),
             ApiError::Unauthorized => "a valid token, session cookie or login code is required".into(),
             ApiError::BadHost => "the Host header must name this sidecar's loopback address".into(),
             ApiError::BadOrigin => "this Origin may not use the sidecar".into(),
@@ -102,6 +109,12 @@ impl ApiError {
 impl From<ProxyError> for ApiError {
     fn from(e: ProxyError) -> Self {
         ApiError::Proxy(e)
+    }
+}
+
+impl From<ScanError> for ApiError {
+    fn from(e: ScanError) -> Self {
+        ApiError::Ports(e)
     }
 }
 
@@ -128,6 +141,7 @@ impl IntoResponse for ApiError {
             ApiError::SpawnFailed(detail) => tracing::warn!(code, "{detail}"),
             ApiError::Browser(e) => tracing::warn!(code, "{e}"),
             ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
+            ApiError::Ports(e) => tracing::warn!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
         let body = serde_json::json!({"error": {"code": code, "message": self.message()}});

@@ -8,6 +8,7 @@ mod body;
 mod browsers;
 mod error;
 mod misc;
+mod ports;
 mod proxy;
 mod socket;
 mod state;
@@ -44,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/relaunch", post(browsers::relaunch))
         .route("/api/browsers/{id}/viewer", post(browsers::grant))
         .route("/viewer/{grant}", get(browsers::upgrade))
+        .route("/api/terminals/{id}/ports", get(ports::list))
         .route("/api/workspace", get(misc::get_workspace).put(misc::put_workspace))
         .route("/api/proxy/grants", post(proxy::create).get(proxy::list))
         .route("/api/proxy/grants/{grant}", delete(proxy::revoke))

@@ -8,6 +8,7 @@ use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
 use crate::browser::Host;
+use crate::ports::Ports;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
 use crate::viewer::Grants;
@@ -56,6 +57,8 @@ pub struct AppState {
     pub workspace: Arc<Mutex<Workspace>>,
     /// Notified once to start the shutdown.
     pub shutdown: Arc<Notify>,
+    /// The port scanner (owned by the `ports` module).
+    pub ports: Arc<Ports>,
     /// Iframe proxy grants (owned by the `proxy` module).
     pub proxy: Arc<Proxy>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
@@ -76,6 +79,7 @@ impl AppState {
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
+            ports: Ports::new(),
             proxy: Proxy::new(ProxyConfig::from_env()),
         }
     }

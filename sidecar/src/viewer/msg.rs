@@ -1,4 +1,4 @@
-//! Viewer socket messages (docs/protocol.md §7): inbound parsing with bounds, outbound
+//! Viewer socket messages (docs/protocol.md §8.4): inbound parsing with bounds, outbound
 //! encoding, and the binary frame header.
 
 use serde::Deserialize;

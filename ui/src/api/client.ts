@@ -1,6 +1,6 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
-import type { ApiErrorBody, CreateTerminal, ProxyGrant, ProxyGrantRequest, TerminalInfo } from './protocol';
+import type { ApiErrorBody, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, TerminalInfo } from './protocol';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
 export class ApiError extends Error {
@@ -48,6 +48,8 @@ export const api = {
   deleteTerminal: (id: string) => call<void>('DELETE', `/api/terminals/${encodeURIComponent(id)}`),
   getWorkspace: () => call<{ workspace: unknown; revision: number }>('GET', '/api/workspace'),
   putWorkspace: (workspace: unknown) => call<{ revision: number }>('PUT', '/api/workspace', { workspace }),
+  terminalPorts: (id: string) =>
+    call<{ ports: ListeningPort[] }>('GET', `/api/terminals/${encodeURIComponent(id)}/ports`).then((r) => r.ports),
   createProxyGrant: (req: ProxyGrantRequest) => call<ProxyGrant>('POST', '/api/proxy/grants', req),
 };
 

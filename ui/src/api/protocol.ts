@@ -77,3 +77,18 @@ export interface ProxyGrant {
 
 /** Error codes `POST /api/proxy/grants` refuses with (4xx). */
 export type ProxyGrantErrorCode = 'https_refused' | 'blocked_address' | 'bad_scheme' | 'bad_url' | 'too_many_grants';
+
+/** One listening socket of a pane's processes (`GET /api/terminals/{id}/ports`, protocol §7). */
+export interface ListeningPort {
+  /** TCP port, 1..=65535 */
+  port: number;
+  /** the bound address: `127.0.0.1` (or another 127/8 address), `0.0.0.0`, `::` or `::1` */
+  address: string;
+  /** the process holding the socket (the one nearest the terminal's child) */
+  pid: number;
+  /** its command name; "" if it exited during the scan */
+  process: string;
+}
+
+/** Error codes `GET /api/terminals/{id}/ports` fails with besides `not_found`. */
+export type PortsErrorCode = 'scan_failed' | 'unsupported';

@@ -3,6 +3,7 @@ import { RENDER_MODES } from '../browser/modes';
 import { displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import { DevServerChip } from './DevServerChip';
 import { ICONS, Icon } from './Pane';
 
 interface BrowserPaneProps {
@@ -201,6 +202,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           {btn('browser-forward', 'Forward', ICONS.forward, () => store.browserGo(id, 1), noUrl)}
           {btn('browser-reload', 'Reload', ICONS.reload, () => store.browserReload(id), noUrl)}
         </span>
+        <DevServerChip store={store} pane={pane} visible={visible} />
         <UrlField store={store} pane={pane} />
         <span className="pane-actions">
           <span className="display-anchor">

@@ -1,4 +1,5 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { type PortOpenMode, type PortRow, portRows } from '../ports/ports';
 import type { Snapshot, WorkspaceStore } from '../workspace/store';
 
 export interface MenuAt {
@@ -16,7 +17,30 @@ interface Item {
   run: () => void;
 }
 
-/** The terminal pane's context menu: copy, paste, split, zoom, minimize, close. */
+type Scan = { kind: 'scanning' } | { kind: 'ok'; rows: PortRow[] } | { kind: 'error'; message: string };
+
+/** The open actions offered for the selected port, in menu order. */
+const OPEN_ACTIONS: { mode: PortOpenMode; label: string; available: boolean }[] = [
+  { mode: 'iframe', label: 'Open embedded', available: true },
+  { mode: 'screencast', label: 'Open as screencast', available: false },
+  { mode: 'popout', label: 'Pop out', available: false },
+  { mode: 'system', label: 'Open in system browser', available: true },
+];
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Every enabled item of the menu, in DOM order (arrow keys walk these). */
+function items(menu: HTMLElement | null): HTMLButtonElement[] {
+  return menu ? Array.from(menu.querySelectorAll<HTMLButtonElement>('button[role^=menuitem]:not(:disabled)')) : [];
+}
+
+/**
+ * The terminal pane's context menu: the pane's listening ports (scanned when the menu opens)
+ * with their open actions, then copy, paste, split, zoom, minimize, close. Keys: 1–9 pick a
+ * port, arrows move, Enter activates, Escape closes.
+ */
 export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStore; snap: Snapshot; at: MenuAt; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   const [pos, setPos] = useState({ x: at.x, y: at.y });
@@ -26,20 +50,107 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   const canMinimize = snap.layout.zoomed === null && visibleCount > 1;
   const canZoom = zoomed || visibleCount > 1;
 
+  const [scan, setScan] = useState<Scan>({ kind: 'scanning' });
+  const [selected, setSelected] = useState(0);
+  const [pending, setPending] = useState<PortOpenMode | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const pendingRef = useRef(false);
+  /** set when the menu goes away: a late open result must not act or dismiss another menu */
+  const cancelled = useRef({ cancelled: false });
+
+  useEffect(() => {
+    const token = { cancelled: false };
+    cancelled.current = token;
+    store.listPorts(id).then(
+      (ports) => !token.cancelled && setScan({ kind: 'ok', rows: portRows(ports) }),
+      (e) => !token.cancelled && setScan({ kind: 'error', message: errorText(e) }),
+    );
+    return () => {
+      token.cancelled = true;
+    };
+  }, [store, id]);
+
   useLayoutEffect(() => {
-    // Keep the menu inside the window.
+    // Keep the menu inside the window (again once the ports section has its size).
     const r = ref.current!.getBoundingClientRect();
     setPos({ x: Math.max(4, Math.min(at.x, innerWidth - r.width - 4)), y: Math.max(4, Math.min(at.y, innerHeight - r.height - 4)) });
-  }, [at.x, at.y]);
+  }, [at.x, at.y, scan.kind]);
+
+  useLayoutEffect(() => {
+    // Take the keyboard from the terminal so keys drive the menu.
+    ref.current?.focus();
+  }, []);
+
+  const rows = scan.kind === 'ok' ? scan.rows : [];
+  const row: PortRow | undefined = rows[selected];
+
+  const close = useCallback(
+    (refocus: boolean) => {
+      cancelled.current.cancelled = true;
+      onClose();
+      if (refocus) store.focusTerminal();
+    },
+    [onClose, store],
+  );
+
+  const open = useCallback(
+    async (mode: PortOpenMode) => {
+      if (!row || pendingRef.current) return; // repeats are ignored while one is pending
+      const token = cancelled.current;
+      pendingRef.current = true;
+      setPending(mode);
+      setFailure(null);
+      try {
+        await store.openPort(id, row, mode, token);
+        if (token.cancelled) return;
+        onClose(); // placed or reused: the browser pane has the focus
+        if (mode === 'system') store.focusTerminal();
+      } catch (e) {
+        if (token.cancelled) return;
+        setFailure(`Couldn't open ${row.url}: ${errorText(e)}`);
+      } finally {
+        pendingRef.current = false;
+        if (!token.cancelled) setPending(null);
+      }
+    },
+    [row, store, id, onClose],
+  );
 
   useEffect(() => {
     const down = (e: MouseEvent) => {
-      if (!ref.current?.contains(e.target as Node)) onClose();
+      if (!ref.current?.contains(e.target as Node)) close(false);
     };
     const key = (e: KeyboardEvent) => {
+      const menu = ref.current;
+      if (!menu) return;
+      const active = document.activeElement;
+      let handled = true;
       if (e.key === 'Escape') {
+        close(true);
+      } else if (/^[1-9]$/.test(e.key) && !e.ctrlKey && !e.altKey && !e.metaKey) {
+        const n = Number(e.key) - 1;
+        if (n < rows.length) {
+          setSelected(n);
+          setFailure(null);
+          // Focus lands on the row's first action once React rendered the selection.
+          requestAnimationFrame(() => menu.querySelector<HTMLButtonElement>('[data-testid=port-open-iframe]')?.focus());
+        }
+      } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        const list = items(menu);
+        if (list.length) {
+          const i = list.indexOf(active as HTMLButtonElement);
+          const next = e.key === 'ArrowDown' ? (i + 1) % list.length : i <= 0 ? list.length - 1 : i - 1;
+          list[next].focus();
+        }
+      } else if (e.key === 'Enter') {
+        if (active instanceof HTMLButtonElement && menu.contains(active)) active.click();
+        else if (row) void open('iframe');
+      } else {
+        handled = false;
+      }
+      if (handled) {
         e.preventDefault();
-        onClose();
+        e.stopPropagation();
       }
     };
     window.addEventListener('mousedown', down, true);
@@ -50,7 +161,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       window.removeEventListener('keydown', key, true);
       window.removeEventListener('blur', onClose);
     };
-  }, [onClose]);
+  }, [onClose, close, rows.length, row, open]);
 
   const groups: Item[][] = [
     [
@@ -68,7 +179,81 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   ];
 
   return (
-    <div className="menu" role="menu" data-testid="context-menu" ref={ref} style={{ left: pos.x, top: pos.y }} onContextMenu={(e) => e.preventDefault()}>
+    <div
+      className="menu context-menu"
+      role="menu"
+      tabIndex={-1}
+      data-testid="context-menu"
+      ref={ref}
+      style={{ left: pos.x, top: pos.y }}
+      onContextMenu={(e) => e.preventDefault()}
+    >
+      <div className="menu-group ports-section" data-testid="ports-section" data-state={scan.kind}>
+        <div className="menu-heading">Listening ports</div>
+        {scan.kind === 'scanning' && (
+          <div className="menu-note" data-testid="ports-scanning">
+            Scanning…
+          </div>
+        )}
+        {scan.kind === 'error' && (
+          <div className="menu-note menu-error" data-testid="ports-error" role="alert">
+            Couldn't scan: {scan.message}
+          </div>
+        )}
+        {scan.kind === 'ok' && rows.length === 0 && (
+          <div className="menu-note" data-testid="ports-empty">
+            No listening ports
+          </div>
+        )}
+        {rows.map((r, i) => (
+          <button
+            key={r.port}
+            role="menuitemradio"
+            aria-checked={i === selected}
+            className={`menu-item port-row${i === selected ? ' selected' : ''}`}
+            data-testid="port-row"
+            data-port={r.port}
+            title={r.url}
+            onMouseDown={(e) => e.preventDefault()}
+            onClick={() => {
+              setSelected(i);
+              setFailure(null);
+            }}
+          >
+            <span className="port-main">
+              {i < 9 && <kbd className="menu-keys port-key">{i + 1}</kbd>}
+              <span className="port-number">:{r.port}</span>
+              <span className="port-process">{r.process || `pid ${r.pid}`}</span>
+            </span>
+            <span className="port-address">{i === selected && pending ? 'opening…' : r.addresses.join(', ')}</span>
+          </button>
+        ))}
+        {row && (
+          <div className="port-actions" data-testid="port-actions" data-port={row.port}>
+            {OPEN_ACTIONS.map((a) => (
+              <button
+                key={a.mode}
+                role="menuitem"
+                className="menu-item port-action"
+                data-testid={`port-open-${a.mode}`}
+                disabled={!a.available}
+                aria-busy={pending === a.mode}
+                title={a.available ? row.url : 'not available yet'}
+                onMouseDown={(e) => e.preventDefault()}
+                onClick={() => void open(a.mode)}
+              >
+                <span>{pending === a.mode ? 'opening…' : a.label}</span>
+                {!a.available && <span className="menu-detail-inline">not available yet</span>}
+              </button>
+            ))}
+          </div>
+        )}
+        {failure && (
+          <div className="menu-note menu-error" data-testid="ports-failure" role="alert">
+            {failure}
+          </div>
+        )}
+      </div>
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (
@@ -80,7 +265,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
               disabled={item.disabled}
               onMouseDown={(e) => e.preventDefault()}
               onClick={() => {
-                onClose();
+                close(false);
                 item.run();
                 if (item.id !== 'find') store.focusTerminal();
               }}

@@ -1,4 +1,4 @@
-import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { type Gap, type Rect, computeLayout } from '../layout/engine';
 import { GAP_PX, type Snapshot, type WorkspaceStore } from '../workspace/store';
 import { BrowserPane } from './BrowserPane';
@@ -68,6 +68,17 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
     () => computeLayout(snap.layout, { x: 0, y: 0, w: size.w, h: size.h }, { gap: GAP_PX }),
     [snap.layout, size],
   );
+
+  // Ctrl-b p: the menu opens near the pane's top-left corner.
+  const req = snap.menuRequest;
+  useEffect(() => {
+    if (!req) return;
+    const r = layout.panes.get(req.paneId);
+    const box = ref.current?.getBoundingClientRect();
+    if (r && box) setMenu({ paneId: req.paneId, x: box.left + r.x + 24, y: box.top + r.y + 36 });
+    // Only a new request opens it, not a layout change.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [req?.nonce]);
 
   const { focused, zoomed } = snap.layout;
   return (

@@ -35,6 +35,7 @@ describe('prefix state machine', () => {
     ['{ swap prev', [ctrlB, k('{', { shift: true })], [consume, act({ kind: 'swapPrev' })], false],
     ['} swap next', [ctrlB, k('}', { shift: true })], [consume, act({ kind: 'swapNext' })], false],
     ['b opens a browser', [ctrlB, k('b')], [consume, act({ kind: 'openBrowser' })], false],
+    ['p opens the context menu (ports)', [ctrlB, k('p')], [consume, act({ kind: 'contextMenu' })], false],
     ['B (shifted) is not b', [ctrlB, k('B', { shift: true })], [consume, consume], false],
     ['prefix twice sends the prefix', [ctrlB, ctrlB], [consume, act({ kind: 'sendPrefix' })], false],
     ['unknown key cancels and is swallowed', [ctrlB, k('q'), k('q')], [consume, consume, pass], false],

@@ -15,6 +15,8 @@ export type Action =
   | { kind: 'swapNext' }
   /** open a browser pane beside the focused pane (placement rule: browser/placement.ts) */
   | { kind: 'openBrowser' }
+  /** open the focused terminal pane's context menu (its ports first) */
+  | { kind: 'contextMenu' }
   /** send a literal prefix byte (Ctrl-b = 0x02) to the focused terminal */
   | { kind: 'sendPrefix' };
 
@@ -60,6 +62,7 @@ const BINDINGS: Record<string, Action> = {
   '{': { kind: 'swapPrev' },
   '}': { kind: 'swapNext' },
   b: { kind: 'openBrowser' },
+  p: { kind: 'contextMenu' },
 };
 
 export function isPrefix(k: Keystroke): boolean {

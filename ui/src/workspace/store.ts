@@ -3,11 +3,14 @@
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
 // method here. Components never reach a runtime's socket.
 import { api } from '../api/client';
+import type { ListeningPort } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
 import { type RenderMode, isRenderMode } from '../browser/modes';
 import { type PaneKind, decidePlacement } from '../browser/placement';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
+import { type PortOpenMode, type PortOrigin, type PortRow, isPortOrigin, sameOrigin, servingPane } from '../ports/ports';
+import { openExternal } from '../ports/external';
 import * as L from '../layout/engine';
 import type { Action } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
@@ -29,6 +32,8 @@ export interface PaneModel {
   browser?: BrowserView;
   /** browser panes: bumped to ask the header to open (and focus) the URL field */
   editNonce?: number;
+  /** browser panes opened from a terminal's port (context menu): which one; reuse looks it up */
+  portOrigin?: PortOrigin;
 }
 
 export interface Snapshot {
@@ -38,11 +43,13 @@ export interface Snapshot {
   order: L.PaneId[];
   scheme: Scheme;
   ready: boolean;
+  /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
+  menuRequest: { paneId: L.PaneId; nonce: number } | null;
 }
 
 type SavedPane =
   | { kind?: 'terminal'; terminalId: string; title: string; command: string | null }
-  | { kind: 'browser'; url: string; mode: RenderMode; title: string };
+  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin };
 
 /** The saved document (`PUT /api/workspace`). Terminal entries predate `kind` and may lack it. */
 interface WorkspaceDoc {
@@ -80,7 +87,7 @@ export class WorkspaceStore {
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(scheme: Scheme) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false };
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null };
   }
 
   // --- external store protocol
@@ -233,6 +240,7 @@ export class WorkspaceStore {
             exitCode: null,
             browser: { ...EMPTY_BROWSER, url: d.url, mode: d.mode, title: d.title },
             editNonce: d.url ? 0 : 1,
+            ...(d.origin ? { portOrigin: d.origin } : {}),
           };
           this.createBrowserRuntime(panes[id]);
         } else {
@@ -265,7 +273,10 @@ export class WorkspaceStore {
     const panes: WorkspaceDoc['panes'] = {};
     for (const id of this.snap.order) {
       const p = this.snap.panes[id];
-      if (p?.kind === 'browser' && p.browser) panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title };
+      if (p?.kind === 'browser' && p.browser) {
+        panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title };
+        if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
+      }
       else if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command };
     }
     return { version: 1, layout: this.snap.layout, panes, order: this.snap.order.filter((id) => panes[id]) };
@@ -388,6 +399,8 @@ export class WorkspaceStore {
         return s.focused && this.runtimes.get(s.focused)?.input('\x02');
       case 'openBrowser':
         return this.openBrowser(null);
+      case 'contextMenu':
+        return this.requestMenu(s.focused);
     }
   }
 
@@ -399,16 +412,19 @@ export class WorkspaceStore {
    * new element), anything else gets a split beside it. With no `url`, the new pane's URL
    * field opens. Returns the new pane's id.
    */
-  openBrowser(ref: L.PaneId | null, url = ''): L.PaneId | null {
+  openBrowser(ref: L.PaneId | null, url = '', opts: { keepSource?: boolean; origin?: PortOrigin } = {}): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
     const placement = decidePlacement(this.snap.layout, target, this.wall, (id) => {
       const p = this.snap.panes[id];
       if (!p) return undefined;
-      return { kind: p.kind, untouched: p.kind === 'terminal' && this.runtimes.get(id)?.touched === false };
+      // From the context menu the source terminal is always kept, even an untouched one.
+      const untouched = !opts.keepSource && p.kind === 'terminal' && this.runtimes.get(id)?.touched === false;
+      return { kind: p.kind, untouched };
     });
     if (!placement) return null;
     const p = this.newBrowserPane(url);
+    if (opts.origin) p.portOrigin = opts.origin;
     const panes = { ...this.snap.panes, [p.id]: p };
     let order = [...this.snap.order, p.id];
     let layout: L.LayoutState;
@@ -424,6 +440,81 @@ export class WorkspaceStore {
     }
     this.setLayout(layout, { panes, order });
     return p.id;
+  }
+
+  // --- ports (context menu, dev-server chip)
+
+  /** Asks pane `id`'s terminal for its listening ports (protocol §7). Rejects with an `ApiError`. */
+  async listPorts(id: L.PaneId): Promise<ListeningPort[]> {
+    const t = this.snap.panes[id]?.terminalId;
+    if (!t) throw new Error('this pane has no terminal yet');
+    return api.terminalPorts(t);
+  }
+
+  /** The browser pane that was opened for (pane, port, mode), if it is still open. */
+  findPortPane(origin: PortOrigin): L.PaneId | null {
+    for (const id of this.snap.order) {
+      const p = this.snap.panes[id];
+      if (p?.kind === 'browser' && sameOrigin(p.portOrigin, origin)) return id;
+    }
+    return null;
+  }
+
+  /**
+   * Opens terminal pane `id`'s port `row` in `mode`. `iframe`: reuses (focuses, restoring a
+   * minimized one) the browser pane opened before for the same pane, port and mode; else
+   * asks the proxy for a grant first, then splits a browser pane beside the terminal (never
+   * replacing it). `system`: hands the URL to the system browser. Rejects, with the layout
+   * and focus untouched, when the open cannot happen or `cancel.cancelled` was set meanwhile
+   * (the menu closed).
+   */
+  async openPort(id: L.PaneId, row: PortRow, mode: PortOpenMode, cancel: { cancelled: boolean } = { cancelled: false }): Promise<void> {
+    if (mode === 'system') {
+      await openExternal(row.url);
+      return;
+    }
+    if (mode !== 'iframe') throw new Error(`${mode} is not available yet`);
+    const origin: PortOrigin = { pane: id, port: row.port, mode };
+    const existing = this.findPortPane(origin);
+    if (existing) {
+      this.showPane(existing);
+      return;
+    }
+    // Fails here (blocked address, too many grants, sidecar gone) before anything moves.
+    await api.createProxyGrant({ url: row.url, embedders: [location.origin, ...Array.from(location.ancestorOrigins ?? [])] });
+    if (cancel.cancelled) throw new Error('cancelled');
+    if (!L.visiblePanes(this.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
+    const again = this.findPortPane(origin);
+    if (again) {
+      this.focus(again);
+      return;
+    }
+    if (!this.openBrowser(id, row.url, { keepSource: true, origin })) throw new Error("couldn't place a browser pane here");
+  }
+
+  /**
+   * The one terminal pane (visible or minimized) whose processes serve loopback `url`, asking
+   * every terminal for its ports; null when none or several do. A terminal whose scan fails
+   * counts as serving nothing.
+   */
+  async findServingPane(url: string): Promise<L.PaneId | null> {
+    const terminals = this.snap.order.filter((id) => this.snap.panes[id]?.kind === 'terminal' && this.snap.panes[id]?.terminalId);
+    const scans = await Promise.all(
+      terminals.map(async (paneId) => ({ paneId, ports: await api.terminalPorts(this.snap.panes[paneId]!.terminalId!).catch(() => []) })),
+    );
+    return servingPane(url, scans);
+  }
+
+  /** Focuses pane `id`, restoring it first when it is minimized. */
+  showPane(id: L.PaneId) {
+    if (this.snap.layout.minimized.includes(id)) this.restore(id);
+    else this.focus(id);
+  }
+
+  /** Asks the wall to open pane `id`'s context menu (terminal panes only). */
+  requestMenu(id: L.PaneId | null) {
+    if (!id || this.snap.panes[id]?.kind !== 'terminal') return;
+    this.set({ menuRequest: { paneId: id, nonce: (this.snap.menuRequest?.nonce ?? 0) + 1 } });
   }
 
   /** Navigates browser pane `id` to `url` (an already normalized http(s) URL). */
@@ -520,6 +611,7 @@ function parseDoc(v: unknown): WorkspaceDoc | null {
         url: q.url as string,
         mode: isRenderMode(q.mode) ? q.mode : 'iframe',
         title: typeof q.title === 'string' ? q.title : '',
+        ...(isPortOrigin(q.origin) ? { origin: q.origin } : {}),
       };
       continue;
     }

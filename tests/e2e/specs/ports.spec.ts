@@ -1,0 +1,124 @@
+// Ports from a terminal pane's context menu: a real python3 -m http.server in a real
+// terminal, listed by the sidecar's scan (protocol §7), opened embedded beside the terminal,
+// reused, and named by the browser pane's dev-server chip.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Wall, expect, test } from './fixtures';
+
+function frameOf(wall: Wall, paneId: string) {
+  return wall.page.frameLocator(`[data-testid=pane][data-pane-id="${paneId}"] iframe[data-testid=browser-frame]`);
+}
+
+/** Starts http.server on a free port in pane `term` (in a fresh directory); returns the port. */
+async function startServer(wall: Wall, term: string): Promise<number> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-ports-'));
+  fs.writeFileSync(path.join(dir, 'hello-ports.txt'), 'hello\n');
+  await wall.click(term);
+  await wall.type(`cd ${dir} && python3 -m http.server 0 --bind 127.0.0.1\n`);
+  await wall.waitText(term, /Serving HTTP on \S+ port \d+/, 20_000);
+  const m = /Serving HTTP on \S+ port (\d+)/.exec(await wall.text(term));
+  return Number(m![1]);
+}
+
+async function rightClick(wall: Wall, id: string) {
+  await wall.pane(id).getByTestId('terminal-body').click({ button: 'right' });
+  await expect(wall.page.getByTestId('context-menu')).toBeVisible();
+}
+
+test('a listening port opens embedded beside its terminal, is reused, and the chip names the terminal', async ({ wall, page }) => {
+  test.setTimeout(90_000);
+  const [term] = await wall.paneIds();
+  const port = await startServer(wall, term);
+  const menu = page.getByTestId('context-menu');
+
+  // Right-click: the scan lists the port with its process and address.
+  await rightClick(wall, term);
+  const row = menu.locator(`[data-testid=port-row][data-port="${port}"]`);
+  await expect(row).toBeVisible();
+  await expect(row).toContainText(`:${port}`);
+  await expect(row).toContainText('python3');
+  await expect(row).toContainText('127.0.0.1');
+  await expect(menu.getByTestId('port-open-screencast')).toBeDisabled();
+  await expect(menu.getByTestId('port-open-popout')).toBeDisabled();
+  await expect(menu.getByTestId('port-open-screencast')).toContainText('not available yet');
+
+  // Open embedded: a browser pane splits beside the terminal (right: the pane is wide).
+  await menu.getByTestId('port-open-iframe').click();
+  await expect(menu).toHaveCount(0);
+  await expect(wall.visiblePanes()).toHaveCount(2);
+  const browser = await wall.focusedId();
+  expect(browser).not.toBe(term);
+  await expect(wall.pane(browser)).toHaveAttribute('data-kind', 'browser');
+  await expect(wall.pane(term)).toHaveAttribute('data-kind', 'terminal');
+  const t = await wall.rect(term);
+  const b = await wall.rect(browser);
+  expect(b.x).toBeGreaterThan(t.x + t.width - 1);
+  await expect(frameOf(wall, browser).locator('body')).toContainText('Directory listing for /', { timeout: 20_000 });
+  await expect(frameOf(wall, browser).locator('a', { hasText: 'hello-ports.txt' })).toBeVisible();
+  await expect(wall.pane(browser).getByTestId('browser-url')).toHaveText(`localhost:${port}`);
+
+  // The same again, from the keyboard (Ctrl-b p, 1, Enter): focuses that pane, no new one.
+  await wall.click(term);
+  await page.keyboard.press('Control+b');
+  await page.keyboard.press('p');
+  await expect(menu.locator(`[data-testid=port-row][data-port="${port}"]`)).toBeVisible();
+  await page.keyboard.press('1');
+  await expect(menu.getByTestId('port-open-iframe')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(menu).toHaveCount(0);
+  await expect(wall.panes()).toHaveCount(2);
+  await expect(wall.pane(browser)).toHaveAttribute('data-focused', 'true');
+
+  // The dev-server chip names the terminal; a click focuses it.
+  const chip = wall.pane(browser).getByTestId('dev-server-chip');
+  const title = (await wall.pane(term).getByTestId('pane-title').textContent())!;
+  await expect(chip).toHaveText(title, { timeout: 15_000 });
+  await expect(chip).toHaveAttribute('data-pane', term);
+  await chip.click();
+  await expect(wall.pane(term)).toHaveAttribute('data-focused', 'true');
+
+  // Reuse survives an app reload (the origin is in the workspace document).
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await expect(wall.pane(browser)).toHaveAttribute('data-kind', 'browser');
+  await rightClick(wall, term);
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).waitFor();
+  await menu.getByTestId('port-open-iframe').click();
+  await expect(menu).toHaveCount(0);
+  await expect(wall.panes()).toHaveCount(2);
+  await expect(wall.pane(browser)).toHaveAttribute('data-focused', 'true');
+
+  // A closed one is created again.
+  await wall.pane(browser).getByTestId('pane-close').click();
+  await expect(wall.panes()).toHaveCount(1);
+  await rightClick(wall, term);
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).waitFor();
+  await menu.getByTestId('port-open-iframe').click();
+  await expect(wall.visiblePanes()).toHaveCount(2);
+  const again = await wall.focusedId();
+  expect(again).not.toBe(browser);
+  expect(again).not.toBe(term);
+  await expect(frameOf(wall, again).locator('body')).toContainText('Directory listing for /', { timeout: 20_000 });
+
+  // Stop the server: the menu then says so (an empty scan, not a failure).
+  await wall.click(term);
+  await page.keyboard.press('Control+c');
+  await wall.waitText(term, /KeyboardInterrupt|\$ $/m);
+  await rightClick(wall, term);
+  await expect(menu.getByTestId('ports-empty')).toHaveText('No listening ports');
+  await page.keyboard.press('Escape');
+  await expect(menu).toHaveCount(0);
+});
+
+test('a fresh pane has no listening ports; Escape closes the menu', async ({ wall, page }) => {
+  const [term] = await wall.paneIds();
+  await rightClick(wall, term);
+  const menu = page.getByTestId('context-menu');
+  await expect(menu.getByTestId('ports-empty')).toHaveText('No listening ports');
+  await expect(menu.getByTestId('ports-error')).toHaveCount(0);
+  await expect(menu.getByTestId('port-row')).toHaveCount(0);
+  await page.keyboard.press('Escape');
+  await expect(menu).toHaveCount(0);
+  await expect(wall.panes()).toHaveCount(1);
+});
