@@ -5,12 +5,14 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod browser;
 pub mod cli;
 pub mod constants;
 pub mod logging;
 pub mod ports;
 pub mod proxy;
 pub mod pty;
+pub mod viewer;
 
 use std::io::Write;
 use std::time::Duration;
@@ -94,8 +96,13 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     }
     state.proxy.close_all();
     let reg = state.terminals.clone();
+    let browsers = state.browsers.clone();
     let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
-    if tokio::time::timeout(bound, tokio::task::spawn_blocking(move || reg.shutdown())).await.is_err() {
+    // Browsers and terminals close at once, under the one bound.
+    let both = async move {
+        tokio::join!(browsers.shutdown(), tokio::task::spawn_blocking(move || reg.shutdown()))
+    };
+    if tokio::time::timeout(bound, both).await.is_err() {
         tracing::warn!("shutdown bound reached; exiting anyway");
     }
     tracing::info!("sidecar stopped");

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
-//! cargo xtask bench [pty|proxy|ports] run a benchmark (release build)
+//! cargo xtask bench [pty|proxy|ports|screencast] run a benchmark (release build)
 //! ```
 
 mod deps;
@@ -50,10 +50,11 @@ usage: cargo xtask <command>
                  sidecar in web mode and print the URL to open instead
   test           build once, then run every suite (cargo tests, UI unit tests,
                  Playwright e2e, desktop smoke); prints `N passed, N failed`
-  bench [pty|proxy|ports]
+  bench [pty|proxy|ports|screencast]
                  run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy;
-                 ports: port scan latency with 50 busy terminals)
+                 ports: port scan latency with 50 busy terminals;
+                 screencast: viewer fps vs bare CDP, input-to-frame latency)
 
 Both run and test first install what is missing: Debian packages (apt-get, as root
 or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/tools.
@@ -184,8 +185,18 @@ fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
                 "bench_ports",
             ])
             .args(&args[1.min(args.len())..])),
+        "screencast" => run(cargo(root)
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "sidecar",
+                "--example",
+                "bench_screencast",
+            ])
+            .args(&args[1.min(args.len())..])),
         other => Err(Failed(format!(
-            "bench: unknown benchmark {other:?} (available: pty, proxy, ports)"
+            "bench: unknown benchmark {other:?} (available: pty, proxy, ports, screencast)"
         ))),
     }
 }

@@ -153,7 +153,9 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
     let path = req.uri().path();
     let is_get = req.method() == Method::GET || req.method() == Method::HEAD;
     let is_login = path == "/login" && is_get;
-    if !is_login && !st.auth.is_authorized(headers) {
+    // A viewer socket is authorized by its single-use grant instead (protocol §8.4).
+    let is_viewer = path.starts_with("/viewer/") && is_get;
+    if !is_login && !is_viewer && !st.auth.is_authorized(headers) {
         if st.config.web && is_get && !path.starts_with("/api/") && path != "/api" {
             return login_page();
         }

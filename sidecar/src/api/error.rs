@@ -31,6 +31,10 @@ pub enum ApiError {
     TooLarge,
     /// Occurs when the PTY or the program could not be started. 500 `spawn_failed`.
     SpawnFailed(String),
+    /// Occurs when a browser operation fails (protocol §8.3 lists the codes).
+    Browser(crate::browser::BrowserError),
+    /// Occurs when 1024 viewer grants are already outstanding. 429 `too_many_grants`.
+    TooManyViewerGrants,
     /// Occurs when a proxy grant is refused: 400 `bad_url`/`bad_scheme`/`https_refused`,
     /// 403 `blocked_address`, 429 `too_many_grants` (protocol §6).
     Proxy(ProxyError),
@@ -65,6 +69,21 @@ impl ApiError {
             ApiError::Ports(ScanError::Unsupported(_)) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
             ApiError::Ports(_) => (StatusCode::INTERNAL_SERVER_ERROR, "scan_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::TooManyViewerGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
+            ApiError::Browser(e) => {
+                use crate::browser::BrowserError as B;
+                match e {
+                    B::NoChromium(_) => (StatusCode::SERVICE_UNAVAILABLE, "no_chromium"),
+                    B::Launch(_) => (StatusCode::INTERNAL_SERVER_ERROR, "launch_failed"),
+                    B::Closed => (StatusCode::CONFLICT, "closed"),
+                    B::Busy => (StatusCode::CONFLICT, "busy"),
+                    B::Disconnected => (StatusCode::CONFLICT, "disconnected"),
+                    B::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+                    B::Cdp(_) => (StatusCode::BAD_GATEWAY, "cdp_failed"),
+                    B::Timeout(_) => (StatusCode::GATEWAY_TIMEOUT, "cdp_timeout"),
+                    B::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting_down"),
+                }
+            }
         }
     }
 
@@ -81,6 +100,8 @@ impl ApiError {
             ApiError::NotFound => "no such terminal or route".into(),
             ApiError::TooLarge => "the body is over 256 KiB".into(),
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
+            ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
+            ApiError::Browser(e) => e.to_string(),
         }
     }
 }
@@ -106,12 +127,19 @@ impl From<PtyError> for ApiError {
     }
 }
 
+impl From<crate::browser::BrowserError> for ApiError {
+    fn from(e: crate::browser::BrowserError) -> Self {
+        ApiError::Browser(e)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         match &self {
             ApiError::Internal(detail) => tracing::error!(code, "{detail}"),
             ApiError::SpawnFailed(detail) => tracing::warn!(code, "{detail}"),
+            ApiError::Browser(e) => tracing::warn!(code, "{e}"),
             ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
             ApiError::Ports(e) => tracing::warn!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),

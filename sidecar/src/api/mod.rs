@@ -5,6 +5,7 @@
 
 mod auth;
 mod body;
+mod browsers;
 mod error;
 mod misc;
 mod ports;
@@ -33,6 +34,17 @@ pub fn router(state: AppState) -> Router {
         .route("/api/terminals", post(terminals::create).get(terminals::list))
         .route("/api/terminals/{id}", get(terminals::get_one).delete(terminals::delete))
         .route("/api/terminals/{id}/socket", get(socket::upgrade))
+        .route("/api/browsers", post(browsers::create))
+        .route("/api/browsers/{id}", get(browsers::get_one).delete(browsers::delete))
+        .route("/api/browsers/{id}/navigate", post(browsers::navigate))
+        .route("/api/browsers/{id}/history", post(browsers::history))
+        .route("/api/browsers/{id}/reload", post(browsers::reload))
+        .route("/api/browsers/{id}/viewport", post(browsers::viewport))
+        .route("/api/browsers/{id}/tabs/select", post(browsers::select_tab))
+        .route("/api/browsers/{id}/tabs/close", post(browsers::close_tab))
+        .route("/api/browsers/{id}/relaunch", post(browsers::relaunch))
+        .route("/api/browsers/{id}/viewer", post(browsers::grant))
+        .route("/viewer/{grant}", get(browsers::upgrade))
         .route("/api/terminals/{id}/ports", get(ports::list))
         .route("/api/workspace", get(misc::get_workspace).put(misc::put_workspace))
         .route("/api/proxy/grants", post(proxy::create).get(proxy::list))

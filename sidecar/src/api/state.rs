@@ -7,9 +7,11 @@ use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
+use crate::browser::Host;
 use crate::ports::Ports;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
+use crate::viewer::Grants;
 
 /// Fixed facts about this server.
 #[derive(Debug, Clone)]
@@ -47,6 +49,10 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     /// Every terminal (owned by the `pty` module).
     pub terminals: Arc<Registry>,
+    /// Every browser (owned by the `browser` module).
+    pub browsers: Arc<Host>,
+    /// Outstanding viewer grants.
+    pub viewer_grants: Arc<Grants>,
     /// The UI's layout document.
     pub workspace: Arc<Mutex<Workspace>>,
     /// Notified once to start the shutdown.
@@ -68,6 +74,8 @@ impl AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals: Arc::new(Registry::new()),
+            browsers: Arc::new(Host::new()),
+            viewer_grants: Arc::new(Grants::new()),
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),

@@ -1,0 +1,343 @@
+//! Screencast benchmark: what a viewer socket delivers against what a bare CDP screencast of
+//! the same page produces in the same run.
+//!
+//! Run: `cargo xtask bench screencast` (= `cargo run --release -p sidecar --example
+//! bench_screencast`). Prints plain `name value` lines:
+//! - `anim.bare_fps` / `anim.viewer_fps` / `anim.ratio`: a CSS-animated page at 1280×800,
+//!   frames per second from a bare chromiumoxide screencast (every frame acked at once: the
+//!   limit) and from the sidecar's viewer socket, and viewer ÷ bare;
+//! - `scroll.*`: the same for a tall page scrolled by a wheel event every 16 ms;
+//! - `anim.bytes_per_frame`: mean JPEG bytes per delivered frame;
+//! - `anim.sidecar_cpu_ms_per_frame`: sidecar process CPU time (user+sys) per delivered frame;
+//! - `latency.p50_ms` / `latency.p95_ms`: keypress that flips the page colour → first frame.
+//!
+//! Targets: ratio ≥ 0.9, ≥ 50 fps at 1280×800, latency p50 ≤ 50 ms.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, DispatchMouseEventType};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventScreencastFrame, NavigateParams, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams,
+};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+const MEASURE: Duration = Duration::from_secs(5);
+const LATENCY_SAMPLES: usize = 30;
+
+fn page(path: &str) -> Option<&'static str> {
+    Some(match path {
+        "/anim" => r#"<!doctype html><style>body{margin:0}#d{width:400px;height:400px;background:linear-gradient(red,blue);
+            animation:spin 1s linear infinite}@keyframes spin{from{transform:rotate(0)}to{transform:rotate(360deg)}}</style><div id=d></div>"#,
+        "/scroll" => r#"<!doctype html><style>body{margin:0}</style>
+            <div style="height:200000px;background:repeating-linear-gradient(red 0,blue 300px,green 600px)"></div>"#,
+        "/color" => r#"<!doctype html><style>html,body{margin:0;height:100%;background:#000}</style>
+            <script>let i=0;addEventListener('keydown',()=>{i++;document.body.style.background=i%2?'#fff':'#000'})</script>"#,
+        _ => return None,
+    })
+}
+
+async fn serve_pages() -> u16 {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = l.accept().await else { continue };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut n = 0;
+                while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf[n..]).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => n += k,
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let body = page(&path).unwrap_or("not found");
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = s.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+struct Sidecar {
+    child: Child,
+    port: u16,
+    token: String,
+    pid: u32,
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        // SIGTERM: the sidecar closes its Chromium on the way out.
+        unsafe { libc::kill(self.pid as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+/// The `porthole-sidecar` of this example's profile, (re)built under `cargo run`.
+fn sidecar_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let bin = dir.join("porthole-sidecar");
+    if !bin.exists() || std::env::var_os("CARGO").is_some() {
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
+        if dir.ends_with("release") {
+            c.arg("--release");
+        }
+        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
+    }
+    bin
+}
+
+fn start_sidecar(home: &Path) -> Sidecar {
+    let mut child = Command::new(sidecar_binary())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("PORTHOLE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start porthole-sidecar");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    let url = v["url"].as_str().unwrap();
+    let port = url.trim_start_matches("http://127.0.0.1:").trim_end_matches('/').parse().unwrap();
+    Sidecar { child, port, token: v["token"].as_str().unwrap().into(), pid: v["pid"].as_u64().unwrap() as u32 }
+}
+
+impl Sidecar {
+    async fn req(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
+        let b = body.map(|b| b.to_string()).unwrap_or_default();
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+            self.port, self.token, b.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.unwrap();
+        let text = String::from_utf8_lossy(&out);
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        serde_json::from_str(body).unwrap_or(Value::Null)
+    }
+}
+
+/// Sidecar process CPU time (user + system), in seconds, from /proc.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = f.get(11).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks / hz
+}
+
+/// Frames a bare CDP screencast of `url` produces in [`MEASURE`], every frame acked at once;
+/// with `wheel`, a wheel event every 16 ms.
+async fn bare(url: &str, profile: &Path, wheel: bool) -> f64 {
+    let mut b = BrowserConfig::builder()
+        .new_headless_mode()
+        .viewport(None)
+        .user_data_dir(profile)
+        .arg("no-first-run")
+        .arg("no-default-browser-check")
+        .arg("disable-background-networking")
+        .arg("disable-component-update")
+        .arg("disable-sync");
+    if unsafe { libc::geteuid() } == 0 {
+        b = b.no_sandbox();
+    }
+    if let Ok(p) = std::env::var("PORTHOLE_CHROME") {
+        b = b.chrome_executable(p);
+    } else if Path::new("/usr/bin/chromium").exists() {
+        b = b.chrome_executable("/usr/bin/chromium");
+    }
+    let (mut browser, mut handler) = Browser::launch(b.build().unwrap()).await.expect("launch chromium");
+    let h = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let page = browser.new_page("about:blank").await.unwrap();
+    page.execute(SetDeviceMetricsOverrideParams::new(1280, 800, 1.0, false)).await.unwrap();
+    page.execute(NavigateParams::new(url)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut frames = page.event_listener::<EventScreencastFrame>().await.unwrap();
+    let mut p = StartScreencastParams::default();
+    p.format = Some(StartScreencastFormat::Jpeg);
+    p.quality = Some(80);
+    p.every_nth_frame = Some(1);
+    page.execute(p).await.unwrap();
+    let wheel_task = wheel.then(|| {
+        let page = page.clone();
+        tokio::spawn(async move {
+            loop {
+                let mut m = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, 300.0, 300.0);
+                m.delta_x = Some(0.0);
+                m.delta_y = Some(40.0);
+                let _ = page.execute(m).await;
+                tokio::time::sleep(Duration::from_millis(16)).await;
+            }
+        })
+    });
+    // Warm up, then count.
+    let warm = Instant::now() + Duration::from_millis(500);
+    let mut n = 0u64;
+    let mut start = None;
+    let deadline = Instant::now() + Duration::from_millis(500) + MEASURE;
+    while Instant::now() < deadline {
+        let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(2), frames.next()).await else { continue };
+        let _ = page.execute(ScreencastFrameAckParams::new(ev.session_id)).await;
+        if Instant::now() >= warm {
+            start.get_or_insert_with(Instant::now);
+            n += 1;
+        }
+    }
+    if let Some(t) = wheel_task {
+        t.abort();
+    }
+    let secs = start.map(|s| s.elapsed().as_secs_f64()).unwrap_or(1.0);
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    h.abort();
+    n as f64 / secs
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn viewer(sc: &Sidecar, url: &str) -> (String, Ws) {
+    let v = sc
+        .req("POST", "/api/browsers", Some(json!({"url": url, "viewport": {"mode":"fixed","width":1280,"height":800,"dpr":1}})))
+        .await;
+    let id = v["id"].as_str().unwrap_or_else(|| panic!("create: {v}")).to_string();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let g = sc.req("POST", &format!("/api/browsers/{id}/viewer"), None).await;
+    let (ws, _) = tokio_tungstenite::connect_async(g["url"].as_str().unwrap()).await.unwrap();
+    (id, ws)
+}
+
+/// Frames (provisional + crisp) and bytes a viewer receives in [`MEASURE`]; with `wheel`, a
+/// wheel event every 16 ms. Returns (fps, bytes per frame, sidecar CPU ms per frame).
+async fn through_viewer(sc: &Sidecar, url: &str, wheel: bool) -> (f64, f64, f64) {
+    let (id, ws) = viewer(sc, url).await;
+    let (mut tx, mut rx) = ws.split();
+    let wheel_task = wheel.then(|| {
+        tokio::spawn(async move {
+            loop {
+                let m = json!({"type":"input_mouse","event":"wheel","x":300,"y":300,"deltaX":0,"deltaY":40});
+                if tx.send(Message::Text(m.to_string().into())).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(16)).await;
+            }
+        })
+    });
+    let warm = Instant::now() + Duration::from_millis(500);
+    let deadline = warm + MEASURE;
+    let (mut n, mut bytes) = (0u64, 0usize);
+    let mut start: Option<(Instant, f64)> = None;
+    while Instant::now() < deadline {
+        let Ok(Some(Ok(m))) = tokio::time::timeout(Duration::from_secs(2), rx.next()).await else { continue };
+        if let Message::Binary(b) = m {
+            if Instant::now() >= warm {
+                if start.is_none() {
+                    start = Some((Instant::now(), cpu_secs(sc.pid)));
+                    continue;
+                }
+                n += 1;
+                bytes += b.len() - 16;
+            }
+        }
+    }
+    if let Some(t) = wheel_task {
+        t.abort();
+    }
+    let (t0, c0) = start.unwrap_or((Instant::now(), cpu_secs(sc.pid)));
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_secs(sc.pid) - c0;
+    sc.req("DELETE", &format!("/api/browsers/{id}"), None).await;
+    let n1 = n.max(1) as f64;
+    (n as f64 / secs, bytes as f64 / n1, cpu * 1000.0 / n1)
+}
+
+/// Keypress flipping the page colour → first frame after it, in ms.
+async fn latency(sc: &Sidecar, url: &str) -> Vec<f64> {
+    let (id, mut ws) = viewer(sc, url).await;
+    let mut out = Vec::new();
+    for _ in 0..LATENCY_SAMPLES {
+        // Drain until quiet (the crisp capture of the previous change included).
+        loop {
+            match tokio::time::timeout(Duration::from_millis(400), ws.next()).await {
+                Ok(Some(Ok(_))) => continue,
+                Ok(_) => panic!("viewer socket ended"),
+                Err(_) => break,
+            }
+        }
+        let down = json!({"type":"input_keyboard","event":"down","key":"a","code":"KeyA","text":"a"});
+        let up = json!({"type":"input_keyboard","event":"up","key":"a","code":"KeyA","text":""});
+        let t0 = Instant::now();
+        ws.send(Message::Text(down.to_string().into())).await.unwrap();
+        ws.send(Message::Text(up.to_string().into())).await.unwrap();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), ws.next()).await {
+                Ok(Some(Ok(Message::Binary(_)))) => {
+                    out.push(t0.elapsed().as_secs_f64() * 1000.0);
+                    break;
+                }
+                Ok(Some(Ok(_))) => continue,
+                _ => break,
+            }
+        }
+    }
+    sc.req("DELETE", &format!("/api/browsers/{id}"), None).await;
+    out.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    out
+}
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let home = std::env::temp_dir().join(format!("porthole-bench-screencast-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let port = serve_pages().await;
+    let base = format!("http://127.0.0.1:{port}");
+    let bare_anim = bare(&format!("{base}/anim"), &home.join("bare1"), false).await;
+    let bare_scroll = bare(&format!("{base}/scroll"), &home.join("bare2"), true).await;
+    let sc = start_sidecar(&home);
+    let (anim_fps, anim_bytes, anim_cpu) = through_viewer(&sc, &format!("{base}/anim"), false).await;
+    let (scroll_fps, scroll_bytes, scroll_cpu) = through_viewer(&sc, &format!("{base}/scroll"), true).await;
+    let lat = latency(&sc, &format!("{base}/color")).await;
+    drop(sc);
+    let _ = std::fs::remove_dir_all(&home);
+    println!("anim.bare_fps {bare_anim:.1}");
+    println!("anim.viewer_fps {anim_fps:.1}");
+    println!("anim.ratio {:.3}", anim_fps / bare_anim);
+    println!("anim.bytes_per_frame {anim_bytes:.0}");
+    println!("anim.sidecar_cpu_ms_per_frame {anim_cpu:.3}");
+    println!("scroll.bare_fps {bare_scroll:.1}");
+    println!("scroll.viewer_fps {scroll_fps:.1}");
+    println!("scroll.ratio {:.3}", scroll_fps / bare_scroll);
+    println!("scroll.bytes_per_frame {scroll_bytes:.0}");
+    println!("scroll.sidecar_cpu_ms_per_frame {scroll_cpu:.3}");
+    println!("latency.samples {}", lat.len());
+    println!("latency.p50_ms {:.1}", pct(&lat, 0.5));
+    println!("latency.p95_ms {:.1}", pct(&lat, 0.95));
+}

@@ -1,0 +1,202 @@
+//! Browser endpoints (protocol §8): create, operate, inspect, delete, viewer grants, and the
+//! viewer socket's upgrade.
+
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::auth::random_hex_256;
+use super::body::JsonBody;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::browser::{check_url, BrowserRef, Viewport, ViewportMode};
+use crate::viewer::{self, MAX_VIEWER_MESSAGE_BYTES};
+
+/// The default viewport of a new browser: Desktop, 1440×900 at DPR 1.
+const DEFAULT_FIXED: Viewport = Viewport { width: 1440, height: 900, dpr: 1.0 };
+
+/// `{"mode":"pane"}` or `{"mode":"fixed","width":W,"height":H,"dpr":D}`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "mode", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ViewportBody {
+    /// Resize with pane.
+    Pane {},
+    /// A fixed size.
+    Fixed {
+        /// CSS px, 100..=7680.
+        width: i64,
+        /// CSS px, 100..=7680.
+        height: i64,
+        /// 0.5..=4.
+        dpr: f64,
+    },
+}
+
+impl ViewportBody {
+    fn mode(&self) -> Result<ViewportMode, ApiError> {
+        Ok(match self {
+            ViewportBody::Pane {} => ViewportMode::Pane,
+            ViewportBody::Fixed { width, height, dpr } => {
+                ViewportMode::Fixed(Viewport::checked(*width, *height, *dpr).map_err(ApiError::BadRequest)?)
+            }
+        })
+    }
+}
+
+/// `POST /api/browsers` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBody {
+    url: String,
+    #[serde(default)]
+    viewport: Option<ViewportBody>,
+}
+
+/// `{"url":…}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UrlBody {
+    url: String,
+}
+
+/// `{"delta":-1|1}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryBody {
+    delta: i64,
+}
+
+/// `{"tab":…}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TabBody {
+    tab: String,
+}
+
+fn lookup(st: &AppState, id: &str) -> Result<BrowserRef, ApiError> {
+    st.browsers.get(id).ok_or(ApiError::NotFound)
+}
+
+fn url_of(u: &str) -> Result<String, ApiError> {
+    check_url(u).map_err(ApiError::BadRequest)
+}
+
+fn tab_of(t: &str) -> Result<&str, ApiError> {
+    if t.is_empty() || t.len() > 64 || !t.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(ApiError::BadRequest("tab must be 1..=64 ASCII letters and digits".into()));
+    }
+    Ok(t)
+}
+
+/// `POST /api/browsers` → `201 {"id"}` once Chromium is up (not when the page has loaded).
+pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody>) -> Result<Response, ApiError> {
+    let url = url_of(&b.url)?;
+    let mode = match &b.viewport {
+        Some(v) => v.mode()?,
+        None => ViewportMode::Fixed(DEFAULT_FIXED),
+    };
+    let id = st.browsers.create(url, mode).await?;
+    Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
+}
+
+/// `GET /api/browsers/{id}`.
+pub async fn get_one(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let b = lookup(&st, &id)?;
+    Ok(Json(b.info().await).into_response())
+}
+
+/// `DELETE /api/browsers/{id}` → 204 once Chromium has exited.
+pub async fn delete(State(st): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    st.viewer_grants.revoke_browser(&id);
+    if st.browsers.delete(&id).await {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+fn ok() -> Response {
+    Json(json!({"ok": true})).into_response()
+}
+
+/// `POST /api/browsers/{id}/navigate`.
+pub async fn navigate(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<UrlBody>) -> Result<Response, ApiError> {
+    let url = url_of(&b.url)?;
+    lookup(&st, &id)?.navigate(url).await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/history`.
+pub async fn history(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<HistoryBody>) -> Result<Response, ApiError> {
+    if b.delta != -1 && b.delta != 1 {
+        return Err(ApiError::BadRequest(format!("delta must be -1 or 1, got {}", b.delta)));
+    }
+    lookup(&st, &id)?.history(b.delta).await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/reload`.
+pub async fn reload(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    lookup(&st, &id)?.reload().await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/viewport`: returns the viewport measured after the write
+/// (fixed mode), or the current one (pane mode).
+pub async fn viewport(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<ViewportBody>) -> Result<Response, ApiError> {
+    let mode = b.mode()?;
+    let br = lookup(&st, &id)?;
+    br.set_viewport(mode).await?;
+    let measured = br.measure().await.ok();
+    Ok(Json(json!({"viewport": measured})).into_response())
+}
+
+/// `POST /api/browsers/{id}/tabs/select`.
+pub async fn select_tab(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<TabBody>) -> Result<Response, ApiError> {
+    let tab = tab_of(&b.tab)?;
+    lookup(&st, &id)?.select_tab(tab).await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/tabs/close`.
+pub async fn close_tab(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<TabBody>) -> Result<Response, ApiError> {
+    let tab = tab_of(&b.tab)?;
+    lookup(&st, &id)?.close_tab(tab).await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/relaunch`: a new Chromium on the same profile at the last URL.
+pub async fn relaunch(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    lookup(&st, &id)?.relaunch().await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/viewer` → `{"url":"ws://127.0.0.1:P/viewer/<grant>"}`.
+pub async fn grant(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    lookup(&st, &id)?;
+    let token = random_hex_256().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;
+    st.viewer_grants.issue(&id, token.clone()).map_err(|_| ApiError::TooManyViewerGrants)?;
+    let url = format!("ws://127.0.0.1:{}/viewer/{token}", st.config.port);
+    Ok(Json(json!({"url": url})).into_response())
+}
+
+/// `GET /viewer/{grant}` (WebSocket): a plain request is refused (the grant stays unused);
+/// an upgrade redeems the grant.
+pub async fn upgrade(
+    State(st): State<AppState>,
+    Path(token): Path<String>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let ws = ws.map_err(|_| ApiError::BadRequest("a viewer socket needs a WebSocket upgrade".into()))?;
+    let Some(id) = st.viewer_grants.redeem(&token) else { return Err(ApiError::Unauthorized) };
+    let b = lookup(&st, &id)?;
+    Ok(ws
+        .max_message_size(MAX_VIEWER_MESSAGE_BYTES)
+        .max_frame_size(MAX_VIEWER_MESSAGE_BYTES)
+        .on_upgrade(move |socket| viewer::serve(socket, b)))
+}

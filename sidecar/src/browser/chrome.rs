@@ -1,0 +1,136 @@
+//! Finding and launching Chromium (DESIGN §4.2): discovery, flags, profile directories.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::Handler;
+
+use super::BrowserError;
+
+/// Names looked up on `PATH`, in this order, after `PORTHOLE_CHROME`.
+const PATH_NAMES: [&str; 5] =
+    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+
+/// Standard install locations, tried after `PATH`.
+#[cfg(target_os = "macos")]
+const STANDARD_PATHS: [&str; 2] = [
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+];
+#[cfg(not(target_os = "macos"))]
+const STANDARD_PATHS: [&str; 5] = [
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/snap/bin/chromium",
+    "/opt/google/chrome/chrome",
+];
+
+/// Returns the Chromium executable to run: `$PORTHOLE_CHROME` (which must exist when set),
+/// else the first of [`PATH_NAMES`] found on `PATH`, else the first existing standard path.
+pub(crate) fn find_chromium() -> Result<PathBuf, BrowserError> {
+    if let Some(p) = std::env::var_os("PORTHOLE_CHROME").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return if is_executable(&p) {
+            Ok(p)
+        } else {
+            Err(BrowserError::NoChromium(format!(
+                "PORTHOLE_CHROME={} is not an executable file",
+                p.display()
+            )))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in PATH_NAMES {
+        for dir in std::env::split_paths(&path) {
+            let cand = dir.join(name);
+            if is_executable(&cand) {
+                return Ok(cand);
+            }
+        }
+    }
+    for p in STANDARD_PATHS {
+        if is_executable(Path::new(p)) {
+            return Ok(PathBuf::from(p));
+        }
+    }
+    Err(BrowserError::NoChromium(
+        "no Chromium found: install Chromium (Debian/Ubuntu: `apt install chromium`) or Google \
+         Chrome, or set PORTHOLE_CHROME to its executable"
+            .into(),
+    ))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// The root under which every browser's profile lives: `<data dir>/porthole/browsers`
+/// (`$XDG_DATA_HOME/porthole` or `~/.local/share/porthole` on Linux).
+pub(crate) fn profiles_root() -> PathBuf {
+    match directories::ProjectDirs::from("", "", "porthole") {
+        Some(d) => d.data_dir().join("browsers"),
+        None => std::env::temp_dir().join("porthole-browsers"),
+    }
+}
+
+/// Removes Chromium's `Singleton*` lock files from a profile whose previous process has
+/// exited, so a relaunch on the same profile is not refused as "already running".
+pub(crate) fn remove_stale_locks(profile: &Path) {
+    for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+        let _ = std::fs::remove_file(profile.join(name));
+    }
+}
+
+/// Launches a headless Chromium on `profile` with the flags of DESIGN §4.2, bounded by
+/// `bound`. The caller must poll the returned handler continuously in its own task.
+pub(crate) async fn launch(profile: &Path, bound: Duration) -> Result<(Browser, Handler), BrowserError> {
+    let exe = find_chromium()?;
+    std::fs::create_dir_all(profile)
+        .map_err(|e| BrowserError::Launch(format!("create_dir_all({}): {e}", profile.display())))?;
+    remove_stale_locks(profile);
+    // chromiumoxide 0.9: `.arg()` takes flags without dashes, `.viewport(None)` keeps it from
+    // emulating 800×600, and `.new_headless_mode()` gives `--headless=new`.
+    let mut b = BrowserConfig::builder()
+        .chrome_executable(&exe)
+        .new_headless_mode()
+        .viewport(None)
+        .user_data_dir(profile)
+        .launch_timeout(bound)
+        .request_timeout(Duration::from_millis(super::CDP_CALL_BOUND_MS))
+        .arg("no-first-run")
+        .arg("no-default-browser-check")
+        .arg("disable-background-networking")
+        .arg("disable-component-update")
+        .arg("disable-sync")
+        .arg(("remote-debugging-port", "0"));
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        b = b.no_sandbox();
+    }
+    let config = b.build().map_err(BrowserError::Launch)?;
+    match tokio::time::timeout(bound, Browser::launch(config)).await {
+        Ok(Ok(pair)) => Ok(pair),
+        Ok(Err(e)) => Err(BrowserError::Launch(format!("failed to launch {}: {e}", exe.display()))),
+        Err(_) => Err(BrowserError::Launch(format!("{} did not start within {bound:?}", exe.display()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_locks_are_removed() {
+        let d = std::env::temp_dir().join(format!("porthole-locks-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("SingletonLock"), b"x").unwrap();
+        std::fs::write(d.join("Cookies"), b"x").unwrap();
+        remove_stale_locks(&d);
+        assert!(!d.join("SingletonLock").exists());
+        assert!(d.join("Cookies").exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

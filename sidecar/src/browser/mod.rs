@@ -1,0 +1,295 @@
+//! Browser host: headless Chromium over CDP (chromiumoxide), one per browser pane (DESIGN §4.2).
+//!
+//! Architecture Invariant: `browser` knows nothing of HTTP or WebSockets. It owns every
+//! Chromium process, its lifecycle queue, its tabs and its viewport; viewers read its state
+//! through a watch channel ([`ViewState`]) and reach pages only through [`BrowserRef`].
+
+mod chrome;
+mod slot;
+
+pub(crate) use slot::eval_in as eval_in_page;
+pub use slot::{BrowserInfo, BrowserRef};
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Bound on any one CDP call, in milliseconds.
+pub const CDP_CALL_BOUND_MS: u64 = 10_000;
+/// Bound on launching Chromium (queueing excluded), in milliseconds.
+pub const LAUNCH_BOUND_MS: u64 = 30_000;
+/// Bound on closing one browser (close, then wait for the process), in milliseconds.
+pub const CLOSE_BOUND_MS: u64 = 10_000;
+/// Settle delay between the last pane size a view sent and the viewport write, in ms.
+pub const VIEWPORT_SETTLE_MS: u64 = 200;
+/// Viewport used in pane mode until a view has sent the pane's size (CSS px, DPR).
+pub const DEFAULT_VIEWPORT: Viewport = Viewport { width: 1280, height: 800, dpr: 1.0 };
+/// Allowed viewport width and height, in CSS pixels.
+pub const VIEWPORT_CSS_RANGE: std::ops::RangeInclusive<u32> = 100..=7680;
+/// Allowed device pixel ratio.
+pub const VIEWPORT_DPR_RANGE: std::ops::RangeInclusive<f64> = 0.5..=4.0;
+/// Longest URL accepted, in bytes.
+pub const MAX_URL_BYTES: usize = 8 * 1024;
+
+/// A viewport: `width`×`height` in CSS pixels at `dpr` device pixels per CSS pixel.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Viewport {
+    /// Width in CSS pixels.
+    pub width: u32,
+    /// Height in CSS pixels.
+    pub height: u32,
+    /// Device pixels per CSS pixel.
+    pub dpr: f64,
+}
+
+impl Viewport {
+    /// Checks the bounds of [`VIEWPORT_CSS_RANGE`] and [`VIEWPORT_DPR_RANGE`].
+    pub fn checked(width: i64, height: i64, dpr: f64) -> Result<Viewport, String> {
+        let r = VIEWPORT_CSS_RANGE;
+        let ok = |v: i64| v >= *r.start() as i64 && v <= *r.end() as i64;
+        if !ok(width) || !ok(height) {
+            return Err(format!("width and height must be in 100..=7680, got {width}×{height}"));
+        }
+        if !dpr.is_finite() || !VIEWPORT_DPR_RANGE.contains(&dpr) {
+            return Err(format!("dpr must be in 0.5..=4, got {dpr}"));
+        }
+        Ok(Viewport { width: width as u32, height: height as u32, dpr })
+    }
+}
+
+/// How a browser's viewport is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ViewportMode {
+    /// "Resize with pane": the size a view sends over its viewer socket (`sync`).
+    Pane,
+    /// A fixed size.
+    Fixed(Viewport),
+}
+
+/// One tab (a CDP page target).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tab {
+    /// The CDP target id.
+    pub id: String,
+    /// The tab's committed URL.
+    pub url: String,
+    /// The tab's title ("" until the page sets one).
+    pub title: String,
+}
+
+/// A JavaScript dialog waiting for the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dialog {
+    /// The tab that opened it.
+    pub tab: String,
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// The dialog's message.
+    pub message: String,
+    /// A prompt's default text (`null` for other kinds).
+    pub default_prompt: Option<String>,
+}
+
+/// Resize-with-pane progress, reported to views as `sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncState {
+    /// Fixed mode: sizes sent by views are ignored.
+    Off,
+    /// Pane mode; a size is waiting for its settle delay or being written.
+    Applying,
+    /// Pane mode; the last size sent has been written and measured.
+    Synced,
+}
+
+/// What every view of a browser shows; published on every change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewState {
+    /// True if and only if Chromium is up and its CDP connection is alive.
+    pub connected: bool,
+    /// Tabs in creation order.
+    pub tabs: Vec<Tab>,
+    /// The active tab's id.
+    pub active: Option<String>,
+    /// The viewport last measured in the active page.
+    pub viewport: Option<Viewport>,
+    /// A dialog waiting for the user, if any.
+    pub dialog: Option<Dialog>,
+    /// Resize-with-pane progress.
+    pub sync: SyncState,
+    /// Grows by one at every launch and close; a view ends when it changes.
+    pub generation: u64,
+}
+
+/// Errors of browser operations.
+#[derive(Debug)]
+pub enum BrowserError {
+    /// Occurs when no Chromium executable can be found; the message names what to install.
+    NoChromium(String),
+    /// Occurs when Chromium fails to start or connect within the launch bound.
+    Launch(String),
+    /// Occurs when a launch was superseded by a close of the same browser.
+    Closed,
+    /// Occurs when an operation reaches a browser that is being launched or closed.
+    Busy,
+    /// Occurs when Chromium has gone (crashed or killed); `relaunch` brings it back.
+    Disconnected,
+    /// Occurs when a tab id or history entry does not exist.
+    BadRequest(String),
+    /// Occurs when a CDP call fails.
+    Cdp(String),
+    /// Occurs when a CDP call does not answer within its bound; names the call.
+    Timeout(&'static str),
+    /// Occurs when the sidecar is shutting down.
+    ShuttingDown,
+}
+
+impl std::fmt::Display for BrowserError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BrowserError::NoChromium(m) | BrowserError::Launch(m) => f.write_str(m),
+            BrowserError::Closed => f.write_str("the browser was closed before its launch began"),
+            BrowserError::Busy => f.write_str("the browser is being launched or closed"),
+            BrowserError::Disconnected => f.write_str("the browser has gone; relaunch it"),
+            BrowserError::BadRequest(m) => f.write_str(m),
+            BrowserError::Cdp(m) => write!(f, "cdp call failed: {m}"),
+            BrowserError::Timeout(call) => write!(f, "cdp call {call} did not answer within 10 s"),
+            BrowserError::ShuttingDown => f.write_str("the sidecar is shutting down"),
+        }
+    }
+}
+
+impl std::error::Error for BrowserError {}
+
+/// Runs a CDP future bounded by [`CDP_CALL_BOUND_MS`]; `call` names it in errors.
+pub(crate) async fn bounded<T, E: std::fmt::Display>(
+    call: &'static str,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(BrowserError::Cdp(format!("{call}: {e}"))),
+        Err(_) => Err(BrowserError::Timeout(call)),
+    }
+}
+
+/// Checks a URL the user gave: http or https, at most [`MAX_URL_BYTES`].
+pub fn check_url(url: &str) -> Result<String, String> {
+    if url.len() > MAX_URL_BYTES {
+        return Err(format!("url is over {MAX_URL_BYTES} bytes"));
+    }
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let rest = if lower.starts_with("http://") {
+        &url[7..]
+    } else if lower.starts_with("https://") {
+        &url[8..]
+    } else {
+        return Err("url must start with http:// or https://".into());
+    };
+    if rest.is_empty() || rest.starts_with('/') || url.chars().any(|c| c.is_control() || c == ' ') {
+        return Err("url must name a host and contain no spaces or control characters".into());
+    }
+    Ok(url.to_string())
+}
+
+/// Every browser of this sidecar, by id (`b1`, `b2`, …; never reused in a sidecar's life).
+pub struct Host {
+    slots: Mutex<HashMap<String, BrowserRef>>,
+    next: AtomicU64,
+    root: PathBuf,
+    shutting_down: AtomicBool,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Host {
+    /// A host whose profiles live under the app data dir (`$XDG_DATA_HOME/porthole/browsers`).
+    pub fn new() -> Host {
+        Host {
+            slots: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            root: chrome::profiles_root(),
+            shutting_down: AtomicBool::new(false),
+        }
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, BrowserRef>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Launches a browser at `url` and returns its id once Chromium is up and the first tab
+    /// exists (the page may still be loading). Nothing is left behind on failure.
+    pub async fn create(&self, url: String, mode: ViewportMode) -> Result<String, BrowserError> {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return Err(BrowserError::ShuttingDown);
+        }
+        let n = self.next.fetch_add(1, Ordering::SeqCst);
+        let id = format!("b{n}");
+        let profile = self.root.join(format!("{}-{id}", std::process::id()));
+        let slot = BrowserRef::new(id.clone(), profile, url, mode);
+        self.slots().insert(id.clone(), slot.clone());
+        match slot.launch().await {
+            Ok(()) => Ok(id),
+            Err(e) => {
+                self.slots().remove(&id);
+                slot.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The browser with this id.
+    pub fn get(&self, id: &str) -> Option<BrowserRef> {
+        self.slots().get(id).cloned()
+    }
+
+    /// Closes a browser (after any launch already running) and forgets it; false if unknown.
+    pub async fn delete(&self, id: &str) -> bool {
+        let Some(slot) = self.slots().remove(id) else { return false };
+        slot.close().await;
+        true
+    }
+
+    /// Closes every browser (close, then wait for each process; killed past the bound) and
+    /// refuses new ones. Idempotent.
+    pub async fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        let all: Vec<BrowserRef> = self.slots().drain().map(|(_, s)| s).collect();
+        futures_util::future::join_all(all.iter().map(|s| s.close())).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_must_be_http_or_https_and_bounded() {
+        assert!(check_url("http://127.0.0.1:8000/x").is_ok());
+        assert!(check_url("HTTPS://example.com").is_ok());
+        for bad in ["file:///etc/passwd", "javascript:alert(1)", "http://", "ftp://x", "http:///x",
+            "http://a b", "chrome://settings", ""] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+        let long = format!("http://a/{}", "x".repeat(MAX_URL_BYTES));
+        assert!(check_url(&long).is_err());
+    }
+
+    #[test]
+    fn viewport_bounds() {
+        assert!(Viewport::checked(100, 7680, 0.5).is_ok());
+        assert!(Viewport::checked(1280, 800, 4.0).is_ok());
+        assert!(Viewport::checked(99, 800, 1.0).is_err());
+        assert!(Viewport::checked(1280, 7681, 1.0).is_err());
+        assert!(Viewport::checked(1280, 800, 4.1).is_err());
+        assert!(Viewport::checked(1280, 800, f64::NAN).is_err());
+    }
+}

@@ -1,0 +1,914 @@
+//! One browser: its lifecycle queue, tabs, dialogs and the one viewport writer.
+//!
+//! Ownership: the `Slot` owns the chromiumoxide `Browser` (and so the Chromium child) while
+//! it is live; the handler task only polls the CDP connection. `close` is the one place that
+//! ends a process: `Browser::close`, then `wait` (kill past the bound), so no zombie remains.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use chromiumoxide::browser::Browser;
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventJavascriptDialogClosed, EventJavascriptDialogOpening, GetNavigationHistoryParams,
+    HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed,
+    EventTargetInfoChanged, GetTargetsParams, TargetId, TargetInfo,
+};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::error::CdpError;
+use chromiumoxide::Page;
+use futures_util::StreamExt;
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::{
+    bounded, chrome, BrowserError, Dialog, SyncState, Tab, ViewState, Viewport, ViewportMode,
+    CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
+};
+
+/// How often a viewed browser's active title is re-read, in milliseconds.
+const TITLE_POLL_MS: u64 = 250;
+
+/// A shared handle on one browser. Cheap to clone.
+#[derive(Clone)]
+pub struct BrowserRef(Arc<Slot>);
+
+/// Where a browser is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Launching,
+    Live,
+    Disconnected,
+    Closed,
+}
+
+struct Live {
+    browser: tokio::sync::Mutex<Browser>,
+    pid: Option<u32>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    phase: Phase,
+    live: Option<Arc<Live>>,
+    generation: u64,
+    pages: HashMap<String, Page>,
+    tabs: Vec<Tab>,
+    active: Option<String>,
+    last_url: String,
+    mode: ViewportMode,
+    pane: Option<Viewport>,
+    measured: Option<Viewport>,
+    dialog: Option<Dialog>,
+    sync: SyncState,
+}
+
+/// A viewport write request for the writer task; `seq` grows by one per request.
+#[derive(Debug, Clone, Copy)]
+struct VpReq {
+    seq: u64,
+    vp: Option<Viewport>,
+    settle: bool,
+}
+
+struct Slot {
+    id: String,
+    profile: PathBuf,
+    /// The lifecycle queue: tokio's mutex is fair, so launches and closes run in arrival order.
+    lifecycle: tokio::sync::Mutex<()>,
+    /// Set by `close`: a launch still waiting in the queue gives up.
+    closing: AtomicBool,
+    shared: Mutex<Shared>,
+    view: watch::Sender<ViewState>,
+    vp_tx: watch::Sender<VpReq>,
+    vp_done: watch::Sender<u64>,
+    /// Views streaming each tab: Chromium allows one screencast per page, shared by them.
+    casting: Mutex<HashMap<String, usize>>,
+}
+
+/// `GET /api/browsers/{id}`'s answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct BrowserInfo {
+    /// The browser id.
+    pub id: String,
+    /// True if and only if Chromium is up and connected.
+    pub connected: bool,
+    /// The active tab's URL ("" when none).
+    pub url: String,
+    /// The active tab's title.
+    pub title: String,
+    /// The active tab's id.
+    pub active_tab: Option<String>,
+    /// Every tab, in creation order.
+    pub tabs: Vec<Tab>,
+    /// Measured now in the active page (innerWidth, innerHeight, devicePixelRatio); `null`
+    /// when it cannot be measured (disconnected, or a dialog blocks the page).
+    pub viewport: Option<Viewport>,
+    /// `pane` or `fixed`.
+    pub mode: &'static str,
+    /// Chromium's process id (`null` when not running).
+    pub pid: Option<u32>,
+    /// A JavaScript dialog waiting for the user.
+    pub dialog: Option<Dialog>,
+}
+
+impl BrowserRef {
+    pub(super) fn new(id: String, profile: PathBuf, url: String, mode: ViewportMode) -> BrowserRef {
+        let (view, _) = watch::channel(ViewState {
+            connected: false,
+            tabs: Vec::new(),
+            active: None,
+            viewport: None,
+            dialog: None,
+            sync: if matches!(mode, ViewportMode::Pane) { SyncState::Applying } else { SyncState::Off },
+            generation: 0,
+        });
+        let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
+        let (vp_done, _) = watch::channel(0u64);
+        let slot = Arc::new(Slot {
+            id,
+            profile,
+            lifecycle: tokio::sync::Mutex::new(()),
+            closing: AtomicBool::new(false),
+            shared: Mutex::new(Shared {
+                phase: Phase::Launching,
+                live: None,
+                generation: 0,
+                pages: HashMap::new(),
+                tabs: Vec::new(),
+                active: None,
+                last_url: url,
+                mode,
+                pane: None,
+                measured: None,
+                dialog: None,
+                sync: if matches!(mode, ViewportMode::Pane) { SyncState::Applying } else { SyncState::Off },
+            }),
+            view,
+            vp_tx,
+            vp_done,
+            casting: Mutex::new(HashMap::new()),
+        });
+        tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
+        BrowserRef(slot)
+    }
+
+    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.0.shared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The browser id.
+    pub fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    /// A receiver of every state change (the current state is already marked unseen... the
+    /// caller reads it with `borrow_and_update`).
+    pub fn subscribe(&self) -> watch::Receiver<ViewState> {
+        self.0.view.subscribe()
+    }
+
+    /// Rebuilds the published state from `Shared`; sends only when it changed.
+    fn publish(&self) {
+        let st = {
+            let s = self.shared();
+            ViewState {
+                connected: s.phase == Phase::Live,
+                tabs: s.tabs.clone(),
+                active: s.active.clone(),
+                viewport: s.measured,
+                dialog: s.dialog.clone(),
+                sync: s.sync,
+                generation: s.generation,
+            }
+        };
+        self.0.view.send_if_modified(|old| {
+            if *old == st {
+                false
+            } else {
+                *old = st;
+                true
+            }
+        });
+    }
+
+    /// The active tab's page, if the browser is live.
+    pub fn active_page(&self) -> Result<Page, BrowserError> {
+        let s = self.shared();
+        match s.phase {
+            Phase::Live => {}
+            Phase::Launching => return Err(BrowserError::Busy),
+            Phase::Disconnected => return Err(BrowserError::Disconnected),
+            Phase::Closed => return Err(BrowserError::Closed),
+        }
+        s.active
+            .as_ref()
+            .and_then(|a| s.pages.get(a))
+            .cloned()
+            .ok_or_else(|| BrowserError::Cdp("the active tab is not attached yet".into()))
+    }
+
+    /// Counts one more view streaming `tab`; true if and only if it is the first (the caller
+    /// then (re)starts the screencast).
+    pub fn cast_begin(&self, tab: &str) -> bool {
+        let mut c = self.0.casting.lock().unwrap_or_else(|p| p.into_inner());
+        let n = c.entry(tab.to_string()).or_insert(0);
+        *n += 1;
+        *n == 1
+    }
+
+    /// Counts one view fewer streaming `tab`; true if and only if it was the last (the caller
+    /// then stops the screencast).
+    pub fn cast_end(&self, tab: &str) -> bool {
+        let mut c = self.0.casting.lock().unwrap_or_else(|p| p.into_inner());
+        match c.get_mut(tab) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                c.remove(tab);
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// The generation of the current launch (changes at every launch and close).
+    pub fn generation(&self) -> u64 {
+        self.shared().generation
+    }
+
+    /// The viewport currently wanted: the fixed size, else the pane's last size, else the
+    /// default.
+    fn wanted_viewport(&self) -> Viewport {
+        let s = self.shared();
+        match s.mode {
+            ViewportMode::Fixed(v) => v,
+            ViewportMode::Pane => s.pane.unwrap_or(DEFAULT_VIEWPORT),
+        }
+    }
+
+    // ---- lifecycle ----
+
+    /// Launches Chromium (queued behind any launch or close already running) at the slot's
+    /// last URL. Returns once the first tab exists and has its viewport; the page may still
+    /// be loading.
+    pub(super) async fn launch(&self) -> Result<(), BrowserError> {
+        let _turn = self.0.lifecycle.lock().await;
+        if self.0.closing.load(Ordering::SeqCst) {
+            return Err(BrowserError::Closed);
+        }
+        self.launch_locked().await
+    }
+
+    /// Closes the running Chromium (if any) and launches a new one on the same profile at the
+    /// last URL of the active tab. Views of the old one end.
+    pub async fn relaunch(&self) -> Result<(), BrowserError> {
+        let _turn = self.0.lifecycle.lock().await;
+        if self.0.closing.load(Ordering::SeqCst) {
+            return Err(BrowserError::Closed);
+        }
+        self.stop_locked(Phase::Launching).await;
+        self.launch_locked().await
+    }
+
+    /// Closes the browser: a launch not yet begun is superseded; one running finishes first
+    /// and is then closed. Idempotent.
+    pub(super) async fn close(&self) {
+        self.0.closing.store(true, Ordering::SeqCst);
+        let _turn = self.0.lifecycle.lock().await;
+        self.stop_locked(Phase::Closed).await;
+        let _ = std::fs::remove_dir_all(&self.0.profile);
+    }
+
+    async fn launch_locked(&self) -> Result<(), BrowserError> {
+        let generation = {
+            let mut s = self.shared();
+            s.phase = Phase::Launching;
+            s.generation += 1;
+            s.generation
+        };
+        self.publish();
+        let url = self.shared().last_url.clone();
+        let (mut browser, mut handler) =
+            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS)).await?;
+        let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
+        let weak = Arc::downgrade(&self.0);
+        // The handler must be polled continuously; one bad message never stops it (newer
+        // Chromium sends events chromiumoxide cannot parse). It ends when the socket does.
+        let handler_task = tokio::spawn(async move {
+            while let Some(r) = handler.next().await {
+                match r {
+                    Ok(()) => {}
+                    Err(CdpError::Ws(e)) => {
+                        tracing::debug!("cdp socket ended: {e}");
+                        break;
+                    }
+                    Err(e) => tracing::debug!("cdp handler: {e}"),
+                }
+            }
+            if let Some(slot) = weak.upgrade() {
+                BrowserRef(slot).on_disconnected(generation);
+            }
+        });
+        let first = match bounded("Target.createTarget", browser.new_page("about:blank")).await {
+            Ok(p) => p,
+            Err(e) => {
+                handler_task.abort();
+                end_browser(&mut browser).await;
+                return Err(e);
+            }
+        };
+        let first_id = first.target_id().as_ref().to_string();
+        {
+            let mut s = self.shared();
+            s.tabs.push(Tab { id: first_id.clone(), url: "about:blank".into(), title: String::new() });
+        }
+        // Tabs are our first page and pages opened by our tabs; anything else (a blank tab
+        // Chromium opens on its own, possibly late) is closed and never listed.
+        let follow = match self.follow_targets(&browser, generation).await {
+            Ok(t) => t,
+            Err(e) => {
+                handler_task.abort();
+                end_browser(&mut browser).await;
+                return Err(e);
+            }
+        };
+        // Close the blank tab Chromium may have opened on its own.
+        if let Ok(t) = bounded("Target.getTargets", browser.execute(GetTargetsParams::default())).await {
+            for info in &t.result.target_infos {
+                if info.r#type == "page" && info.target_id.as_ref() != first_id {
+                    let _ = bounded("Target.closeTarget", browser.execute(CloseTargetParams::new(info.target_id.clone()))).await;
+                }
+            }
+        }
+        let vp = self.wanted_viewport();
+        let _ = apply_metrics(&first, vp).await;
+        self.watch_dialogs(&first, generation);
+        {
+            let mut s = self.shared();
+            s.pages.insert(first_id.clone(), first.clone());
+            if !s.tabs.iter().any(|t| t.id == first_id) {
+                s.tabs.push(Tab { id: first_id.clone(), url: "about:blank".into(), title: String::new() });
+            }
+            s.active = Some(first_id);
+            s.live = Some(Arc::new(Live {
+                browser: tokio::sync::Mutex::new(browser),
+                pid,
+                tasks: vec![handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))],
+            }));
+            s.phase = Phase::Live;
+        }
+        self.measure_and_publish(&first).await;
+        // Navigate without waiting for the load.
+        let page = first.clone();
+        tokio::spawn(async move {
+            if let Err(e) = bounded("Page.navigate", page.execute(NavigateParams::new(url))).await {
+                tracing::debug!("initial navigation: {e}");
+            }
+        });
+        Ok(())
+    }
+
+    /// Ends the running Chromium (close, then wait; killed past the bound) and leaves the
+    /// slot in `phase` with no tabs. Views end (the generation changes).
+    async fn stop_locked(&self, phase: Phase) {
+        let live = {
+            let mut s = self.shared();
+            s.phase = phase;
+            s.generation += 1;
+            s.pages.clear();
+            s.tabs.clear();
+            s.active = None;
+            s.dialog = None;
+            s.live.take()
+        };
+        self.publish();
+        if let Some(live) = live {
+            let mut b = live.browser.lock().await;
+            end_browser(&mut b).await;
+            for t in &live.tasks {
+                t.abort();
+            }
+        }
+    }
+
+    /// Called when the CDP connection of launch `generation` ends on its own.
+    fn on_disconnected(&self, generation: u64) {
+        let live = {
+            let mut s = self.shared();
+            if s.generation != generation || s.phase != Phase::Live {
+                return;
+            }
+            tracing::info!(browser = %self.0.id, "chromium disconnected");
+            s.phase = Phase::Disconnected;
+            s.pages.clear();
+            s.dialog = None;
+            s.live.clone()
+        };
+        self.publish();
+        // Reap the process so that it leaves no zombie.
+        if let Some(live) = live {
+            tokio::spawn(async move {
+                let mut b = live.browser.lock().await;
+                end_browser(&mut b).await;
+            });
+        }
+    }
+
+    async fn follow_targets(&self, browser: &Browser, generation: u64) -> Result<JoinHandle<()>, BrowserError> {
+        let mut created = bounded("listen", browser.event_listener::<EventTargetCreated>()).await?;
+        let mut changed = bounded("listen", browser.event_listener::<EventTargetInfoChanged>()).await?;
+        let mut destroyed = bounded("listen", browser.event_listener::<EventTargetDestroyed>()).await?;
+        let weak = Arc::downgrade(&self.0);
+        Ok(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    Some(ev) = created.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_target(&ev.target_info, generation, true);
+                    }
+                    Some(ev) = changed.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_target(&ev.target_info, generation, false);
+                    }
+                    Some(ev) = destroyed.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_target_gone(ev.target_id.as_ref(), generation);
+                    }
+                    else => return,
+                }
+            }
+        }))
+    }
+
+    fn on_target(&self, info: &TargetInfo, generation: u64, created: bool) {
+        if info.r#type != "page" {
+            return;
+        }
+        let id = info.target_id.as_ref().to_string();
+        let attach = {
+            let mut s = self.shared();
+            if s.generation != generation {
+                return;
+            }
+            let is_new = !s.tabs.iter().any(|t| t.id == id);
+            let opened_by_ours = info.opener_id.as_ref().is_some_and(|o| s.tabs.iter().any(|t| t.id == o.as_ref()));
+            if is_new && !opened_by_ours {
+                drop(s);
+                if created && s_is_blank(&info.url) {
+                    let me = self.clone();
+                    let target = info.target_id.clone();
+                    tokio::spawn(async move { me.close_stray(target).await });
+                }
+                return;
+            }
+            if is_new {
+                s.tabs.push(Tab { id: id.clone(), url: info.url.clone(), title: info.title.clone() });
+            } else if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
+                t.url = info.url.clone();
+                t.title = info.title.clone();
+            }
+            if s.active.as_deref() == Some(&id) && is_http(&info.url) {
+                s.last_url = info.url.clone();
+            }
+            is_new && !s.pages.contains_key(&id) && s.phase == Phase::Live
+        };
+        self.publish();
+        if attach {
+            let me = self.clone();
+            let target = info.target_id.clone();
+            tokio::spawn(async move { me.attach_opened(target, generation).await });
+        }
+    }
+
+    /// Closes a page target that is not a tab (a blank page Chromium opened on its own).
+    async fn close_stray(&self, target: TargetId) {
+        let live = self.shared().live.clone();
+        let Some(live) = live else { return };
+        let b = live.browser.lock().await;
+        let _ = bounded("Target.closeTarget", b.execute(CloseTargetParams::new(target))).await;
+    }
+
+    /// A page opened by one of ours (window.open, target=_blank) becomes a tab and the active
+    /// one, with the browser's viewport.
+    async fn attach_opened(&self, target: TargetId, generation: u64) {
+        let live = self.shared().live.clone();
+        let Some(live) = live else { return };
+        let mut page = None;
+        for _ in 0..50 {
+            let got = {
+                let b = live.browser.lock().await;
+                tokio::time::timeout(Duration::from_secs(2), b.get_page(target.clone())).await
+            };
+            if let Ok(Ok(p)) = got {
+                page = Some(p);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let Some(page) = page else {
+            tracing::debug!("could not attach to opened tab {}", target.as_ref());
+            return;
+        };
+        let _ = apply_metrics(&page, self.wanted_viewport()).await;
+        self.watch_dialogs(&page, generation);
+        let id = target.as_ref().to_string();
+        {
+            let mut s = self.shared();
+            if s.generation != generation || !s.tabs.iter().any(|t| t.id == id) {
+                return;
+            }
+            s.pages.insert(id.clone(), page.clone());
+            s.active = Some(id);
+        }
+        self.measure_and_publish(&page).await;
+    }
+
+    fn on_target_gone(&self, id: &str, generation: u64) {
+        let new_active = {
+            let mut s = self.shared();
+            if s.generation != generation {
+                return;
+            }
+            s.tabs.retain(|t| t.id != id);
+            s.pages.remove(id);
+            if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
+                s.dialog = None;
+            }
+            if s.active.as_deref() == Some(id) {
+                s.active = s.tabs.iter().rev().find(|t| s.pages.contains_key(&t.id)).map(|t| t.id.clone());
+                s.active.as_ref().and_then(|a| s.pages.get(a)).cloned()
+            } else {
+                None
+            }
+        };
+        self.publish();
+        if let Some(page) = new_active {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let _ = apply_metrics(&page, me.wanted_viewport()).await;
+                me.measure_and_publish(&page).await;
+            });
+        }
+    }
+
+    fn watch_dialogs(&self, page: &Page, generation: u64) {
+        let me = self.clone();
+        let page = page.clone();
+        let tab = page.target_id().as_ref().to_string();
+        tokio::spawn(async move {
+            let Ok(mut open) = bounded("listen", page.event_listener::<EventJavascriptDialogOpening>()).await else { return };
+            let Ok(mut closed) = bounded("listen", page.event_listener::<EventJavascriptDialogClosed>()).await else { return };
+            loop {
+                tokio::select! {
+                    Some(ev) = open.next() => {
+                        let kind = serde_json::to_value(&ev.r#type).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                        {
+                            let mut s = me.shared();
+                            if s.generation != generation { return; }
+                            s.dialog = Some(Dialog { tab: tab.clone(), kind, message: ev.message.clone(), default_prompt: ev.default_prompt.clone() });
+                        }
+                        me.publish();
+                    }
+                    Some(_) = closed.next() => {
+                        {
+                            let mut s = me.shared();
+                            if s.generation != generation { return; }
+                            if s.dialog.as_ref().is_some_and(|d| d.tab == tab) { s.dialog = None; }
+                        }
+                        me.publish();
+                    }
+                    else => return,
+                }
+            }
+        });
+    }
+
+    // ---- operations ----
+
+    /// Navigates the active tab; returns once Chromium has started the navigation.
+    pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
+        let page = self.active_page()?;
+        let r = bounded("Page.navigate", page.execute(NavigateParams::new(url))).await?;
+        if let Some(e) = &r.result.error_text {
+            tracing::debug!("navigation error page: {e}");
+        }
+        Ok(())
+    }
+
+    /// Goes `delta` (−1 back, +1 forward) in the active tab's history.
+    pub async fn history(&self, delta: i64) -> Result<(), BrowserError> {
+        let page = self.active_page()?;
+        let h = bounded("Page.getNavigationHistory", page.execute(GetNavigationHistoryParams::default())).await?;
+        let idx = h.result.current_index + delta;
+        let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
+            return Err(BrowserError::BadRequest("no history entry in that direction".into()));
+        };
+        bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id))).await?;
+        Ok(())
+    }
+
+    /// Reloads the active tab.
+    pub async fn reload(&self) -> Result<(), BrowserError> {
+        let page = self.active_page()?;
+        bounded("Page.reload", page.execute(ReloadParams::default())).await?;
+        Ok(())
+    }
+
+    /// Makes `tab` the active tab and gives it the browser's viewport.
+    pub async fn select_tab(&self, tab: &str) -> Result<(), BrowserError> {
+        self.active_page()?;
+        let page = {
+            let mut s = self.shared();
+            let Some(p) = s.pages.get(tab).cloned() else {
+                return Err(BrowserError::BadRequest(format!("no tab {tab:?}")));
+            };
+            s.active = Some(tab.to_string());
+            p
+        };
+        self.publish();
+        let _ = bounded("Target.activateTarget", page.execute(ActivateTargetParams::new(page.target_id().clone()))).await;
+        apply_metrics(&page, self.wanted_viewport()).await?;
+        self.measure_and_publish(&page).await;
+        Ok(())
+    }
+
+    /// Closes `tab`; refuses to close the only tab.
+    pub async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
+        self.active_page()?;
+        let (page, count) = {
+            let s = self.shared();
+            (s.pages.get(tab).cloned(), s.tabs.len())
+        };
+        let Some(page) = page else { return Err(BrowserError::BadRequest(format!("no tab {tab:?}"))) };
+        if count <= 1 {
+            return Err(BrowserError::BadRequest("cannot close the only tab".into()));
+        }
+        bounded("Target.closeTarget", page.execute(CloseTargetParams::new(page.target_id().clone()))).await?;
+        Ok(())
+    }
+
+    /// Answers the pending dialog as the user chose (`accept`, and a prompt's text).
+    pub async fn answer_dialog(&self, accept: bool, text: Option<String>) -> Result<(), BrowserError> {
+        self.active_page()?;
+        let page = {
+            let s = self.shared();
+            let Some(d) = &s.dialog else { return Err(BrowserError::BadRequest("no dialog is open".into())) };
+            s.pages.get(&d.tab).cloned()
+        };
+        let Some(page) = page else { return Err(BrowserError::BadRequest("no dialog is open".into())) };
+        let mut p = HandleJavaScriptDialogParams::new(accept);
+        p.prompt_text = text;
+        bounded("Page.handleJavaScriptDialog", page.execute(p)).await?;
+        Ok(())
+    }
+
+    /// Sets the viewport mode. Fixed: written at once; returns once written and measured.
+    /// Pane: the next size a view sends is written after the settle delay.
+    pub async fn set_viewport(&self, mode: ViewportMode) -> Result<(), BrowserError> {
+        self.active_page()?;
+        let vp = {
+            let mut s = self.shared();
+            s.mode = mode;
+            match mode {
+                ViewportMode::Fixed(v) => {
+                    s.sync = SyncState::Off;
+                    Some(v)
+                }
+                ViewportMode::Pane => {
+                    s.sync = if s.pane.is_some() { SyncState::Applying } else { SyncState::Applying };
+                    s.pane
+                }
+            }
+        };
+        self.publish();
+        let Some(vp) = vp else { return Ok(()) };
+        let seq = self.request_write(Some(vp), false);
+        let mut done = self.0.vp_done.subscribe();
+        let bound = Duration::from_millis(super::CDP_CALL_BOUND_MS + 1000);
+        let written = tokio::time::timeout(bound, done.wait_for(|d| *d >= seq)).await.is_ok();
+        if written {
+            Ok(())
+        } else {
+            Err(BrowserError::Timeout("Emulation.setDeviceMetricsOverride"))
+        }
+    }
+
+    /// A view's pane size while "Resize with pane" is on; returns false (and writes nothing)
+    /// in fixed mode. The write happens after [`VIEWPORT_SETTLE_MS`] without a newer size.
+    pub fn sync_to_pane(&self, vp: Viewport) -> bool {
+        {
+            let mut s = self.shared();
+            if !matches!(s.mode, ViewportMode::Pane) {
+                return false;
+            }
+            s.pane = Some(vp);
+            s.sync = SyncState::Applying;
+        }
+        self.publish();
+        self.request_write(Some(vp), true);
+        true
+    }
+
+    fn request_write(&self, vp: Option<Viewport>, settle: bool) -> u64 {
+        let mut seq = 0;
+        self.0.vp_tx.send_modify(|r| {
+            r.seq += 1;
+            r.vp = vp;
+            r.settle = settle;
+            seq = r.seq;
+        });
+        seq
+    }
+
+    /// Measures the active page's viewport now (innerWidth, innerHeight, devicePixelRatio),
+    /// and refreshes its title (CDP reports a title only at commit, not when a script sets it).
+    pub async fn measure(&self) -> Result<Viewport, BrowserError> {
+        let page = self.active_page()?;
+        let (vp, title) = measure_with_title(&page).await?;
+        let tab = page.target_id().as_ref().to_string();
+        {
+            let mut s = self.shared();
+            if let Some(t) = s.tabs.iter_mut().find(|t| t.id == tab) {
+                t.title = title;
+            }
+            s.measured = Some(vp);
+        }
+        self.publish();
+        Ok(vp)
+    }
+
+    async fn measure_and_publish(&self, page: &Page) {
+        if let Ok(v) = measure_page(page).await {
+            self.shared().measured = Some(v);
+            self.publish();
+        }
+    }
+
+    /// The measured viewport last published.
+    pub fn last_measured(&self) -> Option<Viewport> {
+        self.shared().measured
+    }
+
+    /// The current state, with the viewport measured now.
+    pub async fn info(&self) -> BrowserInfo {
+        let measured = self.measure().await.ok();
+        let s = self.shared();
+        let active = s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a));
+        BrowserInfo {
+            id: self.0.id.clone(),
+            connected: s.phase == Phase::Live,
+            url: active.map(|t| t.url.clone()).unwrap_or_default(),
+            title: active.map(|t| t.title.clone()).unwrap_or_default(),
+            active_tab: s.active.clone(),
+            tabs: s.tabs.clone(),
+            viewport: measured,
+            mode: if matches!(s.mode, ViewportMode::Pane) { "pane" } else { "fixed" },
+            pid: s.live.as_ref().and_then(|l| l.pid).filter(|_| s.phase == Phase::Live),
+            dialog: s.dialog.clone(),
+        }
+    }
+
+    /// Evaluates a fixed, host-owned expression in the active page and returns its JSON value.
+    pub(crate) async fn eval(&self, expression: String) -> Result<serde_json::Value, BrowserError> {
+        let page = self.active_page()?;
+        eval_in(&page, expression).await
+    }
+}
+
+/// Evaluates `expression` in `page` (by value, awaiting a promise).
+pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_json::Value, BrowserError> {
+    let mut p = EvaluateParams::new(expression);
+    p.return_by_value = Some(true);
+    p.await_promise = Some(true);
+    let r = bounded("Runtime.evaluate", page.execute(p)).await?;
+    if let Some(ex) = &r.result.exception_details {
+        return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
+    }
+    Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
+}
+
+async fn measure_page(page: &Page) -> Result<Viewport, BrowserError> {
+    Ok(measure_with_title(page).await?.0)
+}
+
+/// Measures the page's viewport and reads its title in one evaluation.
+async fn measure_with_title(page: &Page) -> Result<(Viewport, String), BrowserError> {
+    let v = eval_in(page, "[innerWidth, innerHeight, devicePixelRatio, document.title]".into()).await?;
+    let a = v.as_array().filter(|a| a.len() == 4).ok_or_else(|| BrowserError::Cdp("bad measurement".into()))?;
+    Ok((
+        Viewport {
+            width: a[0].as_u64().unwrap_or(0) as u32,
+            height: a[1].as_u64().unwrap_or(0) as u32,
+            dpr: a[2].as_f64().unwrap_or(0.0),
+        },
+        a[3].as_str().unwrap_or("").to_string(),
+    ))
+}
+
+async fn apply_metrics(page: &Page, vp: Viewport) -> Result<(), BrowserError> {
+    let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
+    bounded("Emulation.setDeviceMetricsOverride", page.execute(p)).await?;
+    Ok(())
+}
+
+/// The one viewport writer of a browser: serialized, coalesced to the latest request, with
+/// the settle delay for pane sizes. Ends when the slot is dropped.
+async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
+    loop {
+        if rx.changed().await.is_err() {
+            return;
+        }
+        let mut req = *rx.borrow_and_update();
+        if req.settle {
+            loop {
+                match tokio::time::timeout(Duration::from_millis(VIEWPORT_SETTLE_MS), rx.changed()).await {
+                    Ok(Ok(())) => {
+                        req = *rx.borrow_and_update();
+                        if !req.settle {
+                            break;
+                        }
+                    }
+                    Ok(Err(_)) => return,
+                    Err(_) => break,
+                }
+            }
+        }
+        let Some(slot) = slot.upgrade() else { return };
+        let me = BrowserRef(slot);
+        if let (Some(vp), Ok(page)) = (req.vp, me.active_page()) {
+            if let Err(e) = apply_metrics(&page, vp).await {
+                tracing::debug!("viewport write: {e}");
+            }
+            // The renderer picks the new metrics up asynchronously: judge the write by what
+            // the page measures, re-measuring briefly until it shows the size written.
+            let mut measured = measure_page(&page).await;
+            for _ in 0..20 {
+                if measured.as_ref().is_ok_and(|m| same_size(m, &vp)) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                measured = measure_page(&page).await;
+            }
+            if let Ok(m) = measured {
+                let mut s = me.shared();
+                s.measured = Some(m);
+                if matches!(s.mode, ViewportMode::Pane) && rx.borrow().seq == req.seq {
+                    s.sync = SyncState::Synced;
+                }
+            }
+            me.publish();
+        }
+        me.0.vp_done.send_replace(req.seq);
+    }
+}
+
+/// While anyone views the browser, refreshes the active tab's title (and viewport) every
+/// [`TITLE_POLL_MS`]: CDP reports titles only at commit, so one a script sets is polled.
+async fn poll_title(slot: Weak<Slot>, generation: u64) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(TITLE_POLL_MS)).await;
+        let Some(slot) = slot.upgrade() else { return };
+        let me = BrowserRef(slot);
+        if me.generation() != generation {
+            return;
+        }
+        if me.0.view.receiver_count() > 0 {
+            let _ = me.measure().await;
+        }
+    }
+}
+
+/// Closes a browser then waits for its process; kills it past [`CLOSE_BOUND_MS`].
+async fn end_browser(b: &mut Browser) {
+    let half = Duration::from_millis(CLOSE_BOUND_MS / 2);
+    let _ = tokio::time::timeout(half, b.close()).await;
+    match tokio::time::timeout(half, b.wait()).await {
+        Ok(_) => {}
+        Err(_) => {
+            let _ = b.kill().await;
+            let _ = tokio::time::timeout(half, b.wait()).await;
+        }
+    }
+}
+
+fn s_is_blank(url: &str) -> bool {
+    url.is_empty() || url == "about:blank" || url.starts_with("chrome://newtab")
+}
+
+fn same_size(a: &Viewport, b: &Viewport) -> bool {
+    a.width == b.width && a.height == b.height && (a.dpr - b.dpr).abs() < 1e-6
+}
+
+fn is_http(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}

@@ -1,0 +1,547 @@
+//! One viewer socket: the state follower, the frame pump (two-stage paint) and the input
+//! worker, joined by channels. Ends when the view hangs up, a send fails, or the browser is
+//! relaunched or closed.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use base64::Engine;
+use bytes::Bytes;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    InsertTextParams, MouseButton as CdpButton,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams, EventScreencastFrame, ScreencastFrameAckParams,
+    StartScreencastFormat, StartScreencastParams, StopScreencastParams,
+};
+use chromiumoxide::Page;
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::keys::virtual_key_code;
+use super::msg::{self, EditOp, Inbound, KeyEvent, MouseButton, MouseEvent};
+use super::{CRISP_QUIET_MS, MAX_PENDING_INPUTS, MAX_QUEUED_FRAME_BYTES, PASTE_CHUNK_CHARS};
+use crate::browser::{bounded, BrowserError, BrowserRef, ViewState};
+
+/// Close code for a protocol violation by the view.
+const CLOSE_POLICY: u16 = 1008;
+/// Close code when the browser was relaunched or closed.
+const CLOSE_GOING_AWAY: u16 = 1001;
+/// JPEG quality of screencast frames (0..=100).
+const SCREENCAST_QUALITY: i64 = 80;
+/// JPEG quality of crisp captures (0..=100).
+const CRISP_QUALITY: i64 = 90;
+
+enum Out {
+    Text(String),
+    Frame(Vec<u8>),
+    Close(u16, String),
+}
+
+/// What the input worker and the reader tell the frame pump.
+enum PumpCtl {
+    /// Input reached the page: wait for quiet again before a crisp capture.
+    Input,
+    /// Take a capture now.
+    Repaint,
+}
+
+#[derive(Clone)]
+struct Outbox {
+    tx: mpsc::UnboundedSender<Out>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Outbox {
+    fn text(&self, s: String) {
+        let _ = self.tx.send(Out::Text(s));
+    }
+    fn close(&self, code: u16, reason: &str) {
+        let _ = self.tx.send(Out::Close(code, reason.to_string()));
+    }
+    /// Queues a frame unless more than [`MAX_QUEUED_FRAME_BYTES`] are already waiting;
+    /// returns true if and only if it was queued.
+    fn frame(&self, f: Vec<u8>) -> bool {
+        if self.queued.load(Ordering::SeqCst) > MAX_QUEUED_FRAME_BYTES {
+            return false;
+        }
+        self.queued.fetch_add(f.len(), Ordering::SeqCst);
+        self.tx.send(Out::Frame(f)).is_ok()
+    }
+}
+
+/// Serves one viewer socket on `browser` until it ends.
+pub async fn serve(ws: WebSocket, browser: BrowserRef) {
+    let (mut sink, mut stream) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
+    let out = Outbox { tx, queued: Arc::new(AtomicUsize::new(0)) };
+    let queued = out.queued.clone();
+    let mut writer = tokio::spawn(async move {
+        while let Some(o) = rx.recv().await {
+            let r = match o {
+                Out::Text(s) => sink.send(Message::Text(Utf8Bytes::from(s))).await,
+                Out::Frame(f) => {
+                    let n = f.len();
+                    let r = sink.send(Message::Binary(Bytes::from(f))).await;
+                    queued.fetch_sub(n, Ordering::SeqCst);
+                    r
+                }
+                Out::Close(code, reason) => {
+                    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) }))).await;
+                    return;
+                }
+            };
+            if r.is_err() {
+                return;
+            }
+        }
+    });
+    let generation = browser.generation();
+    let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<PumpCtl>();
+    let (in_tx, in_rx) = mpsc::channel::<Inbound>(MAX_PENDING_INPUTS);
+    let tasks = [
+        tokio::spawn(follow_state(browser.clone(), out.clone(), generation)),
+        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, generation)),
+        tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
+    ];
+    let mut writer_done = false;
+    loop {
+        let m = tokio::select! {
+            m = stream.next() => m,
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
+        };
+        let text = match m {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Binary(_))) => {
+                out.close(CLOSE_POLICY, "binary messages are not accepted");
+                break;
+            }
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+            Some(Ok(_)) => continue,
+        };
+        match msg::parse(text.as_str()) {
+            Err(reason) => {
+                out.close(CLOSE_POLICY, &truncate(&reason, 120));
+                break;
+            }
+            Ok(Inbound::Repaint) => {
+                let _ = ctl_tx.send(PumpCtl::Repaint);
+            }
+            Ok(Inbound::Sync(vp)) => {
+                if !browser.sync_to_pane(vp) {
+                    out.text(msg::sync(crate::browser::SyncState::Off));
+                }
+            }
+            Ok(input) => {
+                if in_tx.try_send(input).is_err() {
+                    out.close(CLOSE_POLICY, "more than 256 inputs waiting");
+                    break;
+                }
+            }
+        }
+    }
+    // Let a queued close frame go out, bounded.
+    if !writer_done {
+        let _ = tokio::time::timeout(Duration::from_secs(2), &mut writer).await;
+    }
+    writer.abort();
+    for t in tasks {
+        t.abort();
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// Sends every state message to a new view, then each one whose content changed. Closes
+/// the socket when the browser is relaunched or closed (its generation changes).
+async fn follow_state(browser: BrowserRef, out: Outbox, generation: u64) {
+    let mut rx = browser.subscribe();
+    let mut last: Option<ViewState> = None;
+    loop {
+        let st = rx.borrow_and_update().clone();
+        if st.generation != generation {
+            out.text(msg::status(false, st.viewport));
+            out.close(CLOSE_GOING_AWAY, "the browser was relaunched or closed");
+            return;
+        }
+        let prev = last.as_ref();
+        if prev.map(|p| (p.connected, p.viewport)) != Some((st.connected, st.viewport)) {
+            out.text(msg::status(st.connected, st.viewport));
+        }
+        if prev.map(|p| (&p.tabs, &p.active)) != Some((&st.tabs, &st.active)) {
+            out.text(msg::tabs(&st.tabs, st.active.as_deref()));
+        }
+        let active = |s: &ViewState| {
+            s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a)).map(|t| (t.url.clone(), t.title.clone()))
+        };
+        let now_url = active(&st);
+        if prev.map(active) != Some(now_url.clone()) {
+            if let Some((u, t)) = &now_url {
+                out.text(msg::url(u, t));
+            }
+        }
+        if prev.map(|p| &p.dialog) != Some(&st.dialog) {
+            out.text(msg::dialog(st.dialog.as_ref()));
+        }
+        if prev.map(|p| p.sync) != Some(st.sync) {
+            out.text(msg::sync(st.sync));
+        }
+        last = Some(st);
+        if rx.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The frame pump: a CDP screencast of the active tab (provisional frames), and a crisp
+/// capture after [`CRISP_QUIET_MS`] without frames or input. Restarts on a tab switch.
+async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver<PumpCtl>, generation: u64) {
+    let mut state = browser.subscribe();
+    let mut frame_id: u32 = 0;
+    loop {
+        let (active, connected) = {
+            let s = state.borrow_and_update();
+            if s.generation != generation {
+                return;
+            }
+            (s.active.clone(), s.connected)
+        };
+        let page = if connected { browser.active_page().ok() } else { None };
+        let Some(page) = page else {
+            // Wait for the browser to come back or a tab to be attached.
+            tokio::select! {
+                r = state.changed() => if r.is_err() { return },
+                c = ctl.recv() => if c.is_none() { return },
+            }
+            continue;
+        };
+        let tab = page.target_id().as_ref().to_string();
+        let first = browser.cast_begin(&tab);
+        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, first).await;
+        if browser.cast_end(&tab) {
+            let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+        }
+        if ended {
+            return;
+        }
+    }
+}
+
+/// Streams one page until the active tab changes (false) or the socket/browser ends (true).
+#[allow(clippy::too_many_arguments)]
+async fn run_page(
+    browser: &BrowserRef,
+    page: &Page,
+    out: &Outbox,
+    ctl: &mut mpsc::UnboundedReceiver<PumpCtl>,
+    state: &mut tokio::sync::watch::Receiver<ViewState>,
+    frame_id: &mut u32,
+    active: &Option<String>,
+    first: bool,
+) -> bool {
+    let Ok(mut frames) = bounded("listen", page.event_listener::<EventScreencastFrame>()).await else {
+        // Wait for a change rather than spin.
+        return state.changed().await.is_err();
+    };
+    let mut start = StartScreencastParams::default();
+    start.format = Some(StartScreencastFormat::Jpeg);
+    start.quality = Some(SCREENCAST_QUALITY);
+    start.every_nth_frame = Some(1);
+    // Chromium runs one screencast per page, shared by every view of it. The first view
+    // (re)starts it: one left over by a view that is still shutting down is restarted.
+    if let Err(e) = bounded("Page.startScreencast", page.execute(start.clone())).await {
+        if first {
+            let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+            if let Err(e) = bounded("Page.startScreencast", page.execute(start)).await {
+                tracing::debug!("start screencast: {e}");
+            }
+        } else {
+            tracing::debug!("start screencast (shared): {e}");
+        }
+    }
+    let start_url = active_url(&state.borrow());
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut last: Option<Bytes> = None;
+    // A new view (or a new tab) gets a capture at once: a static page sends no frames.
+    let mut quiet_at: Option<Instant> = Some(Instant::now());
+    let mut capture: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>> + Send>>> = None;
+    let mut provisional_seq: u64 = 0;
+    let mut capture_seq: u64 = 0;
+    loop {
+        let quiet = quiet_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+        tokio::select! {
+            ev = frames.next() => {
+                let Some(ev) = ev else { return state.changed().await.is_err() };
+                // Every frame is acknowledged, dropped or not, or delivery stops.
+                let p = page.clone();
+                let sid = ev.session_id;
+                tokio::spawn(async move {
+                    let _ = bounded("Page.screencastFrameAck", p.execute(ScreencastFrameAckParams::new(sid))).await;
+                });
+                let Ok(jpeg) = b64.decode(AsRef::<str>::as_ref(&ev.data)) else { continue };
+                if last.as_deref() == Some(&jpeg[..]) {
+                    continue;
+                }
+                let dpr = browser.last_measured().map(|v| v.dpr).unwrap_or(1.0);
+                *frame_id = frame_id.wrapping_add(1);
+                let f = msg::frame(*frame_id, ev.metadata.device_width.round() as u32,
+                    ev.metadata.device_height.round() as u32, dpr, false, &jpeg);
+                if out.frame(f) {
+                    provisional_seq += 1;
+                }
+                last = Some(Bytes::from(jpeg));
+                quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+            }
+            _ = tokio::time::sleep_until(quiet), if quiet_at.is_some() && capture.is_none() => {
+                quiet_at = None;
+                capture_seq = provisional_seq;
+                let p = page.clone();
+                capture = Some(Box::pin(async move {
+                    let mut c = CaptureScreenshotParams::default();
+                    c.format = Some(CaptureScreenshotFormat::Jpeg);
+                    c.quality = Some(CRISP_QUALITY);
+                    c.from_surface = Some(true);
+                    let r = bounded("Page.captureScreenshot", p.execute(c)).await.ok()?;
+                    base64::engine::general_purpose::STANDARD.decode(AsRef::<str>::as_ref(&r.result.data)).ok()
+                }));
+            }
+            r = async { capture.as_mut().expect("guarded").await }, if capture.is_some() => {
+                capture = None;
+                // A provisional frame sent since the capture began is newer: keep it, and
+                // capture again once things are quiet.
+                if provisional_seq != capture_seq {
+                    quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                    continue;
+                }
+                if let Some(jpeg) = r {
+                    let vp = browser.last_measured();
+                    let (w, h, dpr) = vp.map(|v| (v.width, v.height, v.dpr)).unwrap_or((0, 0, 1.0));
+                    *frame_id = frame_id.wrapping_add(1);
+                    if !out.frame(msg::frame(*frame_id, w, h, dpr, true, &jpeg)) {
+                        quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                    }
+                }
+            }
+            c = ctl.recv() => match c {
+                None => return true,
+                Some(PumpCtl::Input) => {
+                    quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                }
+                Some(PumpCtl::Repaint) => {
+                    quiet_at = Some(Instant::now());
+                }
+            },
+            r = state.changed() => {
+                if r.is_err() {
+                    return true;
+                }
+                let s = state.borrow();
+                if s.generation != browser.generation() || &s.active != active || !s.connected {
+                    return false;
+                }
+                // A navigation may swap the page's renderer, which ends its screencast:
+                // restart it on every commit of the active tab.
+                let url = active_url(&s);
+                if url != start_url {
+                    return false;
+                }
+                if s.viewport != browser.last_measured() {
+                    // A viewport change is a repaint.
+                    quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                }
+            }
+        }
+    }
+}
+
+fn active_url(s: &ViewState) -> Option<String> {
+    s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a)).map(|t| t.url.clone())
+}
+
+/// Script: hit-test (x, y); if it lands on a single-choice `<select>`, remember and focus it
+/// and describe it for the view's popup.
+fn select_probe(x: f64, y: f64) -> String {
+    format!(
+        r#"(() => {{
+  const e = document.elementFromPoint({x}, {y});
+  const s = e && e.closest ? e.closest('select') : null;
+  if (!s || s.disabled || s.multiple || s.size > 1) return null;
+  window.__portholeSelect = s;
+  s.focus();
+  const r = s.getBoundingClientRect();
+  return {{ x: r.left, y: r.top, width: r.width, height: r.height, selected: s.selectedIndex,
+    options: Array.from(s.options).map(o => ({{ label: o.label || o.text, value: o.value, disabled: o.disabled }})) }};
+}})()"#
+    )
+}
+
+/// Script: pick option `i` of the remembered `<select>` firing input and change once, as a
+/// real choice does (nothing when it is already selected).
+fn select_choose(i: usize) -> String {
+    format!(
+        r#"(() => {{
+  const s = window.__portholeSelect;
+  if (!s || !s.isConnected || {i} >= s.options.length || s.options[{i}].disabled) return false;
+  if (s.selectedIndex !== {i}) {{
+    s.selectedIndex = {i};
+    s.dispatchEvent(new Event('input', {{ bubbles: true }}));
+    s.dispatchEvent(new Event('change', {{ bubbles: true }}));
+  }}
+  return true;
+}})()"#
+    )
+}
+
+/// Script: the selected text (a focused text field's selection, else the document's);
+/// `cut` also deletes it from an editable field.
+fn edit_script(op: EditOp) -> &'static str {
+    match op {
+        EditOp::SelectAll => {
+            r#"(() => { const a = document.activeElement;
+  if (a && typeof a.select === 'function' && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA')) a.select();
+  else document.execCommand('selectAll'); return null; })()"#
+        }
+        EditOp::Copy => {
+            r#"(() => { const a = document.activeElement;
+  if (a && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA') && typeof a.selectionStart === 'number')
+    return a.value.slice(a.selectionStart, a.selectionEnd);
+  return String(getSelection()); })()"#
+        }
+        EditOp::Cut => {
+            r#"(() => { const a = document.activeElement;
+  if (a && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA') && typeof a.selectionStart === 'number') {
+    const t = a.value.slice(a.selectionStart, a.selectionEnd);
+    if (t && !a.readOnly) document.execCommand('delete');
+    return t; }
+  const t = String(getSelection());
+  if (t && document.activeElement && document.activeElement.isContentEditable) document.execCommand('delete');
+  return t; })()"#
+        }
+    }
+}
+
+/// Applies inputs in order, each bounded; tells the pump that input happened.
+async fn input_worker(
+    browser: BrowserRef,
+    out: Outbox,
+    mut rx: mpsc::Receiver<Inbound>,
+    ctl: mpsc::UnboundedSender<PumpCtl>,
+) {
+    // A press that opened our `<select>` popup: its release is swallowed too.
+    let mut swallow_up = false;
+    while let Some(input) = rx.recv().await {
+        let r = apply(&browser, &out, input, &mut swallow_up).await;
+        if let Err(e) = r {
+            tracing::debug!("viewer input: {e}");
+            if !matches!(e, BrowserError::Busy | BrowserError::Disconnected) {
+                out.text(msg::error(&e.to_string()));
+            }
+        }
+        let _ = ctl.send(PumpCtl::Input);
+    }
+}
+
+async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, swallow_up: &mut bool) -> Result<(), BrowserError> {
+    match input {
+        Inbound::Mouse { event, x, y, button, clicks, modifiers, delta_x, delta_y } => {
+            let page = browser.active_page()?;
+            if event == MouseEvent::Down && button == MouseButton::Left {
+                if let Ok(v) = crate::browser::eval_in_page(&page, select_probe(x, y)).await {
+                    if let Some(o) = v.as_object() {
+                        let mut m = serde_json::Map::new();
+                        m.insert("type".into(), "popup".into());
+                        m.insert("kind".into(), "select".into());
+                        for (k, val) in o {
+                            m.insert(k.clone(), val.clone());
+                        }
+                        out.text(serde_json::Value::Object(m).to_string());
+                        *swallow_up = true;
+                        return Ok(());
+                    }
+                }
+            }
+            if event == MouseEvent::Up && *swallow_up {
+                *swallow_up = false;
+                return Ok(());
+            }
+            let kind = match event {
+                MouseEvent::Down => DispatchMouseEventType::MousePressed,
+                MouseEvent::Up => DispatchMouseEventType::MouseReleased,
+                MouseEvent::Move => DispatchMouseEventType::MouseMoved,
+                MouseEvent::Wheel => DispatchMouseEventType::MouseWheel,
+            };
+            let mut p = DispatchMouseEventParams::new(kind, x, y);
+            p.modifiers = Some(modifiers);
+            p.button = Some(match button {
+                MouseButton::None => CdpButton::None,
+                MouseButton::Left => CdpButton::Left,
+                MouseButton::Middle => CdpButton::Middle,
+                MouseButton::Right => CdpButton::Right,
+                MouseButton::Back => CdpButton::Back,
+                MouseButton::Forward => CdpButton::Forward,
+            });
+            p.click_count = Some(clicks);
+            if event == MouseEvent::Wheel {
+                p.delta_x = Some(delta_x);
+                p.delta_y = Some(delta_y);
+            }
+            bounded("Input.dispatchMouseEvent", page.execute(p)).await?;
+        }
+        Inbound::Key { event, key, code, text, modifiers } => {
+            let page = browser.active_page()?;
+            // Enter must be a keyDown carrying "\r", or forms are not submitted.
+            let text = if key == "Enter" && modifiers & 0b0111 == 0 { "\r".to_string() } else { text };
+            let kind = match event {
+                KeyEvent::Down if !text.is_empty() => DispatchKeyEventType::KeyDown,
+                KeyEvent::Down => DispatchKeyEventType::RawKeyDown,
+                KeyEvent::Up => DispatchKeyEventType::KeyUp,
+            };
+            let mut p = DispatchKeyEventParams::new(kind);
+            p.windows_virtual_key_code = Some(virtual_key_code(&code, &key));
+            p.modifiers = Some(modifiers);
+            if event == KeyEvent::Down {
+                p.unmodified_text = Some(text.clone());
+                p.text = Some(text);
+            }
+            p.key = Some(key);
+            p.code = Some(code);
+            bounded("Input.dispatchKeyEvent", page.execute(p)).await?;
+        }
+        Inbound::Text(text) => {
+            let page = browser.active_page()?;
+            let chars: Vec<char> = text.chars().collect();
+            for chunk in chars.chunks(PASTE_CHUNK_CHARS) {
+                let s: String = chunk.iter().collect();
+                bounded("Input.insertText", page.execute(InsertTextParams::new(s))).await?;
+            }
+        }
+        Inbound::PopupChoice(i) => {
+            let v = browser.eval(select_choose(i)).await?;
+            if v != serde_json::Value::Bool(true) {
+                return Err(BrowserError::BadRequest("no such option in the open popup".into()));
+            }
+        }
+        Inbound::Edit(op) => {
+            let v = browser.eval(edit_script(op).to_string()).await?;
+            if op != EditOp::SelectAll {
+                out.text(msg::clipboard(v.as_str().unwrap_or("")));
+            }
+        }
+        Inbound::Dialog { accept, text } => browser.answer_dialog(accept, text).await?,
+        Inbound::Sync(_) | Inbound::Repaint => {}
+    }
+    Ok(())
+}

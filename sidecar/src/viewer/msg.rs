@@ -1,0 +1,361 @@
+//! Viewer socket messages (docs/protocol.md §8.4): inbound parsing with bounds, outbound
+//! encoding, and the binary frame header.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::browser::{Dialog, SyncState, Tab, Viewport};
+
+/// Length of the binary frame header, in bytes.
+pub const FRAME_HEADER_BYTES: usize = 16;
+/// Frame header flag: a crisp capture (else a provisional screencast frame).
+pub const FRAME_FLAG_CRISP: u8 = 1;
+/// Largest |x|, |y|, |deltaX|, |deltaY| accepted, in CSS pixels.
+pub const MAX_COORD_CSS: f64 = 100_000.0;
+/// Largest `key`/`code` accepted, in bytes.
+pub const MAX_KEY_BYTES: usize = 64;
+/// Largest `text` of one key event, in bytes.
+pub const MAX_KEY_TEXT_BYTES: usize = 32;
+/// Largest prompt answer, in bytes.
+pub const MAX_PROMPT_BYTES: usize = 8 * 1024;
+
+/// An inbound message as received (shape only; bounds are checked by [`parse`]).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum Wire {
+    InputMouse {
+        event: MouseEvent,
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        button: Option<MouseButton>,
+        #[serde(default)]
+        clicks: Option<i64>,
+        #[serde(default)]
+        modifiers: Option<i64>,
+        #[serde(default, rename = "deltaX")]
+        delta_x: Option<f64>,
+        #[serde(default, rename = "deltaY")]
+        delta_y: Option<f64>,
+    },
+    InputKeyboard {
+        event: KeyEvent,
+        key: String,
+        code: String,
+        text: String,
+        #[serde(default)]
+        modifiers: Option<i64>,
+    },
+    InputText {
+        text: String,
+    },
+    Sync {
+        width: i64,
+        height: i64,
+        dpr: f64,
+    },
+    Repaint {},
+    PopupChoice {
+        index: i64,
+    },
+    Edit {
+        op: EditOp,
+    },
+    Dialog {
+        accept: bool,
+        #[serde(default)]
+        text: Option<String>,
+    },
+}
+
+/// A mouse event kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseEvent {
+    /// A button was pressed.
+    Down,
+    /// A button was released.
+    Up,
+    /// The pointer moved.
+    Move,
+    /// The wheel turned (`deltaX`/`deltaY`).
+    Wheel,
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    /// No button.
+    None,
+    /// The primary button.
+    Left,
+    /// The middle button.
+    Middle,
+    /// The secondary button.
+    Right,
+    /// The "back" button.
+    Back,
+    /// The "forward" button.
+    Forward,
+}
+
+/// A key event kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyEvent {
+    /// Key pressed.
+    Down,
+    /// Key released.
+    Up,
+}
+
+/// An edit operation on the page's selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum EditOp {
+    /// Reply the selected text.
+    #[serde(rename = "copy")]
+    Copy,
+    /// Reply the selected text and delete it (editable selections).
+    #[serde(rename = "cut")]
+    Cut,
+    /// Select everything (the focused field, else the document).
+    #[serde(rename = "selectAll")]
+    SelectAll,
+}
+
+/// A validated inbound message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// Mouse input at (x, y) CSS px of the page viewport.
+    Mouse {
+        /// Kind.
+        event: MouseEvent,
+        /// CSS px from the viewport's left edge.
+        x: f64,
+        /// CSS px from the viewport's top edge.
+        y: f64,
+        /// Button (`None` for move/wheel unless dragging).
+        button: MouseButton,
+        /// Click count (1 for a single click, 2 double).
+        clicks: i64,
+        /// CDP modifiers bitmask: Alt 1, Ctrl 2, Meta 4, Shift 8.
+        modifiers: i64,
+        /// Wheel delta in CSS px (positive scrolls right).
+        delta_x: f64,
+        /// Wheel delta in CSS px (positive scrolls down).
+        delta_y: f64,
+    },
+    /// A key press or release.
+    Key {
+        /// Kind.
+        event: KeyEvent,
+        /// DOM `key` value.
+        key: String,
+        /// DOM `code` value.
+        code: String,
+        /// Text the key produces ("" for non-text keys).
+        text: String,
+        /// Modifiers bitmask as for mouse.
+        modifiers: i64,
+    },
+    /// A paste: text inserted at the caret.
+    Text(String),
+    /// The pane's CSS size and DPR while "Resize with pane" is on.
+    Sync(Viewport),
+    /// Send a fresh capture.
+    Repaint,
+    /// The option index picked from the last reported `<select>` popup.
+    PopupChoice(usize),
+    /// An edit operation.
+    Edit(EditOp),
+    /// The user's answer to the pending dialog.
+    Dialog {
+        /// OK (true) or Cancel (false).
+        accept: bool,
+        /// A prompt's text.
+        text: Option<String>,
+    },
+}
+
+fn coord(name: &str, v: f64) -> Result<f64, String> {
+    if v.is_finite() && v.abs() <= MAX_COORD_CSS {
+        Ok(v)
+    } else {
+        Err(format!("{name} must be a finite number with |{name}| ≤ 100000"))
+    }
+}
+
+/// Parses and bounds-checks one inbound text message; the error is the close reason.
+pub fn parse(text: &str) -> Result<Inbound, String> {
+    let w: Wire = serde_json::from_str(text).map_err(|e| format!("bad message: {e}"))?;
+    Ok(match w {
+        Wire::InputMouse { event, x, y, button, clicks, modifiers, delta_x, delta_y } => {
+            let clicks = clicks.unwrap_or(match event {
+                MouseEvent::Down | MouseEvent::Up => 1,
+                _ => 0,
+            });
+            if !(0..=3).contains(&clicks) {
+                return Err(format!("clicks must be in 0..=3, got {clicks}"));
+            }
+            Inbound::Mouse {
+                event,
+                x: coord("x", x)?,
+                y: coord("y", y)?,
+                button: button.unwrap_or(match event {
+                    MouseEvent::Down | MouseEvent::Up => MouseButton::Left,
+                    _ => MouseButton::None,
+                }),
+                clicks,
+                modifiers: modifiers_of(modifiers)?,
+                delta_x: coord("deltaX", delta_x.unwrap_or(0.0))?,
+                delta_y: coord("deltaY", delta_y.unwrap_or(0.0))?,
+            }
+        }
+        Wire::InputKeyboard { event, key, code, text, modifiers } => {
+            if key.is_empty() || key.len() > MAX_KEY_BYTES || code.len() > MAX_KEY_BYTES {
+                return Err("key must be 1..=64 bytes and code at most 64".into());
+            }
+            if text.len() > MAX_KEY_TEXT_BYTES {
+                return Err("text of a key event must be at most 32 bytes".into());
+            }
+            Inbound::Key { event, key, code, text, modifiers: modifiers_of(modifiers)? }
+        }
+        Wire::InputText { text } => {
+            if text.is_empty() {
+                return Err("input_text needs non-empty text".into());
+            }
+            Inbound::Text(text)
+        }
+        Wire::Sync { width, height, dpr } => Inbound::Sync(Viewport::checked(width, height, dpr)?),
+        Wire::Repaint {} => Inbound::Repaint,
+        Wire::PopupChoice { index } => {
+            if !(0..=100_000).contains(&index) {
+                return Err(format!("index must be in 0..=100000, got {index}"));
+            }
+            Inbound::PopupChoice(index as usize)
+        }
+        Wire::Edit { op } => Inbound::Edit(op),
+        Wire::Dialog { accept, text } => {
+            if text.as_ref().is_some_and(|t| t.len() > MAX_PROMPT_BYTES) {
+                return Err("dialog text must be at most 8 KiB".into());
+            }
+            Inbound::Dialog { accept, text }
+        }
+    })
+}
+
+fn modifiers_of(m: Option<i64>) -> Result<i64, String> {
+    let m = m.unwrap_or(0);
+    if (0..=15).contains(&m) {
+        Ok(m)
+    } else {
+        Err(format!("modifiers must be in 0..=15, got {m}"))
+    }
+}
+
+/// `{"type":"status","connected":…,"viewport":…}`.
+pub fn status(connected: bool, viewport: Option<Viewport>) -> String {
+    json!({"type": "status", "connected": connected, "viewport": viewport}).to_string()
+}
+
+/// `{"type":"tabs","tabs":[…],"active":…}`.
+pub fn tabs(tabs: &[Tab], active: Option<&str>) -> String {
+    json!({"type": "tabs", "tabs": tabs, "active": active}).to_string()
+}
+
+/// `{"type":"url","url":…,"title":…}` for the active tab.
+pub fn url(url: &str, title: &str) -> String {
+    json!({"type": "url", "url": url, "title": title}).to_string()
+}
+
+/// `{"type":"dialog","dialog":…}`; `null` once it is gone.
+pub fn dialog(d: Option<&Dialog>) -> String {
+    json!({"type": "dialog", "dialog": d}).to_string()
+}
+
+/// `{"type":"sync","state":…}`.
+pub fn sync(s: SyncState) -> String {
+    json!({"type": "sync", "state": s}).to_string()
+}
+
+/// `{"type":"clipboard","text":…}`.
+pub fn clipboard(text: &str) -> String {
+    json!({"type": "clipboard", "text": text}).to_string()
+}
+
+/// `{"type":"error","message":…}`: an operation failed; the socket stays open.
+pub fn error(message: &str) -> String {
+    json!({"type": "error", "message": message}).to_string()
+}
+
+/// A binary frame: the 16-byte header then the JPEG bytes.
+///
+/// Header (little-endian): `u32` frame id (per socket, from 1), `u16` viewport CSS width,
+/// `u16` viewport CSS height, `f32` DPR, `u8` flags (bit 0: crisp), 3 zero bytes.
+pub fn frame(id: u32, css_width: u32, css_height: u32, dpr: f64, crisp: bool, jpeg: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(FRAME_HEADER_BYTES + jpeg.len());
+    v.extend_from_slice(&id.to_le_bytes());
+    v.extend_from_slice(&(css_width.min(u16::MAX as u32) as u16).to_le_bytes());
+    v.extend_from_slice(&(css_height.min(u16::MAX as u32) as u16).to_le_bytes());
+    v.extend_from_slice(&(dpr as f32).to_le_bytes());
+    v.push(if crisp { FRAME_FLAG_CRISP } else { 0 });
+    v.extend_from_slice(&[0, 0, 0]);
+    v.extend_from_slice(jpeg);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_kind() {
+        assert!(matches!(parse(r#"{"type":"input_mouse","event":"down","x":10,"y":20}"#),
+            Ok(Inbound::Mouse { button: MouseButton::Left, clicks: 1, .. })));
+        assert!(matches!(parse(r#"{"type":"input_mouse","event":"wheel","x":1,"y":2,"deltaY":100}"#),
+            Ok(Inbound::Mouse { delta_y, .. }) if delta_y == 100.0));
+        assert!(matches!(parse(r#"{"type":"input_keyboard","event":"down","key":".","code":"Period","text":"."}"#),
+            Ok(Inbound::Key { .. })));
+        assert_eq!(parse(r#"{"type":"input_text","text":"é"}"#), Ok(Inbound::Text("é".into())));
+        assert!(matches!(parse(r#"{"type":"sync","width":800,"height":600,"dpr":2}"#), Ok(Inbound::Sync(_))));
+        assert_eq!(parse(r#"{"type":"repaint"}"#), Ok(Inbound::Repaint));
+        assert_eq!(parse(r#"{"type":"popup_choice","index":2}"#), Ok(Inbound::PopupChoice(2)));
+        assert_eq!(parse(r#"{"type":"edit","op":"selectAll"}"#), Ok(Inbound::Edit(EditOp::SelectAll)));
+        assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
+    }
+
+    #[test]
+    fn refuses_unknown_kinds_fields_and_out_of_range_values() {
+        for bad in [
+            "not json",
+            r#"{"type":"nope"}"#,
+            r#"{"type":"repaint","extra":1}"#,
+            r#"{"type":"input_mouse","event":"down","x":1e9,"y":0}"#,
+            r#"{"type":"input_mouse","event":"hover","x":1,"y":0}"#,
+            r#"{"type":"input_mouse","event":"down","x":1,"y":0,"clicks":9}"#,
+            r#"{"type":"input_mouse","event":"down","x":1,"y":0,"modifiers":16}"#,
+            r#"{"type":"input_keyboard","event":"down","key":"a","code":"KeyA"}"#,
+            r#"{"type":"input_keyboard","event":"down","key":"","code":"KeyA","text":""}"#,
+            r#"{"type":"input_text","text":""}"#,
+            r#"{"type":"sync","width":50,"height":600,"dpr":1}"#,
+            r#"{"type":"sync","width":800,"height":600,"dpr":9}"#,
+            r#"{"type":"popup_choice","index":-1}"#,
+            r#"{"type":"edit","op":"paste"}"#,
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn frame_header_layout() {
+        let f = frame(7, 1280, 800, 2.0, true, &[0xFF, 0xD8]);
+        assert_eq!(f.len(), FRAME_HEADER_BYTES + 2);
+        assert_eq!(u32::from_le_bytes(f[0..4].try_into().unwrap()), 7);
+        assert_eq!(u16::from_le_bytes(f[4..6].try_into().unwrap()), 1280);
+        assert_eq!(u16::from_le_bytes(f[6..8].try_into().unwrap()), 800);
+        assert_eq!(f32::from_le_bytes(f[8..12].try_into().unwrap()), 2.0);
+        assert_eq!(f[12], FRAME_FLAG_CRISP);
+        assert_eq!(&f[16..], &[0xFF, 0xD8]);
+    }
+}
