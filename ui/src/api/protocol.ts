@@ -93,7 +93,7 @@ export interface ListeningPort {
 /** Error codes `GET /api/terminals/{id}/ports` fails with besides `not_found`. */
 export type PortsErrorCode = 'scan_failed' | 'unsupported';
 
-// --- Browsers (protocol §7)
+// --- Browsers (protocol §8)
 
 /** Browser ids: `^b[0-9]{1,18}$`. */
 export const BROWSER_ID_RE = /^b[0-9]{1,18}$/;

@@ -1,4 +1,4 @@
-// One screencast view's viewer socket (protocol §7.4): asks for a single-use grant, opens
+// One screencast view's viewer socket (protocol §8.4): asks for a single-use grant, opens
 // the socket, hands frames and state messages to its owner, and reconnects with a fresh
 // grant (backoff) when the socket drops while the session is started. Knows nothing of
 // canvases or panes.

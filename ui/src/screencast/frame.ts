@@ -1,4 +1,4 @@
-// Pure: the viewer socket's binary frame header (protocol §7.4) and the view's latest-only
+// Pure: the viewer socket's binary frame header (protocol §8.4) and the view's latest-only
 // decode queue. No DOM here; the runtime passes the decoder and the painter in.
 
 /** Bytes before the JPEG in every binary frame message. */

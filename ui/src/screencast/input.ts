@@ -1,5 +1,5 @@
 // Pure: mapping the view's pointer and keyboard events to viewer-socket input messages
-// (protocol §7.4). Coordinates: the canvas's CSS pixels → the page viewport's CSS pixels
+// (protocol §8.4). Coordinates: the canvas's CSS pixels → the page viewport's CSS pixels
 // through one scale derived from widths (DESIGN §4.3), the same on both axes.
 
 /** Where a frame of `frameW`×`frameH` CSS px is drawn inside a box of `boxW`×`boxH` CSS px. */

@@ -1,4 +1,4 @@
-// Pure: the screencast's viewport choices (Display menu) and their wire form (protocol §7.2).
+// Pure: the screencast's viewport choices (Display menu) and their wire form (protocol §8.2).
 
 /** Resize with pane, or a fixed CSS size and DPR. */
 export type ViewportChoice = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number; preset?: string };
