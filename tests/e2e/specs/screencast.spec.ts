@@ -64,6 +64,8 @@ async function openScreencast(wall: Wall): Promise<{ id: string; browser: string
   await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
   const browser = (await pane.getAttribute('data-browser-id'))!;
   await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+  // Resize with pane: the page has the body's size (a frame of it may follow a little later).
+  await expect(pane.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
   return { id, browser };
 }
 
@@ -112,9 +114,12 @@ test.describe('screencast panes', () => {
     expect((await api('GET', `/api/browsers/${browser}`)).title).toBe('start');
 
     // A click on the button reaches the page; the new background is painted.
-    const b = await pointOf(page, id, BUTTON.x + 100, BUTTON.y + 50);
-    await page.mouse.click(b.x, b.y);
-    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('clicked');
+    // (Coordinates come from the frame on screen; retried while a frame of an older size shows.)
+    await expect(async () => {
+      const b = await pointOf(page, id, BUTTON.x + 100, BUTTON.y + 50);
+      await page.mouse.click(b.x, b.y);
+      await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title, { timeout: 2_000 }).toBe('clicked');
+    }).toPass({ timeout: 20_000 });
     await expect.poll(async () => near(await pixelAt(page, id, 600, 20), [0, 200, 0]), { timeout: 15_000 }).toBe(true);
 
     // The canvas has the keyboard after the click; typing lands in the input.
@@ -217,10 +222,12 @@ test.describe('screencast panes', () => {
     const { id, browser } = await openScreencast(wall);
     const pane = wall.pane(id);
     await expect.poll(async () => near(await pixelAt(page, id, ASK.x + 10, ASK.y + 10), [200, 0, 0]), { timeout: 15_000 }).toBe(true);
-    const a = await pointOf(page, id, ASK.x + 10, ASK.y + 10);
-    await page.mouse.click(a.x, a.y);
     const dialog = pane.getByTestId('page-dialog');
-    await expect(dialog).toBeVisible();
+    await expect(async () => {
+      const a = await pointOf(page, id, ASK.x + 10, ASK.y + 10);
+      await page.mouse.click(a.x, a.y);
+      await expect(dialog).toBeVisible({ timeout: 2_000 });
+    }).toPass({ timeout: 20_000 });
     await expect(dialog).toHaveAttribute('data-kind', 'confirm');
     await expect(dialog).toContainText('Proceed?');
     await page.waitForTimeout(500);

@@ -372,6 +372,9 @@ export class ScreencastRuntime {
         break;
       case 'sync':
         this.element.dataset.sync = m.state;
+        // The page has the pane's size now: ask for a capture of it (a static page sends no
+        // screencast frames, and the last frame may show the size before).
+        if (m.state === 'synced') this.session.send({ type: 'repaint' });
         break;
       case 'dialog':
         this.events.onScreencast({ dialog: m.dialog });
