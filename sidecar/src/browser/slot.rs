@@ -4,7 +4,7 @@
 //! it is live; the handler task only polls the CDP connection. `close` is the one place that
 //! ends a process: `Browser::close`, then `wait` (kill past the bound), so no zombie remains.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -13,8 +13,9 @@ use std::time::Duration;
 use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventJavascriptDialogClosed, EventJavascriptDialogOpening, GetNavigationHistoryParams,
-    HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
+    CaptureScreenshotParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
+    NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed,
@@ -35,6 +36,21 @@ use super::{
 
 /// How often a viewed browser's active title is re-read, in milliseconds.
 const TITLE_POLL_MS: u64 = 250;
+
+/// Serializes the CDP calls that change a page's device metrics: every
+/// `Emulation.setDeviceMetricsOverride` and every `Page.captureScreenshot` (which re-emulates
+/// for the capture and restores, on completion, the metrics it saw when it began). Runs one
+/// such call at a time, whole, in arrival order (tokio's mutex is fair).
+#[derive(Default)]
+struct EmulationGate(tokio::sync::Mutex<()>);
+
+impl EmulationGate {
+    /// Runs `call` once no other call of the gate is in flight; the next waits until it ends.
+    async fn run<T>(&self, call: impl std::future::Future<Output = T>) -> T {
+        let _turn = self.0.lock().await;
+        call.await
+    }
+}
 
 /// A shared handle on one browser. Cheap to clone.
 #[derive(Clone)]
@@ -61,6 +77,11 @@ struct Shared {
     generation: u64,
     pages: HashMap<String, Page>,
     tabs: Vec<Tab>,
+    /// Page targets of this launch that Chromium destroyed. Target ids are never reused, and
+    /// the three `Target` event streams are separate (their relative order is lost), so a
+    /// `targetInfoChanged` handled after the `targetDestroyed` of the same target must not
+    /// bring a closed tab back.
+    gone: HashSet<String>,
     active: Option<String>,
     last_url: String,
     mode: ViewportMode,
@@ -91,6 +112,15 @@ struct Slot {
     vp_done: watch::Sender<u64>,
     /// Views streaming each tab: Chromium allows one screencast per page, shared by them.
     casting: Mutex<HashMap<String, usize>>,
+    /// The emulation gate: held across every `Emulation.setDeviceMetricsOverride` and every
+    /// `Page.captureScreenshot` of this browser, so none of them overlap. Chromium's
+    /// `captureScreenshot` re-emulates for the capture and, when it completes, restores the
+    /// device metrics it saw when it *began* (`PageHandler::ScreenshotCaptured` →
+    /// `SetDeviceEmulationParams(original_emulation_params)`): a metrics write landing while
+    /// a capture is in flight is silently undone, for good. Under CPU load captures are slow
+    /// and this happened (a page stuck at an older fixed size). Two overlapping captures are
+    /// as bad (the second one saves the first one's temporary params and restores them).
+    emulation: EmulationGate,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -143,6 +173,7 @@ impl BrowserRef {
                 generation: 0,
                 pages: HashMap::new(),
                 tabs: Vec::new(),
+                gone: HashSet::new(),
                 active: None,
                 last_url: url,
                 mode,
@@ -155,6 +186,7 @@ impl BrowserRef {
             vp_tx,
             vp_done,
             casting: Mutex::new(HashMap::new()),
+            emulation: EmulationGate::default(),
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -294,6 +326,7 @@ impl BrowserRef {
             let mut s = self.shared();
             s.phase = Phase::Launching;
             s.generation += 1;
+            s.gone.clear();
             s.generation
         };
         self.publish();
@@ -350,8 +383,7 @@ impl BrowserRef {
                 }
             }
         }
-        let vp = self.wanted_viewport();
-        let _ = apply_metrics(&first, vp).await;
+        let _ = self.apply_wanted(&first).await;
         self.watch_dialogs(&first, generation);
         {
             let mut s = self.shared();
@@ -387,6 +419,7 @@ impl BrowserRef {
             s.generation += 1;
             s.pages.clear();
             s.tabs.clear();
+            s.gone.clear();
             s.active = None;
             s.dialog = None;
             s.live.take()
@@ -457,7 +490,7 @@ impl BrowserRef {
         let id = info.target_id.as_ref().to_string();
         let attach = {
             let mut s = self.shared();
-            if s.generation != generation {
+            if s.generation != generation || s.gone.contains(&id) {
                 return;
             }
             let is_new = !s.tabs.iter().any(|t| t.id == id);
@@ -519,7 +552,7 @@ impl BrowserRef {
             tracing::debug!("could not attach to opened tab {}", target.as_ref());
             return;
         };
-        let _ = apply_metrics(&page, self.wanted_viewport()).await;
+        let _ = self.apply_wanted(&page).await;
         self.watch_dialogs(&page, generation);
         let id = target.as_ref().to_string();
         {
@@ -539,6 +572,7 @@ impl BrowserRef {
             if s.generation != generation {
                 return;
             }
+            s.gone.insert(id.to_string());
             s.tabs.retain(|t| t.id != id);
             s.pages.remove(id);
             if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
@@ -555,7 +589,7 @@ impl BrowserRef {
         if let Some(page) = new_active {
             let me = self.clone();
             tokio::spawn(async move {
-                let _ = apply_metrics(&page, me.wanted_viewport()).await;
+                let _ = me.apply_wanted(&page).await;
                 me.measure_and_publish(&page).await;
             });
         }
@@ -637,24 +671,43 @@ impl BrowserRef {
         };
         self.publish();
         let _ = bounded("Target.activateTarget", page.execute(ActivateTargetParams::new(page.target_id().clone()))).await;
-        apply_metrics(&page, self.wanted_viewport()).await?;
+        self.apply_wanted(&page).await?;
         self.measure_and_publish(&page).await;
         Ok(())
     }
 
-    /// Closes `tab`; refuses to close the only tab.
+    /// Closes `tab`; refuses to close the only tab. Returns once the tab is gone from the
+    /// tab list (and another tab is active if it was), or once it is held open by a
+    /// `beforeunload` dialog, which the user answers.
     pub async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
         self.active_page()?;
-        let (page, count) = {
+        let (page, count, live) = {
             let s = self.shared();
-            (s.pages.get(tab).cloned(), s.tabs.len())
+            (s.pages.get(tab).cloned(), s.tabs.len(), s.live.clone())
         };
         let Some(page) = page else { return Err(BrowserError::BadRequest(format!("no tab {tab:?}"))) };
         if count <= 1 {
             return Err(BrowserError::BadRequest("cannot close the only tab".into()));
         }
-        bounded("Target.closeTarget", page.execute(CloseTargetParams::new(page.target_id().clone()))).await?;
-        Ok(())
+        let Some(live) = live else { return Err(BrowserError::Disconnected) };
+        // Watch before sending the command that changes the state.
+        let mut view = self.subscribe();
+        // Sent on the browser's own session, not the tab's: the tab's session is detached by
+        // the very close, and a reply racing that detach is lost (the call then fails or
+        // times out although the tab closed).
+        {
+            let b = live.browser.lock().await;
+            bounded("Target.closeTarget", b.execute(CloseTargetParams::new(page.target_id().clone()))).await?;
+        }
+        let done = |st: &ViewState| {
+            !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab)
+        };
+        let bound = Duration::from_millis(super::CDP_CALL_BOUND_MS);
+        let gone = tokio::time::timeout(bound, async { view.wait_for(done).await.is_ok() }).await;
+        match gone {
+            Ok(_) => Ok(()),
+            Err(_) => Err(BrowserError::Timeout("Target.targetDestroyed")),
+        }
     }
 
     /// Answers the pending dialog as the user chose (`accept`, and a prompt's text).
@@ -747,6 +800,43 @@ impl BrowserRef {
         Ok(vp)
     }
 
+    /// Writes `vp` into `page` through the emulation gate (never while a capture of this
+    /// browser is in flight).
+    async fn apply_metrics(&self, page: &Page, vp: Viewport) -> Result<(), BrowserError> {
+        let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
+        self.0.emulation.run(bounded("Emulation.setDeviceMetricsOverride", page.execute(p))).await?;
+        Ok(())
+    }
+
+    /// Writes the viewport wanted *now* into `page` (read under the gate, so a mode change
+    /// that a writer is about to apply is never overtaken by an older wanted size).
+    async fn apply_wanted(&self, page: &Page) -> Result<(), BrowserError> {
+        self.0
+            .emulation
+            .run(async {
+                let vp = self.wanted_viewport();
+                let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
+                bounded("Emulation.setDeviceMetricsOverride", page.execute(p)).await
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// `Page.captureScreenshot` of `page` through the emulation gate: captures of one browser
+    /// never overlap each other or a viewport write (see `Slot::emulation`). Returns the
+    /// image bytes (base64 as CDP sends them). The call runs in its own task, so a caller
+    /// that stops waiting (a view that switched tabs or hung up) does not release the gate
+    /// while Chromium still holds the capture and its pending restore.
+    pub async fn capture(&self, page: &Page, params: CaptureScreenshotParams) -> Result<String, BrowserError> {
+        let me = self.clone();
+        let page = page.clone();
+        let call = tokio::spawn(async move {
+            let r = me.0.emulation.run(bounded("Page.captureScreenshot", page.execute(params))).await?;
+            Ok(AsRef::<str>::as_ref(&r.result.data).to_string())
+        });
+        call.await.map_err(|e| BrowserError::Cdp(format!("Page.captureScreenshot: {e}")))?
+    }
+
     async fn measure_and_publish(&self, page: &Page) {
         if let Ok(v) = measure_page(page).await {
             self.shared().measured = Some(v);
@@ -815,11 +905,6 @@ async fn measure_with_title(page: &Page) -> Result<(Viewport, String), BrowserEr
     ))
 }
 
-async fn apply_metrics(page: &Page, vp: Viewport) -> Result<(), BrowserError> {
-    let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
-    bounded("Emulation.setDeviceMetricsOverride", page.execute(p)).await?;
-    Ok(())
-}
 
 /// The one viewport writer of a browser: serialized, coalesced to the latest request, with
 /// the settle delay for pane sizes. Ends when the slot is dropped.
@@ -846,7 +931,7 @@ async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
         let Some(slot) = slot.upgrade() else { return };
         let me = BrowserRef(slot);
         if let (Some(vp), Ok(page)) = (req.vp, me.active_page()) {
-            if let Err(e) = apply_metrics(&page, vp).await {
+            if let Err(e) = me.apply_metrics(&page, vp).await {
                 tracing::debug!("viewport write: {e}");
             }
             // The renderer picks the new metrics up asynchronously: judge the write by what
@@ -911,4 +996,57 @@ fn same_size(a: &Viewport, b: &Viewport) -> bool {
 
 fn is_http(url: &str) -> bool {
     url.starts_with("http://") || url.starts_with("https://")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chromium's emulation state as `captureScreenshot` treats it: a capture saves the
+    /// metrics it begins with, emulates its own, and restores the saved ones when it ends.
+    #[derive(Default)]
+    struct FakeEmulation(Mutex<u32>);
+
+    impl FakeEmulation {
+        fn get(&self) -> u32 {
+            *self.0.lock().unwrap()
+        }
+        fn set(&self, v: u32) {
+            *self.0.lock().unwrap() = v;
+        }
+        async fn capture(&self) {
+            let saved = self.get();
+            self.set(u32::MAX);
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            self.set(saved);
+        }
+        async fn write(&self, v: u32) {
+            tokio::task::yield_now().await;
+            self.set(v);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_viewport_write_is_never_undone_by_a_capture_in_flight() {
+        let chromium = Arc::new(FakeEmulation::default());
+        let gate = Arc::new(EmulationGate::default());
+        chromium.set(390);
+        // A capture begins (at 390), then writes arrive while it is in flight: the last
+        // write wins, whatever the interleaving.
+        let mut tasks = Vec::new();
+        for i in 0..4u32 {
+            let (c, g) = (chromium.clone(), gate.clone());
+            tasks.push(tokio::spawn(async move { g.run(c.capture()).await }));
+            let (c, g) = (chromium.clone(), gate.clone());
+            let v = 640 + i;
+            tasks.push(tokio::spawn(async move { g.run(c.write(v)).await }));
+            tokio::task::yield_now().await;
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(chromium.get(), 643);
+    }
 }

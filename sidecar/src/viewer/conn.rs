@@ -309,13 +309,16 @@ async fn run_page(
                 quiet_at = None;
                 capture_seq = provisional_seq;
                 let p = page.clone();
+                let b = browser.clone();
                 capture = Some(Box::pin(async move {
                     let mut c = CaptureScreenshotParams::default();
                     c.format = Some(CaptureScreenshotFormat::Jpeg);
                     c.quality = Some(CRISP_QUALITY);
                     c.from_surface = Some(true);
-                    let r = bounded("Page.captureScreenshot", p.execute(c)).await.ok()?;
-                    base64::engine::general_purpose::STANDARD.decode(AsRef::<str>::as_ref(&r.result.data)).ok()
+                    // Through the browser's emulation gate: a capture in flight would undo
+                    // a viewport write (Chromium restores the metrics it began with).
+                    let data = b.capture(&p, c).await.ok()?;
+                    base64::engine::general_purpose::STANDARD.decode(data).ok()
                 }));
             }
             r = async { capture.as_mut().expect("guarded").await }, if capture.is_some() => {
