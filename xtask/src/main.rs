@@ -152,53 +152,21 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
     signals::wait_forwarding(child)
 }
 
+/// The benchmarks `cargo xtask bench NAME` knows; each runs the sidecar example `bench_NAME`.
+const BENCHES: [&str; 4] = ["pty", "proxy", "ports", "screencast"];
+
 fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
     let which = args.first().map(String::as_str).unwrap_or("pty");
-    match which {
-        "pty" => run(cargo(root)
-            .args([
-                "run",
-                "--release",
-                "-p",
-                "sidecar",
-                "--example",
-                "bench_pty",
-            ])
-            .args(&args[1.min(args.len())..])),
-        "proxy" => run(cargo(root)
-            .args([
-                "run",
-                "--release",
-                "-p",
-                "sidecar",
-                "--example",
-                "bench_proxy",
-            ])
-            .args(&args[1.min(args.len())..])),
-        "ports" => run(cargo(root)
-            .args([
-                "run",
-                "--release",
-                "-p",
-                "sidecar",
-                "--example",
-                "bench_ports",
-            ])
-            .args(&args[1.min(args.len())..])),
-        "screencast" => run(cargo(root)
-            .args([
-                "run",
-                "--release",
-                "-p",
-                "sidecar",
-                "--example",
-                "bench_screencast",
-            ])
-            .args(&args[1.min(args.len())..])),
-        other => Err(Failed(format!(
-            "bench: unknown benchmark {other:?} (available: pty, proxy, ports, screencast)"
-        ))),
+    if !BENCHES.contains(&which) {
+        return Err(Failed(format!(
+            "bench: unknown benchmark {which:?} (available: {})",
+            BENCHES.join(", ")
+        )));
     }
+    let example = format!("bench_{which}");
+    run(cargo(root)
+        .args(["run", "--release", "-p", "sidecar", "--example", &example])
+        .args(&args[1.min(args.len())..]))
 }
 
 /// One suite's outcome, for the summary.
