@@ -254,9 +254,9 @@ fn modifiers_of(m: Option<i64>) -> Result<i64, String> {
     }
 }
 
-/// `{"type":"status","connected":…,"viewport":…}`.
-pub fn status(connected: bool, viewport: Option<Viewport>) -> String {
-    json!({"type": "status", "connected": connected, "viewport": viewport}).to_string()
+/// `{"type":"status","connected":…,"viewport":…,"popped_out":…}`.
+pub fn status(connected: bool, viewport: Option<Viewport>, popped_out: bool) -> String {
+    json!({"type": "status", "connected": connected, "viewport": viewport, "popped_out": popped_out}).to_string()
 }
 
 /// `{"type":"tabs","tabs":[…],"active":…}`.
