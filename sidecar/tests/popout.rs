@@ -333,9 +333,22 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
 
     // Pop out: headed, same profile, same URL, both cookies sent by the page's reload.
     post_ok(&sc, &id, "popout", None).await;
-    let out = until_info(&sc, &id, "both cookies in the window", |v| {
-        v["popped_out"] == true && has_both_cookies(v)
-    })
+    // The window's inner size becomes the viewport the pane had (the renderer picks the
+    // window's new bounds up asynchronously, hence the wait).
+    let near = |v: &Value| {
+        let d = |k: &str, want: i64| {
+            v["viewport"][k]
+                .as_i64()
+                .is_some_and(|x| (x - want).abs() <= 16)
+        };
+        d("width", 900) && d("height", 700)
+    };
+    let out = until_info(
+        &sc,
+        &id,
+        "both cookies in a window of the pane's size",
+        |v| v["popped_out"] == true && has_both_cookies(v) && near(v),
+    )
     .await;
     let window_pid = pid_of(&out);
     assert_ne!(window_pid, headless_pid);
@@ -348,13 +361,6 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     assert!(
         out["url"].as_str().unwrap().ends_with("/echo?at=headless"),
         "{out}"
-    );
-    // The window's inner size is the viewport the pane had.
-    let vp = &out["viewport"];
-    assert!(
-        (vp["width"].as_i64().unwrap() - 900).abs() <= 16
-            && (vp["height"].as_i64().unwrap() - 700).abs() <= 16,
-        "window inner size {vp}"
     );
     until_json(&mut ws, "popped-out status", |v| {
         v["type"] == "status" && v["popped_out"] == true && v["connected"] == true
@@ -371,15 +377,23 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
         w["result"]["windowId"].as_i64().is_some(),
         "a window for the page: {w}"
     );
-    let tree = Command::new("xwininfo")
-        .args(["-root", "-tree", "-display", &x.display])
-        .output()
-        .expect("xwininfo (x11-utils)");
-    let tree = String::from_utf8_lossy(&tree.stdout);
-    assert!(
-        tree.contains("\"echo "),
-        "an X window titled after the page:\n{tree}"
-    );
+    // The X window's name follows the page title asynchronously.
+    let deadline = std::time::Instant::now() + HANG;
+    loop {
+        let tree = Command::new("xwininfo")
+            .args(["-root", "-tree", "-display", &x.display])
+            .output()
+            .expect("xwininfo (x11-utils)");
+        let tree = String::from_utf8_lossy(&tree.stdout).to_string();
+        if tree.contains("\"echo ") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no X window titled after the page:\n{tree}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // While popped out: url messages keep flowing; a second pop-out is refused.
     post_ok(
