@@ -112,6 +112,9 @@ pub enum SyncState {
 pub struct ViewState {
     /// True if and only if Chromium is up and its CDP connection is alive.
     pub connected: bool,
+    /// True if and only if a launch, relaunch, pop-out or pop-in is under way (or a popped-out
+    /// window's end is being judged): not connected, but not stopped either.
+    pub launching: bool,
     /// Tabs in creation order.
     pub tabs: Vec<Tab>,
     /// The active tab's id.

@@ -172,6 +172,7 @@ impl BrowserRef {
     pub(super) fn new(id: String, profile: PathBuf, url: String, mode: ViewportMode) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
+            launching: true,
             tabs: Vec::new(),
             active: None,
             viewport: None,
@@ -238,6 +239,7 @@ impl BrowserRef {
             let s = self.shared();
             ViewState {
                 connected: s.phase == Phase::Live,
+                launching: s.phase == Phase::Launching,
                 tabs: s.tabs.clone(),
                 active: s.active.clone(),
                 viewport: s.measured,

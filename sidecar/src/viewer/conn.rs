@@ -176,14 +176,14 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
     loop {
         let st = rx.borrow_and_update().clone();
         if st.views != views {
-            out.text(msg::status(false, st.viewport, st.popped_out));
+            out.text(msg::status(false, false, st.viewport, st.popped_out));
             out.close(CLOSE_GOING_AWAY, "the browser was relaunched or closed");
             return;
         }
         let prev = last.as_ref();
-        let status = |s: &ViewState| (s.connected, s.viewport, s.popped_out);
+        let status = |s: &ViewState| (s.connected, s.launching, s.viewport, s.popped_out);
         if prev.map(status) != Some(status(&st)) {
-            out.text(msg::status(st.connected, st.viewport, st.popped_out));
+            out.text(msg::status(st.connected, st.launching, st.viewport, st.popped_out));
         }
         if prev.map(|p| (&p.tabs, &p.active)) != Some((&st.tabs, &st.active)) {
             out.text(msg::tabs(&st.tabs, st.active.as_deref()));

@@ -29,8 +29,8 @@ describe('popoutOffer', () => {
 });
 
 describe('stubState', () => {
-  const check = (poppedOut: boolean, popping: 'out' | 'in' | null, connected: boolean, want: ReturnType<typeof stubState>) =>
-    expect(stubState({ poppedOut, popping, connected })).toBe(want);
+  const check = (poppedOut: boolean, popping: 'out' | 'in' | null, connected: boolean, want: ReturnType<typeof stubState>, launching = false) =>
+    expect(stubState({ poppedOut, popping, connected, launching })).toBe(want);
   it('shows the screencast when not popped out and nothing is pending', () => check(false, null, true, null));
   it('offers nothing while the window opens', () => {
     check(false, 'out', true, 'opening');
@@ -38,6 +38,7 @@ describe('stubState', () => {
   });
   it('offers Pop back in once out', () => check(true, null, true, 'out'));
   it('says the window crashed when its Chromium is gone', () => check(true, null, false, 'crashed'));
+  it('a window the user closed comes back through a launch: not a crash', () => check(true, null, false, 'returning', true));
   it('says it is returning during a pop-in', () => check(true, 'in', true, 'returning'));
   it('a disconnected browser in its pane is not a stub (the Relaunch panel shows)', () => check(false, null, false, null));
 });

@@ -46,11 +46,13 @@ export type StubState =
 
 /**
  * The stub for a screencast pane: `poppedOut` as the sidecar last said, `popping` the request
- * this pane has in flight, `connected` the browser's Chromium up.
+ * this pane has in flight, `connected` the browser's Chromium up, `launching` a launch under
+ * way on the sidecar (a window closed by the user returns through one: not a crash).
  */
-export function stubState(s: { poppedOut: boolean; popping: 'out' | 'in' | null; connected: boolean }): StubState | null {
+export function stubState(s: { poppedOut: boolean; popping: 'out' | 'in' | null; connected: boolean; launching: boolean }): StubState | null {
   if (s.popping === 'out') return 'opening';
   if (s.popping === 'in') return 'returning';
   if (!s.poppedOut) return null;
-  return s.connected ? 'out' : 'crashed';
+  if (s.connected) return 'out';
+  return s.launching ? 'returning' : 'crashed';
 }

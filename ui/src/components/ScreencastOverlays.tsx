@@ -120,7 +120,8 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
 
 /** Chromium stopped (crashed or killed): offer a relaunch on the same profile. */
 export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
-  if (sc.connected || stubState(sc)) return null; // a popped-out pane's stub says it instead
+  // Not while a launch is under way (nothing stopped), nor popped out (the stub says it).
+  if (sc.connected || sc.launching || stubState(sc)) return null;
   return (
     <div className="browser-panel" data-testid="screencast-disconnected" role="alert">
       <h3>Chromium stopped</h3>

@@ -30,8 +30,10 @@ export const PARK_AFTER_MS = 1000;
 
 /** The screencast's state as the pane's React view reads it (high-rate facts live on DOM attributes). */
 export interface ScreencastState {
-  /** Chromium is up and connected (false: it stopped; the pane offers Relaunch) */
+  /** Chromium is up and connected (false and not `launching`: it stopped; the pane offers Relaunch) */
   connected: boolean;
+  /** a launch, relaunch, pop-out or pop-in is under way on the sidecar (not a stop) */
+  launching: boolean;
   tabs: BrowserTab[];
   activeTab: string | null;
   dialog: PageDialog | null;
@@ -51,6 +53,7 @@ export interface ScreencastState {
 
 export const EMPTY_SCREENCAST: ScreencastState = {
   connected: true,
+  launching: false,
   tabs: [],
   activeTab: null,
   dialog: null,
@@ -66,6 +69,8 @@ export interface ScreencastEvents extends BrowserEvents {
   /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
   onBrowserId: (id: string | null) => void;
   onScreencast: (patch: Partial<ScreencastState>) => void;
+  /** the sidecar changed the viewport itself (a pop-in fixes it at the window's last size) */
+  onViewport: (choice: ViewportChoice) => void;
 }
 
 const MAC = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
@@ -302,9 +307,21 @@ export class ScreencastRuntime {
     this.events.onScreencast({ poppedOut: out });
     if (!out) {
       this.sendSync(true);
+      if (this.viewport.mode === 'fixed') this.adoptFixedViewport(this.viewport.dpr);
       // Hidden meanwhile: park now that nothing else needs the socket.
       if (!this.visible && !this.parkTimer) this.schedulePark();
     }
+  }
+
+  /** After a pop-in in fixed mode: the sidecar fixed the window's last size (same DPR); show and keep it. */
+  private adoptFixedViewport(dpr: number): void {
+    void this.withBrowser(async (id) => {
+      const info = await api.getBrowser(id);
+      if (info.mode !== 'fixed' || !info.viewport || this.viewport.mode !== 'fixed') return;
+      const choice: ViewportChoice = { mode: 'fixed', width: info.viewport.width, height: info.viewport.height, dpr };
+      this.viewport = choice;
+      this.events.onViewport(choice);
+    });
   }
 
   /** Answers the pending JavaScript dialog (only ever on the user's word). */
@@ -436,8 +453,8 @@ export class ScreencastRuntime {
   private onMessage(m: ViewerOut) {
     switch (m.type) {
       case 'status':
-        this.events.onScreencast({ connected: m.connected });
-        this.setPoppedOut(m.popped_out);
+        this.events.onScreencast({ connected: m.connected, launching: m.launching === true });
+        this.setPoppedOut(m.popped_out === true);
         break;
       case 'tabs':
         this.events.onScreencast({ tabs: m.tabs, activeTab: m.active });

@@ -225,6 +225,7 @@ export class WorkspaceStore {
               const sc = this.snap.panes[id]?.browser?.screencast ?? EMPTY_SCREENCAST;
               onChange({ screencast: { ...sc, ...patch } });
             },
+            onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
           })
         : new BrowserRuntime(id, b.url, this.grants, { onChange, onFocus: () => this.focus(id) });
     this.browsers.set(id, rt);
