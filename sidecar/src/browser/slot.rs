@@ -495,16 +495,13 @@ impl BrowserRef {
             return;
         }
         let b = live.browser.lock().await;
-        let mut get = GetWindowForTargetParams::default();
-        get.target_id = Some(page.target_id().clone());
+        let get = GetWindowForTargetParams { target_id: Some(page.target_id().clone()) };
         let win = match bounded("Browser.getWindowForTarget", b.execute(get)).await {
             Ok(w) => w.result,
             Err(e) => return tracing::debug!("fit window: {e}"),
         };
         let (Some(w), Some(h)) = (win.bounds.width, win.bounds.height) else { return };
-        let mut bounds = Bounds::default();
-        bounds.width = Some((w + dw).max(100));
-        bounds.height = Some((h + dh).max(100));
+        let bounds = Bounds { width: Some((w + dw).max(100)), height: Some((h + dh).max(100)), ..Default::default() };
         if let Err(e) = bounded("Browser.setWindowBounds", b.execute(SetWindowBoundsParams::new(win.window_id, bounds))).await {
             tracing::debug!("fit window: {e}");
         }
@@ -527,7 +524,7 @@ impl BrowserRef {
             s.live.clone()
         };
         if exited {
-            let closed = s_tabs_closed(&self.shared());
+            let closed = window_closed(&self.shared());
             let clean = match &live {
                 Some(live) => {
                     let mut b = live.browser.lock().await;
@@ -712,7 +709,7 @@ impl BrowserRef {
                 s.phase = Phase::Launching;
                 s.pages.clear();
                 s.dialog = None;
-                let closed = s_tabs_closed(&s);
+                let closed = window_closed(&s);
                 drop(s);
                 self.publish();
                 if !closed {
@@ -1288,7 +1285,7 @@ async fn poll_title(slot: Weak<Slot>, generation: u64) {
             let _ = me.measure().await;
         }
         n = n.wrapping_add(1);
-        if headed && live && n % COOKIE_SNAPSHOT_POLLS == 0 {
+        if headed && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
             if let Ok(c) = me.read_cookies().await {
                 // A read that overlapped the window closing may miss the session cookies
                 // Chromium drops as it shuts down: kept only if the window is still open.
@@ -1302,7 +1299,7 @@ async fn poll_title(slot: Weak<Slot>, generation: u64) {
 }
 
 /// True if and only if a popped-out window's every tab has closed (the user closed it).
-fn s_tabs_closed(s: &Shared) -> bool {
+fn window_closed(s: &Shared) -> bool {
     s.tabs.is_empty() && !s.gone.is_empty()
 }
 
@@ -1376,6 +1373,36 @@ mod tests {
             tokio::task::yield_now().await;
             self.set(v);
         }
+    }
+
+    fn cookie(name: &str, session: bool, expires: f64) -> Cookie {
+        use chromiumoxide::cdp::browser_protocol::network::{CookiePriority, CookieSourceScheme};
+        Cookie::builder()
+            .name(name)
+            .value("v")
+            .domain("127.0.0.1")
+            .path("/")
+            .expires(expires)
+            .size(2)
+            .http_only(true)
+            .secure(false)
+            .session(session)
+            .priority(CookiePriority::Medium)
+            .source_scheme(CookieSourceScheme::NonSecure)
+            .source_port(8000)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_carried_cookie_keeps_its_fields_and_a_session_cookie_stays_one() {
+        let p = cookie_param(&cookie("sid", true, -1.0));
+        assert_eq!((p.name.as_str(), p.value.as_str()), ("sid", "v"));
+        assert_eq!((p.domain.as_deref(), p.path.as_deref()), (Some("127.0.0.1"), Some("/")));
+        assert_eq!((p.http_only, p.secure, p.source_port), (Some(true), Some(false), Some(8000)));
+        assert!(p.expires.is_none(), "a session cookie gets no expiry");
+        let p = cookie_param(&cookie("keep", false, 2_000_000_000.0));
+        assert_eq!(p.expires.map(|e| *e.inner()), Some(2_000_000_000.0));
     }
 
     #[tokio::test]
