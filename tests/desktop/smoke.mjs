@@ -5,8 +5,10 @@
 // Proves: without a sidecar the window shows why; with one, the window leaves the
 // bundled start page for the sidecar's UI, a terminal
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
-// plugin answers the sidecar's origin (and no other loopback origin), a browser pane
-// shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
+// plugin answers the sidecar's origin (and no other loopback origin), "Open in system
+// browser" in a terminal's context menu hands a port's URL to the OS opener (a fake
+// `xdg-open` first on PATH) while the opener's scope refuses non-loopback URLs and other
+// origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
 // window into a page that says so, and takes its shells with it.
@@ -186,9 +188,21 @@ async function main() {
   for (const d of ["home", "config", "data", "cache", "runtime", "logs"]) fs.mkdirSync(path.join(tmp, d), { mode: 0o700 });
   log("temp dir", tmp);
 
+  // The OS opener the app will find first on PATH: records each call's arguments, one
+  // `arg:` line each, then an `end` line.
+  const fakeBin = path.join(tmp, "bin");
+  const opened = path.join(tmp, "opened.txt");
+  fs.mkdirSync(fakeBin, { mode: 0o700 });
+  fs.writeFileSync(
+    path.join(fakeBin, "xdg-open"),
+    `#!/bin/sh\nfor a in "$@"; do printf 'arg:%s\\n' "$a"; done >> '${opened}'\necho end >> '${opened}'\n`,
+    { mode: 0o700 },
+  );
+  const openedCalls = () => (fs.existsSync(opened) ? fs.readFileSync(opened, "utf8") : "");
+
   const display = freeDisplay();
   const env = {
-    PATH: process.env.PATH,
+    PATH: `${fakeBin}:${process.env.PATH}`,
     LANG: process.env.LANG || "C.UTF-8",
     HOME: home,
     XDG_CONFIG_HOME: path.join(tmp, "config"),
@@ -330,6 +344,63 @@ async function main() {
     fs.writeFileSync(SHOT, Buffer.from(png, "base64"));
     log("screenshot:", SHOT);
 
+    // 4c. "Open in system browser": a server in the terminal, the context menu (Ctrl-b p)
+    //     lists its port, and the action hands the port's URL to the OS opener.
+    await typeLine("python3 -m http.server 0 --bind 127.0.0.1");
+    const served = await waitFor("the terminal's http.server to listen", OUTPUT_TIMEOUT_MS, async () =>
+      /Serving HTTP on 127\.0\.0\.1 port (\d+)/.exec(await exec(readScreen))?.[1]);
+    const menuKeys = [
+      { type: "keyDown", value: "\uE009" }, { type: "keyDown", value: "b" }, { type: "keyUp", value: "b" },
+      { type: "keyUp", value: "\uE009" }, { type: "keyDown", value: "p" }, { type: "keyUp", value: "p" },
+    ];
+    await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: menuKeys }] });
+    await wd.call("DELETE", `${s}/actions`).catch(() => {});
+    const portRow = await waitFor(`port ${served} in the context menu`, 10_000, async () =>
+      (await wd.call("POST", `${s}/element`, {
+        using: "css selector",
+        value: `[data-testid=context-menu] [data-testid=port-row][data-port="${served}"]`,
+      }))[ELEMENT]);
+    await wd.call("POST", `${s}/element/${portRow}/click`, {});
+    const systemAction = await waitFor("the system-browser action", 10_000, async () =>
+      (await wd.call("POST", `${s}/element`, {
+        using: "css selector",
+        value: `[data-testid=port-actions][data-port="${served}"] [data-testid=port-open-system]`,
+      }))[ELEMENT]);
+    await wd.call("POST", `${s}/element/${systemAction}/click`, {});
+    const wantOpened = `arg:http://localhost:${served}/\nend\n`;
+    await waitFor("the OS opener to get the port's URL", 10_000, async () => {
+      const failure = await exec(`const f = document.querySelector('[data-testid=ports-failure]'); return f ? f.textContent : null;`);
+      if (failure) throw Object.assign(new Error(`the context menu says: ${failure}`), { fatal: true });
+      return openedCalls() === wantOpened;
+    }).catch((e) => {
+      throw new Error(`${e.message}; opener calls: ${JSON.stringify(openedCalls())}`);
+    });
+    await waitFor("the context menu to close", 5_000, async () => !(await exec(`return !!document.querySelector('[data-testid=context-menu]');`)));
+    log("Open in system browser ran the OS opener with", `http://localhost:${served}/`);
+
+    // The opener's scope: http on loopback with a port only; anything else is refused with
+    // the opener's own message and never reaches the OS opener.
+    const tryOpen = (url) => wd.call("POST", `${s}/execute/async`, {
+      script: `const done = arguments[arguments.length - 1];
+               window.__TAURI__.core.invoke('plugin:opener|open_url', { url: arguments[0] })
+                 .then(() => done({ ok: true }), (e) => done({ ok: false, error: String(e) }));`,
+      args: [url],
+    });
+    for (const url of ["http://example.com/", `http://127.0.0.1:${served}@example.com/`, `https://localhost:${served}/`, "file:///etc/passwd"]) {
+      const r = await tryOpen(url);
+      if (r.ok || !/not allowed to open url/i.test(r.error)) throw new Error(`the opener's scope let ${url} through: ${JSON.stringify(r)}`);
+    }
+    if (openedCalls() !== wantOpened) throw new Error(`a refused URL reached the OS opener: ${JSON.stringify(openedCalls())}`);
+    log("the opener's scope refuses non-loopback and non-http URLs");
+
+    // Stop the server (Ctrl-C) so the terminal is idle again.
+    const ctrlC = [{ type: "keyDown", value: "\uE009" }, { type: "keyDown", value: "c" }, { type: "keyUp", value: "c" }, { type: "keyUp", value: "\uE009" }];
+    await wd.call("POST", `${s}/element/${screen[ELEMENT]}/click`, {}).catch(() => {});
+    await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: ctrlC }] });
+    await wd.call("DELETE", `${s}/actions`).catch(() => {});
+    await waitFor("the terminal's http.server to stop", 10_000, () =>
+      !processesWithHome(home).some((p) => p.pane && p.comm.startsWith("python3")));
+
     // 3b. A browser pane (Ctrl-b b) shows a loopback page through the sidecar's proxy in
     //     an iframe: the WebKitGTK side of what the e2e suite checks in Chromium.
     const fixtureText = `porthole-desktop-iframe-${nonce}`;
@@ -437,6 +508,16 @@ async function main() {
       });
       if (denied.ok) throw new Error(`another loopback origin could read the clipboard: ${JSON.stringify(denied)}`);
       log("another loopback origin is refused the clipboard:", denied.error.slice(0, 80));
+      const openDenied = await wd.call("POST", `/session/${session}/execute/async`, {
+        script: `const done = arguments[arguments.length - 1];
+                 window.__TAURI__.core.invoke('plugin:opener|open_url', { url: location.href })
+                   .then(() => done({ ok: true }), (e) => done({ ok: false, error: String(e) }));`,
+        args: [],
+      });
+      if (openDenied.ok || !openedCalls().split("\n").every((l) => !l.includes(`:${foreign.address().port}/`))) {
+        throw new Error(`another loopback origin could use the OS opener: ${JSON.stringify(openDenied)}`);
+      }
+      log("another loopback origin is refused the OS opener:", openDenied.error.slice(0, 80));
     } finally {
       foreign.close();
     }
