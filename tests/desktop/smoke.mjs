@@ -7,8 +7,8 @@
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
 // plugin answers the sidecar's origin (and no other loopback origin), "Open in system
 // browser" in a terminal's context menu hands a port's URL to the OS opener (a fake
-// `xdg-open` first on PATH) while the opener's scope refuses non-loopback URLs and other
-// origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
+// `xdg-open` first on PATH) while the opener's scope refuses non-loopback URLs (shown in
+// the menu with the opener's message) and other origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
 // window into a page that says so, and takes its shells with it.
@@ -346,40 +346,54 @@ async function main() {
 
     // 4c. "Open in system browser": a server in the terminal, the context menu (Ctrl-b p)
     //     lists its port, and the action hands the port's URL to the OS opener.
-    await typeLine("python3 -m http.server 0 --bind 127.0.0.1");
-    const served = await waitFor("the terminal's http.server to listen", OUTPUT_TIMEOUT_MS, async () =>
-      /Serving HTTP on 127\.0\.0\.1 port (\d+)/.exec(await exec(readScreen))?.[1]);
-    const menuKeys = [
-      { type: "keyDown", value: "\uE009" }, { type: "keyDown", value: "b" }, { type: "keyUp", value: "b" },
-      { type: "keyUp", value: "\uE009" }, { type: "keyDown", value: "p" }, { type: "keyUp", value: "p" },
+    const keys = (actions) => wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions }] })
+      .then(() => wd.call("DELETE", `${s}/actions`).catch(() => {}));
+    const chord = (mod, key) => [
+      { type: "keyDown", value: mod }, { type: "keyDown", value: key }, { type: "keyUp", value: key }, { type: "keyUp", value: mod },
     ];
-    await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: menuKeys }] });
-    await wd.call("DELETE", `${s}/actions`).catch(() => {});
-    const portRow = await waitFor(`port ${served} in the context menu`, 10_000, async () =>
-      (await wd.call("POST", `${s}/element`, {
-        using: "css selector",
-        value: `[data-testid=context-menu] [data-testid=port-row][data-port="${served}"]`,
-      }))[ELEMENT]);
-    await wd.call("POST", `${s}/element/${portRow}/click`, {});
-    const systemAction = await waitFor("the system-browser action", 10_000, async () =>
-      (await wd.call("POST", `${s}/element`, {
-        using: "css selector",
-        value: `[data-testid=port-actions][data-port="${served}"] [data-testid=port-open-system]`,
-      }))[ELEMENT]);
-    await wd.call("POST", `${s}/element/${systemAction}/click`, {});
+    const findElement = (value) => wd.call("POST", `${s}/element`, { using: "css selector", value }).then((e) => e[ELEMENT]);
+    const menuFailure = () => exec(`const f = document.querySelector('[data-testid=ports-failure]'); return f ? f.textContent : null;`);
+    const menuOpen = () => exec(`return !!document.querySelector('[data-testid=context-menu]');`);
+    /** Starts `python3 -m http.server` on `bind` in the terminal; returns its port. */
+    const serveInTerminal = async (bind) => {
+      await typeLine(`python3 -m http.server 0 --bind ${bind}`);
+      const re = new RegExp(`Serving HTTP on ${bind.replaceAll(".", "\\.")} port (\\d+)`);
+      return waitFor(`the terminal's http.server on ${bind} to listen`, OUTPUT_TIMEOUT_MS, async () => re.exec(await exec(readScreen))?.[1]);
+    };
+    /** Ctrl-b p, then the row of `port`, then "Open in system browser". */
+    const openInSystemBrowser = async (port) => {
+      await keys([...chord("\uE009", "b"), { type: "keyDown", value: "p" }, { type: "keyUp", value: "p" }]);
+      const row = await waitFor(`port ${port} in the context menu`, 10_000, () =>
+        findElement(`[data-testid=context-menu] [data-testid=port-row][data-port="${port}"]`));
+      await wd.call("POST", `${s}/element/${row}/click`, {});
+      const action = await waitFor("the system-browser action", 10_000, () =>
+        findElement(`[data-testid=port-actions][data-port="${port}"] [data-testid=port-open-system]`));
+      await wd.call("POST", `${s}/element/${action}/click`, {});
+    };
+    /** Ctrl-C in the terminal; waits until no python3 runs in a pane. */
+    const stopServer = async () => {
+      await wd.call("POST", `${s}/element/${screen[ELEMENT]}/click`, {}).catch(() => {});
+      await keys(chord("\uE009", "c"));
+      await waitFor("the terminal's http.server to stop", 10_000, () =>
+        !processesWithHome(home).some((p) => p.pane && p.comm.startsWith("python3")));
+    };
+
+    const served = await serveInTerminal("127.0.0.1");
+    await openInSystemBrowser(served);
     const wantOpened = `arg:http://localhost:${served}/\nend\n`;
     await waitFor("the OS opener to get the port's URL", 10_000, async () => {
-      const failure = await exec(`const f = document.querySelector('[data-testid=ports-failure]'); return f ? f.textContent : null;`);
+      const failure = await menuFailure();
       if (failure) throw Object.assign(new Error(`the context menu says: ${failure}`), { fatal: true });
       return openedCalls() === wantOpened;
     }).catch((e) => {
       throw new Error(`${e.message}; opener calls: ${JSON.stringify(openedCalls())}`);
     });
-    await waitFor("the context menu to close", 5_000, async () => !(await exec(`return !!document.querySelector('[data-testid=context-menu]');`)));
+    await waitFor("the context menu to close", 5_000, async () => !(await menuOpen()));
     log("Open in system browser ran the OS opener with", `http://localhost:${served}/`);
+    await stopServer();
 
-    // The opener's scope: http on loopback with a port only; anything else is refused with
-    // the opener's own message and never reaches the OS opener.
+    // The opener's scope: http on 127.0.0.1, localhost or [::1] with a port only; anything
+    // else is refused with the opener's own message and never reaches the OS opener.
     const tryOpen = (url) => wd.call("POST", `${s}/execute/async`, {
       script: `const done = arguments[arguments.length - 1];
                window.__TAURI__.core.invoke('plugin:opener|open_url', { url: arguments[0] })
@@ -391,15 +405,20 @@ async function main() {
       if (r.ok || !/not allowed to open url/i.test(r.error)) throw new Error(`the opener's scope let ${url} through: ${JSON.stringify(r)}`);
     }
     if (openedCalls() !== wantOpened) throw new Error(`a refused URL reached the OS opener: ${JSON.stringify(openedCalls())}`);
-    log("the opener's scope refuses non-loopback and non-http URLs");
+    log("the opener's scope refuses non-loopback, non-http and userinfo URLs");
 
-    // Stop the server (Ctrl-C) so the terminal is idle again.
-    const ctrlC = [{ type: "keyDown", value: "\uE009" }, { type: "keyDown", value: "c" }, { type: "keyUp", value: "c" }, { type: "keyUp", value: "\uE009" }];
-    await wd.call("POST", `${s}/element/${screen[ELEMENT]}/click`, {}).catch(() => {});
-    await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: ctrlC }] });
-    await wd.call("DELETE", `${s}/actions`).catch(() => {});
-    await waitFor("the terminal's http.server to stop", 10_000, () =>
-      !processesWithHome(home).some((p) => p.pane && p.comm.startsWith("python3")));
+    // A refusal from the menu (a port bound to 127.0.0.2 opens as http://127.0.0.2:P/, which
+    // the scope does not admit) shows the opener's message in the menu.
+    const other = await serveInTerminal("127.0.0.2");
+    await openInSystemBrowser(other);
+    const wantFailure = `Couldn't open http://127.0.0.2:${other}/: Not allowed to open url http://127.0.0.2:${other}/`;
+    const shown = await waitFor("the refusal in the context menu", 10_000, menuFailure);
+    if (shown !== wantFailure) throw new Error(`the context menu says ${JSON.stringify(shown)}, expected ${JSON.stringify(wantFailure)}`);
+    if (openedCalls() !== wantOpened) throw new Error(`a refused URL reached the OS opener: ${JSON.stringify(openedCalls())}`);
+    await keys([{ type: "keyDown", value: "\uE00C" }, { type: "keyUp", value: "\uE00C" }]);
+    await waitFor("the context menu to close on Escape", 5_000, async () => !(await menuOpen()));
+    log("a refused open shows in the menu:", shown);
+    await stopServer();
 
     // 3b. A browser pane (Ctrl-b b) shows a loopback page through the sidecar's proxy in
     //     an iframe: the WebKitGTK side of what the e2e suite checks in Chromium.
