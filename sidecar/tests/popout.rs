@@ -357,6 +357,30 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
         "the headless Chromium exited"
     );
     assert!(!headless(window_pid), "headed: {:?}", cmdline(window_pid));
+    // The user's window runs with our flags only, none of chromiumoxide's automation ones
+    // ("Chrome is being controlled by automated test software" would take 46 px).
+    let args = cmdline(window_pid);
+    for bad in [
+        "--enable-automation",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--disable-popup-blocking",
+    ] {
+        assert!(
+            !args.iter().any(|a| a == bad),
+            "{bad} in the headed flags: {args:?}"
+        );
+    }
+    for good in [
+        "--no-first-run",
+        "--disable-sync",
+        "--remote-debugging-port=0",
+    ] {
+        assert!(
+            args.iter().any(|a| a == good),
+            "{good} missing from the headed flags: {args:?}"
+        );
+    }
     assert_eq!(profile_of(window_pid), profile, "the same profile");
     assert!(
         out["url"].as_str().unwrap().ends_with("/echo?at=headless"),
@@ -497,9 +521,18 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
 
     // A crash of the window's Chromium is not a close: disconnected, still popped out.
     post_ok(&sc, &id, "popout", None).await;
-    let out = until_info(&sc, &id, "popped out for the crash", |v| {
-        v["popped_out"] == true && v["connected"] == true
-    })
+    let near_last = |v: &Value| {
+        let d = |k: &str| {
+            (v["viewport"][k].as_i64().unwrap_or(0) - last[k].as_i64().unwrap()).abs() <= 16
+        };
+        d("width") && d("height")
+    };
+    let out = until_info(
+        &sc,
+        &id,
+        "popped out for the crash at the fixed size",
+        |v| v["popped_out"] == true && v["connected"] == true && near_last(v),
+    )
     .await;
     let window_pid = pid_of(&out);
     common::send_signal(window_pid as u32, 9);
@@ -516,8 +549,51 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
         common::wait_pid_gone(window_pid).await,
         "the crashed Chromium was reaped"
     );
+    // Relaunch brings the window back headed, at the size it had (the same sizing as a
+    // pop-out), with the cookies of the last snapshot.
+    post_ok(&sc, &id, "relaunch", None).await;
+    let again = until_info(&sc, &id, "relaunched window at its size", |v| {
+        v["popped_out"] == true && v["connected"] == true && near_last(v)
+    })
+    .await;
+    assert!(!headless(pid_of(&again)));
     post_ok(&sc, &id, "popin", None).await;
     until_info(&sc, &id, "back after the crash", |v| {
+        v["popped_out"] == false && v["connected"] == true
+    })
+    .await;
+
+    // A window too big for the screen (1600×1000) is clamped to the screen's available size.
+    post_ok(
+        &sc,
+        &id,
+        "viewport",
+        Some(&json!({"mode":"fixed","width":1580,"height":990,"dpr":1.0})),
+    )
+    .await;
+    post_ok(&sc, &id, "popout", None).await;
+    let out = until_info(&sc, &id, "popped out big", |v| {
+        v["popped_out"] == true && v["connected"] == true
+    })
+    .await;
+    let mut cdp = Cdp::connect(&profile_of(pid_of(&out))).await;
+    let target = cdp.page_target().await;
+    let w = cdp
+        .call("Browser.getWindowForTarget", json!({"targetId": target}))
+        .await;
+    let b = &w["result"]["bounds"];
+    let (l, t, bw, bh) = (
+        b["left"].as_i64().unwrap(),
+        b["top"].as_i64().unwrap(),
+        b["width"].as_i64().unwrap(),
+        b["height"].as_i64().unwrap(),
+    );
+    assert!(
+        l >= 0 && t >= 0 && l + bw <= 1600 && t + bh <= 1000,
+        "the window sticks out of the screen: {b}"
+    );
+    post_ok(&sc, &id, "popin", None).await;
+    until_info(&sc, &id, "back after the big window", |v| {
         v["popped_out"] == false && v["connected"] == true
     })
     .await;
@@ -548,7 +624,7 @@ async fn without_a_display_pop_out_is_unavailable_and_refused() {
     let base = upstream().await;
     let caps = sc.req("GET", "/api/capabilities", None).await;
     assert_eq!(caps.status, 200);
-    let reason = "No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY";
+    let reason = "No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)";
     assert_eq!(
         caps.json(),
         json!({"popout": {"available": false, "reason": reason}})
@@ -572,6 +648,90 @@ async fn without_a_display_pop_out_is_unavailable_and_refused() {
         (json!(false), json!(true))
     );
     assert!(headless(pid_of(&v)));
+    let r = sc.req("POST", "/api/shutdown", None).await;
+    assert!(r.status < 300);
+}
+
+/// A TCP port for `127.0.0.1:<n>` as an X display: 6000 + n, free now.
+fn fake_x_display() -> (std::net::TcpListener, String) {
+    for n in 40..400u16 {
+        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", 6000 + n)) {
+            return (l, format!("127.0.0.1:{n}"));
+        }
+    }
+    panic!("no free port in 6040..6400 for a fake X display");
+}
+
+#[tokio::test]
+async fn a_display_that_is_gone_is_unavailable_and_a_failed_window_keeps_the_session() {
+    // A local display whose socket does not exist: unavailable, saying why.
+    let n = (90..1000)
+        .find(|n| !std::path::Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .unwrap();
+    let sc = Sidecar::start_with_env_changes(
+        &["--exit-with-parent"],
+        &[("DISPLAY", &format!(":{n}"))],
+        &["WAYLAND_DISPLAY"],
+    );
+    let caps = sc.req("GET", "/api/capabilities", None).await.json();
+    assert_eq!(caps["popout"]["available"], false, "{caps}");
+    let want = format!("Couldn't open a window on display :{n}: no X server is running there (/tmp/.X11-unix/X{n} does not exist)");
+    assert_eq!(caps["popout"]["reason"], want.as_str());
+    let r = sc.req("POST", "/api/shutdown", None).await;
+    assert!(r.status < 300);
+
+    // A TCP display that accepts and hangs up: the check passes, Chromium cannot connect.
+    // The pop-out fails with one readable line, and the browser is back in its pane,
+    // headless, with the session cookie it had.
+    let (listener, display) = fake_x_display();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            drop(s);
+        }
+    });
+    let sc = Sidecar::start_with_env_changes(
+        &["--exit-with-parent"],
+        &[("DISPLAY", &display)],
+        &["WAYLAND_DISPLAY"],
+    );
+    let caps = sc.req("GET", "/api/capabilities", None).await.json();
+    assert_eq!(caps, json!({"popout": {"available": true, "reason": null}}));
+    let base = upstream().await;
+    let r = sc
+        .req(
+            "POST",
+            "/api/browsers",
+            Some(&json!({"url": format!("{base}/login")})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    until_info(&sc, &id, "logged in", |v| v["title"] == "login").await;
+    post_ok(
+        &sc,
+        &id,
+        "navigate",
+        Some(&json!({"url": format!("{base}/echo?at=before")})),
+    )
+    .await;
+    until_info(&sc, &id, "both cookies", has_both_cookies).await;
+    let r = post(&sc, &id, "popout", None).await;
+    assert_eq!(
+        r.code(),
+        "launch_failed",
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    assert_eq!(
+        r.json()["error"]["message"],
+        format!("Couldn't open a window on display {display}: Chromium could not connect to it")
+            .as_str()
+    );
+    let back = until_info(&sc, &id, "back in the pane with both cookies", |v| {
+        v["popped_out"] == false && v["connected"] == true && has_both_cookies(v)
+    })
+    .await;
+    assert!(headless(pid_of(&back)));
     let r = sc.req("POST", "/api/shutdown", None).await;
     assert!(r.status < 300);
 }

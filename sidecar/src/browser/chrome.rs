@@ -84,10 +84,19 @@ pub(crate) fn remove_stale_locks(profile: &Path) {
     }
 }
 
+/// Flags (without dashes) of every launch, headless or headed (DESIGN §4.2, protocol §8).
+const OUR_FLAGS: [&str; 5] =
+    ["no-first-run", "no-default-browser-check", "disable-background-networking", "disable-component-update", "disable-sync"];
+
 /// Launches Chromium on `profile` with the flags of DESIGN §4.2, bounded by `bound`:
 /// headless when `window` is `None`, else headed (a pop-out, DESIGN §4.4) with
 /// `--window-size=W,H` (outer size in CSS px; the caller corrects it to the inner size).
+/// The headed launch gets none of chromiumoxide's default (automation) flags: the user's
+/// window must not say "controlled by automated test software" (protocol §8 lists both sets).
 /// The caller must poll the returned handler continuously in its own task.
+///
+/// Errors: `NoChromium`; `Launch` with one readable line (a headed launch that cannot reach
+/// its display says so; Chromium's own output goes to the sidecar log, not to the user).
 pub(crate) async fn launch(
     profile: &Path,
     bound: Duration,
@@ -98,39 +107,66 @@ pub(crate) async fn launch(
         .map_err(|e| BrowserError::Launch(format!("create_dir_all({}): {e}", profile.display())))?;
     remove_stale_locks(profile);
     // chromiumoxide 0.9: `.arg()` takes flags without dashes, `.viewport(None)` keeps it from
-    // emulating 800×600, and `.new_headless_mode()` gives `--headless=new`.
+    // emulating 800×600, and `.new_headless_mode()` gives `--headless=new`. It always adds
+    // `--disable-extensions` (no extensions given) and, headless, `--hide-scrollbars
+    // --mute-audio`.
     let mut b = BrowserConfig::builder().chrome_executable(&exe);
     // A normal browser window (no app or kiosk flags), so the user keeps DevTools and tabs.
     b = match window {
         None => b.new_headless_mode(),
-        Some((w, h)) => b.with_head().window_size(w, h),
+        // `--disable-dev-shm-usage`: a small /dev/shm (containers) must not crash the window.
+        Some((w, h)) => b.with_head().disable_default_args().window_size(w, h).arg("disable-dev-shm-usage"),
     };
     let mut b = b
         .viewport(None)
         .user_data_dir(profile)
         .launch_timeout(bound)
         .request_timeout(Duration::from_millis(super::CDP_CALL_BOUND_MS))
-        .arg("no-first-run")
-        .arg("no-default-browser-check")
-        .arg("disable-background-networking")
-        .arg("disable-component-update")
-        .arg("disable-sync")
+        .args(OUR_FLAGS)
         .arg(("remote-debugging-port", "0"));
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         b = b.no_sandbox();
     }
     let config = b.build().map_err(BrowserError::Launch)?;
-    match tokio::time::timeout(bound, Browser::launch(config)).await {
-        Ok(Ok(pair)) => Ok(pair),
-        Ok(Err(e)) => Err(BrowserError::Launch(format!("failed to launch {}: {e}", exe.display()))),
-        Err(_) => Err(BrowserError::Launch(format!("{} did not start within {bound:?}", exe.display()))),
+    let err = match tokio::time::timeout(bound, Browser::launch(config)).await {
+        Ok(Ok(pair)) => return Ok(pair),
+        Ok(Err(e)) => format!("failed to launch {}: {e}", exe.display()),
+        Err(_) => format!("{} did not start within {bound:?}", exe.display()),
+    };
+    if window.is_none() {
+        return Err(BrowserError::Launch(err));
     }
+    tracing::warn!("headed chromium did not start: {err}");
+    Err(BrowserError::Launch(headed_failure(&super::display::name(), &err)))
+}
+
+/// The one line a user reads when a headed launch failed with `err` on display `display`.
+fn headed_failure(display: &str, err: &str) -> String {
+    let e = err.to_ascii_lowercase();
+    let why = if e.contains("display") || e.contains("x server") || e.contains("wayland") {
+        "Chromium could not connect to it"
+    } else if e.contains("did not start within") {
+        "Chromium did not start in time (details in the sidecar log)"
+    } else {
+        "Chromium did not start (details in the sidecar log)"
+    };
+    format!("Couldn't open a window on display {display}: {why}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_headed_launch_is_one_readable_line() {
+        let raw = "failed to launch /usr/bin/chromium: Browser process exited with status ExitStatus(unix_wait_status(256)) before websocket URL could be resolved, stderr: BrowserStderr(\"[1:1:ERROR:ozone_platform_x11.cc(249)] Missing X server or $DISPLAY\\n[1:1:ERROR:env.cc(257)] The platform failed to initialize.  Exiting.\\n\")";
+        assert_eq!(headed_failure(":99", raw), "Couldn't open a window on display :99: Chromium could not connect to it");
+        assert_eq!(
+            headed_failure(":1", "failed to launch x: killed"),
+            "Couldn't open a window on display :1: Chromium did not start (details in the sidecar log)"
+        );
+    }
 
     #[test]
     fn stale_locks_are_removed() {

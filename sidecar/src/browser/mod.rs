@@ -6,6 +6,7 @@
 //! through a watch channel ([`ViewState`]) and reach pages only through [`BrowserRef`].
 
 mod chrome;
+mod display;
 mod slot;
 
 pub(crate) use slot::eval_in as eval_in_page;
@@ -205,22 +206,20 @@ pub struct PopoutCapability {
     pub reason: Option<String>,
 }
 
-/// Reads the pop-out capability from the sidecar's environment: on Linux a window needs
-/// `DISPLAY` or `WAYLAND_DISPLAY` (non-empty); everywhere it needs a Chromium.
+/// Reads the pop-out capability from the sidecar's environment, now (a display may go away:
+/// every pop-out checks again): on Linux a window needs a display that can be reached (see
+/// [`display::check`]); everywhere it needs a Chromium.
 pub fn popout_capability() -> PopoutCapability {
-    popout_capability_from(|k| std::env::var_os(k), chrome::find_chromium().err())
+    popout_capability_from(|k| std::env::var_os(k), display::Probe::system(), chrome::find_chromium().err())
 }
 
 fn popout_capability_from(
     env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    probe: display::Probe,
     no_chromium: Option<BrowserError>,
 ) -> PopoutCapability {
-    let set = |k: &str| env(k).is_some_and(|v| !v.is_empty());
-    let reason = if cfg!(target_os = "linux") && !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
-        Some("No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY".to_string())
-    } else {
-        no_chromium.map(|e| e.to_string())
-    };
+    let reason = if cfg!(target_os = "linux") { display::check(&env, &probe).err() } else { None };
+    let reason = reason.or_else(|| no_chromium.map(|e| e.to_string()));
     PopoutCapability { available: reason.is_none(), reason }
 }
 
@@ -331,17 +330,31 @@ mod tests {
     }
 
     #[test]
-    fn popout_needs_a_display_and_chromium() {
+    fn popout_needs_a_reachable_display_and_chromium() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| std::ffi::OsString::from(v))
         };
-        let none = popout_capability_from(env(&[]), None);
+        let probe = || display::Probe::fake(&["/tmp/.X11-unix/X3", "/run/user/7/wayland-0"], &[]);
+        let none = popout_capability_from(env(&[]), probe(), None);
         assert!(!none.available);
-        assert_eq!(none.reason.as_deref(), Some("No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY"));
-        assert!(!popout_capability_from(env(&[("DISPLAY", "")]), None).available);
-        assert!(popout_capability_from(env(&[("DISPLAY", ":3")]), None).available);
-        assert!(popout_capability_from(env(&[("WAYLAND_DISPLAY", "wayland-0")]), None).available);
-        let no_chrome = popout_capability_from(env(&[("DISPLAY", ":3")]), Some(BrowserError::NoChromium("no Chromium found".into())));
+        assert_eq!(
+            none.reason.as_deref(),
+            Some("No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)")
+        );
+        assert!(!popout_capability_from(env(&[("DISPLAY", "")]), probe(), None).available);
+        assert!(popout_capability_from(env(&[("DISPLAY", ":3")]), probe(), None).available);
+        let gone = popout_capability_from(env(&[("DISPLAY", ":99")]), probe(), None);
+        assert_eq!(
+            gone.reason.as_deref(),
+            Some("Couldn't open a window on display :99: no X server is running there (/tmp/.X11-unix/X99 does not exist)")
+        );
+        let wl = env(&[("WAYLAND_DISPLAY", "wayland-0"), ("XDG_RUNTIME_DIR", "/run/user/7")]);
+        assert!(popout_capability_from(wl, probe(), None).available);
+        let no_chrome = popout_capability_from(
+            env(&[("DISPLAY", ":3")]),
+            probe(),
+            Some(BrowserError::NoChromium("no Chromium found".into())),
+        );
         assert_eq!(no_chrome, PopoutCapability { available: false, reason: Some("no Chromium found".into()) });
     }
 

@@ -104,7 +104,10 @@ struct Shared {
     headed: bool,
     /// The view epoch ([`ViewState::views`]).
     views: u64,
-    /// The popped-out window's cookies, last snapshot (see [`COOKIE_SNAPSHOT_POLLS`]).
+    /// Cookies the next launch must carry over: read at a pop-out before the headless
+    /// Chromium closed, then the popped-out window's snapshots (see
+    /// [`COOKIE_SNAPSHOT_POLLS`]). Kept through failed launches (a fallback or Relaunch sets
+    /// them); cleared once a headless launch has set them.
     cookies: Vec<Cookie>,
 }
 
@@ -338,7 +341,7 @@ impl BrowserRef {
         if self.0.closing.load(Ordering::SeqCst) {
             return Err(BrowserError::Closed);
         }
-        self.launch_locked(false, Vec::new()).await
+        self.launch_locked(None, Vec::new()).await
     }
 
     /// Closes the running Chromium (if any) and launches a new one on the same profile at the
@@ -350,8 +353,12 @@ impl BrowserRef {
             return Err(BrowserError::Closed);
         }
         self.stop_locked(Phase::Launching, true).await;
-        let headed = self.shared().popped_out;
-        let r = self.launch_locked(headed, Vec::new()).await;
+        // A popped-out window comes back at its last inner size.
+        let (window, cookies) = {
+            let s = self.shared();
+            (s.popped_out.then(|| s.measured.unwrap_or_else(|| self.wanted_viewport())), s.cookies.clone())
+        };
+        let r = self.launch_locked(window, cookies).await;
         if r.is_err() {
             self.fail_launch(false);
         }
@@ -365,9 +372,11 @@ impl BrowserRef {
     /// active tab's last http(s) URL. Returns once the window's Chromium is up. Views stay
     /// open and stream nothing until the browser is popped back in.
     ///
-    /// Errors: `NoDisplay` when [`super::popout_capability`] says no, `PoppedOut` if it already
-    /// is, `Closed` when a close overtook it, launch and CDP errors (then the browser is left
-    /// disconnected, not popped out).
+    /// Errors: `NoDisplay` when [`super::popout_capability`] says no (checked now: a display
+    /// may go away), `PoppedOut` if it already is, `Closed` when a close overtook it, launch
+    /// and CDP errors. A failed headed launch falls back to headless in the pane with the
+    /// cookies read; if that fails too the browser is left disconnected, not popped out, and
+    /// Relaunch carries the cookies.
     pub async fn pop_out(&self) -> Result<(), BrowserError> {
         let cap = super::popout_capability();
         if !cap.available {
@@ -391,17 +400,14 @@ impl BrowserRef {
         self.shared().popped_out = true;
         self.stop_locked(Phase::Launching, false).await;
         self.shared().cookies = cookies.clone();
-        let r = self.launch_locked(true, cookies).await;
-        match r {
-            Ok(()) => {
-                self.fit_window(size).await;
-                Ok(())
-            }
-            Err(e) => {
-                self.fail_launch(true);
-                Err(e)
-            }
+        let Err(e) = self.launch_locked(Some(size), cookies.clone()).await else { return Ok(()) };
+        tracing::warn!(browser = %self.0.id, "pop-out failed, back to the pane: {e}");
+        self.shared().popped_out = false;
+        if let Err(e2) = self.launch_locked(None, cookies).await {
+            tracing::warn!(browser = %self.0.id, "headless fallback after a failed pop-out: {e2}");
+            self.fail_launch(false);
         }
+        Err(e)
     }
 
     /// Pops the browser back in: in the lifecycle queue, reads the window's cookies (or, if its
@@ -451,14 +457,10 @@ impl BrowserRef {
             }
         }
         self.stop_locked(Phase::Launching, false).await;
-        let r = self.launch_locked(false, cookies).await;
+        let r = self.launch_locked(None, cookies).await;
         match r {
             Ok(()) => {
-                {
-                    let mut s = self.shared();
-                    s.popped_out = false;
-                    s.cookies.clear();
-                }
+                self.shared().popped_out = false;
                 self.publish();
                 Ok(())
             }
@@ -477,35 +479,26 @@ impl BrowserRef {
             s.phase = Phase::Disconnected;
             if unpop {
                 s.popped_out = false;
-                s.cookies.clear();
             }
         }
         self.publish();
     }
 
-    /// Gives the popped-out window the inner size `want` (CSS px): `--window-size` sets the
-    /// outer size, so the difference the page measures is added to the window's bounds
-    /// (`Browser.getWindowForTarget`, `Browser.setWindowBounds`). Best effort: a window
-    /// manager may refuse; failures are logged.
+    /// Gives the popped-out window the inner size `want` (CSS px), then measures and
+    /// publishes: `--window-size` sets the outer size, so the frame the page measures (outer
+    /// minus inner) is added to the window's bounds (`Browser.getWindowForTarget`,
+    /// `Browser.setWindowBounds`), clamped to the screen's available size
+    /// (`screen.availWidth`×`availHeight`; the inner size is then smaller than `want`) and
+    /// moved onto the screen if it would stick out. Best effort: a window manager may refuse;
+    /// failures are logged.
     async fn fit_window(&self, want: Viewport) {
-        let (Ok(page), Some(live)) = (self.active_page(), self.shared().live.clone()) else { return };
-        let Ok(inner) = measure_page(&page).await else { return };
-        let (dw, dh) = (want.width as i64 - inner.width as i64, want.height as i64 - inner.height as i64);
-        if dw == 0 && dh == 0 {
-            return;
+        let Ok(page) = self.active_page() else { return };
+        let live = self.shared().live.clone();
+        if let Some(live) = live {
+            if let Err(e) = fit_bounds(&live.browser, &page, want).await {
+                tracing::debug!(browser = %self.0.id, "fit window: {e}");
+            }
         }
-        let b = live.browser.lock().await;
-        let get = GetWindowForTargetParams { target_id: Some(page.target_id().clone()) };
-        let win = match bounded("Browser.getWindowForTarget", b.execute(get)).await {
-            Ok(w) => w.result,
-            Err(e) => return tracing::debug!("fit window: {e}"),
-        };
-        let (Some(w), Some(h)) = (win.bounds.width, win.bounds.height) else { return };
-        let bounds = Bounds { width: Some((w + dw).max(100)), height: Some((h + dh).max(100)), ..Default::default() };
-        if let Err(e) = bounded("Browser.setWindowBounds", b.execute(SetWindowBoundsParams::new(win.window_id, bounds))).await {
-            tracing::debug!("fit window: {e}");
-        }
-        drop(b);
         self.measure_and_publish(&page).await;
     }
 
@@ -561,9 +554,12 @@ impl BrowserRef {
         let _ = std::fs::remove_dir_all(&self.0.profile);
     }
 
-    /// Launches Chromium (headed: a pop-out window sized to the wanted viewport) at the last
-    /// URL; `cookies` are set with `Storage.setCookies` before the navigation.
-    async fn launch_locked(&self, headed: bool, cookies: Vec<Cookie>) -> Result<(), BrowserError> {
+    /// Launches Chromium at the last URL: headless when `window` is `None`, else headed, a
+    /// pop-out window given that inner size (CSS px) by [`Self::fit_window`] on every headed
+    /// launch. `cookies` are set with `Storage.setCookies` before the navigation; a headless
+    /// launch that set them clears the carried-over cookies.
+    async fn launch_locked(&self, window: Option<Viewport>, cookies: Vec<Cookie>) -> Result<(), BrowserError> {
+        let headed = window.is_some();
         let generation = {
             let mut s = self.shared();
             s.phase = Phase::Launching;
@@ -574,14 +570,9 @@ impl BrowserRef {
         };
         self.publish();
         let url = self.shared().last_url.clone();
-        let window = if headed {
-            let want = self.shared().measured.unwrap_or_else(|| self.wanted_viewport());
-            Some((want.width, want.height))
-        } else {
-            None
-        };
+        let size = window.map(|w| (w.width, w.height));
         let (mut browser, mut handler) =
-            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS), window).await?;
+            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS), size).await?;
         let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
         let weak = Arc::downgrade(&self.0);
         // The handler must be polled continuously; one bad message never stops it (newer
@@ -656,8 +647,14 @@ impl BrowserRef {
                 tasks: vec![handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))],
             }));
             s.phase = Phase::Live;
+            if !headed {
+                s.cookies.clear();
+            }
         }
-        self.measure_and_publish(&first).await;
+        match window {
+            Some(want) => self.fit_window(want).await,
+            None => self.measure_and_publish(&first).await,
+        }
         // Navigate without waiting for the load.
         let page = first.clone();
         tokio::spawn(async move {
@@ -1190,6 +1187,29 @@ pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_jso
         return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
     }
     Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
+}
+
+/// The window bounds of [`BrowserRef::fit_window`]: outer size = `want` + the window's frame,
+/// clamped to the screen's available area.
+async fn fit_bounds(browser: &tokio::sync::Mutex<Browser>, page: &Page, want: Viewport) -> Result<(), BrowserError> {
+    let inner = measure_page(page).await?;
+    let v = eval_in(page, "[screen.availLeft, screen.availTop, screen.availWidth, screen.availHeight]".into()).await?;
+    let avail: Vec<i64> = v.as_array().map(|a| a.iter().filter_map(|x| x.as_i64()).collect()).unwrap_or_default();
+    let [al, at, aw, ah] = avail[..] else { return Err(BrowserError::Cdp(format!("screen size: {v}"))) };
+    let b = browser.lock().await;
+    let get = GetWindowForTargetParams { target_id: Some(page.target_id().clone()) };
+    let win = bounded("Browser.getWindowForTarget", b.execute(get)).await?.result;
+    let (Some(w), Some(h)) = (win.bounds.width, win.bounds.height) else { return Ok(()) };
+    let (left, top) = (win.bounds.left.unwrap_or(al), win.bounds.top.unwrap_or(at));
+    let (fw, fh) = (w - inner.width as i64, h - inner.height as i64);
+    let (tw, th) = ((want.width as i64 + fw).clamp(100, aw.max(100)), (want.height as i64 + fh).clamp(100, ah.max(100)));
+    let (tl, tt) = (left.min(al + aw - tw).max(al), top.min(at + ah - th).max(at));
+    if (tw, th, tl, tt) == (w, h, left, top) {
+        return Ok(());
+    }
+    let bounds = Bounds { width: Some(tw), height: Some(th), left: Some(tl), top: Some(tt), ..Default::default() };
+    bounded("Browser.setWindowBounds", b.execute(SetWindowBoundsParams::new(win.window_id, bounds))).await?;
+    Ok(())
 }
 
 async fn measure_page(page: &Page) -> Result<Viewport, BrowserError> {
