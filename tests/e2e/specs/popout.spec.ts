@@ -139,6 +139,27 @@ test('Pop out from the context menu shows the stub; Pop back in and closing the 
   await call('POST', `/api/browsers/${browserId}/navigate`, { url: `http://localhost:${port}/index.html?in=window` });
   await expect(pane.getByTestId('browser-url')).toHaveText(`localhost:${port}/index.html`);
 
+  // Pop out again from the port menu: the pane is already out, so it is just focused (no
+  // stale "Couldn't pop out" banner, the same window).
+  const pid = info.pid;
+  await wall.click(term);
+  await wall.pane(term).getByTestId('terminal-body').click({ button: 'right' });
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).click();
+  await menu.getByTestId('port-open-popout').click();
+  await expect(menu).toHaveCount(0);
+  await expect.poll(() => wall.focusedId()).toBe(cast);
+  await expect(stub).toHaveAttribute('data-state', 'out');
+  await expect(pane.getByTestId('popout-error')).toHaveCount(0);
+  expect((await call('GET', `/api/browsers/${browserId}`)).pid).toBe(pid);
+
+  // While out the viewport choices are disabled, saying why; nothing is recorded.
+  await pane.getByTestId('browser-display').click();
+  await expect(pane.getByTestId('viewport-desktop')).toBeDisabled();
+  await expect(pane.getByTestId('viewport-pane')).toBeDisabled();
+  await expect(pane.getByTestId('viewport-apply')).toBeDisabled();
+  await expect(pane.getByTestId('viewport-disabled-reason')).toContainText('popped out');
+  await page.keyboard.press('Escape');
+
   // Pop back in from the keyboard: live screencast again, frames painted.
   const popin = pane.getByTestId('popout-popin');
   await popin.focus();
@@ -158,4 +179,20 @@ test('Pop out from the context menu shows the stub; Pop back in and closing the 
   const after = Number(await canvas.getAttribute('data-painted'));
   await expect.poll(async () => Number(await canvas.getAttribute('data-painted')), { timeout: 20_000 }).toBeGreaterThan(after);
   expect((await call('GET', `/api/browsers/${browserId}`)).popped_out).toBe(false);
+
+  // An embedded pane's Display menu offers Pop out too: it becomes a screencast, popped out.
+  await wall.click(term);
+  await wall.pane(term).getByTestId('terminal-body').click({ button: 'right' });
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).click();
+  await menu.getByTestId('port-open-iframe').click();
+  await expect(menu).toHaveCount(0);
+  const embedded = wall.pane(await wall.focusedId());
+  await expect(embedded).toHaveAttribute('data-mode', 'iframe');
+  await embedded.getByTestId('browser-display').click();
+  await expect(embedded.getByTestId('display-popout')).toBeEnabled();
+  await embedded.getByTestId('display-popout').click();
+  await expect(embedded).toHaveAttribute('data-mode', 'screencast');
+  await expect(embedded.getByTestId('popout-stub')).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
+  await embedded.getByTestId('popout-popin').click();
+  await expect(embedded.getByTestId('popout-stub')).toHaveCount(0, { timeout: 30_000 });
 });

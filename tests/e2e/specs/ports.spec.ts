@@ -42,7 +42,7 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   await expect(menu.getByTestId('port-open-screencast')).toBeEnabled();
   // This sidecar has no display: Pop out is disabled and says why, as text (not a tooltip).
   await expect(menu.getByTestId('port-open-popout')).toBeDisabled();
-  await expect(menu.getByTestId('port-open-popout-reason')).toHaveText('No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY');
+  await expect(menu.getByTestId('port-open-popout-reason')).toHaveText('No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)');
   await expect(menu.getByTestId('port-open-popout-reason')).toBeVisible();
 
   // Open embedded: a browser pane splits beside the terminal (right: the pane is wide).
@@ -116,7 +116,7 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   // Its Display menu offers Pop out, disabled with the same reason shown under it.
   await wall.pane(cast).getByTestId('browser-display').click();
   await expect(wall.pane(cast).getByTestId('display-popout')).toBeDisabled();
-  await expect(wall.pane(cast).getByTestId('display-popout-reason')).toHaveText('No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY');
+  await expect(wall.pane(cast).getByTestId('display-popout-reason')).toHaveText('No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)');
   await page.keyboard.press('Escape');
   await expect(wall.pane(cast).getByTestId('browser-display-menu')).toHaveCount(0);
   await rightClick(wall, term);

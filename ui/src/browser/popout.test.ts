@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseCapabilities, popoutOffer, stubState } from './popout';
+import { dialogInPane, parseCapabilities, popoutOffer, shouldRequestPop, statusClearsPopError, stubState } from './popout';
 
 describe('parseCapabilities', () => {
   it('accepts the two documented shapes', () => {
     expect(parseCapabilities({ popout: { available: true, reason: null } })).toEqual({ available: true, reason: null });
-    const no = { popout: { available: false, reason: 'No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY' } };
+    const no = { popout: { available: false, reason: 'No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)' } };
     expect(parseCapabilities(no)).toEqual(no.popout);
   });
   it.each([
@@ -41,4 +41,32 @@ describe('stubState', () => {
   it('a window the user closed comes back through a launch: not a crash', () => check(true, null, false, 'returning', true));
   it('says it is returning during a pop-in', () => check(true, 'in', true, 'returning'));
   it('a disconnected browser in its pane is not a stub (the Relaunch panel shows)', () => check(false, null, false, null));
+});
+
+describe('shouldRequestPop', () => {
+  it('does not ask to pop out a browser already out, nor anything while a pop is in flight', () => {
+    expect(shouldRequestPop({ poppedOut: false, popping: null }, 'out')).toBe(true);
+    expect(shouldRequestPop({ poppedOut: true, popping: null }, 'out')).toBe(false);
+    expect(shouldRequestPop({ poppedOut: false, popping: 'out' }, 'out')).toBe(false);
+    expect(shouldRequestPop({ poppedOut: true, popping: null }, 'in')).toBe(true);
+    expect(shouldRequestPop({ poppedOut: true, popping: 'in' }, 'in')).toBe(false);
+  });
+});
+
+describe('statusClearsPopError', () => {
+  it('clears only once a window is up', () => {
+    expect(statusClearsPopError({ connected: true, popped_out: true })).toBe(true);
+    expect(statusClearsPopError({ connected: false, popped_out: true })).toBe(false);
+    expect(statusClearsPopError({ connected: true, popped_out: false })).toBe(false);
+    expect(statusClearsPopError({ connected: true })).toBe(false);
+  });
+});
+
+describe('dialogInPane', () => {
+  it('answers dialogs in the pane only while the browser is in it', () => {
+    expect(dialogInPane({ poppedOut: false, popping: null })).toBe(true);
+    expect(dialogInPane({ poppedOut: true, popping: null })).toBe(false);
+    expect(dialogInPane({ poppedOut: false, popping: 'out' })).toBe(false);
+    expect(dialogInPane({ poppedOut: true, popping: 'in' })).toBe(false);
+  });
 });

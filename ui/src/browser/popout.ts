@@ -56,3 +56,31 @@ export function stubState(s: { poppedOut: boolean; popping: 'out' | 'in' | null;
   if (s.connected) return 'out';
   return s.launching ? 'returning' : 'crashed';
 }
+
+/**
+ * Whether a pop request in direction `dir` goes to the sidecar: never while one is in flight,
+ * and a pop-out of a browser already popped out is nothing to do (the caller just shows the
+ * pane; asking would only earn a stale "popped_out" error).
+ */
+export function shouldRequestPop(s: { poppedOut: boolean; popping: 'out' | 'in' | null }, dir: 'out' | 'in'): boolean {
+  if (s.popping) return false;
+  return dir === 'in' || !s.poppedOut;
+}
+
+/**
+ * Whether a viewer `status` shows that a pop error is stale: a popped-out window is up (the
+ * pop-out, or a relaunch of the window, succeeded after the error). A failed pop-out never
+ * reports this, so its error stays until the next action.
+ */
+export function statusClearsPopError(status: { connected: boolean; popped_out?: boolean }): boolean {
+  return status.connected && status.popped_out === true;
+}
+
+/**
+ * Where a page dialog (alert, confirm, prompt, beforeunload) is answered: in the pane's
+ * overlay only while the browser is in the pane. Popped out (or popping) the window shows it
+ * and is where the user is; the pane's stub only notes it, and nothing may block "Pop back in".
+ */
+export function dialogInPane(s: { poppedOut: boolean; popping: 'out' | 'in' | null }): boolean {
+  return !s.poppedOut && s.popping === null;
+}

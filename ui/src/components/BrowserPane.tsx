@@ -116,8 +116,7 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
   );
 }
 
-/** The Display menu: the render modes, and in screencast mode the viewport choices. */
-/** Display → "Pop out to a window": disabled with the sidecar's reason shown under it. */
+/** Display → "Pop out to a window" (every render mode; embedded switches to screencast first): disabled with the reason shown under it. */
 function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
   const offer = useSyncExternalStore(store.subscribe, () => store.getSnapshot().popout);
   const sc = pane.browser?.screencast;
@@ -138,13 +137,17 @@ function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: Pan
         <span className="menu-check" />
         Pop out to a window
         <span className="menu-detail" data-testid="display-popout-reason">
-          {why ?? 'a real Chromium window with this pane\'s profile, cookies and page'}
+          {why ??
+            (pane.browser?.mode === 'screencast'
+              ? "a real Chromium window with this pane's profile, cookies and page"
+              : 'switches this pane to a screencast, then opens a real Chromium window')}
         </span>
       </span>
     </button>
   );
 }
 
+/** The Display menu: the render modes, Pop out, and in screencast mode the viewport choices. */
 function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   const b = pane.browser!;
@@ -172,6 +175,8 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
     onClose();
   };
   const isPreset = (name: string) => fixed?.preset === name;
+  // While popped out the window's size is the user's: the sidecar refuses viewport writes.
+  const out = !!b.screencast && (b.screencast.poppedOut || b.screencast.popping !== null);
   return (
     <div className="menu display-menu" role="menu" data-testid="browser-display-menu" ref={ref}>
       {RENDER_MODES.map((m) => (
@@ -193,12 +198,26 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
           </span>
         </button>
       ))}
-      {b.mode === 'screencast' && <PopoutItem store={store} pane={pane} onClose={onClose} />}
+      <PopoutItem store={store} pane={pane} onClose={onClose} />
       {b.mode === 'screencast' && (
         <>
           <div className="menu-sep" />
-          <div className="menu-label">Viewport</div>
-          <button role="menuitemradio" aria-checked={b.viewport.mode === 'pane'} className="menu-item" data-testid="viewport-pane" onClick={() => pick({ mode: 'pane' })}>
+          <div className="menu-label">
+            Viewport
+            {out && (
+              <span className="menu-detail" data-testid="viewport-disabled-reason">
+                popped out: the window's size is yours; it becomes the viewport when the browser pops back in
+              </span>
+            )}
+          </div>
+          <button
+            role="menuitemradio"
+            aria-checked={b.viewport.mode === 'pane'}
+            className="menu-item"
+            data-testid="viewport-pane"
+            disabled={out}
+            onClick={() => pick({ mode: 'pane' })}
+          >
             <span>
               <span className="menu-check">{b.viewport.mode === 'pane' ? '✓' : ''}</span>Resize with pane
             </span>
@@ -210,6 +229,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
               aria-checked={isPreset(p.name)}
               className="menu-item"
               data-testid={`viewport-${p.name.toLowerCase()}`}
+              disabled={out}
               onClick={() => pick({ mode: 'fixed', width: p.width, height: p.height, dpr: p.dpr, preset: p.name })}
             >
               <span>
@@ -234,7 +254,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
             <input aria-label="width" data-testid="viewport-w" value={w} size={4} onChange={(e) => (setW(e.target.value), setError(null))} />×
             <input aria-label="height" data-testid="viewport-h" value={h} size={4} onChange={(e) => (setH(e.target.value), setError(null))} />@
             <input aria-label="device pixel ratio" data-testid="viewport-dpr" value={d} size={2} onChange={(e) => (setD(e.target.value), setError(null))} />
-            <button className="panel-btn" type="submit" data-testid="viewport-apply">
+            <button className="panel-btn" type="submit" data-testid="viewport-apply" disabled={out}>
               Apply
             </button>
             {error && (

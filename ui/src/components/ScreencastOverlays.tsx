@@ -3,7 +3,7 @@
 // answer goes through a store action (never a socket).
 import { useEffect, useRef, useState } from 'react';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
-import { stubState } from '../browser/popout';
+import { dialogInPane, stubState } from '../browser/popout';
 import type { WorkspaceStore } from '../workspace/store';
 
 /** Tabs, shown at two or more. */
@@ -27,12 +27,12 @@ export function TabStrip({ store, paneId, sc }: { store: WorkspaceStore; paneId:
 
 const DIALOG_TITLE = { alert: 'The page says', confirm: 'The page asks', prompt: 'The page asks', beforeunload: 'Leave this page?' } as const;
 
-/** A JavaScript dialog: answered only by the user. */
+/** A JavaScript dialog: answered only by the user, in the pane only while the browser is in it (popped out, the window shows it). */
 export function PageDialogOverlay({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
   const d = sc.dialog;
   const [text, setText] = useState('');
   useEffect(() => setText(d?.default_prompt ?? ''), [d]);
-  if (!d) return null;
+  if (!d || !dialogInPane(sc)) return null;
   const answer = (accept: boolean) => store.answerDialog(paneId, accept, d.kind === 'prompt' && accept ? text : undefined);
   return (
     <div className="browser-prompt-backdrop">
@@ -161,6 +161,11 @@ export function PopoutStub({ store, paneId, sc }: { store: WorkspaceStore; paneI
     <div className="browser-panel popout-stub" data-testid="popout-stub" data-state={state} role="status">
       <h3>{title}</h3>
       <p>{detail}</p>
+      {state === 'out' && sc.dialog && (
+        <p className="browser-panel-note" data-testid="popout-dialog-note">
+          A dialog is waiting in the window.
+        </p>
+      )}
       {sc.popError && (
         <p className="menu-error" data-testid="popout-error" role="alert">
           {sc.popError}

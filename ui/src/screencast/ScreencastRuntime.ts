@@ -8,6 +8,7 @@ import { ApiError, api } from '../api/client';
 import type { BrowserTab, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
+import { shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
 import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
 import {
@@ -231,13 +232,26 @@ export class ScreencastRuntime {
     this.reload();
   }
 
-  /** Applies a viewport choice (Resize with pane: the pane's size follows at once). */
+  /**
+   * Applies a viewport choice (Resize with pane: the pane's size follows at once). The choice
+   * is reported through `onViewport` (and so recorded) only once the sidecar took it; one it
+   * refused (popped out: `409 popped_out`) is dropped and the previous one stays.
+   */
   setViewport(choice: ViewportChoice): void {
+    if (this.poppedOut || this.popping) return;
+    const prev = this.viewport;
     this.viewport = choice;
     if (this.syncTimer) clearTimeout(this.syncTimer);
     this.syncTimer = null;
     void this.withBrowser(async (id) => {
-      await api.browserViewport(id, viewportBody(choice));
+      try {
+        await api.browserViewport(id, viewportBody(choice));
+      } catch (e) {
+        if (this.viewport === choice) this.viewport = prev;
+        if (e instanceof ApiError && e.code === 'popped_out') return this.setPoppedOut(true);
+        throw e;
+      }
+      this.events.onViewport(choice);
       this.sendSync(true);
       // The host sends a capture after a viewport write; ask again in case it raced a frame.
       this.session.send({ type: 'repaint' });
@@ -256,7 +270,7 @@ export class ScreencastRuntime {
   relaunch(): void {
     void this.withBrowser(async (id) => {
       await api.browserRelaunch(id);
-      this.events.onScreencast({ connected: true });
+      this.events.onScreencast({ connected: true, popError: null });
       this.session.stop();
       if (this.visible) this.session.start();
     });
@@ -264,7 +278,8 @@ export class ScreencastRuntime {
 
   /**
    * Pops the browser out to a headed window (creating it first if it does not exist yet).
-   * Repeats while one is pending are ignored; a failure shows as the pane's error.
+   * Repeats while one is pending are ignored, and so is a pop-out of a browser already out;
+   * a failure shows as the pane's error.
    */
   popOut(): void {
     this.pop('out');
@@ -276,17 +291,16 @@ export class ScreencastRuntime {
   }
 
   private pop(dir: 'out' | 'in'): void {
-    if (this.popping || this.disposed) return;
+    if (this.disposed || !shouldRequestPop({ poppedOut: this.poppedOut, popping: this.popping }, dir)) return;
     this.popping = dir;
     this.events.onScreencast({ popping: dir, popError: null });
     void this.withBrowser(async (id) => {
       try {
         await (dir === 'out' ? api.browserPopout(id) : api.browserPopin(id));
       } catch (e) {
-        // The sidecar's state decides (a failed pop-out leaves the browser in its pane,
-        // disconnected: the Relaunch panel shows).
+        // The sidecar's state decides (a failed pop-out falls back to the pane; if even that
+        // launch failed, its status says disconnected and the Relaunch panel shows).
         if (e instanceof ApiError && (e.code === 'popped_out' || e.code === 'not_popped_out')) this.setPoppedOut(e.code === 'popped_out');
-        else if (e instanceof ApiError && e.code === 'launch_failed') this.events.onScreencast({ connected: false });
         const verb = dir === 'out' ? "Couldn't pop out" : "Couldn't pop back in";
         if (!this.disposed) this.events.onScreencast({ popError: `${verb}: ${errorText(e)}` });
         return;
@@ -453,7 +467,7 @@ export class ScreencastRuntime {
   private onMessage(m: ViewerOut) {
     switch (m.type) {
       case 'status':
-        this.events.onScreencast({ connected: m.connected, launching: m.launching === true });
+        this.events.onScreencast({ connected: m.connected, launching: m.launching === true, ...(statusClearsPopError(m) ? { popError: null } : {}) });
         this.setPoppedOut(m.popped_out === true);
         break;
       case 'tabs':

@@ -643,12 +643,17 @@ export class WorkspaceStore {
     this.screencast(id)?.setVisible(visible);
   }
 
-  /** Screencast viewport: Resize with pane, or a fixed size (persisted with the pane). */
+  /**
+   * Screencast viewport: Resize with pane, or a fixed size (persisted with the pane). With a
+   * runtime the choice is recorded once the sidecar took it (never one it refused, e.g.
+   * while popped out); without one (not mounted yet) it is recorded for the browser's creation.
+   */
   setViewport(id: L.PaneId, choice: ViewportChoice) {
     const p = this.snap.panes[id];
     if (!p?.browser) return;
-    this.updatePane(id, { browser: { ...p.browser, viewport: choice } });
-    this.screencast(id)?.setViewport(choice);
+    const rt = this.screencast(id);
+    if (rt) rt.setViewport(choice);
+    else this.updatePane(id, { browser: { ...p.browser, viewport: choice } });
   }
 
   answerDialog(id: L.PaneId, accept: boolean, text?: string) {
@@ -671,9 +676,16 @@ export class WorkspaceStore {
     this.screencast(id)?.relaunch();
   }
 
-  /** Pops screencast pane `id`'s browser out to a window (protocol §8.5); the pane shows a stub. */
+  /**
+   * Pops browser pane `id` out to a window (protocol §8.5); the pane shows a stub. An
+   * embedded (iframe) pane becomes a screencast first: pop-out and screencast share one
+   * sidecar browser (its profile and cookies), so popping back in lands in the screencast.
+   */
   popOut(id: L.PaneId) {
-    if (this.snap.popout.available) this.screencast(id)?.popOut();
+    if (!this.snap.popout.available) return;
+    const b = this.snap.panes[id]?.browser;
+    if (b && b.mode !== 'screencast') this.setRenderMode(id, 'screencast');
+    this.screencast(id)?.popOut();
   }
 
   /** Brings screencast pane `id`'s popped-out browser back into the pane. */
