@@ -11,6 +11,7 @@ import type { BrowserEvents } from '../browser/BrowserRuntime';
 import { isHttpUrl } from '../browser/url';
 import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
 import {
+  ClickCounter,
   type FitRect,
   buttonName,
   editChord,
@@ -85,6 +86,9 @@ export class ScreencastRuntime {
   private syncTimer: ReturnType<typeof setTimeout> | null = null;
   /** key codes sent down and not yet up (an up is sent only for these) */
   private readonly down = new Set<string>();
+  private readonly clicks = new ClickCounter();
+  /** an IME composition is in progress in the catcher (its text goes on compositionend) */
+  private composing = false;
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
   private popup: SelectPopup | null = null;
@@ -477,6 +481,8 @@ export class ScreencastRuntime {
       e.preventDefault();
       this.events.onFocus();
       this.focus(true);
+      // A move still waiting for its animation frame happened before this press: send it first.
+      this.flushMove();
       const p = this.pagePoint(e);
       if (!p) return;
       try {
@@ -484,13 +490,14 @@ export class ScreencastRuntime {
       } catch {
         /* not capturable: moves outside are lost */
       }
-      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks: Math.min(3, Math.max(1, e.detail || 1)), modifiers: modifiers(e) });
+      const clicks = this.clicks.down(e.timeStamp, e.clientX, e.clientY, e.button);
+      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks, modifiers: modifiers(e) });
     });
     this.on(c, 'pointerup', (e) => {
       const p = this.pagePoint(e);
       this.flushMove();
       if (!p) return;
-      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: Math.min(3, Math.max(1, e.detail || 1)), modifiers: modifiers(e) });
+      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: this.clicks.current, modifiers: modifiers(e) });
     });
     this.on(c, 'pointermove', (e) => {
       // Latest-only: one move per animation frame.
@@ -502,6 +509,7 @@ export class ScreencastRuntime {
       'wheel',
       (e) => {
         e.preventDefault();
+        this.flushMove();
         const p = this.pagePoint(e);
         if (!p) return;
         const h = this.fit ? this.fit.h / this.fit.scale : 800;
@@ -511,7 +519,7 @@ export class ScreencastRuntime {
     );
     this.on(c, 'contextmenu', (e) => e.preventDefault());
     this.on(c, 'keydown', (e) => {
-      if (e.isComposing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
       const chord = editChord(e, MAC);
       if (chord) {
         e.preventDefault();
@@ -534,14 +542,39 @@ export class ScreencastRuntime {
       const m = keyMessage('up', e);
       if (m) this.session.send(m);
     });
+    // IME: the catcher holds the composition while it lasts (touching its value then would
+    // cancel it); the committed text goes to the page once, as `input_text`.
+    this.on(c, 'compositionstart', () => {
+      this.composing = true;
+    });
     this.on(c, 'compositionend', (e) => {
+      this.composing = false;
       if (e.data) this.session.send({ type: 'input_text', text: e.data });
       c.value = '';
     });
-    this.on(c, 'input', () => {
-      if (!(c as unknown as { isComposing?: boolean }).isComposing) c.value = '';
+    this.on(c, 'input', (e) => {
+      if (this.composing || (e as InputEvent).isComposing) return;
+      // Text the browser typed without a key we forwarded (an IME commit without a
+      // composition, a virtual keyboard, dictation) goes to the page as text. A composition's
+      // own input events have other input types, so nothing is sent twice.
+      const ie = e as InputEvent;
+      if (ie.inputType === 'insertText' && ie.data) this.session.send({ type: 'input_text', text: ie.data });
+      c.value = '';
     });
-    this.on(c, 'paste', (e) => e.preventDefault());
+    // The browser's own Edit menu (web mode) lands here as clipboard events on the catcher.
+    this.on(c, 'paste', (e) => {
+      e.preventDefault();
+      const text = e.clipboardData?.getData('text/plain');
+      if (text) this.session.send({ type: 'input_text', text });
+    });
+    this.on(c, 'copy', (e) => {
+      e.preventDefault();
+      this.session.send({ type: 'edit', op: 'copy' });
+    });
+    this.on(c, 'cut', (e) => {
+      e.preventDefault();
+      this.session.send({ type: 'edit', op: 'cut' });
+    });
     this.on(c, 'blur', () => {
       // Keys held when focus leaves: release them in the page.
       for (const code of this.down) this.session.send({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
