@@ -40,11 +40,15 @@ export interface ScreencastState {
   popup: (SelectPopup & { box: { x: number; y: number; width: number; height: number } }) | null;
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
+  /** a relaunch asked for by the user is under way (its button is disabled) */
+  relaunching: boolean;
+  /** why the last relaunch failed (shown in the "Chromium quit" panel) */
+  relaunchError: string | null;
   /** the last failure (create/navigate/grant), shown as a panel when no frame is painted */
   error: string | null;
 }
 
-export const EMPTY_SCREENCAST: ScreencastState = { connected: true, tabs: [], activeTab: null, dialog: null, popup: null, parked: false, error: null };
+export const EMPTY_SCREENCAST: ScreencastState = { connected: true, tabs: [], activeTab: null, dialog: null, popup: null, parked: false, relaunching: false, relaunchError: null, error: null };
 
 export interface ScreencastEvents extends BrowserEvents {
   /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
@@ -92,6 +96,7 @@ export class ScreencastRuntime {
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
   private popup: SelectPopup | null = null;
+  private relaunching = false;
 
   constructor(
     readonly paneId: string,
@@ -171,6 +176,11 @@ export class ScreencastRuntime {
       this.events.onChange({ view: 'empty' });
       return;
     }
+    this.start();
+  }
+
+  /** Creates (or finds) the browser, then shows it and connects the view. */
+  private start(): void {
     this.events.onChange({ view: 'loading' });
     void this.ensureBrowser().then((id) => {
       if (id && !this.disposed) {
@@ -186,13 +196,7 @@ export class ScreencastRuntime {
     this.url = url;
     this.events.onChange({ url });
     if (!this.browserId && !this.creating) {
-      this.events.onChange({ view: 'loading' });
-      void this.ensureBrowser().then((id) => {
-        if (id && !this.disposed) {
-          this.events.onChange({ view: 'ready' });
-          if (this.visible) this.session.start();
-        }
-      });
+      this.start();
       return;
     }
     void this.withBrowser((id) => api.browserNavigate(id, url));
@@ -206,8 +210,11 @@ export class ScreencastRuntime {
     void this.withBrowser((id) => api.browserReload(id));
   }
 
+  /** Reloads the page; with no browser (its creation failed: "Try again") creates it again. */
   hardReload(): void {
-    this.reload();
+    if (this.disposed) return;
+    if (!this.browserId && !this.creating && this.url) this.start();
+    else this.reload();
   }
 
   /** Applies a viewport choice (Resize with pane: the pane's size follows at once). */
@@ -231,14 +238,44 @@ export class ScreencastRuntime {
     void this.withBrowser((id) => api.browserCloseTab(id, tab));
   }
 
-  /** Starts a new Chromium on the same profile (after it stopped); the session reconnects. */
+  /**
+   * Starts a new Chromium on the same profile (after it stopped); the session reconnects.
+   * One at a time: a second call while one runs does nothing. A browser the sidecar no
+   * longer knows (deleted elsewhere) is created again at the pane's URL. A failure is
+   * reported as `relaunchError`.
+   */
   relaunch(): void {
-    void this.withBrowser(async (id) => {
-      await api.browserRelaunch(id);
-      this.events.onScreencast({ connected: true });
-      this.session.stop();
-      if (this.visible) this.session.start();
-    });
+    if (this.relaunching || this.disposed) return;
+    this.relaunching = true;
+    this.events.onScreencast({ relaunching: true, relaunchError: null });
+    void (async () => {
+      try {
+        const id = this.browserId ?? (await this.ensureBrowser());
+        if (!id) throw new Error('no browser');
+        await api.browserRelaunch(id);
+        if (this.disposed) return;
+        this.events.onScreencast({ connected: true });
+        this.session.stop();
+        if (this.visible) this.session.start();
+      } catch (e) {
+        if (this.disposed) return;
+        if (e instanceof ApiError && e.status === 404) {
+          this.session.stop();
+          this.browserId = null;
+          this.events.onBrowserId(null);
+          this.events.onScreencast({ connected: true, error: null });
+          this.start();
+        } else this.events.onScreencast({ relaunchError: errorText(e) });
+      } finally {
+        this.relaunching = false;
+        if (!this.disposed) this.events.onScreencast({ relaunching: false });
+      }
+    })();
+  }
+
+  /** Hides the last failure's banner. */
+  dismissError(): void {
+    if (!this.disposed) this.events.onScreencast({ error: null });
   }
 
   /** Answers the pending JavaScript dialog (only ever on the user's word). */

@@ -647,6 +647,11 @@ export class WorkspaceStore {
     this.screencast(id)?.relaunch();
   }
 
+  /** Hides the screencast's error banner (the failure stays in the console). */
+  dismissScreencastError(id: L.PaneId) {
+    this.screencast(id)?.dismissError();
+  }
+
   browserGo(id: L.PaneId, delta: -1 | 1) {
     this.browsers.get(id)?.go(delta);
   }
