@@ -1,5 +1,6 @@
-// Shared fixtures: a clean wall per test (all terminals deleted, workspace cleared) and a
-// page logged in through a fresh one-time login URL.
+// Shared fixtures: a clean wall per test (all terminals deleted, workspace cleared), a
+// page logged in through a fresh one-time login URL, and the screencast helpers (a local
+// page server, opening a screencast pane, page points and canvas pixels).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Locator, type Page, test as base, expect } from '@playwright/test';

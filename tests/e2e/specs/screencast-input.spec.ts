@@ -147,7 +147,7 @@ test.describe('screencast input', () => {
     expect((await state(browser))!.i).toBe(3);
   });
 
-  test('Ctrl+A selects all, Ctrl+C copies, Ctrl+X cuts to the app clipboard', async ({ wall, page }) => {
+  test('Ctrl+A selects all, Ctrl+C copies, Ctrl+X cuts to the app clipboard (and Ctrl+Insert, Shift+Delete)', async ({ wall, page }) => {
     test.setTimeout(90_000);
     const { id, browser } = await openMain(wall, page);
     await focusField(page, id, browser);
@@ -164,6 +164,20 @@ test.describe('screencast input', () => {
     await page.keyboard.press('Control+x');
     await expect.poll(() => clipboard(page)).toBe('hello world');
     await expect.poll(async () => (await state(browser))?.f).toBe('');
+
+    // The older chords off macOS: Ctrl+Insert copies, Shift+Delete cuts.
+    await page.keyboard.type('abc');
+    await expect.poll(async () => (await state(browser))?.f).toBe('abc');
+    await page.keyboard.press('Control+a');
+    await setClipboard(page, 'before');
+    await page.keyboard.press('Control+Insert');
+    await expect.poll(() => clipboard(page)).toBe('abc');
+    await setClipboard(page, 'before');
+    await page.keyboard.press('Shift+Delete');
+    await expect.poll(() => clipboard(page)).toBe('abc');
+    await expect.poll(async () => (await state(browser))?.f).toBe('');
+    expect((await state(browser))!.keys).not.toContain('Delete');
+    expect((await state(browser))!.keys).not.toContain('Insert');
 
     // Select-all then typing replaces everything.
     await page.keyboard.type('abc');
