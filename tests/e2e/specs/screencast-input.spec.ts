@@ -11,6 +11,7 @@ const FIELD = { x: 20, y: 20, w: 400, h: 40 };
 const BOX = { x: 20, y: 100, w: 60, h: 60 };
 const WORDS = { x: 20, y: 240, h: 30 };
 const PAIR = { x: 20, y: 300, w: 300, h: 30 };
+const SELECT = { x: 20, y: 380, w: 200, h: 30 };
 const LINK = { x: 500, y: 20, w: 160, h: 60 };
 const OPEN = { x: 500, y: 100, w: 160, h: 60 };
 const abs = (r: { x: number; y: number; w: number; h: number }) =>
@@ -22,6 +23,7 @@ body { margin: 0; background: rgb(255, 255, 255); font: 20px monospace; }
 #box { ${abs(BOX)} background: rgb(0, 0, 255); }
 #words { position: absolute; left: ${WORDS.x}px; top: ${WORDS.y}px; height: ${WORDS.h}px; margin: 0; white-space: nowrap; }
 #pair { ${abs(PAIR)} text-align: right; white-space: nowrap; }
+#sel { ${abs(SELECT)} }
 #link { ${abs(LINK)} display: block; background: rgb(255, 160, 0); color: #000; }
 #open { ${abs(OPEN)} background: rgb(160, 0, 160); color: #fff; border: 0; }
 </style></head><body>
@@ -29,6 +31,7 @@ body { margin: 0; background: rgb(255, 255, 255); font: 20px monospace; }
 <div id="box"></div>
 <p id="words">alpha bravo charlie delta</p>
 <div id="pair">alpha bravo</div>
+<select id="sel"><option>Alpha</option><option>Beta</option></select>
 <a id="link" href="/second" target="_blank">new tab</a>
 <button id="open" onclick="window.open('/third')">window.open</button>
 <script>
@@ -286,6 +289,17 @@ test.describe('screencast input', () => {
     await expect(url).not.toContainText('/second');
     await expect.poll(async () => near(await pixelAt(page, id, BOX.x + 10, BOX.y + 10), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
     expect((await api('GET', `/api/browsers/${browser}`)).url).toBe(`${site.origin}/`);
+
+    // With the strip shown, the pane's `<select>` list still opens right under the element.
+    const under = await pointOf(page, id, SELECT.x, SELECT.y + SELECT.h);
+    await clickAt(page, id, SELECT.x + 50, SELECT.y + 15);
+    const popup = pane.getByTestId('select-popup');
+    await expect(popup).toBeVisible();
+    const pb = (await popup.boundingBox())!;
+    expect(Math.abs(pb.y - under.y)).toBeLessThanOrEqual(2);
+    expect(Math.abs(pb.x - under.x)).toBeLessThanOrEqual(2);
+    await page.keyboard.press('Escape');
+    await expect(popup).toHaveCount(0);
 
     // Closing the second tab from the strip: one tab left, the strip goes away.
     await pane.getByTestId('browser-tab-close').nth(1).click();

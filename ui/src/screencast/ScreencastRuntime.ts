@@ -44,7 +44,7 @@ export interface ScreencastState {
   relaunching: boolean;
   /** why the last relaunch failed (shown in the "Chromium quit" panel) */
   relaunchError: string | null;
-  /** the last failure (create/navigate/grant), shown as a panel when no frame is painted */
+  /** the last failure on a live browser (navigate, tab, viewport, grant): a banner until dismissed or the socket reopens */
   error: string | null;
 }
 
@@ -613,6 +613,7 @@ export class ScreencastRuntime {
       this.session.send({ type: 'edit', op: 'cut' });
     });
     this.on(c, 'blur', () => {
+      this.composing = false; // a composition ends with the focus (its compositionend may not come)
       // Keys held when focus leaves: release them in the page.
       for (const code of this.down) this.session.send({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
       this.down.clear();
