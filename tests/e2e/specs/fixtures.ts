@@ -39,6 +39,13 @@ export const test = base.extend<{ wall: Wall }>({
     const wall = new Wall(page);
     await wall.waitOpen(1);
     await use(wall);
+    // A screencast pane's browser outlives the page (the sidecar keeps it for a reloaded UI):
+    // delete the ones this test left so Chromiums do not pile up over a run.
+    const browsers = await page
+      .locator('[data-browser-id]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-browser-id')))
+      .catch(() => [] as (string | null)[]);
+    for (const id of browsers) if (id) await api('DELETE', `/api/browsers/${id}`).catch(() => undefined);
   },
 });
 export { expect };
