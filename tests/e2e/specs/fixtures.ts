@@ -166,9 +166,29 @@ export async function openScreencast(wall: Wall, url: string): Promise<{ id: str
   await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
   const browser = (await pane.getAttribute('data-browser-id'))!;
   await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
-  // Resize with pane: the page has the body's size (a frame of it may follow a little later).
+  // Resize with pane: the page has the body's size, and a frame of that size is on screen.
   await expect(pane.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
+  await waitFrameFills(wall.page, id);
   return { id, browser };
+}
+
+/**
+ * Waits until the frame on pane `id`'s canvas fills it unscaled (Resize with pane, once the
+ * page has the body's size). Points computed from the screen (`pointOf`) are only stable
+ * then: a frame of another size painted between computing a point and clicking it moves
+ * the point on the page.
+ */
+export async function waitFrameFills(page: Page, id: string) {
+  const canvas = page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-canvas]`);
+  await expect
+    .poll(
+      async () => {
+        const [x, y, s] = ((await canvas.getAttribute('data-fit')) ?? 'NaN,NaN,NaN').split(',').map(Number);
+        return Math.abs(x) < 1 && Math.abs(y) < 1 && Math.abs(s - 1) < 0.01;
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(true);
 }
 
 /** Viewport coordinates (for page.mouse) of page CSS point (x, y) in pane `id`'s screencast. */

@@ -4,7 +4,7 @@
 // Covers paste, copy/cut/select-all, IME composition, drag, double-click, the tab strip, and
 // relaunch after Chromium is killed.
 import type { Page } from '@playwright/test';
-import { type Wall, api, expect, near, openScreencast, pageTitle, pixelAt, pointOf, servePages, test } from './fixtures';
+import { type Wall, api, expect, near, openScreencast, pageTitle, pixelAt, pointOf, servePages, test, waitFrameFills } from './fixtures';
 
 // Fixed layout (page CSS px) so the test knows where things are.
 const FIELD = { x: 20, y: 20, w: 400, h: 40 };
@@ -36,11 +36,14 @@ body { margin: 0; background: rgb(255, 255, 255); font: 20px monospace; }
 <button id="open" onclick="window.open('/third')">window.open</button>
 <script>
   // state: f = the field's value, keys = the keys of keydowns on it, i = input events on it,
-  // drag = the box's last dropped position and the moves it saw, dbl = the selection at a dblclick.
-  const state = { f: '', keys: [], i: 0, drag: null, dbl: null };
+  // drag = the box's last dropped position and the moves it saw, dbl = the selection at a
+  // dblclick, focused = the field has the focus.
+  const state = { f: '', keys: [], i: 0, drag: null, dbl: null, focused: false };
   const report = () => { document.title = JSON.stringify(state); };
   const f = document.getElementById('f');
   f.addEventListener('keydown', (e) => { state.keys.push(e.key); report(); });
+  f.addEventListener('focus', () => { state.focused = true; report(); });
+  f.addEventListener('blur', () => { state.focused = false; report(); });
   f.addEventListener('input', () => { state.i++; state.f = f.value; report(); });
   // A drag as libraries do it: press on the box, moves with the left button held, release.
   const box = document.getElementById('box');
@@ -81,6 +84,7 @@ interface PageState {
   i: number;
   drag: { x: number; y: number; moves: number } | null;
   dbl: string | null;
+  focused: boolean;
 }
 
 /** The main page's reported state (its title parsed), or null while another page is active. */
@@ -110,7 +114,7 @@ async function clickAt(page: Page, id: string, x: number, y: number) {
 async function focusField(page: Page, id: string, browser: string) {
   await clickAt(page, id, FIELD.x + 50, FIELD.y + 20);
   await expect(wallInput(page, id)).toBeFocused();
-  await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toMatch(/^\{/);
+  await expect.poll(async () => (await state(browser))?.focused).toBe(true);
 }
 
 const wallInput = (page: Page, id: string) => page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-input]`);
@@ -280,8 +284,7 @@ test.describe('screencast input', () => {
     await expect(url).toContainText('/second');
     await expect.poll(async () => near(await pixelAt(page, id, 600, 300), SECOND_RGB), { timeout: 15_000 }).toBe(true);
     // The strip takes room from the body: the page follows the smaller size (no letterbox left).
-    const canvas = pane.getByTestId('screencast-canvas');
-    await expect.poll(async () => Math.abs(Number((await canvas.getAttribute('data-fit'))!.split(',')[0])), { timeout: 15_000 }).toBeLessThan(1);
+    await waitFrameFills(page, id);
     await page.screenshot({ path: test.info().outputPath('tabs.png') });
 
     // Clicking the first tab switches back.
@@ -289,6 +292,7 @@ test.describe('screencast input', () => {
     await expect(url).not.toContainText('/second');
     await expect.poll(async () => near(await pixelAt(page, id, BOX.x + 10, BOX.y + 10), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
     expect((await api('GET', `/api/browsers/${browser}`)).url).toBe(`${site.origin}/`);
+    await waitFrameFills(page, id);
 
     // With the strip shown, the pane's `<select>` list still opens right under the element.
     const under = await pointOf(page, id, SELECT.x, SELECT.y + SELECT.h);
@@ -305,6 +309,7 @@ test.describe('screencast input', () => {
     await pane.getByTestId('browser-tab-close').nth(1).click();
     await expect(pane.getByTestId('browser-tabs')).toHaveCount(0);
     expect((await api('GET', `/api/browsers/${browser}`)).tabs).toHaveLength(1);
+    await waitFrameFills(page, id); // the body grew back: wait for a frame of its size
 
     // window.open from a button: a new active tab again.
     await clickAt(page, id, OPEN.x + 40, OPEN.y + 30);
