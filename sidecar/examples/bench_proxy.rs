@@ -11,25 +11,22 @@
 //! - `proxy.direct_ms`, `proxy.proxied_ms`: medians over `BENCH_ROUNDS` (11) rounds;
 //! - `proxy.ratio`: proxied ÷ direct (target ≤ 1.15).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::{env_usize, http, loopback_port, median, start_sidecar};
 use futures_util::{SinkExt, StreamExt};
 use http_body_util::Full;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 /// The static site: `/` (HTML), `/main.js` (imports every module), `/m/N.js`.
 fn site(path: &str, modules: usize) -> Option<(&'static str, String)> {
@@ -53,13 +50,20 @@ fn site(path: &str, modules: usize) -> Option<(&'static str, String)> {
         s += "window.__sum = sum;\nwindow.__done = performance.now();\n";
         return Some(("text/javascript", s));
     }
-    let n: usize = path.strip_prefix("/m/")?.strip_suffix(".js")?.parse().ok()?;
+    let n: usize = path
+        .strip_prefix("/m/")?
+        .strip_suffix(".js")?
+        .parse()
+        .ok()?;
     if n >= modules {
         return None;
     }
     // About 1 KiB per module, like a small source file.
     let filler = format!("// module {n}: {}\n", "x".repeat(64)).repeat(14);
-    Some(("text/javascript", format!("{filler}export const v{n} = \"{n}\";\n")))
+    Some((
+        "text/javascript",
+        format!("{filler}export const v{n} = \"{n}\";\n"),
+    ))
 }
 
 async fn static_server(modules: usize) -> u16 {
@@ -75,31 +79,19 @@ async fn static_server(modules: usize) -> u16 {
                             .header("content-type", ct)
                             .header("cache-control", "no-store")
                             .body(Full::new(Bytes::from(body))),
-                        None => Response::builder().status(404).body(Full::new(Bytes::new())),
+                        None => Response::builder()
+                            .status(404)
+                            .body(Full::new(Bytes::new())),
                     };
                     Ok::<_, std::convert::Infallible>(r.unwrap())
                 });
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(s), svc).await;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(s), svc)
+                    .await;
             });
         }
     });
     port
-}
-
-/// The `porthole-sidecar` of this example's profile, (re)built first under `cargo run`.
-fn sidecar_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let bin = dir.join("porthole-sidecar");
-    if !bin.exists() || std::env::var_os("CARGO").is_some() {
-        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
-        if dir.ends_with("release") {
-            c.arg("--release");
-        }
-        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
-    }
-    bin
 }
 
 struct Killed(Child);
@@ -109,42 +101,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// One HTTP/1.1 request; returns (status line, body).
-async fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (String, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    for (k, v) in headers {
-        req += &format!("{k}: {v}\r\n");
-    }
-    req += "\r\n";
-    req += body;
-    s.write_all(req.as_bytes()).await.unwrap();
-    // Read until the connection closes or Content-Length bytes of body have come (Chromium's
-    // DevTools server keeps the connection open).
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16384];
-    loop {
-        let n = tokio::time::timeout(Duration::from_secs(30), s.read(&mut chunk)).await.expect("http read").unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buf);
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let len = head.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.trim().eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
-            });
-            if len.is_some_and(|len| body.len() >= len) {
-                break;
-            }
-        }
-    }
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (head.lines().next().unwrap_or_default().to_string(), body.to_string())
 }
 
 struct Cdp {
@@ -175,36 +131,37 @@ impl Cdp {
     }
 
     async fn eval(&mut self, expr: &str) -> Value {
-        self.call("Runtime.evaluate", json!({"expression": expr, "returnByValue": true})).await["result"]["value"].clone()
+        self.call(
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true}),
+        )
+        .await["result"]["value"]
+            .clone()
     }
 
     /// Loads `url` after a blank page; returns the page's `performance.now()` when its last
     /// module ran (milliseconds since the navigation started).
     async fn load(&mut self, url: &str) -> f64 {
-        self.call("Page.navigate", json!({"url": "about:blank"})).await;
+        self.call("Page.navigate", json!({"url": "about:blank"}))
+            .await;
         while self.eval("location.href").await != "about:blank" {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         self.call("Page.navigate", json!({"url": url})).await;
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         loop {
-            let v = self.eval("(location.href.startsWith('http') && window.__done) || 0").await;
+            let v = self
+                .eval("(location.href.startsWith('http') && window.__done) || 0")
+                .await;
             if let Some(ms) = v.as_f64().filter(|ms| *ms > 0.0) {
                 return ms;
             }
-            assert!(std::time::Instant::now() < deadline, "{url} did not finish loading");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{url} did not finish loading"
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -219,34 +176,28 @@ async fn main() {
     // The sidecar and a grant (with an embedder chain, so the page is instrumented).
     let home = std::env::temp_dir().join(format!("porthole-bench-proxy-{}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
-    let mut child = Command::new(sidecar_binary())
-        .arg("--exit-with-parent")
-        .env("HOME", &home)
-        .env("PORTHOLE_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start porthole-sidecar");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let _sidecar = Killed(child);
-    let ready: Value = serde_json::from_str(&line).expect("ready line");
-    let sc_port: u16 = ready["url"].as_str().unwrap().trim_start_matches("http://127.0.0.1:").trim_end_matches('/').parse().unwrap();
-    let auth = format!("Bearer {}", ready["token"].as_str().unwrap());
-    let body = json!({"url": direct_url, "embedders": [format!("http://127.0.0.1:{sc_port}")]}).to_string();
-    let (status, grant) =
-        http(sc_port, "POST", "/api/proxy/grants", &[("Authorization", &auth), ("Content-Type", "application/json")], &body).await;
-    assert!(status.contains(" 200 "), "grant refused: {status} {grant}");
-    let grant: Value = serde_json::from_str(&grant).unwrap();
+    let sc = start_sidecar(&home);
+    let body = json!({"url": direct_url, "embedders": [format!("http://127.0.0.1:{}", sc.port)]});
+    let (status, grant) = sc.request("POST", "/api/proxy/grants", Some(body)).await;
+    assert_eq!(status, 200, "grant refused: {grant}");
     let proxied_url = grant["url"].as_str().unwrap().to_string();
-    let proxy_port: u16 = grant["origin"].as_str().unwrap().trim_start_matches("http://127.0.0.1:").parse().unwrap();
-    let (_, page) = http(proxy_port, "GET", "/", &[], "").await;
-    assert!(page.contains("__porthole_shim"), "the proxied page is not instrumented: {page}");
+    let proxy_port = loopback_port(grant["origin"].as_str().unwrap());
+    let page = http(proxy_port, "GET", "/", &[], "").await.body;
+    assert!(
+        page.contains("__porthole_shim"),
+        "the proxied page is not instrumented: {page}"
+    );
 
     // Headless Chromium over the DevTools protocol.
     let profile = home.join("chromium");
     let mut chrome = Command::new(&chromium)
-        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check"])
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+        ])
         .arg("--remote-debugging-port=0")
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("about:blank")
@@ -268,21 +219,36 @@ async fn main() {
             }
         }
     });
-    let browser_ws = rx.recv_timeout(Duration::from_secs(30)).expect("Chromium's DevTools line");
-    let devtools_port: u16 = browser_ws.trim_start_matches("ws://127.0.0.1:").split('/').next().unwrap().parse().unwrap();
+    let browser_ws = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("Chromium's DevTools line");
+    let devtools_port: u16 = browser_ws
+        .trim_start_matches("ws://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     let page_ws = loop {
-        let (_, list) = http(devtools_port, "GET", "/json/list", &[], "").await;
+        let list = http(devtools_port, "GET", "/json/list", &[], "").await.body;
         let list: Value = serde_json::from_str(&list).unwrap_or(Value::Null);
-        if let Some(ws) = list.as_array().and_then(|a| a.iter().find(|t| t["type"] == "page")).and_then(|t| t["webSocketDebuggerUrl"].as_str()) {
+        if let Some(ws) = list
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["type"] == "page"))
+            .and_then(|t| t["webSocketDebuggerUrl"].as_str())
+        {
             break ws.to_string();
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let (ws, _) = tokio_tungstenite::connect_async(page_ws.as_str()).await.expect("CDP page socket");
+    let (ws, _) = tokio_tungstenite::connect_async(page_ws.as_str())
+        .await
+        .expect("CDP page socket");
     let mut cdp = Cdp { ws, next: 0 };
     cdp.call("Page.enable", json!({})).await;
     cdp.call("Network.enable", json!({})).await;
-    cdp.call("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
+    cdp.call("Network.setCacheDisabled", json!({"cacheDisabled": true}))
+        .await;
 
     // Warm-up (connections, compile caches) once each, then alternating rounds.
     cdp.load(&direct_url).await;
@@ -296,10 +262,16 @@ async fn main() {
             proxied.push(cdp.load(&proxied_url).await);
             direct.push(cdp.load(&direct_url).await);
         }
-        eprintln!("round {r}: direct {:.1} ms, proxied {:.1} ms", direct[r], proxied[r]);
+        eprintln!(
+            "round {r}: direct {:.1} ms, proxied {:.1} ms",
+            direct[r], proxied[r]
+        );
     }
     let sum = cdp.eval("window.__sum").await;
-    assert!(sum.as_f64().unwrap_or(0.0) > 0.0, "modules did not run: {sum}");
+    assert!(
+        sum.as_f64().unwrap_or(0.0) > 0.0,
+        "modules did not run: {sum}"
+    );
     let d = median(&mut direct);
     let p = median(&mut proxied);
     println!("proxy.modules {modules}");

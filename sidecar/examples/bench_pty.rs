@@ -12,24 +12,21 @@
 //! printed. Environment: `BENCH_PTY_MB` overrides the file size (default 200),
 //! `BENCH_PTY_KEYS` the keystroke count (default 1000).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+
+use std::io::{Read, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::{cpu_seconds, env_usize, median, percentile, start_sidecar, Sidecar};
 use futures_util::{SinkExt, StreamExt};
 use portable_pty::{CommandBuilder, PtySize};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 
 const MB: f64 = 1_000_000.0;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 /// Writes `bytes` of printable text (80-column lines of a rolling alphabet) to `path`.
 fn make_file(path: &Path, bytes: usize) {
@@ -53,7 +50,12 @@ fn make_file(path: &Path, bytes: usize) {
 /// (a) `cat FILE` on a PTY read directly from the master. Returns (bytes read, seconds).
 fn direct(file: &Path) -> (usize, f64) {
     let pair = portable_pty::native_pty_system()
-        .openpty(PtySize { rows: 50, cols: 200, pixel_width: 0, pixel_height: 0 })
+        .openpty(PtySize {
+            rows: 50,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
         .unwrap();
     let mut reader = pair.master.try_clone_reader().unwrap();
     let _writer = pair.master.take_writer().unwrap(); // kept alive: dropping it sends EOF
@@ -77,99 +79,47 @@ fn direct(file: &Path) -> (usize, f64) {
     (total, secs)
 }
 
-struct Sidecar {
-    child: std::process::Child,
-    port: u16,
-    token: String,
+/// Opens a 200×50 terminal running `command`; returns its id.
+async fn spawn_terminal(sc: &Sidecar, command: &[&str]) -> String {
+    let v = sc
+        .req(
+            "POST",
+            "/api/terminals",
+            Some(serde_json::json!({"cols":200,"rows":50,"command":command})),
+        )
+        .await;
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("spawn failed: {v}"))
+        .to_string()
 }
 
-impl Sidecar {
-    fn start(home: &Path) -> Sidecar {
-        let exe = sidecar_binary();
-        let mut child = Command::new(&exe)
-            .env("HOME", home)
-            .env("PORTHOLE_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", exe.display()));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        let url = v["url"].as_str().unwrap();
-        let port = url.trim_start_matches("http://127.0.0.1:").trim_end_matches('/').parse().unwrap();
-        Sidecar { child, port, token: v["token"].as_str().unwrap().to_string() }
-    }
-
-    async fn post_json(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
-        let body = body.to_string();
-        let req = format!(
-            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.port,
-            self.token,
-            body.len()
-        );
-        s.write_all(req.as_bytes()).await.unwrap();
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).await.unwrap();
-        let text = String::from_utf8_lossy(&out);
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-        serde_json::from_str(body).unwrap_or(serde_json::Value::Null)
-    }
-
-    async fn spawn(&self, command: &[&str]) -> String {
-        let v = self
-            .post_json("/api/terminals", &serde_json::json!({"cols":200,"rows":50,"command":command}))
-            .await;
-        v["id"].as_str().unwrap_or_else(|| panic!("spawn failed: {v}")).to_string()
-    }
-
-    async fn ws(&self, id: &str) -> tokio_tungstenite::WebSocketStream<TcpStream> {
-        let mut req = format!("ws://127.0.0.1:{}/api/terminals/{id}/socket", self.port)
-            .into_client_request()
-            .unwrap();
-        req.headers_mut()
-            .insert("authorization", HeaderValue::from_str(&format!("Bearer {}", self.token)).unwrap());
-        let stream = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
-        stream.set_nodelay(true).unwrap();
-        tokio_tungstenite::client_async(req, stream).await.unwrap().0
-    }
-}
-
-impl Drop for Sidecar {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The `porthole-sidecar` of this example's profile (`target/<profile>/`). Under `cargo run`
-/// (`$CARGO` set) it is (re)built first, so the bench never measures a stale binary.
-fn sidecar_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let bin = dir.join("porthole-sidecar");
-    if !bin.exists() || std::env::var_os("CARGO").is_some() {
-        let release = dir.ends_with("release");
-        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
-        if release {
-            c.arg("--release");
-        }
-        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
-    }
-    bin
+/// The terminal's WebSocket (protocol §5), Nagle off.
+async fn terminal_socket(sc: &Sidecar, id: &str) -> tokio_tungstenite::WebSocketStream<TcpStream> {
+    let mut req = format!("ws://127.0.0.1:{}/api/terminals/{id}/socket", sc.port)
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "authorization",
+        HeaderValue::from_str(&format!("Bearer {}", sc.token)).unwrap(),
+    );
+    let stream = TcpStream::connect(("127.0.0.1", sc.port)).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    tokio_tungstenite::client_async(req, stream)
+        .await
+        .unwrap()
+        .0
 }
 
 /// (b) `cat FILE` through the sidecar's WebSocket, acking each message. Returns (bytes, s).
 async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f64) {
     // Wait for a newline on stdin so the socket is attached before output starts.
     let script = format!("read go; exec cat '{}'", file.display());
-    let id = sc.spawn(&["sh", "-c", &script]).await;
-    let mut ws = sc.ws(&id).await;
-    ws.send(Message::Binary(b"\n".to_vec().into())).await.unwrap();
+    let id = spawn_terminal(sc, &["sh", "-c", &script]).await;
+    let mut ws = terminal_socket(sc, &id).await;
+    ws.send(Message::Binary(b"\n".to_vec().into()))
+        .await
+        .unwrap();
     let start = Instant::now();
     let mut total = 0usize;
     let mut unacked = 0usize;
@@ -179,9 +129,11 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
                 total += b.len();
                 unacked += b.len();
                 if unacked >= 64 * 1024 {
-                    ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into()))
-                        .await
-                        .unwrap();
+                    ws.send(Message::Text(
+                        format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into(),
+                    ))
+                    .await
+                    .unwrap();
                     unacked = 0;
                 }
             }
@@ -192,14 +144,17 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
     }
     let secs = start.elapsed().as_secs_f64();
     // The echoed newline ("\r\n") precedes the file's bytes.
-    assert!(total >= expect, "got {total} bytes, expected at least {expect}");
+    assert!(
+        total >= expect,
+        "got {total} bytes, expected at least {expect}"
+    );
     (total, secs)
 }
 
 /// (c) Keystroke echo: one byte to a raw-mode `cat`, time until it comes back.
 async fn echo_latency(sc: &Sidecar, keys: usize) -> Vec<f64> {
-    let id = sc.spawn(&["sh", "-c", "stty raw -echo; echo READY; exec cat"]).await;
-    let mut ws = sc.ws(&id).await;
+    let id = spawn_terminal(sc, &["sh", "-c", "stty raw -echo; echo READY; exec cat"]).await;
+    let mut ws = terminal_socket(sc, &id).await;
     let mut seen = Vec::new();
     while !seen.windows(5).any(|w| w == b"READY") {
         if let Some(Ok(Message::Binary(b))) = ws.next().await {
@@ -227,33 +182,15 @@ async fn echo_latency(sc: &Sidecar, keys: usize) -> Vec<f64> {
         }
         samples.push(t0.elapsed().as_secs_f64() * 1000.0);
         if acked >= 1024 {
-            ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{acked}}}"#).into())).await.unwrap();
+            ws.send(Message::Text(
+                format!(r#"{{"type":"ack","bytes":{acked}}}"#).into(),
+            ))
+            .await
+            .unwrap();
             acked = 0;
         }
     }
     samples
-}
-
-/// User + system CPU seconds used so far by process `pid` (`/proc/<pid>/stat`).
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields after the name: state is index 0, utime 11, stime 12 (in clock ticks).
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks(11) + ticks(12)) / hz
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|x, y| x.partial_cmp(y).unwrap());
-    v[v.len() / 2]
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
 }
 
 fn main() {
@@ -266,8 +203,12 @@ fn main() {
     let size = mb * 1_000_000;
     make_file(&file, size);
 
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let sc = Sidecar::start(&dir);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let sc = start_sidecar(&dir);
     // Alternate the two measurements and report medians, so that load from other processes
     // on a small machine skews both alike.
     let (mut a_runs, mut b_runs) = (Vec::new(), Vec::new());
@@ -275,9 +216,9 @@ fn main() {
     for _ in 0..rounds {
         let (a_bytes, a_secs) = direct(&file);
         a_runs.push(a_bytes as f64 / MB / a_secs);
-        let cpu0 = cpu_seconds(sc.child.id());
+        let cpu0 = cpu_seconds(sc.pid);
         let (b_bytes, b_secs) = rt.block_on(through_sidecar(&sc, &file, size));
-        cpu_secs += cpu_seconds(sc.child.id()) - cpu0;
+        cpu_secs += cpu_seconds(sc.pid) - cpu0;
         wall_secs += b_secs;
         b_runs.push(b_bytes as f64 / MB / b_secs);
     }

@@ -13,9 +13,9 @@
 //!
 //! Targets: ratio ≥ 0.9, ≥ 50 fps at 1280×800, latency p50 ≤ 50 ms.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
@@ -24,8 +24,9 @@ use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, Disp
 use chromiumoxide::cdp::browser_protocol::page::{
     EventScreencastFrame, NavigateParams, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams,
 };
+use common::{cpu_seconds as cpu_secs, percentile as pct, start_sidecar, Sidecar};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -71,81 +72,6 @@ async fn serve_pages() -> u16 {
         }
     });
     port
-}
-
-struct Sidecar {
-    child: Child,
-    port: u16,
-    token: String,
-    pid: u32,
-}
-
-impl Drop for Sidecar {
-    fn drop(&mut self) {
-        // SIGTERM: the sidecar closes its Chromium on the way out.
-        unsafe { libc::kill(self.pid as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-}
-
-/// The `porthole-sidecar` of this example's profile, (re)built under `cargo run`.
-fn sidecar_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let bin = dir.join("porthole-sidecar");
-    if !bin.exists() || std::env::var_os("CARGO").is_some() {
-        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
-        if dir.ends_with("release") {
-            c.arg("--release");
-        }
-        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
-    }
-    bin
-}
-
-fn start_sidecar(home: &Path) -> Sidecar {
-    let mut child = Command::new(sidecar_binary())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("PORTHOLE_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start porthole-sidecar");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let v: Value = serde_json::from_str(&line).unwrap();
-    let url = v["url"].as_str().unwrap();
-    let port = url.trim_start_matches("http://127.0.0.1:").trim_end_matches('/').parse().unwrap();
-    Sidecar { child, port, token: v["token"].as_str().unwrap().into(), pid: v["pid"].as_u64().unwrap() as u32 }
-}
-
-impl Sidecar {
-    async fn req(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
-        let b = body.map(|b| b.to_string()).unwrap_or_default();
-        let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
-            self.port, self.token, b.len()
-        );
-        s.write_all(req.as_bytes()).await.unwrap();
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).await.unwrap();
-        let text = String::from_utf8_lossy(&out);
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-        serde_json::from_str(body).unwrap_or(Value::Null)
-    }
-}
-
-/// Sidecar process CPU time (user + system), in seconds, from /proc.
-fn cpu_secs(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks: f64 = f.get(11).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)
-        + f.get(12).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    ticks / hz
 }
 
 /// Frames a bare CDP screencast of `url` produces in [`MEASURE`], every frame acked at once;
@@ -304,13 +230,6 @@ async fn latency(sc: &Sidecar, url: &str) -> Vec<f64> {
     sc.req("DELETE", &format!("/api/browsers/{id}"), None).await;
     out.sort_by(|a, b| a.partial_cmp(b).unwrap());
     out
-}
-
-fn pct(v: &[f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
 #[tokio::main]

@@ -87,6 +87,12 @@ fn main() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_dialog::init())
+        // No injected link-click handler: the UI decides what goes to the system browser.
+        .plugin(
+            tauri_plugin_opener::Builder::new()
+                .open_js_links_on_click(false)
+                .build(),
+        )
         .manage(shell.clone())
         .invoke_handler(tauri::generate_handler![startup_status])
         .setup(|app| {
@@ -216,17 +222,48 @@ fn start_sidecar(app: &AppHandle) {
         .expect("failed to spawn a thread");
 }
 
-/// Lets the UI served by the sidecar (and only that origin: not other loopback ports,
-/// such as proxied dev servers) read and write clipboard text through the Tauri plugin,
-/// because `navigator.clipboard` is unreliable in WebKitGTK. The sidecar's port is only
-/// known now, so this capability is added at runtime rather than in `capabilities/`.
+/// Grants the UI served by the sidecar, and only that origin (not other loopback ports,
+/// such as proxied dev servers), two plugins. The sidecar's port is only known now, so
+/// this capability is added at runtime rather than in `capabilities/`.
+///
+/// - clipboard read/write text, because `navigator.clipboard` is unreliable in WebKitGTK;
+/// - the opener's `open_url` ("Open in system browser", issue #5), scoped by
+///   [`opener_scope`] to http URLs on loopback and to the OS default program.
 fn grant_sidecar_origin(app: &AppHandle, sidecar_url: &str) -> Result<(), String> {
     let capability = tauri::ipc::CapabilityBuilder::new("sidecar-ui")
         .remote(sidecar_url.to_string())
         .window("main")
         .permission("clipboard-manager:allow-read-text")
-        .permission("clipboard-manager:allow-write-text");
+        .permission("clipboard-manager:allow-write-text")
+        .permission_scoped("opener:allow-open-url", opener_scope(), Vec::new());
     app.add_capability(capability).map_err(|e| e.to_string())
+}
+
+/// One allowed URL pattern of the opener plugin's scope (its `{"url": glob}` entry; no
+/// `app` key, so only the OS default program may open it).
+#[derive(Serialize)]
+struct OpenerUrl {
+    url: String,
+}
+
+/// The opener's allow list: `http://` on `127.0.0.1`, `localhost` or `[::1]`, an explicit
+/// port of one to five digits, then a `/` and anything.
+///
+/// The plugin matches the whole URL string against `glob` patterns in which `*` also
+/// matches `/` and `@`, so `http://127.0.0.1:*` would let `http://127.0.0.1:1@example.com/`
+/// through (userinfo, then a foreign host). Spelling the port as digit classes followed by
+/// `/` ends the authority before any free text; `[[]` and `[]]` are glob's literal
+/// brackets (a bare `[::1]` is a character class).
+fn opener_scope() -> Vec<OpenerUrl> {
+    let mut allowed = Vec::new();
+    for host in ["127.0.0.1", "localhost", "[[]::1[]]"] {
+        for digits in 1..=5 {
+            allowed.push(OpenerUrl {
+                url: format!("http://{host}:{}/*", "[0-9]".repeat(digits)),
+            });
+        }
+    }
+    allowed
 }
 
 /// Blocks until the sidecar exits or the app starts quitting. A sidecar that exits on
@@ -351,4 +388,55 @@ fn watch_signals(app: &AppHandle) {
     }
     #[cfg(not(unix))]
     let _ = app;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::opener_scope;
+
+    /// Whether the opener plugin would open `url`: it matches each allowed entry as a
+    /// `glob::Pattern` against the whole URL with default options (tauri-plugin-opener
+    /// 2.x, `scope.rs`).
+    fn allowed(url: &str) -> bool {
+        opener_scope()
+            .iter()
+            .any(|e| glob::Pattern::new(&e.url).unwrap().matches(url))
+    }
+
+    #[test]
+    fn opener_scope_admits_http_on_loopback_with_a_port() {
+        for url in [
+            "http://127.0.0.1:8000/",
+            "http://localhost:5173/",
+            "http://localhost:5173/a/b?c=d@e#f",
+            "http://[::1]:3000/",
+            "http://127.0.0.1:1/",
+            "http://localhost:65535/",
+        ] {
+            assert!(allowed(url), "{url} should be allowed");
+        }
+    }
+
+    #[test]
+    fn opener_scope_refuses_other_hosts_schemes_and_userinfo() {
+        for url in [
+            "http://example.com/",
+            "https://localhost:5173/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://127.0.0.1:1@example.com/",
+            "http://localhost:80@example.com/",
+            "http://[::1]:80@example.com/",
+            "http://127.0.0.1.example.com:80/",
+            "http://localhost.example.com:80/",
+            "http://127.0.0.1/",
+            "http://127.0.0.1:8000",
+            "http://127.0.0.1:123456/",
+            "http://127.0.0.2:8000/",
+            "http://[::2]:8000/",
+            "http://:1/",
+        ] {
+            assert!(!allowed(url), "{url} should be refused");
+        }
+    }
 }

@@ -5,8 +5,10 @@
 // Proves: without a sidecar the window shows why; with one, the window leaves the
 // bundled start page for the sidecar's UI, a terminal
 // appears, typed input reaches a real shell and its output is rendered, the clipboard
-// plugin answers the sidecar's origin (and no other loopback origin), a browser pane
-// shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
+// plugin answers the sidecar's origin (and no other loopback origin), "Open in system
+// browser" in a terminal's context menu hands a port's URL to the OS opener (a fake
+// `xdg-open` first on PATH) while the opener's scope refuses non-loopback URLs (shown in
+// the menu with the opener's message) and other origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
 // window into a page that says so, and takes its shells with it.
@@ -186,9 +188,21 @@ async function main() {
   for (const d of ["home", "config", "data", "cache", "runtime", "logs"]) fs.mkdirSync(path.join(tmp, d), { mode: 0o700 });
   log("temp dir", tmp);
 
+  // The OS opener the app will find first on PATH: records each call's arguments, one
+  // `arg:` line each, then an `end` line.
+  const fakeBin = path.join(tmp, "bin");
+  const opened = path.join(tmp, "opened.txt");
+  fs.mkdirSync(fakeBin, { mode: 0o700 });
+  fs.writeFileSync(
+    path.join(fakeBin, "xdg-open"),
+    `#!/bin/sh\nfor a in "$@"; do printf 'arg:%s\\n' "$a"; done >> '${opened}'\necho end >> '${opened}'\n`,
+    { mode: 0o700 },
+  );
+  const openedCalls = () => (fs.existsSync(opened) ? fs.readFileSync(opened, "utf8") : "");
+
   const display = freeDisplay();
   const env = {
-    PATH: process.env.PATH,
+    PATH: `${fakeBin}:${process.env.PATH}`,
     LANG: process.env.LANG || "C.UTF-8",
     HOME: home,
     XDG_CONFIG_HOME: path.join(tmp, "config"),
@@ -330,6 +344,82 @@ async function main() {
     fs.writeFileSync(SHOT, Buffer.from(png, "base64"));
     log("screenshot:", SHOT);
 
+    // 4c. "Open in system browser": a server in the terminal, the context menu (Ctrl-b p)
+    //     lists its port, and the action hands the port's URL to the OS opener.
+    const keys = (actions) => wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions }] })
+      .then(() => wd.call("DELETE", `${s}/actions`).catch(() => {}));
+    const chord = (mod, key) => [
+      { type: "keyDown", value: mod }, { type: "keyDown", value: key }, { type: "keyUp", value: key }, { type: "keyUp", value: mod },
+    ];
+    const findElement = (value) => wd.call("POST", `${s}/element`, { using: "css selector", value }).then((e) => e[ELEMENT]);
+    const menuFailure = () => exec(`const f = document.querySelector('[data-testid=ports-failure]'); return f ? f.textContent : null;`);
+    const menuOpen = () => exec(`return !!document.querySelector('[data-testid=context-menu]');`);
+    /** Starts `python3 -m http.server` on `bind` in the terminal; returns its port. */
+    const serveInTerminal = async (bind) => {
+      await typeLine(`python3 -m http.server 0 --bind ${bind}`);
+      const re = new RegExp(`Serving HTTP on ${bind.replaceAll(".", "\\.")} port (\\d+)`);
+      return waitFor(`the terminal's http.server on ${bind} to listen`, OUTPUT_TIMEOUT_MS, async () => re.exec(await exec(readScreen))?.[1]);
+    };
+    /** Ctrl-b p, then the row of `port`, then "Open in system browser". */
+    const openInSystemBrowser = async (port) => {
+      await keys([...chord("\uE009", "b"), { type: "keyDown", value: "p" }, { type: "keyUp", value: "p" }]);
+      const row = await waitFor(`port ${port} in the context menu`, 10_000, () =>
+        findElement(`[data-testid=context-menu] [data-testid=port-row][data-port="${port}"]`));
+      await wd.call("POST", `${s}/element/${row}/click`, {});
+      const action = await waitFor("the system-browser action", 10_000, () =>
+        findElement(`[data-testid=port-actions][data-port="${port}"] [data-testid=port-open-system]`));
+      await wd.call("POST", `${s}/element/${action}/click`, {});
+    };
+    /** Ctrl-C in the terminal; waits until no python3 runs in a pane. */
+    const stopServer = async () => {
+      await wd.call("POST", `${s}/element/${screen[ELEMENT]}/click`, {}).catch(() => {});
+      await keys(chord("\uE009", "c"));
+      await waitFor("the terminal's http.server to stop", 10_000, () =>
+        !processesWithHome(home).some((p) => p.pane && p.comm.startsWith("python3")));
+    };
+
+    const served = await serveInTerminal("127.0.0.1");
+    await openInSystemBrowser(served);
+    const wantOpened = `arg:http://localhost:${served}/\nend\n`;
+    await waitFor("the OS opener to get the port's URL", 10_000, async () => {
+      const failure = await menuFailure();
+      if (failure) throw Object.assign(new Error(`the context menu says: ${failure}`), { fatal: true });
+      return openedCalls() === wantOpened;
+    }).catch((e) => {
+      throw new Error(`${e.message}; opener calls: ${JSON.stringify(openedCalls())}`);
+    });
+    await waitFor("the context menu to close", 5_000, async () => !(await menuOpen()));
+    log("Open in system browser ran the OS opener with", `http://localhost:${served}/`);
+    await stopServer();
+
+    // The opener's scope: http on 127.0.0.1, localhost or [::1] with a port only; anything
+    // else is refused with the opener's own message and never reaches the OS opener.
+    const tryOpen = (url) => wd.call("POST", `${s}/execute/async`, {
+      script: `const done = arguments[arguments.length - 1];
+               window.__TAURI__.core.invoke('plugin:opener|open_url', { url: arguments[0] })
+                 .then(() => done({ ok: true }), (e) => done({ ok: false, error: String(e) }));`,
+      args: [url],
+    });
+    for (const url of ["http://example.com/", `http://127.0.0.1:${served}@example.com/`, `https://localhost:${served}/`, "file:///etc/passwd"]) {
+      const r = await tryOpen(url);
+      if (r.ok || !/not allowed to open url/i.test(r.error)) throw new Error(`the opener's scope let ${url} through: ${JSON.stringify(r)}`);
+    }
+    if (openedCalls() !== wantOpened) throw new Error(`a refused URL reached the OS opener: ${JSON.stringify(openedCalls())}`);
+    log("the opener's scope refuses non-loopback, non-http and userinfo URLs");
+
+    // A refusal from the menu (a port bound to 127.0.0.2 opens as http://127.0.0.2:P/, which
+    // the scope does not admit) shows the opener's message in the menu.
+    const other = await serveInTerminal("127.0.0.2");
+    await openInSystemBrowser(other);
+    const wantFailure = `Couldn't open http://127.0.0.2:${other}/: Not allowed to open url http://127.0.0.2:${other}/`;
+    const shown = await waitFor("the refusal in the context menu", 10_000, menuFailure);
+    if (shown !== wantFailure) throw new Error(`the context menu says ${JSON.stringify(shown)}, expected ${JSON.stringify(wantFailure)}`);
+    if (openedCalls() !== wantOpened) throw new Error(`a refused URL reached the OS opener: ${JSON.stringify(openedCalls())}`);
+    await keys([{ type: "keyDown", value: "\uE00C" }, { type: "keyUp", value: "\uE00C" }]);
+    await waitFor("the context menu to close on Escape", 5_000, async () => !(await menuOpen()));
+    log("a refused open shows in the menu:", shown);
+    await stopServer();
+
     // 3b. A browser pane (Ctrl-b b) shows a loopback page through the sidecar's proxy in
     //     an iframe: the WebKitGTK side of what the e2e suite checks in Chromium.
     const fixtureText = `porthole-desktop-iframe-${nonce}`;
@@ -437,6 +527,16 @@ async function main() {
       });
       if (denied.ok) throw new Error(`another loopback origin could read the clipboard: ${JSON.stringify(denied)}`);
       log("another loopback origin is refused the clipboard:", denied.error.slice(0, 80));
+      const openDenied = await wd.call("POST", `/session/${session}/execute/async`, {
+        script: `const done = arguments[arguments.length - 1];
+                 window.__TAURI__.core.invoke('plugin:opener|open_url', { url: location.href })
+                   .then(() => done({ ok: true }), (e) => done({ ok: false, error: String(e) }));`,
+        args: [],
+      });
+      if (openDenied.ok || !openedCalls().split("\n").every((l) => !l.includes(`:${foreign.address().port}/`))) {
+        throw new Error(`another loopback origin could use the OS opener: ${JSON.stringify(openDenied)}`);
+      }
+      log("another loopback origin is refused the OS opener:", openDenied.error.slice(0, 80));
     } finally {
       foreign.close();
     }

@@ -1,6 +1,8 @@
 // Starts one sidecar in web mode for the whole run (it builds nothing: ui/dist and
 // target/debug/porthole-sidecar must exist). HOME and XDG_* point at a temp folder and
-// SHELL=/bin/bash. The ready line's url and token reach the tests through env vars.
+// SHELL=/bin/bash. It runs without DISPLAY and WAYLAND_DISPLAY, so pop-out is unavailable
+// there whatever the machine has (specs/popout.spec.ts starts its own sidecar on an Xvfb).
+// The ready line's url and token reach the tests through env vars.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +17,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   if (!fs.existsSync(path.join(uiDir, 'index.html'))) throw new Error(`no UI build at ${uiDir}: run \`npm run build\` in ui/`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-e2e-'));
   const env: NodeJS.ProcessEnv = { ...process.env, SHELL: '/bin/bash', no_proxy: '127.0.0.1,localhost', NO_PROXY: '127.0.0.1,localhost' };
+  delete env.DISPLAY;
+  delete env.WAYLAND_DISPLAY;
   for (const d of ['home', 'config', 'data', 'cache', 'state', 'runtime']) fs.mkdirSync(path.join(tmp, d), { mode: 0o700 });
   env.HOME = path.join(tmp, 'home');
   env.XDG_CONFIG_HOME = path.join(tmp, 'config');

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
-use util::{cargo, run, Failed};
+use util::{cargo, run, run_explained, Failed};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -174,6 +174,18 @@ struct Outcome {
     name: &'static str,
     ok: bool,
     secs: u64,
+    /// What the suite's output said failed (empty when it passed or said nothing useful).
+    why: Vec<String>,
+}
+
+/// At most this many lines explain each failed suite in the summary.
+const WHY_LINES: usize = 12;
+
+/// A suite's result: on failure, the error and the output lines that explain it.
+type SuiteResult = Result<(), (Failed, Vec<String>)>;
+
+fn plain(result: Result<(), Failed>) -> SuiteResult {
+    result.map_err(|f| (f, Vec::new()))
 }
 
 fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
@@ -182,18 +194,23 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     }
     let started = Instant::now();
     let mut outcomes: Vec<Outcome> = Vec::new();
-    let mut step = |name: &'static str, f: &mut dyn FnMut() -> Result<(), Failed>| {
+    let mut step = |name: &'static str, f: &mut dyn FnMut() -> SuiteResult| {
         banner(name);
         let t = Instant::now();
         let result = f();
-        if let Err(Failed(msg)) = &result {
-            eprintln!("xtask: {name} failed: {msg}");
-        }
         let ok = result.is_ok();
+        let why = match result {
+            Ok(()) => Vec::new(),
+            Err((Failed(msg), why)) => {
+                eprintln!("xtask: {name} failed: {msg}");
+                why
+            }
+        };
         outcomes.push(Outcome {
             name,
             ok,
             secs: t.elapsed().as_secs(),
+            why,
         });
         ok
     };
@@ -201,7 +218,7 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     // Build once; every suite below uses these artifacts. A failed part does not stop
     // the others, so one broken build still lets the unrelated suites run.
     let built = step("build", &mut || {
-        deps::bootstrap(root, deps::Needs::Test)?;
+        plain(deps::bootstrap(root, deps::Needs::Test))?;
         let parts = [
             run(Command::new("npm")
                 .args(["run", "build"])
@@ -217,25 +234,34 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
         if failed.is_empty() {
             Ok(())
         } else {
-            Err(Failed(failed.join("; ")))
+            Err((Failed(failed.join("; ")), Vec::new()))
         }
     });
     step("cargo test", &mut || {
-        run(cargo(root).args(["test", "--workspace"]))
+        run_explained(cargo(root).args(["test", "--workspace"]), WHY_LINES)
     });
     step("ui unit (vitest)", &mut || {
-        run(Command::new("npm").arg("test").current_dir(root.join("ui")))
+        run_explained(
+            Command::new("npm").arg("test").current_dir(root.join("ui")),
+            WHY_LINES,
+        )
     });
     step("e2e (playwright)", &mut || {
-        run(Command::new("npm")
-            .arg("test")
-            .current_dir(root.join("tests/e2e")))
+        run_explained(
+            Command::new("npm")
+                .arg("test")
+                .current_dir(root.join("tests/e2e")),
+            WHY_LINES,
+        )
     });
     step("desktop smoke", &mut || {
-        run(Command::new("node")
-            .arg(root.join("tests/desktop/smoke.mjs"))
-            .env("PORTHOLE_TAURI_DRIVER", deps::tauri_driver_path(root))
-            .current_dir(root))
+        run_explained(
+            Command::new("node")
+                .arg(root.join("tests/desktop/smoke.mjs"))
+                .env("PORTHOLE_TAURI_DRIVER", deps::tauri_driver_path(root))
+                .current_dir(root),
+            WHY_LINES,
+        )
     });
 
     println!();
@@ -247,6 +273,13 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
             o.name,
             o.secs
         );
+    }
+    // Last, right above the count, so the tail of a long CI log says what failed.
+    for o in outcomes.iter().filter(|o| !o.why.is_empty()) {
+        println!("-- {} failed on:", o.name);
+        for line in &o.why {
+            println!("   {line}");
+        }
     }
     if !built {
         println!("(the build failed, so later failures may only follow from it)");

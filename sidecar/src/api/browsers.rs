@@ -176,6 +176,25 @@ pub async fn relaunch(State(st): State<AppState>, Path(id): Path<String>) -> Res
     Ok(ok())
 }
 
+/// `POST /api/browsers/{id}/popout`: relaunched headed in a window on the same profile, at
+/// the active URL with every cookie carried over; `200` once the window's Chromium is up.
+pub async fn pop_out(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    lookup(&st, &id)?.pop_out().await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/popin`: back to headless at the window's last URL and size;
+/// `200` once the headless Chromium is up.
+pub async fn pop_in(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    lookup(&st, &id)?.pop_in().await?;
+    Ok(ok())
+}
+
+/// `GET /api/capabilities` → `{"popout":{"available":bool,"reason":S|null}}`.
+pub async fn capabilities() -> Response {
+    Json(json!({"popout": crate::browser::popout_capability()})).into_response()
+}
+
 /// `POST /api/browsers/{id}/viewer` → `{"url":"ws://127.0.0.1:P/viewer/<grant>"}`.
 pub async fn grant(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     lookup(&st, &id)?;

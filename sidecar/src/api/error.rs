@@ -82,6 +82,9 @@ impl ApiError {
                     B::Cdp(_) => (StatusCode::BAD_GATEWAY, "cdp_failed"),
                     B::Timeout(_) => (StatusCode::GATEWAY_TIMEOUT, "cdp_timeout"),
                     B::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting_down"),
+                    B::NoDisplay(_) => (StatusCode::CONFLICT, "no_display"),
+                    B::PoppedOut => (StatusCode::CONFLICT, "popped_out"),
+                    B::NotPoppedOut => (StatusCode::CONFLICT, "not_popped_out"),
                 }
             }
         }

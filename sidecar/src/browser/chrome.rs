@@ -84,18 +84,28 @@ pub(crate) fn remove_stale_locks(profile: &Path) {
     }
 }
 
-/// Launches a headless Chromium on `profile` with the flags of DESIGN §4.2, bounded by
-/// `bound`. The caller must poll the returned handler continuously in its own task.
-pub(crate) async fn launch(profile: &Path, bound: Duration) -> Result<(Browser, Handler), BrowserError> {
+/// Launches Chromium on `profile` with the flags of DESIGN §4.2, bounded by `bound`:
+/// headless when `window` is `None`, else headed (a pop-out, DESIGN §4.4) with
+/// `--window-size=W,H` (outer size in CSS px; the caller corrects it to the inner size).
+/// The caller must poll the returned handler continuously in its own task.
+pub(crate) async fn launch(
+    profile: &Path,
+    bound: Duration,
+    window: Option<(u32, u32)>,
+) -> Result<(Browser, Handler), BrowserError> {
     let exe = find_chromium()?;
     std::fs::create_dir_all(profile)
         .map_err(|e| BrowserError::Launch(format!("create_dir_all({}): {e}", profile.display())))?;
     remove_stale_locks(profile);
     // chromiumoxide 0.9: `.arg()` takes flags without dashes, `.viewport(None)` keeps it from
     // emulating 800×600, and `.new_headless_mode()` gives `--headless=new`.
-    let mut b = BrowserConfig::builder()
-        .chrome_executable(&exe)
-        .new_headless_mode()
+    let mut b = BrowserConfig::builder().chrome_executable(&exe);
+    // A normal browser window (no app or kiosk flags), so the user keeps DevTools and tabs.
+    b = match window {
+        None => b.new_headless_mode(),
+        Some((w, h)) => b.with_head().window_size(w, h),
+    };
+    let mut b = b
         .viewport(None)
         .user_data_dir(profile)
         .launch_timeout(bound)

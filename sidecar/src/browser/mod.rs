@@ -1,4 +1,5 @@
-//! Browser host: headless Chromium over CDP (chromiumoxide), one per browser pane (DESIGN §4.2).
+//! Browser host: Chromium over CDP (chromiumoxide), one per browser pane (DESIGN §4.2):
+//! headless for screencasts, headed while popped out to a window (DESIGN §4.4).
 //!
 //! Architecture Invariant: `browser` knows nothing of HTTP or WebSockets. It owns every
 //! Chromium process, its lifecycle queue, its tabs and its viewport; viewers read its state
@@ -111,6 +112,9 @@ pub enum SyncState {
 pub struct ViewState {
     /// True if and only if Chromium is up and its CDP connection is alive.
     pub connected: bool,
+    /// True if and only if a launch, relaunch, pop-out or pop-in is under way (or a popped-out
+    /// window's end is being judged): not connected, but not stopped either.
+    pub launching: bool,
     /// Tabs in creation order.
     pub tabs: Vec<Tab>,
     /// The active tab's id.
@@ -121,8 +125,14 @@ pub struct ViewState {
     pub dialog: Option<Dialog>,
     /// Resize-with-pane progress.
     pub sync: SyncState,
-    /// Grows by one at every launch and close; a view ends when it changes.
+    /// Grows by one at every launch and close.
     pub generation: u64,
+    /// Grows by one at every relaunch and close, but not at a pop-out or pop-in: a view ends
+    /// when it changes.
+    pub views: u64,
+    /// True if and only if the browser is popped out to a window (or is being popped out,
+    /// or popped back in): views stream no frames and their input is ignored.
+    pub popped_out: bool,
 }
 
 /// Errors of browser operations.
@@ -146,12 +156,19 @@ pub enum BrowserError {
     Timeout(&'static str),
     /// Occurs when the sidecar is shutting down.
     ShuttingDown,
+    /// Occurs when a pop-out is asked for and no window can be shown; the message says why.
+    NoDisplay(String),
+    /// Occurs when a browser is popped out and the operation needs it in its pane
+    /// (pop-out again, a viewport write).
+    PoppedOut,
+    /// Occurs when a pop-in is asked for a browser that is not popped out.
+    NotPoppedOut,
 }
 
 impl std::fmt::Display for BrowserError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BrowserError::NoChromium(m) | BrowserError::Launch(m) => f.write_str(m),
+            BrowserError::NoChromium(m) | BrowserError::Launch(m) | BrowserError::NoDisplay(m) => f.write_str(m),
             BrowserError::Closed => f.write_str("the browser was closed before its launch began"),
             BrowserError::Busy => f.write_str("the browser is being launched or closed"),
             BrowserError::Disconnected => f.write_str("the browser has gone; relaunch it"),
@@ -159,6 +176,8 @@ impl std::fmt::Display for BrowserError {
             BrowserError::Cdp(m) => write!(f, "cdp call failed: {m}"),
             BrowserError::Timeout(call) => write!(f, "cdp call {call} did not answer within 10 s"),
             BrowserError::ShuttingDown => f.write_str("the sidecar is shutting down"),
+            BrowserError::PoppedOut => f.write_str("the browser is popped out to a window"),
+            BrowserError::NotPoppedOut => f.write_str("the browser is not popped out"),
         }
     }
 }
@@ -175,6 +194,34 @@ pub(crate) async fn bounded<T, E: std::fmt::Display>(
         Ok(Err(e)) => Err(BrowserError::Cdp(format!("{call}: {e}"))),
         Err(_) => Err(BrowserError::Timeout(call)),
     }
+}
+
+/// Whether browsers can be popped out to windows, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PopoutCapability {
+    /// True if and only if a pop-out can show a window.
+    pub available: bool,
+    /// Why not, in a sentence for the user; `null` when available.
+    pub reason: Option<String>,
+}
+
+/// Reads the pop-out capability from the sidecar's environment: on Linux a window needs
+/// `DISPLAY` or `WAYLAND_DISPLAY` (non-empty); everywhere it needs a Chromium.
+pub fn popout_capability() -> PopoutCapability {
+    popout_capability_from(|k| std::env::var_os(k), chrome::find_chromium().err())
+}
+
+fn popout_capability_from(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    no_chromium: Option<BrowserError>,
+) -> PopoutCapability {
+    let set = |k: &str| env(k).is_some_and(|v| !v.is_empty());
+    let reason = if cfg!(target_os = "linux") && !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
+        Some("No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY".to_string())
+    } else {
+        no_chromium.map(|e| e.to_string())
+    };
+    PopoutCapability { available: reason.is_none(), reason }
 }
 
 /// Checks a URL the user gave: http or https, at most [`MAX_URL_BYTES`].
@@ -281,6 +328,21 @@ mod tests {
         }
         let long = format!("http://a/{}", "x".repeat(MAX_URL_BYTES));
         assert!(check_url(&long).is_err());
+    }
+
+    #[test]
+    fn popout_needs_a_display_and_chromium() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| std::ffi::OsString::from(v))
+        };
+        let none = popout_capability_from(env(&[]), None);
+        assert!(!none.available);
+        assert_eq!(none.reason.as_deref(), Some("No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY"));
+        assert!(!popout_capability_from(env(&[("DISPLAY", "")]), None).available);
+        assert!(popout_capability_from(env(&[("DISPLAY", ":3")]), None).available);
+        assert!(popout_capability_from(env(&[("WAYLAND_DISPLAY", "wayland-0")]), None).available);
+        let no_chrome = popout_capability_from(env(&[("DISPLAY", ":3")]), Some(BrowserError::NoChromium("no Chromium found".into())));
+        assert_eq!(no_chrome, PopoutCapability { available: false, reason: Some("no Chromium found".into()) });
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! One browser: its lifecycle queue, tabs, dialogs and the one viewport writer.
+//! One browser: its lifecycle queue, tabs, dialogs, the one viewport writer, and pop-out
+//! (a headed relaunch on the same profile, DESIGN §4.4).
 //!
 //! Ownership: the `Slot` owns the chromiumoxide `Browser` (and so the Chromium child) while
 //! it is live; the handler task only polls the CDP connection. `close` is the one place that
@@ -11,6 +12,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use chromiumoxide::browser::Browser;
+use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetParams, SetWindowBoundsParams};
+use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
@@ -36,6 +39,10 @@ use super::{
 
 /// How often a viewed browser's active title is re-read, in milliseconds.
 const TITLE_POLL_MS: u64 = 250;
+/// While popped out, the window's cookies are snapshot every this many title polls (1 s):
+/// a window the user closes takes its session cookies with it, and the pop-in that follows
+/// carries the last snapshot over.
+const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 
 /// Serializes the CDP calls that change a page's device metrics: every
 /// `Emulation.setDeviceMetricsOverride` and every `Page.captureScreenshot` (which re-emulates
@@ -89,6 +96,16 @@ struct Shared {
     measured: Option<Viewport>,
     dialog: Option<Dialog>,
     sync: SyncState,
+    /// The pane's state: popped out to a window (set when a pop-out begins, cleared when the
+    /// headless browser of a pop-in is up or a pop-out failed).
+    popped_out: bool,
+    /// True if and only if the running (or launching) Chromium is headed. Nothing writes
+    /// device metrics into a headed browser: its window's size is the user's.
+    headed: bool,
+    /// The view epoch ([`ViewState::views`]).
+    views: u64,
+    /// The popped-out window's cookies, last snapshot (see [`COOKIE_SNAPSHOT_POLLS`]).
+    cookies: Vec<Cookie>,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -147,18 +164,23 @@ pub struct BrowserInfo {
     pub pid: Option<u32>,
     /// A JavaScript dialog waiting for the user.
     pub dialog: Option<Dialog>,
+    /// True if and only if the browser is popped out to a window (DESIGN §4.4).
+    pub popped_out: bool,
 }
 
 impl BrowserRef {
     pub(super) fn new(id: String, profile: PathBuf, url: String, mode: ViewportMode) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
+            launching: true,
             tabs: Vec::new(),
             active: None,
             viewport: None,
             dialog: None,
             sync: if matches!(mode, ViewportMode::Pane) { SyncState::Applying } else { SyncState::Off },
             generation: 0,
+            views: 0,
+            popped_out: false,
         });
         let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
         let (vp_done, _) = watch::channel(0u64);
@@ -181,6 +203,10 @@ impl BrowserRef {
                 measured: None,
                 dialog: None,
                 sync: if matches!(mode, ViewportMode::Pane) { SyncState::Applying } else { SyncState::Off },
+                popped_out: false,
+                headed: false,
+                views: 0,
+                cookies: Vec::new(),
             }),
             view,
             vp_tx,
@@ -213,12 +239,15 @@ impl BrowserRef {
             let s = self.shared();
             ViewState {
                 connected: s.phase == Phase::Live,
+                launching: s.phase == Phase::Launching,
                 tabs: s.tabs.clone(),
                 active: s.active.clone(),
                 viewport: s.measured,
                 dialog: s.dialog.clone(),
                 sync: s.sync,
                 generation: s.generation,
+                views: s.views,
+                popped_out: s.popped_out,
             }
         };
         self.0.view.send_if_modified(|old| {
@@ -278,6 +307,17 @@ impl BrowserRef {
         self.shared().generation
     }
 
+    /// The view epoch: changes at every relaunch and close (views end), not at a pop-out or
+    /// pop-in (views stay, streaming nothing while popped out).
+    pub fn views(&self) -> u64 {
+        self.shared().views
+    }
+
+    /// True if and only if the browser is popped out to a window.
+    pub fn popped_out(&self) -> bool {
+        self.shared().popped_out
+    }
+
     /// The viewport currently wanted: the fixed size, else the pane's last size, else the
     /// default.
     fn wanted_viewport(&self) -> Viewport {
@@ -298,18 +338,218 @@ impl BrowserRef {
         if self.0.closing.load(Ordering::SeqCst) {
             return Err(BrowserError::Closed);
         }
-        self.launch_locked().await
+        self.launch_locked(false, Vec::new()).await
     }
 
     /// Closes the running Chromium (if any) and launches a new one on the same profile at the
-    /// last URL of the active tab. Views of the old one end.
+    /// last URL of the active tab, headed if the browser is popped out. Views of the old one
+    /// end. A failed launch leaves the browser disconnected (relaunch again).
     pub async fn relaunch(&self) -> Result<(), BrowserError> {
         let _turn = self.0.lifecycle.lock().await;
         if self.0.closing.load(Ordering::SeqCst) {
             return Err(BrowserError::Closed);
         }
-        self.stop_locked(Phase::Launching).await;
-        self.launch_locked().await
+        self.stop_locked(Phase::Launching, true).await;
+        let headed = self.shared().popped_out;
+        let r = self.launch_locked(headed, Vec::new()).await;
+        if r.is_err() {
+            self.fail_launch(false);
+        }
+        r
+    }
+
+    /// Pops the browser out (DESIGN §4.4): in the lifecycle queue, reads every cookie of the
+    /// running Chromium (`Storage.getCookies`; session cookies are never written to disk),
+    /// closes it, relaunches it headed on the same profile with a window whose inner size is
+    /// the current viewport, sets the cookies (`Storage.setCookies`) and then navigates to the
+    /// active tab's last http(s) URL. Returns once the window's Chromium is up. Views stay
+    /// open and stream nothing until the browser is popped back in.
+    ///
+    /// Errors: `NoDisplay` when [`super::popout_capability`] says no, `PoppedOut` if it already
+    /// is, `Closed` when a close overtook it, launch and CDP errors (then the browser is left
+    /// disconnected, not popped out).
+    pub async fn pop_out(&self) -> Result<(), BrowserError> {
+        let cap = super::popout_capability();
+        if !cap.available {
+            return Err(BrowserError::NoDisplay(cap.reason.unwrap_or_default()));
+        }
+        let _turn = self.0.lifecycle.lock().await;
+        if self.0.closing.load(Ordering::SeqCst) {
+            return Err(BrowserError::Closed);
+        }
+        if self.shared().popped_out {
+            return Err(BrowserError::PoppedOut);
+        }
+        let cookies = self.read_cookies().await?;
+        let size = {
+            let s = self.shared();
+            s.measured.filter(|_| s.phase == Phase::Live).unwrap_or_else(|| match s.mode {
+                ViewportMode::Fixed(v) => v,
+                ViewportMode::Pane => s.pane.unwrap_or(DEFAULT_VIEWPORT),
+            })
+        };
+        self.shared().popped_out = true;
+        self.stop_locked(Phase::Launching, false).await;
+        self.shared().cookies = cookies.clone();
+        let r = self.launch_locked(true, cookies).await;
+        match r {
+            Ok(()) => {
+                self.fit_window(size).await;
+                Ok(())
+            }
+            Err(e) => {
+                self.fail_launch(true);
+                Err(e)
+            }
+        }
+    }
+
+    /// Pops the browser back in: in the lifecycle queue, reads the window's cookies (or, if its
+    /// Chromium has gone, the last snapshot), closes it and relaunches headless on the same
+    /// profile at the window's last http(s) URL with the cookies set before navigating. In
+    /// fixed mode the fixed viewport becomes the window's last inner size at the same DPR; in
+    /// pane mode the pane keeps driving it. Returns once the headless Chromium is up; views
+    /// then get `popped_out:false` and frames again.
+    ///
+    /// Errors: `NotPoppedOut`, `Closed` when a close overtook it, launch errors (the browser is
+    /// then left disconnected and not popped out).
+    pub async fn pop_in(&self) -> Result<(), BrowserError> {
+        let _turn = self.0.lifecycle.lock().await;
+        if self.0.closing.load(Ordering::SeqCst) {
+            return Err(BrowserError::Closed);
+        }
+        if !self.shared().popped_out {
+            return Err(BrowserError::NotPoppedOut);
+        }
+        if self.shared().phase == Phase::Live {
+            let _ = self.measure().await;
+        }
+        self.return_headless_locked(true).await
+    }
+
+    /// Reads every cookie of the running Chromium; none when it is not running.
+    async fn read_cookies(&self) -> Result<Vec<Cookie>, BrowserError> {
+        let live = {
+            let s = self.shared();
+            s.live.clone().filter(|_| s.phase == Phase::Live)
+        };
+        let Some(live) = live else { return Ok(Vec::new()) };
+        let b = live.browser.lock().await;
+        bounded("Storage.getCookies", b.get_cookies()).await
+    }
+
+    /// The pop-in itself (lifecycle queue held): cookies (read now if `fresh`, else or when
+    /// that fails the last snapshot), viewport, stop, headless launch.
+    async fn return_headless_locked(&self, fresh: bool) -> Result<(), BrowserError> {
+        let read = if fresh { self.read_cookies().await.ok().filter(|c| !c.is_empty()) } else { None };
+        let cookies = read.unwrap_or_else(|| self.shared().cookies.clone());
+        {
+            let mut s = self.shared();
+            if let (ViewportMode::Fixed(old), Some(win)) = (s.mode, s.measured) {
+                let clamp = |v: u32| v.clamp(*super::VIEWPORT_CSS_RANGE.start(), *super::VIEWPORT_CSS_RANGE.end());
+                s.mode = ViewportMode::Fixed(Viewport { width: clamp(win.width), height: clamp(win.height), dpr: old.dpr });
+            }
+        }
+        self.stop_locked(Phase::Launching, false).await;
+        let r = self.launch_locked(false, cookies).await;
+        match r {
+            Ok(()) => {
+                {
+                    let mut s = self.shared();
+                    s.popped_out = false;
+                    s.cookies.clear();
+                }
+                self.publish();
+                Ok(())
+            }
+            Err(e) => {
+                self.fail_launch(true);
+                Err(e)
+            }
+        }
+    }
+
+    /// After a failed launch: the browser is disconnected (relaunch offered); a pop-out or
+    /// pop-in that failed leaves it in its pane (`unpop`).
+    fn fail_launch(&self, unpop: bool) {
+        {
+            let mut s = self.shared();
+            s.phase = Phase::Disconnected;
+            if unpop {
+                s.popped_out = false;
+                s.cookies.clear();
+            }
+        }
+        self.publish();
+    }
+
+    /// Gives the popped-out window the inner size `want` (CSS px): `--window-size` sets the
+    /// outer size, so the difference the page measures is added to the window's bounds
+    /// (`Browser.getWindowForTarget`, `Browser.setWindowBounds`). Best effort: a window
+    /// manager may refuse; failures are logged.
+    async fn fit_window(&self, want: Viewport) {
+        let (Ok(page), Some(live)) = (self.active_page(), self.shared().live.clone()) else { return };
+        let Ok(inner) = measure_page(&page).await else { return };
+        let (dw, dh) = (want.width as i64 - inner.width as i64, want.height as i64 - inner.height as i64);
+        if dw == 0 && dh == 0 {
+            return;
+        }
+        let b = live.browser.lock().await;
+        let get = GetWindowForTargetParams { target_id: Some(page.target_id().clone()) };
+        let win = match bounded("Browser.getWindowForTarget", b.execute(get)).await {
+            Ok(w) => w.result,
+            Err(e) => return tracing::debug!("fit window: {e}"),
+        };
+        let (Some(w), Some(h)) = (win.bounds.width, win.bounds.height) else { return };
+        let bounds = Bounds { width: Some((w + dw).max(100)), height: Some((h + dh).max(100)), ..Default::default() };
+        if let Err(e) = bounded("Browser.setWindowBounds", b.execute(SetWindowBoundsParams::new(win.window_id, bounds))).await {
+            tracing::debug!("fit window: {e}");
+        }
+        drop(b);
+        self.measure_and_publish(&page).await;
+    }
+
+    /// The popped-out window of launch `generation` went away on its own: every page target
+    /// closed (`exited` false), or the CDP connection ended (`exited` true). Decided in the
+    /// lifecycle queue: pages all closed, or a process that exited with status 0, is the user
+    /// closing the window → pop-in at the window's last URL and size; any other exit is a
+    /// crash → disconnected (the view offers Relaunch, which relaunches headed).
+    async fn window_gone(&self, generation: u64, exited: bool) {
+        let _turn = self.0.lifecycle.lock().await;
+        let live = {
+            let s = self.shared();
+            if self.0.closing.load(Ordering::SeqCst) || s.generation != generation || !s.popped_out {
+                return;
+            }
+            s.live.clone()
+        };
+        if exited {
+            let closed = window_closed(&self.shared());
+            let clean = match &live {
+                Some(live) => {
+                    let mut b = live.browser.lock().await;
+                    let bound = Duration::from_millis(CLOSE_BOUND_MS);
+                    matches!(tokio::time::timeout(bound, b.wait()).await, Ok(Ok(Some(st))) if st.success())
+                }
+                None => false,
+            };
+            if !closed && !clean {
+                tracing::info!(browser = %self.0.id, "popped-out chromium crashed");
+                self.shared().phase = Phase::Disconnected;
+                self.publish();
+                if let Some(live) = live {
+                    let mut b = live.browser.lock().await;
+                    end_browser(&mut b).await;
+                }
+                return;
+            }
+        }
+        tracing::info!(browser = %self.0.id, "popped-out window closed; popping back in");
+        // A closing window's cookie store is unreliable (session cookies go as it shuts
+        // down): the snapshot taken while it was open is carried over.
+        if let Err(e) = self.return_headless_locked(false).await {
+            tracing::warn!(browser = %self.0.id, "pop-in after the window closed: {e}");
+        }
     }
 
     /// Closes the browser: a launch not yet begun is superseded; one running finishes first
@@ -317,22 +557,31 @@ impl BrowserRef {
     pub(super) async fn close(&self) {
         self.0.closing.store(true, Ordering::SeqCst);
         let _turn = self.0.lifecycle.lock().await;
-        self.stop_locked(Phase::Closed).await;
+        self.stop_locked(Phase::Closed, true).await;
         let _ = std::fs::remove_dir_all(&self.0.profile);
     }
 
-    async fn launch_locked(&self) -> Result<(), BrowserError> {
+    /// Launches Chromium (headed: a pop-out window sized to the wanted viewport) at the last
+    /// URL; `cookies` are set with `Storage.setCookies` before the navigation.
+    async fn launch_locked(&self, headed: bool, cookies: Vec<Cookie>) -> Result<(), BrowserError> {
         let generation = {
             let mut s = self.shared();
             s.phase = Phase::Launching;
             s.generation += 1;
             s.gone.clear();
+            s.headed = headed;
             s.generation
         };
         self.publish();
         let url = self.shared().last_url.clone();
+        let window = if headed {
+            let want = self.shared().measured.unwrap_or_else(|| self.wanted_viewport());
+            Some((want.width, want.height))
+        } else {
+            None
+        };
         let (mut browser, mut handler) =
-            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS)).await?;
+            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS), window).await?;
         let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
         let weak = Arc::downgrade(&self.0);
         // The handler must be polled continuously; one bad message never stops it (newer
@@ -383,6 +632,15 @@ impl BrowserRef {
                 }
             }
         }
+        if !cookies.is_empty() {
+            let params: Vec<CookieParam> = cookies.iter().map(cookie_param).collect();
+            if let Err(e) = bounded("Storage.setCookies", browser.set_cookies(params)).await {
+                handler_task.abort();
+                follow.abort();
+                end_browser(&mut browser).await;
+                return Err(e);
+            }
+        }
         let _ = self.apply_wanted(&first).await;
         self.watch_dialogs(&first, generation);
         {
@@ -411,12 +669,16 @@ impl BrowserRef {
     }
 
     /// Ends the running Chromium (close, then wait; killed past the bound) and leaves the
-    /// slot in `phase` with no tabs. Views end (the generation changes).
-    async fn stop_locked(&self, phase: Phase) {
+    /// slot in `phase` with no tabs. Views end if `end_views` (a relaunch or close; not a
+    /// pop-out or pop-in).
+    async fn stop_locked(&self, phase: Phase, end_views: bool) {
         let live = {
             let mut s = self.shared();
             s.phase = phase;
             s.generation += 1;
+            if end_views {
+                s.views += 1;
+            }
             s.pages.clear();
             s.tabs.clear();
             s.gone.clear();
@@ -434,11 +696,26 @@ impl BrowserRef {
         }
     }
 
-    /// Called when the CDP connection of launch `generation` ends on its own.
+    /// Called when the CDP connection of launch `generation` ends on its own. A popped-out
+    /// window's end is judged in [`Self::window_gone`] (a close, or a crash).
     fn on_disconnected(&self, generation: u64) {
         let live = {
             let mut s = self.shared();
             if s.generation != generation || s.phase != Phase::Live {
+                return;
+            }
+            if s.popped_out && s.headed {
+                // Busy until judged: every tab already closed means `window_gone` is queued.
+                s.phase = Phase::Launching;
+                s.pages.clear();
+                s.dialog = None;
+                let closed = window_closed(&s);
+                drop(s);
+                self.publish();
+                if !closed {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.window_gone(generation, true).await });
+                }
                 return;
             }
             tracing::info!(browser = %self.0.id, "chromium disconnected");
@@ -495,7 +772,9 @@ impl BrowserRef {
             }
             let is_new = !s.tabs.iter().any(|t| t.id == id);
             let opened_by_ours = info.opener_id.as_ref().is_some_and(|o| s.tabs.iter().any(|t| t.id == o.as_ref()));
-            if is_new && !opened_by_ours {
+            // In a popped-out window every page the user opens (Ctrl+T) is a tab too.
+            let users = s.headed && s.phase == Phase::Live;
+            if is_new && !opened_by_ours && !users {
                 drop(s);
                 if created && s_is_blank(&info.url) {
                     let me = self.clone();
@@ -573,7 +852,18 @@ impl BrowserRef {
                 return;
             }
             s.gone.insert(id.to_string());
+            let had = s.tabs.iter().any(|t| t.id == id);
             s.tabs.retain(|t| t.id != id);
+            if had && s.tabs.is_empty() && s.headed && s.popped_out && s.phase == Phase::Live {
+                // The user closed the window (its last page): pop back in.
+                s.pages.clear();
+                s.active = None;
+                drop(s);
+                self.publish();
+                let me = self.clone();
+                tokio::spawn(async move { me.window_gone(generation, false).await });
+                return;
+            }
             s.pages.remove(id);
             if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
                 s.dialog = None;
@@ -731,6 +1021,10 @@ impl BrowserRef {
         self.active_page()?;
         let vp = {
             let mut s = self.shared();
+            if s.popped_out {
+                // The window's size is the user's; a pop-in fixes the viewport from it.
+                return Err(BrowserError::PoppedOut);
+            }
             s.mode = mode;
             match mode {
                 ViewportMode::Fixed(v) => {
@@ -758,6 +1052,7 @@ impl BrowserRef {
 
     /// A view's pane size while "Resize with pane" is on; returns false (and writes nothing)
     /// in fixed mode. The write happens after [`VIEWPORT_SETTLE_MS`] without a newer size.
+    /// While popped out the size is kept for the pop-in and nothing is written.
     pub fn sync_to_pane(&self, vp: Viewport) -> bool {
         {
             let mut s = self.shared();
@@ -765,6 +1060,9 @@ impl BrowserRef {
                 return false;
             }
             s.pane = Some(vp);
+            if s.popped_out {
+                return true;
+            }
             s.sync = SyncState::Applying;
         }
         self.publish();
@@ -803,6 +1101,9 @@ impl BrowserRef {
     /// Writes `vp` into `page` through the emulation gate (never while a capture of this
     /// browser is in flight).
     async fn apply_metrics(&self, page: &Page, vp: Viewport) -> Result<(), BrowserError> {
+        if self.shared().headed {
+            return Ok(());
+        }
         let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
         self.0.emulation.run(bounded("Emulation.setDeviceMetricsOverride", page.execute(p))).await?;
         Ok(())
@@ -811,6 +1112,9 @@ impl BrowserRef {
     /// Writes the viewport wanted *now* into `page` (read under the gate, so a mode change
     /// that a writer is about to apply is never overtaken by an older wanted size).
     async fn apply_wanted(&self, page: &Page) -> Result<(), BrowserError> {
+        if self.shared().headed {
+            return Ok(());
+        }
         self.0
             .emulation
             .run(async {
@@ -865,6 +1169,7 @@ impl BrowserRef {
             mode: if matches!(s.mode, ViewportMode::Pane) { "pane" } else { "fixed" },
             pid: s.live.as_ref().and_then(|l| l.pid).filter(|_| s.phase == Phase::Live),
             dialog: s.dialog.clone(),
+            popped_out: s.popped_out,
         }
     }
 
@@ -930,7 +1235,9 @@ async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
         }
         let Some(slot) = slot.upgrade() else { return };
         let me = BrowserRef(slot);
-        if let (Some(vp), Ok(page)) = (req.vp, me.active_page()) {
+        // A headed window's size is the user's: nothing is written into it.
+        let headed = me.shared().headed;
+        if let (Some(vp), Ok(page), false) = (req.vp, me.active_page(), headed) {
             if let Err(e) = me.apply_metrics(&page, vp).await {
                 tracing::debug!("viewport write: {e}");
             }
@@ -957,20 +1264,60 @@ async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
     }
 }
 
-/// While anyone views the browser, refreshes the active tab's title (and viewport) every
-/// [`TITLE_POLL_MS`]: CDP reports titles only at commit, so one a script sets is polled.
+/// While anyone views the browser or it is popped out, refreshes the active tab's title and
+/// viewport (a popped-out window's inner size) every [`TITLE_POLL_MS`]: CDP reports titles
+/// only at commit, so one a script sets is polled. A headed window's cookies are snapshot
+/// every [`COOKIE_SNAPSHOT_POLLS`] polls.
 async fn poll_title(slot: Weak<Slot>, generation: u64) {
+    let mut n: u32 = 0;
     loop {
         tokio::time::sleep(Duration::from_millis(TITLE_POLL_MS)).await;
         let Some(slot) = slot.upgrade() else { return };
         let me = BrowserRef(slot);
-        if me.generation() != generation {
-            return;
-        }
-        if me.0.view.receiver_count() > 0 {
+        let (headed, live) = {
+            let s = me.shared();
+            if s.generation != generation {
+                return;
+            }
+            (s.headed && s.popped_out, s.phase == Phase::Live)
+        };
+        if me.0.view.receiver_count() > 0 || headed {
             let _ = me.measure().await;
         }
+        n = n.wrapping_add(1);
+        if headed && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
+            if let Ok(c) = me.read_cookies().await {
+                // A read that overlapped the window closing may miss the session cookies
+                // Chromium drops as it shuts down: kept only if the window is still open.
+                let mut s = me.shared();
+                if s.generation == generation && s.phase == Phase::Live && !s.tabs.is_empty() {
+                    s.cookies = c;
+                }
+            }
+        }
     }
+}
+
+/// True if and only if a popped-out window's every tab has closed (the user closed it).
+fn window_closed(s: &Shared) -> bool {
+    s.tabs.is_empty() && !s.gone.is_empty()
+}
+
+/// A cookie read with `Storage.getCookies` as `Storage.setCookies` takes it back: every
+/// field kept; a session cookie (no expiry) stays a session cookie.
+fn cookie_param(c: &Cookie) -> CookieParam {
+    let mut p = CookieParam::new(c.name.clone(), c.value.clone());
+    p.domain = Some(c.domain.clone());
+    p.path = Some(c.path.clone());
+    p.secure = Some(c.secure);
+    p.http_only = Some(c.http_only);
+    p.same_site = c.same_site.clone();
+    p.expires = if c.session { None } else { Some(TimeSinceEpoch::new(c.expires)) };
+    p.priority = Some(c.priority.clone());
+    p.source_scheme = Some(c.source_scheme.clone());
+    p.source_port = Some(c.source_port);
+    p.partition_key = c.partition_key.clone();
+    p
 }
 
 /// Closes a browser then waits for its process; kills it past [`CLOSE_BOUND_MS`].
@@ -1026,6 +1373,36 @@ mod tests {
             tokio::task::yield_now().await;
             self.set(v);
         }
+    }
+
+    fn cookie(name: &str, session: bool, expires: f64) -> Cookie {
+        use chromiumoxide::cdp::browser_protocol::network::{CookiePriority, CookieSourceScheme};
+        Cookie::builder()
+            .name(name)
+            .value("v")
+            .domain("127.0.0.1")
+            .path("/")
+            .expires(expires)
+            .size(2)
+            .http_only(true)
+            .secure(false)
+            .session(session)
+            .priority(CookiePriority::Medium)
+            .source_scheme(CookieSourceScheme::NonSecure)
+            .source_port(8000)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_carried_cookie_keeps_its_fields_and_a_session_cookie_stays_one() {
+        let p = cookie_param(&cookie("sid", true, -1.0));
+        assert_eq!((p.name.as_str(), p.value.as_str()), ("sid", "v"));
+        assert_eq!((p.domain.as_deref(), p.path.as_deref()), (Some("127.0.0.1"), Some("/")));
+        assert_eq!((p.http_only, p.secure, p.source_port), (Some(true), Some(false), Some(8000)));
+        assert!(p.expires.is_none(), "a session cookie gets no expiry");
+        let p = cookie_param(&cookie("keep", false, 2_000_000_000.0));
+        assert_eq!(p.expires.map(|e| *e.inner()), Some(2_000_000_000.0));
     }
 
     #[tokio::test]

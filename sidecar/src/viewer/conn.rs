@@ -1,6 +1,7 @@
 //! One viewer socket: the state follower, the frame pump (two-stage paint) and the input
 //! worker, joined by channels. Ends when the view hangs up, a send fails, or the browser is
-//! relaunched or closed.
+//! relaunched or closed; a pop-out or pop-in keeps it (no frames, inputs ignored while
+//! popped out).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -100,12 +101,12 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
             }
         }
     });
-    let generation = browser.generation();
+    let views = browser.views();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<PumpCtl>();
     let (in_tx, in_rx) = mpsc::channel::<Inbound>(MAX_PENDING_INPUTS);
     let tasks = [
-        tokio::spawn(follow_state(browser.clone(), out.clone(), generation)),
-        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, generation)),
+        tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
+        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views)),
         tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
     ];
     let mut writer_done = false;
@@ -139,6 +140,8 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                     out.text(msg::sync(crate::browser::SyncState::Off));
                 }
             }
+            // The popped-out window takes the user's input itself: a view's is ignored.
+            Ok(_) if browser.popped_out() => {}
             Ok(input) => {
                 if in_tx.try_send(input).is_err() {
                     out.close(CLOSE_POLICY, "more than 256 inputs waiting");
@@ -166,20 +169,21 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 /// Sends every state message to a new view, then each one whose content changed. Closes
-/// the socket when the browser is relaunched or closed (its generation changes).
-async fn follow_state(browser: BrowserRef, out: Outbox, generation: u64) {
+/// the socket when the browser is relaunched or closed (its view epoch changes).
+async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
     let mut rx = browser.subscribe();
     let mut last: Option<ViewState> = None;
     loop {
         let st = rx.borrow_and_update().clone();
-        if st.generation != generation {
-            out.text(msg::status(false, st.viewport));
+        if st.views != views {
+            out.text(msg::status(false, false, st.viewport, st.popped_out));
             out.close(CLOSE_GOING_AWAY, "the browser was relaunched or closed");
             return;
         }
         let prev = last.as_ref();
-        if prev.map(|p| (p.connected, p.viewport)) != Some((st.connected, st.viewport)) {
-            out.text(msg::status(st.connected, st.viewport));
+        let status = |s: &ViewState| (s.connected, s.launching, s.viewport, s.popped_out);
+        if prev.map(status) != Some(status(&st)) {
+            out.text(msg::status(st.connected, st.launching, st.viewport, st.popped_out));
         }
         if prev.map(|p| (&p.tabs, &p.active)) != Some((&st.tabs, &st.active)) {
             out.text(msg::tabs(&st.tabs, st.active.as_deref()));
@@ -207,17 +211,18 @@ async fn follow_state(browser: BrowserRef, out: Outbox, generation: u64) {
 }
 
 /// The frame pump: a CDP screencast of the active tab (provisional frames), and a crisp
-/// capture after [`CRISP_QUIET_MS`] without frames or input. Restarts on a tab switch.
-async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver<PumpCtl>, generation: u64) {
+/// capture after [`CRISP_QUIET_MS`] without frames or input. Restarts on a tab switch and
+/// on a browser back from a pop-out (a fresh crisp capture first); idle while popped out.
+async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver<PumpCtl>, views: u64) {
     let mut state = browser.subscribe();
     let mut frame_id: u32 = 0;
     loop {
         let (active, connected) = {
             let s = state.borrow_and_update();
-            if s.generation != generation {
+            if s.views != views {
                 return;
             }
-            (s.active.clone(), s.connected)
+            (s.active.clone(), s.connected && !s.popped_out)
         };
         let page = if connected { browser.active_page().ok() } else { None };
         let Some(page) = page else {
@@ -352,7 +357,7 @@ async fn run_page(
                     return true;
                 }
                 let s = state.borrow();
-                if s.generation != browser.generation() || &s.active != active || !s.connected {
+                if s.generation != browser.generation() || &s.active != active || !s.connected || s.popped_out {
                     return false;
                 }
                 // A navigation may swap the page's renderer, which ends its screencast:

@@ -84,6 +84,19 @@ impl Sidecar {
         Self::start_with(cmd)
     }
 
+    /// Starts the sidecar with `set` added to and `unset` removed from its environment.
+    pub fn start_with_env_changes(args: &[&str], set: &[(&str, &str)], unset: &[&str]) -> Sidecar {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"));
+        cmd.args(args);
+        for (k, v) in set {
+            cmd.env(k, v);
+        }
+        for k in unset {
+            cmd.env_remove(k);
+        }
+        Self::start_with(cmd)
+    }
+
     /// Starts the sidecar through a `sh` that stays its parent; `child` is then that shell.
     pub fn start_under_shell(args: &str) -> Sidecar {
         let mut cmd = Command::new("sh");

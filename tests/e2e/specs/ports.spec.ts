@@ -40,8 +40,10 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   await expect(row).toContainText('python3');
   await expect(row).toContainText('127.0.0.1');
   await expect(menu.getByTestId('port-open-screencast')).toBeEnabled();
+  // This sidecar has no display: Pop out is disabled and says why, as text (not a tooltip).
   await expect(menu.getByTestId('port-open-popout')).toBeDisabled();
-  await expect(menu.getByTestId('port-open-popout')).toContainText('not available yet');
+  await expect(menu.getByTestId('port-open-popout-reason')).toHaveText('No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY');
+  await expect(menu.getByTestId('port-open-popout-reason')).toBeVisible();
 
   // Open embedded: a browser pane splits beside the terminal (right: the pane is wide).
   await menu.getByTestId('port-open-iframe').click();
@@ -111,6 +113,12 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   expect([term, again]).not.toContain(cast);
   await expect(wall.pane(cast)).toHaveAttribute('data-mode', 'screencast');
   await expect(wall.pane(cast).getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+  // Its Display menu offers Pop out, disabled with the same reason shown under it.
+  await wall.pane(cast).getByTestId('browser-display').click();
+  await expect(wall.pane(cast).getByTestId('display-popout')).toBeDisabled();
+  await expect(wall.pane(cast).getByTestId('display-popout-reason')).toHaveText('No display: the sidecar runs without DISPLAY or WAYLAND_DISPLAY');
+  await page.keyboard.press('Escape');
+  await expect(wall.pane(cast).getByTestId('browser-display-menu')).toHaveCount(0);
   await rightClick(wall, term);
   await menu.locator(`[data-testid=port-row][data-port="${port}"]`).waitFor();
   await menu.getByTestId('port-open-screencast').click();

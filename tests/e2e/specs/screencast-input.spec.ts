@@ -1,8 +1,8 @@
 // Input through a screencast pane the way a user gives it (Playwright's real mouse and keyboard
 // on the canvas, CDP IME events into the app page), checked inside the screencast page: the
 // page reports its state as JSON in document.title, read back through GET /api/browsers/{id}.
-// Covers paste, copy/cut/select-all, IME composition, drag, double-click, the tab strip, and
-// relaunch after Chromium is killed.
+// Covers paste, copy/cut/select-all, IME composition, drag, double-click, the tab strip (and
+// the `<select>` list under it), Relaunch after Chromium is killed or the browser deleted.
 import type { Page } from '@playwright/test';
 import { type Wall, api, expect, near, openScreencast, pageTitle, pixelAt, pointOf, servePages, test, waitFrameFills } from './fixtures';
 
@@ -96,7 +96,7 @@ async function state(browser: string): Promise<PageState | null> {
   }
 }
 
-/** Opens the main page as a screencast, waits until it is painted, and clicks into the field (it gets the keyboard). */
+/** Opens the main page as a screencast pane and waits until it is painted at the pane's size. */
 async function openMain(wall: Wall, page: Page) {
   await page.setViewportSize({ width: 1280, height: 720 });
   const { id, browser } = await openScreencast(wall, `${site.origin}/`);
@@ -110,7 +110,7 @@ async function clickAt(page: Page, id: string, x: number, y: number) {
   await page.mouse.click(p.x, p.y);
 }
 
-/** Clicks into the text field and waits until the page has it focused (a typed key lands). */
+/** Clicks into the text field; waits until the catcher has the keyboard and the page reports the field focused. */
 async function focusField(page: Page, id: string, browser: string) {
   await clickAt(page, id, FIELD.x + 50, FIELD.y + 20);
   await expect(wallInput(page, id)).toBeFocused();

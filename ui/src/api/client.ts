@@ -1,6 +1,7 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
 import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, TerminalInfo, ViewportBody } from './protocol';
+import { parseCapabilities } from '../browser/popout';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
 export class ApiError extends Error {
@@ -61,6 +62,12 @@ export const api = {
   browserSelectTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/select`, { tab }),
   browserCloseTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/close`, { tab }),
   browserRelaunch: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/relaunch`),
+  /** Pops the browser out to a headed window; resolves once its Chromium is up. */
+  browserPopout: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popout`),
+  /** Pops the browser back in (headless); resolves once its Chromium is up. */
+  browserPopin: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popin`),
+  /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */
+  capabilities: () => call<unknown>('GET', '/api/capabilities').then(parseCapabilities),
   /** A single-use viewer grant: the viewer socket's `ws://` URL (valid 60 s). */
   browserViewer: (id: string) => call<{ url: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/viewer`).then((r) => r.url),
 };

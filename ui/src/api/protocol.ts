@@ -130,6 +130,14 @@ export interface BrowserInfo {
   mode: 'pane' | 'fixed';
   pid: number | null;
   dialog: PageDialog | null;
+  /** popped out to a window (protocol §8.5) */
+  popped_out: boolean;
+}
+
+/** `GET /api/capabilities`'s `popout` (protocol §8.5): `reason` says why not, for the user. */
+export interface PopoutCapability {
+  available: boolean;
+  reason: string | null;
 }
 
 export type ViewportBody = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number };
@@ -147,7 +155,7 @@ export interface SelectPopup {
 
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
-  | { type: 'status'; connected: boolean; viewport: MeasuredViewport | null }
+  | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
   | { type: 'tabs'; tabs: BrowserTab[]; active: string | null }
   | { type: 'url'; url: string; title: string }
   | { type: 'dialog'; dialog: PageDialog | null }

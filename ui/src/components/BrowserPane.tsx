@@ -1,10 +1,10 @@
-import { memo, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { RENDER_MODES } from '../browser/modes';
 import { displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { DevServerChip } from './DevServerChip';
-import { DisconnectedPanel, PageDialogOverlay, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
+import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { ICONS, Icon } from './Pane';
 
@@ -117,6 +117,34 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
 }
 
 /** The Display menu: the render modes, and in screencast mode the viewport choices. */
+/** Display → "Pop out to a window": disabled with the sidecar's reason shown under it. */
+function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
+  const offer = useSyncExternalStore(store.subscribe, () => store.getSnapshot().popout);
+  const sc = pane.browser?.screencast;
+  const out = !!sc && (sc.poppedOut || sc.popping !== null);
+  const why = out ? 'already in its own window' : offer.available ? null : (offer.reason ?? 'not available');
+  return (
+    <button
+      role="menuitem"
+      className="menu-item"
+      data-testid="display-popout"
+      disabled={why !== null}
+      onClick={() => {
+        onClose();
+        store.popOut(pane.id);
+      }}
+    >
+      <span>
+        <span className="menu-check" />
+        Pop out to a window
+        <span className="menu-detail" data-testid="display-popout-reason">
+          {why ?? 'a real Chromium window with this pane\'s profile, cookies and page'}
+        </span>
+      </span>
+    </button>
+  );
+}
+
 function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   const b = pane.browser!;
@@ -165,6 +193,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
           </span>
         </button>
       ))}
+      {b.mode === 'screencast' && <PopoutItem store={store} pane={pane} onClose={onClose} />}
       {b.mode === 'screencast' && (
         <>
           <div className="menu-sep" />
@@ -310,6 +339,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}
+        {sc && <PopoutStub store={store} paneId={id} sc={sc} />}
         {b.view === 'empty' && (
           <div className="browser-panel browser-empty" data-testid="browser-empty">
             <p>Type a URL above: a dev server on this machine (<code>localhost:5173</code>, <code>:8000</code>) opens embedded; an <code>https://</code> site opens as a screencast.</p>

@@ -20,11 +20,11 @@ interface Item {
 type Scan = { kind: 'scanning' } | { kind: 'ok'; rows: PortRow[] } | { kind: 'error'; message: string };
 
 /** The open actions offered for the selected port, in menu order. */
-const OPEN_ACTIONS: { mode: PortOpenMode; label: string; available: boolean }[] = [
-  { mode: 'iframe', label: 'Open embedded', available: true },
-  { mode: 'screencast', label: 'Open as screencast', available: true },
-  { mode: 'popout', label: 'Pop out', available: false },
-  { mode: 'system', label: 'Open in system browser', available: true },
+const OPEN_ACTIONS: { mode: PortOpenMode; label: string }[] = [
+  { mode: 'iframe', label: 'Open embedded' },
+  { mode: 'screencast', label: 'Open as screencast' },
+  { mode: 'popout', label: 'Pop out' },
+  { mode: 'system', label: 'Open in system browser' },
 ];
 
 function errorText(e: unknown): string {
@@ -230,22 +230,30 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
         ))}
         {row && (
           <div className="port-actions" data-testid="port-actions" data-port={row.port}>
-            {OPEN_ACTIONS.map((a) => (
-              <button
-                key={a.mode}
-                role="menuitem"
-                className="menu-item port-action"
-                data-testid={`port-open-${a.mode}`}
-                disabled={!a.available}
-                aria-busy={pending === a.mode}
-                title={a.available ? row.url : 'not available yet'}
-                onMouseDown={(e) => e.preventDefault()}
-                onClick={() => void open(a.mode)}
-              >
-                <span>{pending === a.mode ? 'opening…' : a.label}</span>
-                {!a.available && <span className="menu-detail-inline">not available yet</span>}
-              </button>
-            ))}
+            {OPEN_ACTIONS.map((a) => {
+              // Only pop-out depends on the sidecar (a display); its reason is shown, not just a tooltip.
+              const why = a.mode === 'popout' && !snap.popout.available ? (snap.popout.reason ?? 'not available') : null;
+              return (
+                <button
+                  key={a.mode}
+                  role="menuitem"
+                  className="menu-item port-action"
+                  data-testid={`port-open-${a.mode}`}
+                  disabled={why !== null}
+                  aria-busy={pending === a.mode}
+                  title={why ?? row.url}
+                  onMouseDown={(e) => e.preventDefault()}
+                  onClick={() => void open(a.mode)}
+                >
+                  <span>{pending === a.mode ? 'opening…' : a.label}</span>
+                  {why && (
+                    <span className="menu-detail-inline" data-testid={`port-open-${a.mode}-reason`}>
+                      {why}
+                    </span>
+                  )}
+                </button>
+              );
+            })}
           </div>
         )}
         {failure && (

@@ -1,8 +1,10 @@
 // The screencast's pane-drawn chrome inside the body: tab strip, JavaScript dialog, the
-// `<select>` popup, the "Chromium quit" panel, the starting notice and the error banner.
-// State comes from the store; every answer goes through a store action (never a socket).
+// `<select>` popup, the "Chromium quit" panel, the starting notice, the error banner and
+// the pop-out stub. State comes from the store; every answer goes through a store action
+// (never a socket).
 import { useEffect, useRef, useState } from 'react';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import { stubState } from '../browser/popout';
 import type { WorkspaceStore } from '../workspace/store';
 
 /** Tabs, shown at two or more. */
@@ -119,7 +121,8 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
 
 /** Chromium stopped (crashed or killed): offer a relaunch on the same profile. */
 export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
-  if (sc.connected) return null;
+  // Not while a launch is under way (nothing stopped), nor popped out (the stub says it).
+  if (sc.connected || sc.launching || stubState(sc)) return null;
   return (
     <div className="browser-panel" data-testid="screencast-disconnected" role="alert">
       <h3>Chromium quit</h3>
@@ -157,6 +160,53 @@ export function ScreencastErrorBanner({ store, paneId, sc }: { store: WorkspaceS
       <button className="panel-btn" data-testid="screencast-error-dismiss" onClick={() => store.dismissScreencastError(paneId)}>
         Dismiss
       </button>
+    </div>
+  );
+}
+
+const STUB_TEXT = {
+  opening: ['Opening a window…', 'Chromium is starting in its own window with this pane\'s profile and page.'],
+  out: ['Popped out to a window', 'The page lives in its own Chromium window now. Closing that window brings it back here.'],
+  returning: ['Coming back…', 'Chromium is returning to this pane at the window\'s page and size.'],
+  crashed: ['The window\'s Chromium stopped', 'Relaunch opens the window again at its last page; Pop back in brings the page here.'],
+} as const;
+
+/**
+ * The pane's stub while its browser is popped out (DESIGN §4.4): what happened and "Pop back
+ * in" (a focusable button; Enter works). While the window opens or returns it offers nothing.
+ * A failed pop-out or pop-in shows its reason as a banner over the screencast.
+ */
+export function PopoutStub({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  const state = stubState(sc);
+  if (!state) {
+    return sc.popError ? (
+      <div className="browser-banner" data-testid="popout-error" role="alert">
+        <span>{sc.popError}</span>
+      </div>
+    ) : null;
+  }
+  const [title, detail] = STUB_TEXT[state];
+  return (
+    <div className="browser-panel popout-stub" data-testid="popout-stub" data-state={state} role="status">
+      <h3>{title}</h3>
+      <p>{detail}</p>
+      {sc.popError && (
+        <p className="menu-error" data-testid="popout-error" role="alert">
+          {sc.popError}
+        </p>
+      )}
+      {(state === 'out' || state === 'crashed') && (
+        <div className="browser-panel-actions">
+          {state === 'crashed' && (
+            <button className="panel-btn" data-testid="popout-relaunch" disabled={sc.relaunching} onClick={() => store.relaunchBrowser(paneId)}>
+              {sc.relaunching ? 'Relaunching…' : 'Relaunch'}
+            </button>
+          )}
+          <button className="panel-btn primary" data-testid="popout-popin" onClick={() => store.popIn(paneId)}>
+            Pop back in
+          </button>
+        </div>
+      )}
     </div>
   );
 }

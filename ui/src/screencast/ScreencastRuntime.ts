@@ -31,8 +31,10 @@ export const PARK_AFTER_MS = 1000;
 
 /** The screencast's state as the pane's React view reads it (high-rate facts live on DOM attributes). */
 export interface ScreencastState {
-  /** Chromium is up and connected (false: it stopped; the pane offers Relaunch) */
+  /** Chromium is up and connected (false and not `launching`: it stopped; the pane offers Relaunch) */
   connected: boolean;
+  /** a launch, relaunch, pop-out or pop-in is under way on the sidecar (not a stop) */
+  launching: boolean;
   tabs: BrowserTab[];
   activeTab: string | null;
   dialog: PageDialog | null;
@@ -46,14 +48,36 @@ export interface ScreencastState {
   relaunchError: string | null;
   /** the last failure on a live browser (navigate, tab, viewport, grant): a banner until dismissed or the socket reopens */
   error: string | null;
+  /** the browser is popped out to a window (the sidecar's `status`); the pane shows a stub */
+  poppedOut: boolean;
+  /** a pop-out or pop-in this pane asked for and the sidecar has not answered yet */
+  popping: 'out' | 'in' | null;
+  /** why the last pop-out or pop-in failed (cleared by the next one) */
+  popError: string | null;
 }
 
-export const EMPTY_SCREENCAST: ScreencastState = { connected: true, tabs: [], activeTab: null, dialog: null, popup: null, parked: false, relaunching: false, relaunchError: null, error: null };
+export const EMPTY_SCREENCAST: ScreencastState = {
+  connected: true,
+  launching: false,
+  tabs: [],
+  activeTab: null,
+  dialog: null,
+  popup: null,
+  parked: false,
+  relaunching: false,
+  relaunchError: null,
+  error: null,
+  poppedOut: false,
+  popping: null,
+  popError: null,
+};
 
 export interface ScreencastEvents extends BrowserEvents {
   /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
   onBrowserId: (id: string | null) => void;
   onScreencast: (patch: Partial<ScreencastState>) => void;
+  /** the sidecar changed the viewport itself (a pop-in fixes it at the window's last size) */
+  onViewport: (choice: ViewportChoice) => void;
 }
 
 const MAC = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
@@ -97,6 +121,9 @@ export class ScreencastRuntime {
   private moveFrame = 0;
   private popup: SelectPopup | null = null;
   private relaunching = false;
+  /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
+  private poppedOut = false;
+  private popping: 'out' | 'in' | null = null;
 
   constructor(
     readonly paneId: string,
@@ -278,6 +305,68 @@ export class ScreencastRuntime {
     if (!this.disposed) this.events.onScreencast({ error: null });
   }
 
+  /**
+   * Pops the browser out to a headed window (creating it first if it does not exist yet).
+   * Repeats while one is pending are ignored; a failure shows as the pane's error.
+   */
+  popOut(): void {
+    this.pop('out');
+  }
+
+  /** Pops the browser back into the pane; frames resume once its headless Chromium is up. */
+  popIn(): void {
+    this.pop('in');
+  }
+
+  private pop(dir: 'out' | 'in'): void {
+    if (this.popping || this.disposed) return;
+    this.popping = dir;
+    this.events.onScreencast({ popping: dir, popError: null });
+    void this.withBrowser(async (id) => {
+      try {
+        await (dir === 'out' ? api.browserPopout(id) : api.browserPopin(id));
+      } catch (e) {
+        // The sidecar's state decides (a failed pop-out leaves the browser in its pane,
+        // disconnected: the Relaunch panel shows).
+        if (e instanceof ApiError && (e.code === 'popped_out' || e.code === 'not_popped_out')) this.setPoppedOut(e.code === 'popped_out');
+        else if (e instanceof ApiError && e.code === 'launch_failed') this.events.onScreencast({ connected: false });
+        const verb = dir === 'out' ? "Couldn't pop out" : "Couldn't pop back in";
+        if (!this.disposed) this.events.onScreencast({ popError: `${verb}: ${errorText(e)}` });
+        return;
+      }
+      // The socket says so too; set it now so the stub does not wait for the status.
+      this.setPoppedOut(dir === 'out');
+      this.events.onScreencast({ connected: true });
+      if (dir === 'in' && this.visible) this.session.send({ type: 'repaint' });
+    }).finally(() => {
+      this.popping = null;
+      if (!this.disposed) this.events.onScreencast({ popping: null });
+    });
+  }
+
+  private setPoppedOut(out: boolean): void {
+    if (out === this.poppedOut) return;
+    this.poppedOut = out;
+    this.events.onScreencast({ poppedOut: out });
+    if (!out) {
+      this.sendSync(true);
+      if (this.viewport.mode === 'fixed') this.adoptFixedViewport(this.viewport.dpr);
+      // Hidden meanwhile: park now that nothing else needs the socket.
+      if (!this.visible && !this.parkTimer) this.schedulePark();
+    }
+  }
+
+  /** After a pop-in in fixed mode: the sidecar fixed the window's last size (same DPR); show and keep it. */
+  private adoptFixedViewport(dpr: number): void {
+    void this.withBrowser(async (id) => {
+      const info = await api.getBrowser(id);
+      if (info.mode !== 'fixed' || !info.viewport || this.viewport.mode !== 'fixed') return;
+      const choice: ViewportChoice = { mode: 'fixed', width: info.viewport.width, height: info.viewport.height, dpr };
+      this.viewport = choice;
+      this.events.onViewport(choice);
+    });
+  }
+
   /** Answers the pending JavaScript dialog (only ever on the user's word). */
   answerDialog(accept: boolean, text?: string): void {
     this.session.send(text === undefined ? { type: 'dialog', accept } : { type: 'dialog', accept, text });
@@ -308,16 +397,21 @@ export class ScreencastRuntime {
     if (this.parkTimer) clearTimeout(this.parkTimer);
     this.parkTimer = null;
     if (!visible) {
-      this.parkTimer = setTimeout(() => {
-        this.parkTimer = null;
-        this.session.stop();
-        this.element.dataset.socket = 'parked';
-        this.events.onScreencast({ parked: true });
-      }, PARK_AFTER_MS);
+      this.schedulePark();
     } else if (this.browserId) {
       this.redraw();
       this.session.start();
     }
+  }
+
+  private schedulePark(): void {
+    this.parkTimer = setTimeout(() => {
+      this.parkTimer = null;
+      if (this.poppedOut) return; // never parked while popped out; a pop-in parks it then
+      this.session.stop();
+      this.element.dataset.socket = 'parked';
+      this.events.onScreencast({ parked: true });
+    }, PARK_AFTER_MS);
   }
 
   focus(force = false): void {
@@ -402,7 +496,8 @@ export class ScreencastRuntime {
   private onMessage(m: ViewerOut) {
     switch (m.type) {
       case 'status':
-        this.events.onScreencast({ connected: m.connected });
+        this.events.onScreencast({ connected: m.connected, launching: m.launching === true });
+        this.setPoppedOut(m.popped_out === true);
         break;
       case 'tabs':
         this.events.onScreencast({ tabs: m.tabs, activeTab: m.active });
@@ -484,7 +579,7 @@ export class ScreencastRuntime {
 
   /** Resize with pane: tells the host the body's size (`now`, or after the settle). */
   private sendSync(now: boolean) {
-    if (this.viewport.mode !== 'pane') return;
+    if (this.viewport.mode !== 'pane' || this.poppedOut) return;
     if (this.syncTimer) clearTimeout(this.syncTimer);
     this.syncTimer = null;
     const go = () => {

@@ -14,6 +14,7 @@ import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
 import { type PortOpenMode, type PortOrigin, type PortRow, isPortOrigin, sameOrigin, servingPane } from '../ports/ports';
 import { openExternal } from '../ports/external';
+import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
 import * as L from '../layout/engine';
 import type { Action } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
@@ -48,6 +49,8 @@ export interface Snapshot {
   ready: boolean;
   /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
+  /** whether "Pop out" can be chosen (asked once at start, `GET /api/capabilities`) */
+  popout: PopoutOffer;
 }
 
 type SavedPane =
@@ -98,7 +101,7 @@ export class WorkspaceStore {
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(scheme: Scheme) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null };
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING };
   }
 
   // --- external store protocol
@@ -222,6 +225,7 @@ export class WorkspaceStore {
               const sc = this.snap.panes[id]?.browser?.screencast ?? EMPTY_SCREENCAST;
               onChange({ screencast: { ...sc, ...patch } });
             },
+            onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
           })
         : new BrowserRuntime(id, b.url, this.grants, { onChange, onFocus: () => this.focus(id) });
     this.browsers.set(id, rt);
@@ -301,6 +305,11 @@ export class WorkspaceStore {
     }
     window.addEventListener('message', this.onMessage);
     this.set({ layout, panes, order, ready: true });
+    // Asked once: the sidecar's display does not change while it runs.
+    void api.capabilities().then(
+      (cap) => this.set({ popout: popoutOffer(cap) }),
+      (e: unknown) => this.set({ popout: popoutOffer({ error: e instanceof Error ? e.message : String(e) }) }),
+    );
   }
 
   /** Every `message` event: only a valid shim message from a pane's own frame, on a live grant origin, gets through. */
@@ -507,13 +516,28 @@ export class WorkspaceStore {
    * Opens terminal pane `id`'s port `row` in `mode`. `iframe`: reuses (focuses, restoring a
    * minimized one) the browser pane opened before for the same pane, port and mode; else
    * asks the proxy for a grant first, then splits a browser pane beside the terminal (never
-   * replacing it). `system`: hands the URL to the system browser. Rejects, with the layout
+   * replacing it). `popout`: the (pane, port) screencast pane (the browser screencast and
+   * pop-out share), placed like `screencast` when there is none, then popped out (the pane
+   * shows the stub). `system`: hands the URL to the system browser. Rejects, with the layout
    * and focus untouched, when the open cannot happen or `cancel.cancelled` was set meanwhile
    * (the menu closed).
    */
   async openPort(id: L.PaneId, row: PortRow, mode: PortOpenMode, cancel: { cancelled: boolean } = { cancelled: false }): Promise<void> {
     if (mode === 'system') {
       await openExternal(row.url);
+      return;
+    }
+    if (mode === 'popout') {
+      if (!this.snap.popout.available) throw new Error(this.snap.popout.reason ?? 'pop-out is not available');
+      const shared: PortOrigin = { pane: id, port: row.port, mode: 'screencast' };
+      let pane = this.findPortPane(shared);
+      if (pane) this.showPane(pane);
+      else {
+        if (!L.visiblePanes(this.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
+        pane = this.openBrowser(id, row.url, { keepSource: true, origin: shared, mode: 'screencast' });
+        if (!pane) throw new Error("couldn't place a browser pane here");
+      }
+      this.popOut(pane);
       return;
     }
     if (mode !== 'iframe' && mode !== 'screencast') throw new Error(`${mode} is not available yet`);
@@ -647,9 +671,19 @@ export class WorkspaceStore {
     this.screencast(id)?.relaunch();
   }
 
-  /** Hides the screencast's error banner (the failure stays in the console). */
+  /** Hides screencast pane `id`'s error banner. */
   dismissScreencastError(id: L.PaneId) {
     this.screencast(id)?.dismissError();
+  }
+
+  /** Pops screencast pane `id`'s browser out to a window (protocol §8.5); the pane shows a stub. */
+  popOut(id: L.PaneId) {
+    if (this.snap.popout.available) this.screencast(id)?.popOut();
+  }
+
+  /** Brings screencast pane `id`'s popped-out browser back into the pane. */
+  popIn(id: L.PaneId) {
+    this.screencast(id)?.popIn();
   }
 
   browserGo(id: L.PaneId, delta: -1 | 1) {

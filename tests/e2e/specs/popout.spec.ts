@@ -1,0 +1,161 @@
+// Pop-out end to end: a sidecar of its own on an Xvfb this spec starts (the shared one has
+// no display), a python3 http.server in a terminal, Pop out from the context menu → the
+// pane's stub; Pop back in (keyboard) → live screencast; the user closing the window →
+// back to live screencast by itself. Xvfb missing fails with what to install.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { expect, test } from '@playwright/test';
+import WebSocket from 'ws';
+import { Wall } from './fixtures';
+
+const repo = path.resolve(import.meta.dirname, '../../..');
+
+interface Started {
+  xvfb: ChildProcess;
+  sidecar: ChildProcess;
+  url: string;
+  token: string;
+  data: string;
+  tmp: string;
+}
+
+let s: Started;
+
+/** `Xvfb -displayfd 3`: the server picks a free display and writes its number on fd 3. */
+async function startXvfb(): Promise<{ xvfb: ChildProcess; display: string }> {
+  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1600x1000x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+  const display = await new Promise<string>((resolve, reject) => {
+    xvfb.once('error', (e) => reject(new Error(`cannot run Xvfb (${e.message}): install it (Debian/Ubuntu: apt install xvfb, or cargo xtask deps)`)));
+    readline.createInterface({ input: xvfb.stdio[3] as NodeJS.ReadableStream }).once('line', (l) => resolve(`:${l.trim()}`));
+  });
+  return { xvfb, display };
+}
+
+test.beforeAll(async () => {
+  const { xvfb, display } = await startXvfb();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-e2e-popout-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, SHELL: '/bin/bash', DISPLAY: display, no_proxy: '127.0.0.1,localhost', NO_PROXY: '127.0.0.1,localhost' };
+  delete env.WAYLAND_DISPLAY;
+  for (const d of ['home', 'config', 'data', 'cache']) fs.mkdirSync(path.join(tmp, d), { mode: 0o700 });
+  env.HOME = path.join(tmp, 'home');
+  env.XDG_CONFIG_HOME = path.join(tmp, 'config');
+  env.XDG_DATA_HOME = path.join(tmp, 'data');
+  env.XDG_CACHE_HOME = path.join(tmp, 'cache');
+  fs.writeFileSync(path.join(env.HOME, '.bashrc'), 'export PS1="\\$ "\n');
+  const bin = process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar');
+  const uiDir = process.env.PORTHOLE_UI_DIR ?? path.join(repo, 'ui/dist');
+  const sidecar = spawn(bin, ['--web', '--port', '0', '--ui-dir', uiDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  sidecar.stderr!.pipe(fs.createWriteStream(path.join(tmp, 'sidecar.log')));
+  const ready = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+    sidecar.once('exit', (code) => reject(new Error(`sidecar exited with ${code} (log: ${tmp}/sidecar.log)`)));
+    readline.createInterface({ input: sidecar.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
+  });
+  s = { xvfb, sidecar, url: ready.url, token: ready.token, data: env.XDG_DATA_HOME, tmp };
+});
+
+test.afterAll(async () => {
+  if (!s) return;
+  // Shutdown closes every Chromium, the popped-out window included.
+  await call('POST', '/api/shutdown').catch(() => undefined);
+  await new Promise<void>((resolve) => {
+    if (s.sidecar.exitCode !== null) return resolve();
+    const t = setTimeout(() => (s.sidecar.kill('SIGKILL'), resolve()), 8000);
+    s.sidecar.once('exit', () => (clearTimeout(t), resolve()));
+  });
+  s.xvfb.kill();
+  fs.rmSync(s.tmp, { recursive: true, force: true });
+});
+
+async function call(method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(new URL(p, s.url), {
+    method,
+    headers: { authorization: `Bearer ${s.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}
+
+/** Closes the popped-out window's page as the user would, through its own DevTools endpoint. */
+async function closeWindow(browserId: string) {
+  const root = path.join(s.data, 'porthole/browsers');
+  const dir = fs.readdirSync(root).find((d) => d.endsWith(`-${browserId}`))!;
+  const [port, wsPath] = fs.readFileSync(path.join(root, dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`);
+  await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+  const ask = (id: number, method: string, params: object) =>
+    new Promise<any>((resolve) => {
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data));
+        if (m.id === id) resolve(m);
+      });
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  const targets = await ask(1, 'Target.getTargets', {});
+  const page = targets.result.targetInfos.find((t: any) => t.type === 'page');
+  await ask(2, 'Target.closeTarget', { targetId: page.targetId });
+  ws.close();
+}
+
+test('Pop out from the context menu shows the stub; Pop back in and closing the window return to live screencast', async ({ page }) => {
+  test.setTimeout(120_000);
+  const { url } = await call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  const wall = new Wall(page);
+  await wall.waitOpen(1);
+  const [term] = await wall.paneIds();
+  const dir = fs.mkdtempSync(path.join(s.tmp, 'site-'));
+  fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>popped page</title><h1>hello pop-out</h1>');
+  await wall.click(term);
+  await wall.type(`cd ${dir} && python3 -m http.server 0 --bind 127.0.0.1\n`);
+  await wall.waitText(term, /Serving HTTP on \S+ port \d+/, 20_000);
+  const port = Number(/Serving HTTP on \S+ port (\d+)/.exec(await wall.text(term))![1]);
+
+  // This sidecar has a display: Pop out is offered.
+  const menu = page.getByTestId('context-menu');
+  await wall.pane(term).getByTestId('terminal-body').click({ button: 'right' });
+  await menu.locator(`[data-testid=port-row][data-port="${port}"]`).click();
+  await expect(menu.getByTestId('port-open-popout')).toBeEnabled();
+  await expect(menu.getByTestId('port-open-popout-reason')).toHaveCount(0);
+  await menu.getByTestId('port-open-popout').click();
+  await expect(menu).toHaveCount(0);
+  await expect(wall.visiblePanes()).toHaveCount(2);
+  const cast = await wall.focusedId();
+  const pane = wall.pane(cast);
+  await expect(pane).toHaveAttribute('data-mode', 'screencast');
+  const stub = pane.getByTestId('popout-stub');
+  await expect(stub).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
+  await expect(stub).toContainText('Popped out to a window');
+  const browserId = (await pane.getAttribute('data-browser-id'))!;
+  const info = await call('GET', `/api/browsers/${browserId}`);
+  expect(info.popped_out).toBe(true);
+  // The header keeps following the window's page (a navigation in the window shows up).
+  await expect(pane.getByTestId('browser-url')).toHaveText(`localhost:${port}`);
+  await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'popped page');
+  await call('POST', `/api/browsers/${browserId}/navigate`, { url: `http://localhost:${port}/index.html?in=window` });
+  await expect(pane.getByTestId('browser-url')).toHaveText(`localhost:${port}/index.html`);
+
+  // Pop back in from the keyboard: live screencast again, frames painted.
+  const popin = pane.getByTestId('popout-popin');
+  await popin.focus();
+  await page.keyboard.press('Enter');
+  await expect(stub).toHaveCount(0, { timeout: 30_000 });
+  expect((await call('GET', `/api/browsers/${browserId}`)).popped_out).toBe(false);
+  const canvas = pane.getByTestId('screencast-canvas');
+  const before = Number(await canvas.getAttribute('data-painted'));
+  await expect.poll(async () => Number(await canvas.getAttribute('data-painted')), { timeout: 20_000 }).toBeGreaterThan(before);
+
+  // Pop out from the Display menu, then the user closes the window: back by itself.
+  await pane.getByTestId('browser-display').click();
+  await pane.getByTestId('display-popout').click();
+  await expect(stub).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
+  await closeWindow(browserId);
+  await expect(stub).toHaveCount(0, { timeout: 30_000 });
+  const after = Number(await canvas.getAttribute('data-painted'));
+  await expect.poll(async () => Number(await canvas.getAttribute('data-painted')), { timeout: 20_000 }).toBeGreaterThan(after);
+  expect((await call('GET', `/api/browsers/${browserId}`)).popped_out).toBe(false);
+});
