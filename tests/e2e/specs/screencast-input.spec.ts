@@ -342,9 +342,11 @@ test.describe('screencast input', () => {
     await page.screenshot({ path: test.info().outputPath('crashed.png') });
     const painted = Number(await pane.getByTestId('screencast-canvas').getAttribute('data-painted'));
     await panel.getByTestId('screencast-relaunch').click();
+    // The panel goes as soon as the relaunch begins (status `launching`); wait for its end.
     await expect(panel).toHaveCount(0, { timeout: 30_000 });
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).connected, { timeout: 30_000 }).toBe(true);
+    await expect(panel).toHaveCount(0);
     const info = await api('GET', `/api/browsers/${browser}`);
-    expect(info.connected).toBe(true);
     expect(info.url).toBe(`${site.origin}/second`);
     expect(info.pid).not.toBe(pid);
     // Fresh frames of the page are painted again, from a live viewer socket.
