@@ -16,7 +16,7 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+    CaptureScreenshotParams, CloseParams as PageCloseParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
     GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
     NavigateToHistoryEntryParams, ReloadParams,
 };
@@ -971,24 +971,26 @@ impl BrowserRef {
     /// `beforeunload` dialog, which the user answers.
     pub async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
         self.active_page()?;
-        let (page, count, live) = {
+        let (page, count) = {
             let s = self.shared();
-            (s.pages.get(tab).cloned(), s.tabs.len(), s.live.clone())
+            (s.pages.get(tab).cloned(), s.tabs.len())
         };
         let Some(page) = page else { return Err(BrowserError::BadRequest(format!("no tab {tab:?}"))) };
         if count <= 1 {
             return Err(BrowserError::BadRequest("cannot close the only tab".into()));
         }
-        let Some(live) = live else { return Err(BrowserError::Disconnected) };
         // Watch before sending the command that changes the state.
         let mut view = self.subscribe();
-        // Sent on the browser's own session, not the tab's: the tab's session is detached by
-        // the very close, and a reply racing that detach is lost (the call then fails or
-        // times out although the tab closed).
-        {
-            let b = live.browser.lock().await;
-            bounded("Target.closeTarget", b.execute(CloseTargetParams::new(page.target_id().clone()))).await?;
-        }
+        // `Page.close`, not `Target.closeTarget`: only it runs the page's beforeunload hooks
+        // (Chromium 156 closes a target without asking). Its reply is not awaited: the tab's
+        // session is detached by the very close and a reply racing that detach is lost; the
+        // tab leaving the list (or its dialog opening) is the answer.
+        let closing = page.clone();
+        tokio::spawn(async move {
+            if let Err(e) = bounded("Page.close", closing.execute(PageCloseParams::default())).await {
+                tracing::debug!("close tab: {e}");
+            }
+        });
         let done = |st: &ViewState| {
             !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab)
         };
