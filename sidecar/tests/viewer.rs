@@ -30,7 +30,8 @@ fn page(path: &str) -> Option<String> {
         "/static" => "<!doctype html><title>static</title><p>nothing moves</p>".to_string(),
         // Asks before leaving; Chromium shows the dialog only after a user gesture.
         "/unload" => format!(
-            "{head}<title>unload</title>{}<script>addEventListener('beforeunload',e=>{{e.preventDefault();e.returnValue=''}})</script>",
+            r#"{head}<title>unload</title>{}<a href="/static" style="position:absolute;left:0;top:200px;width:200px;height:100px;display:block">leave</a>
+            <script>addEventListener('beforeunload',e=>{{e.preventDefault();e.returnValue=''}})</script>"#,
             counter_button("unload")
         ),
         // Asks before leaving; the top button opens a second tab, the lower one only counts.
@@ -143,9 +144,8 @@ async fn beforeunload_holds_a_navigation_until_answered_cancel_stays_ok_leaves()
     // The user gesture that arms beforeunload.
     click(&mut ws, 100.0, 50.0).await;
     until_title(sc, &id, |t| t == "unload:1").await;
-    let target = format!("{}/static", server());
     let id2 = id.clone();
-    let t2 = target.clone();
+    let t2 = format!("{}/static", server());
     let first = tokio::spawn(async move {
         sidecar()
             .req(
@@ -164,34 +164,21 @@ async fn beforeunload_holds_a_navigation_until_answered_cancel_stays_ok_leaves()
     assert!(i["dialog"].is_object(), "{i}");
     answer(&mut ws, false, None).await;
     until_no_dialog(&mut ws).await;
-    let status = tokio::time::timeout(HANG, first)
-        .await
-        .expect("navigate answered")
-        .unwrap();
-    assert!(status == 200 || status >= 500, "navigate answered {status}");
+    // The navigate call answered once the dialog held it.
+    let status = tokio::time::timeout(HANG, first).await.expect("navigate answered").unwrap();
+    assert_eq!(status, 200);
     // Cancel kept the very same document: its click counter goes on.
     click(&mut ws, 100.0, 50.0).await;
     until_title(sc, &id, |t| t == "unload:2").await;
-    // Again, and OK leaves.
-    let id3 = id.clone();
-    let second = tokio::spawn(async move {
-        sidecar()
-            .req(
-                "POST",
-                &format!("/api/browsers/{id3}/navigate"),
-                Some(&json!({"url": target})),
-            )
-            .await
-            .status
-    });
+    // Again, by a link the user clicks, and OK leaves. (Not a second `navigate`: chromiumoxide
+    // keeps the canceled Page.navigate pending until its 10 s request timeout and queues the
+    // next one of the tab behind it.)
+    click(&mut ws, 100.0, 250.0).await;
     until_dialog(&mut ws, "beforeunload").await;
+    assert!(info(sc, &id).await["url"].as_str().unwrap().ends_with("/unload"));
     answer(&mut ws, true, None).await;
     until_no_dialog(&mut ws).await;
     until_title(sc, &id, |t| t == "static").await;
-    tokio::time::timeout(HANG, second)
-        .await
-        .expect("navigate answered")
-        .unwrap();
     delete(sc, &id).await;
 }
 

@@ -919,14 +919,33 @@ impl BrowserRef {
 
     // ---- operations ----
 
-    /// Navigates the active tab; returns once Chromium has started the navigation.
+    /// Navigates the active tab; returns once Chromium has started the navigation, or once
+    /// the page's beforeunload dialog holds it (the user's answer decides).
     pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        let r = bounded("Page.navigate", page.execute(NavigateParams::new(url))).await?;
-        if let Some(e) = &r.result.error_text {
+        let r = self.unless_held(&page, bounded("Page.navigate", page.execute(NavigateParams::new(url)))).await?;
+        if let Some(e) = r.as_ref().and_then(|r| r.result.error_text.as_ref()) {
             tracing::debug!("navigation error page: {e}");
         }
         Ok(())
+    }
+
+    /// Awaits a command that leaves `page`'s document; `None` once the page's beforeunload
+    /// dialog holds it instead (Chromium answers such a command only after the user does,
+    /// which may be later than the CDP bound).
+    async fn unless_held<T>(
+        &self,
+        page: &Page,
+        call: impl std::future::Future<Output = Result<T, BrowserError>>,
+    ) -> Result<Option<T>, BrowserError> {
+        let tab = page.target_id().as_ref().to_string();
+        // Watch before sending the command that opens the dialog.
+        let mut view = self.subscribe();
+        let held = view.wait_for(|st| st.dialog.as_ref().is_some_and(|d| d.tab == tab && d.kind == "beforeunload"));
+        tokio::select! {
+            r = call => r.map(Some),
+            _ = held => Ok(None),
+        }
     }
 
     /// Goes `delta` (−1 back, +1 forward) in the active tab's history.
@@ -937,14 +956,15 @@ impl BrowserRef {
         let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
             return Err(BrowserError::BadRequest("no history entry in that direction".into()));
         };
-        bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id))).await?;
+        let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
+        self.unless_held(&page, go).await?;
         Ok(())
     }
 
-    /// Reloads the active tab.
+    /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        bounded("Page.reload", page.execute(ReloadParams::default())).await?;
+        self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
         Ok(())
     }
 
@@ -1157,7 +1177,12 @@ impl BrowserRef {
 
     /// The current state, with the viewport measured now.
     pub async fn info(&self) -> BrowserInfo {
-        let measured = self.measure().await.ok();
+        // A dialog blocks the page's scripts: measuring would only wait out the CDP bound.
+        let blocked = {
+            let s = self.shared();
+            s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab))
+        };
+        let measured = if blocked { None } else { self.measure().await.ok() };
         let s = self.shared();
         let active = s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a));
         BrowserInfo {
