@@ -162,6 +162,13 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
             Ok(Inbound::Repaint) => {
                 let _ = ctl_tx.send(PumpCtl::Repaint);
             }
+            Ok(Inbound::Sync(vp)) => {
+                if !browser.sync_to_pane(vp) {
+                    out.text(msg::sync(crate::browser::SyncState::Off));
+                }
+            }
+            // The popped-out window takes the user's input itself: a view's is ignored.
+            Ok(_) if browser.popped_out() => {}
             Ok(Inbound::Dialog { accept, text }) => {
                 // Not behind the inputs: the input that opened the dialog (a click whose
                 // handler called alert()) waits on the dialog until it is answered.
@@ -172,13 +179,6 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                     }
                 });
             }
-            Ok(Inbound::Sync(vp)) => {
-                if !browser.sync_to_pane(vp) {
-                    out.text(msg::sync(crate::browser::SyncState::Off));
-                }
-            }
-            // The popped-out window takes the user's input itself: a view's is ignored.
-            Ok(_) if browser.popped_out() => {}
             Ok(input) => {
                 if in_tx.try_send(input).is_err() {
                     out.close(CLOSE_POLICY, "more than 256 inputs waiting");
