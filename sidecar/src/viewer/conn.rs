@@ -270,14 +270,45 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
             }
             continue;
         };
-        let tab = page.target_id().as_ref().to_string();
-        let first = browser.cast_begin(&tab);
-        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, first).await;
-        if browser.cast_end(&tab) {
-            let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
-        }
+        let cast = CastGuard::begin(&browser, &page);
+        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first).await;
+        drop(cast);
         if ended {
             return;
+        }
+    }
+}
+
+/// One view counted as streaming a tab. Dropping it (also when the pump task is aborted
+/// because its socket went away) uncounts the view and, for the last one, stops Chromium's
+/// screencast, so the count never outlives its views.
+struct CastGuard {
+    browser: BrowserRef,
+    page: Page,
+    tab: String,
+    /// The first view of this tab: it (re)starts the screencast.
+    first: bool,
+}
+
+impl CastGuard {
+    fn begin(browser: &BrowserRef, page: &Page) -> Self {
+        let tab = page.target_id().as_ref().to_string();
+        let first = browser.cast_begin(&tab);
+        CastGuard { browser: browser.clone(), page: page.clone(), tab, first }
+    }
+}
+
+impl Drop for CastGuard {
+    fn drop(&mut self) {
+        if !self.browser.cast_end(&self.tab) {
+            return;
+        }
+        // Drop cannot await; the stop is fire-and-forget (no runtime: shutting down anyway).
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let page = self.page.clone();
+            rt.spawn(async move {
+                let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+            });
         }
     }
 }
