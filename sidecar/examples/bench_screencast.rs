@@ -4,20 +4,27 @@
 //! Run: `cargo xtask bench screencast` (= `cargo run --release -p sidecar --example
 //! bench_screencast`). Prints plain `name value` lines:
 //! - `anim.bare_fps` / `anim.viewer_fps` / `anim.ratio`: a CSS-animated page at 1280×800,
-//!   frames per second from a bare chromiumoxide screencast (every frame acked at once: the
-//!   limit) and from the sidecar's viewer socket, and viewer ÷ bare;
+//!   frames per second from a bare chromiumoxide screencast (the limit) and from the
+//!   sidecar's viewer socket, and viewer ÷ bare;
 //! - `scroll.*`: the same for a tall page scrolled by a wheel event every 16 ms;
 //! - `anim.bytes_per_frame`: mean JPEG bytes per delivered frame;
 //! - `anim.sidecar_cpu_ms_per_frame`: sidecar process CPU time (user+sys) per delivered frame;
 //! - `latency.p50_ms` / `latency.p95_ms`: keypress that flips the page colour → first frame.
 //!
 //! Targets: ratio ≥ 0.9, ≥ 50 fps at 1280×800, latency p50 ≤ 50 ms.
+//!
+//! The bare baseline is the same workload measured the same way, without the sidecar: same
+//! page and viewport, the same screencast parameters, each frame decoded and acked from its
+//! own task as the sidecar does, wheel events on the same fixed-rate clock dispatched one at
+//! a time in order (as the sidecar's input worker does), and frames counted by the same
+//! [`Counter`] where the client receives them.
 
 mod common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, DispatchMouseEventType};
@@ -31,6 +38,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
 const MEASURE: Duration = Duration::from_secs(5);
+/// Warm-up before counting starts.
+const WARM: Duration = Duration::from_millis(500);
+/// One wheel event (deltaY 40 CSS px at (300, 300)) per tick of this clock.
+const WHEEL_EVERY: Duration = Duration::from_millis(16);
 const LATENCY_SAMPLES: usize = 30;
 
 fn page(path: &str) -> Option<&'static str> {
@@ -74,8 +85,57 @@ async fn serve_pages() -> u16 {
     port
 }
 
-/// Frames a bare CDP screencast of `url` produces in [`MEASURE`], every frame acked at once;
-/// with `wheel`, a wheel event every 16 ms.
+/// Counts frames where a client receives them: after [`WARM`] the first frame starts the clock
+/// (and is not counted); frames until [`MEASURE`] after the warm-up are.
+struct Counter {
+    warm: Instant,
+    deadline: Instant,
+    start: Option<Instant>,
+    frames: u64,
+    bytes: usize,
+}
+
+impl Counter {
+    fn new() -> Counter {
+        let warm = Instant::now() + WARM;
+        Counter { warm, deadline: warm + MEASURE, start: None, frames: 0, bytes: 0 }
+    }
+
+    fn running(&self) -> bool {
+        Instant::now() < self.deadline
+    }
+
+    /// One frame of `bytes` JPEG bytes arrived; true if and only if it started the clock.
+    fn frame(&mut self, bytes: usize) -> bool {
+        let now = Instant::now();
+        if now < self.warm || now >= self.deadline {
+            return false;
+        }
+        if self.start.is_none() {
+            self.start = Some(now);
+            return true;
+        }
+        self.frames += 1;
+        self.bytes += bytes;
+        false
+    }
+
+    /// Frames per second over the counted window (first frame to the deadline).
+    fn fps(&self) -> f64 {
+        let secs = self.start.map(|s| (self.deadline - s).as_secs_f64()).unwrap_or(1.0);
+        self.frames as f64 / secs
+    }
+}
+
+/// A clock ticking every [`WHEEL_EVERY`]; a late tick is delayed, never made up in a burst.
+fn wheel_clock() -> tokio::time::Interval {
+    let mut i = tokio::time::interval(WHEEL_EVERY);
+    i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    i
+}
+
+/// Frames per second a bare CDP screencast of `url` delivers (see the module doc for how this
+/// matches the viewer measurement); with `wheel`, the wheel workload.
 async fn bare(url: &str, profile: &Path, wheel: bool) -> f64 {
     let mut b = BrowserConfig::builder()
         .new_headless_mode()
@@ -106,39 +166,50 @@ async fn bare(url: &str, profile: &Path, wheel: bool) -> f64 {
     p.quality = Some(80);
     p.every_nth_frame = Some(1);
     page.execute(p).await.unwrap();
-    let wheel_task = wheel.then(|| {
-        let page = page.clone();
-        tokio::spawn(async move {
+    // The clock queues wheel events; one dispatcher applies them in order, each awaited.
+    let wheel_tasks = wheel.then(|| {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let clock = tokio::spawn(async move {
+            let mut clock = wheel_clock();
             loop {
+                clock.tick().await;
+                if tx.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+        let page = page.clone();
+        let dispatcher = tokio::spawn(async move {
+            while rx.recv().await.is_some() {
                 let mut m = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, 300.0, 300.0);
                 m.delta_x = Some(0.0);
                 m.delta_y = Some(40.0);
                 let _ = page.execute(m).await;
-                tokio::time::sleep(Duration::from_millis(16)).await;
             }
-        })
+        });
+        [clock, dispatcher]
     });
-    // Warm up, then count.
-    let warm = Instant::now() + Duration::from_millis(500);
-    let mut n = 0u64;
-    let mut start = None;
-    let deadline = Instant::now() + Duration::from_millis(500) + MEASURE;
-    while Instant::now() < deadline {
+    let mut count = Counter::new();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    while count.running() {
         let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(2), frames.next()).await else { continue };
-        let _ = page.execute(ScreencastFrameAckParams::new(ev.session_id)).await;
-        if Instant::now() >= warm {
-            start.get_or_insert_with(Instant::now);
-            n += 1;
-        }
+        // Acked from its own task, as the sidecar does.
+        let p = page.clone();
+        let sid = ev.session_id;
+        tokio::spawn(async move {
+            let _ = p.execute(ScreencastFrameAckParams::new(sid)).await;
+        });
+        // Decoded, as the sidecar does before it forwards a frame.
+        let jpeg = b64.decode(AsRef::<str>::as_ref(&ev.data)).unwrap_or_default();
+        count.frame(jpeg.len());
     }
-    if let Some(t) = wheel_task {
+    for t in wheel_tasks.into_iter().flatten() {
         t.abort();
     }
-    let secs = start.map(|s| s.elapsed().as_secs_f64()).unwrap_or(1.0);
     let _ = browser.close().await;
     let _ = browser.wait().await;
     h.abort();
-    n as f64 / secs
+    count.fps()
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -159,43 +230,36 @@ async fn viewer(sc: &Sidecar, url: &str) -> (String, Ws) {
 async fn through_viewer(sc: &Sidecar, url: &str, wheel: bool) -> (f64, f64, f64) {
     let (id, ws) = viewer(sc, url).await;
     let (mut tx, mut rx) = ws.split();
+    // The same clock; the sidecar's input worker dispatches them in order, each awaited.
     let wheel_task = wheel.then(|| {
         tokio::spawn(async move {
+            let mut clock = wheel_clock();
             loop {
+                clock.tick().await;
                 let m = json!({"type":"input_mouse","event":"wheel","x":300,"y":300,"deltaX":0,"deltaY":40});
                 if tx.send(Message::Text(m.to_string().into())).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(Duration::from_millis(16)).await;
             }
         })
     });
-    let warm = Instant::now() + Duration::from_millis(500);
-    let deadline = warm + MEASURE;
-    let (mut n, mut bytes) = (0u64, 0usize);
-    let mut start: Option<(Instant, f64)> = None;
-    while Instant::now() < deadline {
+    let mut count = Counter::new();
+    let mut cpu0 = None;
+    while count.running() {
         let Ok(Some(Ok(m))) = tokio::time::timeout(Duration::from_secs(2), rx.next()).await else { continue };
         if let Message::Binary(b) = m {
-            if Instant::now() >= warm {
-                if start.is_none() {
-                    start = Some((Instant::now(), cpu_secs(sc.pid)));
-                    continue;
-                }
-                n += 1;
-                bytes += b.len() - 16;
+            if count.frame(b.len() - 16) {
+                cpu0 = Some(cpu_secs(sc.pid));
             }
         }
     }
+    let cpu = cpu_secs(sc.pid) - cpu0.unwrap_or_else(|| cpu_secs(sc.pid));
     if let Some(t) = wheel_task {
         t.abort();
     }
-    let (t0, c0) = start.unwrap_or((Instant::now(), cpu_secs(sc.pid)));
-    let secs = t0.elapsed().as_secs_f64();
-    let cpu = cpu_secs(sc.pid) - c0;
     sc.req("DELETE", &format!("/api/browsers/{id}"), None).await;
-    let n1 = n.max(1) as f64;
-    (n as f64 / secs, bytes as f64 / n1, cpu * 1000.0 / n1)
+    let n1 = count.frames.max(1) as f64;
+    (count.fps(), count.bytes as f64 / n1, cpu * 1000.0 / n1)
 }
 
 /// Keypress flipping the page colour → first frame after it, in ms.

@@ -7,13 +7,14 @@ mod common;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use common::browser::{
+    click, create_at, delete, fixed, grant, info, key, send, serve, try_connect, until_closed, until_frame,
+    until_json, until_title, until_viewport, view,
+};
 use common::{Sidecar, HANG};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
-
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// The 20 000-character paste, built the same way by the page.
 fn paste_text() -> String {
@@ -62,48 +63,10 @@ fn page(path: &str) -> Option<String> {
     Some(body)
 }
 
-/// Starts the test page server once (its own thread and runtime); returns its base URL.
+/// The test page server of this file, started once; its base URL.
 fn server() -> &'static str {
     static BASE: OnceLock<String> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        l.set_nonblocking(true).unwrap();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async move {
-                let l = tokio::net::TcpListener::from_std(l).unwrap();
-                loop {
-                    let Ok((mut s, _)) = l.accept().await else { continue };
-                    tokio::spawn(async move {
-                        let mut buf = vec![0u8; 8192];
-                        let mut n = 0;
-                        while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
-                            match s.read(&mut buf[n..]).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(k) => n += k,
-                            }
-                            if n == buf.len() {
-                                return;
-                            }
-                        }
-                        let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                        let path = head.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/").to_string();
-                        let (status, body) = match page(&path) {
-                            Some(b) => ("200 OK", b),
-                            None => ("404 Not Found", "not found".to_string()),
-                        };
-                        let resp = format!(
-                            "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                            body.len()
-                        );
-                        let _ = s.write_all(resp.as_bytes()).await;
-                    });
-                }
-            });
-        });
-        format!("http://127.0.0.1:{port}")
-    })
+    BASE.get_or_init(|| serve(page))
 }
 
 /// The sidecar shared by this file; it exits when the test process does.
@@ -113,130 +76,7 @@ fn sidecar() -> &'static Sidecar {
 }
 
 async fn create(sc: &Sidecar, path: &str, viewport: Value) -> String {
-    let r = sc
-        .req("POST", "/api/browsers", Some(&json!({"url": format!("{}{path}", server()), "viewport": viewport})))
-        .await;
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
-fn fixed(w: u32, h: u32, dpr: f64) -> Value {
-    json!({"mode":"fixed","width":w,"height":h,"dpr":dpr})
-}
-
-async fn grant(sc: &Sidecar, id: &str) -> String {
-    let r = sc.req("POST", &format!("/api/browsers/{id}/viewer"), None).await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    r.json()["url"].as_str().unwrap().to_string()
-}
-
-async fn try_connect(url: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
-    tokio_tungstenite::connect_async(url).await.map(|(ws, _)| ws)
-}
-
-async fn view(sc: &Sidecar, id: &str) -> Ws {
-    let url = grant(sc, id).await;
-    try_connect(&url).await.expect("viewer socket")
-}
-
-async fn send(ws: &mut Ws, v: Value) {
-    ws.send(Message::Text(v.to_string().into())).await.unwrap();
-}
-
-/// Reads until a text message satisfies `pred`; returns it. Frames are skipped.
-async fn until_json(ws: &mut Ws, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let fut = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Text(t))) => {
-                    let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                    if pred(&v) {
-                        return v;
-                    }
-                }
-                Some(Ok(_)) => {}
-                other => panic!("socket ended while waiting for {what}: {other:?}"),
-            }
-        }
-    };
-    tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
-
-/// Reads until a binary frame arrives; returns it.
-async fn until_frame(ws: &mut Ws) -> Vec<u8> {
-    let fut = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Binary(b))) => return b.to_vec(),
-                Some(Ok(_)) => {}
-                other => panic!("socket ended while waiting for a frame: {other:?}"),
-            }
-        }
-    };
-    tokio::time::timeout(HANG, fut).await.expect("a frame")
-}
-
-/// Waits until the socket is closed by the server; returns the close code if one was sent.
-async fn until_closed(ws: &mut Ws) -> Option<u16> {
-    let fut = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Close(f))) => return f.map(|f| u16::from(f.code)),
-                Some(Ok(_)) => {}
-                None | Some(Err(_)) => return None,
-            }
-        }
-    };
-    tokio::time::timeout(HANG, fut).await.expect("the server to close the socket")
-}
-
-async fn info(sc: &Sidecar, id: &str) -> Value {
-    let r = sc.req("GET", &format!("/api/browsers/{id}"), None).await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    r.json()
-}
-
-/// Polls GET until the active tab's title satisfies `pred`; returns the title.
-async fn until_title(sc: &Sidecar, id: &str, pred: impl Fn(&str) -> bool) -> String {
-    let deadline = tokio::time::Instant::now() + HANG;
-    loop {
-        let v = info(sc, id).await;
-        let t = v["title"].as_str().unwrap_or("").to_string();
-        if pred(&t) {
-            return t;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "title never matched; last {t:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Polls GET until the measured viewport is `want` (the renderer applies metrics
-/// asynchronously); fails with the last value after the hang bound.
-async fn until_viewport(sc: &Sidecar, id: &str, want: Value) {
-    let deadline = tokio::time::Instant::now() + HANG;
-    loop {
-        let v = info(sc, id).await["viewport"].clone();
-        if v == want {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "viewport never became {want}; last {v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn click(ws: &mut Ws, x: f64, y: f64) {
-    send(ws, json!({"type":"input_mouse","event":"down","x":x,"y":y,"button":"left","clicks":1})).await;
-    send(ws, json!({"type":"input_mouse","event":"up","x":x,"y":y,"button":"left","clicks":1})).await;
-}
-
-async fn key(ws: &mut Ws, key: &str, code: &str, text: &str, modifiers: i64) {
-    send(ws, json!({"type":"input_keyboard","event":"down","key":key,"code":code,"text":text,"modifiers":modifiers})).await;
-    send(ws, json!({"type":"input_keyboard","event":"up","key":key,"code":code,"text":"","modifiers":modifiers})).await;
-}
-
-async fn delete(sc: &Sidecar, id: &str) {
-    let r = sc.req("DELETE", &format!("/api/browsers/{id}"), None).await;
-    assert_eq!(r.status, 204);
+    create_at(sc, &format!("{}{path}", server()), viewport).await
 }
 
 #[tokio::test]

@@ -79,7 +79,7 @@ pub struct TabBody {
 }
 
 fn lookup(st: &AppState, id: &str) -> Result<BrowserRef, ApiError> {
-    st.browsers.get(id).ok_or(ApiError::NotFound)
+    st.browsers.get(id).ok_or(ApiError::NotFound("browser"))
 }
 
 fn url_of(u: &str) -> Result<String, ApiError> {
@@ -116,7 +116,7 @@ pub async fn delete(State(st): State<AppState>, Path(id): Path<String>) -> Resul
     if st.browsers.delete(&id).await {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::NotFound)
+        Err(ApiError::NotFound("browser"))
     }
 }
 

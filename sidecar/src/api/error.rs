@@ -25,8 +25,9 @@ pub enum ApiError {
     BadHost,
     /// Occurs when an upgrade or a non-GET request carries a foreign `Origin`. 403.
     BadOrigin,
-    /// Occurs when no such terminal or route exists. 404 `not_found`.
-    NotFound,
+    /// Occurs when the named thing (`"terminal"`, `"browser"`, `"grant"`, `"route"`) does
+    /// not exist. 404 `not_found`, message "no such <thing>".
+    NotFound(&'static str),
     /// Occurs when a body is over 256 KiB. 413 `too_large`.
     TooLarge,
     /// Occurs when the PTY or the program could not be started. 500 `spawn_failed`.
@@ -55,7 +56,7 @@ impl ApiError {
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::BadHost => (StatusCode::FORBIDDEN, "bad_host"),
             ApiError::BadOrigin => (StatusCode::FORBIDDEN, "bad_origin"),
-            ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::SpawnFailed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "spawn_failed"),
             ApiError::Proxy(e) => match e {
@@ -100,7 +101,7 @@ impl ApiError {
             ApiError::Unauthorized => "a valid token, session cookie or login code is required".into(),
             ApiError::BadHost => "the Host header must name this sidecar's loopback address".into(),
             ApiError::BadOrigin => "this Origin may not use the sidecar".into(),
-            ApiError::NotFound => "no such terminal or route".into(),
+            ApiError::NotFound(what) => format!("no such {what}"),
             ApiError::TooLarge => "the body is over 256 KiB".into(),
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
             ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),

@@ -92,7 +92,7 @@ pub async fn shutdown(State(st): State<AppState>) -> impl IntoResponse {
 pub async fn fallback(State(st): State<AppState>, req: Request) -> Response {
     let path = req.uri().path();
     if !st.config.web || path == "/api" || path.starts_with("/api/") {
-        return ApiError::NotFound.into_response();
+        return ApiError::NotFound("route").into_response();
     }
     let mut ui = (*st.ui).clone();
     match ui.try_call(req).await {

@@ -43,6 +43,6 @@ pub async fn revoke(State(state): State<AppState>, Path(grant): Path<String>) ->
     if state.proxy.revoke(&grant) {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::NotFound)
+        Err(ApiError::NotFound("grant"))
     }
 }

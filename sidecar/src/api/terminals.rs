@@ -119,8 +119,8 @@ pub fn validate_create(req: CreateTerminal) -> Result<SpawnSpec, ApiError> {
 
 /// Parses a path id; an id that is not canonical is simply not found.
 pub fn lookup(st: &AppState, id: &str) -> Result<std::sync::Arc<Terminal>, ApiError> {
-    let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound)?;
-    st.terminals.get(id).ok_or(ApiError::NotFound)
+    let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound("terminal"))?;
+    st.terminals.get(id).ok_or(ApiError::NotFound("terminal"))
 }
 
 /// `POST /api/terminals` → `201 {"id":"tN"}`.
@@ -155,11 +155,11 @@ pub async fn delete(
     State(st): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound)?;
+    let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound("terminal"))?;
     if st.terminals.delete(id) {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::NotFound)
+        Err(ApiError::NotFound("terminal"))
     }
 }
 

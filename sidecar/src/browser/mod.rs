@@ -9,7 +9,6 @@ mod chrome;
 mod display;
 mod slot;
 
-pub(crate) use slot::eval_in as eval_in_page;
 pub use slot::{BrowserInfo, BrowserRef};
 
 use std::collections::HashMap;

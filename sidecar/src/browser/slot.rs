@@ -16,7 +16,7 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+    CaptureScreenshotParams, CloseParams as PageCloseParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
     GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
     NavigateToHistoryEntryParams, ReloadParams,
 };
@@ -916,14 +916,33 @@ impl BrowserRef {
 
     // ---- operations ----
 
-    /// Navigates the active tab; returns once Chromium has started the navigation.
+    /// Navigates the active tab; returns once Chromium has started the navigation, or once
+    /// the page's beforeunload dialog holds it (the user's answer decides).
     pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        let r = bounded("Page.navigate", page.execute(NavigateParams::new(url))).await?;
-        if let Some(e) = &r.result.error_text {
+        let r = self.unless_held(&page, bounded("Page.navigate", page.execute(NavigateParams::new(url)))).await?;
+        if let Some(e) = r.as_ref().and_then(|r| r.result.error_text.as_ref()) {
             tracing::debug!("navigation error page: {e}");
         }
         Ok(())
+    }
+
+    /// Awaits a command that leaves `page`'s document; `None` once the page's beforeunload
+    /// dialog holds it instead (Chromium answers such a command only after the user does,
+    /// which may be later than the CDP bound).
+    async fn unless_held<T>(
+        &self,
+        page: &Page,
+        call: impl std::future::Future<Output = Result<T, BrowserError>>,
+    ) -> Result<Option<T>, BrowserError> {
+        let tab = page.target_id().as_ref().to_string();
+        // Watch before sending the command that opens the dialog.
+        let mut view = self.subscribe();
+        let held = view.wait_for(|st| st.dialog.as_ref().is_some_and(|d| d.tab == tab && d.kind == "beforeunload"));
+        tokio::select! {
+            r = call => r.map(Some),
+            _ = held => Ok(None),
+        }
     }
 
     /// Goes `delta` (−1 back, +1 forward) in the active tab's history.
@@ -934,14 +953,15 @@ impl BrowserRef {
         let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
             return Err(BrowserError::BadRequest("no history entry in that direction".into()));
         };
-        bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id))).await?;
+        let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
+        self.unless_held(&page, go).await?;
         Ok(())
     }
 
-    /// Reloads the active tab.
+    /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        bounded("Page.reload", page.execute(ReloadParams::default())).await?;
+        self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
         Ok(())
     }
 
@@ -968,24 +988,26 @@ impl BrowserRef {
     /// `beforeunload` dialog, which the user answers.
     pub async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
         self.active_page()?;
-        let (page, count, live) = {
+        let (page, count) = {
             let s = self.shared();
-            (s.pages.get(tab).cloned(), s.tabs.len(), s.live.clone())
+            (s.pages.get(tab).cloned(), s.tabs.len())
         };
         let Some(page) = page else { return Err(BrowserError::BadRequest(format!("no tab {tab:?}"))) };
         if count <= 1 {
             return Err(BrowserError::BadRequest("cannot close the only tab".into()));
         }
-        let Some(live) = live else { return Err(BrowserError::Disconnected) };
         // Watch before sending the command that changes the state.
         let mut view = self.subscribe();
-        // Sent on the browser's own session, not the tab's: the tab's session is detached by
-        // the very close, and a reply racing that detach is lost (the call then fails or
-        // times out although the tab closed).
-        {
-            let b = live.browser.lock().await;
-            bounded("Target.closeTarget", b.execute(CloseTargetParams::new(page.target_id().clone()))).await?;
-        }
+        // `Page.close`, not `Target.closeTarget`: only it runs the page's beforeunload hooks
+        // (Chromium 156 closes a target without asking). Its reply is not awaited: the tab's
+        // session is detached by the very close and a reply racing that detach is lost; the
+        // tab leaving the list (or its dialog opening) is the answer.
+        let closing = page.clone();
+        tokio::spawn(async move {
+            if let Err(e) = bounded("Page.close", closing.execute(PageCloseParams::default())).await {
+                tracing::debug!("close tab: {e}");
+            }
+        });
         let done = |st: &ViewState| {
             !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab)
         };
@@ -1152,7 +1174,12 @@ impl BrowserRef {
 
     /// The current state, with the viewport measured now.
     pub async fn info(&self) -> BrowserInfo {
-        let measured = self.measure().await.ok();
+        // A dialog blocks the page's scripts: measuring would only wait out the CDP bound.
+        let blocked = {
+            let s = self.shared();
+            s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab))
+        };
+        let measured = if blocked { None } else { self.measure().await.ok() };
         let s = self.shared();
         let active = s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a));
         BrowserInfo {

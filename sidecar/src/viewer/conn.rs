@@ -25,6 +25,8 @@ use tokio::time::Instant;
 
 use super::keys::virtual_key_code;
 use super::msg::{self, EditOp, Inbound, KeyEvent, MouseButton, MouseEvent};
+use super::paint::PaintOrder;
+use super::popup::Popups;
 use super::{CRISP_QUIET_MS, MAX_PENDING_INPUTS, MAX_QUEUED_FRAME_BYTES, PASTE_CHUNK_CHARS};
 use crate::browser::{bounded, BrowserError, BrowserRef, ViewState};
 
@@ -51,10 +53,31 @@ enum PumpCtl {
     Repaint,
 }
 
+/// Bytes of frames queued to the socket writer and not yet written: the latest-only rule.
+#[derive(Clone, Default)]
+struct FrameBudget(Arc<AtomicUsize>);
+
+impl FrameBudget {
+    /// Counts `n` more bytes unless more than [`MAX_QUEUED_FRAME_BYTES`] already wait;
+    /// returns true if and only if they were counted.
+    fn take(&self, n: usize) -> bool {
+        if self.0.load(Ordering::SeqCst) > MAX_QUEUED_FRAME_BYTES {
+            return false;
+        }
+        self.0.fetch_add(n, Ordering::SeqCst);
+        true
+    }
+
+    /// `n` counted bytes were written (or will never be).
+    fn release(&self, n: usize) {
+        self.0.fetch_sub(n, Ordering::SeqCst);
+    }
+}
+
 #[derive(Clone)]
 struct Outbox {
     tx: mpsc::UnboundedSender<Out>,
-    queued: Arc<AtomicUsize>,
+    budget: FrameBudget,
 }
 
 impl Outbox {
@@ -67,11 +90,15 @@ impl Outbox {
     /// Queues a frame unless more than [`MAX_QUEUED_FRAME_BYTES`] are already waiting;
     /// returns true if and only if it was queued.
     fn frame(&self, f: Vec<u8>) -> bool {
-        if self.queued.load(Ordering::SeqCst) > MAX_QUEUED_FRAME_BYTES {
+        let n = f.len();
+        if !self.budget.take(n) {
             return false;
         }
-        self.queued.fetch_add(f.len(), Ordering::SeqCst);
-        self.tx.send(Out::Frame(f)).is_ok()
+        if self.tx.send(Out::Frame(f)).is_err() {
+            self.budget.release(n);
+            return false;
+        }
+        true
     }
 }
 
@@ -79,8 +106,8 @@ impl Outbox {
 pub async fn serve(ws: WebSocket, browser: BrowserRef) {
     let (mut sink, mut stream) = ws.split();
     let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
-    let out = Outbox { tx, queued: Arc::new(AtomicUsize::new(0)) };
-    let queued = out.queued.clone();
+    let out = Outbox { tx, budget: FrameBudget::default() };
+    let budget = out.budget.clone();
     let mut writer = tokio::spawn(async move {
         while let Some(o) = rx.recv().await {
             let r = match o {
@@ -88,7 +115,7 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                 Out::Frame(f) => {
                     let n = f.len();
                     let r = sink.send(Message::Binary(Bytes::from(f))).await;
-                    queued.fetch_sub(n, Ordering::SeqCst);
+                    budget.release(n);
                     r
                 }
                 Out::Close(code, reason) => {
@@ -142,6 +169,16 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
             }
             // The popped-out window takes the user's input itself: a view's is ignored.
             Ok(_) if browser.popped_out() => {}
+            Ok(Inbound::Dialog { accept, text }) => {
+                // Not behind the inputs: the input that opened the dialog (a click whose
+                // handler called alert()) waits on the dialog until it is answered.
+                let (b, o) = (browser.clone(), out.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = b.answer_dialog(accept, text).await {
+                        o.text(msg::error(&e.to_string()));
+                    }
+                });
+            }
             Ok(input) => {
                 if in_tx.try_send(input).is_err() {
                     out.close(CLOSE_POLICY, "more than 256 inputs waiting");
@@ -233,14 +270,45 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
             }
             continue;
         };
-        let tab = page.target_id().as_ref().to_string();
-        let first = browser.cast_begin(&tab);
-        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, first).await;
-        if browser.cast_end(&tab) {
-            let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
-        }
+        let cast = CastGuard::begin(&browser, &page);
+        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first).await;
+        drop(cast);
         if ended {
             return;
+        }
+    }
+}
+
+/// One view counted as streaming a tab. Dropping it (also when the pump task is aborted
+/// because its socket went away) uncounts the view and, for the last one, stops Chromium's
+/// screencast, so the count never outlives its views.
+struct CastGuard {
+    browser: BrowserRef,
+    page: Page,
+    tab: String,
+    /// The first view of this tab: it (re)starts the screencast.
+    first: bool,
+}
+
+impl CastGuard {
+    fn begin(browser: &BrowserRef, page: &Page) -> Self {
+        let tab = page.target_id().as_ref().to_string();
+        let first = browser.cast_begin(&tab);
+        CastGuard { browser: browser.clone(), page: page.clone(), tab, first }
+    }
+}
+
+impl Drop for CastGuard {
+    fn drop(&mut self) {
+        if !self.browser.cast_end(&self.tab) {
+            return;
+        }
+        // Drop cannot await; the stop is fire-and-forget (no runtime: shutting down anyway).
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let page = self.page.clone();
+            rt.spawn(async move {
+                let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+            });
         }
     }
 }
@@ -283,8 +351,7 @@ async fn run_page(
     // A new view (or a new tab) gets a capture at once: a static page sends no frames.
     let mut quiet_at: Option<Instant> = Some(Instant::now());
     let mut capture: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>> + Send>>> = None;
-    let mut provisional_seq: u64 = 0;
-    let mut capture_seq: u64 = 0;
+    let mut order = PaintOrder::default();
     loop {
         let quiet = quiet_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         tokio::select! {
@@ -301,18 +368,20 @@ async fn run_page(
                     continue;
                 }
                 let dpr = browser.last_measured().map(|v| v.dpr).unwrap_or(1.0);
-                *frame_id = frame_id.wrapping_add(1);
-                let f = msg::frame(*frame_id, ev.metadata.device_width.round() as u32,
+                // Ids count frames sent: a dropped frame does not use one.
+                let next = frame_id.wrapping_add(1);
+                let f = msg::frame(next, ev.metadata.device_width.round() as u32,
                     ev.metadata.device_height.round() as u32, dpr, false, &jpeg);
                 if out.frame(f) {
-                    provisional_seq += 1;
+                    *frame_id = next;
+                    order.provisional_sent();
                 }
                 last = Some(Bytes::from(jpeg));
                 quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
             }
             _ = tokio::time::sleep_until(quiet), if quiet_at.is_some() && capture.is_none() => {
                 quiet_at = None;
-                capture_seq = provisional_seq;
+                order.capture_begins();
                 let p = page.clone();
                 let b = browser.clone();
                 capture = Some(Box::pin(async move {
@@ -330,15 +399,17 @@ async fn run_page(
                 capture = None;
                 // A provisional frame sent since the capture began is newer: keep it, and
                 // capture again once things are quiet.
-                if provisional_seq != capture_seq {
+                if !order.capture_ends() {
                     quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
                     continue;
                 }
                 if let Some(jpeg) = r {
                     let vp = browser.last_measured();
                     let (w, h, dpr) = vp.map(|v| (v.width, v.height, v.dpr)).unwrap_or((0, 0, 1.0));
-                    *frame_id = frame_id.wrapping_add(1);
-                    if !out.frame(msg::frame(*frame_id, w, h, dpr, true, &jpeg)) {
+                    let next = frame_id.wrapping_add(1);
+                    if out.frame(msg::frame(next, w, h, dpr, true, &jpeg)) {
+                        *frame_id = next;
+                    } else {
                         quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
                     }
                 }
@@ -379,40 +450,6 @@ fn active_url(s: &ViewState) -> Option<String> {
     s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a)).map(|t| t.url.clone())
 }
 
-/// Script: hit-test (x, y); if it lands on a single-choice `<select>`, remember and focus it
-/// and describe it for the view's popup.
-fn select_probe(x: f64, y: f64) -> String {
-    format!(
-        r#"(() => {{
-  const e = document.elementFromPoint({x}, {y});
-  const s = e && e.closest ? e.closest('select') : null;
-  if (!s || s.disabled || s.multiple || s.size > 1) return null;
-  window.__portholeSelect = s;
-  s.focus();
-  const r = s.getBoundingClientRect();
-  return {{ x: r.left, y: r.top, width: r.width, height: r.height, selected: s.selectedIndex,
-    options: Array.from(s.options).map(o => ({{ label: o.label || o.text, value: o.value, disabled: o.disabled }})) }};
-}})()"#
-    )
-}
-
-/// Script: pick option `i` of the remembered `<select>` firing input and change once, as a
-/// real choice does (nothing when it is already selected).
-fn select_choose(i: usize) -> String {
-    format!(
-        r#"(() => {{
-  const s = window.__portholeSelect;
-  if (!s || !s.isConnected || {i} >= s.options.length || s.options[{i}].disabled) return false;
-  if (s.selectedIndex !== {i}) {{
-    s.selectedIndex = {i};
-    s.dispatchEvent(new Event('input', {{ bubbles: true }}));
-    s.dispatchEvent(new Event('change', {{ bubbles: true }}));
-  }}
-  return true;
-}})()"#
-    )
-}
-
 /// Script: the selected text (a focused text field's selection, else the document's);
 /// `cut` also deletes it from an editable field.
 fn edit_script(op: EditOp) -> &'static str {
@@ -448,10 +485,19 @@ async fn input_worker(
     mut rx: mpsc::Receiver<Inbound>,
     ctl: mpsc::UnboundedSender<PumpCtl>,
 ) {
-    // A press that opened our `<select>` popup: its release is swallowed too.
-    let mut swallow_up = false;
-    while let Some(input) = rx.recv().await {
-        let r = apply(&browser, &out, input, &mut swallow_up).await;
+    let mut popups = Popups::default();
+    loop {
+        let input = tokio::select! {
+            i = rx.recv() => match i {
+                Some(i) => i,
+                None => return,
+            },
+            Some(m) = popups.next() => {
+                out.text(m);
+                continue;
+            }
+        };
+        let r = apply(&browser, &out, input, &mut popups).await;
         if let Err(e) = r {
             tracing::debug!("viewer input: {e}");
             if !matches!(e, BrowserError::Busy | BrowserError::Disconnected) {
@@ -462,28 +508,16 @@ async fn input_worker(
     }
 }
 
-async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, swallow_up: &mut bool) -> Result<(), BrowserError> {
+async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut Popups) -> Result<(), BrowserError> {
     match input {
         Inbound::Mouse { event, x, y, button, clicks, modifiers, delta_x, delta_y } => {
             let page = browser.active_page()?;
+            // The `<select>` probe must be in the page before a press can reach a select;
+            // after the first press in a tab this costs nothing.
             if event == MouseEvent::Down && button == MouseButton::Left {
-                if let Ok(v) = crate::browser::eval_in_page(&page, select_probe(x, y)).await {
-                    if let Some(o) = v.as_object() {
-                        let mut m = serde_json::Map::new();
-                        m.insert("type".into(), "popup".into());
-                        m.insert("kind".into(), "select".into());
-                        for (k, val) in o {
-                            m.insert(k.clone(), val.clone());
-                        }
-                        out.text(serde_json::Value::Object(m).to_string());
-                        *swallow_up = true;
-                        return Ok(());
-                    }
+                if let Err(e) = popups.ensure(&page).await {
+                    tracing::debug!("select probe: {e}");
                 }
-            }
-            if event == MouseEvent::Up && *swallow_up {
-                *swallow_up = false;
-                return Ok(());
             }
             let kind = match event {
                 MouseEvent::Down => DispatchMouseEventType::MousePressed,
@@ -536,20 +570,84 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, swallow_up: &
                 bounded("Input.insertText", page.execute(InsertTextParams::new(s))).await?;
             }
         }
-        Inbound::PopupChoice(i) => {
-            let v = browser.eval(select_choose(i)).await?;
-            if v != serde_json::Value::Bool(true) {
-                return Err(BrowserError::BadRequest("no such option in the open popup".into()));
-            }
-        }
+        Inbound::PopupChoice(i) => popups.choose(&browser.active_page()?, i).await?,
         Inbound::Edit(op) => {
             let v = browser.eval(edit_script(op).to_string()).await?;
             if op != EditOp::SelectAll {
                 out.text(msg::clipboard(v.as_str().unwrap_or("")));
             }
         }
-        Inbound::Dialog { accept, text } => browser.answer_dialog(accept, text).await?,
-        Inbound::Sync(_) | Inbound::Repaint => {}
+        Inbound::Dialog { .. } | Inbound::Sync(_) | Inbound::Repaint => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outbox() -> (Outbox, mpsc::UnboundedReceiver<Out>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Outbox {
+                tx,
+                budget: FrameBudget::default(),
+            },
+            rx,
+        )
+    }
+
+    fn queued_frames(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<Vec<u8>> {
+        let mut v = Vec::new();
+        while let Ok(o) = rx.try_recv() {
+            if let Out::Frame(f) = o {
+                v.push(f);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_frame_is_dropped_while_more_than_2_mb_of_frames_wait_and_queued_again_once_written() {
+        let (out, mut rx) = outbox();
+        // A real frame of 2 MB of JPEG payload: header + 2_000_000 bytes waits unwritten.
+        let mut jpeg = vec![0x5A; MAX_QUEUED_FRAME_BYTES];
+        jpeg[..2].copy_from_slice(&[0xFF, 0xD8]);
+        let big = msg::frame(1, 1280, 800, 1.0, false, &jpeg);
+        assert!(big.len() > MAX_QUEUED_FRAME_BYTES);
+        assert!(out.frame(big.clone()), "an empty queue takes any frame");
+        let small = msg::frame(2, 1280, 800, 1.0, false, &[0xFF, 0xD8, 0xFF, 0xD9]);
+        assert!(
+            !out.frame(small.clone()),
+            "dropped while more than 2 MB wait"
+        );
+        assert_eq!(
+            queued_frames(&mut rx),
+            vec![big.clone()],
+            "the dropped frame was never queued"
+        );
+        // The writer wrote the big one: the next frame goes.
+        out.budget.release(big.len());
+        assert!(out.frame(small.clone()));
+        assert_eq!(queued_frames(&mut rx), vec![small]);
+    }
+
+    #[test]
+    fn exactly_2_mb_waiting_does_not_drop_one_byte_more_does() {
+        let (out, mut rx) = outbox();
+        let f = |n: usize| vec![0u8; n];
+        assert!(out.frame(f(MAX_QUEUED_FRAME_BYTES)));
+        assert!(out.frame(f(1)), "2 MB waiting is not more than 2 MB");
+        assert!(!out.frame(f(1)));
+        assert_eq!(queued_frames(&mut rx).len(), 2);
+    }
+
+    #[test]
+    fn a_frame_for_a_closed_socket_is_not_counted() {
+        let (out, rx) = outbox();
+        drop(rx);
+        assert!(!out.frame(vec![0u8; 10]));
+        assert!(out.budget.take(0));
+        assert_eq!(out.budget.0.load(Ordering::SeqCst), 0);
+    }
 }

@@ -8,6 +8,8 @@
 mod conn;
 mod keys;
 pub mod msg;
+mod paint;
+mod popup;
 
 pub use conn::serve;
 

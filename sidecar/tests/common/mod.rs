@@ -3,6 +3,8 @@
 //! WebSocket (tokio-tungstenite).
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -1,5 +1,8 @@
-// Shared fixtures: a clean wall per test (all terminals deleted, workspace cleared) and a
-// page logged in through a fresh one-time login URL.
+// Shared fixtures: a clean wall per test (all terminals deleted, workspace cleared), a
+// page logged in through a fresh one-time login URL, and the screencast helpers (a local
+// page server, opening a screencast pane, page points and canvas pixels).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type Locator, type Page, test as base, expect } from '@playwright/test';
 
 export const BASE = () => process.env.PORTHOLE_E2E_URL!;
@@ -36,6 +39,13 @@ export const test = base.extend<{ wall: Wall }>({
     const wall = new Wall(page);
     await wall.waitOpen(1);
     await use(wall);
+    // A screencast pane's browser outlives the page (the sidecar keeps it for a reloaded UI):
+    // delete the ones this test left so Chromiums do not pile up over a run.
+    const browsers = await page
+      .locator('[data-browser-id]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-browser-id')))
+      .catch(() => [] as (string | null)[]);
+    for (const id of browsers) if (id) await api('DELETE', `/api/browsers/${id}`).catch(() => undefined);
   },
 });
 export { expect };
@@ -111,4 +121,103 @@ export class Wall {
   async rect(id: string) {
     return (await this.pane(id).boundingBox())!;
   }
+}
+
+// --- screencast panes (shared by screencast*.spec.ts)
+
+/** A local HTTP server for a spec's pages: `pages` maps a path to its HTML. */
+export async function servePages(pages: Record<string, string>): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const html = pages[new URL(req.url ?? '/', 'http://x').pathname];
+    res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(html ?? 'not found');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/**
+ * Opens `url` in a new screencast pane beside the first (touched) terminal, the way a user
+ * does (Ctrl-b b, the URL field, Display → Screencast); waits for a painted frame at the
+ * pane's size. Returns the pane id and its sidecar browser id.
+ */
+export async function openScreencast(wall: Wall, url: string): Promise<{ id: string; browser: string }> {
+  const [term] = await wall.paneIds();
+  await wall.click(term);
+  await wall.type('echo touched\n');
+  await wall.page.keyboard.press('Control+b');
+  await wall.page.keyboard.press('b');
+  const input = wall.page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
+  await expect(input).toBeFocused();
+  const id = await wall.focusedId();
+  await input.fill(url);
+  await input.press('Enter');
+  const pane = wall.pane(id);
+  await expect(pane).toHaveAttribute('data-mode', 'iframe');
+  await pane.getByTestId('browser-display').click();
+  await pane.getByTestId('display-screencast').click();
+  await expect(pane).toHaveAttribute('data-mode', 'screencast');
+  await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+  const browser = (await pane.getAttribute('data-browser-id'))!;
+  await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+  // Resize with pane: the page has the body's size, and a frame of that size is on screen.
+  await expect(pane.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
+  await waitFrameFills(wall.page, id);
+  return { id, browser };
+}
+
+/**
+ * Waits until the frame on pane `id`'s canvas fills it unscaled (Resize with pane, once the
+ * page has the body's size). Points computed from the screen (`pointOf`) are only stable
+ * then: a frame of another size painted between computing a point and clicking it moves
+ * the point on the page.
+ */
+export async function waitFrameFills(page: Page, id: string) {
+  const canvas = page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-canvas]`);
+  await expect
+    .poll(
+      async () => {
+        const [x, y, s] = ((await canvas.getAttribute('data-fit')) ?? 'NaN,NaN,NaN').split(',').map(Number);
+        return Math.abs(x) < 1 && Math.abs(y) < 1 && Math.abs(s - 1) < 0.01;
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(true);
+}
+
+/** Viewport coordinates (for page.mouse) of page CSS point (x, y) in pane `id`'s screencast. */
+export async function pointOf(page: Page, id: string, x: number, y: number): Promise<{ x: number; y: number }> {
+  const canvas = page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-canvas]`);
+  await expect(canvas).toHaveAttribute('data-fit', /,/);
+  const [fx, fy, s] = (await canvas.getAttribute('data-fit'))!.split(',').map(Number);
+  const box = (await canvas.boundingBox())!;
+  return { x: box.x + fx + x * s, y: box.y + fy + y * s };
+}
+
+/** The canvas pixel (RGBA) at page CSS point (x, y). */
+export async function pixelAt(page: Page, id: string, x: number, y: number): Promise<number[]> {
+  return page.evaluate(
+    ({ id, x, y }) => {
+      const c = document.querySelector(`[data-pane-id="${id}"] [data-testid=screencast-canvas]`) as HTMLCanvasElement;
+      const [fx, fy, s] = c.dataset.fit!.split(',').map(Number);
+      const dpr = c.width / c.getBoundingClientRect().width;
+      const d = c.getContext('2d')!.getImageData(Math.round((fx + x * s) * dpr), Math.round((fy + y * s) * dpr), 1, 1).data;
+      return [d[0], d[1], d[2], d[3]];
+    },
+    { id, x, y },
+  );
+}
+
+/** true iff two RGB(A) pixels are within 40 per channel (JPEG noise). */
+export const near = (a: number[], b: number[]) => a.slice(0, 3).every((v, i) => Math.abs(v - b[i]) <= 40);
+
+/** The title of the active tab of sidecar browser `browser`, read in the page now. */
+export async function pageTitle(browser: string): Promise<string> {
+  return (await api('GET', `/api/browsers/${browser}`)).title;
 }

@@ -5,8 +5,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Page } from '@playwright/test';
-import { type Wall, api, expect, test } from './fixtures';
+import { api, expect, near, openScreencast as openIn, pixelAt, pointOf, test, type Wall } from './fixtures';
+
+/** Opens this spec's page in a new screencast pane. */
+const openScreencast = (wall: Wall) => openIn(wall, `${origin}/`);
 
 // The page's layout is fixed so the test can compute where things are (page CSS px).
 const BUTTON = { x: 20, y: 20, w: 200, h: 100 };
@@ -43,56 +45,6 @@ test.afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
-
-/** Opens the test page in a new screencast pane beside the focused (touched) terminal; returns the pane and browser ids. */
-async function openScreencast(wall: Wall): Promise<{ id: string; browser: string }> {
-  const [term] = await wall.paneIds();
-  await wall.click(term);
-  await wall.type('echo touched\n');
-  await wall.page.keyboard.press('Control+b');
-  await wall.page.keyboard.press('b');
-  const input = wall.page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
-  await expect(input).toBeFocused();
-  const id = await wall.focusedId();
-  await input.fill(`${origin}/`);
-  await input.press('Enter');
-  const pane = wall.pane(id);
-  await expect(pane).toHaveAttribute('data-mode', 'iframe');
-  await pane.getByTestId('browser-display').click();
-  await pane.getByTestId('display-screencast').click();
-  await expect(pane).toHaveAttribute('data-mode', 'screencast');
-  await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
-  const browser = (await pane.getAttribute('data-browser-id'))!;
-  await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
-  // Resize with pane: the page has the body's size (a frame of it may follow a little later).
-  await expect(pane.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
-  return { id, browser };
-}
-
-/** Viewport coordinates (for page.mouse) of page CSS point (x, y) in pane `id`'s screencast. */
-async function pointOf(page: Page, id: string, x: number, y: number): Promise<{ x: number; y: number }> {
-  const canvas = page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-canvas]`);
-  await expect(canvas).toHaveAttribute('data-fit', /,/);
-  const [fx, fy, s] = (await canvas.getAttribute('data-fit'))!.split(',').map(Number);
-  const box = (await canvas.boundingBox())!;
-  return { x: box.x + fx + x * s, y: box.y + fy + y * s };
-}
-
-/** The canvas pixel (RGBA) at page CSS point (x, y). */
-async function pixelAt(page: Page, id: string, x: number, y: number): Promise<number[]> {
-  return page.evaluate(
-    ({ id, x, y }) => {
-      const c = document.querySelector(`[data-pane-id="${id}"] [data-testid=screencast-canvas]`) as HTMLCanvasElement;
-      const [fx, fy, s] = c.dataset.fit!.split(',').map(Number);
-      const dpr = c.width / c.getBoundingClientRect().width;
-      const d = c.getContext('2d')!.getImageData(Math.round((fx + x * s) * dpr), Math.round((fy + y * s) * dpr), 1, 1).data;
-      return [d[0], d[1], d[2], d[3]];
-    },
-    { id, x, y },
-  );
-}
-
-const near = (a: number[], b: number[]) => a.slice(0, 3).every((v, i) => Math.abs(v - b[i]) <= 40);
 
 test.describe('screencast panes', () => {
   test('frames, click, typing, <select>, iframe round trip, parking, delete', async ({ wall, page }) => {

@@ -4,7 +4,7 @@ import { displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { DevServerChip } from './DevServerChip';
-import { DisconnectedPanel, PageDialogOverlay, PopoutStub, SelectPopupOverlay, TabStrip } from './ScreencastOverlays';
+import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { ICONS, Icon } from './Pane';
 
@@ -356,6 +356,8 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         <div className="frame-slot" ref={hostRef} />
         {sc && <SelectPopupOverlay store={store} paneId={id} sc={sc} />}
         {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
+        {sc && <StartingNotice view={b.view} />}
+        {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}
         {sc && <PopoutStub store={store} paneId={id} sc={sc} />}
         {b.view === 'empty' && (

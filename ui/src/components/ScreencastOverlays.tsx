@@ -1,6 +1,7 @@
 // The screencast's pane-drawn chrome inside the body: tab strip, JavaScript dialog, the
-// `<select>` popup, and the "Chromium stopped" panel. State comes from the store; every
-// answer goes through a store action (never a socket).
+// `<select>` popup, the "Chromium quit" panel, the starting notice, the error banner and
+// the pop-out stub. State comes from the store; every answer goes through a store action
+// (never a socket).
 import { useEffect, useRef, useState } from 'react';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
 import { dialogInPane, stubState } from '../browser/popout';
@@ -124,13 +125,41 @@ export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore
   if (sc.connected || sc.launching || stubState(sc)) return null;
   return (
     <div className="browser-panel" data-testid="screencast-disconnected" role="alert">
-      <h3>Chromium stopped</h3>
-      <p>The browser behind this pane is no longer running. Relaunch starts it again with the same profile at its last page.</p>
+      <h3>Chromium quit</h3>
+      <p>The Chromium behind this pane crashed or was closed. Relaunch starts it again with the same profile at its last page.</p>
+      {sc.relaunchError && !sc.relaunching && (
+        <p className="browser-panel-error" data-testid="screencast-relaunch-error">
+          Relaunch failed: {sc.relaunchError}
+        </p>
+      )}
       <div className="browser-panel-actions">
-        <button className="panel-btn primary" data-testid="screencast-relaunch" onClick={() => store.relaunchBrowser(paneId)}>
-          Relaunch
+        <button className="panel-btn primary" data-testid="screencast-relaunch" disabled={sc.relaunching} onClick={() => store.relaunchBrowser(paneId)}>
+          {sc.relaunching ? 'Relaunching…' : 'Relaunch'}
         </button>
       </div>
+    </div>
+  );
+}
+
+/** Chromium is starting (before the browser exists and its first frame): a quiet notice, not a black box. */
+export function StartingNotice({ view }: { view: string }) {
+  if (view !== 'loading') return null;
+  return (
+    <div className="screencast-starting" data-testid="screencast-starting" role="status">
+      Starting Chromium…
+    </div>
+  );
+}
+
+/** An operation on a live browser failed (navigate, tab, viewport, viewer grant): say so until dismissed or the next success. */
+export function ScreencastErrorBanner({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  if (!sc.error || !sc.connected) return null;
+  return (
+    <div className="browser-banner" data-testid="screencast-error" role="alert">
+      <span>{sc.error}</span>
+      <button className="panel-btn" data-testid="screencast-error-dismiss" onClick={() => store.dismissScreencastError(paneId)}>
+        Dismiss
+      </button>
     </div>
   );
 }
@@ -174,8 +203,8 @@ export function PopoutStub({ store, paneId, sc }: { store: WorkspaceStore; paneI
       {(state === 'out' || state === 'crashed') && (
         <div className="browser-panel-actions">
           {state === 'crashed' && (
-            <button className="panel-btn" data-testid="popout-relaunch" onClick={() => store.relaunchBrowser(paneId)}>
-              Relaunch
+            <button className="panel-btn" data-testid="popout-relaunch" disabled={sc.relaunching} onClick={() => store.relaunchBrowser(paneId)}>
+              {sc.relaunching ? 'Relaunching…' : 'Relaunch'}
             </button>
           )}
           <button className="panel-btn primary" data-testid="popout-popin" onClick={() => store.popIn(paneId)}>

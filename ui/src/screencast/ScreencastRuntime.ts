@@ -12,6 +12,7 @@ import { shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
 import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
 import {
+  ClickCounter,
   type FitRect,
   buttonName,
   editChord,
@@ -42,7 +43,11 @@ export interface ScreencastState {
   popup: (SelectPopup & { box: { x: number; y: number; width: number; height: number } }) | null;
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
-  /** the last failure (create/navigate/grant), shown as a panel when no frame is painted */
+  /** a relaunch asked for by the user is under way (its button is disabled) */
+  relaunching: boolean;
+  /** why the last relaunch failed (shown in the "Chromium quit" panel) */
+  relaunchError: string | null;
+  /** the last failure on a live browser (navigate, tab, viewport, grant): a banner until dismissed or the socket reopens */
   error: string | null;
   /** the browser is popped out to a window (the sidecar's `status`); the pane shows a stub */
   poppedOut: boolean;
@@ -60,6 +65,8 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   dialog: null,
   popup: null,
   parked: false,
+  relaunching: false,
+  relaunchError: null,
   error: null,
   poppedOut: false,
   popping: null,
@@ -108,9 +115,13 @@ export class ScreencastRuntime {
   private syncTimer: ReturnType<typeof setTimeout> | null = null;
   /** key codes sent down and not yet up (an up is sent only for these) */
   private readonly down = new Set<string>();
+  private readonly clicks = new ClickCounter();
+  /** an IME composition is in progress in the catcher (its text goes on compositionend) */
+  private composing = false;
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
   private popup: SelectPopup | null = null;
+  private relaunching = false;
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
   private popping: 'out' | 'in' | null = null;
@@ -193,6 +204,11 @@ export class ScreencastRuntime {
       this.events.onChange({ view: 'empty' });
       return;
     }
+    this.start();
+  }
+
+  /** Creates (or finds) the browser, then shows it and connects the view. */
+  private start(): void {
     this.events.onChange({ view: 'loading' });
     void this.ensureBrowser().then((id) => {
       if (id && !this.disposed) {
@@ -208,13 +224,7 @@ export class ScreencastRuntime {
     this.url = url;
     this.events.onChange({ url });
     if (!this.browserId && !this.creating) {
-      this.events.onChange({ view: 'loading' });
-      void this.ensureBrowser().then((id) => {
-        if (id && !this.disposed) {
-          this.events.onChange({ view: 'ready' });
-          if (this.visible) this.session.start();
-        }
-      });
+      this.start();
       return;
     }
     void this.withBrowser((id) => api.browserNavigate(id, url));
@@ -228,8 +238,11 @@ export class ScreencastRuntime {
     void this.withBrowser((id) => api.browserReload(id));
   }
 
+  /** Reloads the page; with no browser (its creation failed: "Try again") creates it again. */
   hardReload(): void {
-    this.reload();
+    if (this.disposed) return;
+    if (!this.browserId && !this.creating && this.url) this.start();
+    else this.reload();
   }
 
   /**
@@ -266,14 +279,44 @@ export class ScreencastRuntime {
     void this.withBrowser((id) => api.browserCloseTab(id, tab));
   }
 
-  /** Starts a new Chromium on the same profile (after it stopped); the session reconnects. */
+  /**
+   * Starts a new Chromium on the same profile (after it stopped); the session reconnects.
+   * One at a time: a second call while one runs does nothing. A browser the sidecar no
+   * longer knows (deleted elsewhere) is created again at the pane's URL. A failure is
+   * reported as `relaunchError`.
+   */
   relaunch(): void {
-    void this.withBrowser(async (id) => {
-      await api.browserRelaunch(id);
-      this.events.onScreencast({ connected: true, popError: null });
-      this.session.stop();
-      if (this.visible) this.session.start();
-    });
+    if (this.relaunching || this.disposed) return;
+    this.relaunching = true;
+    this.events.onScreencast({ relaunching: true, relaunchError: null });
+    void (async () => {
+      try {
+        const id = this.browserId ?? (await this.ensureBrowser());
+        if (!id) throw new Error('no browser');
+        await api.browserRelaunch(id);
+        if (this.disposed) return;
+        this.events.onScreencast({ connected: true, popError: null });
+        this.session.stop();
+        if (this.visible) this.session.start();
+      } catch (e) {
+        if (this.disposed) return;
+        if (e instanceof ApiError && e.status === 404) {
+          this.session.stop();
+          this.browserId = null;
+          this.events.onBrowserId(null);
+          this.events.onScreencast({ connected: true, error: null });
+          this.start();
+        } else this.events.onScreencast({ relaunchError: errorText(e) });
+      } finally {
+        this.relaunching = false;
+        if (!this.disposed) this.events.onScreencast({ relaunching: false });
+      }
+    })();
+  }
+
+  /** Hides the last failure's banner. */
+  dismissError(): void {
+    if (!this.disposed) this.events.onScreencast({ error: null });
   }
 
   /**
@@ -584,6 +627,8 @@ export class ScreencastRuntime {
       e.preventDefault();
       this.events.onFocus();
       this.focus(true);
+      // A move still waiting for its animation frame happened before this press: send it first.
+      this.flushMove();
       const p = this.pagePoint(e);
       if (!p) return;
       try {
@@ -591,13 +636,14 @@ export class ScreencastRuntime {
       } catch {
         /* not capturable: moves outside are lost */
       }
-      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks: Math.min(3, Math.max(1, e.detail || 1)), modifiers: modifiers(e) });
+      const clicks = this.clicks.down(e.timeStamp, e.clientX, e.clientY, e.button);
+      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks, modifiers: modifiers(e) });
     });
     this.on(c, 'pointerup', (e) => {
       const p = this.pagePoint(e);
       this.flushMove();
       if (!p) return;
-      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: Math.min(3, Math.max(1, e.detail || 1)), modifiers: modifiers(e) });
+      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: this.clicks.current, modifiers: modifiers(e) });
     });
     this.on(c, 'pointermove', (e) => {
       // Latest-only: one move per animation frame.
@@ -609,6 +655,7 @@ export class ScreencastRuntime {
       'wheel',
       (e) => {
         e.preventDefault();
+        this.flushMove();
         const p = this.pagePoint(e);
         if (!p) return;
         const h = this.fit ? this.fit.h / this.fit.scale : 800;
@@ -618,7 +665,7 @@ export class ScreencastRuntime {
     );
     this.on(c, 'contextmenu', (e) => e.preventDefault());
     this.on(c, 'keydown', (e) => {
-      if (e.isComposing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
       const chord = editChord(e, MAC);
       if (chord) {
         e.preventDefault();
@@ -641,15 +688,41 @@ export class ScreencastRuntime {
       const m = keyMessage('up', e);
       if (m) this.session.send(m);
     });
+    // IME: the catcher holds the composition while it lasts (touching its value then would
+    // cancel it); the committed text goes to the page once, as `input_text`.
+    this.on(c, 'compositionstart', () => {
+      this.composing = true;
+    });
     this.on(c, 'compositionend', (e) => {
+      this.composing = false;
       if (e.data) this.session.send({ type: 'input_text', text: e.data });
       c.value = '';
     });
-    this.on(c, 'input', () => {
-      if (!(c as unknown as { isComposing?: boolean }).isComposing) c.value = '';
+    this.on(c, 'input', (e) => {
+      if (this.composing || (e as InputEvent).isComposing) return;
+      // Text the browser typed without a key we forwarded (an IME commit without a
+      // composition, a virtual keyboard, dictation) goes to the page as text. A composition's
+      // own input events have other input types, so nothing is sent twice.
+      const ie = e as InputEvent;
+      if (ie.inputType === 'insertText' && ie.data) this.session.send({ type: 'input_text', text: ie.data });
+      c.value = '';
     });
-    this.on(c, 'paste', (e) => e.preventDefault());
+    // The browser's own Edit menu (web mode) lands here as clipboard events on the catcher.
+    this.on(c, 'paste', (e) => {
+      e.preventDefault();
+      const text = e.clipboardData?.getData('text/plain');
+      if (text) this.session.send({ type: 'input_text', text });
+    });
+    this.on(c, 'copy', (e) => {
+      e.preventDefault();
+      this.session.send({ type: 'edit', op: 'copy' });
+    });
+    this.on(c, 'cut', (e) => {
+      e.preventDefault();
+      this.session.send({ type: 'edit', op: 'cut' });
+    });
     this.on(c, 'blur', () => {
+      this.composing = false; // a composition ends with the focus (its compositionend may not come)
       // Keys held when focus leaves: release them in the page.
       for (const code of this.down) this.session.send({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
       this.down.clear();

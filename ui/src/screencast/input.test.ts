@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buttonName, editChord, fitFrame, fromPage, heldButton, keyMessage, modifiers, toPage, wheelPx } from './input';
+import { ClickCounter, MULTI_CLICK_MS, buttonName, editChord, fitFrame, fromPage, heldButton, keyMessage, modifiers, toPage, wheelPx } from './input';
 
 const NO_MODS = { altKey: false, ctrlKey: false, metaKey: false, shiftKey: false };
 
@@ -77,5 +77,33 @@ describe('keyMessage', () => {
     expect(editChord(k('v', { ctrlKey: true, altKey: true }), false)).toBeNull();
     expect(editChord(k('b', { ctrlKey: true }), false)).toBeNull();
     expect(editChord(k('v', {}), false)).toBeNull();
+  });
+  it('knows the Insert/Delete chords off macOS only', () => {
+    const key = (code: string, mods: object) => ({ ...NO_MODS, key: code, code, ...mods });
+    expect(editChord(key('Insert', { shiftKey: true }), false)).toBe('paste');
+    expect(editChord(key('Insert', { ctrlKey: true }), false)).toBe('copy');
+    expect(editChord(key('Delete', { shiftKey: true }), false)).toBe('cut');
+    expect(editChord(key('Insert', {}), false)).toBeNull();
+    expect(editChord(key('Delete', {}), false)).toBeNull();
+    expect(editChord(key('Delete', { ctrlKey: true }), false)).toBeNull();
+    expect(editChord(key('Insert', { shiftKey: true }), true)).toBeNull();
+  });
+});
+
+describe('ClickCounter', () => {
+  it('counts quick presses of one button at one spot, up to three', () => {
+    const c = new ClickCounter();
+    expect(c.current).toBe(1);
+    expect([c.down(0, 10, 10, 0), c.down(100, 11, 9, 0), c.down(200, 10, 10, 0), c.down(300, 10, 10, 0)]).toEqual([1, 2, 3, 3]);
+    expect(c.current).toBe(3);
+  });
+  it('starts again when too slow, too far, or another button', () => {
+    const c = new ClickCounter();
+    c.down(0, 10, 10, 0);
+    expect(c.down(MULTI_CLICK_MS + 1, 10, 10, 0)).toBe(1);
+    expect(c.down(MULTI_CLICK_MS + 50, 20, 10, 0)).toBe(1);
+    expect(c.down(MULTI_CLICK_MS + 100, 20, 10, 2)).toBe(1);
+    expect(c.down(MULTI_CLICK_MS + 150, 20, 10, 2)).toBe(2);
+    expect(c.down(MULTI_CLICK_MS + 100, 20, 10, 2)).toBe(1); // time went backwards
   });
 });

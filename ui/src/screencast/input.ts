@@ -121,9 +121,16 @@ export type EditChord = 'paste' | 'copy' | 'cut' | 'selectAll';
 
 /**
  * The clipboard chord a key-down is, if any: Ctrl (Cmd on macOS) with V, C, X or A and no
- * Alt. Ctrl+Shift+V counts as paste too. Others are ordinary keys for the page.
+ * Alt; Ctrl+Shift+V counts as paste too. Off macOS also the older chords Shift+Insert
+ * (paste), Ctrl+Insert (copy) and Shift+Delete (cut). Others are ordinary keys for the page.
  */
 export function editChord(e: KeyLike, mac: boolean): EditChord | null {
+  if (!mac && !e.altKey && !e.metaKey) {
+    const k = e.code || e.key;
+    if (k === 'Insert' && e.shiftKey && !e.ctrlKey) return 'paste';
+    if (k === 'Insert' && e.ctrlKey && !e.shiftKey) return 'copy';
+    if (k === 'Delete' && e.shiftKey && !e.ctrlKey) return 'cut';
+  }
   const primary = mac ? e.metaKey && !e.ctrlKey : e.ctrlKey && !e.metaKey;
   if (!primary || e.altKey) return null;
   const k = e.code ? e.code : `Key${e.key.toUpperCase()}`;
@@ -138,5 +145,40 @@ export function editChord(e: KeyLike, mac: boolean): EditChord | null {
       return e.shiftKey ? null : 'selectAll';
     default:
       return null;
+  }
+}
+
+/** Presses closer than this in time count as one multi-click (Windows' default double-click time). */
+export const MULTI_CLICK_MS = 500;
+/** …and closer than this in CSS px on each axis (about the platforms' double-click slop). */
+export const MULTI_CLICK_PX = 4;
+/** The protocol's largest click count (a triple click selects a paragraph; more add nothing). */
+export const MAX_CLICKS = 3;
+
+/**
+ * Click counts for `input_mouse` presses and releases. The view has to count them itself:
+ * Chromium gives `PointerEvent.detail` as 0 (UI Events), and the pane cancels pointerdown,
+ * which suppresses the mouse events that would carry the count. Without a count above 1 the
+ * page never sees a double-click.
+ */
+export class ClickCounter {
+  private last: { t: number; x: number; y: number; button: number; count: number } | null = null;
+
+  /**
+   * Counts a press of DOM `button` at (x, y) CSS px at time `t` ms: one more than the last
+   * press (at most `MAX_CLICKS`) when it is the same button within `MULTI_CLICK_MS` and
+   * `MULTI_CLICK_PX`, else 1.
+   */
+  down(t: number, x: number, y: number, button: number): number {
+    const l = this.last;
+    const near = l && l.button === button && t - l.t >= 0 && t - l.t <= MULTI_CLICK_MS && Math.abs(x - l.x) <= MULTI_CLICK_PX && Math.abs(y - l.y) <= MULTI_CLICK_PX;
+    const count = near ? Math.min(MAX_CLICKS, l.count + 1) : 1;
+    this.last = { t, x, y, button, count };
+    return count;
+  }
+
+  /** The count of the last press (what its release carries); 1 before any press. */
+  get current(): number {
+    return this.last?.count ?? 1;
   }
 }

@@ -676,6 +676,11 @@ export class WorkspaceStore {
     this.screencast(id)?.relaunch();
   }
 
+  /** Hides screencast pane `id`'s error banner. */
+  dismissScreencastError(id: L.PaneId) {
+    this.screencast(id)?.dismissError();
+  }
+
   /**
    * Pops browser pane `id` out to a window (protocol §8.5); the pane shows a stub. An
    * embedded (iframe) pane becomes a screencast first: pop-out and screencast share one
