@@ -192,7 +192,7 @@ pub async fn pop_in(State(st): State<AppState>, Path(id): Path<String>) -> Resul
 
 /// `GET /api/capabilities` → `{"popout":{"available":bool,"reason":S|null}}`.
 pub async fn capabilities() -> Response {
-    Json(json!({"popout": crate::browser::popout_capability()})).into_response()
+    Json(json!({"popout": crate::browser::popout_capability().await})).into_response()
 }
 
 /// `POST /api/browsers/{id}/viewer` → `{"url":"ws://127.0.0.1:P/viewer/<grant>"}`.

@@ -207,9 +207,14 @@ pub struct PopoutCapability {
 
 /// Reads the pop-out capability from the sidecar's environment, now (a display may go away:
 /// every pop-out checks again): on Linux a window needs a display that can be reached (see
-/// [`display::check`]); everywhere it needs a Chromium.
-pub fn popout_capability() -> PopoutCapability {
-    popout_capability_from(|k| std::env::var_os(k), display::Probe::system(), chrome::find_chromium().err())
+/// [`display::check`]); everywhere it needs a Chromium. Runs on a blocking thread: a TCP
+/// display's connect may take up to its bound.
+pub async fn popout_capability() -> PopoutCapability {
+    let check = || popout_capability_from(|k| std::env::var_os(k), display::Probe::system(), chrome::find_chromium().err());
+    tokio::task::spawn_blocking(check).await.unwrap_or_else(|e| PopoutCapability {
+        available: false,
+        reason: Some(format!("Couldn't check the display: {e}")),
+    })
 }
 
 fn popout_capability_from(

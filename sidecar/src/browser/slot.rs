@@ -378,7 +378,7 @@ impl BrowserRef {
     /// cookies read; if that fails too the browser is left disconnected, not popped out, and
     /// Relaunch carries the cookies.
     pub async fn pop_out(&self) -> Result<(), BrowserError> {
-        let cap = super::popout_capability();
+        let cap = super::popout_capability().await;
         if !cap.available {
             return Err(BrowserError::NoDisplay(cap.reason.unwrap_or_default()));
         }
@@ -427,7 +427,12 @@ impl BrowserRef {
         if !self.shared().popped_out {
             return Err(BrowserError::NotPoppedOut);
         }
-        if self.shared().phase == Phase::Live {
+        // A dialog waiting in the window blocks its scripts: the last polled size is used.
+        let measurable = {
+            let s = self.shared();
+            s.phase == Phase::Live && !dialog_blocks(&s)
+        };
+        if measurable {
             let _ = self.measure().await;
         }
         self.return_headless_locked(true).await
@@ -1175,10 +1180,7 @@ impl BrowserRef {
     /// The current state, with the viewport measured now.
     pub async fn info(&self) -> BrowserInfo {
         // A dialog blocks the page's scripts: measuring would only wait out the CDP bound.
-        let blocked = {
-            let s = self.shared();
-            s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab))
-        };
+        let blocked = dialog_blocks(&self.shared());
         let measured = if blocked { None } else { self.measure().await.ok() };
         let s = self.shared();
         let active = s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a));
@@ -1343,6 +1345,12 @@ async fn poll_title(slot: Weak<Slot>, generation: u64) {
             }
         }
     }
+}
+
+/// True if and only if a dialog blocks the active page's scripts (measuring would only wait
+/// out the CDP bound).
+fn dialog_blocks(s: &Shared) -> bool {
+    s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab))
 }
 
 /// True if and only if a popped-out window's every tab has closed (the user closed it).
