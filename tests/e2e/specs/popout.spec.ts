@@ -79,6 +79,28 @@ async function call(method: string, p: string, body?: unknown): Promise<any> {
   return res.status === 204 ? null : res.json();
 }
 
+/** Runs `expression` in the popped-out window's page through its own DevTools endpoint (as a script of the page would). */
+async function evalInWindow(browserId: string, expression: string) {
+  const root = path.join(s.data, 'porthole/browsers');
+  const dir = fs.readdirSync(root).find((d) => d.endsWith(`-${browserId}`))!;
+  const [port, wsPath] = fs.readFileSync(path.join(root, dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`);
+  await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+  const ask = (id: number, method: string, params: object, sessionId?: string) =>
+    new Promise<any>((resolve) => {
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data));
+        if (m.id === id) resolve(m);
+      });
+      ws.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
+    });
+  const targets = await ask(1, 'Target.getTargets', {});
+  const page = targets.result.targetInfos.find((t: any) => t.type === 'page');
+  const attached = await ask(2, 'Target.attachToTarget', { targetId: page.targetId, flatten: true });
+  await ask(3, 'Runtime.evaluate', { expression }, attached.result.sessionId);
+  ws.close();
+}
+
 /** Closes the popped-out window's page as the user would, through its own DevTools endpoint. */
 async function closeWindow(browserId: string) {
   const root = path.join(s.data, 'porthole/browsers');
@@ -160,23 +182,31 @@ test('Pop out from the context menu shows the stub; Pop back in and closing the 
   await expect(pane.getByTestId('viewport-disabled-reason')).toContainText('popped out');
   await page.keyboard.press('Escape');
 
-  // Pop back in from the keyboard: live screencast again, frames painted.
+  // A dialog in the window is answered there: the pane shows no overlay, only a note, and
+  // nothing blocks Pop back in (which is tried further down).
+  await evalInWindow(browserId, "setTimeout(() => confirm('leave this page?'), 0); 1");
+  await expect(stub.getByTestId('popout-dialog-note')).toBeVisible({ timeout: 20_000 });
+  await expect(pane.getByTestId('page-dialog')).toHaveCount(0);
+
+  // Pop back in from the keyboard: live screencast again, frames painted. The count is read
+  // while out (no frames stream then): read after the pop-in, a static page's only frames
+  // may already be painted.
+  const canvas = pane.getByTestId('screencast-canvas');
+  const before = Number(await canvas.getAttribute('data-painted'));
   const popin = pane.getByTestId('popout-popin');
   await popin.focus();
   await page.keyboard.press('Enter');
   await expect(stub).toHaveCount(0, { timeout: 30_000 });
   expect((await call('GET', `/api/browsers/${browserId}`)).popped_out).toBe(false);
-  const canvas = pane.getByTestId('screencast-canvas');
-  const before = Number(await canvas.getAttribute('data-painted'));
   await expect.poll(async () => Number(await canvas.getAttribute('data-painted')), { timeout: 20_000 }).toBeGreaterThan(before);
 
   // Pop out from the Display menu, then the user closes the window: back by itself.
   await pane.getByTestId('browser-display').click();
   await pane.getByTestId('display-popout').click();
   await expect(stub).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
+  const after = Number(await canvas.getAttribute('data-painted'));
   await closeWindow(browserId);
   await expect(stub).toHaveCount(0, { timeout: 30_000 });
-  const after = Number(await canvas.getAttribute('data-painted'));
   await expect.poll(async () => Number(await canvas.getAttribute('data-painted')), { timeout: 20_000 }).toBeGreaterThan(after);
   expect((await call('GET', `/api/browsers/${browserId}`)).popped_out).toBe(false);
 
