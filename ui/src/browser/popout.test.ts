@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dialogInPane, parseCapabilities, popoutOffer, shouldRequestPop, statusClearsPopError, stubState } from './popout';
+import { dialogInPane, parseCapabilities, popErrorText, popoutOffer, shouldRequestPop, statusClearsPopError, stubState } from './popout';
 
 describe('parseCapabilities', () => {
   it('accepts the two documented shapes', () => {
@@ -68,5 +68,14 @@ describe('dialogInPane', () => {
     expect(dialogInPane({ poppedOut: true, popping: null })).toBe(false);
     expect(dialogInPane({ poppedOut: false, popping: 'out' })).toBe(false);
     expect(dialogInPane({ poppedOut: true, popping: 'in' })).toBe(false);
+  });
+});
+
+describe('popErrorText', () => {
+  it('shows the sidecar\'s own sentence once, and prefixes anything else', () => {
+    const own = "Couldn't open a window on display :99: Chromium could not connect to it";
+    expect(popErrorText('out', own)).toBe(own);
+    expect(popErrorText('out', 'the browser is being launched or closed')).toBe("Couldn't pop out: the browser is being launched or closed");
+    expect(popErrorText('in', 'boom')).toBe("Couldn't pop back in: boom");
   });
 });

@@ -84,3 +84,13 @@ export function statusClearsPopError(status: { connected: boolean; popped_out?: 
 export function dialogInPane(s: { poppedOut: boolean; popping: 'out' | 'in' | null }): boolean {
   return !s.poppedOut && s.popping === null;
 }
+
+/**
+ * The banner for a failed pop in direction `dir` with the sidecar's `message`: its display
+ * reasons are sentences of their own ("Couldn't open a window on display :99: …", protocol
+ * §8.5) and are shown as they are; anything else gets "Couldn't pop out: " (or back in).
+ */
+export function popErrorText(dir: 'out' | 'in', message: string): string {
+  if (message.startsWith("Couldn't")) return message;
+  return `${dir === 'out' ? "Couldn't pop out" : "Couldn't pop back in"}: ${message}`;
+}

@@ -8,7 +8,7 @@ import { ApiError, api } from '../api/client';
 import type { BrowserTab, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
-import { shouldRequestPop, statusClearsPopError } from '../browser/popout';
+import { popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
 import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
 import {
@@ -344,8 +344,7 @@ export class ScreencastRuntime {
         // The sidecar's state decides (a failed pop-out falls back to the pane; if even that
         // launch failed, its status says disconnected and the Relaunch panel shows).
         if (e instanceof ApiError && (e.code === 'popped_out' || e.code === 'not_popped_out')) this.setPoppedOut(e.code === 'popped_out');
-        const verb = dir === 'out' ? "Couldn't pop out" : "Couldn't pop back in";
-        if (!this.disposed) this.events.onScreencast({ popError: `${verb}: ${errorText(e)}` });
+        if (!this.disposed) this.events.onScreencast({ popError: popErrorText(dir, errorText(e)) });
         return;
       }
       // The socket says so too; set it now so the stub does not wait for the status.
