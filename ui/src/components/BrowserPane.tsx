@@ -156,6 +156,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
   const [h, setH] = useState(String(fixed?.height ?? 800));
   const [d, setD] = useState(String(fixed?.dpr ?? 1));
   const [error, setError] = useState<string | null>(null);
+  useEffect(() => store.refreshPopout(), [store]);
   useEffect(() => {
     const down = (e: MouseEvent) => {
       if (!ref.current?.contains(e.target as Node)) onClose();

@@ -61,6 +61,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   useEffect(() => {
     const token = { cancelled: false };
     cancelled.current = token;
+    store.refreshPopout();
     store.listPorts(id).then(
       (ports) => !token.cancelled && setScan({ kind: 'ok', rows: portRows(ports) }),
       (e) => !token.cancelled && setScan({ kind: 'error', message: errorText(e) }),

@@ -49,7 +49,7 @@ export interface Snapshot {
   ready: boolean;
   /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
-  /** whether "Pop out" can be chosen (asked once at start, `GET /api/capabilities`) */
+  /** whether "Pop out" can be chosen (`GET /api/capabilities`, asked at start and whenever a menu offering it opens) */
   popout: PopoutOffer;
 }
 
@@ -305,11 +305,26 @@ export class WorkspaceStore {
     }
     window.addEventListener('message', this.onMessage);
     this.set({ layout, panes, order, ready: true });
-    // Asked once: the sidecar's display does not change while it runs.
-    void api.capabilities().then(
-      (cap) => this.set({ popout: popoutOffer(cap) }),
-      (e: unknown) => this.set({ popout: popoutOffer({ error: e instanceof Error ? e.message : String(e) }) }),
-    );
+    this.refreshPopout();
+  }
+
+  private popoutAsking = false;
+
+  /**
+   * Asks `GET /api/capabilities` again (at start and whenever a menu offering Pop out opens:
+   * a display may come or go while the sidecar runs); one request at a time, and the offer
+   * shown meanwhile is the last one.
+   */
+  refreshPopout() {
+    if (this.popoutAsking) return;
+    this.popoutAsking = true;
+    void api
+      .capabilities()
+      .then(
+        (cap) => this.set({ popout: popoutOffer(cap) }),
+        (e: unknown) => this.set({ popout: popoutOffer({ error: e instanceof Error ? e.message : String(e) }) }),
+      )
+      .finally(() => (this.popoutAsking = false));
   }
 
   /** Every `message` event: only a valid shim message from a pane's own frame, on a live grant origin, gets through. */
