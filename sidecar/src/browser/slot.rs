@@ -1229,16 +1229,27 @@ async fn fit_bounds(browser: &tokio::sync::Mutex<Browser>, page: &Page, want: Vi
     let get = GetWindowForTargetParams { target_id: Some(page.target_id().clone()) };
     let win = bounded("Browser.getWindowForTarget", b.execute(get)).await?.result;
     let (Some(w), Some(h)) = (win.bounds.width, win.bounds.height) else { return Ok(()) };
-    let (left, top) = (win.bounds.left.unwrap_or(al), win.bounds.top.unwrap_or(at));
-    let (fw, fh) = (w - inner.width as i64, h - inner.height as i64);
-    let (tw, th) = ((want.width as i64 + fw).clamp(100, aw.max(100)), (want.height as i64 + fh).clamp(100, ah.max(100)));
-    let (tl, tt) = (left.min(al + aw - tw).max(al), top.min(at + ah - th).max(at));
-    if (tw, th, tl, tt) == (w, h, left, top) {
+    let now = [win.bounds.left.unwrap_or(al), win.bounds.top.unwrap_or(at), w, h];
+    let [tl, tt, tw, th] = window_bounds(now, (inner.width, inner.height), want, [al, at, aw, ah]);
+    if [tl, tt, tw, th] == now {
         return Ok(());
     }
     let bounds = Bounds { width: Some(tw), height: Some(th), left: Some(tl), top: Some(tt), ..Default::default() };
     bounded("Browser.setWindowBounds", b.execute(SetWindowBoundsParams::new(win.window_id, bounds))).await?;
     Ok(())
+}
+
+/// The bounds `[left, top, width, height]` (screen px) that give a window now at `now`, whose
+/// page measures `inner`, the inner size `want`: its frame (outer minus inner) added, then
+/// clamped to the available screen area `avail` (`[availLeft, availTop, availWidth,
+/// availHeight]`) and moved so that it does not stick out. At least 100×100.
+fn window_bounds(now: [i64; 4], inner: (u32, u32), want: Viewport, avail: [i64; 4]) -> [i64; 4] {
+    let [left, top, w, h] = now;
+    let [al, at, aw, ah] = avail;
+    let (fw, fh) = (w - inner.0 as i64, h - inner.1 as i64);
+    let tw = (want.width as i64 + fw).clamp(100, aw.max(100));
+    let th = (want.height as i64 + fh).clamp(100, ah.max(100));
+    [left.min(al + aw - tw).max(al), top.min(at + ah - th).max(at), tw, th]
 }
 
 async fn measure_page(page: &Page) -> Result<Viewport, BrowserError> {
@@ -1447,6 +1458,19 @@ mod tests {
             .source_port(8000)
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn a_window_gets_its_frame_added_and_stays_on_the_screen() {
+        let vp = |width, height| Viewport { width, height, dpr: 1.0 };
+        let screen = [0, 0, 1600, 1000];
+        // 900×700 wanted, the window at 900×700 outer measures 900×557 inner: 143 px of frame.
+        assert_eq!(window_bounds([0, 0, 900, 700], (900, 557), vp(900, 700), screen), [0, 0, 900, 843]);
+        // 1440×900 wanted: 1043 px tall does not fit a 1000 px screen; clamped (inner 857).
+        assert_eq!(window_bounds([0, 0, 1440, 900], (1440, 757), vp(1440, 900), screen), [0, 0, 1440, 1000]);
+        // Moved back onto the screen when it would stick out at the right or bottom.
+        assert_eq!(window_bounds([500, 400, 900, 700], (900, 557), vp(900, 700), screen), [500, 157, 900, 843]);
+        assert_eq!(window_bounds([-50, -20, 300, 300], (300, 300), vp(300, 300), screen), [0, 0, 300, 300]);
     }
 
     #[test]
