@@ -13,10 +13,15 @@ const TCP_CONNECT_BOUND_MS: u64 = 500;
 /// X11 TCP displays listen on 6000 + the display number (X(7)).
 const X_TCP_BASE: u32 = 6000;
 
+/// Whether a path exists.
+type Exists = Box<dyn Fn(&Path) -> bool>;
+/// Connects to host and port; the error says why not.
+type Connect = Box<dyn Fn(&str, u16) -> Result<(), String>>;
+
 /// How the check reaches the outside world; replaced in unit tests.
 pub(crate) struct Probe {
-    exists: Box<dyn Fn(&Path) -> bool>,
-    connect: Box<dyn Fn(&str, u16) -> Result<(), String>>,
+    exists: Exists,
+    connect: Connect,
 }
 
 impl Probe {
