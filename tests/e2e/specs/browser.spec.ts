@@ -290,7 +290,8 @@ test.describe('browser panes', () => {
     // Display lists the modes that exist; the iframe renderer refuses https and offers screencast.
     await pane.getByTestId('browser-display').click();
     const menu = pane.getByTestId('browser-display-menu');
-    await expect(menu.locator('[data-testid^=display-]')).toHaveCount(2);
+    // Pop out (with its reason) is an action, not a render mode.
+    await expect(menu.locator('[data-testid^=display-]:not([data-testid^=display-popout])')).toHaveCount(2);
     await expect(menu).toContainText('Embedded (iframe)');
     await expect(menu).toContainText('Screencast');
     await menu.getByTestId('display-iframe').click();
