@@ -30,11 +30,7 @@ fn main() {
     let scans = env_usize("BENCH_PORTS_SCANS", 200).max(1);
     let home = std::env::temp_dir().join(format!("porthole-bench-ports-{}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let sc = start_sidecar(&home);
 
     rt.block_on(async {
@@ -55,17 +51,12 @@ fn main() {
         let start = Instant::now();
         for id in &listeners {
             loop {
-                let (status, v) = sc
-                    .request("GET", &format!("/api/terminals/{id}/ports"), None)
-                    .await;
+                let (status, v) = sc.request("GET", &format!("/api/terminals/{id}/ports"), None).await;
                 assert_eq!(status, 200, "{v}");
                 if v["ports"].as_array().is_some_and(|p| !p.is_empty()) {
                     break;
                 }
-                assert!(
-                    start.elapsed() < Duration::from_secs(120),
-                    "pane {id} never listened"
-                );
+                assert!(start.elapsed() < Duration::from_secs(120), "pane {id} never listened");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
@@ -83,16 +74,12 @@ fn main() {
         let mut idle_http = Vec::with_capacity(scans);
         for _ in 0..scans {
             let t = Instant::now();
-            let (status, _) = sc
-                .request("GET", &format!("/api/terminals/{idle}/ports"), None)
-                .await;
+            let (status, _) = sc.request("GET", &format!("/api/terminals/{idle}/ports"), None).await;
             idle_http.push(ms(t.elapsed()));
             assert_eq!(status, 200);
         }
 
-        let (_, info) = sc
-            .request("GET", &format!("/api/terminals/{target}"), None)
-            .await;
+        let (_, info) = sc.request("GET", &format!("/api/terminals/{target}"), None).await;
         let pid = info["pid"].as_i64().unwrap() as i32;
         let ports = Ports::new();
         let mut direct = Vec::with_capacity(scans);
@@ -107,15 +94,7 @@ fn main() {
             v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         }
         let processes = std::fs::read_dir("/proc")
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| {
-                        e.file_name()
-                            .to_str()
-                            .is_some_and(|s| s.parse::<u32>().is_ok())
-                    })
-                    .count()
-            })
+            .map(|d| d.flatten().filter(|e| e.file_name().to_str().is_some_and(|s| s.parse::<u32>().is_ok())).count())
             .unwrap_or(0);
         println!("ports.panes {panes}");
         println!("ports.scans {scans}");

@@ -50,20 +50,13 @@ fn site(path: &str, modules: usize) -> Option<(&'static str, String)> {
         s += "window.__sum = sum;\nwindow.__done = performance.now();\n";
         return Some(("text/javascript", s));
     }
-    let n: usize = path
-        .strip_prefix("/m/")?
-        .strip_suffix(".js")?
-        .parse()
-        .ok()?;
+    let n: usize = path.strip_prefix("/m/")?.strip_suffix(".js")?.parse().ok()?;
     if n >= modules {
         return None;
     }
     // About 1 KiB per module, like a small source file.
     let filler = format!("// module {n}: {}\n", "x".repeat(64)).repeat(14);
-    Some((
-        "text/javascript",
-        format!("{filler}export const v{n} = \"{n}\";\n"),
-    ))
+    Some(("text/javascript", format!("{filler}export const v{n} = \"{n}\";\n")))
 }
 
 async fn static_server(modules: usize) -> u16 {
@@ -79,15 +72,11 @@ async fn static_server(modules: usize) -> u16 {
                             .header("content-type", ct)
                             .header("cache-control", "no-store")
                             .body(Full::new(Bytes::from(body))),
-                        None => Response::builder()
-                            .status(404)
-                            .body(Full::new(Bytes::new())),
+                        None => Response::builder().status(404).body(Full::new(Bytes::new())),
                     };
                     Ok::<_, std::convert::Infallible>(r.unwrap())
                 });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(s), svc)
-                    .await;
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(s), svc).await;
             });
         }
     });
@@ -131,35 +120,25 @@ impl Cdp {
     }
 
     async fn eval(&mut self, expr: &str) -> Value {
-        self.call(
-            "Runtime.evaluate",
-            json!({"expression": expr, "returnByValue": true}),
-        )
-        .await["result"]["value"]
+        self.call("Runtime.evaluate", json!({"expression": expr, "returnByValue": true})).await["result"]["value"]
             .clone()
     }
 
     /// Loads `url` after a blank page; returns the page's `performance.now()` when its last
     /// module ran (milliseconds since the navigation started).
     async fn load(&mut self, url: &str) -> f64 {
-        self.call("Page.navigate", json!({"url": "about:blank"}))
-            .await;
+        self.call("Page.navigate", json!({"url": "about:blank"})).await;
         while self.eval("location.href").await != "about:blank" {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         self.call("Page.navigate", json!({"url": url})).await;
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         loop {
-            let v = self
-                .eval("(location.href.startsWith('http') && window.__done) || 0")
-                .await;
+            let v = self.eval("(location.href.startsWith('http') && window.__done) || 0").await;
             if let Some(ms) = v.as_f64().filter(|ms| *ms > 0.0) {
                 return ms;
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{url} did not finish loading"
-            );
+            assert!(std::time::Instant::now() < deadline, "{url} did not finish loading");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -183,21 +162,12 @@ async fn main() {
     let proxied_url = grant["url"].as_str().unwrap().to_string();
     let proxy_port = loopback_port(grant["origin"].as_str().unwrap());
     let page = http(proxy_port, "GET", "/", &[], "").await.body;
-    assert!(
-        page.contains("__porthole_shim"),
-        "the proxied page is not instrumented: {page}"
-    );
+    assert!(page.contains("__porthole_shim"), "the proxied page is not instrumented: {page}");
 
     // Headless Chromium over the DevTools protocol.
     let profile = home.join("chromium");
     let mut chrome = Command::new(&chromium)
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-default-browser-check",
-        ])
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check"])
         .arg("--remote-debugging-port=0")
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("about:blank")
@@ -219,16 +189,9 @@ async fn main() {
             }
         }
     });
-    let browser_ws = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("Chromium's DevTools line");
-    let devtools_port: u16 = browser_ws
-        .trim_start_matches("ws://127.0.0.1:")
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let browser_ws = rx.recv_timeout(Duration::from_secs(30)).expect("Chromium's DevTools line");
+    let devtools_port: u16 =
+        browser_ws.trim_start_matches("ws://127.0.0.1:").split('/').next().unwrap().parse().unwrap();
     let page_ws = loop {
         let list = http(devtools_port, "GET", "/json/list", &[], "").await.body;
         let list: Value = serde_json::from_str(&list).unwrap_or(Value::Null);
@@ -241,14 +204,11 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let (ws, _) = tokio_tungstenite::connect_async(page_ws.as_str())
-        .await
-        .expect("CDP page socket");
+    let (ws, _) = tokio_tungstenite::connect_async(page_ws.as_str()).await.expect("CDP page socket");
     let mut cdp = Cdp { ws, next: 0 };
     cdp.call("Page.enable", json!({})).await;
     cdp.call("Network.enable", json!({})).await;
-    cdp.call("Network.setCacheDisabled", json!({"cacheDisabled": true}))
-        .await;
+    cdp.call("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
 
     // Warm-up (connections, compile caches) once each, then alternating rounds.
     cdp.load(&direct_url).await;
@@ -262,16 +222,10 @@ async fn main() {
             proxied.push(cdp.load(&proxied_url).await);
             direct.push(cdp.load(&direct_url).await);
         }
-        eprintln!(
-            "round {r}: direct {:.1} ms, proxied {:.1} ms",
-            direct[r], proxied[r]
-        );
+        eprintln!("round {r}: direct {:.1} ms, proxied {:.1} ms", direct[r], proxied[r]);
     }
     let sum = cdp.eval("window.__sum").await;
-    assert!(
-        sum.as_f64().unwrap_or(0.0) > 0.0,
-        "modules did not run: {sum}"
-    );
+    assert!(sum.as_f64().unwrap_or(0.0) > 0.0, "modules did not run: {sum}");
     let d = median(&mut direct);
     let p = median(&mut proxied);
     println!("proxy.modules {modules}");

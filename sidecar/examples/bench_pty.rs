@@ -50,12 +50,7 @@ fn make_file(path: &Path, bytes: usize) {
 /// (a) `cat FILE` on a PTY read directly from the master. Returns (bytes read, seconds).
 fn direct(file: &Path) -> (usize, f64) {
     let pair = portable_pty::native_pty_system()
-        .openpty(PtySize {
-            rows: 50,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
+        .openpty(PtySize { rows: 50, cols: 200, pixel_width: 0, pixel_height: 0 })
         .unwrap();
     let mut reader = pair.master.try_clone_reader().unwrap();
     let _writer = pair.master.take_writer().unwrap(); // kept alive: dropping it sends EOF
@@ -81,34 +76,17 @@ fn direct(file: &Path) -> (usize, f64) {
 
 /// Opens a 200×50 terminal running `command`; returns its id.
 async fn spawn_terminal(sc: &Sidecar, command: &[&str]) -> String {
-    let v = sc
-        .req(
-            "POST",
-            "/api/terminals",
-            Some(serde_json::json!({"cols":200,"rows":50,"command":command})),
-        )
-        .await;
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("spawn failed: {v}"))
-        .to_string()
+    let v = sc.req("POST", "/api/terminals", Some(serde_json::json!({"cols":200,"rows":50,"command":command}))).await;
+    v["id"].as_str().unwrap_or_else(|| panic!("spawn failed: {v}")).to_string()
 }
 
 /// The terminal's WebSocket (protocol §5), Nagle off.
 async fn terminal_socket(sc: &Sidecar, id: &str) -> tokio_tungstenite::WebSocketStream<TcpStream> {
-    let mut req = format!("ws://127.0.0.1:{}/api/terminals/{id}/socket", sc.port)
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "authorization",
-        HeaderValue::from_str(&format!("Bearer {}", sc.token)).unwrap(),
-    );
+    let mut req = format!("ws://127.0.0.1:{}/api/terminals/{id}/socket", sc.port).into_client_request().unwrap();
+    req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {}", sc.token)).unwrap());
     let stream = TcpStream::connect(("127.0.0.1", sc.port)).await.unwrap();
     stream.set_nodelay(true).unwrap();
-    tokio_tungstenite::client_async(req, stream)
-        .await
-        .unwrap()
-        .0
+    tokio_tungstenite::client_async(req, stream).await.unwrap().0
 }
 
 /// (b) `cat FILE` through the sidecar's WebSocket, acking each message. Returns (bytes, s).
@@ -117,9 +95,7 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
     let script = format!("read go; exec cat '{}'", file.display());
     let id = spawn_terminal(sc, &["sh", "-c", &script]).await;
     let mut ws = terminal_socket(sc, &id).await;
-    ws.send(Message::Binary(b"\n".to_vec().into()))
-        .await
-        .unwrap();
+    ws.send(Message::Binary(b"\n".to_vec().into())).await.unwrap();
     let start = Instant::now();
     let mut total = 0usize;
     let mut unacked = 0usize;
@@ -129,11 +105,7 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
                 total += b.len();
                 unacked += b.len();
                 if unacked >= 64 * 1024 {
-                    ws.send(Message::Text(
-                        format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into(),
-                    ))
-                    .await
-                    .unwrap();
+                    ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into())).await.unwrap();
                     unacked = 0;
                 }
             }
@@ -144,10 +116,7 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
     }
     let secs = start.elapsed().as_secs_f64();
     // The echoed newline ("\r\n") precedes the file's bytes.
-    assert!(
-        total >= expect,
-        "got {total} bytes, expected at least {expect}"
-    );
+    assert!(total >= expect, "got {total} bytes, expected at least {expect}");
     (total, secs)
 }
 
@@ -182,11 +151,7 @@ async fn echo_latency(sc: &Sidecar, keys: usize) -> Vec<f64> {
         }
         samples.push(t0.elapsed().as_secs_f64() * 1000.0);
         if acked >= 1024 {
-            ws.send(Message::Text(
-                format!(r#"{{"type":"ack","bytes":{acked}}}"#).into(),
-            ))
-            .await
-            .unwrap();
+            ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{acked}}}"#).into())).await.unwrap();
             acked = 0;
         }
     }
@@ -203,11 +168,7 @@ fn main() {
     let size = mb * 1_000_000;
     make_file(&file, size);
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let sc = start_sidecar(&dir);
     // Alternate the two measurements and report medians, so that load from other processes
     // on a small machine skews both alike.

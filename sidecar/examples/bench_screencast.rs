@@ -46,12 +46,18 @@ const LATENCY_SAMPLES: usize = 30;
 
 fn page(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/anim" => r#"<!doctype html><style>body{margin:0}#d{width:400px;height:400px;background:linear-gradient(red,blue);
-            animation:spin 1s linear infinite}@keyframes spin{from{transform:rotate(0)}to{transform:rotate(360deg)}}</style><div id=d></div>"#,
-        "/scroll" => r#"<!doctype html><style>body{margin:0}</style>
-            <div style="height:200000px;background:repeating-linear-gradient(red 0,blue 300px,green 600px)"></div>"#,
-        "/color" => r#"<!doctype html><style>html,body{margin:0;height:100%;background:#000}</style>
-            <script>let i=0;addEventListener('keydown',()=>{i++;document.body.style.background=i%2?'#fff':'#000'})</script>"#,
+        "/anim" => {
+            r#"<!doctype html><style>body{margin:0}#d{width:400px;height:400px;background:linear-gradient(red,blue);
+            animation:spin 1s linear infinite}@keyframes spin{from{transform:rotate(0)}to{transform:rotate(360deg)}}</style><div id=d></div>"#
+        }
+        "/scroll" => {
+            r#"<!doctype html><style>body{margin:0}</style>
+            <div style="height:200000px;background:repeating-linear-gradient(red 0,blue 300px,green 600px)"></div>"#
+        }
+        "/color" => {
+            r#"<!doctype html><style>html,body{margin:0;height:100%;background:#000}</style>
+            <script>let i=0;addEventListener('keydown',()=>{i++;document.body.style.background=i%2?'#fff':'#000'})</script>"#
+        }
         _ => return None,
     })
 }
@@ -216,7 +222,11 @@ type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<t
 
 async fn viewer(sc: &Sidecar, url: &str) -> (String, Ws) {
     let v = sc
-        .req("POST", "/api/browsers", Some(json!({"url": url, "viewport": {"mode":"fixed","width":1280,"height":800,"dpr":1}})))
+        .req(
+            "POST",
+            "/api/browsers",
+            Some(json!({"url": url, "viewport": {"mode":"fixed","width":1280,"height":800,"dpr":1}})),
+        )
         .await;
     let id = v["id"].as_str().unwrap_or_else(|| panic!("create: {v}")).to_string();
     tokio::time::sleep(Duration::from_millis(500)).await;

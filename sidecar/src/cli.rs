@@ -81,10 +81,8 @@ pub fn default_ui_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("PORTHOLE_UI_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("."));
+    let exe_dir =
+        std::env::current_exe().ok().and_then(|p| p.parent().map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("."));
     let beside = exe_dir.join("ui");
     if beside.is_dir() {
         return beside;
@@ -103,8 +101,7 @@ mod tests {
     #[test]
     fn parses_flags_in_both_spellings() {
         assert_eq!(p(&[]).unwrap(), Options::default());
-        let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l", "--exit-with-parent"])
-            .unwrap();
+        let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l", "--exit-with-parent"]).unwrap();
         assert!(o.exit_with_parent);
         assert_eq!(o.port, 8080);
         assert!(o.web);
@@ -115,8 +112,7 @@ mod tests {
 
     #[test]
     fn refuses_bad_arguments() {
-        for bad in [&["--port"][..], &["--port", "70000"], &["--port", "x"], &["--nope"], &["web"],
-            &["--web=1"]] {
+        for bad in [&["--port"][..], &["--port", "70000"], &["--port", "x"], &["--nope"], &["web"], &["--web=1"]] {
             assert!(p(bad).is_err(), "{bad:?}");
         }
         assert_eq!(p(&["--help"]), Err(CliError::Help));

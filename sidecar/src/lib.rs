@@ -57,11 +57,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     let mut sigint = signal(SignalKind::interrupt()).map_err(SidecarError::Signals)?;
     let listener = TcpListener::bind(("127.0.0.1", opts.port)).await.map_err(SidecarError::Bind)?;
     let port = listener.local_addr().map_err(SidecarError::Bind)?.port();
-    let config = ServerConfig {
-        port,
-        web: opts.web,
-        ui_dir: opts.ui_dir.clone().unwrap_or_else(cli::default_ui_dir),
-    };
+    let config = ServerConfig { port, web: opts.web, ui_dir: opts.ui_dir.clone().unwrap_or_else(cli::default_ui_dir) };
     if config.web && !config.ui_dir.join("index.html").is_file() {
         tracing::warn!(dir = %config.ui_dir.display(), "web mode: no index.html in the UI directory");
     }
@@ -99,9 +95,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     let browsers = state.browsers.clone();
     let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
     // Browsers and terminals close at once, under the one bound.
-    let both = async move {
-        tokio::join!(browsers.shutdown(), tokio::task::spawn_blocking(move || reg.shutdown()))
-    };
+    let both = async move { tokio::join!(browsers.shutdown(), tokio::task::spawn_blocking(move || reg.shutdown())) };
     if tokio::time::timeout(bound, both).await.is_err() {
         tracing::warn!("shutdown bound reached; exiting anyway");
     }

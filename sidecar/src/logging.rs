@@ -45,9 +45,7 @@ impl<'a> MakeWriter<'a> for Sink {
 /// `info`). Errors if the log file cannot be opened for appending.
 pub fn init(log_file: Option<&Path>) -> std::io::Result<()> {
     let file = match log_file {
-        Some(p) => Some(Arc::new(Mutex::new(
-            std::fs::OpenOptions::new().create(true).append(true).open(p)?,
-        ))),
+        Some(p) => Some(Arc::new(Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(p)?))),
         None => None,
     };
     let level = std::env::var("PORTHOLE_LOG")

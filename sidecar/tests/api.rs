@@ -28,7 +28,9 @@ async fn health_and_auth_refusals() {
 
     // Bad Host (DNS rebinding), even with the right token.
     let auth = sc.bearer();
-    for host in ["evil.example:80".to_string(), format!("evil.example:{}", sc.port), format!("127.0.0.1:{}", sc.port + 1)] {
+    for host in
+        ["evil.example:80".to_string(), format!("evil.example:{}", sc.port), format!("127.0.0.1:{}", sc.port + 1)]
+    {
         let r = sc.raw("GET", "/api/health", &[("Host", &host), ("Authorization", &auth)], b"").await;
         assert_eq!((r.status, r.code()), (403, "bad_host".to_string()), "{host}");
     }
@@ -37,9 +39,8 @@ async fn health_and_auth_refusals() {
     assert_eq!(r.status, 200);
 
     // Bad Origin on a non-GET request and on an upgrade.
-    let r = sc
-        .raw("POST", "/api/login-codes", &[("Authorization", &auth), ("Origin", "http://evil.example")], b"")
-        .await;
+    let r =
+        sc.raw("POST", "/api/login-codes", &[("Authorization", &auth), ("Origin", "http://evil.example")], b"").await;
     assert_eq!((r.status, r.code()), (403, "bad_origin".to_string()));
     let id = sc.spawn(&["cat"]).await;
     let err = sc.try_ws(&id, &[("Origin", "http://evil.example")]).await.expect_err("refused");
@@ -254,7 +255,6 @@ async fn sigterm_leaves_no_child_process() {
         assert!(wait_pid_gone(pid).await, "pid {pid} outlived the sidecar");
     }
 }
-
 
 #[tokio::test]
 async fn workspace_round_trips_with_revisions() {

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::browser::{
-    click, create_at, delete, fixed, grant, info, key, send, serve, try_connect, until_closed, until_frame,
-    until_json, until_title, until_viewport, view,
+    click, create_at, delete, fixed, grant, info, key, send, serve, try_connect, until_closed, until_frame, until_json,
+    until_title, until_viewport, view,
 };
 use common::{Sidecar, HANG};
 use futures_util::SinkExt;
@@ -226,13 +226,23 @@ async fn window_open_creates_a_tab_that_can_be_selected_and_closed() {
     until_json(&mut ws, "loaded", |v| v["type"] == "url" && v["title"] == "opener").await;
     let first = info(sc, &id).await["active_tab"].as_str().unwrap().to_string();
     click(&mut ws, 100.0, 50.0).await;
-    let tabs = until_json(&mut ws, "two tabs", |v| v["type"] == "tabs" && v["tabs"].as_array().unwrap().len() == 2).await;
+    let tabs =
+        until_json(&mut ws, "two tabs", |v| v["type"] == "tabs" && v["tabs"].as_array().unwrap().len() == 2).await;
     assert!(tabs["tabs"].as_array().unwrap().iter().any(|t| t["id"] == first.as_str()));
-    until_json(&mut ws, "the new tab active", |v| v["type"] == "tabs" && v["active"].is_string() && v["active"] != first.as_str()).await;
+    until_json(&mut ws, "the new tab active", |v| {
+        v["type"] == "tabs" && v["active"].is_string() && v["active"] != first.as_str()
+    })
+    .await;
     let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/select"), Some(&json!({"tab": first}))).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(info(sc, &id).await["active_tab"], first.as_str());
-    let other = info(sc, &id).await["tabs"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).find(|t| *t != first).unwrap();
+    let other = info(sc, &id).await["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .find(|t| *t != first)
+        .unwrap();
     let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/close"), Some(&json!({"tab": other}))).await;
     assert_eq!(r.status, 200);
     let deadline = tokio::time::Instant::now() + HANG;
@@ -297,7 +307,9 @@ async fn navigation_history_and_reload_work() {
     let sc = sidecar();
     let id = create(sc, "/static", fixed(1280, 800, 1.0)).await;
     until_title(sc, &id, |t| t == "static").await;
-    let r = sc.req("POST", &format!("/api/browsers/{id}/navigate"), Some(&json!({"url": format!("{}/button", server())}))).await;
+    let r = sc
+        .req("POST", &format!("/api/browsers/{id}/navigate"), Some(&json!({"url": format!("{}/button", server())})))
+        .await;
     assert_eq!(r.status, 200);
     until_title(sc, &id, |t| t == "button").await;
     let r = sc.req("POST", &format!("/api/browsers/{id}/history"), Some(&json!({"delta": -1}))).await;
@@ -318,8 +330,14 @@ async fn request_bodies_are_typed_and_bounded() {
         (json!({"url":"file:///etc/passwd"}), "bad_request"),
         (json!({"url":"javascript:alert(1)"}), "bad_request"),
         (json!({"url": format!("http://a/{}", "x".repeat(9000))}), "bad_request"),
-        (json!({"url":"http://127.0.0.1:1/","viewport":{"mode":"fixed","width":99,"height":800,"dpr":1}}), "bad_request"),
-        (json!({"url":"http://127.0.0.1:1/","viewport":{"mode":"fixed","width":800,"height":800,"dpr":5}}), "bad_request"),
+        (
+            json!({"url":"http://127.0.0.1:1/","viewport":{"mode":"fixed","width":99,"height":800,"dpr":1}}),
+            "bad_request",
+        ),
+        (
+            json!({"url":"http://127.0.0.1:1/","viewport":{"mode":"fixed","width":800,"height":800,"dpr":5}}),
+            "bad_request",
+        ),
         (json!({"url":"http://127.0.0.1:1/","viewport":{"mode":"zoom"}}), "bad_json"),
         (json!({"url":"http://127.0.0.1:1/","extra":1}), "bad_json"),
     ] {
@@ -369,7 +387,9 @@ async fn killing_chromium_reports_disconnected_and_relaunch_returns_at_the_last_
     common::send_signal(pid as u32, 9);
     until_json(&mut ws, "disconnected", |v| v["type"] == "status" && v["connected"] == false).await;
     assert_eq!(info(sc, &id).await["connected"], false);
-    let r = sc.req("POST", &format!("/api/browsers/{id}/navigate"), Some(&json!({"url": format!("{}/static", server())}))).await;
+    let r = sc
+        .req("POST", &format!("/api/browsers/{id}/navigate"), Some(&json!({"url": format!("{}/static", server())})))
+        .await;
     assert_eq!(r.code(), "disconnected");
     // The relaunch ends this view and brings the browser back at its last URL.
     let r = sc.req("POST", &format!("/api/browsers/{id}/relaunch"), None).await;

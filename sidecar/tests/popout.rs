@@ -14,8 +14,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// An Xvfb server on a free display number; killed on drop.
 struct Xvfb {
@@ -35,17 +34,9 @@ impl Xvfb {
                 panic!("cannot run Xvfb ({e}): install it (Debian/Ubuntu: `apt install xvfb`, or `cargo xtask deps`)")
             });
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("Xvfb display number");
-        let n: u32 = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("Xvfb wrote {line:?}, not a display number"));
-        Xvfb {
-            child,
-            display: format!(":{n}"),
-        }
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("Xvfb display number");
+        let n: u32 = line.trim().parse().unwrap_or_else(|_| panic!("Xvfb wrote {line:?}, not a display number"));
+        Xvfb { child, display: format!(":{n}") }
     }
 }
 
@@ -82,10 +73,7 @@ async fn upstream() -> String {
                 let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
                 let cookie = head
                     .lines()
-                    .find_map(|l| {
-                        l.strip_prefix("Cookie: ")
-                            .or_else(|| l.strip_prefix("cookie: "))
-                    })
+                    .find_map(|l| l.strip_prefix("Cookie: ").or_else(|| l.strip_prefix("cookie: ")))
                     .unwrap_or("")
                     .trim()
                     .to_string();
@@ -95,10 +83,7 @@ async fn upstream() -> String {
                         "<!doctype html><title>login</title><p>logged in".to_string(),
                     )
                 } else if path.starts_with("/echo") {
-                    (
-                        "",
-                        format!("<!doctype html><title>echo {cookie}</title><p>{path}"),
-                    )
+                    ("", format!("<!doctype html><title>echo {cookie}</title><p>{path}"))
                 } else {
                     ("", "<!doctype html><title>other</title>".to_string())
                 };
@@ -127,10 +112,7 @@ async fn until_info(sc: &Sidecar, id: &str, what: &str, pred: impl Fn(&Value) ->
         if pred(&v) {
             return v;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never {what}; last {v}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "never {what}; last {v}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -142,10 +124,7 @@ fn has_both_cookies(v: &Value) -> bool {
 
 fn cmdline(pid: i64) -> Vec<String> {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).expect("chromium cmdline");
-    raw.split(|b| *b == 0)
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).to_string())
-        .collect()
+    raw.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).to_string()).collect()
 }
 
 fn headless(pid: i64) -> bool {
@@ -160,18 +139,12 @@ fn profile_of(pid: i64) -> String {
 }
 
 async fn post(sc: &Sidecar, id: &str, what: &str, body: Option<&Value>) -> common::Resp {
-    sc.req("POST", &format!("/api/browsers/{id}/{what}"), body)
-        .await
+    sc.req("POST", &format!("/api/browsers/{id}/{what}"), body).await
 }
 
 async fn post_ok(sc: &Sidecar, id: &str, what: &str, body: Option<&Value>) {
     let r = post(sc, id, what, body).await;
-    assert_eq!(
-        r.status,
-        200,
-        "{what}: {}",
-        String::from_utf8_lossy(&r.body)
-    );
+    assert_eq!(r.status, 200, "{what}: {}", String::from_utf8_lossy(&r.body));
 }
 
 /// A CDP client on a Chromium's browser endpoint, found through its profile's
@@ -183,13 +156,11 @@ struct Cdp {
 
 impl Cdp {
     async fn connect(profile: &str) -> Cdp {
-        let file = std::fs::read_to_string(format!("{profile}/DevToolsActivePort"))
-            .expect("DevToolsActivePort");
+        let file = std::fs::read_to_string(format!("{profile}/DevToolsActivePort")).expect("DevToolsActivePort");
         let mut lines = file.lines();
         let (port, path) = (lines.next().unwrap(), lines.next().unwrap());
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}{path}"))
-            .await
-            .expect("cdp socket");
+        let (ws, _) =
+            tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}{path}")).await.expect("cdp socket");
         Cdp { ws, next: 0 }
     }
 
@@ -197,11 +168,7 @@ impl Cdp {
         self.next += 1;
         let id = self.next;
         self.ws
-            .send(Message::Text(
-                json!({"id": id, "method": method, "params": params})
-                    .to_string()
-                    .into(),
-            ))
+            .send(Message::Text(json!({"id": id, "method": method, "params": params}).to_string().into()))
             .await
             .unwrap();
         let fut = async {
@@ -218,9 +185,7 @@ impl Cdp {
                 }
             }
         };
-        tokio::time::timeout(HANG, fut)
-            .await
-            .unwrap_or_else(|_| panic!("{method} did not answer"))
+        tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("{method} did not answer"))
     }
 
     async fn page_target(&mut self) -> String {
@@ -250,9 +215,7 @@ async fn until_json(ws: &mut Ws, what: &str, pred: impl Fn(&Value) -> bool) -> V
             }
         }
     };
-    tokio::time::timeout(HANG, fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
 /// Reads until a binary frame arrives; the socket must stay open.
@@ -273,10 +236,7 @@ async fn view(sc: &Sidecar, id: &str) -> Ws {
     let r = post(sc, id, "viewer", None).await;
     assert_eq!(r.status, 200);
     let url = r.json()["url"].as_str().unwrap().to_string();
-    tokio_tungstenite::connect_async(url)
-        .await
-        .expect("viewer socket")
-        .0
+    tokio_tungstenite::connect_async(url).await.expect("viewer socket").0
 }
 
 fn pid_of(v: &Value) -> i64 {
@@ -286,19 +246,12 @@ fn pid_of(v: &Value) -> i64 {
 #[tokio::test]
 async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window_pops_back_in() {
     let x = Xvfb::start();
-    let sc = Sidecar::start_with_env_changes(
-        &["--exit-with-parent"],
-        &[("DISPLAY", &x.display)],
-        &["WAYLAND_DISPLAY"],
-    );
+    let sc = Sidecar::start_with_env_changes(&["--exit-with-parent"], &[("DISPLAY", &x.display)], &["WAYLAND_DISPLAY"]);
     let base = upstream().await;
 
     let caps = sc.req("GET", "/api/capabilities", None).await;
     assert_eq!(caps.status, 200);
-    assert_eq!(
-        caps.json(),
-        json!({"popout": {"available": true, "reason": null}})
-    );
+    assert_eq!(caps.json(), json!({"popout": {"available": true, "reason": null}}));
 
     // Log in headless: the upstream sets a session and a persistent cookie.
     let r = sc
@@ -312,13 +265,7 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     let id = r.json()["id"].as_str().unwrap().to_string();
     until_info(&sc, &id, "logged in", |v| v["title"] == "login").await;
-    post_ok(
-        &sc,
-        &id,
-        "navigate",
-        Some(&json!({"url": format!("{base}/echo?at=headless")})),
-    )
-    .await;
+    post_ok(&sc, &id, "navigate", Some(&json!({"url": format!("{base}/echo?at=headless")}))).await;
     let before = until_info(&sc, &id, "both cookies headless", has_both_cookies).await;
     let headless_pid = pid_of(&before);
     assert!(headless(headless_pid));
@@ -336,56 +283,28 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // The window's inner size becomes the viewport the pane had (the renderer picks the
     // window's new bounds up asynchronously, hence the wait).
     let near = |v: &Value| {
-        let d = |k: &str, want: i64| {
-            v["viewport"][k]
-                .as_i64()
-                .is_some_and(|x| (x - want).abs() <= 16)
-        };
+        let d = |k: &str, want: i64| v["viewport"][k].as_i64().is_some_and(|x| (x - want).abs() <= 16);
         d("width", 900) && d("height", 700)
     };
-    let out = until_info(
-        &sc,
-        &id,
-        "both cookies in a window of the pane's size",
-        |v| v["popped_out"] == true && has_both_cookies(v) && near(v),
-    )
+    let out = until_info(&sc, &id, "both cookies in a window of the pane's size", |v| {
+        v["popped_out"] == true && has_both_cookies(v) && near(v)
+    })
     .await;
     let window_pid = pid_of(&out);
     assert_ne!(window_pid, headless_pid);
-    assert!(
-        common::wait_pid_gone(headless_pid).await,
-        "the headless Chromium exited"
-    );
+    assert!(common::wait_pid_gone(headless_pid).await, "the headless Chromium exited");
     assert!(!headless(window_pid), "headed: {:?}", cmdline(window_pid));
     // The user's window runs with our flags only, none of chromiumoxide's automation ones
     // ("Chrome is being controlled by automated test software" would take 46 px).
     let args = cmdline(window_pid);
-    for bad in [
-        "--enable-automation",
-        "--password-store=basic",
-        "--use-mock-keychain",
-        "--disable-popup-blocking",
-    ] {
-        assert!(
-            !args.iter().any(|a| a == bad),
-            "{bad} in the headed flags: {args:?}"
-        );
+    for bad in ["--enable-automation", "--password-store=basic", "--use-mock-keychain", "--disable-popup-blocking"] {
+        assert!(!args.iter().any(|a| a == bad), "{bad} in the headed flags: {args:?}");
     }
-    for good in [
-        "--no-first-run",
-        "--disable-sync",
-        "--remote-debugging-port=0",
-    ] {
-        assert!(
-            args.iter().any(|a| a == good),
-            "{good} missing from the headed flags: {args:?}"
-        );
+    for good in ["--no-first-run", "--disable-sync", "--remote-debugging-port=0"] {
+        assert!(args.iter().any(|a| a == good), "{good} missing from the headed flags: {args:?}");
     }
     assert_eq!(profile_of(window_pid), profile, "the same profile");
-    assert!(
-        out["url"].as_str().unwrap().ends_with("/echo?at=headless"),
-        "{out}"
-    );
+    assert!(out["url"].as_str().unwrap().ends_with("/echo?at=headless"), "{out}");
     until_json(&mut ws, "popped-out status", |v| {
         v["type"] == "status" && v["popped_out"] == true && v["connected"] == true
     })
@@ -394,13 +313,8 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // A window exists for the page target, in CDP and on the X server.
     let mut cdp = Cdp::connect(&profile).await;
     let target = cdp.page_target().await;
-    let w = cdp
-        .call("Browser.getWindowForTarget", json!({"targetId": target}))
-        .await;
-    assert!(
-        w["result"]["windowId"].as_i64().is_some(),
-        "a window for the page: {w}"
-    );
+    let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
+    assert!(w["result"]["windowId"].as_i64().is_some(), "a window for the page: {w}");
     // The X window's name follows the page title asynchronously.
     let deadline = std::time::Instant::now() + HANG;
     loop {
@@ -412,21 +326,12 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
         if tree.contains("\"echo ") {
             break;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no X window titled after the page:\n{tree}"
-        );
+        assert!(std::time::Instant::now() < deadline, "no X window titled after the page:\n{tree}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
     // While popped out: url messages keep flowing; a second pop-out is refused.
-    post_ok(
-        &sc,
-        &id,
-        "navigate",
-        Some(&json!({"url": format!("{base}/echo?at=window")})),
-    )
-    .await;
+    post_ok(&sc, &id, "navigate", Some(&json!({"url": format!("{base}/echo?at=window")}))).await;
     until_json(&mut ws, "url from the window", |v| {
         v["type"] == "url" && v["url"].as_str().unwrap_or("").ends_with("/echo?at=window")
     })
@@ -436,19 +341,11 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // Pop back in: headless again at the window's URL with both cookies; the view stays
     // open and gets frames again.
     post_ok(&sc, &id, "popin", None).await;
-    let back = until_info(&sc, &id, "both cookies after pop-in", |v| {
-        v["popped_out"] == false && has_both_cookies(v)
-    })
-    .await;
+    let back =
+        until_info(&sc, &id, "both cookies after pop-in", |v| v["popped_out"] == false && has_both_cookies(v)).await;
     assert!(headless(pid_of(&back)));
-    assert!(
-        back["url"].as_str().unwrap().ends_with("/echo?at=window"),
-        "{back}"
-    );
-    assert!(
-        common::wait_pid_gone(window_pid).await,
-        "the window's Chromium exited"
-    );
+    assert!(back["url"].as_str().unwrap().ends_with("/echo?at=window"), "{back}");
+    assert!(common::wait_pid_gone(window_pid).await, "the window's Chromium exited");
     until_json(&mut ws, "back in the pane", |v| {
         v["type"] == "status" && v["popped_out"] == false && v["connected"] == true
     })
@@ -460,60 +357,36 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // The user resizes and closes the window: the browser pops back in by itself at the
     // window's last URL, and the fixed viewport becomes the window's last inner size.
     post_ok(&sc, &id, "popout", None).await;
-    let out = until_info(&sc, &id, "popped out again", |v| {
-        v["popped_out"] == true && v["connected"] == true
-    })
-    .await;
+    let out = until_info(&sc, &id, "popped out again", |v| v["popped_out"] == true && v["connected"] == true).await;
     let window_pid = pid_of(&out);
-    post_ok(
-        &sc,
-        &id,
-        "navigate",
-        Some(&json!({"url": format!("{base}/echo?at=last")})),
-    )
-    .await;
+    post_ok(&sc, &id, "navigate", Some(&json!({"url": format!("{base}/echo?at=last")}))).await;
     let mut cdp = Cdp::connect(&profile_of(window_pid)).await;
     let target = cdp.page_target().await;
-    let w = cdp
-        .call("Browser.getWindowForTarget", json!({"targetId": target}))
-        .await;
+    let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
     let (win, bw, bh) = (
         w["result"]["windowId"].clone(),
         w["result"]["bounds"]["width"].as_i64().unwrap(),
         w["result"]["bounds"]["height"].as_i64().unwrap(),
     );
-    cdp.call(
-        "Browser.setWindowBounds",
-        json!({"windowId": win, "bounds": {"width": bw + 100, "height": bh + 50}}),
-    )
-    .await;
+    cdp.call("Browser.setWindowBounds", json!({"windowId": win, "bounds": {"width": bw + 100, "height": bh + 50}}))
+        .await;
     let resized = until_info(&sc, &id, "the window resized", |v| {
         v["url"].as_str().unwrap_or("").ends_with("/echo?at=last")
-            && v["viewport"]["width"]
-                .as_i64()
-                .is_some_and(|w| w != out["viewport"]["width"].as_i64().unwrap())
+            && v["viewport"]["width"].as_i64().is_some_and(|w| w != out["viewport"]["width"].as_i64().unwrap())
     })
     .await;
     let last = resized["viewport"].clone();
-    let closed = cdp
-        .call("Target.closeTarget", json!({"targetId": target}))
-        .await;
+    let closed = cdp.call("Target.closeTarget", json!({"targetId": target})).await;
     assert!(closed.get("error").is_none(), "{closed}");
     let back = until_info(&sc, &id, "popped back in after the close", |v| {
         v["popped_out"] == false && v["connected"] == true && has_both_cookies(v)
     })
     .await;
     assert!(headless(pid_of(&back)), "headless again");
-    assert!(
-        back["url"].as_str().unwrap().ends_with("/echo?at=last"),
-        "{back}"
-    );
+    assert!(back["url"].as_str().unwrap().ends_with("/echo?at=last"), "{back}");
     assert_eq!(back["mode"], "fixed");
     assert_eq!(back["viewport"]["width"], last["width"], "{back} vs {last}");
-    assert_eq!(
-        back["viewport"]["height"], last["height"],
-        "{back} vs {last}"
-    );
+    assert_eq!(back["viewport"]["height"], last["height"], "{back} vs {last}");
     until_json(&mut ws, "back after the close", |v| {
         v["type"] == "status" && v["popped_out"] == false && v["connected"] == true
     })
@@ -522,33 +395,19 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // A crash of the window's Chromium is not a close: disconnected, still popped out.
     post_ok(&sc, &id, "popout", None).await;
     let near_last = |v: &Value| {
-        let d = |k: &str| {
-            (v["viewport"][k].as_i64().unwrap_or(0) - last[k].as_i64().unwrap()).abs() <= 16
-        };
+        let d = |k: &str| (v["viewport"][k].as_i64().unwrap_or(0) - last[k].as_i64().unwrap()).abs() <= 16;
         d("width") && d("height")
     };
-    let out = until_info(
-        &sc,
-        &id,
-        "popped out for the crash at the fixed size",
-        |v| v["popped_out"] == true && v["connected"] == true && near_last(v),
-    )
+    let out = until_info(&sc, &id, "popped out for the crash at the fixed size", |v| {
+        v["popped_out"] == true && v["connected"] == true && near_last(v)
+    })
     .await;
     let window_pid = pid_of(&out);
     common::send_signal(window_pid as u32, 9);
-    until_json(&mut ws, "crash reported", |v| {
-        v["type"] == "status" && v["connected"] == false
-    })
-    .await;
+    until_json(&mut ws, "crash reported", |v| v["type"] == "status" && v["connected"] == false).await;
     let crashed = until_info(&sc, &id, "disconnected", |v| v["connected"] == false).await;
-    assert_eq!(
-        crashed["popped_out"], true,
-        "a crash is not a close: {crashed}"
-    );
-    assert!(
-        common::wait_pid_gone(window_pid).await,
-        "the crashed Chromium was reaped"
-    );
+    assert_eq!(crashed["popped_out"], true, "a crash is not a close: {crashed}");
+    assert!(common::wait_pid_gone(window_pid).await, "the crashed Chromium was reaped");
     // Relaunch brings the window back headed, at the size it had (the same sizing as a
     // pop-out), with the cookies of the last snapshot.
     post_ok(&sc, &id, "relaunch", None).await;
@@ -558,29 +417,15 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     .await;
     assert!(!headless(pid_of(&again)));
     post_ok(&sc, &id, "popin", None).await;
-    until_info(&sc, &id, "back after the crash", |v| {
-        v["popped_out"] == false && v["connected"] == true
-    })
-    .await;
+    until_info(&sc, &id, "back after the crash", |v| v["popped_out"] == false && v["connected"] == true).await;
 
     // A window too big for the screen (1600×1000) is clamped to the screen's available size.
-    post_ok(
-        &sc,
-        &id,
-        "viewport",
-        Some(&json!({"mode":"fixed","width":1580,"height":990,"dpr":1.0})),
-    )
-    .await;
+    post_ok(&sc, &id, "viewport", Some(&json!({"mode":"fixed","width":1580,"height":990,"dpr":1.0}))).await;
     post_ok(&sc, &id, "popout", None).await;
-    let out = until_info(&sc, &id, "popped out big", |v| {
-        v["popped_out"] == true && v["connected"] == true
-    })
-    .await;
+    let out = until_info(&sc, &id, "popped out big", |v| v["popped_out"] == true && v["connected"] == true).await;
     let mut cdp = Cdp::connect(&profile_of(pid_of(&out))).await;
     let target = cdp.page_target().await;
-    let w = cdp
-        .call("Browser.getWindowForTarget", json!({"targetId": target}))
-        .await;
+    let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
     let b = &w["result"]["bounds"];
     let (l, t, bw, bh) = (
         b["left"].as_i64().unwrap(),
@@ -588,54 +433,30 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
         b["width"].as_i64().unwrap(),
         b["height"].as_i64().unwrap(),
     );
-    assert!(
-        l >= 0 && t >= 0 && l + bw <= 1600 && t + bh <= 1000,
-        "the window sticks out of the screen: {b}"
-    );
+    assert!(l >= 0 && t >= 0 && l + bw <= 1600 && t + bh <= 1000, "the window sticks out of the screen: {b}");
     post_ok(&sc, &id, "popin", None).await;
-    until_info(&sc, &id, "back after the big window", |v| {
-        v["popped_out"] == false && v["connected"] == true
-    })
-    .await;
+    until_info(&sc, &id, "back after the big window", |v| v["popped_out"] == false && v["connected"] == true).await;
 
     // Shutdown closes a popped-out window.
     post_ok(&sc, &id, "popout", None).await;
-    let out = until_info(&sc, &id, "popped out for shutdown", |v| {
-        v["popped_out"] == true && v["connected"] == true
-    })
-    .await;
+    let out =
+        until_info(&sc, &id, "popped out for shutdown", |v| v["popped_out"] == true && v["connected"] == true).await;
     let window_pid = pid_of(&out);
     let r = sc.req("POST", "/api/shutdown", None).await;
     assert!(r.status < 300, "shutdown: {}", r.status);
-    assert!(
-        common::wait_pid_gone(window_pid).await,
-        "shutdown closed the window's Chromium"
-    );
+    assert!(common::wait_pid_gone(window_pid).await, "shutdown closed the window's Chromium");
     drop(x);
 }
 
 #[tokio::test]
 async fn without_a_display_pop_out_is_unavailable_and_refused() {
-    let sc = Sidecar::start_with_env_changes(
-        &["--exit-with-parent"],
-        &[],
-        &["DISPLAY", "WAYLAND_DISPLAY"],
-    );
+    let sc = Sidecar::start_with_env_changes(&["--exit-with-parent"], &[], &["DISPLAY", "WAYLAND_DISPLAY"]);
     let base = upstream().await;
     let caps = sc.req("GET", "/api/capabilities", None).await;
     assert_eq!(caps.status, 200);
     let reason = "No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)";
-    assert_eq!(
-        caps.json(),
-        json!({"popout": {"available": false, "reason": reason}})
-    );
-    let r = sc
-        .req(
-            "POST",
-            "/api/browsers",
-            Some(&json!({"url": format!("{base}/echo")})),
-        )
-        .await;
+    assert_eq!(caps.json(), json!({"popout": {"available": false, "reason": reason}}));
+    let r = sc.req("POST", "/api/browsers", Some(&json!({"url": format!("{base}/echo")}))).await;
     assert_eq!(r.status, 201);
     let id = r.json()["id"].as_str().unwrap().to_string();
     let r = post(&sc, &id, "popout", None).await;
@@ -643,10 +464,7 @@ async fn without_a_display_pop_out_is_unavailable_and_refused() {
     assert_eq!(r.json()["error"]["message"], reason);
     assert_eq!(post(&sc, &id, "popin", None).await.code(), "not_popped_out");
     let v = info(&sc, &id).await;
-    assert_eq!(
-        (v["popped_out"].clone(), v["connected"].clone()),
-        (json!(false), json!(true))
-    );
+    assert_eq!((v["popped_out"].clone(), v["connected"].clone()), (json!(false), json!(true)));
     assert!(headless(pid_of(&v)));
     let r = sc.req("POST", "/api/shutdown", None).await;
     assert!(r.status < 300);
@@ -665,9 +483,7 @@ fn fake_x_display() -> (std::net::TcpListener, String) {
 #[tokio::test]
 async fn a_display_that_is_gone_is_unavailable_and_a_failed_window_keeps_the_session() {
     // A local display whose socket does not exist: unavailable, saying why.
-    let n = (90..1000)
-        .find(|n| !std::path::Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
-        .unwrap();
+    let n = (90..1000).find(|n| !std::path::Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()).unwrap();
     let sc = Sidecar::start_with_env_changes(
         &["--exit-with-parent"],
         &[("DISPLAY", &format!(":{n}"))],
@@ -675,7 +491,9 @@ async fn a_display_that_is_gone_is_unavailable_and_a_failed_window_keeps_the_ses
     );
     let caps = sc.req("GET", "/api/capabilities", None).await.json();
     assert_eq!(caps["popout"]["available"], false, "{caps}");
-    let want = format!("Couldn't open a window on display :{n}: no X server is running there (/tmp/.X11-unix/X{n} does not exist)");
+    let want = format!(
+        "Couldn't open a window on display :{n}: no X server is running there (/tmp/.X11-unix/X{n} does not exist)"
+    );
     assert_eq!(caps["popout"]["reason"], want.as_str());
     let r = sc.req("POST", "/api/shutdown", None).await;
     assert!(r.status < 300);
@@ -689,43 +507,21 @@ async fn a_display_that_is_gone_is_unavailable_and_a_failed_window_keeps_the_ses
             drop(s);
         }
     });
-    let sc = Sidecar::start_with_env_changes(
-        &["--exit-with-parent"],
-        &[("DISPLAY", &display)],
-        &["WAYLAND_DISPLAY"],
-    );
+    let sc = Sidecar::start_with_env_changes(&["--exit-with-parent"], &[("DISPLAY", &display)], &["WAYLAND_DISPLAY"]);
     let caps = sc.req("GET", "/api/capabilities", None).await.json();
     assert_eq!(caps, json!({"popout": {"available": true, "reason": null}}));
     let base = upstream().await;
-    let r = sc
-        .req(
-            "POST",
-            "/api/browsers",
-            Some(&json!({"url": format!("{base}/login")})),
-        )
-        .await;
+    let r = sc.req("POST", "/api/browsers", Some(&json!({"url": format!("{base}/login")}))).await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     let id = r.json()["id"].as_str().unwrap().to_string();
     until_info(&sc, &id, "logged in", |v| v["title"] == "login").await;
-    post_ok(
-        &sc,
-        &id,
-        "navigate",
-        Some(&json!({"url": format!("{base}/echo?at=before")})),
-    )
-    .await;
+    post_ok(&sc, &id, "navigate", Some(&json!({"url": format!("{base}/echo?at=before")}))).await;
     until_info(&sc, &id, "both cookies", has_both_cookies).await;
     let r = post(&sc, &id, "popout", None).await;
-    assert_eq!(
-        r.code(),
-        "launch_failed",
-        "{}",
-        String::from_utf8_lossy(&r.body)
-    );
+    assert_eq!(r.code(), "launch_failed", "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(
         r.json()["error"]["message"],
-        format!("Couldn't open a window on display {display}: Chromium could not connect to it")
-            .as_str()
+        format!("Couldn't open a window on display {display}: Chromium could not connect to it").as_str()
     );
     let back = until_info(&sc, &id, "back in the pane with both cookies", |v| {
         v["popped_out"] == false && v["connected"] == true && has_both_cookies(v)

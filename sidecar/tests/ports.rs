@@ -116,11 +116,8 @@ async fn concurrent_requests_during_a_scan_both_succeed() {
     let (id, _ws, port) = serve(&sc, &["python3", "-m", "http.server", "0", "--bind", "127.0.0.1"]).await;
     let path = format!("/api/terminals/{id}/ports");
     for _ in 0..5 {
-        let (r1, r2, r3) = tokio::join!(
-            sc.req("GET", &path, None),
-            sc.req("GET", &path, None),
-            sc.req("GET", &path, None)
-        );
+        let (r1, r2, r3) =
+            tokio::join!(sc.req("GET", &path, None), sc.req("GET", &path, None), sc.req("GET", &path, None));
         for r in [r1, r2, r3] {
             assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
             assert_eq!(port_numbers(r.json()["ports"].as_array().unwrap()), vec![port]);

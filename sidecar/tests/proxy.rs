@@ -191,7 +191,9 @@ async fn grant_api_refusals_reuse_and_revoke() {
     }
     let (_, v) = grant(&sc, "https://example.com/", &[]).await;
     assert!(v["error"]["message"].as_str().unwrap().contains("screencast"), "{v}");
-    let r = sc.raw("POST", "/api/proxy/grants", &[("Content-Type", "application/json")], br#"{"url":"http://localhost:1/"}"#).await;
+    let r = sc
+        .raw("POST", "/api/proxy/grants", &[("Content-Type", "application/json")], br#"{"url":"http://localhost:1/"}"#)
+        .await;
     assert_eq!(r.status, 401, "the grant API needs auth");
 
     let (up, _) = upstream().await;
@@ -203,7 +205,11 @@ async fn grant_api_refusals_reuse_and_revoke() {
     assert_eq!(a["upstream"], format!("http://localhost:{up}"));
     assert_eq!(a["grant"], "g1");
     let (_, b) = grant(&sc, &format!("http://localhost:{up}/b"), &[]).await;
-    assert_eq!((b["grant"].clone(), b["origin"].clone()), (a["grant"].clone(), a["origin"].clone()), "same upstream, same grant");
+    assert_eq!(
+        (b["grant"].clone(), b["origin"].clone()),
+        (a["grant"].clone(), a["origin"].clone()),
+        "same upstream, same grant"
+    );
     assert_eq!(b["url"], format!("{origin}/b"));
     let (_, c) = grant(&sc, &format!("http://127.0.0.1:{up}/"), &[]).await;
     assert_ne!(c["grant"], a["grant"], "a different spelling of the host is a different origin");
@@ -228,7 +234,13 @@ async fn framing_headers_cookies_origin_and_shim() {
     let r = http(
         port,
         "/framed?token=a%20b&x",
-        &[("Cookie", "sid=secret"), ("Origin", &own), ("Referer", &referer), ("Accept-Encoding", "gzip"), ("Sec-Fetch-Dest", "iframe")],
+        &[
+            ("Cookie", "sid=secret"),
+            ("Origin", &own),
+            ("Referer", &referer),
+            ("Accept-Encoding", "gzip"),
+            ("Sec-Fetch-Dest", "iframe"),
+        ],
     )
     .await;
     assert_eq!(r.status, 200);
@@ -268,11 +280,24 @@ async fn framing_headers_cookies_origin_and_shim() {
     assert!(!String::from_utf8_lossy(&r.body).contains("http-equiv"));
     let r = http(port, "/preserve", &[]).await;
     assert!(String::from_utf8_lossy(&r.body).contains("http-equiv"));
-    assert_eq!(all(&r, "content-security-policy"), ["script-src 'self'".to_string(), format!("frame-ancestors 'self' {APP}")]);
+    assert_eq!(
+        all(&r, "content-security-policy"),
+        ["script-src 'self'".to_string(), format!("frame-ancestors 'self' {APP}")]
+    );
     assert!(all(&r, "x-porthole-preserve-csp").is_empty());
 
     // An upgrade the upstream refuses: an ordinary response, Set-Cookie still dropped.
-    let r = http(port, "/framed", &[("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")]).await;
+    let r = http(
+        port,
+        "/framed",
+        &[
+            ("Connection", "Upgrade"),
+            ("Upgrade", "websocket"),
+            ("Sec-WebSocket-Version", "13"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ],
+    )
+    .await;
     assert_eq!(r.status, 200);
     assert!(all(&r, "set-cookie").is_empty());
 }
@@ -375,13 +400,14 @@ async fn websocket_echo_keeps_grant_alive_and_drops_cookies() {
         while let Ok((s, _)) = l.accept().await {
             let seen = seen2.clone();
             tokio::spawn(async move {
-                let cb = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
-                          mut resp: tokio_tungstenite::tungstenite::handshake::server::Response| {
-                    let h = |n: &str| req.headers().get(n).map(|v| v.to_str().unwrap().to_string());
-                    seen.lock().unwrap().push((req.uri().to_string(), h("cookie"), h("origin"), h("host")));
-                    resp.headers_mut().insert("set-cookie", HeaderValue::from_static("ws=1"));
-                    Ok(resp)
-                };
+                let cb =
+                    |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                     mut resp: tokio_tungstenite::tungstenite::handshake::server::Response| {
+                        let h = |n: &str| req.headers().get(n).map(|v| v.to_str().unwrap().to_string());
+                        seen.lock().unwrap().push((req.uri().to_string(), h("cookie"), h("origin"), h("host")));
+                        resp.headers_mut().insert("set-cookie", HeaderValue::from_static("ws=1"));
+                        Ok(resp)
+                    };
                 let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(s, cb).await else { return };
                 while let Some(Ok(m)) = ws.next().await {
                     if (m.is_text() || m.is_binary()) && ws.send(m).await.is_err() {
@@ -450,7 +476,9 @@ async fn host_mismatch_is_refused_and_does_not_refresh_the_ttl() {
     let mut expired = false;
     let good_host = format!("127.0.0.1:{port}");
     for _ in 0..40 {
-        for host in ["evil.test", &format!("evil.test:{port}"), &format!("127.0.0.1:{}", port.wrapping_add(1)), &good_host] {
+        for host in
+            ["evil.test", &format!("evil.test:{port}"), &format!("127.0.0.1:{}", port.wrapping_add(1)), &good_host]
+        {
             let mut s = match TcpStream::connect(("127.0.0.1", port)).await {
                 Ok(s) => s,
                 Err(_) => {
@@ -458,7 +486,8 @@ async fn host_mismatch_is_refused_and_does_not_refresh_the_ttl() {
                     break;
                 }
             };
-            let req = format!("GET / HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.test\r\nConnection: close\r\n\r\n");
+            let req =
+                format!("GET / HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.test\r\nConnection: close\r\n\r\n");
             s.write_all(req.as_bytes()).await.unwrap();
             let mut buf = Vec::new();
             let _ = tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await;

@@ -117,9 +117,16 @@ impl Cdp {
     async fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
-        self.ws.send(Message::Text(json!({"id": id, "method": method, "params": params}).to_string().into())).await.unwrap();
+        self.ws
+            .send(Message::Text(json!({"id": id, "method": method, "params": params}).to_string().into()))
+            .await
+            .unwrap();
         loop {
-            let m = tokio::time::timeout(HANG, self.ws.next()).await.expect("CDP answer").expect("CDP open").expect("CDP ok");
+            let m = tokio::time::timeout(HANG, self.ws.next())
+                .await
+                .expect("CDP answer")
+                .expect("CDP open")
+                .expect("CDP ok");
             if let Message::Text(t) = m {
                 let v: Value = serde_json::from_str(&t).unwrap();
                 if v["id"] == id {
@@ -131,7 +138,8 @@ impl Cdp {
     }
 
     async fn eval(&mut self, expr: &str) -> Value {
-        self.call("Runtime.evaluate", json!({"expression": expr, "returnByValue": true})).await["result"]["value"].clone()
+        self.call("Runtime.evaluate", json!({"expression": expr, "returnByValue": true})).await["result"]["value"]
+            .clone()
     }
 
     /// The app's received messages, polled until `done` holds (bounded).
@@ -156,7 +164,11 @@ fn kind(m: &Value) -> &str {
 #[tokio::test]
 async fn shim_messages_in_chromium() {
     let sc = Sidecar::start(&[]);
-    let upstream = html_server(Arc::new(|path: &str| if path.starts_with("/nested") { NESTED.to_string() } else { PAGE.to_string() })).await;
+    let upstream =
+        html_server(Arc::new(
+            |path: &str| if path.starts_with("/nested") { NESTED.to_string() } else { PAGE.to_string() },
+        ))
+        .await;
     let frame_url: Arc<Mutex<String>> = Arc::default();
     let fu = frame_url.clone();
     let app_port = html_server(Arc::new(move |_: &str| {
@@ -169,7 +181,11 @@ async fn shim_messages_in_chromium() {
     .await;
     let app = format!("http://127.0.0.1:{app_port}");
     let r = sc
-        .req("POST", "/api/proxy/grants", Some(&json!({"url": format!("http://127.0.0.1:{upstream}/page"), "embedders": [app]})))
+        .req(
+            "POST",
+            "/api/proxy/grants",
+            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/page"), "embedders": [app]})),
+        )
         .await;
     assert_eq!(r.status, 200);
     let g = r.json();
@@ -179,7 +195,14 @@ async fn shim_messages_in_chromium() {
     let chromium = std::env::var("PORTHOLE_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let home = temp_dir("chromium");
     let mut child = Command::new(&chromium)
-        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--remote-debugging-port=0"])
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--remote-debugging-port=0",
+        ])
         .arg(format!("--user-data-dir={}", home.join("profile").display()))
         .arg("about:blank")
         .env("HOME", &home)
@@ -204,7 +227,11 @@ async fn shim_messages_in_chromium() {
     let devtools: u16 = browser_ws.trim_start_matches("ws://127.0.0.1:").split('/').next().unwrap().parse().unwrap();
     let page_ws = loop {
         let list: Value = serde_json::from_str(&devtools_get(devtools, "/json/list").await).unwrap_or(Value::Null);
-        if let Some(ws) = list.as_array().and_then(|a| a.iter().find(|t| t["type"] == "page")).and_then(|t| t["webSocketDebuggerUrl"].as_str()) {
+        if let Some(ws) = list
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["type"] == "page"))
+            .and_then(|t| t["webSocketDebuggerUrl"].as_str())
+        {
             break ws.to_string();
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -214,7 +241,9 @@ async fn shim_messages_in_chromium() {
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
 
     let wants_all = |m: &[Value]| {
-        let has = |k: &str, url: &str| m.iter().any(|x| kind(x) == k && x["data"]["url"].as_str().is_some_and(|u| u.ends_with(url)));
+        let has = |k: &str, url: &str| {
+            m.iter().any(|x| kind(x) == k && x["data"]["url"].as_str().is_some_and(|u| u.ends_with(url)))
+        };
         has("location", "/page")
             && has("location", "/pushed")
             && has("open-window", "/other?x=1")
@@ -229,7 +258,10 @@ async fn shim_messages_in_chromium() {
         assert!(["location", "pointerdown", "open-window"].contains(&kind(m)), "{m}");
         if kind(m) == "location" {
             let url = m["data"]["url"].as_str().unwrap();
-            assert!(url == format!("{proxy}/page") || url == format!("{proxy}/pushed"), "only the top document reports: {m}");
+            assert!(
+                url == format!("{proxy}/page") || url == format!("{proxy}/pushed"),
+                "only the top document reports: {m}"
+            );
             assert_eq!(m["data"]["title"], "Shim Test");
             let loaded = m["data"]["loaded"].as_bool().unwrap();
             assert_eq!(loaded, url.ends_with("/page"), "loaded only on the document's own load: {m}");
@@ -244,11 +276,14 @@ async fn shim_messages_in_chromium() {
 
     // The app drives history and reload.
     let n = msgs.len();
-    let post = |msg: &str| format!("document.querySelector('iframe').contentWindow.postMessage({msg}, {proxy:?}); true");
+    let post =
+        |msg: &str| format!("document.querySelector('iframe').contentWindow.postMessage({msg}, {proxy:?}); true");
     cdp.eval(&post("{porthole:'app',v:1,kind:'history',delta:-1}")).await;
     let msgs = cdp
         .msgs_until("history back", |m| {
-            m[n..].iter().any(|x| kind(x) == "location" && x["data"]["url"] == format!("{proxy}/page") && x["data"]["loaded"] == false)
+            m[n..].iter().any(|x| {
+                kind(x) == "location" && x["data"]["url"] == format!("{proxy}/page") && x["data"]["loaded"] == false
+            })
         })
         .await;
     let n = msgs.len();

@@ -18,10 +18,8 @@ async fn echo_round_trip() {
     send_input(&mut ws, b"hello porthole\n").await;
     let mut seen = Seen::default();
     // The tty echoes the line, then cat writes it back.
-    read_until(&mut ws, &mut seen, true, |s| {
-        s.bytes.windows(16).filter(|w| w == b"hello porthole\r\n").count() >= 2
-    })
-    .await;
+    read_until(&mut ws, &mut seen, true, |s| s.bytes.windows(16).filter(|w| w == b"hello porthole\r\n").count() >= 2)
+        .await;
     let t = sc.terminal(&id).await;
     assert_eq!(t["alive"], true);
     assert_eq!(t["command"], json!(["cat"]));
@@ -74,12 +72,11 @@ async fn exit_code_is_reported_on_socket_and_api() {
 async fn scrollback_replay_after_reconnect_is_byte_exact() {
     let sc = Sidecar::start(&[]);
     // ~6.9 MB, more than the ring holds, then stay alive.
-    let id = sc
-        .spawn(&["sh", "-c", "seq 1 1000000; echo REPLAY-DONE; exec sleep 1000"])
-        .await;
+    let id = sc.spawn(&["sh", "-c", "seq 1 1000000; echo REPLAY-DONE; exec sleep 1000"]).await;
     let mut a = sc.ws(&id).await;
     let mut seen = Seen::default();
-    read_until(&mut a, &mut seen, true, |s| contains(&s.bytes[s.bytes.len().saturating_sub(64)..], b"REPLAY-DONE\r\n")).await;
+    read_until(&mut a, &mut seen, true, |s| contains(&s.bytes[s.bytes.len().saturating_sub(64)..], b"REPLAY-DONE\r\n"))
+        .await;
     drop(a);
     assert!(seen.bytes.len() > SCROLLBACK_BYTES);
     let want = &seen.bytes[seen.bytes.len() - SCROLLBACK_BYTES..];
@@ -203,9 +200,7 @@ async fn flow_control_blocks_the_producer_until_acks_resume() {
         use futures_util::StreamExt;
         match tokio::time::timeout(std::time::Duration::from_secs(2), ws.next()).await {
             Err(_) => break, // quiet: the PTY is paused
-            Ok(Some(Ok(tokio_tungstenite::tungstenite::Message::Binary(b)))) => {
-                seen.bytes.extend_from_slice(&b)
-            }
+            Ok(Some(Ok(tokio_tungstenite::tungstenite::Message::Binary(b)))) => seen.bytes.extend_from_slice(&b),
             Ok(other) => panic!("unexpected {other:?}"),
         }
     }

@@ -8,8 +8,8 @@ mod common;
 use std::sync::OnceLock;
 
 use common::browser::{
-    click, create_at, delete, fixed, info, key, send, serve, until_closed, until_frame, until_json,
-    until_title, view, ViewWs,
+    click, create_at, delete, fixed, info, key, send, serve, until_closed, until_frame, until_json, until_title, view,
+    ViewWs,
 };
 use common::{Sidecar, HANG};
 use futures_util::SinkExt;
@@ -113,19 +113,13 @@ async fn answer(ws: &mut ViewWs, accept: bool, text: Option<&str>) {
 }
 
 async fn until_dialog(ws: &mut ViewWs, kind: &str) -> Value {
-    let d = until_json(ws, "a dialog", |v| {
-        v["type"] == "dialog" && v["dialog"].is_object()
-    })
-    .await;
+    let d = until_json(ws, "a dialog", |v| v["type"] == "dialog" && v["dialog"].is_object()).await;
     assert_eq!(d["dialog"]["kind"], kind, "{d}");
     d["dialog"].clone()
 }
 
 async fn until_no_dialog(ws: &mut ViewWs) {
-    until_json(ws, "the dialog gone", |v| {
-        v["type"] == "dialog" && v["dialog"].is_null()
-    })
-    .await;
+    until_json(ws, "the dialog gone", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
 }
 
 async fn tab_count(sc: &Sidecar, id: &str) -> usize {
@@ -137,24 +131,14 @@ async fn beforeunload_holds_a_navigation_until_answered_cancel_stays_ok_leaves()
     let sc = sidecar();
     let id = create(sc, "/unload").await;
     let mut ws = view(sc, &id).await;
-    until_json(&mut ws, "loaded", |v| {
-        v["type"] == "url" && v["title"] == "unload"
-    })
-    .await;
+    until_json(&mut ws, "loaded", |v| v["type"] == "url" && v["title"] == "unload").await;
     // The user gesture that arms beforeunload.
     click(&mut ws, 100.0, 50.0).await;
     until_title(sc, &id, |t| t == "unload:1").await;
     let id2 = id.clone();
     let t2 = format!("{}/static", server());
     let first = tokio::spawn(async move {
-        sidecar()
-            .req(
-                "POST",
-                &format!("/api/browsers/{id2}/navigate"),
-                Some(&json!({"url": t2})),
-            )
-            .await
-            .status
+        sidecar().req("POST", &format!("/api/browsers/{id2}/navigate"), Some(&json!({"url": t2}))).await.status
     });
     let d = until_dialog(&mut ws, "beforeunload").await;
     assert_eq!(d["tab"], info(sc, &id).await["active_tab"]);
@@ -189,14 +173,8 @@ async fn beforeunload_holds_a_tab_close_until_answered() {
     let sc = sidecar();
     let id = create(sc, "/unload-opener").await;
     let mut ws = view(sc, &id).await;
-    until_json(&mut ws, "loaded", |v| {
-        v["type"] == "url" && v["title"] == "unload-opener"
-    })
-    .await;
-    let first = info(sc, &id).await["active_tab"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    until_json(&mut ws, "loaded", |v| v["type"] == "url" && v["title"] == "unload-opener").await;
+    let first = info(sc, &id).await["active_tab"].as_str().unwrap().to_string();
     // The gesture that arms beforeunload also opens the second tab.
     click(&mut ws, 100.0, 50.0).await;
     let tabs = until_json(&mut ws, "the new tab active", |v| {
@@ -208,49 +186,25 @@ async fn beforeunload_holds_a_tab_close_until_answered() {
     .await;
     let second = tabs["active"].as_str().unwrap().to_string();
     let close = json!({"tab": first});
-    let r = sc
-        .req(
-            "POST",
-            &format!("/api/browsers/{id}/tabs/close"),
-            Some(&close),
-        )
-        .await;
+    let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/close"), Some(&close)).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let d = until_dialog(&mut ws, "beforeunload").await;
     assert_eq!(d["tab"], first.as_str());
-    assert_eq!(
-        tab_count(sc, &id).await,
-        2,
-        "the tab is held open while the dialog waits"
-    );
+    assert_eq!(tab_count(sc, &id).await, 2, "the tab is held open while the dialog waits");
     answer(&mut ws, false, None).await;
     until_no_dialog(&mut ws).await;
     // Cancel keeps the tab and its document (its click count goes on).
     assert_eq!(tab_count(sc, &id).await, 2);
-    let r = sc
-        .req(
-            "POST",
-            &format!("/api/browsers/{id}/tabs/select"),
-            Some(&json!({"tab": first})),
-        )
-        .await;
+    let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/select"), Some(&json!({"tab": first}))).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     click(&mut ws, 100.0, 150.0).await;
     until_title(sc, &id, |t| t == "unload-opener:2").await;
-    let r = sc
-        .req(
-            "POST",
-            &format!("/api/browsers/{id}/tabs/close"),
-            Some(&close),
-        )
-        .await;
+    let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/close"), Some(&close)).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     until_dialog(&mut ws, "beforeunload").await;
     answer(&mut ws, true, None).await;
-    let tabs = until_json(&mut ws, "one tab left", |v| {
-        v["type"] == "tabs" && v["tabs"].as_array().unwrap().len() == 1
-    })
-    .await;
+    let tabs =
+        until_json(&mut ws, "one tab left", |v| v["type"] == "tabs" && v["tabs"].as_array().unwrap().len() == 1).await;
     assert_eq!(tabs["tabs"][0]["id"], second.as_str());
     delete(sc, &id).await;
 }
@@ -260,28 +214,19 @@ async fn a_prompts_text_reaches_the_page_and_cancel_gives_null() {
     let sc = sidecar();
     let id = create(sc, "/prompt").await;
     let mut ws = view(sc, &id).await;
-    until_json(&mut ws, "loaded", |v| {
-        v["type"] == "url" && v["title"] == "prompt"
-    })
-    .await;
+    until_json(&mut ws, "loaded", |v| v["type"] == "url" && v["title"] == "prompt").await;
     click(&mut ws, 100.0, 50.0).await;
     let d = until_dialog(&mut ws, "prompt").await;
     assert_eq!(d["message"], "name?");
     assert_eq!(d["default_prompt"], "def");
     answer(&mut ws, true, Some("héllo wörld ✓")).await;
     until_no_dialog(&mut ws).await;
-    assert_eq!(
-        until_title(sc, &id, |t| t.starts_with("prompt:")).await,
-        "prompt:héllo wörld ✓"
-    );
+    assert_eq!(until_title(sc, &id, |t| t.starts_with("prompt:")).await, "prompt:héllo wörld ✓");
     click(&mut ws, 100.0, 50.0).await;
     until_dialog(&mut ws, "prompt").await;
     answer(&mut ws, false, Some("ignored")).await;
     until_no_dialog(&mut ws).await;
-    assert_eq!(
-        until_title(sc, &id, |t| t == "prompt:null" || t.starts_with("prompt:i")).await,
-        "prompt:null"
-    );
+    assert_eq!(until_title(sc, &id, |t| t == "prompt:null" || t.starts_with("prompt:i")).await, "prompt:null");
     delete(sc, &id).await;
 }
 
@@ -292,10 +237,7 @@ async fn a_dialog_opened_inside_a_click_is_answered_without_waiting_for_the_clic
     let sc = sidecar();
     let id = create(sc, "/alert-in-click").await;
     let mut ws = view(sc, &id).await;
-    until_json(&mut ws, "loaded", |v| {
-        v["type"] == "url" && v["title"] == "alert"
-    })
-    .await;
+    until_json(&mut ws, "loaded", |v| v["type"] == "url" && v["title"] == "alert").await;
     click(&mut ws, 100.0, 50.0).await;
     until_dialog(&mut ws, "alert").await;
     answer(&mut ws, true, None).await;
@@ -303,10 +245,7 @@ async fn a_dialog_opened_inside_a_click_is_answered_without_waiting_for_the_clic
         (v["type"] == "dialog" && v["dialog"].is_null()) || v["type"] == "error"
     })
     .await;
-    assert_eq!(
-        v["type"], "dialog",
-        "the answer waited behind the click: {v}"
-    );
+    assert_eq!(v["type"], "dialog", "the answer waited behind the click: {v}");
     assert_eq!(until_title(sc, &id, |t| t == "after").await, "after");
     delete(sc, &id).await;
 }
@@ -316,10 +255,7 @@ async fn edit_cut_copy_and_select_all() {
     let sc = sidecar();
     let id = create(sc, "/edit").await;
     let mut ws = view(sc, &id).await;
-    until_json(&mut ws, "loaded", |v| {
-        v["type"] == "url" && v["title"] == "edit"
-    })
-    .await;
+    until_json(&mut ws, "loaded", |v| v["type"] == "url" && v["title"] == "edit").await;
     // Focus the field, caret home, select "hello" with Shift+Right ×5.
     click(&mut ws, 300.0, 30.0).await;
     key(&mut ws, "Home", "Home", "", 0).await;
@@ -335,19 +271,13 @@ async fn edit_cut_copy_and_select_all() {
     send(&mut ws, json!({"type":"edit","op":"cut"})).await;
     let c = until_json(&mut ws, "clipboard", |v| v["type"] == "clipboard").await;
     assert_eq!(c["text"], "hello");
-    assert_eq!(
-        until_title(sc, &id, |t| t.starts_with("f: world")).await,
-        "f: world|0-0"
-    );
+    assert_eq!(until_title(sc, &id, |t| t.starts_with("f: world")).await, "f: world|0-0");
     // Select all of the document (focus leaves the field first), then copy.
     click(&mut ws, 700.0, 500.0).await;
     send(&mut ws, json!({"type":"edit","op":"selectAll"})).await;
     send(&mut ws, json!({"type":"edit","op":"copy"})).await;
     let c = until_json(&mut ws, "clipboard", |v| v["type"] == "clipboard").await;
-    assert!(
-        c["text"].as_str().unwrap().contains("some document text"),
-        "{c}"
-    );
+    assert!(c["text"].as_str().unwrap().contains("some document text"), "{c}");
     assert!(!c["text"].as_str().unwrap().contains("hello"), "{c}");
     delete(sc, &id).await;
 }
@@ -359,11 +289,7 @@ async fn more_than_256_inputs_waiting_on_cdp_close_the_socket_with_1008() {
     let mut ws = view(sc, &id).await;
     // While an alert is open the page handles no input: dispatches wait on it.
     until_dialog(&mut ws, "alert").await;
-    let mv = Message::Text(
-        json!({"type":"input_mouse","event":"move","x":10,"y":10})
-            .to_string()
-            .into(),
-    );
+    let mv = Message::Text(json!({"type":"input_mouse","event":"move","x":10,"y":10}).to_string().into());
     let mut sent = 0;
     for _ in 0..400 {
         if ws.feed(mv.clone()).await.is_err() {
@@ -419,23 +345,11 @@ async fn a_select_inserted_after_load_gets_the_popup() {
     until_title(sc, &id, |t| t == "inserted").await;
     click(&mut ws, 100.0, 75.0).await;
     let p = until_popup(&mut ws).await;
-    assert_eq!(
-        (p["x"].as_f64(), p["y"].as_f64()),
-        (Some(40.0), Some(60.0)),
-        "{p}"
-    );
-    let labels: Vec<&str> = p["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["label"].as_str().unwrap())
-        .collect();
+    assert_eq!((p["x"].as_f64(), p["y"].as_f64()), (Some(40.0), Some(60.0)), "{p}");
+    let labels: Vec<&str> = p["options"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["Alpha", "Beta"]);
     send(&mut ws, json!({"type":"popup_choice","index":1})).await;
-    assert_eq!(
-        until_title(sc, &id, |t| t.starts_with("late:")).await,
-        "late:b:1"
-    );
+    assert_eq!(until_title(sc, &id, |t| t.starts_with("late:")).await, "late:b:1");
     delete(sc, &id).await;
 }
 
@@ -448,19 +362,12 @@ async fn a_select_in_a_same_origin_iframe_gets_the_popup_at_its_page_position() 
     // iframe at (100,50) with a 5 px border; the select at (10,20) inside it.
     click(&mut ws, 100.0 + 5.0 + 50.0, 50.0 + 5.0 + 35.0).await;
     let p = until_popup(&mut ws).await;
-    assert_eq!(
-        (p["x"].as_f64(), p["y"].as_f64(), p["width"].as_f64()),
-        (Some(115.0), Some(75.0), Some(150.0)),
-        "{p}"
-    );
+    assert_eq!((p["x"].as_f64(), p["y"].as_f64(), p["width"].as_f64()), (Some(115.0), Some(75.0), Some(150.0)), "{p}");
     assert_eq!(p["options"][2]["disabled"], true);
     // A disabled option is refused with an error; a good one applies.
     send(&mut ws, json!({"type":"popup_choice","index":2})).await;
     until_json(&mut ws, "error", |v| v["type"] == "error").await;
     send(&mut ws, json!({"type":"popup_choice","index":1})).await;
-    assert_eq!(
-        until_title(sc, &id, |t| t.starts_with("inner:")).await,
-        "inner:y"
-    );
+    assert_eq!(until_title(sc, &id, |t| t.starts_with("inner:")).await, "inner:y");
     delete(sc, &id).await;
 }

@@ -13,18 +13,10 @@ pub fn request(base: &str, method: &str, path: &str, token: &str) -> io::Result<
     let authority = base
         .strip_prefix("http://")
         .and_then(|rest| rest.split('/').next())
-        .ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("bad base url {base:?}"),
-            )
-        })?;
-    let addr: SocketAddr = authority.parse().map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("bad address {authority:?}"),
-        )
-    })?;
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("bad base url {base:?}")))?;
+    let addr: SocketAddr = authority
+        .parse()
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad address {authority:?}")))?;
     let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT)?;
     stream.set_read_timeout(Some(TIMEOUT))?;
     stream.set_write_timeout(Some(TIMEOUT))?;
@@ -40,10 +32,7 @@ pub fn request(base: &str, method: &str, path: &str, token: &str) -> io::Result<
 
 fn parse_response(raw: &[u8]) -> io::Result<(u16, Vec<u8>)> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| bad("no end of headers"))?;
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| bad("no end of headers"))?;
     let head = std::str::from_utf8(&raw[..split]).map_err(|_| bad("headers are not utf-8"))?;
     let mut body = raw[split + 4..].to_vec();
     let mut lines = head.split("\r\n");

@@ -35,11 +35,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(6);
 enum Status {
     Starting,
     Ready,
-    Failed {
-        reason: String,
-        hint: String,
-        stderr_tail: String,
-    },
+    Failed { reason: String, hint: String, stderr_tail: String },
 }
 
 /// The shell's whole state: the startup status and the sidecar process.
@@ -88,11 +84,7 @@ fn main() {
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_dialog::init())
         // No injected link-click handler: the UI decides what goes to the system browser.
-        .plugin(
-            tauri_plugin_opener::Builder::new()
-                .open_js_links_on_click(false)
-                .build(),
-        )
+        .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .manage(shell.clone())
         .invoke_handler(tauri::generate_handler![startup_status])
         .setup(|app| {
@@ -129,11 +121,7 @@ fn prepare_environment() {
     // Loopback requests (webview → sidecar, sidecar → dev servers) must bypass proxies.
     for var in ["no_proxy", "NO_PROXY"] {
         let current = std::env::var(var).unwrap_or_default();
-        let mut entries: Vec<&str> = current
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
+        let mut entries: Vec<&str> = current.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
         for host in ["127.0.0.1", "localhost"] {
             if !entries.contains(&host) {
                 entries.push(host);
@@ -258,9 +246,7 @@ fn opener_scope() -> Vec<OpenerUrl> {
     let mut allowed = Vec::new();
     for host in ["127.0.0.1", "localhost", "[[]::1[]]"] {
         for digits in 1..=5 {
-            allowed.push(OpenerUrl {
-                url: format!("http://{host}:{}/*", "[0-9]".repeat(digits)),
-            });
+            allowed.push(OpenerUrl { url: format!("http://{host}:{}/*", "[0-9]".repeat(digits)) });
         }
     }
     allowed
@@ -269,12 +255,7 @@ fn opener_scope() -> Vec<OpenerUrl> {
 /// Blocks until the sidecar exits or the app starts quitting. A sidecar that exits on
 /// its own (a crash, a kill) is reaped and the window goes back to the bundled page,
 /// which then says so, instead of leaving a UI that can no longer reach its server.
-fn watch_for_crash(
-    app: &AppHandle,
-    shell: &Shell,
-    sidecar: &Arc<Sidecar>,
-    start_page: Option<tauri::Url>,
-) {
+fn watch_for_crash(app: &AppHandle, shell: &Shell, sidecar: &Arc<Sidecar>, start_page: Option<tauri::Url>) {
     loop {
         std::thread::sleep(Duration::from_millis(250));
         // Shutdown takes the sidecar out of the shell before stopping it, so an exit
@@ -303,11 +284,7 @@ fn watch_for_crash(
 
 fn fail(shell: &Shell, err: StartError, stderr_tail: String) {
     eprintln!("porthole: {err}");
-    shell.set_status(Status::Failed {
-        reason: err.to_string(),
-        hint: err.hint(),
-        stderr_tail,
-    });
+    shell.set_status(Status::Failed { reason: err.to_string(), hint: err.hint(), stderr_tail });
 }
 
 /// The quit flow, run off the main thread. With `ask`, asks the user first when a
@@ -333,10 +310,7 @@ fn quit(app: &AppHandle, ask: bool) {
 /// the main thread.
 fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
     let what = if busy.len() == 1 {
-        format!(
-            "A terminal is still running {}.\nQuitting Porthole stops it.",
-            busy[0]
-        )
+        format!("A terminal is still running {}.\nQuitting Porthole stops it.", busy[0])
     } else {
         format!(
             "{} terminals are still running programs ({}).\nQuitting Porthole stops them.",
@@ -349,10 +323,7 @@ fn confirm_quit(app: &AppHandle, busy: &[String]) -> bool {
         .message(what)
         .title("Quit Porthole?")
         .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom(
-            "Quit".into(),
-            "Cancel".into(),
-        ));
+        .buttons(MessageDialogButtons::OkCancelCustom("Quit".into(), "Cancel".into()));
     if let Some(window) = app.get_webview_window("main") {
         dialog = dialog.parent(&window);
     }
@@ -398,9 +369,7 @@ mod tests {
     /// `glob::Pattern` against the whole URL with default options (tauri-plugin-opener
     /// 2.x, `scope.rs`).
     fn allowed(url: &str) -> bool {
-        opener_scope()
-            .iter()
-            .any(|e| glob::Pattern::new(&e.url).unwrap().matches(url))
+        opener_scope().iter().any(|e| glob::Pattern::new(&e.url).unwrap().matches(url))
     }
 
     #[test]

@@ -68,12 +68,7 @@ mod imp {
         // SAFETY: waitid writes only into `info`, which we own.
         unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
-            let rc = libc::waitid(
-                libc::P_PID,
-                pid,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
+            let rc = libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
             if rc != 0 {
                 // ECHILD: already reaped; count it as exited.
                 return Some("already reaped".into());
@@ -99,9 +94,7 @@ mod imp {
 
     /// Without process groups the sidecar is killed by pid through `taskkill /T`.
     pub fn signal_group(pid: u32, _signal: Signal) {
-        let _ = Command::new("taskkill")
-            .args(["/T", "/F", "/PID", &pid.to_string()])
-            .status();
+        let _ = Command::new("taskkill").args(["/T", "/F", "/PID", &pid.to_string()]).status();
     }
 
     pub fn exited(_pid: u32) -> Option<String> {

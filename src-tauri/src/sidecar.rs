@@ -58,11 +58,7 @@ impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StartError::UiMissing(dir) => {
-                write!(
-                    f,
-                    "the built UI was not found: {} has no index.html",
-                    dir.display()
-                )
+                write!(f, "the built UI was not found: {} has no index.html", dir.display())
             }
             StartError::NotFound(path) => {
                 write!(f, "porthole-sidecar was not found at {}", path.display())
@@ -74,24 +70,14 @@ impl fmt::Display for StartError {
                 write!(f, "porthole-sidecar exited ({status}) before it was ready")
             }
             StartError::Timeout(d) => {
-                write!(
-                    f,
-                    "porthole-sidecar did not report ready within {} s",
-                    d.as_secs()
-                )
+                write!(f, "porthole-sidecar did not report ready within {} s", d.as_secs())
             }
             StartError::BadReadyLine(line) => {
-                write!(
-                    f,
-                    "porthole-sidecar printed an unexpected ready line: {line:?}"
-                )
+                write!(f, "porthole-sidecar printed an unexpected ready line: {line:?}")
             }
             StartError::Navigate(e) => write!(f, "failed to open the sidecar's UI: {e}"),
             StartError::Crashed(status) => {
-                write!(
-                    f,
-                    "porthole-sidecar exited unexpectedly ({status}); its terminals are gone"
-                )
+                write!(f, "porthole-sidecar exited unexpectedly ({status}); its terminals are gone")
             }
         }
     }
@@ -111,9 +97,7 @@ impl StartError {
             StartError::Exited(_) | StartError::BadReadyLine(_) | StartError::Timeout(_) => {
                 "The sidecar's last log lines are below.".into()
             }
-            StartError::Crashed(_) => {
-                "Restart Porthole. The sidecar's last log lines are below.".into()
-            }
+            StartError::Crashed(_) => "Restart Porthole. The sidecar's last log lines are below.".into(),
             StartError::Navigate(_) => String::new(),
         }
     }
@@ -138,9 +122,7 @@ impl Sidecar {
         if !program.is_file() {
             return Err(StartError::NotFound(program.to_path_buf()));
         }
-        let ui_dir = ui_dir
-            .canonicalize()
-            .unwrap_or_else(|_| ui_dir.to_path_buf());
+        let ui_dir = ui_dir.canonicalize().unwrap_or_else(|_| ui_dir.to_path_buf());
         let mut cmd = Command::new(program);
         cmd.arg("--web")
             .arg("--ui-dir")
@@ -149,9 +131,7 @@ impl Sidecar {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         process::own_group(&mut cmd);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| StartError::Spawn(program.to_path_buf(), e))?;
+        let mut child = cmd.spawn().map_err(|e| StartError::Spawn(program.to_path_buf(), e))?;
         let pid = child.id();
 
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
@@ -183,12 +163,7 @@ impl Sidecar {
     pub fn wait_ready(&self, timeout: Duration) -> Result<Ready, StartError> {
         let rx = self.ready_rx.lock().unwrap().take();
         let Some(rx) = rx else {
-            return self
-                .ready
-                .lock()
-                .unwrap()
-                .clone()
-                .ok_or(StartError::Exited("not ready".into()));
+            return self.ready.lock().unwrap().clone().ok_or(StartError::Exited("not ready".into()));
         };
         let result = match rx.recv_timeout(timeout) {
             Ok(Ok(ready)) => Ok(ready),
@@ -227,10 +202,7 @@ impl Sidecar {
     /// The last lines the sidecar wrote to stderr, joined with newlines.
     pub fn stderr_tail(&self) -> String {
         let tail = self.stderr_tail.lock().unwrap();
-        tail.iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join("\n")
+        tail.iter().map(String::as_str).collect::<Vec<_>>().join("\n")
     }
 
     /// The foreground program names of busy terminals (docs/protocol.md §4,
@@ -260,9 +232,8 @@ impl Sidecar {
                 return None;
             }
         };
-        let list: Terminals = serde_json::from_slice(&body)
-            .map_err(|e| eprintln!("porthole: bad /api/terminals body: {e}"))
-            .ok()?;
+        let list: Terminals =
+            serde_json::from_slice(&body).map_err(|e| eprintln!("porthole: bad /api/terminals body: {e}")).ok()?;
         Some(
             list.terminals
                 .into_iter()
@@ -280,19 +251,17 @@ impl Sidecar {
         if process::exited(self.pid).is_none() {
             let ready = self.ready.lock().unwrap().clone();
             let asked = match ready {
-                Some(ready) => {
-                    match http::request(&ready.url, "POST", "/api/shutdown", &ready.token) {
-                        Ok((202, _)) => true,
-                        Ok((status, _)) => {
-                            eprintln!("porthole: POST /api/shutdown answered {status}");
-                            false
-                        }
-                        Err(e) => {
-                            eprintln!("porthole: POST /api/shutdown failed: {e}");
-                            false
-                        }
+                Some(ready) => match http::request(&ready.url, "POST", "/api/shutdown", &ready.token) {
+                    Ok((202, _)) => true,
+                    Ok((status, _)) => {
+                        eprintln!("porthole: POST /api/shutdown answered {status}");
+                        false
                     }
-                }
+                    Err(e) => {
+                        eprintln!("porthole: POST /api/shutdown failed: {e}");
+                        false
+                    }
+                },
                 None => false,
             };
             if !asked {
@@ -343,8 +312,7 @@ fn read_ready_line(stdout: impl Read, tx: mpsc::Sender<Result<Ready, StartError>
 }
 
 fn parse_ready_line(line: &str) -> Result<Ready, StartError> {
-    let ready: Ready =
-        serde_json::from_str(line).map_err(|_| StartError::BadReadyLine(line.to_string()))?;
+    let ready: Ready = serde_json::from_str(line).map_err(|_| StartError::BadReadyLine(line.to_string()))?;
     let loopback = |u: &str| u.starts_with("http://127.0.0.1:");
     if !loopback(&ready.url) || !loopback(&ready.login_url) || ready.token.is_empty() {
         return Err(StartError::BadReadyLine(line.to_string()));
@@ -367,14 +335,9 @@ mod tests {
 
     #[test]
     fn ready_line_must_point_at_loopback() {
-        let line = r#"{"url":"http://example.com/","token":"ab","login_url":"http://example.com/login","pid":1,"protocol":1}"#;
-        assert!(matches!(
-            parse_ready_line(line),
-            Err(StartError::BadReadyLine(_))
-        ));
-        assert!(matches!(
-            parse_ready_line("listening"),
-            Err(StartError::BadReadyLine(_))
-        ));
+        let line =
+            r#"{"url":"http://example.com/","token":"ab","login_url":"http://example.com/login","pid":1,"protocol":1}"#;
+        assert!(matches!(parse_ready_line(line), Err(StartError::BadReadyLine(_))));
+        assert!(matches!(parse_ready_line("listening"), Err(StartError::BadReadyLine(_))));
     }
 }

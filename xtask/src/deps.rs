@@ -38,15 +38,16 @@ fn debian_packages(needs: Needs) -> Vec<&'static str> {
 const TAURI_DRIVER_VERSION: &str = "^2";
 
 pub fn tauri_driver_path(root: &Path) -> PathBuf {
-    root.join("target/tools/bin")
-        .join(format!("tauri-driver{}", std::env::consts::EXE_SUFFIX))
+    root.join("target/tools/bin").join(format!("tauri-driver{}", std::env::consts::EXE_SUFFIX))
 }
 
 pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
     if cfg!(target_os = "linux") && Path::new("/usr/bin/dpkg-query").exists() {
         apt_install(&debian_packages(needs))?;
     } else if cfg!(target_os = "linux") {
-        println!("xtask: not a Debian-family system: install WebKitGTK 4.1, Chromium, Xvfb and WebKitWebDriver yourself");
+        println!(
+            "xtask: not a Debian-family system: install WebKitGTK 4.1, Chromium, Xvfb and WebKitWebDriver yourself"
+        );
     }
     check_node()?;
     npm_ci(&root.join("ui"))?;
@@ -60,9 +61,7 @@ pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
 fn missing_debian_packages(pkgs: &[&str]) -> Vec<String> {
     pkgs.iter()
         .filter(|p| {
-            let out = Command::new("dpkg-query")
-                .args(["-W", "-f=${db:Status-Status}", p])
-                .output();
+            let out = Command::new("dpkg-query").args(["-W", "-f=${db:Status-Status}", p]).output();
             !matches!(out, Ok(o) if o.status.success() && o.stdout == b"installed")
         })
         .map(|p| p.to_string())
@@ -75,31 +74,22 @@ fn apt_install(pkgs: &[&str]) -> Result<(), Failed> {
         return Ok(());
     }
     println!("xtask: missing Debian packages: {}", missing.join(" "));
-    let manual = format!(
-        "sudo apt-get update && sudo apt-get install -y --no-install-recommends {}",
-        missing.join(" ")
-    );
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.trim_ascii() == b"0")
-        .unwrap_or(false);
+    let manual =
+        format!("sudo apt-get update && sudo apt-get install -y --no-install-recommends {}", missing.join(" "));
+    let is_root = Command::new("id").arg("-u").output().map(|o| o.stdout.trim_ascii() == b"0").unwrap_or(false);
     let sudo: &[&str] = if is_root {
         &[]
     } else if succeeds(Command::new("sudo").args(["-n", "true"])) {
         &["sudo", "-n"]
     } else {
-        return Err(Failed(format!(
-            "cannot install packages without root; run:\n  {manual}"
-        )));
+        return Err(Failed(format!("cannot install packages without root; run:\n  {manual}")));
     };
     let apt = |args: &[&str]| -> Result<(), Failed> {
         let mut argv: Vec<&str> = sudo.to_vec();
         argv.push("apt-get");
         argv.extend(args);
         let mut cmd = Command::new(argv[0]);
-        cmd.args(&argv[1..])
-            .env("DEBIAN_FRONTEND", "noninteractive");
+        cmd.args(&argv[1..]).env("DEBIAN_FRONTEND", "noninteractive");
         run(&mut cmd)
     };
     apt(&["update"])?;
@@ -111,23 +101,12 @@ fn apt_install(pkgs: &[&str]) -> Result<(), Failed> {
 fn check_node() -> Result<(), Failed> {
     let version = Command::new("node").arg("--version").output();
     let Ok(out) = version else {
-        return Err(Failed(
-            "node (>= 20) and npm are required but node is not on PATH".into(),
-        ));
+        return Err(Failed("node (>= 20) and npm are required but node is not on PATH".into()));
     };
     let text = String::from_utf8_lossy(&out.stdout);
-    let major: u32 = text
-        .trim()
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
+    let major: u32 = text.trim().trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
     if major < 20 {
-        return Err(Failed(format!(
-            "node >= 20 is required, found {}",
-            text.trim()
-        )));
+        return Err(Failed(format!("node >= 20 is required, found {}", text.trim())));
     }
     Ok(())
 }
@@ -147,9 +126,7 @@ fn npm_ci(dir: &Path) -> Result<(), Failed> {
     if fresh {
         return Ok(());
     }
-    run(Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(dir))
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
 }
 
 fn mtime(path: &Path) -> Option<SystemTime> {
@@ -161,13 +138,6 @@ fn install_tauri_driver(root: &Path) -> Result<(), Failed> {
         return Ok(());
     }
     run(cargo(root)
-        .args([
-            "install",
-            "tauri-driver",
-            "--version",
-            TAURI_DRIVER_VERSION,
-            "--locked",
-            "--root",
-        ])
+        .args(["install", "tauri-driver", "--version", TAURI_DRIVER_VERSION, "--locked", "--root"])
         .arg(root.join("target/tools")))
 }

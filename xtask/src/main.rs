@@ -62,10 +62,7 @@ or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/to
 
 fn repo_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .parent()
-        .expect("xtask lives in the repo root")
-        .to_path_buf()
+    manifest.parent().expect("xtask lives in the repo root").to_path_buf()
 }
 
 /// True when there is no display to open a window on (Linux only).
@@ -84,20 +81,12 @@ fn cmd_run(root: &Path, args: &[String]) -> Result<(), Failed> {
         }
     }
     if !web && headless() {
-        println!(
-            "xtask: no DISPLAY or WAYLAND_DISPLAY: starting web mode instead of the desktop app"
-        );
+        println!("xtask: no DISPLAY or WAYLAND_DISPLAY: starting web mode instead of the desktop app");
         web = true;
     }
-    let needs = if web {
-        deps::Needs::Web
-    } else {
-        deps::Needs::Desktop
-    };
+    let needs = if web { deps::Needs::Web } else { deps::Needs::Desktop };
     deps::bootstrap(root, needs)?;
-    run(Command::new("npm")
-        .args(["run", "build"])
-        .current_dir(root.join("ui")))?;
+    run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
     let mut build = cargo(root);
     build.args(["build", "-p", "sidecar"]);
     if !web {
@@ -121,15 +110,9 @@ fn cmd_run(root: &Path, args: &[String]) -> Result<(), Failed> {
 fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
     use std::io::BufRead;
     let mut cmd = Command::new(sidecar);
-    cmd.arg("--web")
-        .arg("--ui-dir")
-        .arg(root.join("ui/dist"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped());
+    cmd.arg("--web").arg("--ui-dir").arg(root.join("ui/dist")).stdin(Stdio::null()).stdout(Stdio::piped());
     signals::own_group(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Failed(format!("failed to start {}: {e}", sidecar.display())))?;
+    let mut child = cmd.spawn().map_err(|e| Failed(format!("failed to start {}: {e}", sidecar.display())))?;
     let stdout = child.stdout.take().expect("piped");
     let mut line = String::new();
     let mut reader = std::io::BufReader::new(stdout);
@@ -142,10 +125,7 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
                 println!("  (one-time login link; press Ctrl-C to stop)");
                 println!();
             }
-            None => println!(
-                "xtask: the sidecar printed an unexpected ready line: {}",
-                line.trim()
-            ),
+            None => println!("xtask: the sidecar printed an unexpected ready line: {}", line.trim()),
         }
     }
     std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::stdout()));
@@ -158,15 +138,10 @@ const BENCHES: [&str; 4] = ["pty", "proxy", "ports", "screencast"];
 fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
     let which = args.first().map(String::as_str).unwrap_or("pty");
     if !BENCHES.contains(&which) {
-        return Err(Failed(format!(
-            "bench: unknown benchmark {which:?} (available: {})",
-            BENCHES.join(", ")
-        )));
+        return Err(Failed(format!("bench: unknown benchmark {which:?} (available: {})", BENCHES.join(", "))));
     }
     let example = format!("bench_{which}");
-    run(cargo(root)
-        .args(["run", "--release", "-p", "sidecar", "--example", &example])
-        .args(&args[1.min(args.len())..]))
+    run(cargo(root).args(["run", "--release", "-p", "sidecar", "--example", &example]).args(&args[1.min(args.len())..]))
 }
 
 /// One suite's outcome, for the summary.
@@ -206,12 +181,7 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
                 why
             }
         };
-        outcomes.push(Outcome {
-            name,
-            ok,
-            secs: t.elapsed().as_secs(),
-            why,
-        });
+        outcomes.push(Outcome { name, ok, secs: t.elapsed().as_secs(), why });
         ok
     };
 
@@ -220,39 +190,29 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     let built = step("build", &mut || {
         plain(deps::bootstrap(root, deps::Needs::Test))?;
         let parts = [
-            run(Command::new("npm")
-                .args(["run", "build"])
-                .current_dir(root.join("ui"))),
+            run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui"))),
             run(cargo(root).args(["build", "-p", "sidecar", "-p", "porthole"])),
             run(cargo(root).args(["test", "--workspace", "--no-run"])),
         ];
-        let failed: Vec<String> = parts
-            .into_iter()
-            .filter_map(|r| r.err())
-            .map(|Failed(m)| m)
-            .collect();
+        let failed: Vec<String> = parts.into_iter().filter_map(|r| r.err()).map(|Failed(m)| m).collect();
         if failed.is_empty() {
             Ok(())
         } else {
             Err((Failed(failed.join("; ")), Vec::new()))
         }
     });
-    step("cargo test", &mut || {
-        run_explained(cargo(root).args(["test", "--workspace"]), WHY_LINES)
+    step("rustfmt", &mut || {
+        if !util::succeeds(cargo(root).args(["fmt", "--version"])) {
+            return plain(Err(Failed("rustfmt is not installed: run `rustup component add rustfmt`".into())));
+        }
+        run_explained(cargo(root).args(["fmt", "--all", "--check"]), WHY_LINES)
     });
+    step("cargo test", &mut || run_explained(cargo(root).args(["test", "--workspace"]), WHY_LINES));
     step("ui unit (vitest)", &mut || {
-        run_explained(
-            Command::new("npm").arg("test").current_dir(root.join("ui")),
-            WHY_LINES,
-        )
+        run_explained(Command::new("npm").arg("test").current_dir(root.join("ui")), WHY_LINES)
     });
     step("e2e (playwright)", &mut || {
-        run_explained(
-            Command::new("npm")
-                .arg("test")
-                .current_dir(root.join("tests/e2e")),
-            WHY_LINES,
-        )
+        run_explained(Command::new("npm").arg("test").current_dir(root.join("tests/e2e")), WHY_LINES)
     });
     step("desktop smoke", &mut || {
         run_explained(
@@ -267,12 +227,7 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     println!();
     println!("==== summary ({} s) ====", started.elapsed().as_secs());
     for o in &outcomes {
-        println!(
-            "{} {:<20} {:>5} s",
-            if o.ok { "PASS" } else { "FAIL" },
-            o.name,
-            o.secs
-        );
+        println!("{} {:<20} {:>5} s", if o.ok { "PASS" } else { "FAIL" }, o.name, o.secs);
     }
     // Last, right above the count, so the tail of a long CI log says what failed.
     for o in outcomes.iter().filter(|o| !o.why.is_empty()) {
@@ -285,10 +240,7 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
         println!("(the build failed, so later failures may only follow from it)");
     }
     // The build is a step, not a suite, unless it failed.
-    let suites: Vec<&Outcome> = outcomes
-        .iter()
-        .filter(|o| o.name != "build" || !o.ok)
-        .collect();
+    let suites: Vec<&Outcome> = outcomes.iter().filter(|o| o.name != "build" || !o.ok).collect();
     let passed = suites.iter().filter(|o| o.ok).count();
     let failed = suites.len() - passed;
     println!("{passed} passed, {failed} failed");

@@ -74,9 +74,7 @@ pub fn own_group(cmd: &mut Command) {
 /// request (see [`wait_forwarding`]).
 pub fn run_forwarding(cmd: &mut Command) -> Result<(), Failed> {
     own_group(cmd);
-    let child = cmd
-        .spawn()
-        .map_err(|e| Failed(format!("failed to start {:?}: {e}", cmd.get_program())))?;
+    let child = cmd.spawn().map_err(|e| Failed(format!("failed to start {:?}: {e}", cmd.get_program())))?;
     wait_forwarding(child)
 }
 

@@ -22,10 +22,7 @@ pub fn cargo(root: &Path) -> Command {
 pub fn run(cmd: &mut Command) -> Result<(), Failed> {
     let shown = describe(cmd);
     println!("$ {shown}");
-    let status = cmd
-        .stdin(Stdio::null())
-        .status()
-        .map_err(|e| Failed(format!("failed to start `{shown}`: {e}")))?;
+    let status = cmd.stdin(Stdio::null()).status().map_err(|e| Failed(format!("failed to start `{shown}`: {e}")))?;
     if status.success() {
         Ok(())
     } else {
@@ -48,12 +45,7 @@ pub fn run_explained(cmd: &mut Command, max: usize) -> Result<(), (Failed, Vec<S
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| {
-            (
-                Failed(format!("failed to start `{shown}`: {e}")),
-                Vec::new(),
-            )
-        })?;
+        .map_err(|e| (Failed(format!("failed to start `{shown}`: {e}")), Vec::new()))?;
     let kept = Arc::new(Mutex::new(VecDeque::with_capacity(KEPT_LINES)));
     let out = echo(child.stdout.take().expect("piped"), false, kept.clone());
     let err = echo(child.stderr.take().expect("piped"), true, kept.clone());
@@ -65,10 +57,7 @@ pub fn run_explained(cmd: &mut Command, max: usize) -> Result<(), (Failed, Vec<S
         return Ok(());
     }
     let kept = kept.lock().expect("echo threads have ended");
-    Err((
-        Failed(format!("`{shown}` exited with {status}")),
-        failure_lines(kept.iter().map(String::as_str), max),
-    ))
+    Err((Failed(format!("`{shown}` exited with {status}")), failure_lines(kept.iter().map(String::as_str), max)))
 }
 
 /// Copies `from` to our stdout (or stderr) line by line, keeping the last lines.
@@ -80,11 +69,7 @@ fn echo(
     std::thread::spawn(move || {
         let mut reader = BufReader::new(from);
         let mut line = Vec::new();
-        while reader
-            .read_until(b'\n', &mut line)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {
+        while reader.read_until(b'\n', &mut line).map(|n| n > 0).unwrap_or(false) {
             if to_stderr {
                 let _ = std::io::stderr().write_all(&line);
             } else {
@@ -106,7 +91,7 @@ fn echo(
 /// Vitest and the desktop smoke. ANSI escapes are stripped; repeats are dropped; at most
 /// `max` lines, the first ones found.
 pub fn failure_lines<'a>(lines: impl Iterator<Item = &'a str>, max: usize) -> Vec<String> {
-    const MARKS: [&str; 9] = [
+    const MARKS: [&str; 10] = [
         "FAILED",
         "panicked at",
         "✘",
@@ -116,6 +101,7 @@ pub fn failure_lines<'a>(lines: impl Iterator<Item = &'a str>, max: usize) -> Ve
         "failed:",
         "Timed out",
         "assertion",
+        "Diff in ",
     ];
     let mut found: Vec<String> = Vec::new();
     for line in lines {
@@ -161,12 +147,7 @@ fn strip_ansi(s: &str) -> String {
 /// Runs `cmd` and returns true if and only if it started and exited with 0.
 /// Output is discarded.
 pub fn succeeds(cmd: &mut Command) -> bool {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
 }
 
 pub fn describe(cmd: &Command) -> String {
@@ -184,11 +165,7 @@ pub fn describe(cmd: &Command) -> String {
 pub fn json_string_field(json: &str, field: &str) -> Option<String> {
     let key = format!("\"{field}\"");
     let rest = &json[json.find(&key)? + key.len()..];
-    let rest = rest
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start()
-        .strip_prefix('"')?;
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
     Some(rest[..rest.find('"')?].replace("\\/", "/"))
 }
 
@@ -199,10 +176,7 @@ mod tests {
     #[test]
     fn login_url_is_read_from_the_ready_line() {
         let line = r#"{"url":"http://127.0.0.1:41234/","token":"ab","login_url":"http://127.0.0.1:41234/login?code=cd","pid":1,"protocol":1}"#;
-        assert_eq!(
-            json_string_field(line, "login_url").as_deref(),
-            Some("http://127.0.0.1:41234/login?code=cd")
-        );
+        assert_eq!(json_string_field(line, "login_url").as_deref(), Some("http://127.0.0.1:41234/login?code=cd"));
         assert_eq!(json_string_field(line, "nope"), None);
     }
 

@@ -15,10 +15,7 @@ use tokio::net::TcpStream;
 
 /// The environment variable `name` as a `usize`, or `default` when unset or not a number.
 pub fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// The `porthole-sidecar` of this example's profile (`target/<profile>/`). Under `cargo run`
@@ -33,10 +30,7 @@ pub fn sidecar_binary() -> PathBuf {
         if dir.ends_with("release") {
             c.arg("--release");
         }
-        assert!(
-            c.status().unwrap().success(),
-            "building porthole-sidecar failed"
-        );
+        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
     }
     bin
 }
@@ -68,19 +62,11 @@ pub fn start_sidecar(home: &Path) -> Sidecar {
         .spawn()
         .unwrap_or_else(|e| panic!("start {}: {e}", exe.display()));
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: Value =
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("ready line {line:?}: {e}"));
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("ready line {line:?}: {e}"));
     let port = loopback_port(v["url"].as_str().unwrap());
     let pid = child.id();
-    Sidecar {
-        child,
-        port,
-        token: v["token"].as_str().unwrap().to_string(),
-        pid,
-    }
+    Sidecar { child, port, token: v["token"].as_str().unwrap().to_string(), pid }
 }
 
 impl Sidecar {
@@ -89,21 +75,10 @@ impl Sidecar {
     pub async fn request(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         let auth = format!("Bearer {}", self.token);
-        let reply = http(
-            self.port,
-            method,
-            path,
-            &[
-                ("Authorization", &auth),
-                ("Content-Type", "application/json"),
-            ],
-            &body,
-        )
-        .await;
-        (
-            reply.status,
-            serde_json::from_str(&reply.body).unwrap_or(Value::Null),
-        )
+        let reply =
+            http(self.port, method, path, &[("Authorization", &auth), ("Content-Type", "application/json")], &body)
+                .await;
+        (reply.status, serde_json::from_str(&reply.body).unwrap_or(Value::Null))
     }
 
     /// [`Sidecar::request`] for callers that check the answer through its body.
@@ -132,14 +107,8 @@ impl Drop for Sidecar {
 
 /// The port of a `http://127.0.0.1:PORT[/...]` URL.
 pub fn loopback_port(url: &str) -> u16 {
-    let rest = url
-        .strip_prefix("http://127.0.0.1:")
-        .unwrap_or_else(|| panic!("not a loopback URL: {url}"));
-    rest.split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|e| panic!("port of {url}: {e}"))
+    let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("not a loopback URL: {url}"));
+    rest.split('/').next().unwrap().parse().unwrap_or_else(|e| panic!("port of {url}: {e}"))
 }
 
 /// An HTTP/1.1 answer: the status code (0 when the status line is unreadable) and the body.
@@ -151,16 +120,13 @@ pub struct Reply {
 /// One HTTP/1.1 request to `127.0.0.1:port` (`Connection: close`, `Nagle` off). Reads until
 /// the connection closes or `Content-Length` bytes of body have come (Chromium's DevTools
 /// server keeps the connection open); each read is bounded to 30 s.
-pub async fn http(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Reply {
+pub async fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     s.set_nodelay(true).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     for (k, v) in headers {
         req += &format!("{k}: {v}\r\n");
     }
@@ -170,10 +136,8 @@ pub async fn http(
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16384];
     loop {
-        let n = tokio::time::timeout(Duration::from_secs(30), s.read(&mut chunk))
-            .await
-            .expect("http read")
-            .unwrap_or(0);
+        let n =
+            tokio::time::timeout(Duration::from_secs(30), s.read(&mut chunk)).await.expect("http read").unwrap_or(0);
         if n == 0 {
             break;
         }
@@ -182,10 +146,7 @@ pub async fn http(
         if let Some((head, body)) = text.split_once("\r\n\r\n") {
             let len = head.lines().find_map(|l| {
                 let (k, v) = l.split_once(':')?;
-                k.trim()
-                    .eq_ignore_ascii_case("content-length")
-                    .then(|| v.trim().parse::<usize>().ok())
-                    .flatten()
+                k.trim().eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
             });
             if len.is_some_and(|len| body.len() >= len) {
                 break;
@@ -194,15 +155,8 @@ pub async fn http(
     }
     let text = String::from_utf8_lossy(&buf);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    Reply {
-        status,
-        body: body.to_string(),
-    }
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    Reply { status, body: body.to_string() }
 }
 
 /// The value at fraction `p` (0.0 to 1.0) of `sorted` (ascending), nearest rank; NaN when

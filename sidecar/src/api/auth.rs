@@ -39,11 +39,7 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 impl Auth {
     /// Draws a fresh token. Errors only if the OS CSPRNG fails.
     pub fn new() -> Result<Self, getrandom::Error> {
-        Ok(Auth {
-            token: random_hex_256()?,
-            codes: Mutex::new(VecDeque::new()),
-            sessions: Mutex::new(VecDeque::new()),
-        })
+        Ok(Auth { token: random_hex_256()?, codes: Mutex::new(VecDeque::new()), sessions: Mutex::new(VecDeque::new()) })
     }
 
     /// The per-launch API token (64 hex chars).
@@ -123,13 +119,11 @@ pub fn origin_ok(origin: Option<&HeaderValue>, port: u16) -> bool {
 
 /// True if and only if the request asks for a WebSocket upgrade.
 fn is_upgrade(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::UPGRADE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+    headers.get(header::UPGRADE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
-const LOGIN_HTML: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Porthole: not logged in</title></head>\
+const LOGIN_HTML: &str =
+    "<!doctype html><html><head><meta charset=\"utf-8\"><title>Porthole: not logged in</title></head>\
 <body style=\"font-family:system-ui,sans-serif;max-width:40em;margin:4em auto;color-scheme:light dark\">\
 <h1>Porthole: not logged in</h1>\
 <p>This Porthole sidecar only serves browsers that opened a one-time login link.</p>\
@@ -180,8 +174,18 @@ mod tests {
         assert!(host_ok(Some(&hv("127.0.0.1:4000")), 4000));
         assert!(host_ok(Some(&hv("localhost:4000")), 4000));
         assert!(host_ok(Some(&hv("LocalHost:4000")), 4000));
-        for bad in ["127.0.0.1:4001", "127.0.0.1", "localhost", "evil.com:4000", "127.0.0.2:4000",
-            "[::1]:4000", "localhost.evil.com:4000", "127.0.0.1:4000:4000", "0.0.0.0:4000", ""] {
+        for bad in [
+            "127.0.0.1:4001",
+            "127.0.0.1",
+            "localhost",
+            "evil.com:4000",
+            "127.0.0.2:4000",
+            "[::1]:4000",
+            "localhost.evil.com:4000",
+            "127.0.0.1:4000:4000",
+            "0.0.0.0:4000",
+            "",
+        ] {
             assert!(!host_ok(Some(&hv(bad)), 4000), "{bad}");
         }
         assert!(!host_ok(None, 4000));
@@ -190,12 +194,25 @@ mod tests {
     #[test]
     fn origin_check_accepts_app_origins_and_absent() {
         assert!(origin_ok(None, 5));
-        for ok in ["http://127.0.0.1:5", "http://localhost:5", "tauri://localhost",
-            "http://tauri.localhost", "https://tauri.localhost"] {
+        for ok in [
+            "http://127.0.0.1:5",
+            "http://localhost:5",
+            "tauri://localhost",
+            "http://tauri.localhost",
+            "https://tauri.localhost",
+        ] {
             assert!(origin_ok(Some(&hv(ok)), 5), "{ok}");
         }
-        for bad in ["http://127.0.0.1:6", "https://127.0.0.1:5", "http://evil.com", "null",
-            "tauri://evil", "http://localhost:5/", "http://tauri.localhost.evil.com", ""] {
+        for bad in [
+            "http://127.0.0.1:6",
+            "https://127.0.0.1:5",
+            "http://evil.com",
+            "null",
+            "tauri://evil",
+            "http://localhost:5/",
+            "http://tauri.localhost.evil.com",
+            "",
+        ] {
             assert!(!origin_ok(Some(&hv(bad)), 5), "{bad}");
         }
     }

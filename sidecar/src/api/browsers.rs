@@ -125,14 +125,22 @@ fn ok() -> Response {
 }
 
 /// `POST /api/browsers/{id}/navigate`.
-pub async fn navigate(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<UrlBody>) -> Result<Response, ApiError> {
+pub async fn navigate(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<UrlBody>,
+) -> Result<Response, ApiError> {
     let url = url_of(&b.url)?;
     lookup(&st, &id)?.navigate(url).await?;
     Ok(ok())
 }
 
 /// `POST /api/browsers/{id}/history`.
-pub async fn history(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<HistoryBody>) -> Result<Response, ApiError> {
+pub async fn history(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<HistoryBody>,
+) -> Result<Response, ApiError> {
     if b.delta != -1 && b.delta != 1 {
         return Err(ApiError::BadRequest(format!("delta must be -1 or 1, got {}", b.delta)));
     }
@@ -148,7 +156,11 @@ pub async fn reload(State(st): State<AppState>, Path(id): Path<String>) -> Resul
 
 /// `POST /api/browsers/{id}/viewport`: returns the viewport measured after the write
 /// (fixed mode), or the current one (pane mode).
-pub async fn viewport(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<ViewportBody>) -> Result<Response, ApiError> {
+pub async fn viewport(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<ViewportBody>,
+) -> Result<Response, ApiError> {
     let mode = b.mode()?;
     let br = lookup(&st, &id)?;
     br.set_viewport(mode).await?;
@@ -157,14 +169,22 @@ pub async fn viewport(State(st): State<AppState>, Path(id): Path<String>, JsonBo
 }
 
 /// `POST /api/browsers/{id}/tabs/select`.
-pub async fn select_tab(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<TabBody>) -> Result<Response, ApiError> {
+pub async fn select_tab(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<TabBody>,
+) -> Result<Response, ApiError> {
     let tab = tab_of(&b.tab)?;
     lookup(&st, &id)?.select_tab(tab).await?;
     Ok(ok())
 }
 
 /// `POST /api/browsers/{id}/tabs/close`.
-pub async fn close_tab(State(st): State<AppState>, Path(id): Path<String>, JsonBody(b): JsonBody<TabBody>) -> Result<Response, ApiError> {
+pub async fn close_tab(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<TabBody>,
+) -> Result<Response, ApiError> {
     let tab = tab_of(&b.tab)?;
     lookup(&st, &id)?.close_tab(tab).await?;
     Ok(ok())

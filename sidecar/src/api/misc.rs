@@ -36,19 +36,13 @@ pub struct LoginQuery {
 
 /// `GET /login?code=…`: a valid unused code → 303 to `/` with the session cookie; anything
 /// else → 401 with the explanatory HTML page.
-pub async fn login(
-    State(st): State<AppState>,
-    q: Result<Query<LoginQuery>, QueryRejection>,
-) -> Response {
+pub async fn login(State(st): State<AppState>, q: Result<Query<LoginQuery>, QueryRejection>) -> Response {
     let code = q.ok().and_then(|Query(q)| q.code).unwrap_or_default();
     match st.auth.redeem(&code) {
         Some(session) => Response::builder()
             .status(StatusCode::SEE_OTHER)
             .header(header::LOCATION, "/")
-            .header(
-                header::SET_COOKIE,
-                format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"),
-            )
+            .header(header::SET_COOKIE, format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"))
             .body(Body::empty())
             .unwrap_or_else(|_| ApiError::Internal("building login response".into()).into_response()),
         None => login_page(),
@@ -60,7 +54,6 @@ pub async fn get_workspace(State(st): State<AppState>) -> Json<Value> {
     let ws = st.workspace.lock().unwrap_or_else(|p| p.into_inner());
     Json(json!({"workspace": ws.doc.clone(), "revision": ws.revision}))
 }
-
 
 /// `PUT /api/workspace` body `{"workspace":<value>}` → `{"revision":N}`.
 pub async fn put_workspace(

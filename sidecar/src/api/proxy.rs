@@ -26,7 +26,10 @@ pub struct CreateGrant {
 }
 
 /// `POST /api/proxy/grants` → 200 the grant.
-pub async fn create(State(state): State<AppState>, JsonBody(body): JsonBody<CreateGrant>) -> Result<Json<GrantInfo>, ApiError> {
+pub async fn create(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody<CreateGrant>,
+) -> Result<Json<GrantInfo>, ApiError> {
     if body.url.len() > MAX_URL_BYTES {
         return Err(ApiError::BadRequest(format!("url must be at most {MAX_URL_BYTES} bytes")));
     }

@@ -53,8 +53,7 @@ pub enum Control {
 
 /// Parses and bounds-checks a text message; the error is the close reason.
 pub fn parse_control(text: &str) -> Result<Control, String> {
-    let c: ClientControl =
-        serde_json::from_str(text).map_err(|e| format!("bad control message: {e}"))?;
+    let c: ClientControl = serde_json::from_str(text).map_err(|e| format!("bad control message: {e}"))?;
     match c {
         ClientControl::Resize { cols, rows } => {
             let cols = cells("cols", cols).map_err(|_| format!("cols must be in 1..=1000, got {cols}"))?;
@@ -165,11 +164,7 @@ async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
 
 /// Sends `first` and whatever output is already queued behind it (up to a few messages)
 /// with one flush. Returns false if the client is gone or the socket must close.
-async fn send_events(
-    tx: &mut Sink,
-    first: Event,
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
-) -> bool {
+async fn send_events(tx: &mut Sink, first: Event, events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> bool {
     let mut next = Some(first);
     let mut fed = 0;
     while let Some(ev) = next.take() {

@@ -68,8 +68,7 @@ pub struct AppState {
 impl AppState {
     /// Builds the state for a server on `config.port`.
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
-        let ui = ServeDir::new(&config.ui_dir)
-            .fallback(ServeFile::new(config.ui_dir.join("index.html")));
+        let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
         AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),

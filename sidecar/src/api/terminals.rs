@@ -68,9 +68,7 @@ pub fn cells(name: &str, v: i64) -> Result<u16, ApiError> {
     if range.contains(&v) {
         Ok(v as u16)
     } else {
-        Err(ApiError::BadRequest(format!(
-            "{name} must be in {MIN_TERMINAL_CELLS}..={MAX_TERMINAL_CELLS}, got {v}"
-        )))
+        Err(ApiError::BadRequest(format!("{name} must be in {MIN_TERMINAL_CELLS}..={MAX_TERMINAL_CELLS}, got {v}")))
     }
 }
 
@@ -143,18 +141,12 @@ pub async fn list(State(st): State<AppState>) -> Json<serde_json::Value> {
 }
 
 /// `GET /api/terminals/{id}` → `200 Terminal` or 404.
-pub async fn get_one(
-    State(st): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<TerminalJson>, ApiError> {
+pub async fn get_one(State(st): State<AppState>, Path(id): Path<String>) -> Result<Json<TerminalJson>, ApiError> {
     Ok(Json(lookup(&st, &id)?.info().into()))
 }
 
 /// `DELETE /api/terminals/{id}` → 204, or 404 if unknown.
-pub async fn delete(
-    State(st): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<StatusCode, ApiError> {
+pub async fn delete(State(st): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound("terminal"))?;
     if st.terminals.delete(id) {
         Ok(StatusCode::NO_CONTENT)

@@ -9,8 +9,7 @@ use chromiumoxide::Handler;
 use super::BrowserError;
 
 /// Names looked up on `PATH`, in this order, after `PORTHOLE_CHROME`.
-const PATH_NAMES: [&str; 5] =
-    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+const PATH_NAMES: [&str; 5] = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
 
 /// Standard install locations, tried after `PATH`.
 #[cfg(target_os = "macos")]
@@ -35,10 +34,7 @@ pub(crate) fn find_chromium() -> Result<PathBuf, BrowserError> {
         return if is_executable(&p) {
             Ok(p)
         } else {
-            Err(BrowserError::NoChromium(format!(
-                "PORTHOLE_CHROME={} is not an executable file",
-                p.display()
-            )))
+            Err(BrowserError::NoChromium(format!("PORTHOLE_CHROME={} is not an executable file", p.display())))
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -85,8 +81,13 @@ pub(crate) fn remove_stale_locks(profile: &Path) {
 }
 
 /// Flags (without dashes) of every launch, headless or headed (DESIGN §4.2, protocol §8).
-const OUR_FLAGS: [&str; 5] =
-    ["no-first-run", "no-default-browser-check", "disable-background-networking", "disable-component-update", "disable-sync"];
+const OUR_FLAGS: [&str; 5] = [
+    "no-first-run",
+    "no-default-browser-check",
+    "disable-background-networking",
+    "disable-component-update",
+    "disable-sync",
+];
 
 /// Launches Chromium on `profile` with the flags of DESIGN §4.2, bounded by `bound`:
 /// headless when `window` is `None`, else headed (a pop-out, DESIGN §4.4) with
@@ -161,7 +162,10 @@ mod tests {
     #[test]
     fn a_failed_headed_launch_is_one_readable_line() {
         let raw = "failed to launch /usr/bin/chromium: Browser process exited with status ExitStatus(unix_wait_status(256)) before websocket URL could be resolved, stderr: BrowserStderr(\"[1:1:ERROR:ozone_platform_x11.cc(249)] Missing X server or $DISPLAY\\n[1:1:ERROR:env.cc(257)] The platform failed to initialize.  Exiting.\\n\")";
-        assert_eq!(headed_failure(":99", raw), "Couldn't open a window on display :99: Chromium could not connect to it");
+        assert_eq!(
+            headed_failure(":99", raw),
+            "Couldn't open a window on display :99: Chromium could not connect to it"
+        );
         assert_eq!(
             headed_failure(":1", "failed to launch x: killed"),
             "Couldn't open a window on display :1: Chromium did not start (details in the sidecar log)"

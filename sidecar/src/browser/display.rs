@@ -27,10 +27,7 @@ pub(crate) struct Probe {
 impl Probe {
     /// The real file system and network.
     pub(crate) fn system() -> Probe {
-        Probe {
-            exists: Box::new(|p| p.exists()),
-            connect: Box::new(tcp_connect),
-        }
+        Probe { exists: Box::new(|p| p.exists()), connect: Box::new(tcp_connect) }
     }
 
     /// A probe where exactly `paths` exist and exactly `ports` answer a connect.
@@ -38,22 +35,22 @@ impl Probe {
     pub(crate) fn fake(paths: &'static [&'static str], ports: &'static [u16]) -> Probe {
         Probe {
             exists: Box::new(move |p| paths.iter().any(|q| Path::new(q) == p)),
-            connect: Box::new(move |_, port| {
-                if ports.contains(&port) {
-                    Ok(())
-                } else {
-                    Err("connection refused".into())
-                }
-            }),
+            connect: Box::new(
+                move |_, port| {
+                    if ports.contains(&port) {
+                        Ok(())
+                    } else {
+                        Err("connection refused".into())
+                    }
+                },
+            ),
         }
     }
 }
 
 fn tcp_connect(host: &str, port: u16) -> Result<(), String> {
-    let addrs: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
-        .collect();
+    let addrs: Vec<SocketAddr> =
+        (host, port).to_socket_addrs().map_err(|e| format!("cannot resolve {host}: {e}"))?.collect();
     let mut last = format!("{host} has no address");
     for a in addrs {
         match TcpStream::connect_timeout(&a, Duration::from_millis(TCP_CONNECT_BOUND_MS)) {
@@ -79,15 +76,10 @@ fn parse_x(display: &str) -> Option<XServer> {
     let n: u32 = rest.split('.').next()?.parse().ok()?;
     let host = host.strip_prefix("unix/").unwrap_or(host);
     if host.is_empty() || host == "unix" {
-        Some(XServer::Local(PathBuf::from(format!(
-            "/tmp/.X11-unix/X{n}"
-        ))))
+        Some(XServer::Local(PathBuf::from(format!("/tmp/.X11-unix/X{n}"))))
     } else {
         let port = u16::try_from(X_TCP_BASE + n).ok()?;
-        Some(XServer::Tcp(
-            host.trim_matches(['[', ']']).to_string(),
-            port,
-        ))
+        Some(XServer::Tcp(host.trim_matches(['[', ']']).to_string(), port))
     }
 }
 
@@ -96,16 +88,10 @@ fn parse_x(display: &str) -> Option<XServer> {
 /// (`$XDG_RUNTIME_DIR/$WAYLAND_DISPLAY`, or the value itself when absolute) exists. Ok
 /// when either is reachable; else a sentence for the user saying why not (X's reason first).
 pub(crate) fn check(env: &impl Fn(&str) -> Option<OsString>, probe: &Probe) -> Result<(), String> {
-    let get = |k: &str| {
-        env(k)
-            .map(|v| v.to_string_lossy().into_owned())
-            .filter(|v| !v.is_empty())
-    };
+    let get = |k: &str| env(k).map(|v| v.to_string_lossy().into_owned()).filter(|v| !v.is_empty());
     let (x, wayland) = (get("DISPLAY"), get("WAYLAND_DISPLAY"));
     if x.is_none() && wayland.is_none() {
-        return Err(
-            "No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)".into(),
-        );
+        return Err("No display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set)".into());
     }
     let x_reason = x.map(|d| match parse_x(&d) {
         None => Err(format!("Couldn't open a window: DISPLAY={d} is not a display name like :0 or host:0")),
@@ -113,9 +99,8 @@ pub(crate) fn check(env: &impl Fn(&str) -> Option<OsString>, probe: &Probe) -> R
             "Couldn't open a window on display {d}: no X server is running there ({} does not exist)",
             sock.display()
         )),
-        Some(XServer::Tcp(host, port)) => (probe.connect)(&host, port).map_err(|e| {
-            format!("Couldn't open a window on display {d}: no X server answers at {host}:{port} ({e})")
-        }),
+        Some(XServer::Tcp(host, port)) => (probe.connect)(&host, port)
+            .map_err(|e| format!("Couldn't open a window on display {d}: no X server answers at {host}:{port} ({e})")),
         Some(XServer::Local(_)) => Ok(()),
     });
     let w_reason = wayland.map(|w| {
@@ -125,19 +110,14 @@ pub(crate) fn check(env: &impl Fn(&str) -> Option<OsString>, probe: &Probe) -> R
             match get("XDG_RUNTIME_DIR") {
                 Some(dir) => Path::new(&dir).join(&w),
                 None => {
-                    return Err(format!(
-                        "Couldn't open a window on Wayland display {w}: XDG_RUNTIME_DIR is not set"
-                    ))
+                    return Err(format!("Couldn't open a window on Wayland display {w}: XDG_RUNTIME_DIR is not set"))
                 }
             }
         };
         if (probe.exists)(&sock) {
             Ok(())
         } else {
-            Err(format!(
-                "Couldn't open a window on Wayland display {w}: {} does not exist",
-                sock.display()
-            ))
+            Err(format!("Couldn't open a window on Wayland display {w}: {} does not exist", sock.display()))
         }
     });
     match (x_reason, w_reason) {
@@ -162,22 +142,10 @@ mod tests {
 
     #[test]
     fn display_names_parse_to_a_socket_or_a_port() {
-        assert_eq!(
-            parse_x(":0"),
-            Some(XServer::Local("/tmp/.X11-unix/X0".into()))
-        );
-        assert_eq!(
-            parse_x(":12.0"),
-            Some(XServer::Local("/tmp/.X11-unix/X12".into()))
-        );
-        assert_eq!(
-            parse_x("unix:3"),
-            Some(XServer::Local("/tmp/.X11-unix/X3".into()))
-        );
-        assert_eq!(
-            parse_x("localhost:10.0"),
-            Some(XServer::Tcp("localhost".into(), 6010))
-        );
+        assert_eq!(parse_x(":0"), Some(XServer::Local("/tmp/.X11-unix/X0".into())));
+        assert_eq!(parse_x(":12.0"), Some(XServer::Local("/tmp/.X11-unix/X12".into())));
+        assert_eq!(parse_x("unix:3"), Some(XServer::Local("/tmp/.X11-unix/X3".into())));
+        assert_eq!(parse_x("localhost:10.0"), Some(XServer::Tcp("localhost".into(), 6010)));
         assert_eq!(parse_x("[::1]:2"), Some(XServer::Tcp("::1".into(), 6002)));
         assert_eq!(parse_x("nonsense"), None);
         assert_eq!(parse_x(":x"), None);
@@ -186,34 +154,23 @@ mod tests {
     #[test]
     fn a_tcp_display_must_answer_and_a_wayland_socket_exist() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| OsString::from(v))
-            }
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| OsString::from(v))
         };
         let probe = || Probe::fake(&["/run/user/1/wayland-1"], &[6010]);
         assert!(check(&env(&[("DISPLAY", "localhost:10")]), &probe()).is_ok());
         let e = check(&env(&[("DISPLAY", "localhost:11")]), &probe()).unwrap_err();
-        assert!(e.starts_with("Couldn't open a window on display localhost:11: no X server answers at localhost:6011"), "{e}");
-        let wl = env(&[
-            ("WAYLAND_DISPLAY", "wayland-2"),
-            ("XDG_RUNTIME_DIR", "/run/user/1"),
-        ]);
+        assert!(
+            e.starts_with("Couldn't open a window on display localhost:11: no X server answers at localhost:6011"),
+            "{e}"
+        );
+        let wl = env(&[("WAYLAND_DISPLAY", "wayland-2"), ("XDG_RUNTIME_DIR", "/run/user/1")]);
         assert_eq!(
             check(&wl, &probe()).unwrap_err(),
             "Couldn't open a window on Wayland display wayland-2: /run/user/1/wayland-2 does not exist"
         );
         // Either one reachable is enough.
-        let both = env(&[
-            ("DISPLAY", ":5"),
-            ("WAYLAND_DISPLAY", "wayland-1"),
-            ("XDG_RUNTIME_DIR", "/run/user/1"),
-        ]);
+        let both = env(&[("DISPLAY", ":5"), ("WAYLAND_DISPLAY", "wayland-1"), ("XDG_RUNTIME_DIR", "/run/user/1")]);
         assert!(check(&both, &probe()).is_ok());
-        assert!(check(&env(&[("DISPLAY", "bad")]), &probe())
-            .unwrap_err()
-            .contains("not a display name"));
+        assert!(check(&env(&[("DISPLAY", "bad")]), &probe()).unwrap_err().contains("not a display name"));
     }
 }

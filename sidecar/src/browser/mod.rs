@@ -210,7 +210,8 @@ pub struct PopoutCapability {
 /// [`display::check`]); everywhere it needs a Chromium. Runs on a blocking thread: a TCP
 /// display's connect may take up to its bound.
 pub async fn popout_capability() -> PopoutCapability {
-    let check = || popout_capability_from(|k| std::env::var_os(k), display::Probe::system(), chrome::find_chromium().err());
+    let check =
+        || popout_capability_from(|k| std::env::var_os(k), display::Probe::system(), chrome::find_chromium().err());
     tokio::task::spawn_blocking(check).await.unwrap_or_else(|e| PopoutCapability {
         available: false,
         reason: Some(format!("Couldn't check the display: {e}")),
@@ -325,8 +326,16 @@ mod tests {
     fn urls_must_be_http_or_https_and_bounded() {
         assert!(check_url("http://127.0.0.1:8000/x").is_ok());
         assert!(check_url("HTTPS://example.com").is_ok());
-        for bad in ["file:///etc/passwd", "javascript:alert(1)", "http://", "ftp://x", "http:///x",
-            "http://a b", "chrome://settings", ""] {
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://",
+            "ftp://x",
+            "http:///x",
+            "http://a b",
+            "chrome://settings",
+            "",
+        ] {
             assert!(check_url(bad).is_err(), "{bad}");
         }
         let long = format!("http://a/{}", "x".repeat(MAX_URL_BYTES));

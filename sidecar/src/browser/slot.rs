@@ -13,16 +13,16 @@ use std::time::Duration;
 
 use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetParams, SetWindowBoundsParams};
-use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotParams, CloseParams as PageCloseParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
-    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
-    NavigateToHistoryEntryParams, ReloadParams,
+    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams,
+    ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
-    ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed,
-    EventTargetInfoChanged, GetTargetsParams, TargetId, TargetInfo,
+    ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged,
+    GetTargetsParams, TargetId, TargetInfo,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
@@ -33,8 +33,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::{
-    bounded, chrome, BrowserError, Dialog, SyncState, Tab, ViewState, Viewport, ViewportMode,
-    CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
+    bounded, chrome, BrowserError, Dialog, SyncState, Tab, ViewState, Viewport, ViewportMode, CLOSE_BOUND_MS,
+    DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
 };
 
 /// How often a viewed browser's active title is re-read, in milliseconds.
@@ -458,7 +458,8 @@ impl BrowserRef {
             let mut s = self.shared();
             if let (ViewportMode::Fixed(old), Some(win)) = (s.mode, s.measured) {
                 let clamp = |v: u32| v.clamp(*super::VIEWPORT_CSS_RANGE.start(), *super::VIEWPORT_CSS_RANGE.end());
-                s.mode = ViewportMode::Fixed(Viewport { width: clamp(win.width), height: clamp(win.height), dpr: old.dpr });
+                s.mode =
+                    ViewportMode::Fixed(Viewport { width: clamp(win.width), height: clamp(win.height), dpr: old.dpr });
             }
         }
         self.stop_locked(Phase::Launching, false).await;
@@ -624,7 +625,9 @@ impl BrowserRef {
         if let Ok(t) = bounded("Target.getTargets", browser.execute(GetTargetsParams::default())).await {
             for info in &t.result.target_infos {
                 if info.r#type == "page" && info.target_id.as_ref() != first_id {
-                    let _ = bounded("Target.closeTarget", browser.execute(CloseTargetParams::new(info.target_id.clone()))).await;
+                    let _ =
+                        bounded("Target.closeTarget", browser.execute(CloseTargetParams::new(info.target_id.clone())))
+                            .await;
                 }
             }
         }
@@ -892,8 +895,12 @@ impl BrowserRef {
         let page = page.clone();
         let tab = page.target_id().as_ref().to_string();
         tokio::spawn(async move {
-            let Ok(mut open) = bounded("listen", page.event_listener::<EventJavascriptDialogOpening>()).await else { return };
-            let Ok(mut closed) = bounded("listen", page.event_listener::<EventJavascriptDialogClosed>()).await else { return };
+            let Ok(mut open) = bounded("listen", page.event_listener::<EventJavascriptDialogOpening>()).await else {
+                return;
+            };
+            let Ok(mut closed) = bounded("listen", page.event_listener::<EventJavascriptDialogClosed>()).await else {
+                return;
+            };
             loop {
                 tokio::select! {
                     Some(ev) = open.next() => {
@@ -982,7 +989,8 @@ impl BrowserRef {
             p
         };
         self.publish();
-        let _ = bounded("Target.activateTarget", page.execute(ActivateTargetParams::new(page.target_id().clone()))).await;
+        let _ =
+            bounded("Target.activateTarget", page.execute(ActivateTargetParams::new(page.target_id().clone()))).await;
         self.apply_wanted(&page).await?;
         self.measure_and_publish(&page).await;
         Ok(())
@@ -1013,9 +1021,8 @@ impl BrowserRef {
                 tracing::debug!("close tab: {e}");
             }
         });
-        let done = |st: &ViewState| {
-            !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab)
-        };
+        let done =
+            |st: &ViewState| !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab);
         let bound = Duration::from_millis(super::CDP_CALL_BOUND_MS);
         let gone = tokio::time::timeout(bound, async { view.wait_for(done).await.is_ok() }).await;
         match gone {
@@ -1269,7 +1276,6 @@ async fn measure_with_title(page: &Page) -> Result<(Viewport, String), BrowserEr
         a[3].as_str().unwrap_or("").to_string(),
     ))
 }
-
 
 /// The one viewport writer of a browser: serialized, coalesced to the latest request, with
 /// the settle delay for pane sizes. Ends when the slot is dropped.

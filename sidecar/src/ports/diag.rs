@@ -221,10 +221,7 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(parse_dump(&one, 1, &mut out), Ok(false));
         let got: Vec<(String, u16, u64)> = out.iter().map(|l| (l.addr.to_string(), l.port, l.inode)).collect();
-        assert_eq!(
-            got,
-            vec![("127.0.0.1".into(), 8080, 11), ("::".into(), 8000, 13), ("127.0.0.1".into(), 8001, 14)]
-        );
+        assert_eq!(got, vec![("127.0.0.1".into(), 8080, 11), ("::".into(), 8000, 13), ("127.0.0.1".into(), 8001, 14)]);
         assert_eq!(parse_dump(&header(1, NLMSG_DONE, vec![0; 4]), 1, &mut out), Ok(true));
         let err = header(1, NLMSG_ERROR, (-(libc::EPERM)).to_ne_bytes().to_vec());
         assert!(parse_dump(&err, 1, &mut out).is_err());

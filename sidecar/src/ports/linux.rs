@@ -133,7 +133,8 @@ mod tests {
     use std::os::unix::fs::symlink;
     use std::path::PathBuf;
 
-    const HEADER: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+    const HEADER: &str =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
 
     fn row(local: &str, inode: u64) -> String {
         format!("   0: {local} 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 {inode} 1 0 100 0 0 10 0\n")
@@ -188,7 +189,10 @@ mod tests {
                 row("0100007F:2000", 14), // another pane's
             ]
             .concat(),
-            Some(&[row("00000000000000000000000000000000:1F91", 21), row("00000000000000000000000001000000:1F93", 22)].concat()),
+            Some(
+                &[row("00000000000000000000000000000000:1F91", 21), row("00000000000000000000000001000000:1F93", 22)]
+                    .concat(),
+            ),
         );
         fp.proc(1, 0, 1, "init", &[]);
         fp.proc(100, 50, 100, "bash", &[]);

@@ -175,9 +175,8 @@ mod tests {
             (row6("0100:1F90", "0A", "1"), true, Err(())),
         ];
         for (line, v6, want) in cases {
-            let got = parse_net_row(&line, v6)
-                .map(|o| o.map(|l| (l.addr.to_string(), l.port, l.inode)))
-                .map_err(|_| ());
+            let got =
+                parse_net_row(&line, v6).map(|o| o.map(|l| (l.addr.to_string(), l.port, l.inode))).map_err(|_| ());
             let want = want.map(|o| o.map(|(a, p, i)| (a.to_string(), p, i)));
             assert_eq!(got, want, "{line}");
         }

@@ -41,11 +41,8 @@ pub(crate) fn members(root: Root, procs: &[(i32, Stat)]) -> Vec<(i32, u32)> {
             }
         }
     }
-    let mut session_only: Vec<i32> = live
-        .iter()
-        .filter(|(pid, st)| st.session == root.pid && !seen.contains(pid))
-        .map(|(pid, _)| *pid)
-        .collect();
+    let mut session_only: Vec<i32> =
+        live.iter().filter(|(pid, st)| st.session == root.pid && !seen.contains(pid)).map(|(pid, _)| *pid).collect();
     session_only.sort_unstable();
     out.extend(session_only.into_iter().map(|p| (p, SESSION_ONLY_DEPTH)));
     out
@@ -67,22 +64,19 @@ mod tests {
     fn tree_includes_grandchildren_and_session_strays_but_not_setsid_leavers() {
         let procs = vec![
             p(1, 0, 1),
-            p(100, 50, 100),   // the pane's shell (session leader)
-            p(101, 100, 100),  // sh -c
-            p(102, 101, 100),  // python (grandchild)
-            p(103, 102, 100),  // great-grandchild
-            p(110, 100, 110),  // `setsid prog` started from the shell: still in the tree
-            p(120, 1, 100),    // double-forked daemon: re-parented to init, same session
-            p(130, 1, 130),    // double-fork + setsid: gone from the pane
-            p(200, 50, 200),   // another pane's shell
-            p(201, 200, 200),  // its child
-            z(104, 100, 100),  // zombie child
+            p(100, 50, 100),  // the pane's shell (session leader)
+            p(101, 100, 100), // sh -c
+            p(102, 101, 100), // python (grandchild)
+            p(103, 102, 100), // great-grandchild
+            p(110, 100, 110), // `setsid prog` started from the shell: still in the tree
+            p(120, 1, 100),   // double-forked daemon: re-parented to init, same session
+            p(130, 1, 130),   // double-fork + setsid: gone from the pane
+            p(200, 50, 200),  // another pane's shell
+            p(201, 200, 200), // its child
+            z(104, 100, 100), // zombie child
         ];
         let got = members(Root { pid: 100, tree: true }, &procs);
-        assert_eq!(
-            got,
-            vec![(100, 0), (101, 1), (110, 1), (102, 2), (103, 3), (120, SESSION_ONLY_DEPTH)]
-        );
+        assert_eq!(got, vec![(100, 0), (101, 1), (110, 1), (102, 2), (103, 3), (120, SESSION_ONLY_DEPTH)]);
         let other = members(Root { pid: 200, tree: true }, &procs);
         assert_eq!(other, vec![(200, 0), (201, 1)]);
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use hyper::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE};
 use lol_html::html_content::ContentType;
 use lol_html::send::{HtmlRewriter, Settings};
-use lol_html::{AsciiCompatibleEncoding, ElementContentHandlers, DocumentContentHandlers, Selector};
+use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentHandlers, Selector};
 
 /// The shim's source with `__APP__` standing for the app origin (a JSON string literal).
 /// It posts only `location`, `pointerdown` and `open-window`, each to the app origin (never
@@ -189,8 +189,7 @@ impl Instrumenter {
         };
         let mut settings = Settings::new_send();
         settings.element_content_handlers = element_content_handlers;
-        settings.document_content_handlers =
-            vec![DocumentContentHandlers::default().text(text).end(end)];
+        settings.document_content_handlers = vec![DocumentContentHandlers::default().text(text).end(end)];
         settings.encoding = encoding;
         let rewriter = HtmlRewriter::new(settings, sink);
         Instrumenter { rewriter, out, prefix: Some(Vec::new()) }
@@ -245,7 +244,8 @@ mod tests {
     const S: &str = "<script>SHIM</script>";
 
     fn run(chunks: &[&[u8]], keep_meta_csp: bool) -> Vec<u8> {
-        let mut i = Instrumenter::new(S.into(), AsciiCompatibleEncoding::new(encoding_rs::UTF_8).unwrap(), keep_meta_csp);
+        let mut i =
+            Instrumenter::new(S.into(), AsciiCompatibleEncoding::new(encoding_rs::UTF_8).unwrap(), keep_meta_csp);
         let mut out = Vec::new();
         for c in chunks {
             out.extend(i.write(c).unwrap());
@@ -265,7 +265,10 @@ mod tests {
                 "<!doctype html><html><head><title>t</title></head><body>x</body></html>",
                 "<!doctype html><html><head><title>t</title><script>SHIM</script></head><body>x</body></html>",
             ),
-            ("<!DOCTYPE html><html><body class=a>x</body></html>", "<!DOCTYPE html><html><body class=a><script>SHIM</script>x</body></html>"),
+            (
+                "<!DOCTYPE html><html><body class=a>x</body></html>",
+                "<!DOCTYPE html><html><body class=a><script>SHIM</script>x</body></html>",
+            ),
             ("<body>x</body>", "<body><script>SHIM</script>x</body>"),
             ("<meta charset=utf-8><p>x</p>", "<meta charset=utf-8><script>SHIM</script><p>x</p>"),
             (
@@ -282,10 +285,7 @@ mod tests {
                 "<head><script>var s = \"</head>\";</script></head><body></body>",
                 "<head><script>var s = \"</head>\";</script><script>SHIM</script></head><body></body>",
             ),
-            (
-                "<html><head><title>t</title><body>x",
-                "<html><head><title>t</title><body><script>SHIM</script>x",
-            ),
+            ("<html><head><title>t</title><body>x", "<html><head><title>t</title><body><script>SHIM</script>x"),
             ("", "<script>SHIM</script>"),
             (
                 "<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>",

@@ -108,7 +108,9 @@ impl std::fmt::Display for ProxyError {
                 write!(f, "https pages cannot be framed through the proxy; open {u} as a screencast instead")
             }
             ProxyError::BlockedAddress(a) => write!(f, "{a} is a link-local or cloud-metadata address"),
-            ProxyError::TooManyGrants(n) => write!(f, "{n} proxied origins are already open; close a browser pane first"),
+            ProxyError::TooManyGrants(n) => {
+                write!(f, "{n} proxied origins are already open; close a browser pane first")
+            }
             ProxyError::Bind(e) => write!(f, "failed to bind a proxy listener on 127.0.0.1: {e}"),
         }
     }
@@ -155,7 +157,12 @@ impl Grant {
     }
 
     fn info(&self) -> GrantInfo {
-        GrantInfo { grant: self.id.clone(), origin: self.origins.canonical.clone(), upstream: self.upstream.origin.clone(), url: None }
+        GrantInfo {
+            grant: self.id.clone(),
+            origin: self.origins.canonical.clone(),
+            upstream: self.upstream.origin.clone(),
+            url: None,
+        }
     }
 }
 
@@ -196,7 +203,12 @@ impl Proxy {
     /// An empty proxy with these limits. The expiry task starts with the first grant (so this
     /// may be called outside a runtime).
     pub fn new(config: ProxyConfig) -> Arc<Self> {
-        Arc::new(Proxy { config, grants: Mutex::new(BTreeMap::new()), next_id: AtomicU64::new(1), reaper_started: std::sync::Once::new() })
+        Arc::new(Proxy {
+            config,
+            grants: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(1),
+            reaper_started: std::sync::Once::new(),
+        })
     }
 
     /// Returns the grant for `url`'s origin, creating one (and its listener) when none lives;
@@ -331,7 +343,10 @@ mod tests {
         // DESIGN §7: proxy grant idle TTL / cap / upstream idle = 5 min / 32 / 30 s.
         assert_eq!((GRANT_IDLE_TTL_MS, MAX_GRANTS, UPSTREAM_IDLE_MS), (300_000, 32, 30_000));
         let c = ProxyConfig::default();
-        assert_eq!((c.grant_ttl, c.max_grants, c.upstream_idle), (Duration::from_secs(300), 32, Duration::from_secs(30)));
+        assert_eq!(
+            (c.grant_ttl, c.max_grants, c.upstream_idle),
+            (Duration::from_secs(300), 32, Duration::from_secs(30))
+        );
     }
 
     #[test]

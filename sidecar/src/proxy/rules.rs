@@ -95,7 +95,13 @@ fn strip_hop_by_hop(h: &mut HeaderMap) {
 
 /// Rewrites a browser request's headers for the upstream, in place. `upgrade` keeps the
 /// `Connection: upgrade` / `Upgrade` pair of a WebSocket handshake.
-pub fn rewrite_request(h: &mut HeaderMap, own: &ProxyOrigins, upstream_origin: &str, upstream_host: &str, upgrade: bool) {
+pub fn rewrite_request(
+    h: &mut HeaderMap,
+    own: &ProxyOrigins,
+    upstream_origin: &str,
+    upstream_host: &str,
+    upgrade: bool,
+) {
     let upgrade_value = h.get(header::UPGRADE).cloned();
     let document = is_document_load(h);
     strip_hop_by_hop(h);
@@ -151,10 +157,8 @@ pub fn rewrite_response(
         }
     }
     h.remove(header::SET_COOKIE);
-    let preserve_csp = h
-        .get_all(PRESERVE_CSP_HEADER)
-        .iter()
-        .any(|v| v.to_str().map(|s| s.trim() == "1").unwrap_or(false));
+    let preserve_csp =
+        h.get_all(PRESERVE_CSP_HEADER).iter().any(|v| v.to_str().map(|s| s.trim() == "1").unwrap_or(false));
     h.remove(PRESERVE_CSP_HEADER);
     if let Some(chain) = chain {
         h.remove(header::X_FRAME_OPTIONS);
@@ -188,7 +192,10 @@ pub fn frame_ancestors(chain: &[String]) -> String {
 }
 
 fn strip_origin<'a>(url: &'a str, origin: &str) -> Option<&'a str> {
-    if url.len() >= origin.len() && url.is_char_boundary(origin.len()) && url[..origin.len()].eq_ignore_ascii_case(origin) {
+    if url.len() >= origin.len()
+        && url.is_char_boundary(origin.len())
+        && url[..origin.len()].eq_ignore_ascii_case(origin)
+    {
         let rest = &url[origin.len()..];
         if rest.is_empty() || rest.starts_with(['/', '?', '#']) {
             return Some(if rest.is_empty() { "/" } else { rest });
@@ -266,7 +273,8 @@ mod tests {
 
     #[test]
     fn upgrade_requests_keep_upgrade_and_drop_cookie() {
-        let mut h = map(&[("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Cookie", "a=1"), ("Sec-WebSocket-Key", "k")]);
+        let mut h =
+            map(&[("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Cookie", "a=1"), ("Sec-WebSocket-Key", "k")]);
         assert!(is_upgrade(&h));
         rewrite_request(&mut h, &own(), UP, UP_HOST, true);
         assert_eq!(all(&h, "connection"), ["upgrade"]);
@@ -284,8 +292,19 @@ mod tests {
             (&[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")], "set-cookie", &[]),
             (&[("X-Frame-Options", "DENY")], "x-frame-options", &[]),
             (&[("Content-Security-Policy", "frame-ancestors 'none'")], "content-security-policy", &[fa]),
-            (&[("Content-Security-Policy", "default-src 'self'"), ("Content-Security-Policy", "frame-ancestors 'none'")], "content-security-policy", &[fa]),
-            (&[("Content-Security-Policy-Report-Only", "default-src 'none'")], "content-security-policy-report-only", &[]),
+            (
+                &[
+                    ("Content-Security-Policy", "default-src 'self'"),
+                    ("Content-Security-Policy", "frame-ancestors 'none'"),
+                ],
+                "content-security-policy",
+                &[fa],
+            ),
+            (
+                &[("Content-Security-Policy-Report-Only", "default-src 'none'")],
+                "content-security-policy-report-only",
+                &[],
+            ),
             (&[], "content-security-policy", &[fa]),
             (
                 &[("Content-Security-Policy", "script-src 'self'"), ("X-Porthole-Preserve-CSP", "1")],
@@ -321,7 +340,11 @@ mod tests {
 
     #[test]
     fn without_a_chain_framing_headers_are_kept() {
-        let mut h = map(&[("X-Frame-Options", "DENY"), ("Content-Security-Policy", "frame-ancestors 'none'"), ("Set-Cookie", "a=1")]);
+        let mut h = map(&[
+            ("X-Frame-Options", "DENY"),
+            ("Content-Security-Policy", "frame-ancestors 'none'"),
+            ("Set-Cookie", "a=1"),
+        ]);
         let plan = rewrite_response(&mut h, &own(), UP, None, false);
         assert!(!plan.preserve_csp);
         assert_eq!(all(&h, "x-frame-options"), ["DENY"]);
@@ -331,7 +354,12 @@ mod tests {
 
     #[test]
     fn upgrade_responses_keep_upgrade_and_drop_set_cookie() {
-        let mut h = map(&[("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Set-Cookie", "a=1"), ("Sec-WebSocket-Accept", "x")]);
+        let mut h = map(&[
+            ("Connection", "Upgrade"),
+            ("Upgrade", "websocket"),
+            ("Set-Cookie", "a=1"),
+            ("Sec-WebSocket-Accept", "x"),
+        ]);
         rewrite_response(&mut h, &own(), UP, Some(&["http://a.test".to_string()]), true);
         assert_eq!(all(&h, "upgrade"), ["websocket"]);
         assert_eq!(all(&h, "sec-websocket-accept"), ["x"]);

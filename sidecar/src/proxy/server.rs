@@ -53,9 +53,7 @@ async fn connection(stream: TcpStream, grant: Arc<Grant>) {
     let _ = stream.set_nodelay(true);
     let g = grant.clone();
     let svc = service_fn(move |req| handle(req, g.clone()));
-    let conn = hyper::server::conn::http1::Builder::new()
-        .serve_connection(TokioIo::new(stream), svc)
-        .with_upgrades();
+    let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).with_upgrades();
     let mut closed = grant.closed.subscribe();
     tokio::select! {
         r = conn => if let Err(e) = r { tracing::debug!(grant = %grant.id, "connection ended: {e}") },
@@ -111,14 +109,15 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     parts.version = hyper::Version::HTTP_11;
     let up_req = Request::from_parts(parts, body);
 
-    let stream = match tokio::time::timeout(idle, TcpStream::connect((upstream.dial_host.as_str(), upstream.port))).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => {
-            tracing::debug!(grant = %grant.id, "connect {}: {e}", upstream.origin);
-            return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
-        }
-        Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref())),
-    };
+    let stream =
+        match tokio::time::timeout(idle, TcpStream::connect((upstream.dial_host.as_str(), upstream.port))).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                tracing::debug!(grant = %grant.id, "connect {}: {e}", upstream.origin);
+                return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
+            }
+            Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref())),
+        };
     let _ = stream.set_nodelay(true);
     let (mut sender, conn) = match hyper::client::conn::http1::handshake::<_, Incoming>(TokioIo::new(stream)).await {
         Ok(x) => x,
@@ -202,7 +201,8 @@ fn instrumented(
                 }
             }
         }
-        let mut rewriter = if has_utf16_bom(&first) { None } else { Some(Instrumenter::new(shim, encoding, keep_meta_csp)) };
+        let mut rewriter =
+            if has_utf16_bom(&first) { None } else { Some(Instrumenter::new(shim, encoding, keep_meta_csp)) };
         let mut chunk = first;
         loop {
             let out = match rewriter.as_mut() {
@@ -395,7 +395,15 @@ mod tests {
         assert!(ok("127.0.0.1:41000"));
         assert!(ok("localhost:41000"));
         assert!(ok("LOCALHOST:41000"));
-        for bad in ["127.0.0.1:41001", "127.0.0.1", "evil.test:41000", "localhost.evil.test:41000", "[::1]:41000", "127.0.0.2:41000", ""] {
+        for bad in [
+            "127.0.0.1:41001",
+            "127.0.0.1",
+            "evil.test:41000",
+            "localhost.evil.test:41000",
+            "[::1]:41000",
+            "127.0.0.2:41000",
+            "",
+        ] {
             assert!(!ok(bad), "{bad}");
         }
         assert!(!host_ok(None, 41000));

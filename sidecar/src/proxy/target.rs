@@ -92,7 +92,8 @@ pub fn is_blocked_ip(ip: IpAddr) -> bool {
             }
             let seg = v6.segments();
             // IPv4-compatible (deprecated ::a.b.c.d) spellings of a blocked IPv4 address.
-            if seg[..6] == [0; 6] && is_blocked_ip(IpAddr::V4(Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32))) {
+            if seg[..6] == [0; 6] && is_blocked_ip(IpAddr::V4(Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32)))
+            {
                 return true;
             }
             (seg[0] & 0xffc0) == 0xfe80 || METADATA_V6.contains(&v6)
@@ -233,7 +234,10 @@ mod tests {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let ok = validate_chain(&s(&["http://127.0.0.1:4000", "tauri://localhost", "https://tauri.localhost"]));
         assert_eq!(ok, Some(s(&["http://127.0.0.1:4000", "tauri://localhost", "https://tauri.localhost"])));
-        assert_eq!(validate_chain(&s(&["http://127.0.0.1:4000/", "http://127.0.0.1:4000"])), Some(s(&["http://127.0.0.1:4000"])));
+        assert_eq!(
+            validate_chain(&s(&["http://127.0.0.1:4000/", "http://127.0.0.1:4000"])),
+            Some(s(&["http://127.0.0.1:4000"]))
+        );
         for bad in [
             vec!["http://127.0.0.1:4000", "null"],
             vec!["null"],

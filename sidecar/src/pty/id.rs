@@ -55,8 +55,21 @@ mod tests {
             assert_eq!(TerminalId(n).to_string(), s);
         }
         let bad = [
-            "", "t", "1", "T1", "t-1", "t+1", "t01", "t1 ", " t1", "t1x", "tt1", "t١",
-            "t1000000000000000000", "t1/socket", "t%31",
+            "",
+            "t",
+            "1",
+            "T1",
+            "t-1",
+            "t+1",
+            "t01",
+            "t1 ",
+            " t1",
+            "t1x",
+            "tt1",
+            "t١",
+            "t1000000000000000000",
+            "t1/socket",
+            "t%31",
         ];
         for s in bad {
             assert_eq!(s.parse::<TerminalId>(), Err(BadTerminalId), "{s:?}");

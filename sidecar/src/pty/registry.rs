@@ -116,9 +116,7 @@ impl Registry {
                 t.kill_now();
             }
         }
-        wait_until(Duration::from_millis(1500), || {
-            terms.iter().all(|t| !t.anything_alive() && t.reaped())
-        });
+        wait_until(Duration::from_millis(1500), || terms.iter().all(|t| !t.anything_alive() && t.reaped()));
     }
 }
 

@@ -112,10 +112,8 @@ pub(crate) fn wait_child(pid: i32) -> Option<i32> {
 /// if a read would not block. Sub-millisecond timeouts are honoured (`ppoll(2)`).
 pub(crate) fn wait_readable(fd: RawFd, timeout: Duration) -> bool {
     let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
+    let ts =
+        libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
     loop {
         // SAFETY: one valid pollfd, a valid timespec, no signal mask change.
         let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
@@ -162,9 +160,7 @@ fn passwd_field(field: impl Fn(&libc::passwd) -> *mut libc::c_char) -> Option<St
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
     let mut result: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: all pointers are valid for the given sizes; result is checked before use.
-    let rc = unsafe {
-        libc::getpwuid_r(libc::getuid(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut result)
-    };
+    let rc = unsafe { libc::getpwuid_r(libc::getuid(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut result) };
     if rc != 0 || result.is_null() {
         return None;
     }

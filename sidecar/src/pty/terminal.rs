@@ -24,8 +24,8 @@ use super::id::TerminalId;
 use super::ring::Ring;
 use super::sys;
 use crate::constants::{
-    BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, HIGH_WATERMARK_BYTES,
-    LOW_WATERMARK_BYTES, MAX_ACK_BYTES, SCROLLBACK_BYTES,
+    BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, HIGH_WATERMARK_BYTES, LOW_WATERMARK_BYTES, MAX_ACK_BYTES,
+    SCROLLBACK_BYTES,
 };
 
 /// A read at least this large means output is streaming: wait (up to the batch deadline) for
@@ -246,22 +246,13 @@ impl Terminal {
     /// Opens a PTY of `spec.cols`×`spec.rows`, starts the program as a session leader on it
     /// with `env` added, and starts the reader, writer and waiter threads. On error nothing
     /// is left running.
-    pub(crate) fn spawn(
-        id: TerminalId,
-        spec: SpawnSpec,
-        env: &[(String, String)],
-    ) -> Result<Terminal, PtyError> {
+    pub(crate) fn spawn(id: TerminalId, spec: SpawnSpec, env: &[(String, String)]) -> Result<Terminal, PtyError> {
         let size = PtySize { rows: spec.rows, cols: spec.cols, pixel_width: 0, pixel_height: 0 };
-        let pair = portable_pty::native_pty_system()
-            .openpty(size)
-            .map_err(|e| PtyError::Open(format!("{e:#}")))?;
+        let pair = portable_pty::native_pty_system().openpty(size).map_err(|e| PtyError::Open(format!("{e:#}")))?;
         // Take the writer and our reader fd before spawning, so that no failure after the
         // spawn can leave a child behind.
         let writer = pair.master.take_writer().map_err(|e| PtyError::Open(format!("{e:#}")))?;
-        let master_fd = pair
-            .master
-            .as_raw_fd()
-            .ok_or_else(|| PtyError::Open("master has no fd".into()))?;
+        let master_fd = pair.master.as_raw_fd().ok_or_else(|| PtyError::Open("master has no fd".into()))?;
         let reader = dup_cloexec(master_fd).map_err(|e| PtyError::Open(format!("fcntl(F_DUPFD_CLOEXEC): {e}")))?;
 
         let (mut builder, command) = match spec.command {
@@ -320,13 +311,9 @@ impl Terminal {
                 .name(format!("pty-write-{name}"))
                 .spawn(move || writer_loop(writer, input_rx))?;
             let s = shared.clone();
-            std::thread::Builder::new()
-                .name(format!("pty-read-{name}"))
-                .spawn(move || reader_loop(s, reader))?;
+            std::thread::Builder::new().name(format!("pty-read-{name}")).spawn(move || reader_loop(s, reader))?;
             let s = shared.clone();
-            std::thread::Builder::new()
-                .name(format!("pty-wait-{name}"))
-                .spawn(move || waiter_loop(s, pid))?;
+            std::thread::Builder::new().name(format!("pty-wait-{name}")).spawn(move || waiter_loop(s, pid))?;
             Ok(())
         })();
         if let Err(e) = threads {
@@ -363,11 +350,8 @@ impl Terminal {
             (hub.cols, hub.rows, hub.exit_code)
         };
         let alive = exit_code.is_none();
-        let pgrp = if alive {
-            self.master.lock().unwrap_or_else(|p| p.into_inner()).process_group_leader()
-        } else {
-            None
-        };
+        let pgrp =
+            if alive { self.master.lock().unwrap_or_else(|p| p.into_inner()).process_group_leader() } else { None };
         TerminalInfo {
             id: self.id,
             pid: self.pid,
@@ -557,11 +541,7 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
         if hub.exit_sent {
             return;
         }
-        hub = shared
-            .cv
-            .wait_timeout(hub, Duration::from_millis(100))
-            .unwrap_or_else(|p| p.into_inner())
-            .0;
+        hub = shared.cv.wait_timeout(hub, Duration::from_millis(100)).unwrap_or_else(|p| p.into_inner()).0;
     }
 }
 

@@ -11,8 +11,8 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use base64::Engine;
 use bytes::Bytes;
 use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
-    InsertTextParams, MouseButton as CdpButton,
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType, InsertTextParams,
+    MouseButton as CdpButton,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, EventScreencastFrame, ScreencastFrameAckParams,
@@ -588,13 +588,7 @@ mod tests {
 
     fn outbox() -> (Outbox, mpsc::UnboundedReceiver<Out>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (
-            Outbox {
-                tx,
-                budget: FrameBudget::default(),
-            },
-            rx,
-        )
+        (Outbox { tx, budget: FrameBudget::default() }, rx)
     }
 
     fn queued_frames(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<Vec<u8>> {
@@ -617,15 +611,8 @@ mod tests {
         assert!(big.len() > MAX_QUEUED_FRAME_BYTES);
         assert!(out.frame(big.clone()), "an empty queue takes any frame");
         let small = msg::frame(2, 1280, 800, 1.0, false, &[0xFF, 0xD8, 0xFF, 0xD9]);
-        assert!(
-            !out.frame(small.clone()),
-            "dropped while more than 2 MB wait"
-        );
-        assert_eq!(
-            queued_frames(&mut rx),
-            vec![big.clone()],
-            "the dropped frame was never queued"
-        );
+        assert!(!out.frame(small.clone()), "dropped while more than 2 MB wait");
+        assert_eq!(queued_frames(&mut rx), vec![big.clone()], "the dropped frame was never queued");
         // The writer wrote the big one: the next frame goes.
         out.budget.release(big.len());
         assert!(out.frame(small.clone()));

@@ -312,12 +312,16 @@ mod tests {
 
     #[test]
     fn parses_every_kind() {
-        assert!(matches!(parse(r#"{"type":"input_mouse","event":"down","x":10,"y":20}"#),
-            Ok(Inbound::Mouse { button: MouseButton::Left, clicks: 1, .. })));
+        assert!(matches!(
+            parse(r#"{"type":"input_mouse","event":"down","x":10,"y":20}"#),
+            Ok(Inbound::Mouse { button: MouseButton::Left, clicks: 1, .. })
+        ));
         assert!(matches!(parse(r#"{"type":"input_mouse","event":"wheel","x":1,"y":2,"deltaY":100}"#),
             Ok(Inbound::Mouse { delta_y, .. }) if delta_y == 100.0));
-        assert!(matches!(parse(r#"{"type":"input_keyboard","event":"down","key":".","code":"Period","text":"."}"#),
-            Ok(Inbound::Key { .. })));
+        assert!(matches!(
+            parse(r#"{"type":"input_keyboard","event":"down","key":".","code":"Period","text":"."}"#),
+            Ok(Inbound::Key { .. })
+        ));
         assert_eq!(parse(r#"{"type":"input_text","text":"é"}"#), Ok(Inbound::Text("é".into())));
         assert!(matches!(parse(r#"{"type":"sync","width":800,"height":600,"dpr":2}"#), Ok(Inbound::Sync(_))));
         assert_eq!(parse(r#"{"type":"repaint"}"#), Ok(Inbound::Repaint));

@@ -39,10 +39,7 @@ mod tests {
         o.provisional_sent();
         o.capture_begins();
         o.provisional_sent();
-        assert!(
-            !o.capture_ends(),
-            "the capture began before the newer frame"
-        );
+        assert!(!o.capture_ends(), "the capture began before the newer frame");
         // The retake, with nothing in between, is sent.
         o.capture_begins();
         assert!(o.capture_ends());

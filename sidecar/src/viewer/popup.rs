@@ -7,9 +7,7 @@
 //! The probe is installed once per tab (the first view to press in it installs it; later
 //! views find it there), so a click costs no extra CDP call.
 
-use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams,
-};
+use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams};
 use chromiumoxide::cdp::js_protocol::runtime::{
     AddBindingParams, EvaluateParams, EventBindingCalled, ExecutionContextId,
 };
@@ -98,18 +96,11 @@ fn popup_message(payload: &str) -> Option<String> {
             return None;
         }
     };
-    let finite = [report.x, report.y, report.width, report.height]
-        .iter()
-        .all(|v| v.is_finite());
+    let finite = [report.x, report.y, report.width, report.height].iter().all(|v| v.is_finite());
     if !finite {
         return None;
     }
-    serde_json::to_string(&PopupMessage {
-        r#type: "popup",
-        kind: "select",
-        report: &report,
-    })
-    .ok()
+    serde_json::to_string(&PopupMessage { r#type: "popup", kind: "select", report: &report }).ok()
 }
 
 /// Script: pick option `i` of the reported `<select>` firing `input` then `change` once, as a
@@ -159,10 +150,7 @@ impl Popups {
             .ok_or_else(|| BrowserError::Cdp("the tab has no main frame".into()))?;
         let mut w = CreateIsolatedWorldParams::new(frame);
         w.world_name = Some(WORLD.into());
-        let ctx = bounded("Page.createIsolatedWorld", page.execute(w))
-            .await?
-            .result
-            .execution_context_id;
+        let ctx = bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id;
         let present = eval_in_world(page, ctx, "!!globalThis.__portholeProbe".into()).await?;
         if present != serde_json::Value::Bool(true) {
             // New documents of every frame get it; the current ones get it now.
@@ -202,8 +190,7 @@ impl Popups {
 
     /// Applies `popup_choice` `i` to the last reported `<select>` in `page` (the active tab).
     pub(super) async fn choose(&self, page: &Page, i: usize) -> Result<(), BrowserError> {
-        let stale =
-            || BrowserError::BadRequest("the popup is stale or the option does not exist".into());
+        let stale = || BrowserError::BadRequest("the popup is stale or the option does not exist".into());
         let Some((tab, ctx)) = &self.open else {
             return Err(stale());
         };
@@ -211,9 +198,7 @@ impl Popups {
             return Err(stale());
         }
         // A navigation destroyed the world: the evaluation fails, which is a stale popup too.
-        let v = eval_in_world(page, *ctx, choose_script(i))
-            .await
-            .map_err(|_| stale())?;
+        let v = eval_in_world(page, *ctx, choose_script(i)).await.map_err(|_| stale())?;
         if v != serde_json::Value::Bool(true) {
             return Err(stale());
         }
@@ -234,11 +219,7 @@ async fn eval_in_world(
     if let Some(ex) = &r.result.exception_details {
         return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
     }
-    Ok(r.result
-        .result
-        .value
-        .clone()
-        .unwrap_or(serde_json::Value::Null))
+    Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
 }
 
 #[cfg(test)]

@@ -11,8 +11,7 @@ use tokio_tungstenite::tungstenite::Message;
 use super::{Sidecar, HANG};
 
 /// A viewer socket (client side).
-pub type ViewWs =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type ViewWs = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Starts a test page server on its own thread and runtime, answering `GET path` with
 /// `pages(path)` as HTML (404 for `None`); returns its base URL (`http://127.0.0.1:P`).
@@ -21,10 +20,7 @@ pub fn serve(pages: fn(&str) -> Option<String>) -> String {
     let port = l.local_addr().unwrap().port();
     l.set_nonblocking(true).unwrap();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
             let l = tokio::net::TcpListener::from_std(l).unwrap();
             loop {
@@ -61,13 +57,7 @@ pub fn serve(pages: fn(&str) -> Option<String>) -> String {
 
 /// Creates a browser at `url` with `viewport`; returns its id.
 pub async fn create_at(sc: &Sidecar, url: &str, viewport: Value) -> String {
-    let r = sc
-        .req(
-            "POST",
-            "/api/browsers",
-            Some(&json!({"url": url, "viewport": viewport})),
-        )
-        .await;
+    let r = sc.req("POST", "/api/browsers", Some(&json!({"url": url, "viewport": viewport}))).await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     r.json()["id"].as_str().unwrap().to_string()
 }
@@ -79,18 +69,14 @@ pub fn fixed(w: u32, h: u32, dpr: f64) -> Value {
 
 /// A single-use viewer grant URL for browser `id`.
 pub async fn grant(sc: &Sidecar, id: &str) -> String {
-    let r = sc
-        .req("POST", &format!("/api/browsers/{id}/viewer"), None)
-        .await;
+    let r = sc.req("POST", &format!("/api/browsers/{id}/viewer"), None).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     r.json()["url"].as_str().unwrap().to_string()
 }
 
 /// Opens a viewer socket at a grant URL.
 pub async fn try_connect(url: &str) -> Result<ViewWs, tokio_tungstenite::tungstenite::Error> {
-    tokio_tungstenite::connect_async(url)
-        .await
-        .map(|(ws, _)| ws)
+    tokio_tungstenite::connect_async(url).await.map(|(ws, _)| ws)
 }
 
 /// A fresh grant, redeemed: a connected viewer socket.
@@ -120,9 +106,7 @@ pub async fn until_json(ws: &mut ViewWs, what: &str, pred: impl Fn(&Value) -> bo
             }
         }
     };
-    tokio::time::timeout(HANG, fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
 /// Reads until a binary frame arrives; returns it.
@@ -150,9 +134,7 @@ pub async fn until_closed(ws: &mut ViewWs) -> Option<u16> {
             }
         }
     };
-    tokio::time::timeout(HANG, fut)
-        .await
-        .expect("the server to close the socket")
+    tokio::time::timeout(HANG, fut).await.expect("the server to close the socket")
 }
 
 /// `GET /api/browsers/{id}` (must answer 200).
@@ -171,10 +153,7 @@ pub async fn until_title(sc: &Sidecar, id: &str, pred: impl Fn(&str) -> bool) ->
         if pred(&t) {
             return t;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "title never matched; last {t:?}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "title never matched; last {t:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -188,31 +167,21 @@ pub async fn until_viewport(sc: &Sidecar, id: &str, want: Value) {
         if v == want {
             return;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "viewport never became {want}; last {v}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "viewport never became {want}; last {v}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 /// A left press and release at (x, y) CSS px.
 pub async fn click(ws: &mut ViewWs, x: f64, y: f64) {
-    send(
-        ws,
-        json!({"type":"input_mouse","event":"down","x":x,"y":y,"button":"left","clicks":1}),
-    )
-    .await;
-    send(
-        ws,
-        json!({"type":"input_mouse","event":"up","x":x,"y":y,"button":"left","clicks":1}),
-    )
-    .await;
+    send(ws, json!({"type":"input_mouse","event":"down","x":x,"y":y,"button":"left","clicks":1})).await;
+    send(ws, json!({"type":"input_mouse","event":"up","x":x,"y":y,"button":"left","clicks":1})).await;
 }
 
 /// A key down (typing `text`) and its up.
 pub async fn key(ws: &mut ViewWs, key: &str, code: &str, text: &str, modifiers: i64) {
-    send(ws, json!({"type":"input_keyboard","event":"down","key":key,"code":code,"text":text,"modifiers":modifiers})).await;
+    send(ws, json!({"type":"input_keyboard","event":"down","key":key,"code":code,"text":text,"modifiers":modifiers}))
+        .await;
     send(ws, json!({"type":"input_keyboard","event":"up","key":key,"code":code,"text":"","modifiers":modifiers})).await;
 }
 

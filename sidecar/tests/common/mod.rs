@@ -102,8 +102,7 @@ impl Sidecar {
     /// Starts the sidecar through a `sh` that stays its parent; `child` is then that shell.
     pub fn start_under_shell(args: &str) -> Sidecar {
         let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("\"{}\" {args} & wait", env!("CARGO_BIN_EXE_porthole-sidecar")));
+        cmd.arg("-c").arg(format!("\"{}\" {args} & wait", env!("CARGO_BIN_EXE_porthole-sidecar")));
         Self::start_with(cmd)
     }
 
@@ -131,11 +130,7 @@ impl Sidecar {
         });
         let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("ready line {line:?}: {e}"));
         let url = v["url"].as_str().unwrap().to_string();
-        let port: u16 = url
-            .trim_start_matches("http://127.0.0.1:")
-            .trim_end_matches('/')
-            .parse()
-            .unwrap();
+        let port: u16 = url.trim_start_matches("http://127.0.0.1:").trim_end_matches('/').parse().unwrap();
         assert_eq!(v["protocol"], 1);
         let token = v["token"].as_str().unwrap().to_string();
         assert_eq!(token.len(), 64);
@@ -182,15 +177,13 @@ impl Sidecar {
     pub async fn req(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
         let b = body.map(|b| b.to_string()).unwrap_or_default();
         let auth = self.bearer();
-        self.raw(method, path, &[("Authorization", &auth), ("Content-Type", "application/json")], b.as_bytes())
-            .await
+        self.raw(method, path, &[("Authorization", &auth), ("Content-Type", "application/json")], b.as_bytes()).await
     }
 
     /// Creates a terminal running `command` (80×24, cwd = HOME) and returns its id.
     pub async fn spawn(&self, command: &[&str]) -> String {
-        let r = self
-            .req("POST", "/api/terminals", Some(&serde_json::json!({"cols":80,"rows":24,"command":command})))
-            .await;
+        let r =
+            self.req("POST", "/api/terminals", Some(&serde_json::json!({"cols":80,"rows":24,"command":command}))).await;
         assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
         r.json()["id"].as_str().unwrap().to_string()
     }
@@ -280,14 +273,10 @@ pub fn parse_response(buf: &[u8]) -> Resp {
     let head = String::from_utf8_lossy(&buf[..end]).to_string();
     let mut lines = head.split("\r\n");
     let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).collect();
     let mut body = buf[end + 4..].to_vec();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     if chunked {
         let mut out = Vec::new();
         let mut rest = &body[..];
