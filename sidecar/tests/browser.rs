@@ -58,9 +58,30 @@ fn page(path: &str) -> Option<String> {
               onclick="setTimeout(()=>{document.title='confirm:'+confirm('sure?')},0)">ask</button>"#.to_string(),
         "/color" => r#"<!doctype html><title>color</title><style>html,body{margin:0;height:100%;background:#000}</style>
             <script>let i=0;addEventListener('keydown',()=>{i++;document.body.style.background=i%2?'#fff':'#000'})</script>"#.to_string(),
+        // Its image never loads: the document's load event never fires.
+        "/never-loads" => format!(
+            "<!doctype html><title>never loads</title><img src=\"http://127.0.0.1:{}/img.png\">",
+            hanging_port()
+        ),
         _ => return None,
     };
     Some(body)
+}
+
+/// A port that accepts connections and never answers them; started once.
+fn hanging_port() -> u16 {
+    static PORT: OnceLock<u16> = OnceLock::new();
+    *PORT.get_or_init(|| {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in l.incoming().flatten() {
+                held.push(s); // kept open, never answered
+            }
+        });
+        port
+    })
 }
 
 /// The test page server of this file, started once; its base URL.
@@ -320,6 +341,23 @@ async fn navigation_history_and_reload_work() {
     until_title(sc, &id, |t| t == "button").await;
     let r = sc.req("POST", &format!("/api/browsers/{id}/reload"), None).await;
     assert_eq!(r.status, 200);
+    delete(sc, &id).await;
+}
+
+/// `navigate` answers once the navigation has started (protocol §8.2), not after the load,
+/// and a page that never finishes loading holds no later navigation behind it.
+#[tokio::test]
+async fn a_page_that_never_finishes_loading_does_not_hold_navigation() {
+    let sc = sidecar();
+    let id = create(sc, "/static", fixed(1280, 800, 1.0)).await;
+    until_title(sc, &id, |t| t == "static").await;
+    let nav = |path: &str| json!({"url": format!("{}{path}", server())});
+    let r = sc.req("POST", &format!("/api/browsers/{id}/navigate"), Some(&nav("/never-loads"))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    until_title(sc, &id, |t| t == "never loads").await;
+    let r = sc.req("POST", &format!("/api/browsers/{id}/navigate"), Some(&nav("/button"))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    until_title(sc, &id, |t| t == "button").await;
     delete(sc, &id).await;
 }
 

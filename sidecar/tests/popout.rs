@@ -187,17 +187,6 @@ impl Cdp {
         };
         tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("{method} did not answer"))
     }
-
-    async fn page_target(&mut self) -> String {
-        let t = self.call("Target.getTargets", json!({})).await;
-        t["result"]["targetInfos"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["type"] == "page")
-            .map(|i| i["targetId"].as_str().unwrap().to_string())
-            .expect("a page target")
-    }
 }
 
 async fn until_json(ws: &mut Ws, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
@@ -312,7 +301,9 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
 
     // A window exists for the page target, in CDP and on the X server.
     let mut cdp = Cdp::connect(&profile).await;
-    let target = cdp.page_target().await;
+    // The sidecar's active tab, not the first page Chromium lists: a headed Chromium may
+    // open a blank tab of its own that the sidecar closes.
+    let target = out["active_tab"].as_str().expect("an active tab").to_string();
     let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
     assert!(w["result"]["windowId"].as_i64().is_some(), "a window for the page: {w}");
     // The X window's name follows the page title asynchronously.
@@ -361,7 +352,9 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     let window_pid = pid_of(&out);
     post_ok(&sc, &id, "navigate", Some(&json!({"url": format!("{base}/echo?at=last")}))).await;
     let mut cdp = Cdp::connect(&profile_of(window_pid)).await;
-    let target = cdp.page_target().await;
+    // The sidecar's active tab, not the first page Chromium lists: a headed Chromium may
+    // open a blank tab of its own that the sidecar closes.
+    let target = out["active_tab"].as_str().expect("an active tab").to_string();
     let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
     let (win, bw, bh) = (
         w["result"]["windowId"].clone(),
@@ -424,7 +417,9 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     post_ok(&sc, &id, "popout", None).await;
     let out = until_info(&sc, &id, "popped out big", |v| v["popped_out"] == true && v["connected"] == true).await;
     let mut cdp = Cdp::connect(&profile_of(pid_of(&out))).await;
-    let target = cdp.page_target().await;
+    // The sidecar's active tab, not the first page Chromium lists: a headed Chromium may
+    // open a blank tab of its own that the sidecar closes.
+    let target = out["active_tab"].as_str().expect("an active tab").to_string();
     let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
     let b = &w["result"]["bounds"];
     let (l, t, bw, bh) = (

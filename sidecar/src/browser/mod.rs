@@ -7,6 +7,7 @@
 
 mod chrome;
 mod display;
+mod navigate;
 mod slot;
 
 pub use slot::{BrowserInfo, BrowserRef};

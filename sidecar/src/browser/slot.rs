@@ -17,8 +17,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverridePar
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotParams, CloseParams as PageCloseParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
-    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams,
-    ReloadParams,
+    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged,
@@ -75,6 +74,8 @@ enum Phase {
 struct Live {
     browser: tokio::sync::Mutex<Browser>,
     pid: Option<u32>,
+    /// `host:port` of Chromium's DevTools endpoint (for [`super::navigate`]).
+    devtools: Option<String>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -607,6 +608,7 @@ impl BrowserRef {
             }
         };
         let first_id = first.target_id().as_ref().to_string();
+        let devtools = super::navigate::devtools_host(browser.websocket_address());
         {
             let mut s = self.shared();
             s.tabs.push(Tab { id: first_id.clone(), url: "about:blank".into(), title: String::new() });
@@ -642,6 +644,7 @@ impl BrowserRef {
         }
         let _ = self.apply_wanted(&first).await;
         self.watch_dialogs(&first, generation);
+        let first_id_for_nav = first_id.clone();
         {
             let mut s = self.shared();
             s.pages.insert(first_id.clone(), first.clone());
@@ -652,6 +655,7 @@ impl BrowserRef {
             s.live = Some(Arc::new(Live {
                 browser: tokio::sync::Mutex::new(browser),
                 pid,
+                devtools: devtools.clone(),
                 tasks: vec![handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))],
             }));
             s.phase = Phase::Live;
@@ -663,11 +667,16 @@ impl BrowserRef {
             Some(want) => self.fit_window(want).await,
             None => self.measure_and_publish(&first).await,
         }
-        // Navigate without waiting for the load.
-        let page = first.clone();
+        // Navigate without waiting (see navigate.rs for why not through chromiumoxide).
+        let target = first_id_for_nav;
         tokio::spawn(async move {
-            if let Err(e) = bounded("Page.navigate", page.execute(NavigateParams::new(url))).await {
-                tracing::debug!("initial navigation: {e}");
+            let Some(devtools) = devtools else {
+                return tracing::warn!("initial navigation: no DevTools endpoint known");
+            };
+            match bounded("Page.navigate", super::navigate::navigate(&devtools, &target, &url)).await {
+                Ok(None) => {}
+                Ok(Some(e)) => tracing::debug!("initial navigation error page: {e}"),
+                Err(e) => tracing::debug!("initial navigation: {e}"),
             }
         });
         Ok(())
@@ -932,8 +941,16 @@ impl BrowserRef {
     /// the page's beforeunload dialog holds it (the user's answer decides).
     pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        let r = self.unless_held(&page, bounded("Page.navigate", page.execute(NavigateParams::new(url)))).await?;
-        if let Some(e) = r.as_ref().and_then(|r| r.result.error_text.as_ref()) {
+        let devtools = {
+            let s = self.shared();
+            s.live.as_ref().and_then(|l| l.devtools.clone())
+        }
+        .ok_or_else(|| BrowserError::Cdp("Page.navigate: no DevTools endpoint known".into()))?;
+        let target = page.target_id().as_ref().to_string();
+        // Not page.execute: chromiumoxide would answer only after the load (see navigate.rs).
+        let call = super::navigate::navigate(&devtools, &target, &url);
+        let r = self.unless_held(&page, bounded("Page.navigate", call)).await?;
+        if let Some(e) = r.flatten() {
             tracing::debug!("navigation error page: {e}");
         }
         Ok(())

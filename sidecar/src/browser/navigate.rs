@@ -1,0 +1,73 @@
+//! `Page.navigate` on a DevTools connection of its own.
+//!
+//! chromiumoxide routes every `Page.navigate` through its navigation tracker, which answers
+//! only once the new document has *loaded* and runs one navigation per page at a time. A
+//! page whose load never finishes (a hanging subresource, a dev server compiling for a
+//! minute) would then make `navigate` fail after the CDP bound and hold every later
+//! navigation of that tab behind it. Chromium itself answers `Page.navigate` when the
+//! navigation has started (committed, or failed with `errorText`), which is what
+//! protocol.md §8.2 promises, so the command goes to the page's own DevTools endpoint
+//! (`ws://127.0.0.1:PORT/devtools/page/<target id>`, CDP "HTTP endpoints") instead.
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The `host:port` of a browser's DevTools endpoint, from its browser WebSocket URL
+/// (`ws://127.0.0.1:PORT/devtools/browser/<id>`); `None` if that is not a loopback ws URL.
+pub fn devtools_host(browser_ws: &str) -> Option<String> {
+    let u = url::Url::parse(browser_ws).ok()?;
+    let host = u.host_str()?;
+    if u.scheme() != "ws" || !(host == "127.0.0.1" || host == "localhost" || host == "[::1]") {
+        return None;
+    }
+    Some(format!("{host}:{}", u.port()?))
+}
+
+/// Sends `Page.navigate {url}` to page target `target` through `devtools` (`host:port`)
+/// and waits for Chromium's answer: `Ok(None)` once the navigation has started,
+/// `Ok(Some(error_text))` when Chromium reports it failed (the tab then shows its error
+/// page), `Err` with a message when the endpoint cannot be reached or answers an error.
+/// Unbounded: the caller bounds it.
+pub async fn navigate(devtools: &str, target: &str, url: &str) -> Result<Option<String>, String> {
+    // Target ids are upper-case hex; anything else is not ours to put in a URL.
+    if target.is_empty() || !target.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(format!("bad target id {target:?}"));
+    }
+    let endpoint = format!("ws://{devtools}/devtools/page/{target}");
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async(endpoint.as_str()).await.map_err(|e| format!("{endpoint}: {e}"))?;
+    let call = json!({"id": 1, "method": "Page.navigate", "params": {"url": url}});
+    ws.send(Message::text(call.to_string())).await.map_err(|e| e.to_string())?;
+    while let Some(msg) = ws.next().await {
+        let text = match msg.map_err(|e| e.to_string())? {
+            Message::Text(t) => t,
+            Message::Close(_) => break,
+            _ => continue,
+        };
+        let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+        if v.get("id").and_then(Value::as_u64) != Some(1) {
+            continue; // an event (none are enabled on this connection, but be safe)
+        }
+        let _ = ws.close(None).await;
+        if let Some(err) = v.get("error") {
+            return Err(err.get("message").and_then(Value::as_str).unwrap_or("error").to_string());
+        }
+        let error_text = v.pointer("/result/errorText").and_then(Value::as_str).map(str::to_string);
+        return Ok(error_text);
+    }
+    Err("the DevTools connection closed before Page.navigate answered".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devtools_host_is_read_from_a_loopback_browser_url_only() {
+        assert_eq!(devtools_host("ws://127.0.0.1:39013/devtools/browser/7c1e-ab").as_deref(), Some("127.0.0.1:39013"));
+        assert_eq!(devtools_host("ws://example.com:9222/devtools/browser/x"), None);
+        assert_eq!(devtools_host("http://127.0.0.1:9222/"), None);
+        assert_eq!(devtools_host("not a url"), None);
+    }
+}
