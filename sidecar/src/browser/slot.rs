@@ -1357,14 +1357,15 @@ async fn poll_title(slot: Weak<Slot>, generation: u64) {
         tokio::time::sleep(Duration::from_millis(TITLE_POLL_MS)).await;
         let Some(slot) = slot.upgrade() else { return };
         let me = BrowserRef(slot);
-        let (headed, live) = {
+        let (headed, live, blocked) = {
             let s = me.shared();
             if s.generation != generation {
                 return;
             }
-            (s.headed && s.popped_out, s.phase == Phase::Live)
+            (s.headed && s.popped_out, s.phase == Phase::Live, dialog_blocks(&s))
         };
-        if me.0.view.receiver_count() > 0 || headed {
+        // A dialog blocks the page's scripts: measuring would only wait out the CDP bound.
+        if (me.0.view.receiver_count() > 0 || headed) && !blocked {
             let _ = me.measure().await;
         }
         n = n.wrapping_add(1);
