@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::browser::{info, until_frame, until_json, view};
 use common::{Sidecar, HANG};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -98,12 +99,6 @@ async fn upstream() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-async fn info(sc: &Sidecar, id: &str) -> Value {
-    let r = sc.req("GET", &format!("/api/browsers/{id}"), None).await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    r.json()
-}
-
 /// Polls GET until `pred` holds; returns the info. Fails with the last info after the bound.
 async fn until_info(sc: &Sidecar, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let deadline = tokio::time::Instant::now() + HANG;
@@ -187,45 +182,6 @@ impl Cdp {
         };
         tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("{method} did not answer"))
     }
-}
-
-async fn until_json(ws: &mut Ws, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let fut = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Text(t))) => {
-                    let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                    if pred(&v) {
-                        return v;
-                    }
-                }
-                Some(Ok(_)) => {}
-                other => panic!("viewer socket ended while waiting for {what}: {other:?}"),
-            }
-        }
-    };
-    tokio::time::timeout(HANG, fut).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
-
-/// Reads until a binary frame arrives; the socket must stay open.
-async fn until_frame(ws: &mut Ws) -> Vec<u8> {
-    let fut = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Binary(b))) => return b.to_vec(),
-                Some(Ok(_)) => {}
-                other => panic!("viewer socket ended while waiting for a frame: {other:?}"),
-            }
-        }
-    };
-    tokio::time::timeout(HANG, fut).await.expect("a frame")
-}
-
-async fn view(sc: &Sidecar, id: &str) -> Ws {
-    let r = post(sc, id, "viewer", None).await;
-    assert_eq!(r.status, 200);
-    let url = r.json()["url"].as_str().unwrap().to_string();
-    tokio_tungstenite::connect_async(url).await.expect("viewer socket").0
 }
 
 fn pid_of(v: &Value) -> i64 {
