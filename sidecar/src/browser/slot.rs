@@ -289,6 +289,11 @@ impl BrowserRef {
         *n == 1
     }
 
+    /// True if and only if at least one view streams `tab`.
+    pub fn is_cast(&self, tab: &str) -> bool {
+        self.0.casting.lock().unwrap_or_else(|p| p.into_inner()).contains_key(tab)
+    }
+
     /// Counts one view fewer streaming `tab`; true if and only if it was the last (the caller
     /// then stops the screencast).
     pub fn cast_end(&self, tab: &str) -> bool {

@@ -272,7 +272,8 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
         };
         let cast = CastGuard::begin(&browser, &page);
         let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first).await;
-        drop(cast);
+        // Awaited here, so a restart on the same tab starts only after this stop.
+        cast.end().await;
         if ended {
             return;
         }
@@ -288,26 +289,41 @@ struct CastGuard {
     tab: String,
     /// The first view of this tab: it (re)starts the screencast.
     first: bool,
+    /// Already uncounted by [`CastGuard::end`].
+    ended: bool,
 }
 
 impl CastGuard {
     fn begin(browser: &BrowserRef, page: &Page) -> Self {
         let tab = page.target_id().as_ref().to_string();
         let first = browser.cast_begin(&tab);
-        CastGuard { browser: browser.clone(), page: page.clone(), tab, first }
+        CastGuard { browser: browser.clone(), page: page.clone(), tab, first, ended: false }
+    }
+
+    /// Uncounts the view and, for the last one, stops the screencast before returning.
+    async fn end(mut self) {
+        self.ended = true;
+        if self.browser.cast_end(&self.tab) {
+            let _ = bounded("Page.stopScreencast", self.page.execute(StopScreencastParams::default())).await;
+        }
     }
 }
 
 impl Drop for CastGuard {
     fn drop(&mut self) {
-        if !self.browser.cast_end(&self.tab) {
+        if self.ended || !self.browser.cast_end(&self.tab) {
             return;
         }
-        // Drop cannot await; the stop is fire-and-forget (no runtime: shutting down anyway).
+        // Only an aborted pump gets here. Drop cannot await, so the stop is sent without
+        // waiting; with no runtime left the sidecar is shutting down anyway.
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let page = self.page.clone();
+            let (browser, page, tab) = (self.browser.clone(), self.page.clone(), self.tab.clone());
             rt.spawn(async move {
-                let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+                // A view that began meanwhile (an app reload reconnects at once) owns the
+                // screencast now: stopping it would leave that view without frames.
+                if !browser.is_cast(&tab) {
+                    let _ = bounded("Page.stopScreencast", page.execute(StopScreencastParams::default())).await;
+                }
             });
         }
     }
