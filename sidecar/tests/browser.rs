@@ -58,6 +58,9 @@ fn page(path: &str) -> Option<String> {
               onclick="setTimeout(()=>{document.title='confirm:'+confirm('sure?')},0)">ask</button>"#.to_string(),
         "/color" => r#"<!doctype html><title>color</title><style>html,body{margin:0;height:100%;background:#000}</style>
             <script>let i=0;addEventListener('keydown',()=>{i++;document.body.style.background=i%2?'#fff':'#000'})</script>"#.to_string(),
+        // `?set` sets a session cookie (no expiry: Chromium keeps it in memory only).
+        "/cookie" => r#"<!doctype html><script>if(location.search=='?set')document.cookie='sess=abc;path=/';
+            document.title='cookie:'+document.cookie</script>"#.to_string(),
         // Its image never loads: the document's load event never fires.
         "/never-loads" => format!(
             "<!doctype html><title>never loads</title><img src=\"http://127.0.0.1:{}/img.png\">",
@@ -437,6 +440,42 @@ async fn killing_chromium_reports_disconnected_and_relaunch_returns_at_the_last_
     assert_eq!(info(sc, &id).await["connected"], true);
     assert!(common::wait_pid_gone(pid).await, "the killed Chromium was reaped");
     delete(sc, &id).await;
+}
+
+/// A crash loses the session cookies Chromium held in memory; Relaunch carries over the
+/// sidecar's last snapshot of a viewed browser's cookies, so the user stays logged in.
+#[tokio::test]
+async fn relaunch_after_a_crash_keeps_session_cookies() {
+    let sc = sidecar();
+    let id = create(sc, "/cookie?set", fixed(800, 600, 1.0)).await;
+    let _ws = view(sc, &id).await;
+    until_title(sc, &id, |t| t == "cookie:sess=abc").await;
+    // The last URL must not set the cookie itself: Relaunch returns to it.
+    let r = sc
+        .req("POST", &format!("/api/browsers/{id}/navigate"), Some(&json!({"url": format!("{}/cookie", server())})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    until_title(sc, &id, |t| t == "cookie:sess=abc").await;
+    assert!(info(sc, &id).await["url"].as_str().unwrap().ends_with("/cookie"));
+    // Snapshots are taken every second while viewed; this waits for several (a precondition,
+    // not a measurement).
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let pid = info(sc, &id).await["pid"].as_i64().expect("pid");
+    common::send_signal(pid as u32, 9);
+    until_disconnected(sc, &id).await;
+    let r = sc.req("POST", &format!("/api/browsers/{id}/relaunch"), None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // The relaunched page's own title: "cookie:" if the session cookie was lost.
+    assert_eq!(until_title(sc, &id, |t| t.starts_with("cookie:")).await, "cookie:sess=abc");
+    delete(sc, &id).await;
+}
+
+async fn until_disconnected(sc: &Sidecar, id: &str) {
+    let deadline = tokio::time::Instant::now() + common::HANG;
+    while info(sc, id).await["connected"] != false {
+        assert!(tokio::time::Instant::now() < deadline, "never disconnected");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test]

@@ -81,8 +81,11 @@ pub(crate) fn remove_stale_locks(profile: &Path) {
 }
 
 /// Flags (without dashes) of every launch, headless or headed (DESIGN §4.2, protocol §8).
-const OUR_FLAGS: [&str; 5] = [
+/// `hide-crash-restore-bubble`: after a crash our relaunch restores the page itself; Chromium's
+/// "Restore pages?" offer would bring back stale tabs.
+const OUR_FLAGS: [&str; 6] = [
     "no-first-run",
+    "hide-crash-restore-bubble",
     "no-default-browser-check",
     "disable-background-networking",
     "disable-component-update",

@@ -38,9 +38,9 @@ use super::{
 
 /// How often a viewed browser's active title is re-read, in milliseconds.
 const TITLE_POLL_MS: u64 = 250;
-/// While popped out, the window's cookies are snapshot every this many title polls (1 s):
-/// a window the user closes takes its session cookies with it, and the pop-in that follows
-/// carries the last snapshot over.
+/// While popped out or viewed, the browser's cookies are snapshot every this many title polls
+/// (1 s): a window the user closes, or a Chromium that crashes, takes its session cookies
+/// with it, and the pop-in or Relaunch that follows carries the last snapshot over.
 const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 
 /// Serializes the CDP calls that change a page's device metrics: every
@@ -1354,8 +1354,8 @@ async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<VpReq>) {
 
 /// While anyone views the browser or it is popped out, refreshes the active tab's title and
 /// viewport (a popped-out window's inner size) every [`TITLE_POLL_MS`]: CDP reports titles
-/// only at commit, so one a script sets is polled. A headed window's cookies are snapshot
-/// every [`COOKIE_SNAPSHOT_POLLS`] polls.
+/// only at commit, so one a script sets is polled. The cookies of a headed window or a viewed
+/// browser are snapshot every [`COOKIE_SNAPSHOT_POLLS`] polls (carried over by a relaunch).
 async fn poll_title(slot: Weak<Slot>, generation: u64) {
     let mut n: u32 = 0;
     loop {
@@ -1374,10 +1374,13 @@ async fn poll_title(slot: Weak<Slot>, generation: u64) {
             let _ = me.measure().await;
         }
         n = n.wrapping_add(1);
-        if headed && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
+        // Viewed headless browsers too: a crash loses the session cookies Chromium keeps in
+        // memory only, and Relaunch carries this snapshot over.
+        let viewed = me.0.view.receiver_count() > 0;
+        if (headed || viewed) && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
             if let Ok(c) = me.read_cookies().await {
                 // A read that overlapped the window closing may miss the session cookies
-                // Chromium drops as it shuts down: kept only if the window is still open.
+                // Chromium drops as it shuts down: kept only if the browser still has tabs.
                 let mut s = me.shared();
                 if s.generation == generation && s.phase == Phase::Live && !s.tabs.is_empty() {
                     s.cookies = c;
