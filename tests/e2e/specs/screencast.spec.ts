@@ -100,6 +100,14 @@ test.describe('screencast panes', () => {
     await popup.getByTestId('select-option').filter({ hasText: 'Gamma' }).click();
     await expect(popup).toHaveCount(0);
     await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('chose:c');
+    // By keyboard, like the native list: it opens on the selected option; Up, Enter picks Beta.
+    await page.mouse.click(s.x, s.y);
+    await expect(popup.getByTestId('select-option').filter({ hasText: 'Gamma' })).toBeFocused();
+    await page.keyboard.press('ArrowUp');
+    await expect(popup.getByTestId('select-option').filter({ hasText: 'Beta' })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(popup).toHaveCount(0);
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).title).toBe('chose:b');
 
     // Minimize: after 1 s the viewer socket closes (parked); the browser stays alive.
     await pane.getByTestId('pane-minimize').click();

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
 import { dialogInPane, stubState } from '../browser/popout';
 import type { WorkspaceStore } from '../workspace/store';
+import { initialFocus, moveInList } from '../screencast/popup';
 
 /** Tabs, shown at two or more. */
 export function TabStrip({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
@@ -77,16 +78,26 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
     const down = (e: MouseEvent) => {
       if (!ref.current?.contains(e.target as Node)) store.choosePopup(paneId, null);
     };
+    const buttons = () => Array.from(ref.current?.querySelectorAll<HTMLButtonElement>('button[role=option]') ?? []);
+    const enabled = p.options.map((o) => !o.disabled);
     const key = (e: KeyboardEvent) => {
       if (e.key === 'Escape') {
         e.preventDefault();
         e.stopPropagation();
         store.choosePopup(paneId, null);
+        return;
       }
+      const list = buttons();
+      const to = moveInList(enabled, list.indexOf(document.activeElement as HTMLButtonElement), e.key);
+      if (to === null) return; // Enter and Space click the focused option (it is a button)
+      e.preventDefault();
+      e.stopPropagation();
+      list[to]?.focus();
     };
     window.addEventListener('mousedown', down, true);
     window.addEventListener('keydown', key, true);
-    ref.current?.querySelector<HTMLButtonElement>('[aria-selected=true], button:not(:disabled)')?.focus();
+    const first = initialFocus(enabled, p.selected);
+    if (first !== null) buttons()[first]?.focus();
     return () => {
       window.removeEventListener('mousedown', down, true);
       window.removeEventListener('keydown', key, true);
