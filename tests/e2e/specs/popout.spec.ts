@@ -179,7 +179,7 @@ test('Pop out from the context menu shows the stub; Pop back in and closing the 
   await expect(pane.getByTestId('viewport-desktop')).toBeDisabled();
   await expect(pane.getByTestId('viewport-pane')).toBeDisabled();
   await expect(pane.getByTestId('viewport-apply')).toBeDisabled();
-  await expect(pane.getByTestId('viewport-disabled-reason')).toContainText('popped out');
+  await expect(pane.getByTestId('viewport-disabled-reason')).toContainText('Popped out');
   await page.keyboard.press('Escape');
 
   // A dialog in the window is answered there: the pane shows no overlay, only a note, and

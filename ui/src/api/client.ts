@@ -24,7 +24,8 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
-    throw new ApiError(0, 'network', `sidecar unreachable: ${String(e)}`);
+    // The user never sees "sidecar": this is the message panes and menus show.
+    throw new ApiError(0, 'network', `Porthole isn't answering (it may have stopped): ${String(e)}`);
   }
   if (!res.ok) {
     let code = 'http';

@@ -24,7 +24,7 @@ describe('popoutOffer', () => {
   it('is available only when the sidecar says so, and says why not', () => {
     expect(popoutOffer({ available: true, reason: null })).toEqual({ available: true, reason: null });
     expect(popoutOffer({ available: false, reason: 'No display' })).toEqual({ available: false, reason: 'No display' });
-    expect(popoutOffer({ error: 'sidecar unreachable' })).toEqual({ available: false, reason: "Couldn't ask the sidecar: sidecar unreachable" });
+    expect(popoutOffer({ error: 'sidecar unreachable' })).toEqual({ available: false, reason: "Couldn't ask whether a window can open: sidecar unreachable" });
   });
 });
 

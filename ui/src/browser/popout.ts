@@ -29,7 +29,7 @@ export function parseCapabilities(v: unknown): PopoutCapability {
 
 /** The offer for a capability answer, or for the failure to get one. */
 export function popoutOffer(cap: PopoutCapability | { error: string }): PopoutOffer {
-  if ('error' in cap) return { available: false, reason: `Couldn't ask the sidecar: ${cap.error}` };
+  if ('error' in cap) return { available: false, reason: `Couldn't ask whether a window can open: ${cap.error}` };
   return cap.available ? { available: true, reason: null } : { available: false, reason: cap.reason };
 }
 

@@ -203,14 +203,14 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
       {b.mode === 'screencast' && (
         <>
           <div className="menu-sep" />
-          <div className="menu-label">
-            Viewport
-            {out && (
-              <span className="menu-detail" data-testid="viewport-disabled-reason">
-                popped out: the window's size is yours; it becomes the viewport when the browser pops back in
-              </span>
-            )}
-          </div>
+          <div className="menu-label">Viewport</div>
+          {out && (
+            <div className="menu-note" data-testid="viewport-disabled-reason">
+              {b.viewport.mode === 'pane'
+                ? "Popped out: the window's size is yours. The pane's size applies again when it pops back in."
+                : "Popped out: the window's size is yours. It becomes the fixed viewport when it pops back in."}
+            </div>
+          )}
           <button
             role="menuitemradio"
             aria-checked={b.viewport.mode === 'pane'}
@@ -252,9 +252,9 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
           >
             <span className="menu-check">{fixed && !fixed.preset ? '✓' : ''}</span>
             Custom
-            <input aria-label="width" data-testid="viewport-w" value={w} size={4} onChange={(e) => (setW(e.target.value), setError(null))} />×
-            <input aria-label="height" data-testid="viewport-h" value={h} size={4} onChange={(e) => (setH(e.target.value), setError(null))} />@
-            <input aria-label="device pixel ratio" data-testid="viewport-dpr" value={d} size={2} onChange={(e) => (setD(e.target.value), setError(null))} />
+            <input aria-label="width" data-testid="viewport-w" disabled={out} value={w} size={4} onChange={(e) => (setW(e.target.value), setError(null))} />×
+            <input aria-label="height" data-testid="viewport-h" disabled={out} value={h} size={4} onChange={(e) => (setH(e.target.value), setError(null))} />@
+            <input aria-label="device pixel ratio" data-testid="viewport-dpr" disabled={out} value={d} size={2} onChange={(e) => (setD(e.target.value), setError(null))} />
             <button className="panel-btn" type="submit" data-testid="viewport-apply" disabled={out}>
               Apply
             </button>
