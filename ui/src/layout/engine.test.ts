@@ -33,6 +33,16 @@ function rectsOf(s: LayoutState, gap = 0) {
   return computeLayout(s, WALL, { gap });
 }
 
+/** Same panes with the same rectangles, up to floating-point noise. */
+function sameRects(a: Map<string, Rect>, b: Map<string, Rect>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, r] of a) {
+    const o = b.get(id);
+    if (!o || [r.x - o.x, r.y - o.y, r.w - o.w, r.h - o.h].some((d) => Math.abs(d) > 1e-6)) return false;
+  }
+  return true;
+}
+
 function round(r: Rect): Rect {
   const f = (n: number) => Math.round(n * 1000) / 1000;
   return { x: f(r.x), y: f(r.y), w: f(r.w), h: f(r.h) };
@@ -217,6 +227,51 @@ describe('focus, swap, zoom, minimize', () => {
     expect(r.focused).toBe('b');
     expect(checkInvariants(r)).toEqual([]);
   });
+  it('restore puts the pane back where it stood, with its dragged size', () => {
+    const two = split(single('a'), 'a', 'right', 'b');
+    const dragged = resize(two, [], 0, 300, WALL, { gap: 0, minSize: 40 });
+    for (const id of ['a', 'b']) {
+      const back = restore(minimize(dragged, id), id);
+      expect(rectsOf(back).panes).toEqual(rectsOf(dragged).panes);
+    }
+  });
+  it('restore finds the neighbour after a collapse flattened it', () => {
+    // a | (b / (c | d)): minimizing b leaves c and d in the root row
+    let s0 = split(split(single('a'), 'a', 'right', 'b'), 'b', 'down', 'c');
+    s0 = split(s0, 'c', 'right', 'd');
+    const m = minimize(s0, 'b');
+    expect(m.root).toMatchObject({ kind: 'split', dir: 'row' });
+    expect(leaves(m.root)).toEqual(['a', 'c', 'd']);
+    expect(sameRects(rectsOf(restore(m, 'b')).panes, rectsOf(s0).panes)).toBe(true);
+  });
+  it('restore beside what is left of the neighbour, else beside the focused pane', () => {
+    const s0 = split(split(single('a'), 'a', 'down', 'b'), 'b', 'right', 'c');
+    const m = close(minimize(s0, 'a'), 'b');
+    const r = restore(m, 'a');
+    expect(leaves(r.root)).toEqual(['a', 'c']);
+    expect(rectsOf(r).panes.get('a')).toEqual({ x: 0, y: 0, w: 1200, h: 400 });
+    const gone = restore(close(close(minimize(s0, 'a'), 'b'), 'zz'), 'a');
+    expect(checkInvariants(gone)).toEqual([]);
+    const lost = { ...minimize(s0, 'a'), homes: {} };
+    expect(leaves(restore(lost, 'a').root)).toEqual(['b', 'c', 'a']);
+  });
+  it('a home follows replace and is dropped on close', () => {
+    const s0 = split(single('a'), 'a', 'right', 'b');
+    const m = minimize(s0, 'a');
+    expect(replace(m, 'b', 'c').homes.a.sibling).toEqual(['c']);
+    expect(replace(m, 'a', 'x').homes.x).toEqual(m.homes.a);
+    expect(close(m, 'a').homes).toEqual({});
+  });
+  it('parseLayout drops unsound homes', () => {
+    const m = minimize(split(single('a'), 'a', 'right', 'b'), 'a');
+    const junk = { ...m, homes: { a: { sibling: [], side: 'left', share: 0.5 }, zz: m.homes.a } };
+    expect(parseLayout(JSON.parse(JSON.stringify(junk)))?.homes).toEqual({});
+    const home = JSON.stringify(m.homes.a);
+    const proto = JSON.parse(`{"root":{"kind":"leaf","id":"b"},"minimized":["__proto__"],"homes":{"__proto__":${home}}}`);
+    const parsed = parseLayout(proto)!;
+    expect(Object.keys(parsed.homes)).toEqual([]);
+    expect(Object.getPrototypeOf(parsed.homes)).toBe(Object.prototype);
+  });
   it('the last visible pane cannot be minimized', () => {
     const one = single('a');
     expect(minimize(one, 'a')).toBe(one);
@@ -380,6 +435,12 @@ describe('property: any sequence of operations keeps the wall tiled', () => {
             expect([...all].sort()).toEqual([...known].sort());
             for (const m of s.minimized) expect(leaves(s.root)).not.toContain(m);
             assertTiles(s, gap);
+            // minimizing the focused pane and restoring it at once gives every pane its rectangle back
+            const flat = { ...s, zoomed: null };
+            if (flat.focused !== null && leaves(flat.root).length > 1) {
+              const back = restore(minimize(flat, flat.focused), flat.focused);
+              expect(sameRects(rectsOf(back, gap).panes, rectsOf(flat, gap).panes)).toBe(true);
+            }
             // survives a save/load
             expect(parseLayout(JSON.parse(JSON.stringify(s)))).toEqual(s);
           }

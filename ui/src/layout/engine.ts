@@ -25,6 +25,8 @@ export interface LayoutState {
   root: LayoutNode | null;
   /** minimized panes in the order they were minimized (oldest first); never in the tree */
   minimized: PaneId[];
+  /** where each minimized pane stood, so restoring puts it back with its size; keys ⊆ `minimized` */
+  homes: Record<PaneId, Home>;
   /** the zoomed pane (fills the wall) or null; always a leaf of the tree */
   zoomed: PaneId | null;
   /** the focused pane or null; always a leaf of the tree when the tree is non-empty */
@@ -41,6 +43,17 @@ export interface Rect {
 
 export type Direction = 'left' | 'right' | 'up' | 'down';
 export type SplitSide = 'right' | 'down';
+
+/**
+ * Where a minimized pane stood: beside the subtree holding exactly the panes `sibling`
+ * (the neighbour that took its room), on side `side` of it, with `share` (0..1, exclusive)
+ * of the room the two had together.
+ */
+export interface Home {
+  sibling: PaneId[];
+  side: Direction;
+  share: number;
+}
 
 /** A draggable gap between children `index` and `index + 1` of the split at `path`. */
 export interface Gap {
@@ -62,11 +75,11 @@ export interface LayoutOptions {
   gap: number;
 }
 
-export const EMPTY_LAYOUT: LayoutState = { root: null, minimized: [], zoomed: null, focused: null };
+export const EMPTY_LAYOUT: LayoutState = { root: null, minimized: [], homes: {}, zoomed: null, focused: null };
 
 /** A layout with one pane. */
 export function single(id: PaneId): LayoutState {
-  return { root: { kind: 'leaf', id }, minimized: [], zoomed: null, focused: id };
+  return { root: { kind: 'leaf', id }, minimized: [], homes: {}, zoomed: null, focused: id };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -203,6 +216,90 @@ function firstLeaf(node: LayoutNode | null): PaneId | null {
   return l.length ? l[0] : null;
 }
 
+function without(homes: Record<PaneId, Home>, id: PaneId): Record<PaneId, Home> {
+  if (!(id in homes)) return homes;
+  const rest = { ...homes };
+  delete rest[id];
+  return rest;
+}
+
+const axisOf = (side: Direction): SplitDir => (side === 'left' || side === 'right' ? 'row' : 'column');
+const isAfter = (side: Direction) => side === 'right' || side === 'down';
+
+/** Where visible leaf `id` stands: beside the sibling that `removeLeaf` gives its room to. */
+function homeOf(root: LayoutNode, id: PaneId): Home | null {
+  if (root.kind === 'leaf') return null;
+  const idx = root.children.findIndex((c) => c.kind === 'leaf' && c.id === id);
+  if (idx < 0) {
+    for (const c of root.children) {
+      const h = homeOf(c, id);
+      if (h) return h;
+    }
+    return null;
+  }
+  const heir = idx > 0 ? idx - 1 : 1;
+  const share = root.weights[idx] / (root.weights[idx] + root.weights[heir]);
+  if (!(share > 0 && share < 1)) return null;
+  const after = idx > heir;
+  const side: Direction = root.dir === 'row' ? (after ? 'right' : 'left') : after ? 'down' : 'up';
+  return { sibling: leaves(root.children[heir]), side, share };
+}
+
+/**
+ * Puts leaf `id` beside the subtree whose panes are exactly `sibling` (a child, or a run of
+ * neighbouring children that a collapse flattened into their grandparent), taking
+ * `home.share` of its room. Returns null when no such subtree exists. Not normalized.
+ */
+function placeBeside(node: LayoutNode, sibling: Set<PaneId>, home: Home, id: PaneId): LayoutNode | null {
+  const axis = axisOf(home.side);
+  const leaf: LayoutNode = { kind: 'leaf', id };
+  const pair = (run: LayoutNode): LayoutNode => ({
+    kind: 'split',
+    dir: axis,
+    children: isAfter(home.side) ? [run, leaf] : [leaf, run],
+    weights: isAfter(home.side) ? [1 - home.share, home.share] : [home.share, 1 - home.share],
+  });
+  const sameSet = (ids: PaneId[]) => ids.length === sibling.size && ids.every((p) => sibling.has(p));
+  if (sameSet(leaves(node))) return pair(node);
+  if (node.kind === 'leaf') return null;
+  const sets = node.children.map((c) => leaves(c));
+  // The run of children holding exactly the sibling's panes, if there is one.
+  const first = sets.findIndex((ids) => ids.some((p) => sibling.has(p)));
+  if (first >= 0) {
+    let last = first;
+    while (last + 1 < sets.length && sets[last + 1].every((p) => sibling.has(p))) last++;
+    if (sameSet(sets.slice(first, last + 1).flat())) {
+      const children = [...node.children];
+      const weights = [...node.weights];
+      const runWeight = weights.slice(first, last + 1).reduce((a, b) => a + b, 0);
+      if (first === last && node.dir === axis) {
+        const mine = runWeight * home.share;
+        const at = isAfter(home.side) ? first + 1 : first;
+        weights[first] = runWeight - mine;
+        children.splice(at, 0, leaf);
+        weights.splice(at, 0, mine);
+        return { ...node, children, weights };
+      }
+      const run: LayoutNode =
+        first === last
+          ? node.children[first]
+          : { kind: 'split', dir: node.dir, children: children.slice(first, last + 1), weights: weights.slice(first, last + 1) };
+      children.splice(first, last - first + 1, pair(run));
+      weights.splice(first, last - first + 1, runWeight);
+      return { ...node, children, weights };
+    }
+  }
+  for (let i = 0; i < node.children.length; i++) {
+    const placed = placeBeside(node.children[i], sibling, home, id);
+    if (placed) {
+      const children = [...node.children];
+      children[i] = placed;
+      return { ...node, children };
+    }
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------------------------------
 // Operations
 
@@ -240,7 +337,7 @@ export function split(state: LayoutState, target: PaneId, side: SplitSide, newId
  */
 export function close(state: LayoutState, id: PaneId): LayoutState {
   if (state.minimized.includes(id)) {
-    return { ...state, minimized: state.minimized.filter((m) => m !== id) };
+    return { ...state, minimized: state.minimized.filter((m) => m !== id), homes: without(state.homes, id) };
   }
   if (!state.root || !leaves(state.root).includes(id)) return state;
   const order = leaves(state.root);
@@ -392,27 +489,39 @@ export function toggleZoom(state: LayoutState, id: PaneId | null = state.focused
 }
 
 /**
- * Minimizes visible pane `id`: it leaves the tree and joins the baseboard. The last
- * visible pane cannot be minimized (returns the same state).
+ * Minimizes visible pane `id`: it leaves the tree and joins the baseboard, remembering
+ * where it stood (see `restore`). The last visible pane cannot be minimized (returns the
+ * same state).
  */
 export function minimize(state: LayoutState, id: PaneId): LayoutState {
   const order = leaves(state.root);
   if (!order.includes(id) || order.length < 2) return state;
+  const home = homeOf(state.root!, id);
   const closed = close(state, id);
-  return { ...closed, minimized: [...state.minimized, id] };
+  const homes = home ? { ...state.homes, [id]: home } : state.homes;
+  return { ...closed, minimized: [...state.minimized, id], homes };
 }
 
 /**
- * Restores minimized pane `id` beside the focused pane (to its right when the wall is
- * empty, it becomes the whole wall). The restored pane gets the focus.
+ * Restores minimized pane `id` where it stood when it was minimized, with the same share
+ * of its neighbour's room, as long as a pane of that neighbour is still visible; otherwise
+ * beside the focused pane (to its right). On an empty wall it becomes the whole wall. The
+ * restored pane gets the focus; zoom is cleared.
  */
 export function restore(state: LayoutState, id: PaneId): LayoutState {
   if (!state.minimized.includes(id)) return state;
   const minimized = state.minimized.filter((m) => m !== id);
-  if (!state.root) return { ...state, minimized, root: { kind: 'leaf', id }, focused: id, zoomed: null };
+  const homes = without(state.homes, id);
+  if (!state.root) return { ...state, minimized, homes, root: { kind: 'leaf', id }, focused: id, zoomed: null };
+  const home = state.homes[id];
+  if (home) {
+    const visible = new Set(leaves(state.root));
+    const sibling = home.sibling.filter((p) => visible.has(p));
+    const root = sibling.length ? placeBeside(state.root, new Set(sibling), home, id) : null;
+    if (root) return { ...state, minimized, homes, root: normalize(root), focused: id, zoomed: null };
+  }
   const target = state.focused ?? firstLeaf(state.root)!;
-  const base = { ...state, minimized };
-  return split(base, target, 'right', id);
+  return split({ ...state, minimized, homes }, target, 'right', id);
 }
 
 /** Adds pane `id` to the wall: beside the focused pane (right), or as the whole wall when empty. */
@@ -434,9 +543,14 @@ export function replace(state: LayoutState, oldId: PaneId, newId: PaneId): Layou
     return { ...n, children: n.children.map(swapLeaf) };
   };
   const same = (id: PaneId | null) => (id === oldId ? newId : id);
+  const homes: Record<PaneId, Home> = {};
+  for (const [m, h] of Object.entries(state.homes)) {
+    homes[m === oldId ? newId : m] = { ...h, sibling: h.sibling.map((p) => (p === oldId ? newId : p)) };
+  }
   return {
     root: state.root ? swapLeaf(state.root) : null,
     minimized: state.minimized.map((m) => (m === oldId ? newId : m)),
+    homes,
     zoomed: same(state.zoomed),
     focused: same(state.focused),
   };
@@ -477,6 +591,10 @@ export function checkInvariants(state: LayoutState): string[] {
     seen.add(m);
   }
   if (state.minimized.length !== new Set(state.minimized).size) errors.push('minimized pane listed twice');
+  for (const [m, h] of Object.entries(state.homes)) {
+    if (!state.minimized.includes(m)) errors.push(`pane ${m} has a home but is not minimized`);
+    if (!(h.share > 0 && h.share < 1) || h.sibling.length === 0) errors.push(`pane ${m} has an unsound home`);
+  }
   const visible = leaves(state.root);
   if (state.zoomed !== null && !visible.includes(state.zoomed)) errors.push('zoomed pane is not in the tree');
   if (state.focused !== null && !visible.includes(state.focused)) errors.push('focused pane is not in the tree');
@@ -502,6 +620,23 @@ function parseNode(v: unknown, depth: number): LayoutNode | null {
   return { kind: 'split', dir: o.dir, children, weights };
 }
 
+/** Keeps the sound homes of minimized panes; a lost home only means a plainer restore. */
+function parseHomes(v: unknown, minimized: PaneId[]): Record<PaneId, Home> {
+  const homes: Record<PaneId, Home> = {};
+  if (typeof v !== 'object' || v === null) return homes;
+  const sides: Direction[] = ['left', 'right', 'up', 'down'];
+  for (const m of minimized) {
+    if (m === '__proto__' || !Object.hasOwn(v, m)) continue;
+    const h = (v as Record<string, unknown>)[m];
+    if (typeof h !== 'object' || h === null) continue;
+    const { sibling, side, share } = h as Record<string, unknown>;
+    if (!Array.isArray(sibling) || sibling.length === 0 || !sibling.every((p) => typeof p === 'string')) continue;
+    if (!sides.includes(side as Direction) || typeof share !== 'number' || !(share > 0 && share < 1)) continue;
+    homes[m] = { sibling: [...sibling] as PaneId[], side: side as Direction, share };
+  }
+  return homes;
+}
+
 /** Parses an untrusted value (e.g. a saved workspace) into a sound state, or null. */
 export function parseLayout(v: unknown): LayoutState | null {
   if (typeof v !== 'object' || v === null) return null;
@@ -512,6 +647,7 @@ export function parseLayout(v: unknown): LayoutState | null {
   const state: LayoutState = {
     root: root ? normalize(root) : null,
     minimized,
+    homes: parseHomes(o.homes, minimized),
     zoomed: typeof o.zoomed === 'string' ? o.zoomed : null,
     focused: typeof o.focused === 'string' ? o.focused : null,
   };
