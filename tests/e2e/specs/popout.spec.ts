@@ -4,25 +4,14 @@
 // back to live screencast by itself. Xvfb missing fails with what to install.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { expect, test } from '@playwright/test';
 import WebSocket from 'ws';
+import { type Sidecar, startSidecar } from '../sidecar';
 import { Wall } from './fixtures';
 
-const repo = path.resolve(import.meta.dirname, '../../..');
-
-interface Started {
-  xvfb: ChildProcess;
-  sidecar: ChildProcess;
-  url: string;
-  token: string;
-  data: string;
-  tmp: string;
-}
-
-let s: Started;
+let s: Sidecar & { xvfb: ChildProcess };
 
 /** `Xvfb -displayfd 3`: the server picks a free display and writes its number on fd 3. */
 async function startXvfb(): Promise<{ xvfb: ChildProcess; display: string }> {
@@ -36,48 +25,17 @@ async function startXvfb(): Promise<{ xvfb: ChildProcess; display: string }> {
 
 test.beforeAll(async () => {
   const { xvfb, display } = await startXvfb();
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-e2e-popout-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, SHELL: '/bin/bash', DISPLAY: display, no_proxy: '127.0.0.1,localhost', NO_PROXY: '127.0.0.1,localhost' };
-  delete env.WAYLAND_DISPLAY;
-  for (const d of ['home', 'config', 'data', 'cache']) fs.mkdirSync(path.join(tmp, d), { mode: 0o700 });
-  env.HOME = path.join(tmp, 'home');
-  env.XDG_CONFIG_HOME = path.join(tmp, 'config');
-  env.XDG_DATA_HOME = path.join(tmp, 'data');
-  env.XDG_CACHE_HOME = path.join(tmp, 'cache');
-  fs.writeFileSync(path.join(env.HOME, '.bashrc'), 'export PS1="\\$ "\n');
-  const bin = process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar');
-  const uiDir = process.env.PORTHOLE_UI_DIR ?? path.join(repo, 'ui/dist');
-  const sidecar = spawn(bin, ['--web', '--port', '0', '--ui-dir', uiDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  sidecar.stderr!.pipe(fs.createWriteStream(path.join(tmp, 'sidecar.log')));
-  const ready = await new Promise<{ url: string; token: string }>((resolve, reject) => {
-    sidecar.once('exit', (code) => reject(new Error(`sidecar exited with ${code} (log: ${tmp}/sidecar.log)`)));
-    readline.createInterface({ input: sidecar.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
-  });
-  s = { xvfb, sidecar, url: ready.url, token: ready.token, data: env.XDG_DATA_HOME, tmp };
+  s = { ...(await startSidecar({ name: 'popout', display })), xvfb };
 });
 
 test.afterAll(async () => {
   if (!s) return;
   // Shutdown closes every Chromium, the popped-out window included.
-  await call('POST', '/api/shutdown').catch(() => undefined);
-  await new Promise<void>((resolve) => {
-    if (s.sidecar.exitCode !== null) return resolve();
-    const t = setTimeout(() => (s.sidecar.kill('SIGKILL'), resolve()), 8000);
-    s.sidecar.once('exit', () => (clearTimeout(t), resolve()));
-  });
+  await s.stop();
   s.xvfb.kill();
-  fs.rmSync(s.tmp, { recursive: true, force: true });
 });
 
-async function call(method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(new URL(p, s.url), {
-    method,
-    headers: { authorization: `Bearer ${s.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
-}
+const call = (method: string, p: string, body?: unknown) => s.call(method, p, body);
 
 /** Runs `expression` in the popped-out window's page through its own DevTools endpoint (as a script of the page would). */
 async function evalInWindow(browserId: string, expression: string) {

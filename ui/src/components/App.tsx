@@ -2,6 +2,7 @@ import { useEffect, useSyncExternalStore } from 'react';
 import { IDLE, keystrokeOf, step } from '../keys/prefix';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
+import { StoppedOverlay } from './StoppedOverlay';
 import { paneLabel } from './Pane';
 import { Wall } from './Wall';
 
@@ -10,7 +11,8 @@ function usePrefixKeys(store: WorkspaceStore) {
   useEffect(() => {
     let state = IDLE;
     const onKey = (e: KeyboardEvent) => {
-      if (e.isComposing) return;
+      // Nothing to act on while Porthole doesn't answer (the overlay says so).
+      if (e.isComposing || store.getSnapshot().liveness !== 'up') return;
       const r = step(state, keystrokeOf(e));
       state = r.state;
       document.body.classList.toggle('prefix-armed', state.armed);
@@ -41,6 +43,7 @@ export function App({ store }: { store: WorkspaceStore }) {
     <div className="app" data-testid="app" data-ready={snap.ready ? 'true' : 'false'}>
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
+      {snap.liveness !== 'up' && <StoppedOverlay liveness={snap.liveness} />}
     </div>
   );
 }

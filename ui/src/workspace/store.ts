@@ -3,6 +3,7 @@
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
 // method here. Components never reach a runtime's socket.
 import { api } from '../api/client';
+import { type Liveness, LivenessWatch, probeHealth } from '../api/liveness';
 import type { ListeningPort } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
 import { type RenderMode, isRenderMode, modeForUrl } from '../browser/modes';
@@ -51,6 +52,8 @@ export interface Snapshot {
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
   /** whether "Pop out" can be chosen (`GET /api/capabilities`, asked at start and whenever a menu offering it opens) */
   popout: PopoutOffer;
+  /** whether Porthole still answers (asked after a pane's connection drops); not `up` covers the wall */
+  liveness: Liveness;
 }
 
 type SavedPane =
@@ -99,9 +102,10 @@ export class WorkspaceStore {
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
   private lastSaved = '';
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
 
   constructor(scheme: Scheme) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING };
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up' };
   }
 
   // --- external store protocol
@@ -222,6 +226,7 @@ export class WorkspaceStore {
             onFocus: () => this.focus(id),
             onBrowserId: (browserId) => onChange({ browserId }),
             onScreencast: (patch: Partial<ScreencastState>) => {
+              if (patch.connected === false || patch.error) this.liveness.suspect();
               const sc = this.snap.panes[id]?.browser?.screencast ?? EMPTY_SCREENCAST;
               onChange({ screencast: { ...sc, ...patch } });
             },
@@ -236,7 +241,10 @@ export class WorkspaceStore {
     const rt = new PaneRuntime(id, model.terminalId, this.snap.scheme, {
       onTerminal: (terminalId, command) => this.updatePane(id, command === null ? { terminalId } : { terminalId, command }),
       onTitle: (title) => this.updatePane(id, { title }),
-      onStatus: (status, exitCode) => this.updatePane(id, { status, exitCode: exitCode ?? null }),
+      onStatus: (status, exitCode) => {
+        if (status === 'reconnecting') this.liveness.suspect();
+        this.updatePane(id, { status, exitCode: exitCode ?? null });
+      },
       onFocus: () => this.focus(id),
       onFind: () => this.setFinding(id, true),
     });
