@@ -99,6 +99,14 @@ test('dragging a gap resizes the panes and the PTY', async ({ wall, page }) => {
   await expect
     .poll(async () => Number(((await wall.text(second)).match(/^(\d+) (\d+)$/m) ?? [])[2] ?? 0))
     .toBe((await wall.size(second)).cols);
+
+  // Minimize and restore put the pane back where it stood, with its dragged size.
+  await wall.pane(first).getByTestId('pane-minimize').click();
+  await expect(wall.visiblePanes()).toHaveCount(1);
+  await page.getByTestId('baseboard-chip').click();
+  await wall.waitOpen(2);
+  expect(await wall.rect(first)).toEqual(a1);
+  expect(await wall.rect(second)).toEqual(b1);
 });
 
 test('minimize keeps the terminal running and restore brings it back', async ({ wall, page }) => {
