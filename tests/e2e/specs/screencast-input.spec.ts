@@ -354,6 +354,26 @@ test.describe('screencast input', () => {
     await expect.poll(async () => near(await pixelAt(page, id, 600, 300), SECOND_RGB), { timeout: 15_000 }).toBe(true);
     await expect(pane.locator('.screencast-host')).toHaveAttribute('data-socket', 'open');
   });
+  test('Chromium killed: back/forward/reload are off, and an address typed in the field relaunches it there', async ({ wall, page }) => {
+    test.setTimeout(120_000);
+    const { id, browser, pane } = await openMain(wall, page);
+    const { pid } = await api('GET', `/api/browsers/${browser}`);
+    process.kill(pid, 'SIGKILL');
+    const panel = pane.getByTestId('screencast-disconnected');
+    await expect(panel).toBeVisible({ timeout: 15_000 });
+    for (const b of ['browser-back', 'browser-forward', 'browser-reload']) await expect(pane.getByTestId(b)).toBeDisabled();
+    await expect(pane.getByTestId('browser-reload')).toHaveAttribute('title', /Chromium stopped/);
+
+    await pane.getByTestId('browser-url').click();
+    const field = pane.getByTestId('browser-url-input');
+    await field.fill(`${site.origin}/second`);
+    await field.press('Enter');
+    await expect(panel).toHaveCount(0, { timeout: 30_000 });
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).url, { timeout: 30_000 }).toBe(`${site.origin}/second`);
+    await expect.poll(async () => near(await pixelAt(page, id, 600, 300), SECOND_RGB), { timeout: 15_000 }).toBe(true);
+    expect((await api('GET', `/api/browsers/${browser}`)).pid).not.toBe(pid);
+    await expect(pane.getByTestId('browser-reload')).toBeEnabled();
+  });
   test('a browser deleted elsewhere: the pane says so and Relaunch starts a new one at its URL', async ({ wall, page }) => {
     test.setTimeout(120_000);
     const { browser, pane } = await openMain(wall, page);

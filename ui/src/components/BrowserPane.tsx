@@ -6,6 +6,7 @@ import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { DevServerChip } from './DevServerChip';
 import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
+import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { ICONS, Icon } from './Pane';
 
 interface BrowserPaneProps {
@@ -302,6 +303,10 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
     </button>
   );
   const noUrl = !b.url;
+  // Back/forward/reload need a running Chromium; an address typed in the field relaunches it.
+  const stopped = sc !== null && chromiumStopped(sc);
+  const navOff = noUrl || stopped;
+  const why = (label: string) => (stopped ? `${label} (Chromium stopped: Relaunch first)` : label);
 
   return (
     <section
@@ -321,9 +326,9 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
     >
       <header className="pane-header browser-header" data-testid="pane-header" onDoubleClick={() => store.toggleZoom(id)}>
         <span className="browser-nav">
-          {btn('browser-back', 'Back', ICONS.back, () => store.browserGo(id, -1), noUrl)}
-          {btn('browser-forward', 'Forward', ICONS.forward, () => store.browserGo(id, 1), noUrl)}
-          {btn('browser-reload', 'Reload', ICONS.reload, () => store.browserReload(id), noUrl)}
+          {btn('browser-back', why('Back'), ICONS.back, () => store.browserGo(id, -1), navOff)}
+          {btn('browser-forward', why('Forward'), ICONS.forward, () => store.browserGo(id, 1), navOff)}
+          {btn('browser-reload', why('Reload'), ICONS.reload, () => store.browserReload(id), navOff)}
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
         <UrlField store={store} pane={pane} />

@@ -3,7 +3,7 @@
 // the pop-out stub. State comes from the store; every answer goes through a store action
 // (never a socket).
 import { useEffect, useRef, useState } from 'react';
-import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import { type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
 import { dialogInPane, stubState } from '../browser/popout';
 import type { WorkspaceStore } from '../workspace/store';
 import { initialFocus, moveInList } from '../screencast/popup';
@@ -133,11 +133,11 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
 /** Chromium stopped (crashed or killed): offer a relaunch on the same profile. */
 export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
   // Not while a launch is under way (nothing stopped), nor popped out (the stub says it).
-  if (sc.connected || sc.launching || stubState(sc)) return null;
+  if (!chromiumStopped(sc) || stubState(sc)) return null;
   return (
     <div className="browser-panel" data-testid="screencast-disconnected" role="alert">
       <h3>Chromium quit</h3>
-      <p>The Chromium behind this pane crashed or was closed. Relaunch starts it again with the same profile at its last page.</p>
+      <p>The Chromium behind this pane crashed or was closed. Relaunch starts it again with the same profile at its last page; an address typed above starts it there.</p>
       {sc.relaunchError && !sc.relaunching && (
         <p className="browser-panel-error" data-testid="screencast-relaunch-error">
           Relaunch failed: {sc.relaunchError}

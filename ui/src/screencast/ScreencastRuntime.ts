@@ -57,6 +57,11 @@ export interface ScreencastState {
   popError: string | null;
 }
 
+/** Chromium has stopped (crashed, killed, closed) and nothing is starting it: Relaunch (or a navigation) brings it back. */
+export function chromiumStopped(sc: ScreencastState): boolean {
+  return !sc.connected && !sc.launching;
+}
+
 export const EMPTY_SCREENCAST: ScreencastState = {
   connected: true,
   launching: false,
@@ -283,10 +288,15 @@ export class ScreencastRuntime {
    * Starts a new Chromium on the same profile (after it stopped); the session reconnects.
    * One at a time: a second call while one runs does nothing. A browser the sidecar no
    * longer knows (deleted elsewhere) is created again at the pane's URL. A failure is
-   * reported as `relaunchError`.
+   * reported as `relaunchError`. With `url` (the user navigated while it was stopped), the
+   * new Chromium goes there once it is up.
    */
-  relaunch(): void {
+  relaunch(url?: string): void {
     if (this.relaunching || this.disposed) return;
+    if (url !== undefined && isHttpUrl(url)) {
+      this.url = url;
+      this.events.onChange({ url });
+    }
     this.relaunching = true;
     this.events.onScreencast({ relaunching: true, relaunchError: null });
     void (async () => {
@@ -294,6 +304,8 @@ export class ScreencastRuntime {
         const id = this.browserId ?? (await this.ensureBrowser());
         if (!id) throw new Error('no browser');
         await api.browserRelaunch(id);
+        if (this.disposed) return;
+        if (url !== undefined && isHttpUrl(url)) await api.browserNavigate(id, url);
         if (this.disposed) return;
         this.events.onScreencast({ connected: true, popError: null });
         this.session.stop();

@@ -7,7 +7,7 @@ import { type Liveness, LivenessWatch, probeHealth } from '../api/liveness';
 import type { ListeningPort } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
 import { type RenderMode, isRenderMode, modeForUrl } from '../browser/modes';
-import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState } from '../screencast/ScreencastRuntime';
+import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT, type ViewportChoice, parseViewportChoice } from '../screencast/viewport';
 import { BROWSER_ID_RE } from '../api/protocol';
 import { type PaneKind, decidePlacement } from '../browser/placement';
@@ -620,6 +620,12 @@ export class WorkspaceStore {
     // https cannot be framed: it opens as a screencast (the pane keeps its place).
     if (p?.browser?.mode === 'iframe' && modeForUrl(url) === 'screencast') {
       this.setRenderMode(id, 'screencast', url);
+      return;
+    }
+    // Chromium stopped (crashed, killed): going somewhere relaunches it there.
+    const sc = p?.browser?.screencast;
+    if (sc && chromiumStopped(sc)) {
+      this.screencast(id)?.relaunch(url);
       return;
     }
     this.browsers.get(id)?.navigate(url);
