@@ -61,6 +61,7 @@ fn page(path: &str) -> Option<String> {
         // `?set` sets a session cookie (no expiry: Chromium keeps it in memory only).
         "/cookie" => r#"<!doctype html><script>if(location.search=='?set')document.cookie='sess=abc;path=/';
             document.title='cookie:'+document.cookie</script>"#.to_string(),
+        "/agent" => r#"<!doctype html><script>document.title='wd:'+navigator.webdriver+'|'+navigator.userAgent</script>"#.to_string(),
         // Its image never loads: the document's load event never fires.
         "/never-loads" => format!(
             "<!doctype html><title>never loads</title><img src=\"http://127.0.0.1:{}/img.png\">",
@@ -324,6 +325,28 @@ async fn fixed_and_resize_with_pane_sizes_are_what_the_page_measures() {
     until_json(&mut ws, "sync off reply", |v| v["type"] == "sync" && v["state"] == "off").await;
     until_viewport(sc, &id, json!({"width":1280,"height":800,"dpr":1.0})).await;
     delete(sc, &id).await;
+}
+
+/// The page sees an ordinary Chromium: no `navigator.webdriver` (chromiumoxide's default
+/// `--enable-automation` sets it) and no `HeadlessChrome` in the user agent (protocol §8).
+#[tokio::test]
+async fn a_screencast_page_sees_an_ordinary_chromium() {
+    let sc = sidecar();
+    let id = create(sc, "/agent", fixed(800, 600, 1.0)).await;
+    let title = until_title(sc, &id, |t| t.starts_with("wd:")).await;
+    assert!(title.starts_with("wd:false|"), "{title}");
+    assert!(!title.contains("Headless"), "{title}");
+    assert!(looks_like_chrome(&title), "{title}");
+    delete(sc, &id).await;
+}
+
+/// `… Chrome/<major>.0.0.0 Safari/537.36` with a numeric major.
+fn looks_like_chrome(title: &str) -> bool {
+    title.split(' ').any(|w| {
+        w.strip_prefix("Chrome/")
+            .and_then(|v| v.strip_suffix(".0.0.0"))
+            .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+    }) && title.ends_with("Safari/537.36")
 }
 
 #[tokio::test]

@@ -245,7 +245,12 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     for bad in ["--enable-automation", "--password-store=basic", "--use-mock-keychain", "--disable-popup-blocking"] {
         assert!(!args.iter().any(|a| a == bad), "{bad} in the headed flags: {args:?}");
     }
-    for good in ["--no-first-run", "--disable-sync", "--remote-debugging-port=0"] {
+    for good in [
+        "--no-first-run",
+        "--disable-sync",
+        "--remote-debugging-port=0",
+        "--disable-blink-features=AutomationControlled",
+    ] {
         assert!(args.iter().any(|a| a == good), "{good} missing from the headed flags: {args:?}");
     }
     assert_eq!(profile_of(window_pid), profile, "the same profile");

@@ -1,6 +1,7 @@
 //! Finding and launching Chromium (DESIGN §4.2): discovery, flags, profile directories.
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
@@ -82,9 +83,12 @@ pub(crate) fn remove_stale_locks(profile: &Path) {
 
 /// Flags (without dashes) of every launch, headless or headed (DESIGN §4.2, protocol §8).
 /// `hide-crash-restore-bubble`: after a crash our relaunch restores the page itself; Chromium's
-/// "Restore pages?" offer would bring back stale tabs.
-const OUR_FLAGS: [&str; 6] = [
+/// "Restore pages?" offer would bring back stale tabs. `disable-blink-features=AutomationControlled`:
+/// remote debugging alone makes Chromium report `navigator.webdriver === true`, and pages
+/// (sign-in forms, bot checks) treat such a browser differently from the user's own.
+const OUR_FLAGS: [&str; 7] = [
     "no-first-run",
+    "disable-blink-features=AutomationControlled",
     "hide-crash-restore-bubble",
     "no-default-browser-check",
     "disable-background-networking",
@@ -92,11 +96,33 @@ const OUR_FLAGS: [&str; 6] = [
     "disable-sync",
 ];
 
+/// Flags (without dashes) of the headless (screencast) launch only, chosen instead of
+/// chromiumoxide's automation defaults (protocol §8): the page must see an ordinary
+/// Chromium (no `--enable-automation`; the user's locale, not `--lang=en_US`). `disable-popup-blocking`: the pane's tab strip is where a page's
+/// popups go, and a pane has no "popup blocked" UI. `password-store=basic` and
+/// `use-mock-keychain`: no keyring or keychain prompt for a browser without a window.
+/// `force-color-profile=srgb`: frames are painted on an sRGB canvas.
+const HEADLESS_FLAGS: [&str; 11] = [
+    "disable-dev-shm-usage",
+    "disable-popup-blocking",
+    "password-store=basic",
+    "use-mock-keychain",
+    "force-color-profile=srgb",
+    "disable-breakpad",
+    "disable-client-side-phishing-detection",
+    "disable-component-extensions-with-background-pages",
+    "disable-default-apps",
+    "disable-hang-monitor",
+    "metrics-recording-only",
+];
+
 /// Launches Chromium on `profile` with the flags of DESIGN §4.2, bounded by `bound`:
 /// headless when `window` is `None`, else headed (a pop-out, DESIGN §4.4) with
 /// `--window-size=W,H` (outer size in CSS px; the caller corrects it to the inner size).
-/// The headed launch gets none of chromiumoxide's default (automation) flags: the user's
-/// window must not say "controlled by automated test software" (protocol §8 lists both sets).
+/// Neither launch gets chromiumoxide's default (automation) flags: a page must not see
+/// `navigator.webdriver`, and the user's window must not say "controlled by automated test
+/// software" (protocol §8 lists both sets). The headless launch also gets the user agent of
+/// the same Chromium with a window ([`user_agent`]), not `HeadlessChrome/…`.
 /// The caller must poll the returned handler continuously in its own task.
 ///
 /// Errors: `NoChromium`; `Launch` with one readable line (a headed launch that cannot reach
@@ -111,15 +137,21 @@ pub(crate) async fn launch(
         .map_err(|e| BrowserError::Launch(format!("create_dir_all({}): {e}", profile.display())))?;
     remove_stale_locks(profile);
     // chromiumoxide 0.9: `.arg()` takes flags without dashes, `.viewport(None)` keeps it from
-    // emulating 800×600, and `.new_headless_mode()` gives `--headless=new`. It always adds
-    // `--disable-extensions` (no extensions given) and, headless, `--hide-scrollbars
-    // --mute-audio`.
-    let mut b = BrowserConfig::builder().chrome_executable(&exe);
+    // emulating 800×600, and `.new_headless_mode()` gives `--headless=new` plus
+    // `--hide-scrollbars --mute-audio`. It always adds `--disable-extensions` (no extensions
+    // given).
+    let mut b = BrowserConfig::builder().chrome_executable(&exe).disable_default_args();
     // A normal browser window (no app or kiosk flags), so the user keeps DevTools and tabs.
     b = match window {
-        None => b.new_headless_mode(),
+        None => {
+            let b = b.new_headless_mode().args(HEADLESS_FLAGS);
+            match user_agent(&exe).await {
+                Some(ua) => b.arg(("user-agent", ua.as_str())),
+                None => b,
+            }
+        }
         // `--disable-dev-shm-usage`: a small /dev/shm (containers) must not crash the window.
-        Some((w, h)) => b.with_head().disable_default_args().window_size(w, h).arg("disable-dev-shm-usage"),
+        Some((w, h)) => b.with_head().window_size(w, h).arg("disable-dev-shm-usage"),
     };
     let mut b = b
         .viewport(None)
@@ -143,6 +175,59 @@ pub(crate) async fn launch(
     }
     tracing::warn!("headed chromium did not start: {err}");
     Err(BrowserError::Launch(headed_failure(&super::display::name(), &err)))
+}
+
+/// The user agent Chromium at `exe` sends with a window (`Chrome/<major>.0.0.0`, the
+/// reduced form Chromium itself sends), for its headless launch, which would otherwise say
+/// `HeadlessChrome` and be treated as a bot by sites that look. Read from `exe --version`
+/// (bounded to 5 s). `None`, logged, when that fails: the page then sees Chromium's own
+/// headless agent, as before.
+async fn user_agent(exe: &Path) -> Option<String> {
+    let out = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::process::Command::new(exe).arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output(),
+    )
+    .await;
+    let text = match out {
+        Ok(Ok(o)) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        other => {
+            tracing::warn!(
+                "`{} --version` failed ({other:?}): the screencast keeps the headless user agent",
+                exe.display()
+            );
+            return None;
+        }
+    };
+    let Some(major) = major_version(&text) else {
+        tracing::warn!(
+            "no version in `{} --version` ({text:?}): the screencast keeps the headless user agent",
+            exe.display()
+        );
+        return None;
+    };
+    Some(format!("Mozilla/5.0 ({PLATFORM}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"))
+}
+
+/// The platform part of Chromium's reduced user agent (fixed per OS since Chrome 110; see
+/// chromium.org "User-Agent Reduction").
+#[cfg(target_os = "macos")]
+const PLATFORM: &str = "Macintosh; Intel Mac OS X 10_15_7";
+#[cfg(target_os = "windows")]
+const PLATFORM: &str = "Windows NT 10.0; Win64; x64";
+#[cfg(not(any(target_os = "macos", target_os = "windows")))]
+const PLATFORM: &str = "X11; Linux x86_64";
+
+/// The major version in `--version` output such as `Chromium 156.0.8078.108 built on Debian`
+/// or `Google Chrome 131.0.6778.85`: the first word shaped `N.N.N.N`.
+fn major_version(text: &str) -> Option<u32> {
+    text.split_whitespace().find_map(|w| {
+        let parts: Vec<&str> = w.split('.').collect();
+        if parts.len() == 4 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+            parts[0].parse().ok()
+        } else {
+            None
+        }
+    })
 }
 
 /// The one line a user reads when a headed launch failed with `err` on display `display`.
@@ -173,6 +258,14 @@ mod tests {
             headed_failure(":1", "failed to launch x: killed"),
             "Couldn't open a window on display :1: Chromium did not start (details in the sidecar log)"
         );
+    }
+
+    #[test]
+    fn the_major_version_is_read_from_version_output() {
+        assert_eq!(major_version("Chromium 156.0.8078.108 built on Debian GNU/Linux 12 (bookworm)\n"), Some(156));
+        assert_eq!(major_version("Google Chrome 131.0.6778.85 \n"), Some(131));
+        assert_eq!(major_version("Chromium 12.0 beta"), None);
+        assert_eq!(major_version(""), None);
     }
 
     #[test]
