@@ -171,6 +171,16 @@ describe('resize', () => {
   check('drag left shrinks it', -150, 450);
   check('stops at the minimum size on the right', 5000, 1100);
   check('stops at the minimum size on the left', -5000, 100);
+  it('keeps nested panes at the minimum too', () => {
+    // a | (b / (c | (d / e))): dragging the a|… gap far right must not crush d and e.
+    let n = split(split(split(split(single('a'), 'a', 'right', 'b'), 'b', 'down', 'c'), 'c', 'right', 'd'), 'd', 'down', 'e');
+    n = resize(n, [], 0, -5000, WALL, { gap: 0, minSize: 80 });
+    for (const r of rectsOf(n).panes.values()) expect(r.w).toBeGreaterThanOrEqual(80 - 1e-6);
+    // The column b / (c | (d / e)) dragged down: d and e keep 80 px each.
+    n = resize(n, [1], 0, 5000, WALL, { gap: 0, minSize: 80 });
+    for (const r of rectsOf(n).panes.values()) expect(r.h).toBeGreaterThanOrEqual(80 - 1e-6);
+    expect(rectsOf(n).panes.get('e')!.h).toBeCloseTo(80, 6);
+  });
   it('ignores bad paths and NaN', () => {
     expect(resize(s, [3], 0, 10, WALL, opts)).toBe(s);
     expect(resize(s, [], 1, 10, WALL, opts)).toBe(s);
@@ -379,7 +389,16 @@ describe('property: any sequence of operations keeps the wall tiled', () => {
               }
               case 'resize': {
                 const g = pickOf(rectsOf(s, gap).gaps, o.pick);
-                if (g) s = resize(s, g.path, g.index, o.delta, WALL, { gap, minSize: 40 });
+                if (g) {
+                  const before = rectsOf(s, gap).panes;
+                  s = resize(s, g.path, g.index, o.delta, WALL, { gap, minSize: 40 });
+                  // No pane shrinks below the minimum along the gap's axis, nested ones included.
+                  const size = (r: Rect) => (g.dir === 'row' ? r.w : r.h);
+                  for (const [id, r] of rectsOf(s, gap).panes) {
+                    const was = size(before.get(id)!);
+                    if (size(r) < was - 1e-6) expect(size(r)).toBeGreaterThanOrEqual(Math.min(40, was) - 1e-6);
+                  }
+                }
                 break;
               }
               case 'swap': {

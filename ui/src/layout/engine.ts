@@ -357,9 +357,23 @@ export function close(state: LayoutState, id: PaneId): LayoutState {
 }
 
 /**
+ * The least length along `axis` that `node` can have with every pane in it at least
+ * `minSize`, given that a nested split shares its room by its current weights.
+ */
+function minExtent(node: LayoutNode, axis: SplitDir, opts: LayoutOptions & { minSize: number }): number {
+  if (node.kind === 'leaf') return opts.minSize;
+  const mins = node.children.map((c) => minExtent(c, axis, opts));
+  if (node.dir !== axis) return Math.max(...mins);
+  const total = node.weights.reduce((x, y) => x + y, 0);
+  const room = Math.max(...mins.map((m, i) => (m * total) / node.weights[i]));
+  return room + opts.gap * (node.children.length - 1);
+}
+
+/**
  * Moves the gap between children `index` and `index + 1` of the split at `path` by
- * `delta` (wall units, positive = right/down), keeping both neighbours at least
- * `minSize` (or where they already are, when smaller). Weights stay positive.
+ * `delta` (wall units, positive = right/down), keeping every pane inside both neighbours
+ * at least `minSize` along the split's axis (or where it already is, when smaller).
+ * Weights stay positive.
  */
 export function resize(
   state: LayoutState,
@@ -392,8 +406,9 @@ export function resize(
   const a = (room * split.weights[index]) / total;
   const b = (room * split.weights[index + 1]) / total;
   const pair = a + b;
-  const lo = Math.min(opts.minSize, a);
-  const hi = pair - Math.min(opts.minSize, b);
+  // Each side keeps room for every pane inside it (nested splits scale with their weights).
+  const lo = Math.min(minExtent(split.children[index], split.dir, opts), a);
+  const hi = pair - Math.min(minExtent(split.children[index + 1], split.dir, opts), b);
   const na = Math.min(Math.max(a + delta, lo), hi);
   if (!(na > 0) || !(pair - na > 0) || Math.abs(na - a) < 1e-9) return state;
   const weights = [...split.weights];
