@@ -464,6 +464,22 @@ async fn error_pages_couldnt_connect_and_didnt_respond() {
     assert!(start.elapsed() >= Duration::from_millis(500), "{:?}", start.elapsed());
     let body = String::from_utf8_lossy(&r.body).to_string();
     assert!(body.contains("didn't respond") && !body.contains("couldn't connect"), "{body}");
+
+    // A connect that never completes (the upstream's accept queue is full, so its SYNs are
+    // dropped) is a connect failure, not "didn't respond": nothing was ever accepted.
+    let full = tokio::net::TcpSocket::new_v4().unwrap();
+    full.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let full = full.listen(0).unwrap();
+    let up = full.local_addr().unwrap().port();
+    let queued = std::net::TcpStream::connect(("127.0.0.1", up)).unwrap();
+    let stuck: Vec<_> = (0..3).map(|_| tokio::spawn(TcpStream::connect(("127.0.0.1", up)))).collect();
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    let r = http(port, "/", &[]).await;
+    assert_eq!(r.status, 502);
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("couldn't connect to the dev server") && !body.contains("didn't respond"), "{body}");
+    stuck.iter().for_each(|t| t.abort());
+    drop((queued, full));
 }
 
 #[tokio::test]
