@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod address;
 pub mod api;
 pub mod browser;
 pub mod cli;

@@ -413,6 +413,32 @@ async fn request_bodies_are_typed_and_bounded() {
 }
 
 #[tokio::test]
+async fn link_local_and_metadata_addresses_are_refused_in_every_spelling() {
+    // The proxy's check (protocol §6.1), applied before any Chromium is launched; `navigate`
+    // checks its body before looking the browser up, so an unknown id still shows the refusal.
+    let sc = sidecar();
+    for url in [
+        "http://169.254.169.254/latest/meta-data",
+        "http://2852039166/",
+        "https://0251.0376.0251.0376/",
+        "http://0xa9fea9fe/",
+        "HTTP://169.254.43518/",
+        "http://169.254.169.254./",
+        "http://[::ffff:169.254.169.254]/",
+        "http://[fe80::1]:8080/",
+        "http://[fd00:ec2::254]/",
+        "http://100.100.100.200/",
+    ] {
+        let r = sc.req("POST", "/api/browsers", Some(&json!({ "url": url }))).await;
+        assert_eq!((r.status, r.code()), (403, "blocked_address".to_string()), "create {url}");
+        let r = sc.req("POST", "/api/browsers/b999999/navigate", Some(&json!({ "url": url }))).await;
+        assert_eq!((r.status, r.code()), (403, "blocked_address".to_string()), "navigate {url}");
+    }
+    let r = sc.req("POST", "/api/browsers/b999999/navigate", Some(&json!({"url": "http://10.0.0.5/"}))).await;
+    assert_eq!(r.status, 404, "a LAN address passes the check (then the id is unknown)");
+}
+
+#[tokio::test]
 async fn malformed_oversized_and_unknown_inbound_messages_close_the_socket() {
     let sc = sidecar();
     let id = create(sc, "/static", fixed(800, 600, 1.0)).await;

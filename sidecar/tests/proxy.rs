@@ -132,7 +132,13 @@ async fn serve_one(mut s: TcpStream, port: u16, log: Log) {
 /// A raw HTTP/1.1 request to `port` with exactly these headers (plus `Host:
 /// 127.0.0.1:port` unless given, and `Connection: close`).
 async fn http(port: u16, path: &str, headers: &[(&str, &str)]) -> Resp {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    try_http(port, path, headers).await.expect("connect to the proxy")
+}
+
+/// As [`http`]; `None` if the port refuses the connection or closes it without a word (an
+/// expired grant).
+async fn try_http(port: u16, path: &str, headers: &[(&str, &str)]) -> Option<Resp> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
     let mut req = format!("GET {path} HTTP/1.1\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req += &format!("Host: 127.0.0.1:{port}\r\n");
@@ -144,7 +150,34 @@ async fn http(port: u16, path: &str, headers: &[(&str, &str)]) -> Resp {
     s.write_all(req.as_bytes()).await.unwrap();
     let mut buf = Vec::new();
     tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await.expect("http response").ok();
-    parse_response(&buf)
+    // Nothing at all: the grant closed while the request was in flight.
+    (!buf.is_empty()).then(|| parse_response(&buf))
+}
+
+/// Reads one request head from `s`; returns its path.
+async fn read_head(s: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    while !contains(&buf, b"\r\n\r\n") {
+        let n = tokio::time::timeout(HANG, s.read(&mut b)).await.expect("request head").unwrap();
+        assert!(n > 0, "client closed before sending a request");
+        buf.extend_from_slice(&b[..n]);
+    }
+    String::from_utf8_lossy(&buf).split(' ').nth(1).unwrap().to_string()
+}
+
+/// The payload of the complete chunks at the start of a chunked body (`raw` may end mid-chunk).
+fn dechunk_prefix(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(nl) = raw.windows(2).position(|w| w == b"\r\n") {
+        let Ok(n) = usize::from_str_radix(std::str::from_utf8(&raw[..nl]).unwrap().trim(), 16) else { break };
+        if n == 0 || raw.len() < nl + 2 + n + 2 {
+            break;
+        }
+        out.extend_from_slice(&raw[nl + 2..nl + 2 + n]);
+        raw = &raw[nl + 2 + n + 2..];
+    }
+    out
 }
 
 fn all(r: &Resp, name: &str) -> Vec<String> {
@@ -351,9 +384,56 @@ async fn compressed_and_utf16_pass_through_and_accept_encoding_rules() {
 #[tokio::test]
 async fn chunked_html_is_instrumented_while_streaming() {
     let sc = Sidecar::start(&[]);
-    let (up, _) = upstream().await;
+    // The upstream sends the head and the page up to `<body>`, then holds the rest until the
+    // test has read the instrumented first part through the proxy: the proxy cannot be
+    // buffering the whole body.
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = l.local_addr().unwrap().port();
+    let (release, held) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        read_head(&mut s).await;
+        let mut first = String::from(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        );
+        for p in ["<!doctype html><html><he", "ad><title>chunky</title></he", "ad><body>"] {
+            first += &format!("{:x}\r\n{p}\r\n", p.len());
+        }
+        s.write_all(first.as_bytes()).await.unwrap();
+        if held.await.is_err() {
+            return;
+        }
+        let rest = "streamed</body></html>";
+        let _ = s.write_all(format!("{:x}\r\n{rest}\r\n0\r\n\r\n", rest.len()).as_bytes()).await;
+        let _ = s.shutdown().await;
+    });
     let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
-    let r = http(port, "/chunked", &[]).await;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    s.write_all(format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let mut b = [0u8; 4096];
+    let first_part = tokio::time::timeout(HANG, async {
+        loop {
+            let n = s.read(&mut b).await.unwrap();
+            assert!(n > 0, "the proxy ended the response early: {}", String::from_utf8_lossy(&raw));
+            raw.extend_from_slice(&b[..n]);
+            if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                let body = String::from_utf8(dechunk_prefix(&raw[end + 4..])).unwrap();
+                if body.contains("</head>") {
+                    return body;
+                }
+            }
+        }
+    })
+    .await
+    .expect("the instrumented head arrives while the upstream holds the rest");
+    assert!(first_part.starts_with("<!doctype html><html><head><title>chunky</title><script>"), "{first_part}");
+    assert!(!first_part.contains("streamed"));
+    release.send(()).unwrap();
+    tokio::time::timeout(HANG, s.read_to_end(&mut raw)).await.expect("the rest").unwrap();
+    let r = parse_response(&raw);
     assert_eq!(r.status, 200);
     let body = String::from_utf8(r.body.clone()).unwrap();
     assert_eq!(shim_count(&r.body), 1, "{body}");
@@ -384,6 +464,81 @@ async fn error_pages_couldnt_connect_and_didnt_respond() {
     assert!(start.elapsed() >= Duration::from_millis(500), "{:?}", start.elapsed());
     let body = String::from_utf8_lossy(&r.body).to_string();
     assert!(body.contains("didn't respond") && !body.contains("couldn't connect"), "{body}");
+
+    // A connect that never completes (the upstream's accept queue is full, so its SYNs are
+    // dropped) is a connect failure, not "didn't respond": nothing was ever accepted.
+    let full = tokio::net::TcpSocket::new_v4().unwrap();
+    full.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let full = full.listen(0).unwrap();
+    let up = full.local_addr().unwrap().port();
+    let queued = std::net::TcpStream::connect(("127.0.0.1", up)).unwrap();
+    let stuck: Vec<_> = (0..3).map(|_| tokio::spawn(TcpStream::connect(("127.0.0.1", up)))).collect();
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    let r = http(port, "/", &[]).await;
+    assert_eq!(r.status, 502);
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("couldn't connect to the dev server") && !body.contains("didn't respond"), "{body}");
+    stuck.iter().for_each(|t| t.abort());
+    drop((queued, full));
+}
+
+#[tokio::test]
+async fn a_body_that_stalls_after_its_head_is_cut_off() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_IDLE_MS", "600")]);
+    // Head and part of the body, then nothing (for far longer than HANG): once for a body
+    // passed through (Content-Length), once for an instrumented HTML body (chunked).
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let path = read_head(&mut s).await;
+                let ct = if path == "/html" { "text/html" } else { "text/plain" };
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nContent-Length: 1000\r\n\r\n");
+                s.write_all(head.as_bytes()).await.unwrap();
+                s.write_all(b"<!doctype html><html><head></head><body>first part").await.unwrap();
+                tokio::time::sleep(Duration::from_secs(300)).await;
+                drop(s);
+            });
+        }
+    });
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    for path in ["/plain", "/html"] {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut raw = Vec::new();
+        // Ends (EOF or reset) well before HANG: the proxy aborts the stalled body.
+        let _ = tokio::time::timeout(HANG, s.read_to_end(&mut raw)).await.expect("the stalled body is cut off");
+        let text = String::from_utf8_lossy(&raw).to_string();
+        assert!(text.starts_with("HTTP/1.1 200 "), "{path}: the head was already sent: {text}");
+        assert!(text.contains("first part"), "{path}: what arrived was passed on: {text}");
+        let (_, body) = text.split_once("\r\n\r\n").unwrap();
+        if path == "/plain" {
+            assert!(body.len() < 1000, "{path}: the body is short of its Content-Length: {text}");
+        } else {
+            assert!(text.to_ascii_lowercase().contains("transfer-encoding: chunked"), "{text}");
+            assert!(!body.ends_with("0\r\n\r\n"), "{path}: no final chunk: a cut-off, not an end: {text}");
+            assert_eq!(shim_count(body.as_bytes()), 1, "{text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn localhost_reaches_a_server_bound_to_ipv6_loopback_only() {
+    let Ok(probe) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here; nothing to check");
+        return;
+    };
+    drop(probe);
+    let sc = Sidecar::start(&[]);
+    let (up, log) = upstream_on("[::1]:0").await;
+    assert!(std::net::TcpStream::connect(("127.0.0.1", up)).is_err(), "nothing on 127.0.0.1:{up}");
+    let port = grant_port(&sc, &format!("http://localhost:{up}/")).await;
+    let r = http(port, "/", &[]).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(shim_count(&r.body), 1);
+    assert_eq!(log.lock().unwrap().last().unwrap().header("host"), Some(format!("localhost:{up}").as_str()));
 }
 
 #[tokio::test]
@@ -463,49 +618,59 @@ async fn host_mismatch_is_refused_and_does_not_refresh_the_ttl() {
     let (up, log) = upstream().await;
     let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
     let grants = || async { sc.req("GET", "/api/proxy/grants", None).await.json()["grants"].as_array().unwrap().len() };
-    // Good requests keep it alive past the TTL.
+    // Accepted and refused requests differ only by their Host header (no Origin, same path).
+    let good_host = format!("localhost:{port}");
     for _ in 0..8 {
-        assert_eq!(http(port, "/", &[("Host", &format!("localhost:{port}"))]).await.status, 200);
+        assert_eq!(http(port, "/", &[("Host", &good_host)]).await.status, 200);
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert_eq!(grants().await, 1, "refreshed by good requests");
+    assert_eq!(grants().await, 1, "refreshed by accepted requests past the TTL");
     let before = log.lock().unwrap().len();
-    let mut served_foreign = 0;
-    // Refused Hosts do not, nor do callers naming a foreign Origin (those are served): the
-    // grant expires although both keep coming.
+    let bad_hosts = [
+        "evil.test".to_string(),
+        format!("evil.test:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        format!("[::1]:{port}"),
+    ];
+    let mut refused = 0;
     let mut expired = false;
-    let good_host = format!("127.0.0.1:{port}");
-    for _ in 0..40 {
-        for host in
-            ["evil.test", &format!("evil.test:{port}"), &format!("127.0.0.1:{}", port.wrapping_add(1)), &good_host]
-        {
-            let mut s = match TcpStream::connect(("127.0.0.1", port)).await {
-                Ok(s) => s,
-                Err(_) => {
-                    expired = true;
-                    break;
-                }
+    'rounds: for _ in 0..40 {
+        for host in &bad_hosts {
+            let Some(r) = try_http(port, "/", &[("Host", host)]).await else {
+                expired = true;
+                break 'rounds;
             };
-            let req =
-                format!("GET / HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.test\r\nConnection: close\r\n\r\n");
-            s.write_all(req.as_bytes()).await.unwrap();
-            let mut buf = Vec::new();
-            let _ = tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await;
-            if !buf.is_empty() {
-                let want = if *host == good_host { 200 } else { 421 };
-                assert_eq!(parse_response(&buf).status, want, "{host}");
-                served_foreign += (want == 200) as usize;
-            }
-        }
-        if expired {
-            break;
+            assert_eq!(r.status, 421, "{host}");
+            refused += 1;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(expired, "the grant expired despite the refused requests");
+    assert!(expired, "the grant expired although refused requests kept coming");
+    assert!(refused > 0);
     assert_eq!(grants().await, 0);
-    assert!(served_foreign > 0);
-    assert_eq!(log.lock().unwrap().len(), before + served_foreign, "refused requests never reached the upstream");
+    assert_eq!(log.lock().unwrap().len(), before, "refused requests never reached the upstream");
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_served_but_does_not_refresh_the_ttl() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_GRANT_TTL_MS", "1000")]);
+    let (up, log) = upstream().await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    // These requests differ from the accepted ones above only by their Origin header.
+    let mut served = 0;
+    let mut expired = false;
+    for _ in 0..80 {
+        let Some(r) = try_http(port, "/", &[("Origin", "http://evil.test")]).await else {
+            expired = true;
+            break;
+        };
+        assert_eq!(r.status, 200);
+        served += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(expired, "the grant expired although foreign callers kept coming");
+    assert!(served > 0);
+    assert_eq!(log.lock().unwrap().len(), served, "foreign callers were served");
 }
 
 #[tokio::test]

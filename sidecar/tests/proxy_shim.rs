@@ -35,6 +35,35 @@ window.addEventListener('load', function () { setTimeout(function () {
 }, 300); });
 </script></body></html>"##;
 
+/// Served as `application/xhtml+xml`: an XML parse error would stop the shim from running.
+const XHTML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>XHTML Test</title></head><body><p>x &amp; y</p></body></html>"#;
+
+/// Links, `window.open` and forms aimed at named frames, unknown names and `_blank`. The
+/// POST form goes last (its submission replaces this page), once both named frames loaded.
+const TARGETS: &str = r##"<!doctype html><html><head><title>Targets</title></head><body>
+<a id=named href="/inner-next" target="inner">n</a>
+<a id=blank href="/b1" target="_blank">b</a>
+<a id=fresh href="/b2" target="fresh">f</a>
+<iframe name=inner src="/inner"></iframe><iframe name=inner2 src="/inner"></iframe>
+<form id=get action="/search" method=get target=_blank><input name=q value="a b"><input name=action value=x></form>
+<form id=post action="/posted" method=post target=_blank><input name=q value=1></form>
+<script>
+var seen = {};
+window.innerLoaded = function (p) {
+  seen[p] = 1;
+  if (seen['/inner-next'] && seen['/inner-open']) document.getElementById('post').requestSubmit();
+};
+window.addEventListener('load', function () { setTimeout(function () {
+  document.getElementById('named').click();
+  window.open('/inner-open', 'inner2');
+  document.getElementById('blank').click();
+  document.getElementById('fresh').click();
+  window.open('/b3', 'nosuchframe');
+  document.getElementById('get').requestSubmit();
+}, 300); });
+</script></body></html>"##;
+
 const NESTED: &str = r#"<!doctype html><title>nested</title><body><script>
 window.addEventListener('load', function () { setTimeout(function () {
   window.open('/from-nested');
@@ -42,13 +71,21 @@ window.addEventListener('load', function () { setTimeout(function () {
 }, 100); });
 </script></body>"#;
 
-/// A tiny HTTP/1.1 server answering every request with `route(path)` as HTML.
-async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> u16 {
+/// Requests a test server saw, as `METHOD path`.
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// A tiny HTTP/1.1 server answering every request with `route(path)`: as XHTML
+/// (`application/xhtml+xml`) when the path ends in `.xhtml`, else as HTML. Reads a request
+/// body (Content-Length) before answering and logs every request.
+async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> (u16, Log) {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
+    let log: Log = Arc::default();
+    let log2 = log.clone();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
             let route = route.clone();
+            let log = log2.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut b = [0u8; 4096];
@@ -58,11 +95,31 @@ async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> u16 {
                         Ok(n) => buf.extend_from_slice(&b[..n]),
                     }
                 }
-                let head = String::from_utf8_lossy(&buf).to_string();
-                let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+                let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                let head = String::from_utf8_lossy(&buf[..end]).to_string();
+                let mut words = head.split(' ');
+                let method = words.next().unwrap_or("GET").to_string();
+                let path = words.next().unwrap_or("/").to_string();
+                let len = head.lines().find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.trim().eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
+                });
+                let mut have = buf.len() - end;
+                while have < len.unwrap_or(0) {
+                    match s.read(&mut b).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => have += n,
+                    }
+                }
+                log.lock().unwrap().push(format!("{method} {path}"));
                 let body = route(&path);
+                let ct = if path.split('?').next().unwrap().ends_with(".xhtml") {
+                    "application/xhtml+xml"
+                } else {
+                    "text/html; charset=utf-8"
+                };
                 let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nCache-Control: no-store\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = s.write_all(resp.as_bytes()).await;
@@ -70,7 +127,7 @@ async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> u16 {
             });
         }
     });
-    port
+    (port, log)
 }
 
 struct Killed(Child);
@@ -157,41 +214,9 @@ impl Cdp {
     }
 }
 
-fn kind(m: &Value) -> &str {
-    m["data"]["kind"].as_str().unwrap_or("")
-}
-
-#[tokio::test]
-async fn shim_messages_in_chromium() {
-    let sc = Sidecar::start(&[]);
-    let upstream =
-        html_server(Arc::new(
-            |path: &str| if path.starts_with("/nested") { NESTED.to_string() } else { PAGE.to_string() },
-        ))
-        .await;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let app_port = html_server(Arc::new(move |_: &str| {
-        format!(
-            "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
-             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}\" width=600 height=400></iframe>",
-            fu.lock().unwrap()
-        )
-    }))
-    .await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let r = sc
-        .req(
-            "POST",
-            "/api/proxy/grants",
-            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/page"), "embedders": [app]})),
-        )
-        .await;
-    assert_eq!(r.status, 200);
-    let g = r.json();
-    let proxy = g["origin"].as_str().unwrap().to_string();
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
-
+/// Headless Chromium on an empty profile, and a CDP connection to its page. Killed on drop
+/// of the first value; the caller removes the returned home directory.
+async fn chromium() -> (Killed, Cdp, std::path::PathBuf) {
     let chromium = std::env::var("PORTHOLE_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let home = temp_dir("chromium");
     let mut child = Command::new(&chromium)
@@ -211,7 +236,7 @@ async fn shim_messages_in_chromium() {
         .spawn()
         .unwrap_or_else(|e| panic!("start {chromium}: {e}"));
     let stderr = child.stderr.take().unwrap();
-    let _chrome = Killed(child);
+    let chrome = Killed(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut tx = Some(tx);
@@ -237,7 +262,45 @@ async fn shim_messages_in_chromium() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let (ws, _) = tokio_tungstenite::connect_async(page_ws.as_str()).await.expect("CDP page socket");
-    let mut cdp = Cdp { ws, next: 0 };
+    (chrome, Cdp { ws, next: 0 }, home)
+}
+
+fn kind(m: &Value) -> &str {
+    m["data"]["kind"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn shim_messages_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let (upstream, _) =
+        html_server(Arc::new(
+            |path: &str| if path.starts_with("/nested") { NESTED.to_string() } else { PAGE.to_string() },
+        ))
+        .await;
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| {
+        format!(
+            "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
+             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}\" width=600 height=400></iframe>",
+            fu.lock().unwrap()
+        )
+    }))
+    .await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let r = sc
+        .req(
+            "POST",
+            "/api/proxy/grants",
+            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/page"), "embedders": [app]})),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let g = r.json();
+    let proxy = g["origin"].as_str().unwrap().to_string();
+    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+
+    let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
 
     let wants_all = |m: &[Value]| {
@@ -307,5 +370,93 @@ async fn shim_messages_in_chromium() {
         "a foreign reload request was obeyed: {:#?}",
         &msgs[n..]
     );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[tokio::test]
+async fn xhtml_named_frames_and_forms_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let (upstream, seen) = html_server(Arc::new(|path: &str| match path {
+        p if p.ends_with(".xhtml") => XHTML.to_string(),
+        "/targets" => TARGETS.to_string(),
+        "/inner-next" | "/inner-open" => {
+            "<!doctype html><title>inner</title><script>onload=function(){parent.innerLoaded(location.pathname)}</script>"
+                .to_string()
+        }
+        "/posted" => "<!doctype html><html><head><title>Posted</title></head><body>posted</body></html>".to_string(),
+        _ => "<!doctype html><title>other</title>".to_string(),
+    }))
+    .await;
+    let proxy: Arc<Mutex<String>> = Arc::default();
+    let p2 = proxy.clone();
+    // `/app?P` frames the proxied `/P`.
+    let (app_port, _) = html_server(Arc::new(move |path: &str| {
+        format!(
+            "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
+             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}/{}\" width=600 height=400></iframe>",
+            p2.lock().unwrap(),
+            path.split_once('?').map(|(_, framed)| framed).unwrap_or_default()
+        )
+    }))
+    .await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let r = sc
+        .req(
+            "POST",
+            "/api/proxy/grants",
+            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/"), "embedders": [app]})),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let origin = r.json()["origin"].as_str().unwrap().to_string();
+    *proxy.lock().unwrap() = origin.clone();
+    let (_chrome, mut cdp, home) = chromium().await;
+
+    // An XHTML page parses with the shim in it, and the shim runs.
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app?page.xhtml")})).await;
+    let msgs = cdp
+        .msgs_until("the XHTML page's load report", |m| {
+            m.iter().any(|x| kind(x) == "location" && x["data"]["loaded"] == true)
+        })
+        .await;
+    let loaded = msgs.iter().find(|x| kind(x) == "location").unwrap();
+    assert_eq!(loaded["data"]["url"], format!("{origin}/page.xhtml"), "{msgs:#?}");
+    assert_eq!(loaded["data"]["title"], "XHTML Test", "{msgs:#?}");
+
+    // Named frames in reach load in place; _blank, unknown names and a GET form ask the app;
+    // a POST form aimed at a new window is submitted in its own frame.
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app?targets")})).await;
+    let opened = |m: &[Value], path: &str| {
+        m.iter().any(|x| kind(x) == "open-window" && x["data"]["url"] == format!("{origin}{path}"))
+    };
+    let msgs = cdp
+        .msgs_until("links, window.open and forms", |m| {
+            opened(m, "/b1")
+                && opened(m, "/b2")
+                && opened(m, "/b3")
+                && opened(m, "/search?q=a+b&action=x")
+                && m.iter().any(|x| {
+                    kind(x) == "location"
+                        && x["data"]["url"] == format!("{origin}/posted")
+                        && x["data"]["loaded"] == true
+                })
+        })
+        .await;
+    for m in &msgs {
+        if kind(m) == "open-window" {
+            let url = m["data"]["url"].as_str().unwrap();
+            assert!(
+                ["/b1", "/b2", "/b3", "/search?q=a+b&action=x"].iter().any(|p| url == format!("{origin}{p}")),
+                "{m}"
+            );
+        }
+    }
+    let log = seen.lock().unwrap().clone();
+    for want in ["GET /inner-next", "GET /inner-open", "POST /posted"] {
+        assert!(log.iter().any(|l| l == want), "{want} missing from {log:?}");
+    }
+    for never in ["/b1", "/b2", "/b3", "/search"] {
+        assert!(!log.iter().any(|l| l.contains(never)), "{never} was loaded in a real popup: {log:?}");
+    }
     let _ = std::fs::remove_dir_all(&home);
 }

@@ -82,8 +82,13 @@ fn lookup(st: &AppState, id: &str) -> Result<BrowserRef, ApiError> {
     st.browsers.get(id).ok_or(ApiError::NotFound("browser"))
 }
 
+/// A browser URL: http(s), bounded ([`check_url`]), and not naming a link-local or metadata
+/// address in any spelling (the proxy's check, [`crate::address::check_host`]).
 fn url_of(u: &str) -> Result<String, ApiError> {
-    check_url(u).map_err(ApiError::BadRequest)
+    let u = check_url(u).map_err(ApiError::BadRequest)?;
+    let parsed = url::Url::parse(&u).map_err(|e| ApiError::BadRequest(format!("{u:?} is not a URL: {e}")))?;
+    crate::address::check_host(&parsed).map_err(ApiError::BlockedAddress)?;
+    Ok(u)
 }
 
 fn tab_of(t: &str) -> Result<&str, ApiError> {

@@ -36,6 +36,9 @@ pub enum ApiError {
     Browser(crate::browser::BrowserError),
     /// Occurs when 1024 viewer grants are already outstanding. 429 `too_many_grants`.
     TooManyViewerGrants,
+    /// Occurs when a browser URL names a link-local or cloud-metadata address literal. 403
+    /// `blocked_address` (protocol §8.2), as for proxy grants.
+    BlockedAddress(crate::address::BlockedAddress),
     /// Occurs when a proxy grant is refused: 400 `bad_url`/`bad_scheme`/`https_refused`,
     /// 403 `blocked_address`, 429 `too_many_grants` (protocol §6).
     Proxy(ProxyError),
@@ -59,6 +62,7 @@ impl ApiError {
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::SpawnFailed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "spawn_failed"),
+            ApiError::BlockedAddress(_) => (StatusCode::FORBIDDEN, "blocked_address"),
             ApiError::Proxy(e) => match e {
                 ProxyError::BadUrl(_) | ProxyError::BadScheme(_) | ProxyError::HttpsRefused(_) => {
                     (StatusCode::BAD_REQUEST, e.code())
@@ -97,6 +101,7 @@ impl ApiError {
             ApiError::SpawnFailed(m) => m.clone(),
             ApiError::Proxy(ProxyError::Bind(_)) => "internal error (see the sidecar's log)".into(),
             ApiError::Proxy(e) => e.to_string(),
+            ApiError::BlockedAddress(e) => e.to_string(),
             ApiError::Ports(e) => e.to_string(),
             ApiError::Unauthorized => "a valid token, session cookie or login code is required".into(),
             ApiError::BadHost => "the Host header must name this sidecar's loopback address".into(),

@@ -13,23 +13,47 @@ use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentH
 /// It posts only `location`, `pointerdown` and `open-window`, each to the app origin (never
 /// `*`); nested same-origin documents relay pointerdown/open-window to their parent, which
 /// forwards them. It obeys only `history` and `reload` from the app origin.
+///
+/// New windows (protocol §6.5): a link, `window.open` or form target asks the app only when
+/// it is `_blank` or a name no frame in reach has (`newWin`: searched from the topmost
+/// same-origin ancestor down, by window name and, for cross-origin children, by the frame
+/// element's `name`); a named frame in reach and `_self`/`_parent`/`_top` are left to the
+/// browser. A GET form aimed at a new window is turned into its URL (the app asks); a POST
+/// form cannot be replayed in a new pane, so it is submitted in its own frame (its target
+/// set to `_self` for that submission only). Must not contain `]]>` (XHTML wraps it in CDATA).
 const SHIM_TEMPLATE: &str = r#"(function(){var A=__APP__,W=window,P=W.parent,S=location.origin;if(P===W||W.__porthole_shim)return;W.__porthole_shim=1;var T=true;try{T=P.location.origin!==S}catch(e){}
 function post(m){m.porthole="shim";m.v=1;try{P.postMessage(m,T?A:S)}catch(e){}}
 function loc(l){if(T)post({kind:"location",url:location.href,title:document.title,loaded:l})}
 function openW(u){try{post({kind:"open-window",url:new URL(String(u),location.href).href})}catch(e){}}
+function at(el,n){return Element.prototype.getAttribute.call(el,n)}
+function root(){var w=W;for(;;){var p=w.parent;if(p===w)return w;try{if(p.location.origin!==S)return w}catch(e){return w}w=p}}
+function named(n,w){try{if(w.name===n)return true;var f=w.document.querySelectorAll("iframe,frame,object");for(var i=0;i<f.length;i++){var c=f[i].contentWindow;if(!c)continue;try{c.document}catch(e){if(at(f[i],"name")===n)return true;continue}if(named(n,c))return true}}catch(e){}return false}
+function newWin(t){if(!t)return false;var k=t.toLowerCase();if(k==="_self"||k==="_parent"||k==="_top")return false;return k==="_blank"||!named(t,root())}
+function tgt(el,a){var t=at(el,a);if(t!=null)return t;var b=document.querySelector("base[target]");return b?at(b,"target"):""}
+function formNav(f,s){var st=s?at(s,"formtarget"):null;if(!newWin(st!=null?st:tgt(f,"target")))return null;
+var m=((s?at(s,"formmethod"):null)||at(f,"method")||"get").toLowerCase();if(m==="dialog")return null;if(m==="post")return{get:false};
+var a=(s?at(s,"formaction"):null)||at(f,"action")||"",u=a?new URL(a,document.baseURI):new URL(location.href),q=new URLSearchParams(),d;
+try{d=new FormData(f,s)}catch(e){d=new FormData(f)}d.forEach(function(v,k){q.append(k,typeof v==="string"?v:v.name)});u.search="?"+q;return{get:true,url:u.href}}
+function inFrame(f,s){var SA=Element.prototype.setAttribute,RA=Element.prototype.removeAttribute,ft=at(f,"target"),st=s?at(s,"formtarget"):null;SA.call(f,"target","_self");if(st!=null)SA.call(s,"formtarget","_self");
+return function(){if(ft==null)RA.call(f,"target");else SA.call(f,"target",ft);if(st!=null)SA.call(s,"formtarget",st)}}
 document.addEventListener("DOMContentLoaded",function(){loc(true)});W.addEventListener("pageshow",function(){loc(true)});
 W.addEventListener("popstate",function(){loc(false)});W.addEventListener("hashchange",function(){loc(false)});
 ["pushState","replaceState"].forEach(function(k){var f=history[k];history[k]=function(){var r=f.apply(this,arguments);loc(false);return r}});
 W.addEventListener("pointerdown",function(){post({kind:"pointerdown"})},true);
-document.addEventListener("click",function(e){if(e.defaultPrevented)return;var a=e.target&&e.target.closest?e.target.closest("a[href],area[href]"):null;if(!a)return;var t=(a.getAttribute("target")||"").trim().toLowerCase();if(!t||t==="_self"||t==="_parent"||t==="_top"||a.hasAttribute("download"))return;e.preventDefault();openW(a.href)},true);
-W.open=function(u){if(u!=null&&String(u)!=="")openW(u);return null};
+document.addEventListener("click",function(e){if(e.defaultPrevented)return;var a=e.target&&e.target.closest?e.target.closest("a[href],area[href]"):null;if(!a||a.hasAttribute("download")||!newWin(tgt(a,"target")))return;e.preventDefault();openW(a.href)},true);
+W.addEventListener("submit",function(e){var f=e.target;if(e.defaultPrevented||!(f instanceof HTMLFormElement))return;var s=e.submitter||null,d;try{d=formNav(f,s)}catch(x){return}if(!d)return;
+if(d.get){e.preventDefault();openW(d.url)}else setTimeout(inFrame(f,s),0)});
+var FS=HTMLFormElement.prototype.submit;HTMLFormElement.prototype.submit=function(){var d=null;try{d=formNav(this,null)}catch(x){}if(!d)return FS.call(this);if(d.get)return openW(d.url);var r=inFrame(this,null);try{return FS.call(this)}finally{r()}};
+var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u);return null};
 W.addEventListener("message",function(e){var d=e.data;if(!d||typeof d!=="object")return;
 if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();return}
 if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url)}})})();"#;
 
 /// The `<script>` element the proxy injects, parameterized with the app origin (the first
-/// entry of the validated embedder chain), escaped so it cannot end the script early.
-pub fn shim_script(app_origin: &str) -> String {
+/// entry of the validated embedder chain), escaped so it cannot end the script early. For
+/// XHTML (`xhtml`), the source is wrapped in `//<![CDATA[ … //]]>` so the XML parser reads
+/// its `&&` and `<` as text.
+pub fn shim_script(app_origin: &str, xhtml: bool) -> String {
     let lit = serde_json::to_string(app_origin)
         .unwrap_or_else(|_| "\"\"".into())
         .replace('<', "\\u003c")
@@ -37,15 +61,29 @@ pub fn shim_script(app_origin: &str) -> String {
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029");
-    format!("<script>{}</script>", SHIM_TEMPLATE.replace("__APP__", &lit))
+    let src = SHIM_TEMPLATE.replace("__APP__", &lit);
+    if xhtml {
+        format!("<script>//<![CDATA[\n{src}\n//]]></script>")
+    } else {
+        format!("<script>{src}</script>")
+    }
+}
+
+/// How an instrumentable body is parsed.
+#[derive(Debug, Clone, Copy)]
+pub struct Markup {
+    /// The encoding to parse it with (from the `charset` parameter; UTF-8 by default).
+    pub encoding: AsciiCompatibleEncoding,
+    /// True if and only if it is `application/xhtml+xml` (parsed by the browser as XML).
+    pub xhtml: bool,
 }
 
 /// Decides from the response headers whether the body is HTML the proxy may instrument:
 /// `text/html` (or `application/xhtml+xml`), no `Content-Encoding` other than `identity`,
-/// and no UTF-16 charset label. Returns the encoding to parse it with, or `None` to pass the
+/// and no UTF-16 charset label. Returns how to parse it, or `None` to pass the
 /// body through untouched. A UTF-16 byte-order mark is checked on the body itself
 /// ([`has_utf16_bom`]).
-pub fn instrumentable(h: &HeaderMap) -> Option<AsciiCompatibleEncoding> {
+pub fn instrumentable(h: &HeaderMap) -> Option<Markup> {
     let ct = h.get(CONTENT_TYPE)?.to_str().ok()?;
     let mut parts = ct.split(';');
     let mime = parts.next()?.trim().to_ascii_lowercase();
@@ -71,7 +109,7 @@ pub fn instrumentable(h: &HeaderMap) -> Option<AsciiCompatibleEncoding> {
             }
         }
     }
-    AsciiCompatibleEncoding::new(encoding)
+    Some(Markup { encoding: AsciiCompatibleEncoding::new(encoding)?, xhtml: mime == "application/xhtml+xml" })
 }
 
 /// Returns true if and only if `prefix` (the body's first bytes) starts with a UTF-16
@@ -101,8 +139,11 @@ pub struct Instrumenter {
 
 impl Instrumenter {
     /// An instrumenter injecting `shim` (a whole `<script>` element). `keep_meta_csp`: leave
-    /// `<meta http-equiv=content-security-policy>` in place (the upstream opted in).
-    pub fn new(shim: String, encoding: AsciiCompatibleEncoding, keep_meta_csp: bool) -> Self {
+    /// `<meta http-equiv=content-security-policy>` in place (the upstream opted in). In XHTML
+    /// nothing may follow the root element: with no earlier place found, the shim goes before
+    /// `</html>`, and if that is never seen it is left out (the page shows as uninstrumented)
+    /// rather than appended after the root, which would make the document ill-formed.
+    pub fn new(shim: String, markup: Markup, keep_meta_csp: bool) -> Self {
         let out: Out = Arc::new(Mutex::new(Vec::new()));
         let sink_out = out.clone();
         let sink: Sink = Box::new(move |b: &[u8]| {
@@ -140,7 +181,16 @@ impl Instrumenter {
                 }
                 let name = el.tag_name();
                 match name.as_str() {
-                    "html" => {}
+                    "html" => {
+                        // Last place inside the root: before `</html>`.
+                        let (d2, s2) = (d.clone(), s.clone());
+                        let _ = el.on_end_tag(Box::new(move |end: &mut lol_html::html_content::EndTag<'_>| {
+                            if !d2.swap(true, Ordering::Relaxed) {
+                                end.before(&s2, ContentType::Html);
+                            }
+                            Ok(())
+                        }));
+                    }
                     "head" => {
                         h.store(true, Ordering::Relaxed);
                         let (d2, h2, s2) = (d.clone(), h.clone(), s.clone());
@@ -181,8 +231,9 @@ impl Instrumenter {
             Ok(())
         };
         let (d, s) = (done.clone(), shim.clone());
+        let xhtml = markup.xhtml;
         let end = move |e: &mut lol_html::html_content::DocumentEnd<'_>| {
-            if !d.swap(true, Ordering::Relaxed) {
+            if !d.swap(true, Ordering::Relaxed) && !xhtml {
                 e.append(&s, ContentType::Html);
             }
             Ok(())
@@ -190,7 +241,7 @@ impl Instrumenter {
         let mut settings = Settings::new_send();
         settings.element_content_handlers = element_content_handlers;
         settings.document_content_handlers = vec![DocumentContentHandlers::default().text(text).end(end)];
-        settings.encoding = encoding;
+        settings.encoding = markup.encoding;
         let rewriter = HtmlRewriter::new(settings, sink);
         Instrumenter { rewriter, out, prefix: Some(Vec::new()) }
     }
@@ -243,9 +294,16 @@ mod tests {
 
     const S: &str = "<script>SHIM</script>";
 
+    fn utf8(xhtml: bool) -> Markup {
+        Markup { encoding: AsciiCompatibleEncoding::new(encoding_rs::UTF_8).unwrap(), xhtml }
+    }
+
     fn run(chunks: &[&[u8]], keep_meta_csp: bool) -> Vec<u8> {
-        let mut i =
-            Instrumenter::new(S.into(), AsciiCompatibleEncoding::new(encoding_rs::UTF_8).unwrap(), keep_meta_csp);
+        run_as(chunks, keep_meta_csp, utf8(false), S)
+    }
+
+    fn run_as(chunks: &[&[u8]], keep_meta_csp: bool, markup: Markup, shim: &str) -> Vec<u8> {
+        let mut i = Instrumenter::new(shim.into(), markup, keep_meta_csp);
         let mut out = Vec::new();
         for c in chunks {
             out.extend(i.write(c).unwrap());
@@ -295,6 +353,51 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(html(input), *want, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn xhtml_placement_stays_inside_the_root() {
+        let x = |input: &str| String::from_utf8(run_as(&[input.as_bytes()], false, utf8(true), S)).unwrap();
+        let root = "<html xmlns=\"http://www.w3.org/1999/xhtml\">";
+        let cases: &[(String, String)] = &[
+            (
+                format!("<?xml version=\"1.0\"?>\n{root}<head><title>t</title></head><body/></html>"),
+                format!(
+                    "<?xml version=\"1.0\"?>\n{root}<head><title>t</title><script>SHIM</script></head><body/></html>"
+                ),
+            ),
+            (format!("{root}<p>x</p></html>"), format!("{root}<script>SHIM</script><p>x</p></html>")),
+            (format!("{root}\n</html>\n"), format!("{root}\n<script>SHIM</script></html>\n")),
+            // `<script/>` is a start tag to an HTML tokenizer: the rest reads as script text,
+            // so no place is found; nothing may follow the root, so nothing is injected.
+            (
+                format!("{root}<head><script src=\"a.js\"/></head></html>"),
+                format!("{root}<head><script src=\"a.js\"/></head></html>"),
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(x(input), *want, "input {input:?}");
+        }
+        // HTML still gets the shim at the end when nothing else came.
+        assert_eq!(html("<!-- only a comment -->"), "<!-- only a comment --><script>SHIM</script>");
+    }
+
+    #[test]
+    fn xhtml_shim_is_character_data() {
+        let s = shim_script("http://127.0.0.1:4000", true);
+        let body = s.strip_prefix("<script>//<![CDATA[\n").and_then(|b| b.strip_suffix("\n//]]></script>")).expect(&s);
+        assert!(!body.contains("]]>"), "the CDATA section must not end early");
+        assert!(body.contains("&&") && body.contains('<'), "the source needs the CDATA wrapper");
+        let html = shim_script("http://127.0.0.1:4000", false);
+        assert_eq!(html, format!("<script>{body}</script>"), "same source, unwrapped for HTML");
+        let out = String::from_utf8(run_as(
+            &[b"<html xmlns=\"http://www.w3.org/1999/xhtml\"><head></head><body/></html>"],
+            false,
+            utf8(true),
+            &s,
+        ))
+        .unwrap();
+        assert_eq!(out, format!("<html xmlns=\"http://www.w3.org/1999/xhtml\"><head>{s}</head><body/></html>"));
     }
 
     #[test]
@@ -360,6 +463,8 @@ mod tests {
         for (ct, ce, want) in cases {
             assert_eq!(instrumentable(&headers(*ct, *ce)).is_some(), *want, "{ct:?} {ce:?}");
         }
+        assert!(instrumentable(&headers(Some("Application/XHTML+XML; charset=utf-8"), None)).unwrap().xhtml);
+        assert!(!instrumentable(&headers(Some("text/html"), None)).unwrap().xhtml);
         assert!(has_utf16_bom(&[0xFF, 0xFE, b'<', 0]));
         assert!(has_utf16_bom(&[0xFE, 0xFF, 0, b'<']));
         assert!(!has_utf16_bom(&[0xEF, 0xBB, 0xBF, b'<']));
@@ -367,11 +472,11 @@ mod tests {
 
     #[test]
     fn shim_literal_is_escaped_and_targets_the_app_origin() {
-        let s = shim_script("http://127.0.0.1:4000");
+        let s = shim_script("http://127.0.0.1:4000", false);
         assert!(s.starts_with("<script>") && s.ends_with("</script>"));
         assert!(s.contains("var A=\"http://127.0.0.1:4000\""));
         assert!(!s.contains("\"*\""), "never targets *");
-        let evil = shim_script("</script><script>alert(1)//");
+        let evil = shim_script("</script><script>alert(1)//", false);
         assert_eq!(evil.matches("</script>").count(), 1);
     }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use target::{is_blocked_ip, parse_upstream, validate_chain, Upstream};
+pub use target::{parse_upstream, validate_chain, Upstream};
 
 /// A grant dies after this long with no request and no open connection (sliding).
 pub const GRANT_IDLE_TTL_MS: u64 = 5 * 60 * 1000;
@@ -78,7 +78,7 @@ pub enum ProxyError {
     /// Occurs when the URL is `https:` (the proxy cannot instrument TLS).
     HttpsRefused(String),
     /// Occurs when the host is a link-local or cloud-metadata address literal.
-    BlockedAddress(String),
+    BlockedAddress(crate::address::BlockedAddress),
     /// Occurs when [`MAX_GRANTS`] grants are already live.
     TooManyGrants(usize),
     /// Occurs when binding the grant's loopback listener fails.
@@ -107,7 +107,7 @@ impl std::fmt::Display for ProxyError {
             ProxyError::HttpsRefused(u) => {
                 write!(f, "https pages cannot be framed through the proxy; open {u} as a screencast instead")
             }
-            ProxyError::BlockedAddress(a) => write!(f, "{a} is a link-local or cloud-metadata address"),
+            ProxyError::BlockedAddress(a) => write!(f, "{a}"),
             ProxyError::TooManyGrants(n) => {
                 write!(f, "{n} proxied origins are already open; close a browser pane first")
             }
@@ -355,7 +355,10 @@ mod tests {
             (ProxyError::BadUrl("x".into()), "bad_url"),
             (ProxyError::BadScheme("ftp".into()), "bad_scheme"),
             (ProxyError::HttpsRefused("https://a.test/".into()), "https_refused"),
-            (ProxyError::BlockedAddress("169.254.169.254".into()), "blocked_address"),
+            (
+                ProxyError::BlockedAddress(crate::address::BlockedAddress("169.254.169.254".parse().unwrap())),
+                "blocked_address",
+            ),
             (ProxyError::TooManyGrants(32), "too_many_grants"),
         ] {
             assert_eq!(e.code(), code);

@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -21,8 +22,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
-use super::html::{has_utf16_bom, instrumentable, shim_script, Instrumenter};
+use super::html::{has_utf16_bom, instrumentable, shim_script, Instrumenter, Markup};
 use super::rules::{frame_ancestors, is_upgrade, rewrite_request, rewrite_response};
+use super::target::is_localhost_name;
 use super::{ActiveGuard, Grant, Upstream, UPSTREAM_IDLE_MS};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -109,15 +111,19 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     parts.version = hyper::Version::HTTP_11;
     let up_req = Request::from_parts(parts, body);
 
-    let stream =
-        match tokio::time::timeout(idle, TcpStream::connect((upstream.dial_host.as_str(), upstream.port))).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                tracing::debug!(grant = %grant.id, "connect {}: {e}", upstream.origin);
-                return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
-            }
-            Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref())),
-        };
+    // A connection that is not established within the idle bound is a connect failure
+    // ("couldn't connect"): "didn't respond" needs an accepted connection.
+    let stream = match tokio::time::timeout(idle, dial(upstream)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::debug!(grant = %grant.id, "connect {}: {e}", upstream.origin);
+            return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
+        }
+        Err(_) => {
+            tracing::debug!(grant = %grant.id, "connect {}: no connection within {idle:?}", upstream.origin);
+            return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
+        }
+    };
     let _ = stream.set_nodelay(true);
     let (mut sender, conn) = match hyper::client::conn::http1::handshake::<_, Incoming>(TokioIo::new(stream)).await {
         Ok(x) => x,
@@ -155,19 +161,37 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let (mut parts, body) = resp.into_parts();
     let plan = rewrite_response(&mut parts.headers, &grant.origins, &upstream.origin, chain.as_deref(), false);
     let no_body = head_request || parts.status == StatusCode::NO_CONTENT || parts.status == StatusCode::NOT_MODIFIED;
-    let encoding = match (&chain, no_body) {
+    let markup = match (&chain, no_body) {
         (Some(_), false) => instrumentable(&parts.headers),
         _ => None,
     };
-    let body = match (encoding, chain) {
-        (Some(encoding), Some(chain)) => {
+    let body = match (markup, chain) {
+        (Some(markup), Some(chain)) => {
             parts.headers.remove(header::CONTENT_LENGTH);
-            let shim = shim_script(chain.first().map(String::as_str).unwrap_or_default());
-            instrumented(IdleBody::new(body, idle), shim, encoding, plan.preserve_csp, guard)
+            let shim = shim_script(chain.first().map(String::as_str).unwrap_or_default(), markup.xhtml);
+            instrumented(IdleBody::new(body, idle), shim, markup, plan.preserve_csp, guard)
         }
         _ => IdleBody::new(body, idle).with_guard(guard).boxed(),
     };
     Ok(Response::from_parts(parts, body))
+}
+
+/// Connects to the upstream by the host the user named (DESIGN §8). A `localhost` name is
+/// dialled at 127.0.0.1, then ::1, as browsers do without asking the resolver (some dev
+/// servers bind `::1` only, and `/etc/hosts` often maps `localhost` to 127.0.0.1 alone);
+/// any other name is resolved and every address tried in turn. Returns the first connection
+/// made, or the last error.
+async fn dial(upstream: &Upstream) -> std::io::Result<TcpStream> {
+    if !is_localhost_name(&upstream.dial_host) {
+        return TcpStream::connect((upstream.dial_host.as_str(), upstream.port)).await;
+    }
+    let v4 = TcpStream::connect((Ipv4Addr::LOCALHOST, upstream.port)).await;
+    match v4 {
+        Ok(s) => Ok(s),
+        Err(e4) => TcpStream::connect((Ipv6Addr::LOCALHOST, upstream.port)).await.map_err(|e6| {
+            std::io::Error::new(e6.kind(), format!("127.0.0.1:{0}: {e4}; [::1]:{0}: {e6}", upstream.port))
+        }),
+    }
 }
 
 /// Streams `body` through the HTML instrumenter in its own task, unless it starts with a
@@ -175,7 +199,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
 fn instrumented(
     mut body: IdleBody,
     shim: String,
-    encoding: lol_html::AsciiCompatibleEncoding,
+    markup: Markup,
     keep_meta_csp: bool,
     guard: ActiveGuard,
 ) -> ProxyBody {
@@ -202,7 +226,7 @@ fn instrumented(
             }
         }
         let mut rewriter =
-            if has_utf16_bom(&first) { None } else { Some(Instrumenter::new(shim, encoding, keep_meta_csp)) };
+            if has_utf16_bom(&first) { None } else { Some(Instrumenter::new(shim, markup, keep_meta_csp)) };
         let mut chunk = first;
         loop {
             let out = match rewriter.as_mut() {
@@ -327,9 +351,12 @@ fn empty() -> ProxyBody {
 /// Which error page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ErrorKind {
-    /// The upstream refused or dropped the connection: 502 "couldn't connect".
+    /// No connection could be made within the idle bound (refused, unreachable, or no
+    /// answer to the connect), or the upstream dropped it without answering: 502
+    /// "couldn't connect".
     Connect,
-    /// The upstream sent nothing for the idle bound: 504 "didn't respond".
+    /// The upstream accepted the connection, then sent no response head for the idle bound:
+    /// 504 "didn't respond".
     Timeout,
 }
 
@@ -356,7 +383,7 @@ fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) ->
             format!("<code>{origin}</code> accepted the connection but sent nothing for {secs} seconds."),
         ),
     };
-    let shim = chain.and_then(|c| c.first()).map(|app| shim_script(app)).unwrap_or_default();
+    let shim = chain.and_then(|c| c.first()).map(|app| shim_script(app, false)).unwrap_or_default();
     let page = format!(
         "<!doctype html><html><head><meta charset=utf-8><meta name=color-scheme content=\"light dark\">\
 <title>{title}</title><style>:root{{color-scheme:light dark}}body{{font:15px/1.5 system-ui,sans-serif;margin:0;padding:15vh 2em;\

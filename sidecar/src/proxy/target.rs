@@ -1,11 +1,10 @@
 //! What a grant may front: the upstream URL check (scheme, blocked address literals) and the
 //! embedder chain check.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
 use url::{Host, Url};
 
 use super::ProxyError;
+use crate::address::check_host;
 
 /// Most embedder origins accepted in one chain (a deeper chain is treated as no chain).
 pub const MAX_EMBEDDERS: usize = 16;
@@ -18,7 +17,8 @@ pub struct Upstream {
     /// The `Host` header sent upstream: host as the user named it, plus the port when it was
     /// given explicitly (the same string the browser would send).
     pub host_header: String,
-    /// What to dial: a name (resolved at dial time, every address tried) or an address.
+    /// What to dial: a name (resolved at dial time, every address tried; a `localhost` name
+    /// is dialled at 127.0.0.1 then ::1 without the resolver) or an address.
     pub dial_host: String,
     /// TCP port to dial.
     pub port: u16,
@@ -46,22 +46,14 @@ pub fn parse_upstream(raw: &str) -> Result<(Upstream, String), ProxyError> {
     }
     let host = url.host().ok_or_else(|| ProxyError::BadUrl(format!("{raw:?} has no host")))?;
     let port = url.port_or_known_default().unwrap_or(80);
+    check_host(&url).map_err(ProxyError::BlockedAddress)?;
     let (dial_host, loopback) = match &host {
         Host::Domain(d) => {
             let d = d.trim_end_matches('.');
-            if let Ok(ip) = d.parse::<IpAddr>() {
-                check_ip(ip)?;
-            }
-            (d.to_string(), d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost"))
+            (d.to_string(), is_localhost_name(d))
         }
-        Host::Ipv4(a) => {
-            check_ip(IpAddr::V4(*a))?;
-            (a.to_string(), a.is_loopback())
-        }
-        Host::Ipv6(a) => {
-            check_ip(IpAddr::V6(*a))?;
-            (a.to_string(), a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v| v.is_loopback()))
-        }
+        Host::Ipv4(a) => (a.to_string(), a.is_loopback()),
+        Host::Ipv6(a) => (a.to_string(), a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v| v.is_loopback())),
     };
     let host_str = url.host_str().unwrap_or_default();
     let host_header = match url.port() {
@@ -77,36 +69,12 @@ pub fn parse_upstream(raw: &str) -> Result<(Upstream, String), ProxyError> {
     Ok((Upstream { origin, host_header, dial_host, port, loopback }, path))
 }
 
-/// Cloud metadata addresses outside 169.254.0.0/16 (Alibaba Cloud's IPv4, AWS's IPv6).
-const METADATA_V4: [Ipv4Addr; 1] = [Ipv4Addr::new(100, 100, 100, 200)];
-const METADATA_V6: [Ipv6Addr; 1] = [Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)];
-
-/// Returns true if and only if `ip` is link-local (169.254.0.0/16, fe80::/10) or a cloud
-/// metadata address, also when written as IPv4-mapped or IPv4-compatible IPv6.
-pub fn is_blocked_ip(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.octets()[..2] == [169, 254] || METADATA_V4.contains(&v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_blocked_ip(IpAddr::V4(v4));
-            }
-            let seg = v6.segments();
-            // IPv4-compatible (deprecated ::a.b.c.d) spellings of a blocked IPv4 address.
-            if seg[..6] == [0; 6] && is_blocked_ip(IpAddr::V4(Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32)))
-            {
-                return true;
-            }
-            (seg[0] & 0xffc0) == 0xfe80 || METADATA_V6.contains(&v6)
-        }
-    }
-}
-
-fn check_ip(ip: IpAddr) -> Result<(), ProxyError> {
-    if is_blocked_ip(ip) {
-        Err(ProxyError::BlockedAddress(ip.to_string()))
-    } else {
-        Ok(())
-    }
+/// Returns true if and only if `name` is `localhost` or ends in `.localhost` (any case): names
+/// browsers answer with the loopback addresses themselves, never asking DNS (WHATWG URL
+/// "host is local"; RFC 6761 §6.3).
+pub(crate) fn is_localhost_name(name: &str) -> bool {
+    let n = name.trim_end_matches('.').to_ascii_lowercase();
+    n == "localhost" || n.ends_with(".localhost")
 }
 
 /// Validates the embedder chain all-or-nothing: every entry must be a plain `http`, `https`
