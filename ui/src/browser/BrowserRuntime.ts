@@ -360,10 +360,11 @@ export class BrowserRuntime {
     if (verdict) this.setInstrumented(verdict === 'instrumented');
   }
 
+  /** Records a verdict; every uninstrumented one shows the banner again (the user may have dismissed it). */
   private setInstrumented(yes: boolean) {
-    if (this.instrumented === yes) return;
+    const changed = this.instrumented !== yes;
     this.instrumented = yes;
-    this.events.onChange({ uninstrumented: !yes });
+    if (changed || !yes) this.events.onChange({ uninstrumented: !yes });
   }
 
   private reveal() {
