@@ -285,14 +285,25 @@ export class BrowserRuntime {
   private hold(g: Grant) {
     this.held = { grant: g.grant, origin: g.origin, upstream: g.upstream };
     this.grants.hold(this.paneId, this.held);
-    if (!this.keepTimer) this.keepTimer = setInterval(() => void this.keepAlive(), this.keepaliveMs);
+    if (!this.keepTimer) {
+      this.keepTimer = setInterval(() => void this.keepAlive(), this.keepaliveMs);
+      // Back from a hidden tab or a sleep: check at once rather than at the next tick.
+      document.addEventListener('visibilitychange', this.onVisible);
+    }
   }
+
+  private onVisible = () => {
+    if (document.visibilityState === 'visible') void this.keepAlive();
+  };
 
   /** Lets go of the held grant (no proxied page shows any more). Idempotent. */
   private release() {
     this.held = null;
     this.grants.release(this.paneId);
-    if (this.keepTimer) clearInterval(this.keepTimer);
+    if (this.keepTimer) {
+      clearInterval(this.keepTimer);
+      document.removeEventListener('visibilitychange', this.onVisible);
+    }
     this.keepTimer = null;
   }
 
