@@ -30,9 +30,11 @@ export interface Sidecar {
 /**
  * Starts a sidecar. `display`: the X display it may open windows on (pop-out), or none:
  * DISPLAY and WAYLAND_DISPLAY are removed so pop-out is unavailable whatever the machine
- * has. Rejects when it exits or prints no ready line within 15 s (the error names the log).
+ * has. `env`: extra variables for it (e.g. the test-only `PORTHOLE_PROXY_GRANT_TTL_MS`,
+ * protocol §6.3). Rejects when it exits or prints no ready line within 15 s (the error names
+ * the log).
  */
-export async function startSidecar(opts: { name: string; display?: string }): Promise<Sidecar> {
+export async function startSidecar(opts: { name: string; display?: string; env?: Record<string, string> }): Promise<Sidecar> {
   const bin = process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar');
   const uiDir = process.env.PORTHOLE_UI_DIR ?? path.join(repo, 'ui/dist');
   if (!fs.existsSync(path.join(uiDir, 'index.html'))) throw new Error(`no UI build at ${uiDir}: run \`npm run build\` in ui/`);
@@ -42,6 +44,7 @@ export async function startSidecar(opts: { name: string; display?: string }): Pr
   delete env.DISPLAY;
   delete env.WAYLAND_DISPLAY;
   if (opts.display) env.DISPLAY = opts.display;
+  Object.assign(env, opts.env);
   const dirs = { HOME: 'home', XDG_CONFIG_HOME: 'config', XDG_DATA_HOME: 'data', XDG_CACHE_HOME: 'cache', XDG_STATE_HOME: 'state', XDG_RUNTIME_DIR: 'runtime' };
   for (const [key, d] of Object.entries(dirs)) {
     env[key] = path.join(tmp, d);

@@ -176,4 +176,58 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     await expect(panel).toBeVisible();
     await expect(panel).toContainText('link-local and cloud metadata addresses are refused');
   });
+  test('messages count only from grants an open pane holds', async ({ wall, page: p }) => {
+    // A second stand-in proxy for a second upstream, serving a page without a shim that links
+    // to a page on the first one.
+    const other = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><html><head><title>No shim</title></head><body><h1 id="h">other</h1><a id="to-first" href="${origin}/next.html">first</a></body></html>`);
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherOrigin = `http://127.0.0.1:${(other.address() as net.AddressInfo).port}`;
+    try {
+      const proxies: Record<string, [string, string]> = { 'http://localhost:5999': ['g1', origin], 'http://localhost:5998': ['g2', otherOrigin] };
+      await p.route('**/api/proxy/grants', async (route) => {
+        const u = new URL(route.request().postDataJSON().url);
+        const [grant, proxy] = proxies[u.origin];
+        await route.fulfill({
+          status: 200,
+          contentType: 'application/json',
+          body: JSON.stringify({ url: `${proxy}${u.pathname}${u.search}`, grant, origin: proxy, upstream: u.origin }),
+        });
+      });
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type('echo x\n');
+      await p.keyboard.press('Control+b');
+      await p.keyboard.press('b');
+      const id = await wall.focusedId();
+      const pane = wall.pane(id);
+      const url = pane.getByTestId('browser-url');
+      const banner = pane.getByTestId('browser-banner');
+      const frame = p.frameLocator(`[data-pane-id="${id}"] iframe`);
+      await pane.getByTestId('browser-url-input').fill('localhost:5999');
+      await pane.getByTestId('browser-url-input').press('Enter');
+      await expect(frame.locator('#h')).toHaveText('home');
+      await expect(url).toHaveAttribute('title', 'Home stub');
+      // The pane moves to the second upstream and lets go of the first grant (no other pane holds it).
+      await url.click();
+      await pane.getByTestId('browser-url-input').fill('localhost:5998/o');
+      await pane.getByTestId('browser-url-input').press('Enter');
+      await expect(frame.locator('#h')).toHaveText('other');
+      await expect(banner).toBeVisible();
+      await pane.getByTestId('browser-banner-dismiss').click();
+      await expect(banner).toHaveCount(0);
+      // A link onto the first grant's origin: that page's shim reports are refused, so its load
+      // is judged uninstrumented (the banner is back) and the header stays where it was.
+      await frame.locator('#to-first').click();
+      await expect(frame.locator('#h')).toHaveText('next');
+      await expect(banner).toBeVisible();
+      await expect(url).toHaveText('localhost:5998/o');
+      await expect(url).toHaveAttribute('title', 'http://localhost:5998/o');
+    } finally {
+      other.closeAllConnections();
+      await new Promise((r) => other.close(r));
+    }
+  });
 });

@@ -4,11 +4,13 @@
 // refused before any request is made.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { Frame, Page } from '@playwright/test';
-import { type Wall, api, expect, test } from './fixtures';
+import { type Frame, type Page, test as plain } from '@playwright/test';
+import { type Sidecar, startSidecar } from '../sidecar';
+import { Wall, api, expect, test } from './fixtures';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
 const VITE_VERSION = '8.3.8';
@@ -97,6 +99,45 @@ async function openBrowserWithPrefix(wall: Wall): Promise<string> {
   expect(before.has(id)).toBe(false);
   await expect(wall.pane(id)).toHaveAttribute('data-kind', 'browser');
   return id;
+}
+
+/**
+ * A loopback page server started by the test. `pages` maps a path to its HTML (text/html) or,
+ * for a path ending in `.txt`, its plain text. A request for `/slow…` is held (no response
+ * head) until `release()`; `held` counts the ones waiting.
+ */
+async function servePages(pages: Record<string, string>) {
+  let waiting: Array<() => void> = [];
+  const server = http.createServer((req, res) => {
+    const p = new URL(req.url ?? '/', 'http://x').pathname;
+    const send = () => {
+      const body = pages[p];
+      const type = p.endsWith('.txt') ? 'text/plain' : 'text/html; charset=utf-8';
+      res.writeHead(body === undefined ? 404 : 200, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body ?? 'not found');
+    };
+    if (p.startsWith('/slow')) waiting.push(send);
+    else send();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    held: () => waiting.length,
+    release: () => {
+      for (const send of waiting) send();
+      waiting = [];
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** The proxy origin a pane's frame is pointed at. */
+async function frameSrcOrigin(page: Page, paneId: string): Promise<string> {
+  const src = await page.locator(`[data-pane-id="${paneId}"] iframe[data-testid=browser-frame]`).getAttribute('src');
+  return new URL(src!).origin;
 }
 
 async function typeUrl(wall: Wall, url: string) {
@@ -340,5 +381,180 @@ test.describe('browser panes', () => {
     await wall.click(term);
     await expect(pane.getByTestId('browser-url-input')).toHaveCount(0);
     await expect(pane.getByTestId('browser-empty')).toBeVisible();
+  });
+  test('a slow page: revealed at 1 s while its response is held, a loading bar, no stale title; a fast one is revealed at its load', async ({ wall, page }) => {
+    const site = await servePages({
+      '/': '<!doctype html><html><head><title>Fast home</title></head><body><h1 id="h">home</h1></body></html>',
+      '/slow.html': '<!doctype html><html><head><title>Slow page</title></head><body><h1 id="h">slow</h1></body></html>',
+      '/slow2.html': '<!doctype html><html><head><title>Slow again</title></head><body><h1 id="h">slow2</h1></body></html>',
+    });
+    try {
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type('echo touched\n');
+      const id = await openBrowserWithPrefix(wall);
+      const pane = wall.pane(id);
+      const iframe = pane.locator('iframe[data-testid=browser-frame]');
+      await typeUrl(wall, `127.0.0.1:${site.port}/slow.html`);
+      await expect.poll(site.held).toBe(1);
+      await expect(pane.getByTestId('browser-progress')).toBeVisible();
+      // DESIGN §4: transparent until the first load or 1 s; the response is still held, so the timer did it.
+      await expect(iframe).toHaveCSS('visibility', 'visible');
+      expect(site.held()).toBe(1);
+      site.release();
+      await expect(frameOf(page, id).locator('#h')).toHaveText('slow');
+      await expect(pane.getByTestId('browser-progress')).toHaveCount(0);
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'Slow page');
+
+      // The URL field opens with its whole text selected.
+      await pane.getByTestId('browser-url').click();
+      const input = pane.getByTestId('browser-url-input');
+      await expect(input).toBeFocused();
+      const sel = await input.evaluate((el: HTMLInputElement) => [el.selectionStart, el.selectionEnd, el.value.length]);
+      expect(sel[2]).toBeGreaterThan(0);
+      expect(sel).toEqual([0, sel[2], sel[2]]);
+      // Navigating on: while the new page is held, the old page's title is gone and the bar shows.
+      await input.fill(`127.0.0.1:${site.port}/slow2.html`);
+      await input.press('Enter');
+      await expect.poll(site.held).toBe(1);
+      await expect(pane.getByTestId('browser-progress')).toBeVisible();
+      await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${site.port}/slow2.html`);
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', `http://127.0.0.1:${site.port}/slow2.html`);
+      site.release();
+      await expect(frameOf(page, id).locator('#h')).toHaveText('slow2');
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'Slow again');
+      await expect(pane.getByTestId('browser-progress')).toHaveCount(0);
+
+      // A fast page in a new pane: already visible when its load event reaches the app.
+      await wall.waitKeyboardFocus();
+      const fast = await openBrowserWithPrefix(wall);
+      await page.locator(`[data-pane-id="${fast}"] iframe[data-testid=browser-frame]`).evaluate((f) => {
+        f.addEventListener('load', () => {
+          (window as any).__visAtLoad = getComputedStyle(f).visibility;
+        });
+      });
+      await typeUrl(wall, `127.0.0.1:${site.port}/`);
+      await expect(frameOf(page, fast).locator('#h')).toHaveText('home');
+      await expect.poll(() => page.evaluate(() => (window as any).__visAtLoad)).toBe('visible');
+    } finally {
+      site.release();
+      await site.close();
+    }
+  });
+
+  test('a narrow pane gives the URL field room, a refusal spans the pane, and the banner takes its own row until dismissed', async ({ wall, page }) => {
+    await page.setViewportSize({ width: 700, height: 600 });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));
+    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><head><title>Narrow</title></head><body style="margin:0"><h1 id="py">served by python</h1></body></html>\n');
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'first line of plain text\n');
+    const port = await freePort();
+    const [term] = await wall.paneIds();
+    await wall.click(term);
+    await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
+    await wall.waitText(term, /Serving HTTP/);
+    const id = await openBrowserWithPrefix(wall);
+    const pane = wall.pane(id);
+    await typeUrl(wall, `127.0.0.1:${port}`);
+    await expect(frameOf(page, id).locator('#py')).toHaveText('served by python', { timeout: 20_000 });
+    // The terminal serves the port: the chip is there, as a dot.
+    await expect(pane.getByTestId('dev-server-chip')).toBeVisible();
+    await expect(pane.locator('.dev-chip-label')).toBeHidden();
+    const paneBox = (await pane.boundingBox())!;
+    expect(paneBox.width).toBeLessThan(400);
+    const urlBox = (await pane.getByTestId('browser-url').boundingBox())!;
+    expect(urlBox.width).toBeGreaterThan(paneBox.width * 0.4);
+
+    await pane.getByTestId('browser-url').click();
+    await pane.getByTestId('browser-url-input').fill('file:///etc/passwd');
+    await pane.getByTestId('browser-url-input').press('Enter');
+    const error = pane.getByTestId('browser-url-error');
+    await expect(error).toContainText("file: URLs can't be opened");
+    expect((await error.boundingBox())!.width).toBeGreaterThan(paneBox.width * 0.9);
+    await pane.getByTestId('browser-url-input').press('Escape');
+
+    // A page the proxy cannot instrument: the banner sits above the frame, not over it.
+    await pane.getByTestId('browser-url').click();
+    await typeUrl(wall, `127.0.0.1:${port}/notes.txt`);
+    const banner = pane.getByTestId('browser-banner');
+    await expect(banner).toBeVisible({ timeout: 10_000 });
+    const bodyBox = (await pane.getByTestId('browser-body').boundingBox())!;
+    const bannerBox = (await banner.boundingBox())!;
+    const frameBox = (await pane.locator('iframe[data-testid=browser-frame]').boundingBox())!;
+    expect(bannerBox.y).toBeLessThan(bodyBox.y + 1);
+    expect(frameBox.y).toBeGreaterThanOrEqual(bannerBox.y + bannerBox.height - 1);
+    expect(frameBox.y + frameBox.height).toBeLessThanOrEqual(bodyBox.y + bodyBox.height + 1);
+    await pane.getByTestId('browser-banner-dismiss').click();
+    await expect(banner).toHaveCount(0);
+    await expect.poll(async () => (await pane.locator('iframe[data-testid=browser-frame]').boundingBox())!.y).toBeLessThan(bodyBox.y + 1);
+    await expect(frameOf(page, id).locator('body')).toContainText('first line of plain text');
+    await wall.click(term);
+    await page.keyboard.press('Control+c');
+  });
+});
+
+// Proxy grants under open panes, against a sidecar of its own whose grants expire after 2 s
+// idle (the test-only PORTHOLE_PROXY_GRANT_TTL_MS, protocol §6.3); the app re-asks every
+// 300 ms (its test-only `?grantKeepaliveMs`).
+plain.describe('proxy grants under open panes', () => {
+  let s: Sidecar;
+  plain.beforeAll(async () => {
+    s = await startSidecar({ name: 'grants', env: { PORTHOLE_PROXY_GRANT_TTL_MS: '2000' } });
+  });
+  plain.afterAll(async () => {
+    await s?.stop();
+  });
+
+  plain('a static page left open keeps its grant, and a lost grant is replaced under the page it was on', async ({ page }) => {
+    plain.setTimeout(90_000);
+    const site = await servePages({
+      '/': '<!doctype html><html><head><title>Static home</title></head><body><h1 id="h">home</h1><a id="next" href="/next.html">next</a></body></html>',
+      '/next.html': '<!doctype html><html><head><title>Static next</title></head><body><h1 id="h">next</h1><a id="home" href="/">home</a></body></html>',
+    });
+    try {
+      const { url } = await s.call('POST', '/api/login-codes');
+      await page.goto(new URL(url, s.url).toString());
+      await page.goto(new URL('/?grantKeepaliveMs=300', s.url).toString());
+      await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+      const wall = new Wall(page);
+      await wall.waitOpen(1);
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type('echo touched\n');
+      const id = await openBrowserWithPrefix(wall);
+      const pane = wall.pane(id);
+      const upstream = `http://127.0.0.1:${site.port}`;
+      await typeUrl(wall, `127.0.0.1:${site.port}`);
+      await expect(frameOf(page, id).locator('#h')).toHaveText('home');
+      const grantOf = async () => ((await s.call('GET', '/api/proxy/grants')).grants as any[]).find((g) => g.upstream === upstream);
+      const first = await grantOf();
+      expect(first.origin).toBe(await frameSrcOrigin(page, id));
+
+      // A control grant nobody uses, made after the page's last request: when the sidecar has
+      // expired it, a grant kept alive only by the page's own requests would be gone too.
+      const control = await s.call('POST', '/api/proxy/grants', { url: 'http://127.0.0.1:9/' });
+      await expect
+        .poll(async () => ((await s.call('GET', '/api/proxy/grants')).grants as any[]).some((g) => g.grant === control.grant), { timeout: 30_000 })
+        .toBe(false);
+      expect((await grantOf())?.grant).toBe(first.grant);
+      await frameOf(page, id).locator('#next').click();
+      await expect(frameOf(page, id).locator('#h')).toHaveText('next');
+      await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${site.port}/next.html`);
+
+      // The grant goes away under the pane (as after a sleep past the TTL): the pane moves to
+      // the new grant and reloads the page it was on; the shim's reports from it are accepted.
+      await s.call('DELETE', `/api/proxy/grants/${first.grant}`);
+      await expect.poll(() => frameSrcOrigin(page, id), { timeout: 20_000 }).not.toBe(first.origin);
+      const second = await grantOf();
+      expect(second.grant).not.toBe(first.grant);
+      expect(await frameSrcOrigin(page, id)).toBe(second.origin);
+      await expect(frameOf(page, id).locator('#h')).toHaveText('next');
+      await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${site.port}/next.html`);
+      await frameOf(page, id).locator('#home').click();
+      await expect(frameOf(page, id).locator('#h')).toHaveText('home');
+      await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${site.port}`);
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'Static home');
+    } finally {
+      await site.close();
+    }
   });
 });

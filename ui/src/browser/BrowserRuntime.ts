@@ -3,13 +3,18 @@
 //
 // The iframe is created once and mounted once into the pane's body: it is never re-parented
 // (re-parenting reloads it). Panes and components never call the proxy API; this does.
+//
+// While its frame shows a proxied page the pane holds that page's grant (`GrantRegistry`:
+// shim messages are accepted only from held grants) and keeps it alive by asking for it again
+// every `GRANT_KEEPALIVE_MS`; when the answer is a different grant (the old one expired, e.g.
+// after the machine slept past the TTL), the frame is reloaded at the new grant's URL.
 import { ApiError, api } from '../api/client';
 import { NavHistory } from './history';
 import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
 import type { RenderMode } from './modes';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
 import type { ViewportChoice } from '../screencast/viewport';
-import { type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
+import { type Grant, type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
 
 /** What the pane shows, as the header and the panels read it. */
@@ -23,7 +28,9 @@ export interface BrowserView {
   view: 'empty' | 'loading' | 'ready' | 'https' | 'error';
   /** the panel's message for `https` and `error` */
   message: string | null;
-  /** a load came with no location report from the shim (not HTML, off the proxy, or refused) */
+  /** a navigation is under way: from its start until the frame's load (or the shim's report of a history step) */
+  loading: boolean;
+  /** a load came with no location report from the shim (not HTML, off the proxy, or refused); the banner can be dismissed (false again) */
   uninstrumented: boolean;
   /** a page asked to open this URL in a new window; the pane asks the user */
   prompt: string | null;
@@ -67,12 +74,20 @@ export class BrowserRuntime {
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly judge = new InstrumentationJudge();
   private instrumented: boolean | null = null;
+  /** the grant this pane holds (the one its frame is on), null while no proxied page shows */
+  private held: Grant | null = null;
+  private keepTimer: ReturnType<typeof setInterval> | null = null;
+  private keepAsking = false;
+  /** a history step was posted to the shim: its location report ends the loading state */
+  private stepping = false;
 
+  /** `keepaliveMs`: how often the held grant is asked for again (`grantKeepaliveMs`). */
   constructor(
     readonly paneId: string,
     url: string,
     private readonly grants: GrantRegistry,
     private readonly events: BrowserEvents,
+    private readonly keepaliveMs: number,
   ) {
     this.url = url;
     this.element = document.createElement('div');
@@ -126,6 +141,8 @@ export class BrowserRuntime {
     const framed = iframeRefusal(this.history.peek(delta) ?? '') === null && iframeRefusal(this.url) === null;
     if (this.instrumented && framed && this.post(historyMessage(delta))) {
       this.history.expect(delta);
+      this.stepping = true;
+      this.events.onChange({ loading: true });
       return;
     }
     const url = this.history.step(delta);
@@ -135,7 +152,10 @@ export class BrowserRuntime {
   /** Reloads the page: through the shim when instrumented, else by asking for the grant again. */
   reload(): void {
     if (this.disposed || !this.url) return;
-    if (this.instrumented && this.post(reloadMessage())) return;
+    if (this.instrumented && this.post(reloadMessage())) {
+      this.events.onChange({ loading: true });
+      return;
+    }
     void this.load(this.url);
   }
 
@@ -165,9 +185,17 @@ export class BrowserRuntime {
           this.apply(this.judge.report(performance.now()));
         }
         this.frameOrigin = origin;
+        // The frame may be on another pane's grant now: hold that one (routing checked it is live).
+        const g = this.grants.get(origin);
+        if (g && g.grant !== this.held?.grant) this.hold(g);
         this.history.follow(url);
         this.url = url;
-        this.events.onChange({ url, title: msg.title });
+        const patch: Partial<BrowserView> = { url, title: msg.title };
+        if (this.stepping) {
+          this.stepping = false;
+          patch.loading = false;
+        }
+        this.events.onChange(patch);
         return;
       }
     }
@@ -189,6 +217,7 @@ export class BrowserRuntime {
     this.disposed = true;
     this.seq++;
     this.clearTimers();
+    this.release();
     this.iframe.removeAttribute('src');
     this.element.remove();
   }
@@ -214,13 +243,15 @@ export class BrowserRuntime {
     this.instrumented = null;
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.checkTimer = null;
+    this.stepping = false;
     const refusal = iframeRefusal(url);
     if (refusal) {
       this.blank();
-      this.events.onChange({ url, view: url.startsWith('https:') ? 'https' : 'error', message: refusal, uninstrumented: false });
+      this.events.onChange({ url, title: '', view: url.startsWith('https:') ? 'https' : 'error', message: refusal, uninstrumented: false, loading: false });
       return;
     }
-    this.events.onChange({ url, view: 'loading', message: null, uninstrumented: false });
+    // The old page's title must not stand under the new URL while it loads.
+    this.events.onChange({ url, title: '', view: 'loading', message: null, uninstrumented: false, loading: true });
     const embedders = [location.origin, ...Array.from(location.ancestorOrigins ?? [])];
     let grant;
     try {
@@ -229,23 +260,85 @@ export class BrowserRuntime {
       if (seq !== this.seq) return;
       this.blank();
       const message = e instanceof ApiError ? e.message : String(e);
-      this.events.onChange({ view: 'error', message: `Couldn't open ${url} in the embedded view: ${message}` });
+      this.events.onChange({ view: 'error', message: `Couldn't open ${url} in the embedded view: ${message}`, loading: false });
       return;
     }
     if (seq !== this.seq || this.disposed) return;
-    this.grants.add(grant);
+    this.point(grant, url);
+  }
+
+  /** Points the frame at upstream `url` through `grant` (its `url` is the proxy URL). */
+  private point(grant: Grant & { url: string }, url: string) {
+    this.hold(grant);
     this.frameOrigin = grant.origin;
     this.instrumented = null;
+    this.stepping = false;
     this.hasSrc = true;
     // Reports from the page being left must not vouch for the next one.
     this.judge.newSource();
     this.iframe.src = withFragment(grant.url, url);
     if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
-    this.events.onChange({ view: 'ready' });
+    this.events.onChange({ view: 'ready', loading: true });
+  }
+
+  /** Holds `g` (the frame's grant) and keeps it alive while held. */
+  private hold(g: Grant) {
+    this.held = { grant: g.grant, origin: g.origin, upstream: g.upstream };
+    this.grants.hold(this.paneId, this.held);
+    if (!this.keepTimer) {
+      this.keepTimer = setInterval(() => void this.keepAlive(), this.keepaliveMs);
+      // Back from a hidden tab or a sleep: check at once rather than at the next tick.
+      document.addEventListener('visibilitychange', this.onVisible);
+    }
+  }
+
+  private onVisible = () => {
+    if (document.visibilityState === 'visible') void this.keepAlive();
+  };
+
+  /** Lets go of the held grant (no proxied page shows any more). Idempotent. */
+  private release() {
+    this.held = null;
+    this.grants.release(this.paneId);
+    if (this.keepTimer) {
+      clearInterval(this.keepTimer);
+      document.removeEventListener('visibilitychange', this.onVisible);
+    }
+    this.keepTimer = null;
+  }
+
+  /**
+   * Asks for the grant of the page on screen again: the same grant comes back and its idle
+   * TTL restarts (protocol §6.1, §6.3). A different grant means the held one is gone (its
+   * listener refuses connections): the frame is reloaded at the new grant's URL for the page
+   * it was on, not left to show "refused to connect" on the next click. A failed request
+   * changes nothing (a stopped sidecar is the app's liveness check's business).
+   */
+  private async keepAlive() {
+    if (this.keepAsking || this.disposed || !this.held || !this.hasSrc || !isHttpUrl(this.url)) return;
+    const seq = this.seq;
+    const url = this.url;
+    const was = this.held.grant;
+    this.keepAsking = true;
+    try {
+      const embedders = [location.origin, ...Array.from(location.ancestorOrigins ?? [])];
+      const grant = await api.createProxyGrant({ url, embedders });
+      // A navigation started meanwhile owns the frame now.
+      if (seq !== this.seq || this.disposed || !this.held || this.held.grant !== was || this.url !== url) return;
+      if (grant.grant === was) return;
+      this.seq++;
+      this.events.onChange({ title: '', uninstrumented: false });
+      this.point(grant, url);
+    } catch {
+      // Kept as is; the next tick asks again.
+    } finally {
+      this.keepAsking = false;
+    }
   }
 
   /** Stops showing (and running) the previous page while a panel covers the pane. */
   private blank() {
+    this.release();
     if (!this.hasSrc) return;
     this.hasSrc = false;
     this.frameOrigin = null;
@@ -254,6 +347,8 @@ export class BrowserRuntime {
 
   private onLoad() {
     if (!this.hasSrc || this.disposed) return;
+    this.stepping = false;
+    this.events.onChange({ loading: false });
     this.reveal();
     const verdict = this.judge.load(performance.now());
     if (verdict) {
@@ -276,10 +371,11 @@ export class BrowserRuntime {
     if (verdict) this.setInstrumented(verdict === 'instrumented');
   }
 
+  /** Records a verdict; every uninstrumented one shows the banner again (the user may have dismissed it). */
   private setInstrumented(yes: boolean) {
-    if (this.instrumented === yes) return;
+    const changed = this.instrumented !== yes;
     this.instrumented = yes;
-    this.events.onChange({ uninstrumented: !yes });
+    if (changed || !yes) this.events.onChange({ uninstrumented: !yes });
   }
 
   private reveal() {

@@ -46,7 +46,7 @@ describe('routeShimMessage', () => {
     { paneId: 'p3', window: null },
   ];
   const reg = new GrantRegistry();
-  reg.add(G1);
+  reg.hold('p1', G1);
   const ok = { porthole: 'shim', v: 1, kind: 'pointerdown' };
   const cases: Array<[string, { origin: string; source: unknown; data: unknown }, unknown]> = [
     ['routes by source', { origin: G1.origin, source: w2, data: ok }, { paneId: 'p2', message: { kind: 'pointerdown' } }],
@@ -77,13 +77,35 @@ describe('toUpstream', () => {
 });
 
 describe('GrantRegistry', () => {
-  it('knows only the origins it was given', () => {
+  it('knows only the origins open panes hold', () => {
     const r = new GrantRegistry();
     expect(r.isLive(G1.origin)).toBe(false);
-    r.add(G1);
+    r.hold('p1', G1);
     expect(r.isLive(G1.origin)).toBe(true);
     expect(r.isLive(G1.upstream)).toBe(false);
     expect(r.toUpstream('http://127.0.0.1:41001/q')).toBe('http://localhost:5173/q');
+  });
+
+  it('drops an origin when the last pane holding it lets go', () => {
+    const r = new GrantRegistry();
+    r.hold('p1', G1);
+    r.hold('p2', G1);
+    r.release('p1');
+    expect(r.isLive(G1.origin)).toBe(true);
+    r.release('p2');
+    expect(r.isLive(G1.origin)).toBe(false);
+    expect(r.toUpstream('http://127.0.0.1:41001/q')).toBeNull();
+    r.release('p2'); // idempotent
+    expect(r.isLive(G1.origin)).toBe(false);
+  });
+
+  it('a pane moving to another grant lets go of its old one', () => {
+    const r = new GrantRegistry();
+    r.hold('p1', G1);
+    r.hold('p1', G2);
+    expect(r.isLive(G1.origin)).toBe(false);
+    expect(r.isLive(G2.origin)).toBe(true);
+    expect(r.get(G2.origin)).toEqual(G2);
   });
 });
 

@@ -106,25 +106,37 @@ export function toUpstream(url: string, grants: Iterable<Grant>): string | null 
   return null;
 }
 
-/** The app's grants, by proxy origin. Registered when the sidecar hands one out. */
+/**
+ * The grants open panes hold, by pane: the only origins shim messages are accepted from
+ * (DESIGN §4.1: "the app checks the message origin against live grants"). A pane holds at
+ * most one grant (the one its frame is on); an origin stays live while at least one pane
+ * holds a grant on it and is forgotten when the last one lets go.
+ */
 export class GrantRegistry {
-  private byOrigin = new Map<string, Grant>();
+  private byPane = new Map<string, Grant>();
 
-  /** Records (or refreshes) a grant. */
-  add(g: Grant): void {
-    this.byOrigin.set(g.origin, { grant: g.grant, origin: g.origin, upstream: g.upstream });
+  /** `paneId` now holds `g` (replacing the grant it held before, if any). */
+  hold(paneId: string, g: Grant): void {
+    this.byPane.set(paneId, { grant: g.grant, origin: g.origin, upstream: g.upstream });
   }
 
-  /** True iff `origin` is the proxy origin of a grant this app obtained. */
-  isLive = (origin: string): boolean => this.byOrigin.has(origin);
+  /** `paneId` holds no grant any more (its frame shows no proxied page, or the pane closed). Idempotent. */
+  release(paneId: string): void {
+    this.byPane.delete(paneId);
+  }
 
+  /** True iff some open pane holds a grant whose proxy origin is `origin`. */
+  isLive = (origin: string): boolean => this.get(origin) !== undefined;
+
+  /** A held grant on proxy origin `origin`, if any. */
   get(origin: string): Grant | undefined {
-    return this.byOrigin.get(origin);
+    for (const g of this.byPane.values()) if (g.origin === origin) return g;
+    return undefined;
   }
 
-  /** `toUpstream` over every known grant. */
+  /** `toUpstream` over every held grant. */
   toUpstream(url: string): string | null {
-    return toUpstream(url, this.byOrigin.values());
+    return toUpstream(url, this.byPane.values());
   }
 }
 

@@ -21,6 +21,11 @@ describe('normalizeUrl', () => {
     ['https://localhost:5173/x', 'https://localhost:5173/x'],
     ['HTTP://LOCALHOST:5173', 'http://localhost:5173/'],
     ['http://localhost:5173/?q', 'http://localhost:5173/?q'],
+    // Scheme-relative: a bare host like any other (DESIGN §4: https except loopback).
+    ['//example.com', 'https://example.com/'],
+    ['//example.com:8080/x', 'https://example.com:8080/x'],
+    ['//localhost:5173/a', 'http://localhost:5173/a'],
+    ['//127.0.0.1:8000', 'http://127.0.0.1:8000/'],
   ];
   for (const [input, want] of ok) {
     it(`accepts ${JSON.stringify(input)} as ${want}`, () => {
@@ -42,6 +47,8 @@ describe('normalizeUrl', () => {
     ['local host', /spaces/],
     ['http:nohost', /Not a valid URL/],
     ['http://user:pw@localhost:5173', /user name or password/],
+    ['//', /Type a URL/],
+    ['////x', /Not a valid/],
   ];
   for (const [input, want] of refused) {
     it(`refuses ${JSON.stringify(input)}`, () => {

@@ -22,7 +22,7 @@ const SCHEME_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
  * - `http://` and `https://` URLs are kept;
  * - a bare loopback host (`localhost:5173`, `127.0.0.1:8000`, `[::1]:3000`, `localhost`) or a
  *   bare port (`:8000`, meaning localhost) gets `http://`;
- * - any other bare host gets `https://`;
+ * - any other bare host gets `https://`; a scheme-relative `//host…` counts as bare;
  * - any other scheme (`file:`, `javascript:`, `data:`, `ftp:`, `chrome:` …) is refused.
  */
 export function normalizeUrl(input: string): Normalized {
@@ -33,10 +33,12 @@ export function normalizeUrl(input: string): Normalized {
   let candidate: string;
   if (/^:\d+([/?#].*)?$/.test(text)) {
     candidate = `http://localhost${text}`;
-  } else if (/^\/\//.test(text)) {
-    candidate = `http:${text}`;
-    return finish(candidate, true);
   } else {
+    // A scheme-relative `//host/…` is a bare host like any other (DESIGN §4).
+    if (text.startsWith('//')) {
+      if (text.startsWith('///')) return { ok: false, message: `Not a valid URL: ${text}` };
+      return normalizeUrl(text.slice(2));
+    }
     const m = SCHEME_RE.exec(text);
     // `localhost:5173` and `example.com:8080/x` look like a scheme followed by a port: a
     // "scheme" followed by digits (and then the end or a path) is a host with a port.

@@ -307,10 +307,12 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   const stopped = sc !== null && chromiumStopped(sc);
   const navOff = noUrl || stopped;
   const why = (label: string) => (stopped ? `${label} (Chromium stopped: Relaunch first)` : label);
+  // The iframe renderer's banner takes its own row above the frame (the frame slot moves down).
+  const banner = b.uninstrumented && b.view === 'ready' && !sc;
 
   return (
     <section
-      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}`}
+      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}${banner ? ' has-banner' : ''}`}
       data-testid="pane"
       data-pane-id={id}
       data-kind="browser"
@@ -355,6 +357,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
           {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}
         </span>
+        {b.loading && <span className="browser-progress" data-testid="browser-progress" role="progressbar" aria-label="Loading the page" />}
       </header>
       <div className="pane-body browser-body" data-testid="browser-body">
         {/* The runtime mounts its frame here once; React renders nothing inside this div. */}
@@ -397,7 +400,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             </div>
           </div>
         )}
-        {b.uninstrumented && b.view === 'ready' && (
+        {banner && (
           <div className="browser-banner" data-testid="browser-banner" role="status">
             <span>
               Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address
@@ -405,6 +408,15 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             </span>
             <button className="panel-btn" data-testid="browser-banner-reload" onClick={() => store.browserReload(id, true)}>
               Reload
+            </button>
+            <button
+              className="pane-btn"
+              data-testid="browser-banner-dismiss"
+              title="Dismiss"
+              aria-label="Dismiss"
+              onClick={() => store.dismissBanner(id)}
+            >
+              <Icon d={ICONS.close} />
             </button>
           </div>
         )}

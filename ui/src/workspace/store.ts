@@ -11,6 +11,7 @@ import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStop
 import { PANE_VIEWPORT, type ViewportChoice, parseViewportChoice } from '../screencast/viewport';
 import { BROWSER_ID_RE } from '../api/protocol';
 import { type PaneKind, decidePlacement } from '../browser/placement';
+import { grantKeepaliveMs } from '../browser/keepalive';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
 import { type PortOpenMode, type PortOrigin, type PortRow, isPortOrigin, sameOrigin, servingPane } from '../ports/ports';
@@ -77,6 +78,7 @@ const EMPTY_BROWSER: BrowserView = {
   title: '',
   view: 'empty',
   message: null,
+  loading: false,
   uninstrumented: false,
   prompt: null,
   viewport: PANE_VIEWPORT,
@@ -95,7 +97,7 @@ export class WorkspaceStore {
   private browsers = new Map<L.PaneId, BrowserRenderer>();
   /** each browser pane's body slot (where its renderer's element is mounted) */
   private slots = new Map<L.PaneId, HTMLElement>();
-  /** proxy grants this app obtained: the only origins shim messages are accepted from */
+  /** proxy grants held by open iframe panes: the only origins shim messages are accepted from */
   readonly grants = new GrantRegistry();
   private nextId = 1;
   private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
@@ -232,7 +234,7 @@ export class WorkspaceStore {
             },
             onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
           })
-        : new BrowserRuntime(id, b.url, this.grants, { onChange, onFocus: () => this.focus(id) });
+        : new BrowserRuntime(id, b.url, this.grants, { onChange, onFocus: () => this.focus(id) }, grantKeepaliveMs(location.search));
     this.browsers.set(id, rt);
   }
 
@@ -729,6 +731,12 @@ export class WorkspaceStore {
 
   browserGo(id: L.PaneId, delta: -1 | 1) {
     this.browsers.get(id)?.go(delta);
+  }
+
+  /** Hides the "can't follow this page" banner until a later load is judged uninstrumented again. */
+  dismissBanner(id: L.PaneId) {
+    const p = this.snap.panes[id];
+    if (p?.browser?.uninstrumented) this.updatePane(id, { browser: { ...p.browser, uninstrumented: false } });
   }
 
   browserReload(id: L.PaneId, hard = false) {
