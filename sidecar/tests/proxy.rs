@@ -651,6 +651,28 @@ async fn host_mismatch_is_refused_and_does_not_refresh_the_ttl() {
     assert_eq!(log.lock().unwrap().len(), before, "refused requests never reached the upstream");
 }
 
+/// The UI keeps an open pane's grant alive by asking for it again (protocol §6.3): a repeat
+/// request returns the same grant and restarts its idle timer, with no proxied request at all.
+#[tokio::test]
+async fn a_repeat_grant_request_keeps_the_same_grant_alive() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_GRANT_TTL_MS", "1000")]);
+    let (up, log) = upstream().await;
+    let url = format!("http://127.0.0.1:{up}/");
+    let port = grant_port(&sc, &url).await;
+    for _ in 0..8 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert_eq!(grant_port(&sc, &url).await, port, "the same grant while it lives");
+    }
+    // 2 s past its first request, with a 1 s TTL: alive only because it was asked for again.
+    assert_eq!(http(port, "/", &[]).await.status, 200);
+    assert_eq!(log.lock().unwrap().len(), 1, "kept alive with no proxied request");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        assert!(tokio::time::Instant::now() < deadline, "the grant never expired once nobody asked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_foreign_origin_is_served_but_does_not_refresh_the_ttl() {
     let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_PROXY_GRANT_TTL_MS", "1000")]);
