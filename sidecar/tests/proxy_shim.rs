@@ -22,13 +22,25 @@ const PAGE: &str = r##"<!doctype html><html><head><title>Shim Test</title></head
 <a id=blank href="/other?x=1" target="_blank">b</a>
 <a id=dl href="/file" target="_blank" download>d</a>
 <a id=self href="#h" target="_self">s</a>
+<a id=prevented href="/prevented" target="_blank">p</a>
+<a id=handled href="/handled-link" target="_blank">h</a>
+<a id=ctrl href="/ctrl">c</a>
+<a id=middle href="/middle">m</a>
 <iframe id=nested src="/nested"></iframe>
 <script>
-document.addEventListener('click', function (e) { e.preventDefault(); });
+document.getElementById('dl').addEventListener('click', function (e) { e.preventDefault(); });
+document.getElementById('self').addEventListener('click', function (e) { e.preventDefault(); });
+document.getElementById('prevented').addEventListener('click', function (e) { e.preventDefault(); });
+// The page opens the window itself: the app must be asked once, not twice.
+document.getElementById('handled').addEventListener('click', function (e) { e.preventDefault(); window.open('/handled'); });
 window.addEventListener('load', function () { setTimeout(function () {
   document.body.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true}));
   document.getElementById('dl').click();
   document.getElementById('self').click();
+  document.getElementById('prevented').click();
+  document.getElementById('handled').click();
+  document.getElementById('ctrl').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, ctrlKey: true}));
+  document.getElementById('middle').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, cancelable: true, button: 1}));
   document.getElementById('blank').click();
   window.__open = window.open('/popup');
   history.pushState({}, '', '/pushed');
@@ -312,9 +324,19 @@ async fn shim_messages_in_chromium() {
             && has("open-window", "/other?x=1")
             && has("open-window", "/popup")
             && has("open-window", "/from-nested")
+            && has("open-window", "/handled")
+            && has("open-window", "/ctrl")
+            && has("open-window", "/middle")
             && m.iter().filter(|x| kind(x) == "pointerdown").count() >= 2
     };
     let msgs = cdp.msgs_until("shim reports", wants_all).await;
+    let opened = |end: &str| {
+        msgs.iter()
+            .filter(|x| kind(x) == "open-window" && x["data"]["url"].as_str().is_some_and(|u| u.ends_with(end)))
+            .count()
+    };
+    assert_eq!(opened("/handled"), 1, "a page that opens the window itself asks once");
+    assert_eq!(opened("/handled-link") + opened("/prevented"), 0, "a click the page cancelled opens nothing");
     for m in &msgs {
         assert_eq!(m["origin"], proxy.as_str(), "every message comes from the proxy origin: {m}");
         assert_eq!((m["data"]["porthole"].as_str(), m["data"]["v"].as_i64()), (Some("shim"), Some(1)), "{m}");

@@ -15,7 +15,10 @@ use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentH
 /// forwards them. It obeys only `history` and `reload` from the app origin.
 ///
 /// New windows (protocol §6.5): a link, `window.open` or form target asks the app only when
-/// it is `_blank` or a name no frame in reach has (`newWin`: searched from the topmost
+/// it is `_blank` or a name no frame in reach has; so does a link opened with Ctrl/Cmd/Shift
+/// or the middle button. Link clicks are judged after the page's own handlers (bubble phase
+/// on `window`): a click the page cancelled (say, to call `window.open` itself) opens
+/// nothing more (`newWin`: searched from the topmost
 /// same-origin ancestor down, by window name and, for cross-origin children, by the frame
 /// element's `name`); a named frame in reach and `_self`/`_parent`/`_top` are left to the
 /// browser. A GET form aimed at a new window is turned into its URL (the app asks); a POST
@@ -40,7 +43,9 @@ document.addEventListener("DOMContentLoaded",function(){loc(true)});W.addEventLi
 W.addEventListener("popstate",function(){loc(false)});W.addEventListener("hashchange",function(){loc(false)});
 ["pushState","replaceState"].forEach(function(k){var f=history[k];history[k]=function(){var r=f.apply(this,arguments);loc(false);return r}});
 W.addEventListener("pointerdown",function(){post({kind:"pointerdown"})},true);
-document.addEventListener("click",function(e){if(e.defaultPrevented)return;var a=e.target&&e.target.closest?e.target.closest("a[href],area[href]"):null;if(!a||a.hasAttribute("download")||!newWin(tgt(a,"target")))return;e.preventDefault();openW(a.href)},true);
+function onLink(e,aux){if(e.defaultPrevented)return;var t=e.target,a=t&&t.closest?t.closest("a[href],area[href]"):null;if(!a||a.hasAttribute("download"))return;
+if(!(aux?e.button===1:e.button===0&&(e.ctrlKey||e.metaKey||e.shiftKey||newWin(tgt(a,"target")))))return;e.preventDefault();openW(a.href)}
+W.addEventListener("click",function(e){onLink(e,false)});W.addEventListener("auxclick",function(e){onLink(e,true)});
 W.addEventListener("submit",function(e){var f=e.target;if(e.defaultPrevented||!(f instanceof HTMLFormElement))return;var s=e.submitter||null,d;try{d=formNav(f,s)}catch(x){return}if(!d)return;
 if(d.get){e.preventDefault();openW(d.url)}else setTimeout(inFrame(f,s),0)});
 var FS=HTMLFormElement.prototype.submit;HTMLFormElement.prototype.submit=function(){var d=null;try{d=formNav(this,null)}catch(x){}if(!d)return FS.call(this);if(d.get)return openW(d.url);var r=inFrame(this,null);try{return FS.call(this)}finally{r()}};
