@@ -1,5 +1,5 @@
 //! Terminal I/O through the real binary: echo, resize, exit codes, replay, big output to
-//! several clients, flow control.
+//! several clients, flow control, the replay header and the answering client.
 
 mod common;
 
@@ -265,4 +265,59 @@ async fn programs_get_default_sigpipe() {
     let out = String::from_utf8_lossy(&seen.bytes);
     assert!(out.contains("PIPE-DONE"), "{out}");
     assert!(!out.contains("Broken pipe"), "SIGPIPE was inherited as ignored: {out}");
+}
+
+#[tokio::test]
+async fn replay_header_comes_first_with_the_exact_byte_count() {
+    let sc = Sidecar::start(&[]);
+    // Prints a DA1 and a CPR query (what a reattaching UI must not answer again), then echoes.
+    let id = sc.spawn(&["sh", "-c", r"read go; printf 'Q\033[cQ\033[6nQ HEADER-READY\n'; exec cat"]).await;
+    let mut a = sc.ws(&id).await;
+    let mut seen_a = Seen::default();
+    read_until(&mut a, &mut seen_a, true, |s| s.controls.len() == 2).await;
+    assert_eq!(seen_a.controls[0], (0, json!({"type":"replay","bytes":0})), "nothing to replay yet");
+    assert_eq!(seen_a.controls[1], (0, json!({"type":"answerer","answers":true})), "a lone client answers");
+    send_input(&mut a, b"go\n").await;
+    read_until(&mut a, &mut seen_a, true, |s| contains(&s.bytes, b"HEADER-READY\r\n")).await;
+    drop(a);
+
+    let mut b = sc.ws(&id).await;
+    let n = seen_a.bytes.len();
+    let mut seen_b = Seen::default();
+    read_until(&mut b, &mut seen_b, true, |s| s.bytes.len() >= n).await;
+    assert_eq!(seen_b.controls[0], (0, json!({"type":"replay","bytes":n})), "first message, exact count");
+    assert_eq!(seen_b.controls[1], (0, json!({"type":"answerer","answers":true})));
+    assert_eq!(seen_b.bytes, seen_a.bytes, "exactly the announced bytes are the replay");
+    // Live output follows the replay.
+    send_input(&mut b, b"live\n").await;
+    read_until(&mut b, &mut seen_b, true, |s| contains(&s.bytes[n..], b"live\r\nlive\r\n")).await;
+    assert_eq!(seen_b.controls.len(), 2, "{:?}", seen_b.controls);
+}
+
+#[tokio::test]
+async fn exactly_one_client_answers_and_input_makes_a_client_the_answerer() {
+    let sc = Sidecar::start(&[]);
+    let id = sc.spawn(&["cat"]).await;
+    let mut a = sc.ws(&id).await;
+    let (mut seen_a, mut seen_b) = (Seen::default(), Seen::default());
+    read_until(&mut a, &mut seen_a, true, |s| s.answerer() == [true]).await;
+    // A newer client becomes the answerer; the old one is told it is not.
+    let mut b = sc.ws(&id).await;
+    read_until(&mut b, &mut seen_b, true, |s| s.answerer() == [true]).await;
+    read_until(&mut a, &mut seen_a, true, |s| s.answerer() == [true, false]).await;
+    // Input from a makes it the answerer again, before the echo of that input.
+    send_input(&mut a, b"from-a\n").await;
+    read_until(&mut a, &mut seen_a, true, |s| contains(&s.bytes, b"from-a\r\nfrom-a\r\n")).await;
+    assert_eq!(seen_a.answerer(), [true, false, true]);
+    let at = seen_a.controls.last().unwrap().0;
+    assert!(!contains(&seen_a.bytes[..at], b"from-a"), "the change precedes the echo");
+    read_until(&mut b, &mut seen_b, true, |s| contains(&s.bytes, b"from-a\r\nfrom-a\r\n")).await;
+    assert_eq!(seen_b.answerer(), [true, false]);
+    // More input from the answerer changes nothing.
+    send_input(&mut a, b"again\n").await;
+    read_until(&mut b, &mut seen_b, true, |s| contains(&s.bytes, b"again\r\nagain\r\n")).await;
+    assert_eq!(seen_b.answerer(), [true, false]);
+    // The answerer leaves: the one left answers.
+    drop(a);
+    read_until(&mut b, &mut seen_b, true, |s| s.answerer() == [true, false, true]).await;
 }

@@ -1,4 +1,5 @@
-//! The terminal WebSocket (protocol §5): scrollback replay, live output, input, resize, ack.
+//! The terminal WebSocket (protocol §5): replay header and scrollback, live output, the
+//! answerer state, input, resize, ack.
 
 use std::sync::Arc;
 
@@ -84,6 +85,18 @@ fn exit_message(code: i32) -> Message {
     Message::Text(Utf8Bytes::from(format!(r#"{{"type":"exit","code":{code}}}"#)))
 }
 
+/// `{"type":"replay","bytes":N}`: the first message on every connection; exactly `N` bytes of
+/// binary payload that follow are scrollback replay (protocol §5).
+fn replay_message(bytes: usize) -> Message {
+    Message::Text(Utf8Bytes::from(format!(r#"{{"type":"replay","bytes":{bytes}}}"#)))
+}
+
+/// `{"type":"answerer","answers":B}`: whether this client answers terminal queries in the
+/// live output that follows (protocol §5.2).
+fn answerer_message(answers: bool) -> Message {
+    Message::Text(Utf8Bytes::from(format!(r#"{{"type":"answerer","answers":{answers}}}"#)))
+}
+
 fn close_message(code: u16, reason: &str) -> Message {
     // A close reason is at most 123 bytes; cut at a char boundary.
     let mut end = reason.len().min(123);
@@ -95,11 +108,16 @@ fn close_message(code: u16, reason: &str) -> Message {
 
 type Sink = SplitSink<WebSocket, Message>;
 
-/// One client connection: replay, then pump events out and input/control in until either
-/// side ends. A failed send is a disconnect. Dropping the attachment detaches the client.
+/// One client connection: replay header, answerer state, replay, then pump events out and
+/// input/control in until either side ends. A failed send is a disconnect. Dropping the
+/// attachment detaches the client.
 async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
     let att = term.attach();
     let (mut tx, mut rx) = socket.split();
+    if tx.feed(replay_message(att.replay.len())).await.is_err() || tx.feed(answerer_message(att.answers)).await.is_err()
+    {
+        return;
+    }
     for chunk in att.replay.chunks(REPLAY_CHUNK_BYTES) {
         if tx.feed(Message::Binary(Bytes::copy_from_slice(chunk))).await.is_err() {
             return;
@@ -135,6 +153,8 @@ async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
                 let Some(Ok(msg)) = msg else { break };
                 match msg {
                     Message::Binary(data) => {
+                        // Typing (or answering) makes this client the answerer.
+                        handle.note_input();
                         if term.write_input(data.to_vec()).await.is_err() {
                             let _ = tx.send(close_message(CLOSE_NORMAL, "terminal closed")).await;
                             break;
@@ -171,6 +191,7 @@ async fn send_events(tx: &mut Sink, first: Event, events: &mut tokio::sync::mpsc
         let msg = match ev {
             Event::Output(b) => Message::Binary(b),
             Event::Exit(code) => exit_message(code),
+            Event::Answerer(answers) => answerer_message(answers),
             Event::Closed => {
                 let _ = tx.send(close_message(CLOSE_NORMAL, "terminal deleted")).await;
                 return false;

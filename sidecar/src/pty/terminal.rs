@@ -83,6 +83,10 @@ pub enum Event {
     Exit(i32),
     /// The terminal was deleted; no more events follow.
     Closed,
+    /// This client became (`true`) or stopped being (`false`) the one client that answers
+    /// terminal queries found in live output (see [`Terminal::attach`] for the rule). Ordered
+    /// with `Output`: it applies to the output that follows it.
+    Answerer(bool),
 }
 
 /// What a client gets when it attaches: the scrollback, the exit status if the program has
@@ -96,6 +100,10 @@ pub struct Attachment {
     pub exited: Option<i32>,
     /// True if and only if the terminal was already closed (deleted) when attaching.
     pub closed: bool,
+    /// True if and only if this client answers terminal queries in the live output that
+    /// follows (always true on attach: the newest client is the answerer; later changes
+    /// arrive as [`Event::Answerer`]).
+    pub answers: bool,
     /// Live events after the scrollback.
     pub events: mpsc::UnboundedReceiver<Event>,
     /// Acks flow control; detaches the client when dropped.
@@ -124,12 +132,25 @@ impl ClientHandle {
         self.shared.maybe_resume(&mut hub);
         Ok(())
     }
+
+    /// Records that this client sent input: it becomes the answerer (the others are told
+    /// with [`Event::Answerer`]). Idempotent while it already is.
+    pub fn note_input(&self) {
+        let mut hub = self.shared.lock();
+        hub.activity += 1;
+        let stamp = hub.activity;
+        if let Some(c) = hub.clients.get_mut(&self.id) {
+            c.active = stamp;
+        }
+        Shared::elect(&mut hub);
+    }
 }
 
 impl Drop for ClientHandle {
     fn drop(&mut self) {
         let mut hub = self.shared.lock();
         hub.clients.remove(&self.id);
+        Shared::elect(&mut hub);
         self.shared.maybe_resume(&mut hub);
     }
 }
@@ -138,6 +159,8 @@ struct Client {
     tx: mpsc::UnboundedSender<Event>,
     /// Bytes queued to this client and not yet acknowledged.
     unacked: u64,
+    /// `Hub::activity` when this client last attached or sent input; the highest answers.
+    active: u64,
 }
 
 /// State shared by the terminal handle, its threads and its clients; one lock.
@@ -145,6 +168,11 @@ struct Hub {
     ring: Ring,
     clients: BTreeMap<u64, Client>,
     next_client: u64,
+    /// Counts attaches and inputs; stamps `Client::active`.
+    activity: u64,
+    /// The client that answers terminal queries: the most recently active one. `None` if
+    /// and only if no client is attached.
+    answerer: Option<u64>,
     cols: u16,
     rows: u16,
     /// PTY reads are paused by flow control.
@@ -175,6 +203,21 @@ impl Shared {
         for c in hub.clients.values() {
             let _ = c.tx.send(ev.clone());
         }
+    }
+
+    /// Makes the most recently active client the answerer; on a change, tells the old one
+    /// (if still attached) and the new one, in order with their output.
+    fn elect(hub: &mut Hub) {
+        let best = hub.clients.iter().max_by_key(|(_, c)| c.active).map(|(id, _)| *id);
+        if best == hub.answerer {
+            return;
+        }
+        for (id, answers) in [(hub.answerer, false), (best, true)] {
+            if let Some(c) = id.and_then(|id| hub.clients.get(&id)) {
+                let _ = c.tx.send(Event::Answerer(answers));
+            }
+        }
+        hub.answerer = best;
     }
 
     /// Resumes reads if paused and every client is below the low watermark.
@@ -292,6 +335,8 @@ impl Terminal {
                 ring: Ring::new(SCROLLBACK_BYTES),
                 clients: BTreeMap::new(),
                 next_client: 0,
+                activity: 0,
+                answerer: None,
                 cols: spec.cols,
                 rows: spec.rows,
                 paused: false,
@@ -368,6 +413,11 @@ impl Terminal {
 
     /// Attaches a client. The scrollback snapshot and the subscription are taken under one
     /// lock, so `replay` followed by `events` is exactly the terminal's output stream.
+    ///
+    /// Exactly one attached client is the **answerer** (protocol §5.2): the one that most
+    /// recently attached or sent input ([`ClientHandle::note_input`]). So a new client starts
+    /// as the answerer, and the previous one gets `Event::Answerer(false)`; when the answerer
+    /// detaches, the most recently active of the others gets `Event::Answerer(true)`.
     pub fn attach(&self) -> Attachment {
         let mut hub = self.shared.lock();
         let replay = hub.ring.snapshot();
@@ -378,11 +428,20 @@ impl Terminal {
         if unacked > HIGH_WATERMARK_BYTES {
             hub.paused = true;
         }
-        hub.clients.insert(id, Client { tx, unacked });
+        hub.activity += 1;
+        let active = hub.activity;
+        // Not yet in `clients`: `elect` tells only the previous answerer; this client learns
+        // it answers from `Attachment::answers`.
+        if let Some(c) = hub.answerer.and_then(|old| hub.clients.get(&old)) {
+            let _ = c.tx.send(Event::Answerer(false));
+        }
+        hub.answerer = Some(id);
+        hub.clients.insert(id, Client { tx, unacked, active });
         Attachment {
             replay,
             exited: if hub.exit_sent { hub.exit_code } else { None },
             closed: hub.closed,
+            answers: true,
             events,
             handle: ClientHandle { shared: self.shared.clone(), id },
         }
@@ -571,11 +630,46 @@ mod tests {
                     out.extend_from_slice(&b);
                 }
                 Ok(Event::Exit(c)) => exit = Some(c),
+                Ok(Event::Answerer(_)) => {}
                 Ok(Event::Closed) | Err(mpsc::error::TryRecvError::Disconnected) => break,
                 Err(mpsc::error::TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(5)),
             }
         }
         (out, exit)
+    }
+
+    /// The `Answerer` events queued to `a` so far.
+    fn answerer_events(a: &mut Attachment) -> Vec<bool> {
+        let mut out = Vec::new();
+        while let Ok(ev) = a.events.try_recv() {
+            if let Event::Answerer(b) = ev {
+                out.push(b);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_answerer_is_the_most_recently_active_client() {
+        let t = Terminal::spawn(TerminalId(1), spec(&["sleep", "1000"]), &[]).unwrap();
+        let mut a = t.attach();
+        assert!(a.answers, "a lone client answers");
+        let mut b = t.attach();
+        assert!(b.answers, "the newest client answers");
+        assert_eq!(answerer_events(&mut a), [false]);
+        a.handle.note_input();
+        assert_eq!(answerer_events(&mut a), [true]);
+        assert_eq!(answerer_events(&mut b), [false]);
+        a.handle.note_input();
+        assert_eq!(answerer_events(&mut a), [] as [bool; 0], "no event while nothing changes");
+        let c = t.attach();
+        assert_eq!(answerer_events(&mut a), [false]);
+        // The answerer leaves: the most recently active of the rest (a, by input) takes over.
+        drop(c.handle);
+        assert_eq!(answerer_events(&mut a), [true]);
+        assert_eq!(answerer_events(&mut b), [] as [bool; 0]);
+        t.hang_up();
+        t.kill_now();
     }
 
     #[test]

@@ -302,6 +302,20 @@ pub struct Seen {
     pub closed: bool,
     /// The close frame's code, if one came.
     pub close_code: Option<u16>,
+    /// Control messages other than `exit` (`replay`, `answerer`), each with the number of
+    /// output bytes that had arrived before it.
+    pub controls: Vec<(usize, Value)>,
+}
+
+impl Seen {
+    /// The `answers` values of the `answerer` messages seen so far, in order.
+    pub fn answerer(&self) -> Vec<bool> {
+        self.controls
+            .iter()
+            .filter(|(_, v)| v["type"] == "answerer")
+            .map(|(_, v)| v["answers"].as_bool().unwrap())
+            .collect()
+    }
 }
 
 /// Reads messages until `done(&seen)` holds, acking every binary message if `ack`.
@@ -317,6 +331,10 @@ pub async fn read_until(ws: &mut Ws, seen: &mut Seen, ack: bool, done: impl Fn(&
                 }
                 Some(Ok(Message::Text(t))) => {
                     let v: Value = serde_json::from_str(&t).unwrap();
+                    if v["type"] == "replay" || v["type"] == "answerer" {
+                        seen.controls.push((seen.bytes.len(), v));
+                        continue;
+                    }
                     assert_eq!(v["type"], "exit", "unexpected control {t}");
                     assert!(seen.exit.is_none(), "exit sent twice");
                     seen.exit = Some(v["code"].as_i64().unwrap());

@@ -1,4 +1,4 @@
-import { api, expect, test } from './fixtures';
+import { Wall, api, expect, login, test } from './fixtures';
 
 test('typing runs a command and shows its output', async ({ wall }) => {
   const [id] = await wall.paneIds();
@@ -169,6 +169,82 @@ test('a reload reattaches every pane with its scrollback', async ({ wall, page }
   await wall.type('echo after-reload\n');
   await wall.waitText(first, /^after-reload$/m);
   expect((await wall.text(first)).match(/^before-reload-42$/gm)).toHaveLength(1);
+});
+
+/** Waits until the sidecar's saved workspace holds pane `id` (the layout save is debounced). */
+async function waitSaved(id: string) {
+  await expect.poll(async () => JSON.stringify((await api('GET', '/api/workspace')).workspace ?? null)).toContain(id);
+}
+
+/** The pane's text after its last line that is exactly `marker`. */
+async function textAfter(wall: Wall, id: string, marker: string): Promise<string> {
+  const lines = (await wall.text(id)).split('\n');
+  return lines.slice(lines.lastIndexOf(marker) + 1).join('\n');
+}
+
+test('queries in the replayed scrollback are not answered again (reload, reconnect); keys typed then arrive', async ({ wall, page }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  // DA1, DA2, CPR and an OSC 11 colour query; the live replies are read up to the OSC's
+  // final "\", then `cat -v` shows whatever reaches the program afterwards.
+  await wall.type(`printf 'Q\\033[cQ\\033[>cQ\\033[6nQ\\033]11;?\\033\\\\Q\\n'; IFS= read -rs -d '\\' got; echo READY-$((6*7)); cat -v\n`);
+  await wall.waitText(id, /^READY-42$/m);
+  await waitSaved(id);
+
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await wall.waitOpen(1);
+  await wall.waitText(id, /^READY-42$/m); // the replay (with its queries) has been parsed
+  await wall.click(id);
+  await wall.type('typed-after-reload\n');
+  // The tty's echo of the line, then cat's copy: nothing in front of what was typed.
+  await expect.poll(() => textAfter(wall, id, 'READY-42')).toMatch(/typed-after-reload\n.*typed-after-reload/);
+  expect(await textAfter(wall, id, 'READY-42')).toBe('typed-after-reload\ntyped-after-reload');
+
+  // A dropped connection replays again: still no replies.
+  await page.evaluate((id) => {
+    const session = (window as any).__porthole.store.runtime(id).session;
+    (window as any).__droppedSocket = session.ws;
+    session.ws.close();
+  }, id);
+  await expect
+    .poll(() =>
+      page.evaluate((id) => {
+        const ws = (window as any).__porthole.store.runtime(id).session.ws;
+        return !!ws && ws !== (window as any).__droppedSocket && ws.readyState === 1;
+      }, id),
+    )
+    .toBe(true);
+  await wall.waitText(id, /^READY-42$/m);
+  await wall.type('typed-after-drop\n');
+  await expect.poll(() => textAfter(wall, id, 'typed-after-reload')).toMatch(/typed-after-drop\n.*typed-after-drop/);
+  expect(await textAfter(wall, id, 'typed-after-reload')).toBe('typed-after-drop\ntyped-after-drop');
+});
+
+test('a live query gets exactly one answer with the terminal open in two pages', async ({ wall, page, context }) => {
+  const [id] = await wall.paneIds();
+  await waitSaved(id);
+  const page2 = await context.newPage();
+  await login(page2);
+  const wall2 = new Wall(page2);
+  await wall2.waitOpen(1);
+  expect(await wall2.paneIds()).toEqual([id]);
+
+  // The program asks for DA1, prints a marker, then reports what it reads up to a "Z".
+  const ask = (n: number) =>
+    `printf '\\033[cMARK-%d\\n' $((${n}+1)); IFS= read -rs -d Z got; printf 'GOT-%d[%s]\\n' $((${n}+1)) "$(printf %s "$got" | cat -v)"\n`;
+  for (const [n, w] of [[40, wall], [50, wall2]] as const) {
+    // Typing in a page makes it the answerer.
+    await w.click(id);
+    await w.type(ask(n));
+    // Both pages have parsed the query (and sent any reply) before the "Z" is typed.
+    await wall.waitText(id, new RegExp(`^MARK-${n + 1}$`, 'm'));
+    await wall2.waitText(id, new RegExp(`^MARK-${n + 1}$`, 'm'));
+    await w.type('Z');
+    await w.waitText(id, new RegExp(`^GOT-${n + 1}\\[`, 'm'));
+    expect((await w.text(id)).match(new RegExp(`^GOT-${n + 1}\\[.*$`, 'm'))![0]).toBe(`GOT-${n + 1}[^[[?1;2c]`);
+  }
+  await page2.close();
 });
 
 test('exit shows the code and Enter starts a new shell in the same pane', async ({ wall }) => {

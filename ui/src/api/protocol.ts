@@ -41,8 +41,15 @@ export interface CreateTerminal {
   command?: string[];
 }
 
-/** Server → client text messages on the terminal socket. */
-export type ServerControl = { type: 'exit'; code: number };
+/**
+ * Server → client text messages on the terminal socket (protocol §5): `replay` first (the
+ * next `bytes` bytes of output are scrollback), `answerer` (whether this client answers
+ * terminal queries in the output after it, §5.2), `exit`.
+ */
+export type ServerControl =
+  | { type: 'replay'; bytes: number }
+  | { type: 'answerer'; answers: boolean }
+  | { type: 'exit'; code: number };
 
 /** Client → server text messages on the terminal socket. */
 export type ClientControl = { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };

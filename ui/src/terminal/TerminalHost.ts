@@ -11,6 +11,7 @@ import type { WebglAddon } from '@xterm/addon-webgl';
 import { validDim } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import { sanitizePaste } from './paste';
+import { CSI_QUERIES, DCS_QUERY, OSC_QUERY_IDS, QueryGate, oscIsQuery } from './queryGate';
 import type { TerminalSink } from './TerminalSession';
 import { type RendererKind, preferredRenderer } from './renderer';
 import { type Scheme, themeFor } from './theme';
@@ -45,6 +46,8 @@ export class TerminalHost implements TerminalSink {
   private observer: ResizeObserver | null = null;
   private disposables: Array<() => void> = [];
   private disposed = false;
+  /** whether xterm may answer queries now; flipped in order with the output (protocol §5.2) */
+  private readonly gate = new QueryGate();
   renderer: RendererKind = 'dom';
 
   constructor(
@@ -70,7 +73,10 @@ export class TerminalHost implements TerminalSink {
     this.term.loadAddon(this.search);
     this.term.unicode.activeVersion = '11';
     const subs = [
-      this.term.onData((d) => this.events.onInput(d, false)),
+      this.term.onData((d) => {
+        if (!this.gate.dropInput(d)) this.events.onInput(d, false);
+      }),
+      ...this.hookQueries(),
       this.term.onBinary((d) => this.events.onInput(d, true)),
       this.term.onResize(({ cols, rows }) => {
         if (validDim(cols) && validDim(rows)) this.events.onResize(cols, rows);
@@ -91,6 +97,22 @@ export class TerminalHost implements TerminalSink {
     const onFocusIn = () => this.events.onFocus();
     this.element.addEventListener('focusin', onFocusIn);
     this.disposables.push(() => this.element.removeEventListener('focusin', onFocusIn));
+  }
+
+  /**
+   * Parser hooks that run before xterm's own handlers of the query sequences: they return
+   * true (swallow: no reply) while the gate says so, else false (xterm answers as usual).
+   */
+  private hookQueries(): Array<{ dispose(): void }> {
+    const p = this.term.parser;
+    const gate = this.gate;
+    return [
+      ...CSI_QUERIES.map(({ id, isQuery }) =>
+        p.registerCsiHandler(id, (params) => gate.swallowQuery() && (isQuery?.(params) ?? true)),
+      ),
+      ...OSC_QUERY_IDS.map((n) => p.registerOscHandler(n, (data) => gate.swallowQuery() && oscIsQuery(data))),
+      p.registerDcsHandler(DCS_QUERY, () => gate.swallowQuery()),
+    ];
   }
 
   /** Opens xterm in `this.element` (call once the element is in the document). Idempotent. */
@@ -185,6 +207,16 @@ export class TerminalHost implements TerminalSink {
   reset(): void {
     // RIS through the write queue, so it lands after output already queued.
     if (!this.disposed) this.term.write('\x1bc');
+  }
+
+  // A write callback runs once the bytes before it are parsed and before later bytes are, so
+  // the gate changes exactly between the two.
+  setReplaying(on: boolean): void {
+    if (!this.disposed) this.term.write('', () => (this.gate.replaying = on));
+  }
+
+  setAnswering(on: boolean): void {
+    if (!this.disposed) this.term.write('', () => (this.gate.answering = on));
   }
 
   /** Writes a local notice (not program output). */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ACK_CHUNK_BYTES, LOW_WATERMARK_BYTES, HIGH_WATERMARK_BYTES } from '../api/protocol';
-import { type TerminalSink, TerminalSession } from './TerminalSession';
+import { type TerminalSink, TerminalSession, splitReplay } from './TerminalSession';
 
 /** A fake WebSocket driven by the test. */
 class FakeSocket {
@@ -53,6 +53,12 @@ class FakeSink implements TerminalSink {
   }
   reset() {
     this.log.push('reset');
+  }
+  setReplaying(on: boolean) {
+    this.log.push(`replaying:${on}`);
+  }
+  setAnswering(on: boolean) {
+    this.log.push(`answering:${on}`);
   }
   flush() {
     for (const cb of this.callbacks.splice(0)) cb();
@@ -189,5 +195,78 @@ describe('TerminalSession', () => {
     s.dispose();
     expect(ws().closed).toBe(true);
     expect(s.status).toBe('closed');
+  });
+
+  it('marks exactly the announced bytes as replay, splitting a message that straddles the end', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    ws().text('{"type":"replay","bytes":150}');
+    ws().text('{"type":"answerer","answers":true}');
+    ws().binary(100);
+    ws().binary(80); // 50 replay + 30 live (the server never mixes them; count anyway)
+    ws().binary(5);
+    expect(sink.log).toEqual([
+      'reset',
+      'replaying:true',
+      'answering:true',
+      'bytes:100',
+      'bytes:50',
+      'replaying:false',
+      'bytes:30',
+      'bytes:5',
+    ]);
+    sink.flush();
+    const acks = ws().controls().filter((c) => c.type === 'ack');
+    expect(acks.reduce((a, c) => a + c.bytes, 0)).toBe(185);
+  });
+
+  it('an empty replay marks nothing; answerer changes are ordered with the output', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    ws().text('{"type":"replay","bytes":0}');
+    ws().text('{"type":"answerer","answers":true}');
+    ws().binary(3);
+    ws().text('{"type":"answerer","answers":false}');
+    ws().binary(4);
+    expect(sink.log).toEqual(['reset', 'answering:true', 'bytes:3', 'answering:false', 'bytes:4']);
+  });
+
+  it('a socket that drops mid-replay ends the replay, and the next one starts its own', async () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    ws().text('{"type":"replay","bytes":100}');
+    ws().binary(60);
+    ws().drop();
+    expect(sink.log).toEqual(['reset', 'replaying:true', 'bytes:60', 'replaying:false']);
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(JSON.stringify({ id: 't1' }), { status: 200 })));
+    await vi.advanceTimersByTimeAsync(100);
+    ws().open();
+    ws().text('{"type":"replay","bytes":10}');
+    ws().binary(10);
+    ws().binary(1);
+    expect(sink.log.slice(4)).toEqual(['reset', 'replaying:true', 'bytes:10', 'replaying:false', 'bytes:1']);
+  });
+
+  it('ignores malformed and unknown control messages', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    for (const t of ['{"type":"replay","bytes":-1}', '{"type":"replay","bytes":1.5}', '{"type":"answerer","answers":1}', '{"type":"new"}', 'nope'])
+      ws().text(t);
+    ws().binary(2);
+    expect(sink.log).toEqual(['reset', 'bytes:2']);
+  });
+});
+
+describe('splitReplay', () => {
+  const check = (left: number, n: number, want: [number, number]) => {
+    const { replay, live } = splitReplay(left, new Uint8Array(n));
+    expect([replay.byteLength, live.byteLength]).toEqual(want);
+  };
+  it('splits at the replay boundary', () => {
+    check(0, 10, [0, 10]);
+    check(4, 10, [4, 6]);
+    check(10, 10, [10, 0]);
+    check(20, 10, [10, 0]);
+    check(5, 0, [0, 0]);
   });
 });

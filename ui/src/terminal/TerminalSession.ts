@@ -11,6 +11,23 @@ export interface TerminalSink {
   write(data: Uint8Array | string, done: () => void): void;
   /** Resets the terminal, ordered after earlier writes (called before each scrollback replay). */
   reset(): void;
+  /**
+   * Marks whether the bytes written after this call (until the next call) are scrollback
+   * replay, whose queries must not be answered (protocol §5.2). Ordered with writes.
+   */
+  setReplaying(on: boolean): void;
+  /** Marks whether this client answers queries in the bytes written after this call. Ordered with writes. */
+  setAnswering(on: boolean): void;
+}
+
+/**
+ * Splits a binary message into its replay part (the first `replayLeft` bytes) and its live
+ * part; either may be empty. `replayLeft` is what the `replay` message announced, minus the
+ * replay bytes already received.
+ */
+export function splitReplay(replayLeft: number, bytes: Uint8Array): { replay: Uint8Array; live: Uint8Array } {
+  const k = Math.max(0, Math.min(replayLeft, bytes.byteLength));
+  return { replay: bytes.subarray(0, k), live: bytes.subarray(k) };
 }
 
 export type SessionStatus =
@@ -70,6 +87,8 @@ export class TerminalSession {
   private _status: SessionStatus = 'connecting';
   private queued: Uint8Array[] = [];
   private queuedBytes = 0;
+  /** bytes of replay announced on the current socket and not yet received */
+  private replayLeft = 0;
 
   private readonly _onExit = new Emitter<number>();
   private readonly _onStatus = new Emitter<SessionStatus>();
@@ -160,6 +179,7 @@ export class TerminalSession {
     this.processed = 0;
     this.pending = 0;
     this.sentSize = null;
+    this.replayLeft = 0;
     let ws: WebSocket;
     try {
       const url = terminalSocketUrl(this.terminalId);
@@ -187,21 +207,38 @@ export class TerminalSession {
         this.onControl(ev.data);
         return;
       }
-      const bytes = new Uint8Array(ev.data as ArrayBuffer);
-      const n = bytes.byteLength;
-      if (n === 0) return;
-      this.pending++;
-      this.sink.write(bytes, () => this.processedBytes(gen, n));
+      const { replay, live } = splitReplay(this.replayLeft, new Uint8Array(ev.data as ArrayBuffer));
+      if (replay.byteLength > 0) {
+        this.output(gen, replay);
+        this.replayLeft -= replay.byteLength;
+        if (this.replayLeft === 0) this.sink.setReplaying(false);
+      }
+      this.output(gen, live);
     };
     ws.onclose = () => {
       if (gen !== this.generation) return;
       this.ws = null;
+      this.endReplay();
       if (this.exited) return; // the terminal ended; the pane decides what comes next
       this.scheduleRetry();
     };
     ws.onerror = () => {
       /* onclose follows */
     };
+  }
+
+  private output(gen: number, bytes: Uint8Array) {
+    const n = bytes.byteLength;
+    if (n === 0) return;
+    this.pending++;
+    this.sink.write(bytes, () => this.processedBytes(gen, n));
+  }
+
+  /** The socket ended before the whole replay came: what did come was replay all the same. */
+  private endReplay() {
+    if (this.replayLeft === 0) return;
+    this.replayLeft = 0;
+    this.sink.setReplaying(false);
   }
 
   private processedBytes(gen: number, n: number) {
@@ -222,7 +259,14 @@ export class TerminalSession {
     } catch {
       return;
     }
-    if (msg?.type === 'exit' && typeof msg.code === 'number') {
+    if (msg?.type === 'replay' && Number.isSafeInteger(msg.bytes) && msg.bytes >= 0) {
+      // The first message on a socket: the next `bytes` bytes are replay (protocol §5).
+      this.endReplay();
+      this.replayLeft = msg.bytes;
+      if (msg.bytes > 0) this.sink.setReplaying(true);
+    } else if (msg?.type === 'answerer' && typeof msg.answers === 'boolean') {
+      this.sink.setAnswering(msg.answers);
+    } else if (msg?.type === 'exit' && typeof msg.code === 'number') {
       const first = !this.exited;
       this.exited = true;
       // Ordered after the output that preceded it.
