@@ -30,11 +30,11 @@ export interface Sidecar {
 /**
  * Starts a sidecar. `display`: the X display it may open windows on (pop-out), or none:
  * DISPLAY and WAYLAND_DISPLAY are removed so pop-out is unavailable whatever the machine
- * has. `env`: extra variables for it (e.g. the test-only `PORTHOLE_PROXY_GRANT_TTL_MS`,
+ * has. `port`: the port to bind (default: a free one). `env`: extra variables for it (e.g. the test-only `PORTHOLE_PROXY_GRANT_TTL_MS`,
  * protocol §6.3). Rejects when it exits or prints no ready line within 15 s (the error names
  * the log).
  */
-export async function startSidecar(opts: { name: string; display?: string; env?: Record<string, string> }): Promise<Sidecar> {
+export async function startSidecar(opts: { name: string; display?: string; env?: Record<string, string>; port?: number }): Promise<Sidecar> {
   const bin = process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar');
   const uiDir = process.env.PORTHOLE_UI_DIR ?? path.join(repo, 'ui/dist');
   if (!fs.existsSync(path.join(uiDir, 'index.html'))) throw new Error(`no UI build at ${uiDir}: run \`npm run build\` in ui/`);
@@ -54,7 +54,7 @@ export async function startSidecar(opts: { name: string; display?: string; env?:
   fs.writeFileSync(path.join(env.HOME!, '.bash_profile'), 'export PS1="\\$ "\nexport PROMPT_COMMAND=\n');
   fs.writeFileSync(path.join(env.HOME!, '.bashrc'), 'export PS1="\\$ "\n');
 
-  const child = spawn(bin, ['--web', '--port', '0', '--ui-dir', uiDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, ['--web', '--port', String(opts.port ?? 0), '--ui-dir', uiDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = path.join(tmp, 'sidecar.log');
   child.stderr!.pipe(fs.createWriteStream(log));
   const ready = await new Promise<{ url: string; token: string }>((resolve, reject) => {

@@ -7,22 +7,27 @@ import { type Sidecar, startSidecar } from '../sidecar';
 import { Wall, openScreencast, servePages } from './fixtures';
 
 let s: Sidecar;
-test.beforeAll(async () => {
+test.beforeEach(async () => {
   s = await startSidecar({ name: 'stopped' });
 });
-test.afterAll(async () => {
+test.afterEach(async () => {
   await s?.stop();
 });
+
+async function open(page: import('@playwright/test').Page): Promise<Wall> {
+  const { url } = await s.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  const wall = new Wall(page);
+  await wall.waitOpen(1);
+  return wall;
+}
 
 test('a stopped Porthole covers the app with one state, and the keys go nowhere', async ({ page }) => {
   test.setTimeout(90_000);
   const site = await servePages({ '/': '<!doctype html><title>still here</title><h1>page</h1>' });
   try {
-    const { url } = await s.call('POST', '/api/login-codes');
-    await page.goto(new URL(url, s.url).toString());
-    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
-    const wall = new Wall(page);
-    await wall.waitOpen(1);
+    const wall = await open(page);
     const { id: cast } = await openScreencast(wall, `${site.origin}/`);
     const [term] = await wall.paneIds();
     await wall.waitText(term, /touched/);
@@ -50,4 +55,24 @@ test('a stopped Porthole covers the app with one state, and the keys go nowhere'
   } finally {
     await site.close();
   }
+});
+
+test('a wall of terminals only shows it too, and a restart on the same port asks for the new address', async ({ page }) => {
+  test.setTimeout(90_000);
+  const wall = await open(page);
+  const [term] = await wall.paneIds();
+  await wall.click(term);
+  await wall.type('echo before\n');
+  await wall.waitText(term, /^before$/m);
+  // A clean shutdown hangs up the shell first: the pane sees an exit, not a dropped socket.
+  const port = Number(new URL(s.url).port);
+  await s.stop();
+  const overlay = page.getByTestId('stopped-overlay');
+  await expect(overlay).toHaveAttribute('data-liveness', 'stopped', { timeout: 15_000 });
+  await expect(overlay).toContainText('Still checking');
+  // A new Porthole on the same port: this page's session cookie means nothing to it.
+  s = await startSidecar({ name: 'stopped-again', port });
+  await expect(overlay).toHaveAttribute('data-liveness', 'signed-out', { timeout: 20_000 });
+  await expect(overlay).toContainText('Porthole was restarted');
+  await expect(overlay).not.toContainText('Still checking');
 });

@@ -60,6 +60,24 @@ describe('LivenessWatch', () => {
     expect(probe).toHaveBeenCalledTimes(1);
   });
 
+  it('watch probes on a heartbeat while visible, and never twice at once', async () => {
+    vi.useFakeTimers();
+    const probe = scripted(['up']);
+    let visible = true;
+    const w = new LivenessWatch(probe, () => {});
+    w.watch(1000, () => visible);
+    w.watch(1000, () => visible); // idempotent
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(probe).toHaveBeenCalledTimes(3);
+    visible = false;
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(probe).toHaveBeenCalledTimes(3);
+    w.dispose();
+    visible = true;
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(probe).toHaveBeenCalledTimes(3);
+  });
+
   it('a restarted Porthole (401) is signed-out, not stopped', async () => {
     vi.useFakeTimers();
     const seen: Liveness[] = [];

@@ -38,6 +38,7 @@ export class LivenessWatch {
   private state: Liveness = 'up';
   private probing = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
   private disposed = false;
 
   constructor(
@@ -56,10 +57,23 @@ export class LivenessWatch {
     void this.run(0);
   }
 
+  /**
+   * Also probes every `everyMs` while `visible()` (a wall of iframe panes has no socket to
+   * drop, and a clean shutdown ends terminals with an exit, not a drop). Idempotent.
+   */
+  watch(everyMs: number, visible: () => boolean): void {
+    if (this.disposed || this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      if (visible()) this.suspect();
+    }, everyMs);
+  }
+
   dispose(): void {
     this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
     this.timer = null;
+    this.heartbeat = null;
   }
 
   private async run(attempt: number): Promise<void> {

@@ -31,7 +31,9 @@ export function StoppedOverlay({ liveness }: { liveness: Exclude<Liveness, 'up'>
       <div className="stopped-card" role="alertdialog" aria-modal="true" aria-labelledby="stopped-title" tabIndex={-1} ref={ref}>
         <h2 id="stopped-title">{t.title}</h2>
         <p>{t.body}</p>
-        <p className="stopped-note">Still checking: if it answers again, this page picks up where it was.</p>
+        {liveness === 'stopped' && (
+          <p className="stopped-note">Still checking: if it answers again, this page picks up where it was.</p>
+        )}
       </div>
     </div>
   );

@@ -89,6 +89,8 @@ const EMPTY_BROWSER: BrowserView = {
 export const GAP_PX = 6;
 export const MIN_PANE_PX = 80;
 const SAVE_DEBOUNCE_MS = 300;
+/** How often a visible app asks whether Porthole still answers, besides after a drop. */
+const LIVENESS_EVERY_MS = 10_000;
 
 export class WorkspaceStore {
   private snap: Snapshot;
@@ -244,7 +246,8 @@ export class WorkspaceStore {
       onTerminal: (terminalId, command) => this.updatePane(id, command === null ? { terminalId } : { terminalId, command }),
       onTitle: (title) => this.updatePane(id, { title }),
       onStatus: (status, exitCode) => {
-        if (status === 'reconnecting') this.liveness.suspect();
+        // A drop, or an exit (a shutdown hangs up every shell before the socket closes).
+        if (status === 'reconnecting' || status === 'exited') this.liveness.suspect();
         this.updatePane(id, { status, exitCode: exitCode ?? null });
       },
       onFocus: () => this.focus(id),
@@ -314,6 +317,10 @@ export class WorkspaceStore {
       layout = L.single(p.id);
     }
     window.addEventListener('message', this.onMessage);
+    this.liveness.watch(LIVENESS_EVERY_MS, () => document.visibilityState === 'visible');
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'visible') this.liveness.suspect();
+    });
     this.set({ layout, panes, order, ready: true });
     this.refreshPopout();
   }
