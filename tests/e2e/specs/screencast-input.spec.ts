@@ -323,6 +323,35 @@ test.describe('screencast input', () => {
     await expect.poll(async () => near(await pixelAt(page, id, BOX.x + 10, BOX.y + 10), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
   });
 
+  test('from another pane, one click on the URL field takes the keyboard; a refused address leaves the page and header as they were', async ({ wall, page }) => {
+    const { id, browser, pane } = await openMain(wall, page);
+    const [term] = await wall.paneIds();
+    await wall.click(term);
+    await pane.getByTestId('browser-url').click();
+    const field = pane.getByTestId('browser-url-input');
+    await expect(field).toBeFocused();
+    await page.waitForTimeout(300); // the focus sync after the pane took focus has run
+    await expect(field).toBeFocused();
+    await page.keyboard.type(`${site.origin}/second`);
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).url, { timeout: 15_000 }).toBe(`${site.origin}/second`);
+    await expect.poll(async () => near(await pixelAt(page, id, 600, 300), SECOND_RGB), { timeout: 15_000 }).toBe(true);
+
+    // A refused address: the banner says why, the header stays on the page shown; the next
+    // navigation that goes through ends the banner.
+    const go = async (u: string) => {
+      await pane.getByTestId('browser-url').click();
+      await field.fill(u);
+      await field.press('Enter');
+    };
+    await go('http://169.254.169.254/');
+    await expect(pane.getByTestId('screencast-error')).toContainText(/link-local|metadata/);
+    await expect(pane.getByTestId('browser-url')).toContainText('/second');
+    await go(`${site.origin}/third`);
+    await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).url, { timeout: 15_000 }).toBe(`${site.origin}/third`);
+    await expect(pane.getByTestId('screencast-error')).toHaveCount(0);
+  });
+
   test('Chromium killed: the pane says so and Relaunch brings frames back at the last URL', async ({ wall, page }) => {
     test.setTimeout(120_000);
     const { id, browser, pane } = await openMain(wall, page);

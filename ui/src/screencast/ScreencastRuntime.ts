@@ -226,13 +226,27 @@ export class ScreencastRuntime {
   /** Navigates to `url` (http/https, normalized): creates the browser on the first one. */
   navigate(url: string): void {
     if (this.disposed || !isHttpUrl(url)) return;
+    const before = this.url;
     this.url = url;
     this.events.onChange({ url });
     if (!this.browserId && !this.creating) {
       this.start();
       return;
     }
-    void this.withBrowser((id) => api.browserNavigate(id, url));
+    void this.withBrowser(async (id) => {
+      try {
+        await api.browserNavigate(id, url);
+      } catch (e) {
+        // Refused (a blocked address, a bad URL): the page stays where it was, and so does the header.
+        if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.code !== 'disconnected' && this.url === url) {
+          this.url = before;
+          this.events.onChange({ url: before });
+        }
+        throw e;
+      }
+      // A navigation that went through ends the last failure's banner.
+      if (!this.disposed) this.events.onScreencast({ error: null });
+    });
   }
 
   go(delta: -1 | 1): void {
@@ -441,7 +455,9 @@ export class ScreencastRuntime {
 
   focus(force = false): void {
     if (this.disposed || !this.element.isConnected) return;
-    if (!force && this.element.contains(document.activeElement)) return;
+    // The pane's own header (its URL field) keeps the keyboard it just took.
+    const pane = this.element.closest('[data-testid=pane]') ?? this.element;
+    if (!force && pane.contains(document.activeElement)) return;
     this.catcher.focus({ preventScroll: true });
   }
 
