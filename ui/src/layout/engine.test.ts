@@ -254,6 +254,19 @@ describe('focus, swap, zoom, minimize', () => {
     expect(leaves(m.root)).toEqual(['a', 'c', 'd']);
     expect(sameRects(rectsOf(restore(m, 'b')).panes, rectsOf(s0).panes)).toBe(true);
   });
+  it('two panes minimized in turn come back in either order as they were', () => {
+    // a | (b / c), dragged: minimize b, then c; restore b, then c (and c, then b).
+    let s0 = split(split(single('a'), 'a', 'right', 'b'), 'b', 'down', 'c');
+    s0 = resize(s0, [], 0, -200, WALL, { gap: 0, minSize: 40 });
+    s0 = resize(s0, [1], 0, 150, WALL, { gap: 0, minSize: 40 });
+    const both = minimize(minimize(s0, 'b'), 'c');
+    expect(leaves(both.root)).toEqual(['a']);
+    const fifo = restore(restore(both, 'b'), 'c');
+    expect(sameRects(rectsOf(fifo).panes, rectsOf(s0).panes)).toBe(true);
+    const lifo = restore(restore(both, 'c'), 'b');
+    expect(sameRects(rectsOf(lifo).panes, rectsOf(s0).panes)).toBe(true);
+    expect(checkInvariants(restore(both, 'b'))).toEqual([]);
+  });
   it('restore beside what is left of the neighbour, else beside the focused pane', () => {
     const s0 = split(split(single('a'), 'a', 'down', 'b'), 'b', 'right', 'c');
     const m = close(minimize(s0, 'a'), 'b');

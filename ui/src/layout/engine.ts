@@ -245,6 +245,37 @@ function homeOf(root: LayoutNode, id: PaneId): Home | null {
   return { sibling: leaves(root.children[heir]), side, share };
 }
 
+const OPPOSITE: Record<Direction, Direction> = { left: 'right', right: 'left', up: 'down', down: 'up' };
+
+/**
+ * Where minimized pane `id` goes back to, given its `home`: beside what is still visible of
+ * its neighbour. When the whole neighbour is minimized too, `id` stands where that
+ * neighbour would (its home), and the neighbour's home becomes "beside `id`", so restoring
+ * both in either order rebuilds the split. `hops` bounds that chain. Returns the new root
+ * (not normalized) and homes, or null when there is no home to go back to.
+ */
+function placeHome(
+  root: LayoutNode,
+  id: PaneId,
+  home: Home | undefined,
+  homes: Record<PaneId, Home>,
+  hops: number,
+): { root: LayoutNode; homes: Record<PaneId, Home> } | null {
+  if (!home || hops < 0) return null;
+  const visible = new Set(leaves(root));
+  const sibling = home.sibling.filter((p) => visible.has(p));
+  if (sibling.length) {
+    const placed = placeBeside(root, new Set(sibling), home, id);
+    return placed ? { root: placed, homes } : null;
+  }
+  const stand = home.sibling.find((p) => p !== id && Object.hasOwn(homes, p));
+  if (!stand) return null;
+  const placed = placeHome(root, id, homes[stand], homes, hops - 1);
+  if (!placed) return null;
+  const back: Home = { sibling: [id], side: OPPOSITE[home.side], share: 1 - home.share };
+  return { root: placed.root, homes: { ...placed.homes, [stand]: back } };
+}
+
 /**
  * Puts leaf `id` beside the subtree whose panes are exactly `sibling` (a child, or a run of
  * neighbouring children that a collapse flattened into their grandparent), taking
@@ -519,8 +550,9 @@ export function minimize(state: LayoutState, id: PaneId): LayoutState {
 
 /**
  * Restores minimized pane `id` where it stood when it was minimized, with the same share
- * of its neighbour's room, as long as a pane of that neighbour is still visible; otherwise
- * beside the focused pane (to its right). On an empty wall it becomes the whole wall. The
+ * of its neighbour's room, as long as a pane of that neighbour is still visible, or where
+ * that neighbour would stand when it is minimized too (see `placeHome`); otherwise beside
+ * the focused pane (to its right). On an empty wall it becomes the whole wall. The
  * restored pane gets the focus; zoom is cleared.
  */
 export function restore(state: LayoutState, id: PaneId): LayoutState {
@@ -528,13 +560,8 @@ export function restore(state: LayoutState, id: PaneId): LayoutState {
   const minimized = state.minimized.filter((m) => m !== id);
   const homes = without(state.homes, id);
   if (!state.root) return { ...state, minimized, homes, root: { kind: 'leaf', id }, focused: id, zoomed: null };
-  const home = state.homes[id];
-  if (home) {
-    const visible = new Set(leaves(state.root));
-    const sibling = home.sibling.filter((p) => visible.has(p));
-    const root = sibling.length ? placeBeside(state.root, new Set(sibling), home, id) : null;
-    if (root) return { ...state, minimized, homes, root: normalize(root), focused: id, zoomed: null };
-  }
+  const placed = placeHome(state.root, id, state.homes[id], homes, state.minimized.length);
+  if (placed) return { ...state, minimized, homes: placed.homes, root: normalize(placed.root), focused: id, zoomed: null };
   const target = state.focused ?? firstLeaf(state.root)!;
   return split({ ...state, minimized, homes }, target, 'right', id);
 }
