@@ -3,11 +3,32 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test } from './fixtures';
+import { api, expect, test } from './fixtures';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
 // A prompt that names the project rather than this checkout's folder.
-const PROMPT = "export PS1='\\[\\e[1;32m\\]dev@porthole\\[\\e[0m\\]:\\[\\e[1;34m\\]porthole\\[\\e[0m\\]\\$ '";
+const PROMPT = "export PS1='\\[\\e[1;34m\\]porthole\\[\\e[0m\\] \\$ '";
+
+/** The pids of the wall's terminals and everything they started (for `htop -p`). */
+async function wallPids(): Promise<number[]> {
+  const { terminals } = await api('GET', '/api/terminals');
+  const parent = new Map<number, number>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const pids = new Set<number>(terminals.map((t: { pid: number }) => t.pid));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parent) if (pids.has(ppid) && !pids.has(pid)) (pids.add(pid), (grew = true));
+  }
+  return [...pids];
+}
 
 test('screenshot of vim, a dev server and htop in split terminals', async ({ wall, page }) => {
   test.setTimeout(90_000);
@@ -32,13 +53,17 @@ test('screenshot of vim, a dev server and htop in split terminals', async ({ wal
     await wall.prefix('Shift+Quote');
     await wall.waitOpen(3);
     const monitor = await wall.focusedId();
-    await wall.type('htop\n');
-    await wall.waitText(monitor, /Tasks:|PID/);
+    await wall.type(`${PROMPT}; clear\n`);
 
     await wall.click(editor);
     await wall.type('vim -R -c "set number" sidecar/src/pty/ring.rs\n');
     await wall.waitText(editor, /ring\.rs/);
     await wall.page.keyboard.type('12G'); // past the file's header comment, into code
+
+    // htop shows this wall's processes only (the machine's others are noise here).
+    await wall.click(monitor);
+    await wall.type(`htop -p ${(await wallPids()).join(',')}\n`);
+    await wall.waitText(monitor, /Tasks:|PID/);
     await page.waitForTimeout(1500);
     const out = path.resolve(repo, 'docs/screenshot.png');
     await page.screenshot({ path: out });
