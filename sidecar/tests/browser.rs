@@ -488,6 +488,22 @@ async fn killing_chromium_reports_disconnected_and_relaunch_returns_at_the_last_
     until_title(sc, &id, |t| t == "button").await;
     assert_eq!(info(sc, &id).await["connected"], true);
     assert!(common::wait_pid_gone(pid).await, "the killed Chromium was reaped");
+
+    // Killed again, and relaunched somewhere else: it comes back there (the user typed an
+    // address while it was stopped), not at its last URL. The URL is checked as navigate's.
+    let pid = info(sc, &id).await["pid"].as_i64().expect("pid");
+    common::send_signal(pid as u32, 9);
+    until_disconnected(sc, &id).await;
+    let path = format!("/api/browsers/{id}/relaunch");
+    let r = sc.req("POST", &path, Some(&json!({"url": "http://169.254.169.254/"}))).await;
+    assert_eq!(r.code(), "blocked_address");
+    assert_eq!(sc.req("POST", &path, Some(&json!({"url": "file:///etc/passwd"}))).await.status, 400);
+    let r = sc.req("POST", &path, Some(&json!({"url": format!("{}/static", server()), "extra": 1}))).await;
+    assert_eq!(r.code(), "bad_json");
+    assert_eq!(info(sc, &id).await["connected"], false, "a refused relaunch starts nothing");
+    let r = sc.req("POST", &path, Some(&json!({"url": format!("{}/static", server())}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    until_title(sc, &id, |t| t == "static").await;
     delete(sc, &id).await;
 }
 

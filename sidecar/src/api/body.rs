@@ -1,4 +1,5 @@
-//! `JsonBody<T>`: a bounded, typed JSON body whose failures map onto [`ApiError`].
+//! `JsonBody<T>` (and `OptionalJsonBody<T>`): a bounded, typed JSON body whose failures map
+//! onto [`ApiError`].
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -20,13 +21,38 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::TooLarge
-            } else {
-                ApiError::BadRequest(e.body_text())
-            }
-        })?;
+        let bytes = bounded_bytes(req, state).await?;
         serde_json::from_slice(&bytes).map(JsonBody).map_err(|e| ApiError::BadJson(e.to_string()))
     }
+}
+
+/// Like [`JsonBody`], for endpoints whose body may be left out: an empty body is `None`;
+/// anything else must parse as `T` (same bounds and errors).
+pub struct OptionalJsonBody<T>(pub Option<T>);
+
+impl<S, T> FromRequest<S> for OptionalJsonBody<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = bounded_bytes(req, state).await?;
+        if bytes.is_empty() {
+            return Ok(OptionalJsonBody(None));
+        }
+        serde_json::from_slice(&bytes).map(|t| OptionalJsonBody(Some(t))).map_err(|e| ApiError::BadJson(e.to_string()))
+    }
+}
+
+/// The request's body, within the router's `DefaultBodyLimit` (over it → 413 `too_large`).
+async fn bounded_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge
+        } else {
+            ApiError::BadRequest(e.body_text())
+        }
+    })
 }

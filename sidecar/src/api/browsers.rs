@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::auth::random_hex_256;
-use super::body::JsonBody;
+use super::body::{JsonBody, OptionalJsonBody};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::browser::{check_url, BrowserRef, Viewport, ViewportMode};
@@ -195,9 +195,15 @@ pub async fn close_tab(
     Ok(ok())
 }
 
-/// `POST /api/browsers/{id}/relaunch`: a new Chromium on the same profile at the last URL.
-pub async fn relaunch(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    lookup(&st, &id)?.relaunch().await?;
+/// `POST /api/browsers/{id}/relaunch`, body optional `{"url":…}`: a new Chromium on the same
+/// profile at `url` (checked as for navigate), else at the last URL.
+pub async fn relaunch(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    OptionalJsonBody(b): OptionalJsonBody<UrlBody>,
+) -> Result<Response, ApiError> {
+    let url = b.map(|b| url_of(&b.url)).transpose()?;
+    lookup(&st, &id)?.relaunch(url).await?;
     Ok(ok())
 }
 

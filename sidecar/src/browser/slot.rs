@@ -350,15 +350,21 @@ impl BrowserRef {
         self.launch_locked(None, Vec::new()).await
     }
 
-    /// Closes the running Chromium (if any) and launches a new one on the same profile at the
-    /// last URL of the active tab, headed if the browser is popped out. Views of the old one
-    /// end. A failed launch leaves the browser disconnected (relaunch again).
-    pub async fn relaunch(&self) -> Result<(), BrowserError> {
+    /// Closes the running Chromium (if any) and launches a new one on the same profile at
+    /// `url` (already checked by the caller) or else the last URL of the active tab, headed if
+    /// the browser is popped out. Views of the old one end. A failed launch leaves the browser
+    /// disconnected (relaunch again).
+    pub async fn relaunch(&self, url: Option<String>) -> Result<(), BrowserError> {
         let _turn = self.0.lifecycle.lock().await;
         if self.0.closing.load(Ordering::SeqCst) {
             return Err(BrowserError::Closed);
         }
         self.stop_locked(Phase::Launching, true).await;
+        // Going somewhere else: the new Chromium's first navigation goes there (a navigate
+        // after this returns could race the launch's own).
+        if let Some(url) = url {
+            self.shared().last_url = url;
+        }
         // A popped-out window comes back at its last inner size.
         let (window, cookies) = {
             let s = self.shared();

@@ -62,7 +62,9 @@ export const api = {
   browserViewport: (id: string, v: ViewportBody) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/viewport`, v),
   browserSelectTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/select`, { tab }),
   browserCloseTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/close`, { tab }),
-  browserRelaunch: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/relaunch`),
+  /** A new Chromium on the same profile, at `url` when given (else the last URL). */
+  browserRelaunch: (id: string, url?: string) =>
+    call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/relaunch`, url === undefined ? undefined : { url }),
   /** Pops the browser out to a headed window; resolves once its Chromium is up. */
   browserPopout: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popout`),
   /** Pops the browser back in (headless); resolves once its Chromium is up. */

@@ -307,9 +307,10 @@ export class ScreencastRuntime {
    */
   relaunch(url?: string): void {
     if (this.relaunching || this.disposed) return;
-    if (url !== undefined && isHttpUrl(url)) {
-      this.url = url;
-      this.events.onChange({ url });
+    const to = url !== undefined && isHttpUrl(url) ? url : undefined;
+    if (to !== undefined) {
+      this.url = to;
+      this.events.onChange({ url: to });
     }
     this.relaunching = true;
     this.events.onScreencast({ relaunching: true, relaunchError: null });
@@ -317,9 +318,7 @@ export class ScreencastRuntime {
       try {
         const id = this.browserId ?? (await this.ensureBrowser());
         if (!id) throw new Error('no browser');
-        await api.browserRelaunch(id);
-        if (this.disposed) return;
-        if (url !== undefined && isHttpUrl(url)) await api.browserNavigate(id, url);
+        await api.browserRelaunch(id, to);
         if (this.disposed) return;
         this.events.onScreencast({ connected: true, popError: null });
         this.session.stop();
