@@ -21,8 +21,10 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = bounded_bytes(req, state).await?;
-        serde_json::from_slice(&bytes).map(JsonBody).map_err(|e| ApiError::BadJson(e.to_string()))
+        match OptionalJsonBody::from_request(req, state).await? {
+            OptionalJsonBody(Some(t)) => Ok(JsonBody(t)),
+            OptionalJsonBody(None) => Err(ApiError::BadJson("the body is empty: a JSON value is required".into())),
+        }
     }
 }
 
@@ -38,21 +40,16 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = bounded_bytes(req, state).await?;
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::TooLarge
+            } else {
+                ApiError::BadRequest(e.body_text())
+            }
+        })?;
         if bytes.is_empty() {
             return Ok(OptionalJsonBody(None));
         }
         serde_json::from_slice(&bytes).map(|t| OptionalJsonBody(Some(t))).map_err(|e| ApiError::BadJson(e.to_string()))
     }
-}
-
-/// The request's body, within the router's `DefaultBodyLimit` (over it → 413 `too_large`).
-async fn bounded_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
-    Bytes::from_request(req, state).await.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::TooLarge
-        } else {
-            ApiError::BadRequest(e.body_text())
-        }
-    })
 }

@@ -118,6 +118,23 @@ export class Wall {
     });
   }
 
+  /** Closes terminal pane `id`'s socket from the page and waits for the new one to open. */
+  async dropConnection(id: string) {
+    await this.page.evaluate((id) => {
+      const session = (window as any).__porthole.store.runtime(id).session;
+      (window as any).__droppedSocket = session.ws;
+      session.ws.close();
+    }, id);
+    await expect
+      .poll(() =>
+        this.page.evaluate((id) => {
+          const ws = (window as any).__porthole.store.runtime(id).session.ws;
+          return !!ws && ws !== (window as any).__droppedSocket && ws.readyState === 1;
+        }, id),
+      )
+      .toBe(true);
+  }
+
   async rect(id: string) {
     return (await this.pane(id).boundingBox())!;
   }

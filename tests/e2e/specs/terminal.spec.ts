@@ -17,20 +17,8 @@ test('a dropped connection reconnects and replays the scrollback once', async ({
   await wall.click(id);
   await wall.type('echo before-drop-$((3*3))\n');
   await wall.waitText(id, /^before-drop-9$/m);
-  await page.evaluate((id) => {
-    const session = (window as any).__porthole.store.runtime(id).session;
-    (window as any).__droppedSocket = session.ws;
-    session.ws.close();
-  }, id);
   // A new socket replaces the dropped one.
-  await expect
-    .poll(() =>
-      page.evaluate((id) => {
-        const ws = (window as any).__porthole.store.runtime(id).session.ws;
-        return !!ws && ws !== (window as any).__droppedSocket && ws.readyState === 1;
-      }, id),
-    )
-    .toBe(true);
+  await wall.dropConnection(id);
   await expect(wall.pane(id)).toHaveAttribute('data-status', 'open');
   await wall.waitText(id, /^before-drop-9$/m);
   await wall.type('echo after-drop\n');
@@ -202,19 +190,7 @@ test('queries in the replayed scrollback are not answered again (reload, reconne
   expect(await textAfter(wall, id, 'READY-42')).toBe('typed-after-reload\ntyped-after-reload');
 
   // A dropped connection replays again: still no replies.
-  await page.evaluate((id) => {
-    const session = (window as any).__porthole.store.runtime(id).session;
-    (window as any).__droppedSocket = session.ws;
-    session.ws.close();
-  }, id);
-  await expect
-    .poll(() =>
-      page.evaluate((id) => {
-        const ws = (window as any).__porthole.store.runtime(id).session.ws;
-        return !!ws && ws !== (window as any).__droppedSocket && ws.readyState === 1;
-      }, id),
-    )
-    .toBe(true);
+  await wall.dropConnection(id);
   await wall.waitText(id, /^READY-42$/m);
   await wall.type('typed-after-drop\n');
   await expect.poll(() => textAfter(wall, id, 'typed-after-reload')).toMatch(/typed-after-drop\n.*typed-after-drop/);
