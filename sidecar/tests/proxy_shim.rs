@@ -281,6 +281,22 @@ fn kind(m: &Value) -> &str {
     m["data"]["kind"].as_str().unwrap_or("")
 }
 
+/// The app page: it records every message it gets in `window.msgs` and frames `src` in the
+/// sandbox the app uses.
+fn app_page(src: &str) -> String {
+    format!(
+        "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
+         <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{src}\" width=600 height=400></iframe>"
+    )
+}
+
+/// A proxy grant for `url` embedded by `app` (must succeed); its JSON.
+async fn grant(sc: &Sidecar, url: &str, app: &str) -> Value {
+    let r = sc.req("POST", "/api/proxy/grants", Some(&json!({"url": url, "embedders": [app]}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
 #[tokio::test]
 async fn shim_messages_in_chromium() {
     let sc = Sidecar::start(&[]);
@@ -291,24 +307,9 @@ async fn shim_messages_in_chromium() {
         .await;
     let frame_url: Arc<Mutex<String>> = Arc::default();
     let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| {
-        format!(
-            "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
-             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}\" width=600 height=400></iframe>",
-            fu.lock().unwrap()
-        )
-    }))
-    .await;
+    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
     let app = format!("http://127.0.0.1:{app_port}");
-    let r = sc
-        .req(
-            "POST",
-            "/api/proxy/grants",
-            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/page"), "embedders": [app]})),
-        )
-        .await;
-    assert_eq!(r.status, 200);
-    let g = r.json();
+    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
     let proxy = g["origin"].as_str().unwrap().to_string();
     *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
 
@@ -413,24 +414,16 @@ async fn xhtml_named_frames_and_forms_in_chromium() {
     let p2 = proxy.clone();
     // `/app?P` frames the proxied `/P`.
     let (app_port, _) = html_server(Arc::new(move |path: &str| {
-        format!(
-            "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
-             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}/{}\" width=600 height=400></iframe>",
+        app_page(&format!(
+            "{}/{}",
             p2.lock().unwrap(),
             path.split_once('?').map(|(_, framed)| framed).unwrap_or_default()
-        )
+        ))
     }))
     .await;
     let app = format!("http://127.0.0.1:{app_port}");
-    let r = sc
-        .req(
-            "POST",
-            "/api/proxy/grants",
-            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/"), "embedders": [app]})),
-        )
-        .await;
-    assert_eq!(r.status, 200);
-    let origin = r.json()["origin"].as_str().unwrap().to_string();
+    let origin =
+        grant(&sc, &format!("http://127.0.0.1:{upstream}/"), &app).await["origin"].as_str().unwrap().to_string();
     *proxy.lock().unwrap() = origin.clone();
     let (_chrome, mut cdp, home) = chromium().await;
 
