@@ -56,6 +56,7 @@ test.describe('narrow browser panes', () => {
       await typeUrl(pane, `${site.origin}/notes.txt`);
       const banner = pane.getByTestId('browser-banner');
       await expect(banner).toBeVisible({ timeout: 20_000 });
+      await expect(page.frameLocator(`[data-pane-id="${id}"] iframe[data-testid=browser-frame]`).locator('body')).toContainText('first line of plain text');
       const text = pane.getByTestId('browser-banner-text');
       // The whole text stays reachable: as the tooltip, and by a click that expands it.
       await expect(text).toHaveAttribute('title', /can't follow this page.*Back\/Forward reload the frame/);
