@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Locator } from '@playwright/test';
 import { type Wall, api, expect, test } from './fixtures';
 
-/** Serves `/` as HTML and `/notes.txt` as plain text (which the proxy cannot instrument). */
+/** Serves `/` as HTML (with a target=_blank link to a blocked address) and `/notes.txt` as plain text (which the proxy cannot instrument). */
 async function startSite(): Promise<{ origin: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.url === '/notes.txt') {
@@ -15,7 +15,7 @@ async function startSite(): Promise<{ origin: string; close: () => Promise<void>
       res.end('first line of plain text\n');
     } else {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end('<!doctype html><html><head><title>Narrow</title></head><body><h1 id="home">home page</h1></body></html>');
+      res.end('<!doctype html><html><head><title>Narrow</title></head><body><h1 id="home">home page</h1><a id="meta" href="https://[::ffff:169.254.169.254]/" target="_blank">metadata</a></body></html>');
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -117,7 +117,7 @@ test.describe('narrow browser panes', () => {
     }
   });
 
-  test('a blocked address typed in an iframe pane is refused under the field; the pane stays as it was', async ({ wall, page }) => {
+  test('a blocked address typed in an iframe pane is refused under the field, the pane unchanged; one the sidecar refuses reads as refused, also at ~170 px', async ({ wall, page }) => {
     await page.setViewportSize({ width: 900, height: 600 });
     const site = await startSite();
     try {
@@ -147,6 +147,25 @@ test.describe('narrow browser panes', () => {
       }
       // The sidecar refuses the same address (the field only asks first): 403 blocked_address.
       await expect(api('POST', '/api/browsers', { url: 'https://[::ffff:169.254.169.254]/' })).rejects.toThrow(/403 .*blocked_address/);
+
+      // The page asks for a window at that address: the new (screencast) pane gets the sidecar's
+      // refusal and says the address is refused, not that Chromium failed to start.
+      await page.frameLocator(`[data-pane-id="${id}"] iframe[data-testid=browser-frame]`).locator('#meta').click();
+      await pane.getByTestId('browser-prompt-accept').click();
+      await expect(wall.panes()).toHaveCount(2);
+      const other = wall.pane(await wall.focusedId());
+      await expect(other).toHaveAttribute('data-mode', 'screencast');
+      const panel = other.getByTestId('browser-error-panel');
+      await expect(panel).toContainText('Porthole refuses this address: ::ffff:169.254.169.254 is a link-local or cloud-metadata address');
+      await expect(panel).not.toContainText('Chromium');
+      await expect(other).not.toHaveAttribute('data-browser-id', /.+/);
+      // Side by side at ~170 px each, the panel's text and button stay inside the pane.
+      await page.setViewportSize({ width: 360, height: 600 });
+      await expect.poll(async () => (await box(other)).width).toBeLessThan(180);
+      const otherBox = await box(other);
+      expect(inside(await box(panel.getByTestId('browser-error-retry')), otherBox)).toBe(true);
+      expect(await panel.evaluate((e) => e.scrollWidth <= e.clientWidth)).toBe(true);
+      await page.screenshot({ path: '/tmp/narrow-shots/refused-side-by-side.png' });
     } finally {
       await site.close();
     }
