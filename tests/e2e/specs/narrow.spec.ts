@@ -90,6 +90,17 @@ test.describe('narrow browser panes', () => {
         expect(frameBox.height).toBeGreaterThan(bodyBox.height - bannerBox.height - 2);
         await page.screenshot({ path: `/tmp/narrow-shots/pane-${Math.round(paneBox.width)}.png` });
 
+        // The Display menu stays inside the pane (which clips what overflows it).
+        await pane.getByTestId('browser-display').click();
+        const menu = pane.getByTestId('browser-display-menu');
+        await expect(menu).toBeVisible();
+        expect((await box(menu)).width).toBeGreaterThan(paneBox.width - 16);
+        expect(inside(await box(menu.getByTestId('display-screencast')), paneBox)).toBe(true);
+        expect(inside(await box(menu.getByTestId('display-iframe')), paneBox)).toBe(true);
+        await page.screenshot({ path: `/tmp/narrow-shots/pane-${Math.round(paneBox.width)}-display.png` });
+        await page.keyboard.press('Escape');
+        await expect(menu).toHaveCount(0);
+
         // Editing takes the whole header row.
         await url.click();
         const input = pane.getByTestId('browser-url-input');
