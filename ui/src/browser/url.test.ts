@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { displayUrl, iframeRefusal, isHttpUrl, isLoopbackHost, normalizeUrl } from './url';
+import { blockedAddress, displayUrl, iframeRefusal, isHttpUrl, isLoopbackHost, normalizeUrl } from './url';
 
 describe('normalizeUrl', () => {
   const ok: Array<[string, string]> = [
@@ -103,4 +103,48 @@ describe('iframeRefusal', () => {
   it('refuses https', () => expect(iframeRefusal('https://example.com/')).toMatch(/http:\/\/ pages only/));
   it('accepts http', () => expect(iframeRefusal('http://localhost:5173/')).toBeNull());
   it('refuses other schemes', () => expect(iframeRefusal('ftp://x/')).not.toBeNull());
+});
+
+describe('blockedAddress', () => {
+  // The spellings of protocol §6.1, through normalizeUrl as the URL field reads them.
+  const field = (typed: string) => {
+    const r = normalizeUrl(typed);
+    if (!r.ok) throw new Error(r.message);
+    return blockedAddress(r.url);
+  };
+  it.each([
+    ['169.254.169.254', '169.254.169.254'],
+    ['http://169.254.169.254/latest/meta-data', '169.254.169.254'],
+    ['2852039166', '169.254.169.254'],
+    ['0251.0376.0251.0376', '169.254.169.254'],
+    ['0xa9fea9fe', '169.254.169.254'],
+    ['169.254.43518', '169.254.169.254'],
+    ['169.254.169.254.', '169.254.169.254'],
+    ['169.254.0.1:8080', '169.254.0.1'],
+    ['[::ffff:169.254.169.254]', '[::ffff:a9fe:a9fe]'],
+    ['http://[::169.254.169.254]/', '[::a9fe:a9fe]'],
+    ['[fe80::1]', '[fe80::1]'],
+    ['[febf:ffff::1]', '[febf:ffff::1]'],
+    ['[fd00:ec2::254]', '[fd00:ec2::254]'],
+    ['100.100.100.200', '100.100.100.200'],
+  ])('refuses %s (as %s)', (typed, shown) => {
+    expect(field(typed)).toBe(`${shown} is a link-local or cloud-metadata address: Porthole doesn't open those`);
+  });
+  it.each([
+    'localhost:5173',
+    '127.0.0.1:8000',
+    '[::1]:3000',
+    '10.0.0.5',
+    '192.168.1.2',
+    '169.255.0.1',
+    '168.254.169.254',
+    '100.100.100.201',
+    '[fec0::1]',
+    '[::ffff:10.0.0.1]',
+    '[fd00:ec2::255]',
+    'example.com',
+    '169.254.169.254.example.com',
+  ])('lets %s through', (typed) => {
+    expect(field(typed)).toBeNull();
+  });
 });

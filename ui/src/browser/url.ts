@@ -102,3 +102,42 @@ export function iframeRefusal(url: string): string | null {
   if (u.protocol !== 'http:') return `${u.protocol} URLs can't be embedded`;
   return null;
 }
+
+/**
+ * The reason a URL is refused because its host is a link-local or cloud-metadata address
+ * literal (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254, also IPv4-mapped or
+ * IPv4-compatible), or null. The sidecar enforces this (protocol §6.1, §8.2: `403
+ * blocked_address`); the URL field asks first so that a refused address leaves the pane as it
+ * was (an iframe pane would otherwise switch to a screencast only to be refused). `URL` has
+ * already canonicalized every spelling (decimal, octal, hex, short IPv4 forms; IPv6 in hex
+ * groups), as the sidecar's parser does. Names are not resolved.
+ */
+export function blockedAddress(url: string): string | null {
+  const u = parse(url);
+  if (!u) return null;
+  const h = u.hostname;
+  const blocked = h.startsWith('[') ? blockedV6(h.slice(1, -1)) : blockedV4(h);
+  return blocked ? `${h} is a link-local or cloud-metadata address: Porthole doesn't open those` : null;
+}
+
+function blockedV4(h: string): boolean {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(h);
+  if (!m) return false;
+  return (m[1] === '169' && m[2] === '254') || h === '100.100.100.200';
+}
+
+/** `h` as `URL` serializes IPv6 (lowercase hex groups, one `::` at most, no dotted tail). */
+function blockedV6(h: string): boolean {
+  const [head, tail] = h.includes('::') ? h.split('::') : [h, null];
+  const groups = (s: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const a = groups(head);
+  const b = tail === null ? [] : groups(tail);
+  const seg = tail === null ? a : [...a, ...new Array(8 - a.length - b.length).fill(0), ...b];
+  if (seg.length !== 8 || seg.some((g) => Number.isNaN(g))) return false;
+  const v4 = `${seg[6] >> 8}.${seg[6] & 0xff}.${seg[7] >> 8}.${seg[7] & 0xff}`;
+  const zero5 = seg.slice(0, 5).every((g) => g === 0);
+  // IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) spellings of a blocked IPv4 address.
+  if (zero5 && (seg[5] === 0xffff || seg[5] === 0) && blockedV4(v4)) return true;
+  const metadata = [0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254];
+  return (seg[0] & 0xffc0) === 0xfe80 || seg.every((g, i) => g === metadata[i]);
+}

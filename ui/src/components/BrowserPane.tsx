@@ -1,8 +1,9 @@
 import { memo, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { RENDER_MODES } from '../browser/modes';
-import { displayUrl, normalizeUrl } from '../browser/url';
+import { blockedAddress, displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
 import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
@@ -21,7 +22,8 @@ interface BrowserPaneProps {
 
 /**
  * The URL: host+path as text (the page title as its tooltip); a click opens a pre-selected
- * field. Enter navigates (a refused URL keeps the field open with the reason under it);
+ * field. Enter navigates (a refused URL, or a blocked address, keeps the field open with the
+ * reason under it and the pane as it was);
  * Escape or leaving the field discards the edit.
  */
 function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
@@ -94,6 +96,11 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
             const r = normalizeUrl(draft);
             if (!r.ok) {
               setError(r.message);
+              return;
+            }
+            const blocked = blockedAddress(r.url);
+            if (blocked) {
+              setError(blocked);
               return;
             }
             setEditing(false);
@@ -271,6 +278,9 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
   );
 }
 
+const UNFOLLOWED =
+  "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
+
 /** A browser pane: header (URL, back/forward/reload, Display) over an iframe. Never re-parented. */
 export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visible, focused, zoomed }: BrowserPaneProps) {
   const hostRef = useRef<HTMLDivElement>(null);
@@ -401,11 +411,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           </div>
         )}
         {banner && (
-          <div className="browser-banner" data-testid="browser-banner" role="status">
-            <span>
-              Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address
-              above may lag behind and Back/Forward reload the frame.
-            </span>
+          <Banner testid="browser-banner" role="status" text={UNFOLLOWED}>
             <button className="panel-btn" data-testid="browser-banner-reload" onClick={() => store.browserReload(id, true)}>
               Reload
             </button>
@@ -418,7 +424,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             >
               <Icon d={ICONS.close} />
             </button>
-          </div>
+          </Banner>
         )}
         {b.prompt && (
           <div className="browser-prompt-backdrop">

@@ -7,6 +7,7 @@ import { type ScreencastState, chromiumStopped } from '../screencast/ScreencastR
 import { dialogInPane, stubState } from '../browser/popout';
 import type { WorkspaceStore } from '../workspace/store';
 import { initialFocus, moveInList } from '../screencast/popup';
+import { Banner } from './Banner';
 
 /** Tabs, shown at two or more. */
 export function TabStrip({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
@@ -166,12 +167,11 @@ export function StartingNotice({ view }: { view: string }) {
 export function ScreencastErrorBanner({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
   if (!sc.error || !sc.connected) return null;
   return (
-    <div className="browser-banner" data-testid="screencast-error" role="alert">
-      <span>{sc.error}</span>
+    <Banner testid="screencast-error" role="alert" text={sc.error}>
       <button className="panel-btn" data-testid="screencast-error-dismiss" onClick={() => store.dismissScreencastError(paneId)}>
         Dismiss
       </button>
-    </div>
+    </Banner>
   );
 }
 
@@ -190,11 +190,7 @@ const STUB_TEXT = {
 export function PopoutStub({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
   const state = stubState(sc);
   if (!state) {
-    return sc.popError ? (
-      <div className="browser-banner" data-testid="popout-error" role="alert">
-        <span>{sc.popError}</span>
-      </div>
-    ) : null;
+    return sc.popError ? <Banner testid="popout-error" role="alert" text={sc.popError} /> : null;
   }
   const [title, detail] = STUB_TEXT[state];
   return (

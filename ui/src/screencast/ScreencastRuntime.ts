@@ -8,6 +8,7 @@ import { ApiError, api } from '../api/client';
 import type { BrowserTab, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
+import { browserErrorText } from './errors';
 import { popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
 import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
@@ -511,7 +512,7 @@ export class ScreencastRuntime {
         return id;
       } catch (e) {
         if (!this.disposed) {
-          this.events.onChange({ view: 'error', message: `Couldn't start Chromium for this page: ${errorText(e)}` });
+          this.events.onChange({ view: 'error', message: browserErrorText(e, true) });
         }
         return null;
       } finally {
@@ -529,7 +530,7 @@ export class ScreencastRuntime {
       await f(id);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'disconnected') this.events.onScreencast({ connected: false });
-      else if (!(e instanceof ApiError && e.status === 400)) this.events.onScreencast({ error: errorText(e) });
+      else if (!(e instanceof ApiError && e.status === 400)) this.events.onScreencast({ error: browserErrorText(e, false) });
     }
   }
 
