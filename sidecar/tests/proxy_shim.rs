@@ -1,8 +1,8 @@
 //! The injected shim, run for real: an app page on one loopback origin frames a proxied page
 //! (with a nested same-grant frame) in headless Chromium (`/usr/bin/chromium`, or
 //! `PORTHOLE_TEST_CHROMIUM`), driven over the DevTools protocol. Checks the messages the app
-//! receives (kinds, origin, `loaded`, relays from the nested frame) and that the shim obeys the
-//! app's history and reload messages.
+//! receives (kinds, origin, `loaded`, relays from the nested frame, `navigating` while a page is
+//! left) and that the shim obeys the app's history and reload messages.
 
 mod common;
 
