@@ -408,23 +408,36 @@ async fn shim_messages_in_chromium() {
 
 /// Clicks that start no cross-document navigation (a fragment, a download, one the page's
 /// `navigate` handler cancels, one it intercepts), then a link to a page the server holds.
+/// Without the Navigation API (WebKitGTK; hidden in a test) only the fragment link stays.
 const LEAVING: &str = r##"<!doctype html><html><head><title>Leaving</title></head><body>
 <a id=frag href="#f">f</a><a id=dl href="/file" download>d</a>
 <a id=cancel href="/cancelled">c</a><a id=spa href="/spa">s</a><a id=slow href="/held">h</a>
 <script>
-navigation.addEventListener('navigate', function (e) {
+document.title = window.navigation ? 'Navigation API' : 'No Navigation API';
+if (window.navigation) navigation.addEventListener('navigate', function (e) {
   var p = new URL(e.destination.url).pathname;
   if (p === '/cancelled') e.preventDefault();
   if (p === '/spa') e.intercept({handler: function () { return Promise.resolve(); }});
 });
 window.addEventListener('load', function () { setTimeout(function () {
-  ['frag', 'dl', 'cancel', 'spa'].forEach(function (id) { document.getElementById(id).click(); });
+  (window.navigation ? ['frag', 'dl', 'cancel', 'spa'] : ['frag']).forEach(function (id) { document.getElementById(id).click(); });
   setTimeout(function () { document.getElementById('slow').click(); }, 0);
 }, 100); });
 </script></body></html>"##;
 
 #[tokio::test]
 async fn navigating_is_posted_when_the_page_is_being_left() {
+    navigating_before_the_next_page(false).await;
+}
+
+#[tokio::test]
+async fn navigating_falls_back_to_beforeunload_without_the_navigation_api() {
+    navigating_before_the_next_page(true).await;
+}
+
+/// A link to a held page posts exactly one `navigating`, before the next page's `location`;
+/// `no_navigation_api`: every document runs with `window.navigation` hidden (as in WebKitGTK).
+async fn navigating_before_the_next_page(no_navigation_api: bool) {
     let sc = Sidecar::start(&[]);
     let release = Arc::new(Notify::new());
     let (upstream, _) = html_server_held(
@@ -461,7 +474,16 @@ async fn navigating_is_posted_when_the_page_is_being_left() {
     *frame_url.lock().unwrap() = r.json()["url"].as_str().unwrap().to_string();
 
     let (_chrome, mut cdp, home) = chromium().await;
+    if no_navigation_api {
+        let hide = "Object.defineProperty(window, 'navigation', {value: undefined, configurable: true})";
+        cdp.call("Page.enable", json!({})).await;
+        cdp.call("Page.addScriptToEvaluateOnNewDocument", json!({"source": hide})).await;
+    }
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
+    // The page's title says whether it saw the Navigation API.
+    let first = cdp.msgs_until("the frame's first report", |m| m.iter().any(|x| kind(x) == "location")).await;
+    let title = first.iter().find(|x| kind(x) == "location").unwrap()["data"]["title"].clone();
+    assert_eq!(title, if no_navigation_api { "No Navigation API" } else { "Navigation API" });
     // While the server holds the next page, the page being left says so.
     cdp.msgs_until("navigating", |m| m.iter().any(|x| kind(x) == "navigating")).await;
     release.notify_one();
