@@ -153,6 +153,7 @@ export class BrowserRuntime {
     if (this.instrumented && framed && this.post(historyMessage(delta))) {
       this.history.expect(delta);
       this.stepping = true;
+      this.stopLeaving();
       this.events.onChange({ loading: true });
       return;
     }
@@ -164,6 +165,7 @@ export class BrowserRuntime {
   reload(): void {
     if (this.disposed || !this.url) return;
     if (this.instrumented && this.post(reloadMessage())) {
+      this.stopLeaving();
       this.events.onChange({ loading: true });
       return;
     }
@@ -299,6 +301,7 @@ export class BrowserRuntime {
     this.frameOrigin = grant.origin;
     this.instrumented = null;
     this.stepping = false;
+    this.stopLeaving();
     this.hasSrc = true;
     // Reports from the page being left must not vouch for the next one.
     this.judge.newSource();
