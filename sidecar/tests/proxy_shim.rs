@@ -1,8 +1,8 @@
 //! The injected shim, run for real: an app page on one loopback origin frames a proxied page
 //! (with a nested same-grant frame) in headless Chromium (`/usr/bin/chromium`, or
 //! `PORTHOLE_TEST_CHROMIUM`), driven over the DevTools protocol. Checks the messages the app
-//! receives (kinds, origin, `loaded`, relays from the nested frame) and that the shim obeys the
-//! app's history and reload messages.
+//! receives (kinds, origin, `loaded`, relays from the nested frame, `navigating` while a page is
+//! left) and that the shim obeys the app's history and reload messages.
 
 mod common;
 
@@ -16,6 +16,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
 const PAGE: &str = r##"<!doctype html><html><head><title>Shim Test</title></head><body>
@@ -90,6 +91,12 @@ type Log = Arc<Mutex<Vec<String>>>;
 /// (`application/xhtml+xml`) when the path ends in `.xhtml`, else as HTML. Reads a request
 /// body (Content-Length) before answering and logs every request.
 async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> (u16, Log) {
+    html_server_held(route, Arc::new(Notify::new())).await
+}
+
+/// [`html_server`], but a request for a path starting with `/held` is answered only once
+/// `release` is notified (so a test can observe a navigation while it is under way).
+async fn html_server_held(route: Arc<dyn Fn(&str) -> String + Send + Sync>, release: Arc<Notify>) -> (u16, Log) {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     let log: Log = Arc::default();
@@ -98,6 +105,7 @@ async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> (u16, 
         while let Ok((mut s, _)) = l.accept().await {
             let route = route.clone();
             let log = log2.clone();
+            let release = release.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut b = [0u8; 4096];
@@ -124,6 +132,9 @@ async fn html_server(route: Arc<dyn Fn(&str) -> String + Send + Sync>) -> (u16, 
                     }
                 }
                 log.lock().unwrap().push(format!("{method} {path}"));
+                if path.starts_with("/held") {
+                    release.notified().await;
+                }
                 let body = route(&path);
                 let ct = if path.split('?').next().unwrap().ends_with(".xhtml") {
                     "application/xhtml+xml"
@@ -393,6 +404,101 @@ async fn shim_messages_in_chromium() {
         "a foreign reload request was obeyed: {:#?}",
         &msgs[n..]
     );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// Clicks that start no cross-document navigation (a fragment, a download, one the page's
+/// `navigate` handler cancels, one it intercepts), then a link to a page the server holds.
+/// Without the Navigation API (WebKitGTK; hidden in a test) only the fragment link stays.
+const LEAVING: &str = r##"<!doctype html><html><head><title>Leaving</title></head><body>
+<a id=frag href="#f">f</a><a id=dl href="/file" download>d</a>
+<a id=cancel href="/cancelled">c</a><a id=spa href="/spa">s</a><a id=slow href="/held">h</a>
+<script>
+document.title = window.navigation ? 'Navigation API' : 'No Navigation API';
+if (window.navigation) navigation.addEventListener('navigate', function (e) {
+  var p = new URL(e.destination.url).pathname;
+  if (p === '/cancelled') e.preventDefault();
+  if (p === '/spa') e.intercept({handler: function () { return Promise.resolve(); }});
+});
+window.addEventListener('load', function () { setTimeout(function () {
+  (window.navigation ? ['frag', 'dl', 'cancel', 'spa'] : ['frag']).forEach(function (id) { document.getElementById(id).click(); });
+  setTimeout(function () { document.getElementById('slow').click(); }, 0);
+}, 100); });
+</script></body></html>"##;
+
+#[tokio::test]
+async fn navigating_is_posted_when_the_page_is_being_left() {
+    navigating_before_the_next_page(false).await;
+}
+
+#[tokio::test]
+async fn navigating_falls_back_to_beforeunload_without_the_navigation_api() {
+    navigating_before_the_next_page(true).await;
+}
+
+/// A link to a held page posts exactly one `navigating`, before the next page's `location`;
+/// `no_navigation_api`: every document runs with `window.navigation` hidden (as in WebKitGTK).
+async fn navigating_before_the_next_page(no_navigation_api: bool) {
+    let sc = Sidecar::start(&[]);
+    let release = Arc::new(Notify::new());
+    let (upstream, _) = html_server_held(
+        Arc::new(|path: &str| {
+            if path.starts_with("/held") {
+                "<!doctype html><title>Next</title><p>next".to_string()
+            } else {
+                LEAVING.to_string()
+            }
+        }),
+        release.clone(),
+    )
+    .await;
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| {
+        format!(
+            "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
+             <iframe sandbox=\"allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads\" src=\"{}\" width=600 height=400></iframe>",
+            fu.lock().unwrap()
+        )
+    }))
+    .await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let r = sc
+        .req(
+            "POST",
+            "/api/proxy/grants",
+            Some(&json!({"url": format!("http://127.0.0.1:{upstream}/page"), "embedders": [app]})),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let proxy = r.json()["origin"].as_str().unwrap().to_string();
+    *frame_url.lock().unwrap() = r.json()["url"].as_str().unwrap().to_string();
+
+    let (_chrome, mut cdp, home) = chromium().await;
+    if no_navigation_api {
+        let hide = "Object.defineProperty(window, 'navigation', {value: undefined, configurable: true})";
+        cdp.call("Page.enable", json!({})).await;
+        cdp.call("Page.addScriptToEvaluateOnNewDocument", json!({"source": hide})).await;
+    }
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
+    // The page's title says whether it saw the Navigation API.
+    let first = cdp.msgs_until("the frame's first report", |m| m.iter().any(|x| kind(x) == "location")).await;
+    let title = first.iter().find(|x| kind(x) == "location").unwrap()["data"]["title"].clone();
+    assert_eq!(title, if no_navigation_api { "No Navigation API" } else { "Navigation API" });
+    // While the server holds the next page, the page being left says so.
+    cdp.msgs_until("navigating", |m| m.iter().any(|x| kind(x) == "navigating")).await;
+    release.notify_one();
+    let msgs = cdp
+        .msgs_until("the next page's location", |m| {
+            m.iter().any(|x| kind(x) == "location" && x["data"]["url"] == format!("{proxy}/held"))
+        })
+        .await;
+    let nav: Vec<usize> = (0..msgs.len()).filter(|&i| kind(&msgs[i]) == "navigating").collect();
+    let next = msgs.iter().position(|x| x["data"]["url"] == format!("{proxy}/held")).unwrap();
+    assert_eq!(nav.len(), 1, "only the navigation that left the page: {msgs:#?}");
+    assert!(nav[0] < next, "navigating comes before the next page's location: {msgs:#?}");
+    assert_eq!(msgs[nav[0]]["origin"], proxy.as_str());
+    assert_eq!(msgs[nav[0]]["data"], json!({"porthole": "shim", "v": 1, "kind": "navigating"}));
     let _ = std::fs::remove_dir_all(&home);
 }
 

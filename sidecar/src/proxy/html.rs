@@ -10,9 +10,18 @@ use lol_html::send::{HtmlRewriter, Settings};
 use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentHandlers, Selector};
 
 /// The shim's source with `__APP__` standing for the app origin (a JSON string literal).
-/// It posts only `location`, `pointerdown` and `open-window`, each to the app origin (never
-/// `*`); nested same-origin documents relay pointerdown/open-window to their parent, which
-/// forwards them. It obeys only `history` and `reload` from the app origin.
+/// It posts only `location`, `navigating`, `pointerdown` and `open-window`, each to the app
+/// origin (never `*`); nested same-origin documents relay pointerdown/open-window to their
+/// parent, which forwards them. It obeys only `history` and `reload` from the app origin.
+///
+/// `navigating` (top proxied document only, like `location`): the parent cannot see a
+/// cross-origin frame's navigation start, only its end. Chromium's Navigation API `navigate`
+/// event says a cross-document navigation begins (not a download, not same-document); the
+/// shim listens first, so it judges one task later whether a page handler cancelled or
+/// intercepted it (`intercept` is wrapped to record that). Without the Navigation API
+/// (WebKitGTK), `beforeunload` stands in, judged the same way; the shim never sets
+/// `returnValue` (that could prompt). A navigation that never leaves the page (a download, a
+/// prompt answered "stay") is ended by the app's bound, the next `location` or the frame's load.
 ///
 /// New windows (protocol §6.5): a link, `window.open` or form target asks the app only when
 /// it is `_blank` or a name no frame in reach has; so does a link opened with Ctrl/Cmd/Shift
@@ -43,6 +52,10 @@ document.addEventListener("DOMContentLoaded",function(){loc(true)});W.addEventLi
 W.addEventListener("popstate",function(){loc(false)});W.addEventListener("hashchange",function(){loc(false)});
 ["pushState","replaceState"].forEach(function(k){var f=history[k];history[k]=function(){var r=f.apply(this,arguments);loc(false);return r}});
 W.addEventListener("pointerdown",function(){post({kind:"pointerdown"})},true);
+function leaving(e,no){if(T)setTimeout(function(){if(!e.defaultPrevented&&!no())post({kind:"navigating"})},0)}
+var NV=W.navigation,NE=W.NavigateEvent;if(NV&&NE&&NV.addEventListener){var I=new WeakSet(),NI=NE.prototype.intercept;if(NI)NE.prototype.intercept=function(){I.add(this);return NI.apply(this,arguments)};
+NV.addEventListener("navigate",function(e){if(e.destination.sameDocument||e.hashChange||e.downloadRequest!=null)return;leaving(e,function(){return I.has(e)})})}
+else W.addEventListener("beforeunload",function(e){leaving(e,function(){return !!e.returnValue})});
 function onLink(e,aux){if(e.defaultPrevented)return;var t=e.target,a=t&&t.closest?t.closest("a[href],area[href]"):null;if(!a||a.hasAttribute("download"))return;
 if(!(aux?e.button===1:e.button===0&&(e.ctrlKey||e.metaKey||e.shiftKey||newWin(tgt(a,"target")))))return;e.preventDefault();openW(a.href)}
 W.addEventListener("click",function(e){onLink(e,false)});W.addEventListener("auxclick",function(e){onLink(e,true)});
@@ -481,6 +494,7 @@ mod tests {
         assert!(s.starts_with("<script>") && s.ends_with("</script>"));
         assert!(s.contains("var A=\"http://127.0.0.1:4000\""));
         assert!(!s.contains("\"*\""), "never targets *");
+        assert!(!s.contains("returnValue="), "never asks for a beforeunload prompt");
         let evil = shim_script("</script><script>alert(1)//", false);
         assert_eq!(evil.matches("</script>").count(), 1);
     }

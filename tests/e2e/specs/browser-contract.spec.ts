@@ -1,7 +1,7 @@
 // The app's side of the proxy contract, with the grant API stubbed (page.route) and a tiny
 // stand-in proxy: a loopback server whose pages carry a hand-written shim that speaks the
-// documented messages. It pins what the UI does with location / pointerdown / open-window
-// reports and the app → shim history and reload messages, independently of the real proxy
+// documented messages. It pins what the UI does with location / navigating / pointerdown /
+// open-window reports and the app → shim history and reload messages, independently of the real proxy
 // (browser.spec.ts covers the real one).
 import http from 'node:http';
 import type net from 'node:net';
@@ -23,6 +23,8 @@ function shim(appOrigin: string): string {
     if (a && a.target !== '_self') { e.preventDefault(); post({ kind: 'open-window', url: a.href }); }
   }, true);
   window.__spa = (p) => { history.pushState(null, '', p); where(false); };
+  window.__leaving = () => post({ kind: 'navigating' });
+  window.__report = () => where(false);
   addEventListener('message', (e) => {
     if (e.origin !== app || !e.data || e.data.porthole !== 'app') return;
     window.__appMessages = (window.__appMessages || []).concat([e.data]);
@@ -112,6 +114,14 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     await p.waitForTimeout(200);
     await expect(url).toHaveText('localhost:5999/spa/route');
     expect(loads).toBe(before);
+    // navigating: the bar runs and the title goes; the next location report ends both.
+    await expect(pane.getByTestId('browser-progress')).toHaveCount(0);
+    await f!.evaluate(() => (window as any).__leaving());
+    await expect(pane.getByTestId('browser-progress')).toBeVisible();
+    await expect(url).toHaveAttribute('title', `${UPSTREAM}/spa/route`);
+    await f!.evaluate(() => (window as any).__report());
+    await expect(pane.getByTestId('browser-progress')).toHaveCount(0);
+    await expect(url).toHaveAttribute('title', 'Next stub');
 
     // Back goes through the shim (history message), not a grant request.
     const grantsBefore = grantRequests.length;

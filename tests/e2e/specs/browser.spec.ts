@@ -442,6 +442,35 @@ test.describe('browser panes', () => {
     }
   });
 
+  test('a link clicked inside the frame to a slow page: the loading bar runs and the old title goes until it arrives', async ({ wall, page }) => {
+    const site = await servePages({
+      '/': '<!doctype html><html><head><title>Start page</title></head><body><h1 id="h">start</h1><a id="go" href="/slow-next.html">next</a></body></html>',
+      '/slow-next.html': '<!doctype html><html><head><title>Next page</title></head><body><h1 id="h">next</h1></body></html>',
+    });
+    try {
+      const id = await openBrowserWithPrefix(wall);
+      const pane = wall.pane(id);
+      await typeUrl(wall, `127.0.0.1:${site.port}/`);
+      await expect(frameOf(page, id).locator('#h')).toHaveText('start');
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'Start page');
+      await expect(pane.getByTestId('browser-progress')).toHaveCount(0);
+      // The parent cannot see this navigation start: only the shim's `navigating` tells it.
+      await frameOf(page, id).locator('#go').click();
+      await expect.poll(site.held).toBe(1);
+      await expect(pane.getByTestId('browser-progress')).toBeVisible();
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', `http://127.0.0.1:${site.port}/`);
+      expect(site.held()).toBe(1);
+      site.release();
+      await expect(frameOf(page, id).locator('#h')).toHaveText('next');
+      await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'Next page');
+      await expect(pane.getByTestId('browser-url')).toHaveText(`127.0.0.1:${site.port}/slow-next.html`);
+      await expect(pane.getByTestId('browser-progress')).toHaveCount(0);
+    } finally {
+      site.release();
+      await site.close();
+    }
+  });
+
   test('a narrow pane gives the URL field room, a refusal spans the pane, and the banner takes its own row until dismissed', async ({ wall, page }) => {
     await page.setViewportSize({ width: 700, height: 600 });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));

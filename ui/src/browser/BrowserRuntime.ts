@@ -28,7 +28,7 @@ export interface BrowserView {
   view: 'empty' | 'loading' | 'ready' | 'https' | 'error';
   /** the panel's message for `https` and `error` */
   message: string | null;
-  /** a navigation is under way: from its start until the frame's load (or the shim's report of a history step) */
+  /** a navigation is under way: from its start (for one inside the frame, the shim's `navigating`) until the frame's load (or the shim's report of a history step or of the next page) */
   loading: boolean;
   /** a load came with no location report from the shim (not HTML, off the proxy, or refused); the banner can be dismissed (false again) */
   uninstrumented: boolean;
@@ -54,6 +54,13 @@ export const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-forms allow
 export const IFRAME_ALLOW = 'autoplay; clipboard-write; fullscreen';
 /** The frame stays transparent at most this long after it gets a source (until its first load). */
 export const REVEAL_AFTER_MS = 1000;
+/**
+ * After the shim's `navigating`, the loading bar ends at the latest after this long: a
+ * navigation that never leaves the page (a download, a beforeunload prompt answered "stay")
+ * brings no load and no report. The proxy's own bound (protocol §6.6: no response head within
+ * 30 s → its 504 page, a load) makes a real navigation end by then.
+ */
+export const LEAVING_BOUND_MS = 30_000;
 
 export class BrowserRuntime {
   /** the pane body's frame host: focusable, `transform: translateZ(0)` (Chromium offsets OOPIF input otherwise) */
@@ -80,6 +87,10 @@ export class BrowserRuntime {
   private keepAsking = false;
   /** a history step was posted to the shim: its location report ends the loading state */
   private stepping = false;
+  /** the shim said its page is being left: the next location report, load or this bound ends the loading state */
+  private leavingTimer: ReturnType<typeof setTimeout> | null = null;
+  /** the title the shim last reported (restored when a navigation away never left) */
+  private title = '';
 
   /** `keepaliveMs`: how often the held grant is asked for again (`grantKeepaliveMs`). */
   constructor(
@@ -142,6 +153,7 @@ export class BrowserRuntime {
     if (this.instrumented && framed && this.post(historyMessage(delta))) {
       this.history.expect(delta);
       this.stepping = true;
+      this.stopLeaving();
       this.events.onChange({ loading: true });
       return;
     }
@@ -153,6 +165,7 @@ export class BrowserRuntime {
   reload(): void {
     if (this.disposed || !this.url) return;
     if (this.instrumented && this.post(reloadMessage())) {
+      this.stopLeaving();
       this.events.onChange({ loading: true });
       return;
     }
@@ -176,6 +189,18 @@ export class BrowserRuntime {
         this.events.onChange({ prompt: url });
         return;
       }
+      case 'navigating': {
+        if (!this.hasSrc) return; // a panel covers the frame: its load ends nothing
+        // As a load from the URL field: the bar runs and the old title goes (the start of a
+        // cross-origin frame's own navigation is invisible to the app otherwise).
+        this.stopLeaving();
+        this.leavingTimer = setTimeout(() => {
+          this.leavingTimer = null;
+          if (!this.disposed) this.events.onChange({ loading: false, title: this.title });
+        }, LEAVING_BOUND_MS);
+        this.events.onChange({ loading: true, title: '' });
+        return;
+      }
       case 'location': {
         if (!this.hasSrc) return; // a panel covers the frame: its page is being left
         // The frame may have moved to another proxied origin: map with every live grant.
@@ -190,8 +215,9 @@ export class BrowserRuntime {
         if (g && g.grant !== this.held?.grant) this.hold(g);
         this.history.follow(url);
         this.url = url;
+        this.title = msg.title;
         const patch: Partial<BrowserView> = { url, title: msg.title };
-        if (this.stepping) {
+        if (this.stepping || this.stopLeaving()) {
           this.stepping = false;
           patch.loading = false;
         }
@@ -244,6 +270,8 @@ export class BrowserRuntime {
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.checkTimer = null;
     this.stepping = false;
+    this.stopLeaving();
+    this.title = '';
     const refusal = iframeRefusal(url);
     if (refusal) {
       this.blank();
@@ -273,6 +301,7 @@ export class BrowserRuntime {
     this.frameOrigin = grant.origin;
     this.instrumented = null;
     this.stepping = false;
+    this.stopLeaving();
     this.hasSrc = true;
     // Reports from the page being left must not vouch for the next one.
     this.judge.newSource();
@@ -348,6 +377,7 @@ export class BrowserRuntime {
   private onLoad() {
     if (!this.hasSrc || this.disposed) return;
     this.stepping = false;
+    this.stopLeaving();
     this.events.onChange({ loading: false });
     this.reveal();
     const verdict = this.judge.load(performance.now());
@@ -388,10 +418,19 @@ export class BrowserRuntime {
     this.iframe.style.visibility = '';
   }
 
+  /** Ends the wait that `navigating` started; true if one was running. */
+  private stopLeaving(): boolean {
+    if (!this.leavingTimer) return false;
+    clearTimeout(this.leavingTimer);
+    this.leavingTimer = null;
+    return true;
+  }
+
   private clearTimers() {
     if (this.revealTimer) clearTimeout(this.revealTimer);
     if (this.checkTimer) clearTimeout(this.checkTimer);
     this.revealTimer = this.checkTimer = null;
+    this.stopLeaving();
   }
 }
 

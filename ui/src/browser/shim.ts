@@ -19,6 +19,8 @@ export interface Grant {
 /** Shim → app. */
 export type ShimMessage =
   | { kind: 'location'; url: string; title: string; loaded: boolean }
+  /** the top proxied document is being left: a navigation away from it started (protocol §6.5) */
+  | { kind: 'navigating' }
   | { kind: 'pointerdown' }
   | { kind: 'open-window'; url: string };
 
@@ -38,6 +40,8 @@ export function parseShimMessage(data: unknown): ShimMessage | null {
       const title = typeof o.title === 'string' ? o.title.slice(0, MAX_TITLE_CHARS) : '';
       return { kind: 'location', url: o.url, title, loaded: o.loaded };
     }
+    case 'navigating':
+      return { kind: 'navigating' };
     case 'pointerdown':
       return { kind: 'pointerdown' };
     case 'open-window':
