@@ -180,7 +180,8 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     await p.keyboard.press('Control+b');
     await p.keyboard.press('b');
     const id = await wall.focusedId();
-    await wall.pane(id).getByTestId('browser-url-input').fill('http://169.254.169.254/');
+    // Any address the field accepts: the stubbed sidecar refuses the grant.
+    await wall.pane(id).getByTestId('browser-url-input').fill('localhost:5998');
     await wall.pane(id).getByTestId('browser-url-input').press('Enter');
     const panel = wall.pane(id).getByTestId('browser-error-panel');
     await expect(panel).toBeVisible();
