@@ -267,6 +267,18 @@ describe('focus, swap, zoom, minimize', () => {
     expect(sameRects(rectsOf(lifo).panes, rectsOf(s0).panes)).toBe(true);
     expect(checkInvariants(restore(both, 'b'))).toEqual([]);
   });
+  it('three panes minimized in turn come back as they were when restored in the same order', () => {
+    // (a / d) | (b / c), every gap dragged: minimize a, b, c; restore a, b, c.
+    let s0 = split(split(split(single('a'), 'a', 'right', 'b'), 'b', 'down', 'c'), 'a', 'down', 'd');
+    s0 = resize(s0, [], 0, -250, WALL, { gap: 0, minSize: 40 });
+    s0 = resize(s0, [0], 0, 180, WALL, { gap: 0, minSize: 40 });
+    s0 = resize(s0, [1], 0, -200, WALL, { gap: 0, minSize: 40 });
+    let m = minimize(minimize(minimize(s0, 'a'), 'b'), 'c');
+    expect(leaves(m.root)).toEqual(['d']);
+    for (const id of ['a', 'b', 'c']) m = restore(m, id);
+    expect(sameRects(rectsOf(m).panes, rectsOf(s0).panes)).toBe(true);
+    expect(m.snapshots).toBeUndefined();
+  });
   it('restore beside what is left of the neighbour, else beside the focused pane', () => {
     const s0 = split(split(single('a'), 'a', 'down', 'b'), 'b', 'right', 'c');
     const m = close(minimize(s0, 'a'), 'b');
@@ -275,7 +287,7 @@ describe('focus, swap, zoom, minimize', () => {
     expect(rectsOf(r).panes.get('a')).toEqual({ x: 0, y: 0, w: 1200, h: 400 });
     const gone = restore(close(close(minimize(s0, 'a'), 'b'), 'zz'), 'a');
     expect(checkInvariants(gone)).toEqual([]);
-    const lost = { ...minimize(s0, 'a'), homes: {} };
+    const lost = { ...minimize(s0, 'a'), homes: {}, snapshots: undefined };
     expect(leaves(restore(lost, 'a').root)).toEqual(['b', 'c', 'a']);
   });
   it('a home follows replace and is dropped on close', () => {
@@ -472,6 +484,16 @@ describe('property: any sequence of operations keeps the wall tiled', () => {
             if (flat.focused !== null && leaves(flat.root).length > 1) {
               const back = restore(minimize(flat, flat.focused), flat.focused);
               expect(sameRects(rectsOf(back, gap).panes, rectsOf(flat, gap).panes)).toBe(true);
+            }
+            // up to three panes minimized, then restored in the same order (the hard order):
+            // every pane gets its rectangle back
+            const some = leaves(flat.root).slice(0, 3).slice(0, Math.max(0, leaves(flat.root).length - 1));
+            if (some.length > 1) {
+              let m: LayoutState = flat;
+              for (const id of some) m = minimize(m, id);
+              for (const id of some) m = restore(m, id);
+              expect(sameRects(rectsOf(m, gap).panes, rectsOf(flat, gap).panes)).toBe(true);
+              expect(m.snapshots).toEqual(flat.snapshots);
             }
             // survives a save/load
             expect(parseLayout(JSON.parse(JSON.stringify(s)))).toEqual(s);

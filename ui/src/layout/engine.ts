@@ -27,6 +27,12 @@ export interface LayoutState {
   minimized: PaneId[];
   /** where each minimized pane stood, so restoring puts it back with its size; keys ⊆ `minimized` */
   homes: Record<PaneId, Home>;
+  /**
+   * The tree as it was just before each minimize still on the baseboard (oldest first), so
+   * panes restored in any order rebuild it exactly while nothing else changed the wall;
+   * empty once the baseboard is.
+   */
+  snapshots?: LayoutNode[];
   /** the zoomed pane (fills the wall) or null; always a leaf of the tree */
   zoomed: PaneId | null;
   /** the focused pane or null; always a leaf of the tree when the tree is non-empty */
@@ -368,7 +374,8 @@ export function split(state: LayoutState, target: PaneId, side: SplitSide, newId
  */
 export function close(state: LayoutState, id: PaneId): LayoutState {
   if (state.minimized.includes(id)) {
-    return { ...state, minimized: state.minimized.filter((m) => m !== id), homes: without(state.homes, id) };
+    const minimized = state.minimized.filter((m) => m !== id);
+    return { ...state, minimized, homes: without(state.homes, id), snapshots: forget(state.snapshots, id, minimized) };
   }
   if (!state.root || !leaves(state.root).includes(id)) return state;
   const order = leaves(state.root);
@@ -384,6 +391,7 @@ export function close(state: LayoutState, id: PaneId): LayoutState {
     root,
     zoomed: state.zoomed === id ? null : state.zoomed,
     focused,
+    snapshots: forget(state.snapshots, id, state.minimized),
   };
 }
 
@@ -545,7 +553,8 @@ export function minimize(state: LayoutState, id: PaneId): LayoutState {
   const home = homeOf(state.root!, id);
   const closed = close(state, id);
   const homes = home ? { ...state.homes, [id]: home } : state.homes;
-  return { ...closed, minimized: [...state.minimized, id], homes };
+  const snapshots = [...(state.snapshots ?? []), state.root!];
+  return { ...closed, minimized: [...state.minimized, id], homes, snapshots };
 }
 
 /**
@@ -559,11 +568,75 @@ export function restore(state: LayoutState, id: PaneId): LayoutState {
   if (!state.minimized.includes(id)) return state;
   const minimized = state.minimized.filter((m) => m !== id);
   const homes = without(state.homes, id);
-  if (!state.root) return { ...state, minimized, homes, root: { kind: 'leaf', id }, focused: id, zoomed: null };
+  // Kept while they hold a pane still on the baseboard.
+  const held = state.snapshots?.filter((n) => leaves(n).some((p) => minimized.includes(p)));
+  const snapshots = held?.length ? held : undefined;
+  if (!state.root) return { ...state, minimized, homes, snapshots, root: { kind: 'leaf', id }, focused: id, zoomed: null };
+  const rebuilt = fromSnapshot(state, id, minimized);
+  if (rebuilt) return { ...state, minimized, homes, snapshots, root: rebuilt, focused: id, zoomed: null };
   const placed = placeHome(state.root, id, state.homes[id], homes, state.minimized.length);
-  if (placed) return { ...state, minimized, homes: placed.homes, root: normalize(placed.root), focused: id, zoomed: null };
+  if (placed) return { ...state, minimized, homes: placed.homes, snapshots, root: normalize(placed.root), focused: id, zoomed: null };
   const target = state.focused ?? firstLeaf(state.root)!;
-  return split({ ...state, minimized, homes }, target, 'right', id);
+  return split({ ...state, minimized, homes, snapshots }, target, 'right', id);
+}
+
+/**
+ * The wall with `id` back, rebuilt from the newest snapshot that holds it and that, with
+ * every minimized pane taken out, is exactly the wall now (nothing but minimizes and
+ * restores happened since): that snapshot minus the panes still minimized (`others`).
+ */
+function fromSnapshot(state: LayoutState, id: PaneId, others: PaneId[]): LayoutNode | null {
+  for (const snap of [...(state.snapshots ?? [])].reverse()) {
+    if (!leaves(snap).includes(id)) continue;
+    const now = removeAll(snap, [...others, id]);
+    if (now && state.root && sameTree(now, state.root)) return removeAll(snap, others);
+  }
+  return null;
+}
+
+/**
+ * `node` without the leaves `ids`, normalized. Each removed child's room goes to its nearest
+ * kept sibling before it, else after it (as `removeLeaf` gives it), within its own split:
+ * the result does not depend on the order the panes left in.
+ */
+function removeAll(node: LayoutNode, ids: PaneId[]): LayoutNode | null {
+  const gone = new Set(ids);
+  const prune = (n: LayoutNode): LayoutNode | null => {
+    if (n.kind === 'leaf') return gone.has(n.id) ? null : n;
+    const kept = n.children.map(prune);
+    const weights = [...n.weights];
+    kept.forEach((k, i) => {
+      if (k) return;
+      let heir = -1;
+      for (let j = i - 1; j >= 0 && heir < 0; j--) if (kept[j]) heir = j;
+      for (let j = i + 1; j < kept.length && heir < 0; j++) if (kept[j]) heir = j;
+      if (heir >= 0) weights[heir] += weights[i];
+    });
+    const children = kept.filter((k): k is LayoutNode => k !== null);
+    if (children.length === 0) return null;
+    if (children.length === 1) return children[0];
+    return { ...n, children, weights: weights.filter((_, i) => kept[i] !== null) };
+  };
+  const n = prune(node);
+  return n ? normalize(n) : null;
+}
+
+/** Same shape, same panes, and the same shares at every split (up to float noise). */
+function sameTree(a: LayoutNode, b: LayoutNode): boolean {
+  if (a.kind === 'leaf' || b.kind === 'leaf') return a.kind === b.kind && (a as { id: PaneId }).id === (b as { id: PaneId }).id;
+  if (a.dir !== b.dir || a.children.length !== b.children.length) return false;
+  const ta = a.weights.reduce((x, y) => x + y, 0);
+  const tb = b.weights.reduce((x, y) => x + y, 0);
+  return a.children.every((c, i) => Math.abs(a.weights[i] / ta - b.weights[i] / tb) < 1e-9 && sameTree(c, b.children[i]));
+}
+
+/** Snapshots without pane `id` (closed for good), and without those no minimized pane needs. */
+function forget(snapshots: LayoutNode[] | undefined, id: PaneId, minimized: PaneId[]): LayoutNode[] | undefined {
+  if (!snapshots?.length) return snapshots;
+  const kept = snapshots
+    .map((n) => (leaves(n).includes(id) ? removeAll(n, [id]) : n))
+    .filter((n): n is LayoutNode => n !== null && leaves(n).some((p) => minimized.includes(p)));
+  return kept.length ? kept : undefined;
 }
 
 /** Adds pane `id` to the wall: beside the focused pane (right), or as the whole wall when empty. */
@@ -593,6 +666,7 @@ export function replace(state: LayoutState, oldId: PaneId, newId: PaneId): Layou
     root: state.root ? swapLeaf(state.root) : null,
     minimized: state.minimized.map((m) => (m === oldId ? newId : m)),
     homes,
+    ...(state.snapshots ? { snapshots: state.snapshots.map(swapLeaf) } : {}),
     zoomed: same(state.zoomed),
     focused: same(state.focused),
   };
@@ -662,6 +736,19 @@ function parseNode(v: unknown, depth: number): LayoutNode | null {
   return { kind: 'split', dir: o.dir, children, weights };
 }
 
+/** Keeps the sound snapshots that hold a minimized pane; a lost one only means a plainer restore. */
+function parseSnapshots(v: unknown, minimized: PaneId[]): { snapshots?: LayoutNode[] } {
+  if (!Array.isArray(v)) return {};
+  const kept: LayoutNode[] = [];
+  for (const n of v.slice(0, 64)) {
+    const p = parseNode(n, 0);
+    if (!p) continue;
+    const ids = leaves(p);
+    if (new Set(ids).size === ids.length && ids.some((m) => minimized.includes(m))) kept.push(normalize(p));
+  }
+  return kept.length ? { snapshots: kept } : {};
+}
+
 /** Keeps the sound homes of minimized panes; a lost home only means a plainer restore. */
 function parseHomes(v: unknown, minimized: PaneId[]): Record<PaneId, Home> {
   const homes: Record<PaneId, Home> = {};
@@ -690,6 +777,7 @@ export function parseLayout(v: unknown): LayoutState | null {
     root: root ? normalize(root) : null,
     minimized,
     homes: parseHomes(o.homes, minimized),
+    ...parseSnapshots(o.snapshots, minimized),
     zoomed: typeof o.zoomed === 'string' ? o.zoomed : null,
     focused: typeof o.focused === 'string' ? o.focused : null,
   };
