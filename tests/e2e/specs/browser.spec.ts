@@ -29,6 +29,21 @@ function ensureVite(): string {
   return viteCache;
 }
 
+/**
+ * Writes `files` (name → content) to a temp folder and serves it with `python3 -m
+ * http.server` in the wall's first terminal, as a user would; its terminal pane and port.
+ */
+async function pythonServer(wall: Wall, files: Record<string, string>): Promise<{ term: string; port: number }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));
+  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), content);
+  const port = await freePort();
+  const [term] = await wall.paneIds();
+  await wall.click(term);
+  await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
+  await wall.waitText(term, /Serving HTTP/);
+  return { term, port };
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -238,14 +253,10 @@ test.describe('browser panes', () => {
   });
 
   test('a python3 -m http.server page opens, and the pane survives a reload of the app', async ({ wall, page }) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));
-    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><head><title>Python fixture</title></head><body><h1 id="py">served by python</h1></body></html>\n');
-    fs.writeFileSync(path.join(dir, 'notes.txt'), 'plain text, no shim here\n');
-    const port = await freePort();
-    const [term] = await wall.paneIds();
-    await wall.click(term);
-    await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
-    await wall.waitText(term, /Serving HTTP/);
+    const { term, port } = await pythonServer(wall, {
+      'index.html': '<!doctype html><html><head><title>Python fixture</title></head><body><h1 id="py">served by python</h1></body></html>\n',
+      'notes.txt': 'plain text, no shim here\n',
+    });
     // The header button on the terminal opens one too.
     await wall.pane(term).getByTestId('pane-open-browser').click();
     await expect(wall.visiblePanes()).toHaveCount(2);
@@ -276,13 +287,9 @@ test.describe('browser panes', () => {
   });
 
   test('zoom, minimize and restore never reload the frame (its element is never re-parented)', async ({ wall, page }) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));
-    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><head><title>Keep me</title></head><body><h1 id="k">keep</h1></body></html>\n');
-    const port = await freePort();
-    const [term] = await wall.paneIds();
-    await wall.click(term);
-    await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
-    await wall.waitText(term, /Serving HTTP/);
+    const { term, port } = await pythonServer(wall, {
+      'index.html': '<!doctype html><html><head><title>Keep me</title></head><body><h1 id="k">keep</h1></body></html>\n',
+    });
     const id = await openBrowserWithPrefix(wall);
     await typeUrl(wall, `:${port}`);
     await expect(wall.pane(id).getByTestId('browser-url')).toHaveText(`localhost:${port}`);
@@ -473,14 +480,10 @@ test.describe('browser panes', () => {
 
   test('a narrow pane gives the URL field room, a refusal spans the pane, and the banner takes its own row until dismissed', async ({ wall, page }) => {
     await page.setViewportSize({ width: 700, height: 600 });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-http-'));
-    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><head><title>Narrow</title></head><body style="margin:0"><h1 id="py">served by python</h1></body></html>\n');
-    fs.writeFileSync(path.join(dir, 'notes.txt'), 'first line of plain text\n');
-    const port = await freePort();
-    const [term] = await wall.paneIds();
-    await wall.click(term);
-    await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
-    await wall.waitText(term, /Serving HTTP/);
+    const { term, port } = await pythonServer(wall, {
+      'index.html': '<!doctype html><html><head><title>Narrow</title></head><body style="margin:0"><h1 id="py">served by python</h1></body></html>\n',
+      'notes.txt': 'first line of plain text\n',
+    });
     const id = await openBrowserWithPrefix(wall);
     const pane = wall.pane(id);
     await typeUrl(wall, `127.0.0.1:${port}`);
