@@ -86,9 +86,7 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     const [term] = await wall.paneIds();
     await wall.click(term);
     await wall.type('echo x\n');
-    await p.keyboard.press('Control+b');
-    await p.keyboard.press('b');
-    const id = await wall.focusedId();
+    const id = await wall.openBrowserWithPrefix();
     const pane = wall.pane(id);
     await pane.getByTestId('browser-url-input').fill('localhost:5999');
     await pane.getByTestId('browser-url-input').press('Enter');
@@ -177,9 +175,7 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     );
     const [term] = await wall.paneIds();
     await wall.click(term);
-    await p.keyboard.press('Control+b');
-    await p.keyboard.press('b');
-    const id = await wall.focusedId();
+    const id = await wall.openBrowserWithPrefix();
     // Any address the field accepts: the stubbed sidecar refuses the grant.
     await wall.pane(id).getByTestId('browser-url-input').fill('localhost:5998');
     await wall.pane(id).getByTestId('browser-url-input').press('Enter');
@@ -210,9 +206,7 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
       const [term] = await wall.paneIds();
       await wall.click(term);
       await wall.type('echo x\n');
-      await p.keyboard.press('Control+b');
-      await p.keyboard.press('b');
-      const id = await wall.focusedId();
+      const id = await wall.openBrowserWithPrefix();
       const pane = wall.pane(id);
       const url = pane.getByTestId('browser-url');
       const banner = pane.getByTestId('browser-banner');

@@ -103,18 +103,6 @@ async function frameObject(page: Page, paneId: string): Promise<Frame> {
   return f!;
 }
 
-/** Opens a browser pane with the prefix from the focused pane and returns its id (its URL field is focused). */
-async function openBrowserWithPrefix(wall: Wall): Promise<string> {
-  const before = new Set(await wall.paneIds());
-  await wall.page.keyboard.press('Control+b');
-  await wall.page.keyboard.press('b');
-  const input = wall.page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
-  await expect(input).toBeFocused();
-  const id = await wall.focusedId();
-  expect(before.has(id)).toBe(false);
-  await expect(wall.pane(id)).toHaveAttribute('data-kind', 'browser');
-  return id;
-}
 
 /**
  * A loopback page server started by the test. `pages` maps a path to its HTML (text/html) or,
@@ -176,7 +164,7 @@ test.describe('browser panes', () => {
     await wall.waitText(term, /ready in|Local:/, 60_000);
 
     // A touched terminal is split beside (right: the pane is wider than tall).
-    const id = await openBrowserWithPrefix(wall);
+    const id = await wall.openBrowserWithPrefix();
     await expect(wall.visiblePanes()).toHaveCount(2);
     const t = await wall.rect(term);
     const b = await wall.rect(id);
@@ -290,7 +278,7 @@ test.describe('browser panes', () => {
     const { term, port } = await pythonServer(wall, {
       'index.html': '<!doctype html><html><head><title>Keep me</title></head><body><h1 id="k">keep</h1></body></html>\n',
     });
-    const id = await openBrowserWithPrefix(wall);
+    const id = await wall.openBrowserWithPrefix();
     await typeUrl(wall, `:${port}`);
     await expect(wall.pane(id).getByTestId('browser-url')).toHaveText(`localhost:${port}`);
     await expect(frameOf(page, id).locator('#k')).toHaveText('keep', { timeout: 20_000 });
@@ -322,7 +310,7 @@ test.describe('browser panes', () => {
     const [term] = await wall.paneIds();
     await wall.click(term);
     const terminalId = await wall.pane(term).getAttribute('data-terminal-id');
-    const id = await openBrowserWithPrefix(wall);
+    const id = await wall.openBrowserWithPrefix();
     // Replaced in place: still one pane, the terminal pane's element is gone and its terminal deleted.
     await expect(wall.panes()).toHaveCount(1);
     await expect(wall.pane(term)).toHaveCount(0);
@@ -356,7 +344,7 @@ test.describe('browser panes', () => {
 
     // The prefix still works with a browser pane focused; a browser is never replaced.
     await wall.waitKeyboardFocus();
-    const second = await openBrowserWithPrefix(wall);
+    const second = await wall.openBrowserWithPrefix();
     await expect(wall.panes()).toHaveCount(2);
     await expect(wall.pane(id)).toHaveAttribute('data-kind', 'browser');
     expect(second).not.toBe(id);
@@ -366,7 +354,7 @@ test.describe('browser panes', () => {
     const [term] = await wall.paneIds();
     await wall.click(term);
     await wall.type('echo touched\n');
-    const id = await openBrowserWithPrefix(wall);
+    const id = await wall.openBrowserWithPrefix();
     const pane = wall.pane(id);
     const input = pane.getByTestId('browser-url-input');
     await input.fill('file:///etc/passwd');
@@ -399,7 +387,7 @@ test.describe('browser panes', () => {
       const [term] = await wall.paneIds();
       await wall.click(term);
       await wall.type('echo touched\n');
-      const id = await openBrowserWithPrefix(wall);
+      const id = await wall.openBrowserWithPrefix();
       const pane = wall.pane(id);
       const iframe = pane.locator('iframe[data-testid=browser-frame]');
       await typeUrl(wall, `127.0.0.1:${site.port}/slow.html`);
@@ -434,7 +422,7 @@ test.describe('browser panes', () => {
 
       // A fast page in a new pane: already visible when its load event reaches the app.
       await wall.waitKeyboardFocus();
-      const fast = await openBrowserWithPrefix(wall);
+      const fast = await wall.openBrowserWithPrefix();
       await page.locator(`[data-pane-id="${fast}"] iframe[data-testid=browser-frame]`).evaluate((f) => {
         f.addEventListener('load', () => {
           (window as any).__visAtLoad = getComputedStyle(f).visibility;
@@ -455,7 +443,7 @@ test.describe('browser panes', () => {
       '/slow-next.html': '<!doctype html><html><head><title>Next page</title></head><body><h1 id="h">next</h1></body></html>',
     });
     try {
-      const id = await openBrowserWithPrefix(wall);
+      const id = await wall.openBrowserWithPrefix();
       const pane = wall.pane(id);
       await typeUrl(wall, `127.0.0.1:${site.port}/`);
       await expect(frameOf(page, id).locator('#h')).toHaveText('start');
@@ -484,7 +472,7 @@ test.describe('browser panes', () => {
       'index.html': '<!doctype html><html><head><title>Narrow</title></head><body style="margin:0"><h1 id="py">served by python</h1></body></html>\n',
       'notes.txt': 'first line of plain text\n',
     });
-    const id = await openBrowserWithPrefix(wall);
+    const id = await wall.openBrowserWithPrefix();
     const pane = wall.pane(id);
     await typeUrl(wall, `127.0.0.1:${port}`);
     await expect(frameOf(page, id).locator('#py')).toHaveText('served by python', { timeout: 20_000 });
@@ -552,7 +540,7 @@ plain.describe('proxy grants under open panes', () => {
       const [term] = await wall.paneIds();
       await wall.click(term);
       await wall.type('echo touched\n');
-      const id = await openBrowserWithPrefix(wall);
+      const id = await wall.openBrowserWithPrefix();
       const pane = wall.pane(id);
       const upstream = `http://127.0.0.1:${site.port}`;
       await typeUrl(wall, `127.0.0.1:${site.port}`);

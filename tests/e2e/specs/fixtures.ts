@@ -118,6 +118,19 @@ export class Wall {
     });
   }
 
+  /** Opens a browser pane with the prefix from the focused pane and returns its id (its URL field is focused). */
+  async openBrowserWithPrefix(): Promise<string> {
+    const before = new Set(await this.paneIds());
+    await this.page.keyboard.press('Control+b');
+    await this.page.keyboard.press('b');
+    const input = this.page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
+    await expect(input).toBeFocused();
+    const id = await this.focusedId();
+    expect(before.has(id)).toBe(false);
+    await expect(this.pane(id)).toHaveAttribute('data-kind', 'browser');
+    return id;
+  }
+
   /** Closes terminal pane `id`'s socket from the page and waits for the new one to open. */
   async dropConnection(id: string) {
     await this.page.evaluate((id) => {
