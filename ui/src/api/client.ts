@@ -80,3 +80,9 @@ export function terminalSocketUrl(id: string): string {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
   return `${scheme}://${location.host}/api/terminals/${encodeURIComponent(id)}/socket`;
 }
+
+/** The URL of the UI channel (protocol §10) on the page's own origin (the session cookie authorizes it). */
+export function uiSocketUrl(): string {
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  return `${scheme}://${location.host}/api/ui/socket`;
+}

@@ -39,6 +39,11 @@ export interface CreateTerminal {
   rows: number;
   cwd?: string;
   command?: string[];
+  /**
+   * the handle of the terminal pane this terminal is restarted in (a `tN` the sidecar gave
+   * out before); absent: a new pane, whose handle is the new terminal's id (protocol §4, §9.2)
+   */
+  pane?: string;
 }
 
 /**
@@ -170,3 +175,70 @@ export type ViewerOut =
   | ({ type: 'popup' } & SelectPopup)
   | { type: 'clipboard'; text: string }
   | { type: 'error'; message: string };
+
+// --- UI channel (protocol §10): `GET /api/ui/socket`, JSON text messages both ways
+
+/** A UI channel message (either way) is at most this long; a longer one closes the socket (1008). */
+export const UI_MESSAGE_MAX_BYTES = 256 * 1024;
+/** A `state` message reports at most this many panes. */
+export const UI_PANES_MAX = 256;
+/** Each string in a `state` message is at most this many bytes of UTF-8. */
+export const UI_STRING_MAX_BYTES = 8 * 1024;
+
+/** Terminal pane handles are their first terminal's id (`tN`); browser pane handles are `bN` (protocol §9.2). */
+export const TERMINAL_HANDLE_RE = TERMINAL_ID_RE;
+export const BROWSER_HANDLE_RE = /^b[0-9]{1,18}$/;
+
+/** How a browser pane renders, as the control plane names it: a popped-out screencast is `popout`. */
+export type UiMode = 'iframe' | 'screencast' | 'popout';
+
+/** One pane in a `state` message. */
+export interface UiPane {
+  /** the UI's own pane id (`p3`) */
+  id: string;
+  /** `tN` / `bN`; null for a browser pane the sidecar has not named yet (it answers with `handles`) */
+  handle: string | null;
+  kind: 'terminal' | 'browser';
+  /** the terminal the pane shows now (terminal panes; null until it exists) */
+  terminal: string | null;
+  title: string;
+  /** browser panes: the URL on screen (null before the first one and for terminals) */
+  url: string | null;
+  mode: UiMode | null;
+  minimized: boolean;
+}
+
+/** UI → sidecar: the window's panes in creation order; sent on connect and whenever a field changes. */
+export interface UiStateMessage {
+  type: 'state';
+  /** this window has the focus now (`document.hasFocus()`) */
+  active: boolean;
+  /** the focused pane's id */
+  focused: string | null;
+  panes: UiPane[];
+}
+
+/** UI → sidecar: the human focused or used this window. */
+export interface UiActiveMessage {
+  type: 'active';
+}
+
+/** UI → sidecar: the answer to request `id` (`pane`: the new or acted-on pane's id; null for `system` opens). */
+export type UiReplyMessage =
+  | { type: 'reply'; id: number; ok: true; pane: string | null }
+  | { type: 'reply'; id: number; ok: false; code: 'refused'; message: string };
+
+export type UiOutbound = UiStateMessage | UiActiveMessage | UiReplyMessage;
+
+/** What `ph pane` can ask of a pane (`zoom`/`unzoom` set the state; `focus` restores a minimized pane). */
+export type UiPaneAction = 'focus' | 'zoom' | 'unzoom' | 'minimize' | 'restore' | 'close';
+/** How `ph open` shows a page. */
+export type UiOpenMode = 'iframe' | 'screencast' | 'popout' | 'system';
+
+/** Sidecar → UI requests, after parsing (`request` messages; `id` is the one to reply to). */
+export type UiRequest =
+  /** a new terminal pane showing the existing terminal `terminal` (its handle) beside `near`; the focus stays */
+  | { verb: 'split'; id: number; near: string | null; side: 'right' | 'down' | null; terminal: string }
+  /** a browser pane named `handle` at `url` beside `near` (never replacing it); the focus stays */
+  | { verb: 'open'; id: number; near: string | null; url: string; mode: UiOpenMode; handle: string | null }
+  | { verb: 'pane'; id: number; pane: string; action: UiPaneAction };

@@ -8,7 +8,7 @@ import { DevServerChip } from './DevServerChip';
 import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
-import { ICONS, Icon } from './Pane';
+import { HandleLabel, ICONS, Icon } from './Pane';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -330,6 +330,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
       data-view={b.view}
       data-mode={b.mode}
       data-browser-id={b.browserId ?? undefined}
+      data-handle={pane.handle ?? ''}
       data-focused={focused ? 'true' : 'false'}
       data-visible={visible ? 'true' : 'false'}
       aria-hidden={!visible}
@@ -344,6 +345,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
         <UrlField store={store} pane={pane} />
+        <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           <span className="display-anchor">
             <button

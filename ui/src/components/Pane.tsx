@@ -20,6 +20,19 @@ interface PaneProps {
   onMenu: (paneId: string, x: number, y: number) => void;
 }
 
+/**
+ * The pane's handle, small and muted in its header, so a human can name the pane to `ph`
+ * (`ph close t3`); nothing until the pane has one.
+ */
+export function HandleLabel({ handle }: { handle: string | null }) {
+  if (!handle) return null;
+  return (
+    <span className="pane-handle" data-testid="pane-handle" title={`Pane handle for ph: ${handle}`}>
+      {handle}
+    </span>
+  );
+}
+
 export function Icon({ d }: { d: string }) {
   return (
     <svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
@@ -121,6 +134,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
       data-pane-id={id}
       data-kind="terminal"
       data-terminal-id={pane.terminalId ?? ''}
+      data-handle={pane.handle ?? ''}
       data-status={pane.status}
       data-focused={focused ? 'true' : 'false'}
       data-visible={visible ? 'true' : 'false'}
@@ -139,6 +153,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           </span>
         )}
         {pane.status === 'reconnecting' && <span className="pane-badge">reconnecting…</span>}
+        <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           {btn('pane-split-right', 'Split right (Ctrl-b %)', ICONS.splitRight, () => store.split(id, 'right'))}
           {btn('pane-split-down', 'Split down (Ctrl-b ")', ICONS.splitDown, () => store.split(id, 'down'))}

@@ -1,7 +1,7 @@
 // One terminal pane's live parts: its xterm view (TerminalHost) and its connection
 // (TerminalSession). Created with the pane, disposed when the pane is closed; a minimized or
 // hidden pane keeps its runtime.
-import { api } from '../api/client';
+import { ApiError, api } from '../api/client';
 import { TerminalHost } from '../terminal/TerminalHost';
 import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
 import type { Scheme } from '../terminal/theme';
@@ -11,13 +11,26 @@ export type PaneStatus = SessionStatus | 'starting' | 'exited' | 'failed';
 /** What a runtime reports to the workspace. */
 export interface RuntimeEvents {
   onTerminal: (terminalId: string, command: string | null) => void;
+  /**
+   * The pane's handle (protocol §9.2) as the store holds it, or null while it has none: a
+   * terminal created for a pane that has one is created with `"pane": handle`, so the
+   * handle outlives a restart.
+   */
+  handle: () => string | null;
+  /**
+   * The sidecar refused to create a terminal under the pane's handle (an older sidecar, or
+   * one that no longer knows it), so the new terminal was created as a new pane: its id is
+   * the pane's handle from now on.
+   */
+  onHandle: (handle: string) => void;
   onTitle: (title: string) => void;
   onStatus: (status: PaneStatus, exitCode?: number) => void;
   onFocus: () => void;
   onFind: () => void;
 }
 
-function commandTitle(command: string[] | undefined): string | null {
+/** A terminal's command line as a pane title: argv[0]'s base name (login `-` dropped) and the arguments; null for none. */
+export function commandTitle(command: string[] | undefined): string | null {
   if (!command?.length) return null;
   const argv0 = command[0].replace(/^-/, '').split('/').pop() ?? command[0];
   return [argv0, ...command.slice(1)].join(' ');
@@ -90,9 +103,18 @@ export class PaneRuntime {
   private async spawn() {
     this.events.onStatus('starting');
     const { cols, rows } = this.host.fitNow();
+    const pane = this.events.handle() ?? undefined;
     let id: string;
+    let renamed = false;
     try {
-      id = await api.createTerminal({ cols, rows });
+      try {
+        id = await api.createTerminal(pane ? { cols, rows, pane } : { cols, rows });
+      } catch (e) {
+        // Refused under the pane's handle (4xx): a new pane's terminal is better than none.
+        if (!pane || !(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
+        id = await api.createTerminal({ cols, rows });
+        renamed = true;
+      }
     } catch (e) {
       if (this.disposed) return;
       this.host.notice(`\r\n\x1b[31m[could not start a terminal: ${e instanceof Error ? e.message : String(e)}]\x1b[0m\r\n[press Enter to retry]`);
@@ -105,6 +127,7 @@ export class PaneRuntime {
       return;
     }
     this.terminalId = id;
+    if (renamed) this.events.onHandle(id);
     this.events.onTerminal(id, null);
     this.attach(id);
     api

@@ -2,29 +2,39 @@
 //
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
 // method here. Components never reach a runtime's socket.
-import { api } from '../api/client';
+import { ApiError, api } from '../api/client';
 import { type Liveness, LivenessWatch, probeHealth } from '../api/liveness';
-import type { ListeningPort } from '../api/protocol';
+import { BROWSER_HANDLE_RE, type ListeningPort, type UiRequest } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
-import { type RenderMode, isRenderMode, modeForUrl } from '../browser/modes';
+import { type RenderMode, modeForUrl } from '../browser/modes';
 import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
-import { PANE_VIEWPORT, type ViewportChoice, parseViewportChoice } from '../screencast/viewport';
-import { BROWSER_ID_RE } from '../api/protocol';
+import { PANE_VIEWPORT, type ViewportChoice } from '../screencast/viewport';
 import { type PaneKind, decidePlacement } from '../browser/placement';
 import { grantKeepaliveMs } from '../browser/keepalive';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
-import { isHttpUrl } from '../browser/url';
-import { type PortOpenMode, type PortOrigin, type PortRow, isPortOrigin, sameOrigin, servingPane } from '../ports/ports';
+import { iframeRefusal, isHttpUrl } from '../browser/url';
+import { Refused } from '../control/messages';
+import { besidePane, planSplit, roomBeside } from '../control/place';
+import { encodeState } from '../control/state';
+import { UiChannel } from '../control/UiChannel';
+import { type PortOpenMode, type PortOrigin, type PortRow, sameOrigin, servingPane } from '../ports/ports';
 import { openExternal } from '../ports/external';
 import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
 import * as L from '../layout/engine';
 import type { Action } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
-import { type PaneStatus, PaneRuntime } from './PaneRuntime';
+import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
+import { type PaneStatus, PaneRuntime, commandTitle } from './PaneRuntime';
 
 export interface PaneModel {
   id: L.PaneId;
   kind: PaneKind;
+  /**
+   * the pane's handle for `ph` (protocol §9.2), stable for the pane's life: a terminal pane's
+   * is the id of the first terminal it ran (null until that exists); a browser pane's is
+   * the `bN` the sidecar assigned (null until it has)
+   */
+  handle: string | null;
   /** the pane's terminal (terminal panes; null until it exists, always null for browsers) */
   terminalId: string | null;
   /** OSC title, else the command, else '' */
@@ -57,20 +67,8 @@ export interface Snapshot {
   liveness: Liveness;
 }
 
-type SavedPane =
-  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null }
-  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string };
-
 /** A browser pane's renderer: the iframe one or the screencast one (same surface for the store). */
 type BrowserRenderer = BrowserRuntime | ScreencastRuntime;
-
-/** The saved document (`PUT /api/workspace`). Terminal entries predate `kind` and may lack it. */
-interface WorkspaceDoc {
-  version: 1;
-  layout: L.LayoutState;
-  panes: Record<string, SavedPane>;
-  order: string[];
-}
 
 const EMPTY_BROWSER: BrowserView = {
   url: '',
@@ -107,6 +105,8 @@ export class WorkspaceStore {
   private lastSaved = '';
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
+  /** the UI channel (protocol §10): opened once the wall is restored, for the app's life */
+  private channel: UiChannel | null = null;
 
   constructor(scheme: Scheme) {
     this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up' };
@@ -124,6 +124,7 @@ export class WorkspaceStore {
     this.snap = { ...this.snap, ...next };
     for (const l of [...this.listeners]) l();
     if (this.snap.ready) this.scheduleSave();
+    this.channel?.changed();
     const f = this.snap.layout.focused;
     if (f !== prevFocus) {
       // Move the keyboard at once when the pane is already shown (keys typed right after a
@@ -190,18 +191,24 @@ export class WorkspaceStore {
     this.browsers.get(id)?.mount(slot);
   }
 
-  private newPane(terminalId: string | null, title = '', command: string | null = null): PaneModel {
-    const id = `p${this.nextId++}`;
-    const model: PaneModel = { id, kind: 'terminal', terminalId, title, command, status: 'connecting', exitCode: null };
+  /** A fresh pane id (`p1`, `p2`, …), never given out before in this window. */
+  private takeId(): L.PaneId {
+    return `p${this.nextId++}`;
+  }
+
+  /** A terminal pane on terminal `terminalId` (null: it creates one when mounted), named `handle`. */
+  private newPane(terminalId: string | null, title = '', command: string | null = null, handle: string | null = null, id = this.takeId()): PaneModel {
+    const model: PaneModel = { id, kind: 'terminal', handle, terminalId, title, command, status: 'connecting', exitCode: null };
     this.createRuntime(model);
     return model;
   }
 
-  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe'): PaneModel {
-    const id = `p${this.nextId++}`;
+  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe', handle: string | null = null): PaneModel {
+    const id = this.takeId();
     const model: PaneModel = {
       id,
       kind: 'browser',
+      handle,
       terminalId: null,
       title,
       command: null,
@@ -243,7 +250,13 @@ export class WorkspaceStore {
   private createRuntime(model: PaneModel) {
     const id = model.id;
     const rt = new PaneRuntime(id, model.terminalId, this.snap.scheme, {
-      onTerminal: (terminalId, command) => this.updatePane(id, command === null ? { terminalId } : { terminalId, command }),
+      onTerminal: (terminalId, command) => {
+        // The first terminal a pane runs names it; a restarted one keeps the name (created with `pane`).
+        const handle = this.snap.panes[id]?.handle ?? terminalId;
+        this.updatePane(id, command === null ? { terminalId, handle } : { terminalId, command, handle });
+      },
+      handle: () => this.snap.panes[id]?.handle ?? null,
+      onHandle: (handle) => this.updatePane(id, { handle }),
       onTitle: (title) => this.updatePane(id, { title }),
       onStatus: (status, exitCode) => {
         // A drop, or an exit (a shutdown hangs up every shell before the socket closes).
@@ -283,6 +296,7 @@ export class WorkspaceStore {
           panes[id] = {
             id,
             kind: 'browser',
+            handle: d.handle ?? null,
             terminalId: null,
             title: d.title,
             command: null,
@@ -302,7 +316,9 @@ export class WorkspaceStore {
           };
           this.createBrowserRuntime(panes[id]);
         } else {
-          panes[id] = { id, kind: 'terminal', terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null };
+          // A document older than handles: the terminal it shows is the best name there is.
+          const handle = d.handle ?? d.terminalId;
+          panes[id] = { id, kind: 'terminal', handle, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null };
           this.createRuntime(panes[id]);
         }
         const n = Number(id.slice(1));
@@ -323,6 +339,18 @@ export class WorkspaceStore {
     });
     this.set({ layout, panes, order, ready: true });
     this.refreshPopout();
+    this.openChannel();
+  }
+
+  /** Opens the UI channel (once): it reports this window's panes and applies relayed requests. */
+  private openChannel() {
+    if (this.channel) return;
+    this.channel = new UiChannel({
+      stateText: () => this.stateText(),
+      apply: (r) => this.applyRequest(r),
+      assignHandles: (assign) => this.assignHandles(assign),
+    });
+    this.channel.listen(window);
   }
 
   private popoutAsking = false;
@@ -359,8 +387,9 @@ export class WorkspaceStore {
         panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title, viewport: p.browser.viewport };
         if (p.browser.mode === 'screencast' && p.browser.browserId) panes[id] = { ...panes[id], browser: p.browser.browserId } as SavedPane;
         if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
+        if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
       }
-      else if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command };
+      else if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}) };
     }
     return { version: 1, layout: this.snap.layout, panes, order: this.snap.order.filter((id) => panes[id]) };
   }
@@ -494,9 +523,15 @@ export class WorkspaceStore {
    * Opens a browser pane from pane `ref` (default: the focused one) by the placement rule:
    * an untouched terminal is replaced in place (its terminal is deleted; the new pane is a
    * new element), anything else gets a split beside it. With no `url`, the new pane's URL
-   * field opens. Returns the new pane's id.
+   * field opens. Returns the new pane's id. `keepSource`: never replace `ref`; `handle`: the
+   * new pane's handle (a relayed open's `bN`); `keepFocus`: the focused pane stays focused
+   * (a relayed open is focus-neutral) instead of the new pane taking the focus.
    */
-  openBrowser(ref: L.PaneId | null, url = '', opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode } = {}): L.PaneId | null {
+  openBrowser(
+    ref: L.PaneId | null,
+    url = '',
+    opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode; handle?: string | null; keepFocus?: boolean } = {},
+  ): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
     const placement = decidePlacement(this.snap.layout, target, this.wall, (id) => {
@@ -507,7 +542,7 @@ export class WorkspaceStore {
       return { kind: p.kind, untouched };
     });
     if (!placement) return null;
-    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url));
+    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url), opts.handle ?? null);
     if (opts.origin) p.portOrigin = opts.origin;
     const panes = { ...this.snap.panes, [p.id]: p };
     let order = [...this.snap.order, p.id];
@@ -522,8 +557,171 @@ export class WorkspaceStore {
     } else {
       layout = L.split(this.snap.layout, placement.target, placement.side, p.id);
     }
+    const before = this.snap.layout.focused;
+    if (opts.keepFocus && before !== null && L.leaves(layout.root).includes(before)) layout = { ...layout, focused: before };
     this.setLayout(layout, { panes, order });
     return p.id;
+  }
+
+  // --- the control plane (protocol §10): what this window reports and the requests it is relayed
+
+  /** The `state` message for the UI channel, as JSON text: every pane, the focused one, and whether this window has the focus. */
+  private stateText(): string {
+    const s = this.snap;
+    return encodeState({
+      order: s.order,
+      panes: s.panes,
+      minimized: s.layout.minimized,
+      focused: s.layout.focused,
+      active: typeof document !== 'undefined' && document.hasFocus(),
+    });
+  }
+
+  /** Records the `bN` handles the sidecar gave browser panes reported without one; other entries are ignored. */
+  private assignHandles(assign: Record<string, string>) {
+    let panes = this.snap.panes;
+    for (const [id, handle] of Object.entries(assign)) {
+      const p = panes[id];
+      if (p?.kind !== 'browser' || p.handle !== null || !BROWSER_HANDLE_RE.test(handle)) continue;
+      panes = { ...panes, [id]: { ...p, handle } };
+    }
+    if (panes !== this.snap.panes) this.set({ panes });
+  }
+
+  /** The pane named `handle` in this window, if any. */
+  private paneByHandle(handle: string): L.PaneId | null {
+    return this.snap.order.find((id) => this.snap.panes[id]?.handle === handle) ?? null;
+  }
+
+  /** Refuses when pane `near` (a relayed request's reference pane) is not in this window. */
+  private checkNear(near: L.PaneId | null) {
+    if (near !== null && !this.snap.panes[near]) throw new Refused(`there is no pane ${near} in this window (closed meanwhile?)`);
+  }
+
+  /**
+   * Carries out a request the sidecar relayed from `ph` (protocol §10) exactly as the
+   * equivalent click would, and resolves with the new or acted-on pane's id (null for a
+   * `system` open). Rejects with `Refused` (or the API's error, whose message says why)
+   * having changed nothing. A request asked again after a reload whose change is already
+   * on the wall (the same handle) resolves with that pane.
+   */
+  async applyRequest(r: UiRequest): Promise<L.PaneId | null> {
+    switch (r.verb) {
+      case 'split':
+        return this.relaySplit(r.near, r.side, r.terminal);
+      case 'open':
+        return this.relayOpen(r.near, r.url, r.mode, r.handle);
+      case 'pane':
+        return this.relayPane(r.pane, r.action);
+    }
+  }
+
+  /**
+   * A new terminal pane on existing terminal `terminal` (its handle), beside `near` (or, when
+   * that is minimized or null, the focused pane) on `side` (null: right when that pane is
+   * wider than tall, else down). The focus stays where it was.
+   */
+  private async relaySplit(near: L.PaneId | null, side: L.SplitSide | null, terminal: string): Promise<L.PaneId> {
+    const existing = this.paneByHandle(terminal);
+    if (existing) return existing;
+    this.checkNear(near);
+    let command: string | null;
+    try {
+      command = commandTitle((await api.getTerminal(terminal)).command);
+    } catch (e) {
+      throw new Refused(e instanceof ApiError && e.status === 404 ? `terminal ${terminal} has ended` : errorText(e));
+    }
+    // The wall may have changed while the terminal was asked about.
+    const again = this.paneByHandle(terminal);
+    if (again) return again;
+    this.checkNear(near);
+    const target = besidePane(this.snap.layout, near);
+    if (!target) throw new Refused('there is no pane on the wall to split');
+    const id = this.takeId();
+    const plan = planSplit(this.snap.layout, this.wall, target, side, id, { gap: GAP_PX, minSize: MIN_PANE_PX });
+    if (!plan.ok) throw new Refused(plan.message);
+    const p = this.newPane(terminal, '', command, terminal, id);
+    this.setLayout(plan.layout, { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
+    return p.id;
+  }
+
+  /**
+   * A browser pane named `handle` at `url` in `mode`, beside `near` (or the focused pane) by
+   * the placement rule, never replacing it, the focus staying where it was; as the context
+   * menu's port entries do: `iframe` takes its proxy grant first (its refusal is the
+   * answer), `popout` opens a screencast and pops it out, `system` hands the URL to the
+   * system browser.
+   */
+  private async relayOpen(near: L.PaneId | null, url: string, mode: 'iframe' | 'screencast' | 'popout' | 'system', handle: string | null): Promise<L.PaneId | null> {
+    if (mode === 'system') {
+      try {
+        await openExternal(url);
+      } catch (e) {
+        throw new Refused(errorText(e));
+      }
+      return null;
+    }
+    const existing = handle ? this.paneByHandle(handle) : null;
+    if (existing) return existing;
+    this.checkNear(near);
+    if (mode === 'popout' && !this.snap.popout.available) throw new Refused(`pop-out is not available: ${this.snap.popout.reason ?? 'no display'}`);
+    if (mode === 'iframe') {
+      const refusal = iframeRefusal(url);
+      if (refusal) throw new Refused(refusal);
+      try {
+        // Fails here (blocked address, too many grants, sidecar gone) before anything moves.
+        await api.createProxyGrant({ url, embedders: [location.origin, ...Array.from(location.ancestorOrigins ?? [])] });
+      } catch (e) {
+        throw new Refused(errorText(e));
+      }
+      const again = handle ? this.paneByHandle(handle) : null;
+      if (again) return again;
+      this.checkNear(near);
+    }
+    const target = besidePane(this.snap.layout, near);
+    if (!target) throw new Refused('there is no pane on the wall to open beside');
+    const room = roomBeside(this.snap.layout, this.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
+    if (room) throw new Refused(room);
+    const id = this.openBrowser(target, url, { keepSource: true, mode: mode === 'iframe' ? 'iframe' : 'screencast', handle, keepFocus: true });
+    if (!id) throw new Refused(`couldn't place a browser pane beside pane ${target}`);
+    if (mode === 'popout') this.popOut(id);
+    return id;
+  }
+
+  /** `ph focus|zoom|unzoom|minimize|restore|close`: as the header's buttons and the baseboard do; zoom and unzoom set, never toggle. */
+  private relayPane(id: L.PaneId, action: 'focus' | 'zoom' | 'unzoom' | 'minimize' | 'restore' | 'close'): L.PaneId {
+    if (!this.snap.panes[id]) throw new Refused(`there is no pane ${id} in this window (closed meanwhile?)`);
+    const s = this.snap.layout;
+    const minimized = s.minimized.includes(id);
+    switch (action) {
+      case 'focus':
+        this.showPane(id);
+        break;
+      case 'zoom': {
+        // A minimized pane comes back first; a lone pane has nothing to zoom over (it fills the wall).
+        let next = minimized ? L.restore(s, id) : s;
+        if (next.zoomed !== id) next = L.toggleZoom(next, id);
+        this.setLayout(next);
+        break;
+      }
+      case 'unzoom':
+        if (s.zoomed === id) this.setLayout(L.toggleZoom(s, id));
+        break;
+      case 'minimize':
+        if (!minimized) {
+          const next = L.minimize(s, id);
+          if (next === s) throw new Refused(`pane ${id} is the only pane on the wall: the last one cannot be minimized`);
+          this.setLayout(next);
+        }
+        break;
+      case 'restore':
+        if (minimized) this.restore(id);
+        break;
+      case 'close':
+        this.close(id);
+        break;
+    }
+    return id;
   }
 
   // --- ports (context menu, dev-server chip)
@@ -813,36 +1011,7 @@ export class WorkspaceStore {
   }
 }
 
-function parseDoc(v: unknown): WorkspaceDoc | null {
-  if (typeof v !== 'object' || v === null) return null;
-  const o = v as Record<string, unknown>;
-  if (o.version !== 1) return null;
-  const layout = L.parseLayout(o.layout);
-  if (!layout || typeof o.panes !== 'object' || o.panes === null) return null;
-  const panes: WorkspaceDoc['panes'] = {};
-  for (const [id, p] of Object.entries(o.panes as Record<string, unknown>)) {
-    if (typeof p !== 'object' || p === null) continue;
-    const q = p as Record<string, unknown>;
-    if (q.kind === 'browser') {
-      if (q.url !== '' && !isHttpUrl(q.url)) continue;
-      panes[id] = {
-        kind: 'browser',
-        url: q.url as string,
-        mode: isRenderMode(q.mode) ? q.mode : 'iframe',
-        viewport: parseViewportChoice(q.viewport),
-        ...(typeof q.browser === 'string' && BROWSER_ID_RE.test(q.browser) ? { browser: q.browser } : {}),
-        title: typeof q.title === 'string' ? q.title : '',
-        ...(isPortOrigin(q.origin) ? { origin: q.origin } : {}),
-      };
-      continue;
-    }
-    if (typeof q.terminalId !== 'string') continue;
-    panes[id] = {
-      terminalId: q.terminalId,
-      title: typeof q.title === 'string' ? q.title : '',
-      command: typeof q.command === 'string' ? q.command : null,
-    };
-  }
-  const order = Array.isArray(o.order) ? o.order.filter((x): x is string => typeof x === 'string') : [];
-  return { version: 1, layout, panes, order };
+/** An error's message for a refusal (the API's own message for an `ApiError`). */
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import * as L from '../layout/engine';
+import { parseDoc } from './doc';
+
+const layout = L.split(L.single('p1'), 'p1', 'right', 'p2');
+const doc = (panes: Record<string, unknown>) => ({ version: 1, layout, panes, order: Object.keys(panes) });
+
+describe('parseDoc: pane handles', () => {
+  it('keeps the handles of a document that has them', () => {
+    const d = parseDoc(doc({ p1: { terminalId: 't5', title: '', command: 'bash', handle: 't1' }, p2: { kind: 'browser', url: 'http://localhost:8000/', mode: 'iframe', title: '', handle: 'b2' } }));
+    expect(d?.panes.p1).toEqual({ terminalId: 't5', title: '', command: 'bash', handle: 't1' });
+    expect(d?.panes.p2).toMatchObject({ kind: 'browser', handle: 'b2' });
+  });
+
+  it('accepts a document from before handles', () => {
+    const d = parseDoc(doc({ p1: { terminalId: 't1', title: 'x', command: null }, p2: { kind: 'browser', url: '', mode: 'screencast', title: '' } }));
+    expect(d?.panes.p1).toEqual({ terminalId: 't1', title: 'x', command: null });
+    expect(d?.panes.p2).not.toHaveProperty('handle');
+  });
+
+  it('drops a handle of the wrong kind or shape, keeping the pane', () => {
+    const d = parseDoc(
+      doc({ p1: { terminalId: 't1', title: '', command: null, handle: 'b1' }, p2: { kind: 'browser', url: 'http://a/', mode: 'iframe', title: '', handle: 't2' } }),
+    );
+    expect(d?.panes.p1).not.toHaveProperty('handle');
+    expect(d?.panes.p2).not.toHaveProperty('handle');
+    expect(parseDoc(doc({ p1: { terminalId: 't1', title: '', command: null, handle: 7 } }))?.panes.p1).not.toHaveProperty('handle');
+  });
+
+  it('is null for a document that is not one', () => {
+    expect(parseDoc(null)).toBeNull();
+    expect(parseDoc({ version: 2, layout, panes: {} })).toBeNull();
+  });
+});
