@@ -29,6 +29,9 @@ pub const BATCH_MAX_DELAY_US: u64 = 4_000;
 
 /// Bytes of output kept per terminal and replayed to a client on attach.
 pub const SCROLLBACK_BYTES: usize = 4 * 1024 * 1024;
+/// Lines of history the screen model keeps per terminal (tmux's default `history-limit`):
+/// `ph read --scrollback N` returns at most this many.
+pub const SCREEN_HISTORY_LINES: usize = 2_000;
 /// Scrollback replay is sent in binary messages of at most this many bytes.
 pub const REPLAY_CHUNK_BYTES: usize = 64 * 1024;
 

@@ -9,6 +9,7 @@ pub mod api;
 pub mod browser;
 pub mod cli;
 pub mod constants;
+pub mod control;
 pub mod logging;
 pub mod ports;
 pub mod proxy;

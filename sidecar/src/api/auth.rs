@@ -9,8 +9,10 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 
+use super::control::Caller;
 use super::error::ApiError;
 use super::state::AppState;
+use crate::control::{ControlError, TokenCheck};
 use crate::constants::{MAX_LOGIN_CODES, MAX_SESSIONS};
 
 /// Name of the browser session cookie.
@@ -144,12 +146,22 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
     if !host_ok(headers.get(header::HOST), port) {
         return ApiError::BadHost.into_response();
     }
-    let path = req.uri().path();
+    let path = req.uri().path().to_string();
     let is_get = req.method() == Method::GET || req.method() == Method::HEAD;
     let is_login = path == "/login" && is_get;
     // A viewer socket is authorized by its single-use grant instead (protocol §8.4).
     let is_viewer = path.starts_with("/viewer/") && is_get;
-    if !is_login && !is_viewer && !st.auth.is_authorized(headers) {
+    // A pane token (protocol §9.1) reaches the control verbs and nothing else.
+    let pane_token = bearer(headers).map(|b| {
+        st.control.tokens.check(b, |t| st.terminals.get(t).is_some_and(|term| term.exit_code().is_none()))
+    });
+    let caller = match pane_token {
+        Some(TokenCheck::Revoked) => return ApiError::Control(ControlError::Revoked).into_response(),
+        Some(TokenCheck::Live(c)) if path.starts_with("/api/control/") => Some(c.pane),
+        Some(TokenCheck::Live(_)) => return ApiError::Unauthorized.into_response(),
+        _ => None,
+    };
+    if caller.is_none() && !is_login && !is_viewer && !st.auth.is_authorized(headers) {
         if st.config.web && is_get && !path.starts_with("/api/") && path != "/api" {
             return login_page();
         }
@@ -158,7 +170,15 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
     if (is_upgrade(headers) || !is_get) && !origin_ok(headers.get(header::ORIGIN), port) {
         return ApiError::BadOrigin.into_response();
     }
+    let mut req = req;
+    req.extensions_mut().insert(Caller(caller));
     next.run(req).await
+}
+
+/// The value of `Authorization: Bearer <value>`, if present.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    Some(v.strip_prefix("Bearer ")?.trim())
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ pub enum ApiError {
     /// Occurs when a port scan fails: 500 `scan_failed` (the message says what could not
     /// be read), or 501 `unsupported` on a platform without a scan (protocol §7).
     Ports(ScanError),
+    /// Occurs when a control verb is refused (protocol §9.3 lists the codes).
+    Control(crate::control::ControlError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -74,6 +76,10 @@ impl ApiError {
             ApiError::Ports(ScanError::Unsupported(_)) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
             ApiError::Ports(_) => (StatusCode::INTERNAL_SERVER_ERROR, "scan_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Control(e) => {
+                let (status, code) = e.status_and_code();
+                (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code)
+            }
             ApiError::TooManyViewerGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
             ApiError::Browser(e) => {
                 use crate::browser::BrowserError as B;
@@ -111,7 +117,14 @@ impl ApiError {
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
             ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
             ApiError::Browser(e) => e.to_string(),
+            ApiError::Control(e) => e.to_string(),
         }
+    }
+}
+
+impl From<crate::control::ControlError> for ApiError {
+    fn from(e: crate::control::ControlError) -> Self {
+        ApiError::Control(e)
     }
 }
 
@@ -153,7 +166,12 @@ impl IntoResponse for ApiError {
             ApiError::Ports(e) => tracing::warn!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
-        let body = serde_json::json!({"error": {"code": code, "message": self.message()}});
+        let mut body = serde_json::json!({"error": {"code": code, "message": self.message()}});
+        if let ApiError::Control(e) = &self {
+            if let Some(c) = e.candidates() {
+                body["error"]["candidates"] = serde_json::Value::Array(c.clone());
+            }
+        }
         (status, Json(body)).into_response()
     }
 }

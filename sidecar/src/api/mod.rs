@@ -6,6 +6,7 @@
 mod auth;
 mod body;
 mod browsers;
+mod control;
 mod error;
 mod misc;
 mod ports;
@@ -13,8 +14,10 @@ mod proxy;
 mod socket;
 mod state;
 mod terminals;
+mod ui_socket;
 
 pub use auth::{random_hex_256, Auth};
+pub use control::Caller;
 pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 
@@ -53,6 +56,16 @@ pub fn router(state: AppState) -> Router {
         .route("/api/proxy/grants", post(proxy::create).get(proxy::list))
         .route("/api/proxy/grants/{grant}", delete(proxy::revoke))
         .route("/api/shutdown", post(misc::shutdown))
+        .route("/api/ui/socket", get(ui_socket::upgrade))
+        .route("/api/control/panes", get(control::panes))
+        .route("/api/control/send", post(control::send))
+        .route("/api/control/read", post(control::read))
+        .route("/api/control/wait", post(control::wait))
+        .route("/api/control/ports", post(control::ports))
+        .route("/api/control/split", post(control::split))
+        .route("/api/control/ensure", post(control::ensure))
+        .route("/api/control/open", post(control::open))
+        .route("/api/control/pane", post(control::pane))
         .fallback(misc::fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))

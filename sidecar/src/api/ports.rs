@@ -19,6 +19,13 @@ pub struct PortJson {
     process: String,
 }
 
+impl PortJson {
+    /// The port number.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
 impl From<&Listener> for PortJson {
     fn from(l: &Listener) -> Self {
         PortJson { port: l.port, address: l.address.to_string(), pid: l.pid, process: l.process.clone() }

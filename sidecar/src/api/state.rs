@@ -8,6 +8,7 @@ use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
 use crate::browser::Host;
+use crate::control::Control;
 use crate::ports::Ports;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
@@ -61,6 +62,8 @@ pub struct AppState {
     pub ports: Arc<Ports>,
     /// Iframe proxy grants (owned by the `proxy` module).
     pub proxy: Arc<Proxy>,
+    /// Pane handles, pane tokens and attached windows (owned by the `control` module).
+    pub control: Arc<Control>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
@@ -80,6 +83,7 @@ impl AppState {
             ui: Arc::new(ui),
             ports: Ports::new(),
             proxy: Proxy::new(ProxyConfig::from_env()),
+            control: Control::new(std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))),
         }
     }
 }

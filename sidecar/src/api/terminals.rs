@@ -12,7 +12,9 @@ use super::body::JsonBody;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::constants::{MAX_COMMAND_ITEMS, MAX_COMMAND_ITEM_BYTES, MAX_TERMINAL_CELLS, MIN_TERMINAL_CELLS};
+use crate::control::Handle;
 use crate::pty::{self, SpawnSpec, Terminal, TerminalId, TerminalInfo};
+use std::sync::Arc;
 
 /// Body of `POST /api/terminals` as received; validated by [`validate_create`].
 #[derive(Debug, Deserialize)]
@@ -28,6 +30,10 @@ pub struct CreateTerminal {
     /// `argv`: 1..=256 items, each ≤ 4096 bytes, no NUL; default: the login shell.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// The terminal pane this terminal is restarted in (`tN`, a handle already given out);
+    /// default: a new pane whose handle is the new terminal's id (protocol §4, §9.2).
+    #[serde(default)]
+    pub pane: Option<String>,
 }
 
 /// `Terminal` as sent on the wire (protocol §4).
@@ -126,12 +132,45 @@ pub async fn create(
     State(st): State<AppState>,
     JsonBody(req): JsonBody<CreateTerminal>,
 ) -> Result<impl IntoResponse, ApiError> {
+    let pane = match req.pane.as_deref() {
+        None => None,
+        Some(p) => {
+            let h: Handle = p.parse().map_err(|_| ApiError::BadRequest(format!("pane {p:?} is not a terminal pane handle")))?;
+            if !st.control.known_terminal_pane(h) {
+                return Err(ApiError::BadRequest(format!("pane {p} is not a terminal pane of this sidecar")));
+            }
+            Some(h)
+        }
+    };
     let spec = validate_create(req)?;
-    let reg = st.terminals.clone();
-    let term = tokio::task::spawn_blocking(move || reg.spawn(spec))
-        .await
-        .map_err(|e| ApiError::Internal(format!("spawn task failed: {e}")))??;
+    let term = spawn_terminal(&st, spec, pane).await?;
     Ok((StatusCode::CREATED, Json(serde_json::json!({"id": term.id().to_string()}))))
+}
+
+/// Spawns a terminal for pane `pane` (default: a new pane named after the terminal) with the
+/// control variables of protocol §9.1 in its environment.
+pub async fn spawn_terminal(st: &AppState, spec: SpawnSpec, pane: Option<Handle>) -> Result<Arc<Terminal>, ApiError> {
+    let (reg, control, base) = (st.terminals.clone(), st.control.clone(), st.config.base_url());
+    let env_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let failed = env_failed.clone();
+    let term = tokio::task::spawn_blocking(move || {
+        reg.spawn(spec, |id| {
+            let pane = pane.unwrap_or(Handle::of_terminal(id));
+            control.terminal_env(pane, id, &base).unwrap_or_else(|e| {
+                tracing::error!("no pane token: {e}");
+                failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                Vec::new()
+            })
+        })
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("spawn task failed: {e}")))??;
+    if env_failed.load(std::sync::atomic::Ordering::SeqCst) {
+        // Never run a pane without its variables: it would look like one outside Porthole.
+        st.terminals.delete(term.id());
+        return Err(ApiError::Internal("the OS CSPRNG failed to make a pane token".into()));
+    }
+    Ok(term)
 }
 
 /// `GET /api/terminals` → `200 {"terminals":[Terminal…]}` in creation order.
@@ -165,6 +204,7 @@ mod tests {
             rows,
             cwd: cwd.map(Into::into),
             command: command.map(|c| c.into_iter().map(Into::into).collect()),
+            pane: None,
         }
     }
 

@@ -8,12 +8,15 @@ mod error;
 mod id;
 mod registry;
 mod ring;
+mod screen;
+mod shell;
 mod sys;
 mod terminal;
 
 pub use error::PtyError;
 pub use id::{BadTerminalId, TerminalId};
 pub use registry::Registry;
+pub use screen::ScreenText;
 pub use terminal::{Attachment, ClientHandle, Event, SpawnSpec, Terminal, TerminalInfo};
 
 /// The user's home directory (`$HOME`, else the password database, else `/`): the default

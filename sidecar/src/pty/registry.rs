@@ -32,11 +32,16 @@ impl Registry {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Spawns a terminal and registers it. `PORTHOLE_PANE=<id>` and the terminal environment
-    /// (`TERM`, `COLORTERM`, `TERM_PROGRAM`, `TERM_PROGRAM_VERSION`) are added to the
-    /// sidecar's own. Blocking (fork/exec): call from a blocking context. On error nothing is
-    /// registered and nothing is left running; the id is not reused.
-    pub fn spawn(&self, spec: SpawnSpec) -> Result<Arc<Terminal>, PtyError> {
+    /// Spawns a terminal and registers it. The terminal environment (`TERM`, `COLORTERM`,
+    /// `TERM_PROGRAM`, `TERM_PROGRAM_VERSION`) and `extra_env(id)` (called once with the new
+    /// id, before the program starts) are added to the sidecar's own. Blocking (fork/exec):
+    /// call from a blocking context. On error nothing is registered and nothing is left
+    /// running; the id is not reused.
+    pub fn spawn(
+        &self,
+        spec: SpawnSpec,
+        extra_env: impl FnOnce(TerminalId) -> Vec<(String, String)>,
+    ) -> Result<Arc<Terminal>, PtyError> {
         let id = {
             let mut inner = self.lock();
             if inner.shutting_down {
@@ -45,13 +50,13 @@ impl Registry {
             inner.next_id += 1;
             TerminalId(inner.next_id)
         };
-        let env = [
+        let mut env = vec![
             ("TERM".to_string(), "xterm-256color".to_string()),
             ("COLORTERM".to_string(), "truecolor".to_string()),
             ("TERM_PROGRAM".to_string(), "porthole".to_string()),
             ("TERM_PROGRAM_VERSION".to_string(), env!("CARGO_PKG_VERSION").to_string()),
-            ("PORTHOLE_PANE".to_string(), id.to_string()),
         ];
+        env.extend(extra_env(id));
         let term = Arc::new(Terminal::spawn(id, spec, &env)?);
         let mut inner = self.lock();
         if inner.shutting_down {

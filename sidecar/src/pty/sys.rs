@@ -79,6 +79,16 @@ pub(crate) fn process_name(pid: i32) -> Option<String> {
     Some(s.trim_end_matches('\n').to_string())
 }
 
+/// The current working directory of `pid` (`readlink /proc/<pid>/cwd`), or `None` when it
+/// cannot be read (another user's process, gone, or not Linux).
+pub(crate) fn process_cwd(pid: i32) -> Option<String> {
+    if pid <= 0 {
+        return None;
+    }
+    let p = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+    p.to_str().map(str::to_string)
+}
+
 /// Blocks until the child `pid` exits and reaps it (`waitpid(2)`). Returns the exit status,
 /// or `128 + S` for a child killed by signal S. Returns `None` if waitpid fails (the child
 /// was already reaped elsewhere).

@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use super::error::PtyError;
 use super::id::TerminalId;
 use super::ring::Ring;
+use super::screen::{Screen, ScreenText};
 use super::sys;
 use crate::constants::{
     BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, HIGH_WATERMARK_BYTES, LOW_WATERMARK_BYTES, MAX_ACK_BYTES,
@@ -175,6 +176,9 @@ struct Hub {
     answerer: Option<u64>,
     cols: u16,
     rows: u16,
+    /// The screen model's feed: flow-controlled like a client, but never the answerer and
+    /// never detached. `None` once the model thread is gone.
+    model: Option<ModelFeed>,
     /// PTY reads are paused by flow control.
     paused: bool,
     /// The reader saw EOF (or EIO: the slave side is gone).
@@ -187,9 +191,22 @@ struct Hub {
     last_output: Instant,
 }
 
+/// What the model thread is sent, in output order.
+enum ModelEvent {
+    Output(Bytes),
+    Resize(u16, u16),
+}
+
+struct ModelFeed {
+    tx: std::sync::mpsc::Sender<ModelEvent>,
+    /// Bytes sent to the model and not yet processed.
+    unacked: u64,
+}
+
 struct Shared {
     hub: Mutex<Hub>,
     cv: Condvar,
+    screen: Arc<Screen>,
 }
 
 impl Shared {
@@ -222,7 +239,8 @@ impl Shared {
 
     /// Resumes reads if paused and every client is below the low watermark.
     fn maybe_resume(&self, hub: &mut Hub) {
-        if hub.paused && hub.clients.values().all(|c| c.unacked < LOW_WATERMARK_BYTES) {
+        let model_ok = hub.model.as_ref().is_none_or(|m| m.unacked < LOW_WATERMARK_BYTES);
+        if hub.paused && model_ok && hub.clients.values().all(|c| c.unacked < LOW_WATERMARK_BYTES) {
             hub.paused = false;
             self.cv.notify_all();
         }
@@ -239,6 +257,14 @@ impl Shared {
         let bytes = Bytes::copy_from_slice(data);
         let len = data.len() as u64;
         let mut over = false;
+        if let Some(m) = hub.model.as_mut() {
+            if m.tx.send(ModelEvent::Output(bytes.clone())).is_ok() {
+                m.unacked += len;
+                over |= m.unacked > HIGH_WATERMARK_BYTES;
+            } else {
+                hub.model = None;
+            }
+        }
         for c in hub.clients.values_mut() {
             if c.tx.send(Event::Output(bytes.clone())).is_ok() {
                 c.unacked += len;
@@ -306,9 +332,23 @@ impl Terminal {
             None => {
                 let shell = sys::user_shell();
                 let base = shell.rsplit('/').next().unwrap_or(&shell).to_string();
-                let mut b = CommandBuilder::new_default_prog();
-                // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
-                b.env("SHELL", &shell);
+                let wants_path = env.iter().any(|(k, _)| k == super::shell::BIN_DIR_VAR);
+                let b = match super::shell::bash_login_init() {
+                    // Debian's /etc/profile resets PATH in a login shell: bash runs its login
+                    // files from our init file, which then puts the `ph` directory back first.
+                    Some(init) if wants_path && base == "bash" => {
+                        let mut b = CommandBuilder::new(&shell);
+                        b.arg("--init-file");
+                        b.arg(init);
+                        b
+                    }
+                    _ => {
+                        // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
+                        let mut b = CommandBuilder::new_default_prog();
+                        b.env("SHELL", &shell);
+                        b
+                    }
+                };
                 (b, vec![format!("-{base}")])
             }
         };
@@ -339,6 +379,7 @@ impl Terminal {
                 answerer: None,
                 cols: spec.cols,
                 rows: spec.rows,
+                model: None,
                 paused: false,
                 eof: false,
                 exit_code: None,
@@ -347,7 +388,10 @@ impl Terminal {
                 last_output: Instant::now(),
             }),
             cv: Condvar::new(),
+            screen: Screen::new(spec.cols, spec.rows),
         });
+        let (model_tx, model_rx) = std::sync::mpsc::channel();
+        shared.lock().model = Some(ModelFeed { tx: model_tx, unacked: 0 });
 
         let (input, input_rx) = mpsc::channel(INPUT_QUEUE_MESSAGES);
         let name = id.to_string();
@@ -359,6 +403,12 @@ impl Terminal {
             std::thread::Builder::new().name(format!("pty-read-{name}")).spawn(move || reader_loop(s, reader))?;
             let s = shared.clone();
             std::thread::Builder::new().name(format!("pty-wait-{name}")).spawn(move || waiter_loop(s, pid))?;
+            // Weak: the feed's sender lives in the hub, so a strong handle would keep the
+            // hub, and so this thread, alive forever.
+            let (screen, s) = (shared.screen.clone(), Arc::downgrade(&shared));
+            std::thread::Builder::new()
+                .name(format!("pty-model-{name}"))
+                .spawn(move || model_loop(screen, s, model_rx))?;
             Ok(())
         })();
         if let Err(e) = threads {
@@ -464,7 +514,50 @@ impl Terminal {
         let mut hub = self.shared.lock();
         hub.cols = cols;
         hub.rows = rows;
+        // In order with the output: bytes read before the resize were drawn at the old size.
+        if let Some(m) = hub.model.as_ref() {
+            let _ = m.tx.send(ModelEvent::Resize(cols, rows));
+        }
         Ok(())
+    }
+
+    /// The screen as text with up to `scrollback` lines of history (protocol §9.5).
+    /// Reflects every byte the model has processed; bytes still queued to it are not yet
+    /// visible (use [`Terminal::changes`] to wait for more).
+    pub fn screen_text(&self, scrollback: usize) -> ScreenText {
+        self.shared.screen.text(scrollback)
+    }
+
+    /// True if and only if the program asked for application cursor keys (DECCKM).
+    pub fn application_cursor(&self) -> bool {
+        self.shared.screen.application_cursor()
+    }
+
+    /// The screen's rows as text (no history).
+    pub fn screen_rows(&self) -> Vec<String> {
+        self.shared.screen.rows()
+    }
+
+    /// A receiver that changes after every batch the model processed, every resize, and the
+    /// child's exit.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.screen.subscribe()
+    }
+
+    /// When the PTY last produced output (or the terminal started).
+    pub fn last_output(&self) -> Instant {
+        self.shared.lock().last_output
+    }
+
+    /// The exit status once the child is reaped.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.shared.lock().exit_code
+    }
+
+    /// The child's current working directory (`/proc/<pid>/cwd` on Linux), else where it
+    /// started.
+    pub fn current_cwd(&self) -> String {
+        sys::process_cwd(self.pid).unwrap_or_else(|| self.cwd.clone())
     }
 
     /// Marks the terminal closed (output discarded from now on, clients get `exit` then
@@ -594,6 +687,7 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
     let mut hub = shared.lock();
     hub.exit_code = Some(code);
     shared.cv.notify_all();
+    shared.screen.poke();
     loop {
         let force = hub.closed || (!hub.paused && hub.last_output.elapsed() >= quiet);
         shared.maybe_send_exit(&mut hub, force);
@@ -601,6 +695,25 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
             return;
         }
         hub = shared.cv.wait_timeout(hub, Duration::from_millis(100)).unwrap_or_else(|p| p.into_inner()).0;
+    }
+}
+
+/// Feeds the screen model, then acknowledges what it processed (resuming a paused PTY).
+/// Ends when the hub is dropped (the feed's sender goes with it).
+fn model_loop(screen: Arc<Screen>, shared: std::sync::Weak<Shared>, rx: std::sync::mpsc::Receiver<ModelEvent>) {
+    while let Ok(ev) = rx.recv() {
+        match ev {
+            ModelEvent::Output(bytes) => {
+                screen.process(&bytes);
+                let Some(shared) = shared.upgrade() else { return };
+                let mut hub = shared.lock();
+                if let Some(m) = hub.model.as_mut() {
+                    m.unacked = m.unacked.saturating_sub(bytes.len() as u64);
+                }
+                shared.maybe_resume(&mut hub);
+            }
+            ModelEvent::Resize(cols, rows) => screen.resize(cols, rows),
+        }
     }
 }
 

@@ -1,0 +1,68 @@
+//! The UI channel (protocol §10): `GET /api/ui/socket`, one per window; the `control`
+//! module owns what the window reports and what is relayed to it.
+
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::control::{Control, MAX_UI_MESSAGE_BYTES};
+use std::sync::Arc;
+
+/// WebSocket close code for a protocol violation (RFC 6455 "policy").
+const CLOSE_POLICY: u16 = 1008;
+
+/// `GET /api/ui/socket`: 400 if not an upgrade; otherwise negotiates and hands the socket to
+/// [`serve`].
+pub async fn upgrade(
+    State(st): State<AppState>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let ws = ws.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let control = st.control.clone();
+    Ok(ws
+        .max_message_size(MAX_UI_MESSAGE_BYTES)
+        .max_frame_size(MAX_UI_MESSAGE_BYTES)
+        .on_upgrade(move |socket| serve(socket, control)))
+}
+
+/// One window's connection: attach, forward relayed requests out, feed reports in, detach on
+/// any end (a failed send is a disconnect).
+async fn serve(socket: WebSocket, control: Arc<Control>) {
+    let (id, mut outbox) = control.windows.attach();
+    let (mut tx, mut rx) = socket.split();
+    loop {
+        tokio::select! {
+            out = outbox.recv() => {
+                let Some(text) = out else { break };
+                if tx.send(Message::Text(text.into())).await.is_err() {
+                    break;
+                }
+            }
+            msg = rx.next() => {
+                match msg {
+                    Some(Ok(Message::Text(t))) => {
+                        if let Err(reason) = control.windows.on_message(id, t.as_str()) {
+                            tracing::debug!(window = id, "ui channel closed: {reason}");
+                            let reason: String = reason.chars().take(120).collect();
+                            let frame = CloseFrame { code: CLOSE_POLICY, reason: reason.into() };
+                            let _ = tx.send(Message::Close(Some(frame))).await;
+                            break;
+                        }
+                    }
+                    Some(Ok(Message::Binary(_))) => {
+                        let frame = CloseFrame { code: CLOSE_POLICY, reason: "the UI channel carries text only".into() };
+                        let _ = tx.send(Message::Close(Some(frame))).await;
+                        break;
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => {}
+                }
+            }
+        }
+    }
+    control.windows.detach(id);
+}

@@ -1,0 +1,547 @@
+//! Attached windows (the UI channel, protocol §10): the panes each reports, which one
+//! answers, browser handles, and relaying layout requests to the answering window.
+//!
+//! The answering window is the one that attached, or said it was focused or used, last.
+//! Its latest report is also kept after it detaches, so `list` and target resolution work
+//! without a window.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use super::error::ControlError;
+use super::handle::{Handle, PaneKind};
+use crate::pty::TerminalId;
+
+/// How long a layout verb waits for a window to (re)attach: a reload takes about a second.
+pub const WINDOW_GRACE: Duration = Duration::from_secs(3);
+/// The bound on one relayed request, retries included.
+pub const RELAY_TOTAL: Duration = Duration::from_secs(15);
+/// Most panes one window may report.
+pub const MAX_UI_PANES: usize = 256;
+/// Longest string field in a report, in bytes.
+pub const MAX_UI_STRING_BYTES: usize = 8 * 1024;
+/// Largest inbound UI-channel message, in bytes.
+pub const MAX_UI_MESSAGE_BYTES: usize = 256 * 1024;
+
+/// One pane as a window reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UiPane {
+    /// The UI's own id for the pane (`p3`); only meaningful to that window.
+    pub id: String,
+    /// The pane's handle; `None` for a terminal pane whose first terminal does not exist yet.
+    pub handle: Option<Handle>,
+    /// Terminal or browser.
+    pub kind: PaneKind,
+    /// The terminal it shows (terminal panes).
+    pub terminal: Option<TerminalId>,
+    /// Its title as the header shows it.
+    pub title: String,
+    /// Browser panes: the URL shown.
+    pub url: Option<String>,
+    /// Browser panes: `iframe`, `screencast` or `popout`.
+    pub mode: Option<String>,
+    /// On the baseboard.
+    pub minimized: bool,
+}
+
+/// A window's report: its panes in creation order and the focused one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowState {
+    /// Every pane, creation order.
+    pub panes: Vec<UiPane>,
+    /// The UI id of the focused pane.
+    pub focused: Option<String>,
+}
+
+impl WindowState {
+    /// The pane with this handle.
+    pub fn by_handle(&self, h: Handle) -> Option<&UiPane> {
+        self.panes.iter().find(|p| p.handle == Some(h))
+    }
+}
+
+/// A window's answer to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Applied; the new or acted-on pane's UI id.
+    Ok(String),
+    /// Refused, with the window's reason.
+    Refused(String),
+}
+
+struct Win {
+    tx: mpsc::UnboundedSender<String>,
+    state: Option<WindowState>,
+    /// `Inner::stamp` when it attached or was last active; the highest answers.
+    active: u64,
+}
+
+#[derive(Default)]
+struct Inner {
+    windows: BTreeMap<u64, Win>,
+    next_window: u64,
+    stamp: u64,
+    /// The answering window's latest report, kept after it goes.
+    last_state: WindowState,
+    pending: HashMap<u64, (u64, oneshot::Sender<Reply>)>,
+    next_request: u64,
+    /// Handles given to browser panes, by UI id.
+    browser_handles: HashMap<String, Handle>,
+    next_browser: u64,
+}
+
+impl Inner {
+    fn answerer(&self) -> Option<u64> {
+        self.windows.iter().max_by_key(|(_, w)| w.active).map(|(id, _)| *id)
+    }
+
+    /// Keeps `last_state` equal to the answering window's report.
+    fn follow_answerer(&mut self) {
+        if let Some(s) = self.answerer().and_then(|id| self.windows.get(&id)).and_then(|w| w.state.clone()) {
+            self.last_state = s;
+        }
+    }
+}
+
+/// Every attached window. Owned by [`super::Control`].
+pub struct Windows {
+    inner: Mutex<Inner>,
+    /// Bumped on every attach, detach, report and activity: relays wait on it.
+    changed: watch::Sender<u64>,
+}
+
+impl Default for Windows {
+    fn default() -> Self {
+        Windows { inner: Mutex::new(Inner::default()), changed: watch::channel(0).0 }
+    }
+}
+
+/// A message from a window, as parsed (protocol §10).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Inbound {
+    State {
+        #[serde(default)]
+        active: bool,
+        focused: Option<String>,
+        panes: Vec<RawPane>,
+    },
+    Active,
+    Reply {
+        id: u64,
+        ok: bool,
+        #[serde(default)]
+        pane: Option<String>,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        #[allow(dead_code)]
+        code: Option<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+struct RawPane {
+    id: String,
+    handle: Option<String>,
+    kind: String,
+    terminal: Option<String>,
+    #[serde(default)]
+    title: String,
+    url: Option<String>,
+    mode: Option<String>,
+    #[serde(default)]
+    minimized: bool,
+}
+
+fn bounded(name: &str, s: &str) -> Result<(), String> {
+    if s.len() > MAX_UI_STRING_BYTES {
+        return Err(format!("{name} is over {MAX_UI_STRING_BYTES} bytes"));
+    }
+    Ok(())
+}
+
+fn parse_pane(p: RawPane) -> Result<UiPane, String> {
+    for (n, v) in [("id", Some(&p.id)), ("title", Some(&p.title)), ("url", p.url.as_ref()), ("mode", p.mode.as_ref())] {
+        if let Some(v) = v {
+            bounded(n, v)?;
+        }
+    }
+    if p.id.is_empty() {
+        return Err("a pane id is empty".into());
+    }
+    let kind = match p.kind.as_str() {
+        "terminal" => PaneKind::Terminal,
+        "browser" => PaneKind::Browser,
+        k => return Err(format!("unknown pane kind {k:?}")),
+    };
+    let handle = match p.handle {
+        None => None,
+        Some(h) => {
+            let h: Handle = h.parse().map_err(|_| format!("bad handle {h:?}"))?;
+            if h.kind != kind {
+                return Err(format!("handle {h} does not name a {} pane", p.kind));
+            }
+            Some(h)
+        }
+    };
+    let terminal = match p.terminal {
+        None => None,
+        Some(t) => Some(t.parse::<TerminalId>().map_err(|_| format!("bad terminal id {t:?}"))?),
+    };
+    if let Some(m) = &p.mode {
+        if !matches!(m.as_str(), "iframe" | "screencast" | "popout") {
+            return Err(format!("unknown mode {m:?}"));
+        }
+    }
+    Ok(UiPane { id: p.id, handle, kind, terminal, title: p.title, url: p.url, mode: p.mode, minimized: p.minimized })
+}
+
+impl Windows {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Attaches a window: it becomes the answering one. Returns its id and the messages to
+    /// send it.
+    pub fn attach(&self) -> (u64, mpsc::UnboundedReceiver<String>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = {
+            let mut inner = self.lock();
+            inner.next_window += 1;
+            inner.stamp += 1;
+            let (id, active) = (inner.next_window, inner.stamp);
+            inner.windows.insert(id, Win { tx, state: None, active });
+            id
+        };
+        self.bump();
+        (id, rx)
+    }
+
+    /// Detaches window `id`: its unanswered requests see the window go (the relay then waits
+    /// for another). Idempotent.
+    pub fn detach(&self, id: u64) {
+        {
+            let mut inner = self.lock();
+            inner.windows.remove(&id);
+            inner.pending.retain(|_, (w, _)| *w != id);
+            inner.follow_answerer();
+        }
+        self.bump();
+    }
+
+    /// Handles one text message from window `id`. An error is the reason to close its socket
+    /// (1008); nothing of the message was applied then.
+    pub fn on_message(&self, id: u64, text: &str) -> Result<(), String> {
+        if text.len() > MAX_UI_MESSAGE_BYTES {
+            return Err(format!("message over {MAX_UI_MESSAGE_BYTES} bytes"));
+        }
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("bad JSON: {e}"))?;
+        let known = matches!(v.get("type").and_then(|t| t.as_str()), Some("state" | "active" | "reply"));
+        if !known {
+            return Ok(()); // unknown types are ignored (protocol §10)
+        }
+        let msg: Inbound = serde_json::from_value(v).map_err(|e| format!("bad message: {e}"))?;
+        match msg {
+            Inbound::State { active, focused, panes } => {
+                if panes.len() > MAX_UI_PANES {
+                    return Err(format!("more than {MAX_UI_PANES} panes"));
+                }
+                let panes = panes.into_iter().map(parse_pane).collect::<Result<Vec<_>, _>>()?;
+                if let Some(f) = &focused {
+                    bounded("focused", f)?;
+                }
+                self.apply_state(id, WindowState { panes, focused }, active);
+            }
+            Inbound::Active => {
+                let mut inner = self.lock();
+                inner.stamp += 1;
+                let stamp = inner.stamp;
+                if let Some(w) = inner.windows.get_mut(&id) {
+                    w.active = stamp;
+                }
+                inner.follow_answerer();
+            }
+            Inbound::Reply { id: rid, ok, pane, message, .. } => {
+                let mut inner = self.lock();
+                if inner.pending.get(&rid).is_some_and(|(w, _)| *w == id) {
+                    let (_, tx) = inner.pending.remove(&rid).expect("checked above");
+                    let reply = if ok {
+                        Reply::Ok(pane.unwrap_or_default())
+                    } else {
+                        let m = message.unwrap_or_else(|| "the window refused".into());
+                        Reply::Refused(m.chars().take(1024).collect())
+                    };
+                    let _ = tx.send(reply);
+                }
+            }
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// Stores a report, giving handles to browser panes reported without one (and telling
+    /// the window).
+    fn apply_state(&self, id: u64, mut state: WindowState, active: bool) {
+        let mut inner = self.lock();
+        let mut assigned = serde_json::Map::new();
+        for p in state.panes.iter_mut() {
+            if p.kind != PaneKind::Browser {
+                continue;
+            }
+            match p.handle {
+                Some(h) => {
+                    inner.browser_handles.entry(p.id.clone()).or_insert(h);
+                    inner.next_browser = inner.next_browser.max(h.n);
+                }
+                None => {
+                    let h = match inner.browser_handles.get(&p.id) {
+                        Some(h) => *h,
+                        None => {
+                            inner.next_browser += 1;
+                            let h = Handle { kind: PaneKind::Browser, n: inner.next_browser };
+                            inner.browser_handles.insert(p.id.clone(), h);
+                            h
+                        }
+                    };
+                    p.handle = Some(h);
+                    assigned.insert(p.id.clone(), serde_json::Value::String(h.to_string()));
+                }
+            }
+        }
+        if active {
+            inner.stamp += 1;
+        }
+        let stamp = inner.stamp;
+        if let Some(w) = inner.windows.get_mut(&id) {
+            w.state = Some(state);
+            if active {
+                w.active = stamp;
+            }
+            if !assigned.is_empty() {
+                let msg = serde_json::json!({"type": "handles", "assign": assigned});
+                let _ = w.tx.send(msg.to_string());
+            }
+        }
+        inner.follow_answerer();
+    }
+
+    /// A fresh browser handle, for a pane the sidecar asks a window to open.
+    pub fn new_browser_handle(&self) -> Handle {
+        let mut inner = self.lock();
+        inner.next_browser += 1;
+        Handle { kind: PaneKind::Browser, n: inner.next_browser }
+    }
+
+    /// The answering window's latest report (or the last one kept), and whether a window is
+    /// attached now.
+    pub fn state(&self) -> (WindowState, bool) {
+        let inner = self.lock();
+        (inner.last_state.clone(), !inner.windows.is_empty())
+    }
+
+    /// The answering window and its report, once it has reported.
+    fn answering(&self) -> Option<(u64, WindowState)> {
+        let inner = self.lock();
+        let id = inner.answerer()?;
+        Some((id, inner.windows.get(&id)?.state.clone()?))
+    }
+
+    /// Waits until an answering window has reported, or `until`.
+    async fn wait_answering(&self, until: Instant) -> Option<(u64, WindowState)> {
+        let mut rx = self.changed.subscribe();
+        loop {
+            if let Some(a) = self.answering() {
+                return Some(a);
+            }
+            match tokio::time::timeout_at(until, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return None,
+            }
+        }
+    }
+
+    /// Relays one layout request to the answering window (protocol §9.6) and returns the
+    /// acted-on pane's UI id. `build` makes the request (without `type`/`id`) from the
+    /// window's report (it may refuse); `effect` tells whether a window's report already
+    /// shows the change (after the window that took the request went away).
+    ///
+    /// Errors: `no_window` when no window reports within [`WINDOW_GRACE`]; `refused` with
+    /// the window's reason; `unverified` when the window vanished and no later window shows
+    /// the effect, or nothing answered within [`RELAY_TOTAL`].
+    pub async fn relay(
+        &self,
+        build: impl Fn(&WindowState) -> Result<serde_json::Value, ControlError>,
+        effect: impl Fn(&WindowState) -> Option<String>,
+    ) -> Result<String, ControlError> {
+        let deadline = Instant::now() + RELAY_TOTAL;
+        let mut delivered = false;
+        loop {
+            let until = (Instant::now() + WINDOW_GRACE).min(deadline);
+            let Some((win, state)) = self.wait_answering(until).await else {
+                return Err(if delivered {
+                    ControlError::Unverified(
+                        "the window went away before answering, and no window shows the change; check with 'ph list'"
+                            .into(),
+                    )
+                } else {
+                    ControlError::NoWindow
+                });
+            };
+            if delivered {
+                if let Some(pane) = effect(&state) {
+                    return Ok(pane);
+                }
+            }
+            let mut msg = build(&state)?;
+            let (tx, rx) = oneshot::channel();
+            let sent = {
+                let mut inner = self.lock();
+                inner.next_request += 1;
+                let rid = inner.next_request;
+                msg["type"] = "request".into();
+                msg["id"] = rid.into();
+                let ok = inner.windows.get(&win).is_some_and(|w| w.tx.send(msg.to_string()).is_ok());
+                if ok {
+                    inner.pending.insert(rid, (win, tx));
+                }
+                ok.then_some(rid)
+            };
+            let Some(rid) = sent else { continue };
+            delivered = true;
+            match tokio::time::timeout_at(deadline, rx).await {
+                Ok(Ok(Reply::Ok(pane))) => return Ok(pane),
+                Ok(Ok(Reply::Refused(m))) => return Err(ControlError::Refused(m)),
+                Ok(Err(_)) => continue, // the window went away: wait for the next one
+                Err(_) => {
+                    self.lock().pending.remove(&rid);
+                    return Err(ControlError::Unverified(format!(
+                        "the window did not answer within {} s; check with 'ph list'",
+                        RELAY_TOTAL.as_secs()
+                    )));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_msg(active: bool, panes: &str) -> String {
+        format!(r#"{{"type":"state","active":{active},"focused":"p1","panes":[{panes}]}}"#)
+    }
+
+    const TERM: &str = r#"{"id":"p1","handle":"t1","kind":"terminal","terminal":"t1","title":"bash","url":null,"mode":null,"minimized":false}"#;
+    const BROWSER: &str = r#"{"id":"p2","handle":null,"kind":"browser","terminal":null,"title":"","url":"http://localhost:8000/","mode":"iframe","minimized":false}"#;
+
+    #[test]
+    fn browser_panes_get_a_handle_once_and_the_window_is_told() {
+        let w = Windows::default();
+        let (id, mut rx) = w.attach();
+        w.on_message(id, &state_msg(true, &format!("{TERM},{BROWSER}"))).unwrap();
+        let told: serde_json::Value = serde_json::from_str(&rx.try_recv().unwrap()).unwrap();
+        assert_eq!(told, serde_json::json!({"type":"handles","assign":{"p2":"b1"}}));
+        // Reported again without the handle (the window had not applied it yet): same handle.
+        w.on_message(id, &state_msg(true, &format!("{TERM},{BROWSER}"))).unwrap();
+        let again: serde_json::Value = serde_json::from_str(&rx.try_recv().unwrap()).unwrap();
+        assert_eq!(again["assign"]["p2"], "b1");
+        let (s, attached) = w.state();
+        assert!(attached);
+        assert_eq!(s.panes[1].handle.unwrap().to_string(), "b1");
+        assert_eq!(w.new_browser_handle().to_string(), "b2", "never reused");
+    }
+
+    #[test]
+    fn malformed_reports_are_refused_whole() {
+        let w = Windows::default();
+        let (id, _rx) = w.attach();
+        for bad in [
+            "not json".to_string(),
+            state_msg(true, r#"{"id":"p1","handle":"b1","kind":"terminal","terminal":null,"url":null,"mode":null}"#),
+            state_msg(true, r#"{"id":"p1","handle":null,"kind":"fridge","terminal":null,"url":null,"mode":null}"#),
+            state_msg(true, r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"tv"}"#),
+            state_msg(true, r#"{"id":"","handle":null,"kind":"browser","terminal":null,"url":null,"mode":null}"#),
+        ] {
+            assert!(w.on_message(id, &bad).is_err(), "{bad}");
+        }
+        assert!(w.state().0.panes.is_empty());
+        assert!(w.on_message(id, r#"{"type":"future_thing","x":1}"#).is_ok(), "unknown types are ignored");
+    }
+
+    #[test]
+    fn the_last_active_window_answers_and_its_report_is_kept() {
+        let w = Windows::default();
+        let (a, _ra) = w.attach();
+        w.on_message(a, &state_msg(false, TERM)).unwrap();
+        let (b, _rb) = w.attach();
+        w.on_message(b, &state_msg(false, "")).unwrap();
+        assert!(w.state().0.panes.is_empty(), "b attached last: it answers");
+        w.on_message(a, r#"{"type":"active"}"#).unwrap();
+        assert_eq!(w.state().0.panes.len(), 1, "a was used last");
+        w.detach(b);
+        w.detach(a);
+        let (s, attached) = w.state();
+        assert!(!attached);
+        assert_eq!(s.panes.len(), 1, "kept after the window went");
+    }
+
+    #[tokio::test]
+    async fn relay_delivers_and_returns_the_reply() {
+        let w = std::sync::Arc::new(Windows::default());
+        let (id, mut rx) = w.attach();
+        w.on_message(id, &state_msg(true, TERM)).unwrap();
+        let w2 = w.clone();
+        let ui = tokio::spawn(async move {
+            let req: serde_json::Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+            assert_eq!(req["type"], "request");
+            assert_eq!(req["verb"], "pane");
+            let reply = serde_json::json!({"type":"reply","id":req["id"],"ok":false,"code":"refused","message":"too small"});
+            w2.on_message(id, &reply.to_string()).unwrap();
+        });
+        let r = w.relay(|_| Ok(serde_json::json!({"verb":"pane"})), |_| None).await;
+        assert_eq!(r, Err(ControlError::Refused("too small".into())));
+        ui.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn relay_without_a_window_is_no_window_after_the_grace() {
+        let w = Windows::default();
+        let r = w.relay(|_| Ok(serde_json::json!({"verb":"pane"})), |_| None).await;
+        assert_eq!(r, Err(ControlError::NoWindow));
+    }
+
+    #[tokio::test]
+    async fn relay_survives_a_reload_by_checking_the_new_windows_report() {
+        let w = std::sync::Arc::new(Windows::default());
+        let (a, mut ra) = w.attach();
+        w.on_message(a, &state_msg(true, "")).unwrap();
+        let w2 = w.clone();
+        let ui = tokio::spawn(async move {
+            let _req = ra.recv().await.unwrap();
+            // The window reloads before answering; the new one already shows the pane.
+            w2.detach(a);
+            let (b, _rb) = w2.attach();
+            w2.on_message(b, &state_msg(true, TERM)).unwrap();
+            _rb
+        });
+        let r = w
+            .relay(
+                |_| Ok(serde_json::json!({"verb":"split"})),
+                |s| s.panes.iter().find(|p| p.terminal.map(|t| t.to_string()) == Some("t1".into())).map(|p| p.id.clone()),
+            )
+            .await;
+        assert_eq!(r, Ok("p1".into()));
+        drop(ui.await.unwrap());
+    }
+}
