@@ -664,7 +664,13 @@ export class WorkspaceStore {
     const existing = handle ? this.paneByHandle(handle) : null;
     if (existing) return existing;
     this.checkNear(near);
-    if (mode === 'popout' && !this.snap.popout.available) throw new Refused(`pop-out is not available: ${this.snap.popout.reason ?? 'no display'}`);
+    if (mode === 'popout') {
+      // Asked afresh, as the menu offering it does (a display may have come or gone; a window
+      // reloaded a moment ago may not know yet).
+      const popout = popoutOffer(await api.capabilities().catch((e: unknown) => ({ error: errorText(e) })));
+      this.set({ popout });
+      if (!popout.available) throw new Refused(`pop-out is not available: ${popout.reason ?? 'no display'}`);
+    }
     if (mode === 'iframe') {
       const refusal = iframeRefusal(url);
       if (refusal) throw new Refused(refusal);
@@ -674,10 +680,11 @@ export class WorkspaceStore {
       } catch (e) {
         throw new Refused(errorText(e));
       }
-      const again = handle ? this.paneByHandle(handle) : null;
-      if (again) return again;
-      this.checkNear(near);
     }
+    // The wall may have changed while the sidecar was asked.
+    const again = handle ? this.paneByHandle(handle) : null;
+    if (again) return again;
+    this.checkNear(near);
     const target = besidePane(this.snap.layout, near);
     if (!target) throw new Refused('there is no pane on the wall to open beside');
     const room = roomBeside(this.snap.layout, this.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
