@@ -730,9 +730,13 @@ mod tests {
         }
     }
 
-    /// Receives events until `done` holds (bounded, to turn a hang into a failure).
+    /// Takes and acks the replay (a later call starts after it), then receives (and acks)
+    /// events until `done` holds (bounded, to turn a hang into a failure).
     fn collect(a: &mut Attachment, done: impl Fn(&[u8], Option<i32>) -> bool) -> (Vec<u8>, Option<i32>) {
-        let mut out = a.replay.clone();
+        let mut out = std::mem::take(&mut a.replay);
+        if !out.is_empty() {
+            a.handle.ack(out.len() as u64).unwrap();
+        }
         let mut exit = a.exited;
         let start = Instant::now();
         while !done(&out, exit) {

@@ -1,0 +1,222 @@
+//! `ph`: Porthole's in-pane CLI (docs/cli.md). It reaches the sidecar named by
+//! `PORTHOLE_URL` with the pane token `PORTHOLE_TOKEN` and drives the control plane
+//! (docs/protocol.md §9).
+//!
+//! Exit codes: 0 done, 1 usage or unknown target (or not inside Porthole), 2 refused
+//! (nothing done), 3 acted but not verified, 4 timed out.
+
+mod cli;
+mod client;
+mod output;
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+use serde_json::{json, Value};
+
+use cli::{Cli, Cmd, Until};
+use client::{Answer, ClientError, Endpoint};
+
+/// Exit codes (docs/cli.md "Exit codes").
+mod exit {
+    pub const OK: u8 = 0;
+    pub const USAGE: u8 = 1;
+    pub const REFUSED: u8 = 2;
+    pub const UNVERIFIED: u8 = 3;
+    pub const TIMED_OUT: u8 = 4;
+}
+
+/// How long `ph` waits for an answer to anything but `wait` (a relayed request is bounded
+/// by 15 s on the sidecar).
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Largest `--stdin` input, in bytes (the sidecar's `send` bound).
+const MAX_STDIN_BYTES: usize = 128 * 1024;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    if let Cmd::Completions { shell } = &cli.cmd {
+        clap_complete::generate(*shell, &mut Cli::command(), "ph", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
+    let ep = match Endpoint::from_env() {
+        Ok(ep) => ep,
+        Err(e) => {
+            eprintln!("ph: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    ExitCode::from(run(&cli, &ep))
+}
+
+/// The request a command makes: method, path, body, and how long to wait for the answer.
+fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration), String> {
+    let cwd = || std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
+    let abs = |d: &str| -> String {
+        let p = std::path::Path::new(d);
+        if p.is_absolute() {
+            d.to_string()
+        } else {
+            std::env::current_dir().map(|c| c.join(p).to_string_lossy().into_owned()).unwrap_or_else(|_| d.to_string())
+        }
+    };
+    let post = |path: &str, body: Value| Ok(("POST", path.to_string(), Some(body), CALL_TIMEOUT));
+    match cmd {
+        Cmd::List { ports } => {
+            Ok(("GET", format!("/api/control/panes{}", if *ports { "?ports=1" } else { "" }), None, CALL_TIMEOUT))
+        }
+        Cmd::Split { right, down, near, cwd: dir, command } => post(
+            "/api/control/split",
+            json!({
+                "near": near,
+                "side": side(*right, *down),
+                "cwd": dir.as_deref().map(abs).or_else(cwd),
+                "command": if command.is_empty() { None } else { Some(command) },
+            }),
+        ),
+        Cmd::Ensure { right, down, near, cwd: dir, command } => post(
+            "/api/control/ensure",
+            json!({
+                "near": near,
+                "side": side(*right, *down),
+                "cwd": dir.as_deref().map(abs).or_else(cwd),
+                "command": command,
+            }),
+        ),
+        Cmd::Open { target, mode, near } => {
+            post("/api/control/open", json!({"target": target, "mode": mode.map(|m| m.as_str()), "near": near}))
+        }
+        Cmd::Send { pane, text, keys, stdin } => {
+            let mut all = text.clone().unwrap_or_default();
+            if *stdin {
+                let mut buf = Vec::new();
+                std::io::stdin()
+                    .take(MAX_STDIN_BYTES as u64 + 1)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| format!("reading stdin: {e}"))?;
+                if buf.len() > MAX_STDIN_BYTES {
+                    return Err(format!("stdin is over {MAX_STDIN_BYTES} bytes; send it in parts"));
+                }
+                all.push_str(&String::from_utf8(buf).map_err(|_| "stdin is not UTF-8 text".to_string())?);
+            }
+            post("/api/control/send", json!({"target": pane, "text": all, "keys": keys}))
+        }
+        Cmd::Read { pane, scrollback } => post("/api/control/read", json!({"target": pane, "scrollback": scrollback})),
+        Cmd::Wait { pane, until, timeout } => {
+            let ms = (timeout * 1000.0).round() as u64;
+            let mut body = json!({"target": pane, "timeout_ms": ms});
+            match until {
+                Until::Quiet(q) => {
+                    body["until"] = "quiet".into();
+                    if let Some(q) = q {
+                        body["quiet_ms"] = (*q).into();
+                    }
+                }
+                Until::Exit => body["until"] = "exit".into(),
+                Until::Text(re) => {
+                    body["until"] = "text".into();
+                    body["regex"] = re.clone().into();
+                }
+            }
+            Ok(("POST", "/api/control/wait".into(), Some(body), Duration::from_millis(ms) + CALL_TIMEOUT))
+        }
+        Cmd::Ports { pane } => post("/api/control/ports", json!({"target": pane})),
+        Cmd::Focus { pane } => post("/api/control/pane", json!({"target": pane, "action": "focus"})),
+        Cmd::Zoom { pane } => post("/api/control/pane", json!({"target": pane, "action": "zoom"})),
+        Cmd::Unzoom { pane } => post("/api/control/pane", json!({"target": pane, "action": "unzoom"})),
+        Cmd::Minimize { pane } => post("/api/control/pane", json!({"target": pane, "action": "minimize"})),
+        Cmd::Restore { pane } => post("/api/control/pane", json!({"target": pane, "action": "restore"})),
+        Cmd::Close { pane } => post("/api/control/pane", json!({"target": pane, "action": "close"})),
+        Cmd::Completions { .. } => Err("completions need no sidecar".into()),
+    }
+}
+
+fn side(right: bool, down: bool) -> Option<&'static str> {
+    match (right, down) {
+        (true, _) => Some("right"),
+        (_, true) => Some("down"),
+        _ => None,
+    }
+}
+
+fn run(cli: &Cli, ep: &Endpoint) -> u8 {
+    let (method, path, body, timeout) = match request(&cli.cmd) {
+        Ok(r) => r,
+        Err(m) => {
+            eprintln!("ph: {m}");
+            return exit::USAGE;
+        }
+    };
+    let answer = match client::call(ep, method, &path, body.as_ref(), timeout) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("ph: {e}");
+            return match e {
+                ClientError::Timeout => exit::TIMED_OUT,
+                ClientError::NotInside | ClientError::BadUrl(_) => exit::USAGE,
+                ClientError::Io(_) => exit::REFUSED,
+            };
+        }
+    };
+    report(cli, answer)
+}
+
+/// Prints the answer (JSON with `--json`, text otherwise) and picks the exit code.
+fn report(cli: &Cli, a: Answer) -> u8 {
+    if (200..300).contains(&a.status) {
+        if cli.json {
+            println!("{}", a.body);
+        } else {
+            print!("{}", output::text(&cli.cmd, &a.body));
+        }
+        return exit::OK;
+    }
+    let code = a.body["error"]["code"].as_str().unwrap_or("internal").to_string();
+    let message = a.body["error"]["message"].as_str().unwrap_or("the sidecar gave no reason").to_string();
+    if cli.json {
+        println!("{}", a.body);
+    } else {
+        eprintln!("ph: {message} [{code}]");
+    }
+    exit_for(&code)
+}
+
+/// The exit code for an error code (docs/cli.md).
+fn exit_for(code: &str) -> u8 {
+    match code {
+        "unknown_target" | "bad_request" | "bad_json" | "bad_regex" | "bad_key" | "bad_cwd" | "no_caller" => {
+            exit::USAGE
+        }
+        "timed_out" => exit::TIMED_OUT,
+        "unverified" => exit::UNVERIFIED,
+        _ => exit::REFUSED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_error_codes() {
+        assert_eq!(exit_for("unknown_target"), exit::USAGE);
+        assert_eq!(exit_for("no_window"), exit::REFUSED);
+        assert_eq!(exit_for("ambiguous_target"), exit::REFUSED);
+        assert_eq!(exit_for("unauthorized"), exit::REFUSED);
+        assert_eq!(exit_for("unverified"), exit::UNVERIFIED);
+        assert_eq!(exit_for("timed_out"), exit::TIMED_OUT);
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

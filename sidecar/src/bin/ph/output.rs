@@ -1,0 +1,145 @@
+//! Text output for people (`--json` prints the sidecar's answer instead).
+
+use serde_json::Value;
+
+use crate::cli::Cmd;
+
+/// The text for a successful answer to `cmd` (ends with a newline unless empty).
+pub fn text(cmd: &Cmd, v: &Value) -> String {
+    let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    match cmd {
+        Cmd::List { ports } => list(v, *ports),
+        Cmd::Split { .. } => format!("{}\n", s("handle")),
+        Cmd::Ensure { .. } => {
+            let how = if v["reused"].as_bool() == Some(true) { "reused" } else { "new" };
+            format!("{} ({how})\n", s("handle"))
+        }
+        Cmd::Open { .. } => match v["handle"].as_str() {
+            Some(h) => {
+                let reused = if v["reused"].as_bool() == Some(true) { ", reused" } else { "" };
+                format!("{h} {} ({}{reused})\n", s("url"), s("mode"))
+            }
+            None => format!("{} (system browser)\n", s("url")),
+        },
+        Cmd::Read { .. } => {
+            let lines: Vec<&str> = v["lines"].as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect();
+            if lines.is_empty() {
+                String::new()
+            } else {
+                format!("{}\n", lines.join("\n"))
+            }
+        }
+        Cmd::Wait { .. } => match v["until"].as_str() {
+            Some("exit") => format!("exited {}\n", v["exit_code"]),
+            Some("text") => format!("{}\n", s("line")),
+            _ => String::new(),
+        },
+        Cmd::Ports { .. } => ports_table(&v["ports"]),
+        _ => String::new(),
+    }
+}
+
+fn ports_table(ports: &Value) -> String {
+    let rows = ports.as_array().cloned().unwrap_or_default();
+    if rows.is_empty() {
+        return "no listening ports\n".into();
+    }
+    let mut out = String::from("PORT   ADDRESS          PID      PROCESS\n");
+    for p in rows {
+        out.push_str(&format!(
+            "{:<6} {:<16} {:<8} {}\n",
+            p["port"],
+            p["address"].as_str().unwrap_or(""),
+            p["pid"],
+            p["process"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// Shortens `s` to at most `n` characters, marking the cut with `…`.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn list(v: &Value, with_ports: bool) -> String {
+    let panes = v["panes"].as_array().cloned().unwrap_or_default();
+    let mut out = String::new();
+    if v["window"].as_bool() == Some(false) {
+        out.push_str("(no window attached: the panes last reported)\n");
+    }
+    out.push_str("HANDLE  KIND      TITLE                 WHERE                                     STATE\n");
+    for p in panes {
+        let kind = match (p["kind"].as_str(), p["mode"].as_str()) {
+            (Some("browser"), Some(m)) => m.to_string(),
+            (Some(k), _) => k.to_string(),
+            _ => String::new(),
+        };
+        let place = p["url"].as_str().or(p["cwd"].as_str()).unwrap_or("");
+        let mut state = Vec::new();
+        if p["focused"].as_bool() == Some(true) {
+            state.push("focused".to_string());
+        }
+        if p["minimized"].as_bool() == Some(true) {
+            state.push("minimized".to_string());
+        }
+        if p["shown"].as_bool() == Some(false) {
+            state.push("not shown".to_string());
+        }
+        if let Some(code) = p["exit_code"].as_i64() {
+            state.push(format!("exited {code}"));
+        }
+        if v["caller"].is_string() && v["caller"] == p["handle"] {
+            state.push("self".to_string());
+        }
+        if with_ports {
+            let ports: Vec<String> = p["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["port"].as_u64())
+                .map(|n| format!(":{n}"))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if p["kind"] == "terminal" {
+                state.push(if p["ports"].is_null() { "ports ?".into() } else { ports.join(" ") });
+            }
+        }
+        out.push_str(&format!(
+            "{:<7} {:<9} {:<21} {:<41} {}\n",
+            p["handle"].as_str().unwrap_or(""),
+            kind,
+            clip(p["title"].as_str().unwrap_or(""), 21),
+            clip(place, 41),
+            state.join(", ").trim()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn list_shows_handles_places_and_states() {
+        let v = json!({"window": true, "caller": "t1", "panes": [
+            {"handle":"t1","kind":"terminal","title":"bash","cwd":"/home/me","url":null,"mode":null,"minimized":false,"focused":true,"exit_code":null,"shown":true,"ports":[{"port":8000},{"port":8000}]},
+            {"handle":"b1","kind":"browser","title":"Directory listing for /","cwd":null,"url":"http://localhost:8000/","mode":"iframe","minimized":true,"focused":false,"exit_code":null,"shown":true},
+        ]});
+        let t = list(&v, true);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].starts_with("t1      terminal  bash"), "{t}");
+        assert!(lines[1].contains("/home/me") && lines[1].contains("focused, self, :8000"), "{t}");
+        assert!(lines[2].contains("iframe") && lines[2].contains("http://localhost:8000/") && lines[2].contains("minimized"), "{t}");
+        assert!(lines[2].contains("Directory listing fo…"), "{t}");
+    }
+}
