@@ -12,8 +12,8 @@ use axum::response::{Html, IntoResponse, Response};
 use super::control::Caller;
 use super::error::ApiError;
 use super::state::AppState;
-use crate::control::{ControlError, TokenCheck};
 use crate::constants::{MAX_LOGIN_CODES, MAX_SESSIONS};
+use crate::control::{ControlError, TokenCheck};
 
 /// Name of the browser session cookie.
 pub const SESSION_COOKIE: &str = "porthole_session";
@@ -152,9 +152,8 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
     // A viewer socket is authorized by its single-use grant instead (protocol §8.4).
     let is_viewer = path.starts_with("/viewer/") && is_get;
     // A pane token (protocol §9.1) reaches the control verbs and nothing else.
-    let pane_token = bearer(headers).map(|b| {
-        st.control.tokens.check(b, |t| st.terminals.get(t).is_some_and(|term| term.exit_code().is_none()))
-    });
+    let pane_token = bearer(headers)
+        .map(|b| st.control.tokens.check(b, |t| st.terminals.get(t).is_some_and(|term| term.exit_code().is_none())));
     let caller = match pane_token {
         Some(TokenCheck::Revoked) => return ApiError::Control(ControlError::Revoked).into_response(),
         Some(TokenCheck::Live(c)) if path.starts_with("/api/control/") => Some(c.pane),

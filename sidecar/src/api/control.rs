@@ -16,9 +16,7 @@ use super::error::ApiError;
 use super::ports::PortJson;
 use super::state::AppState;
 use super::terminals::{spawn_terminal, validate_create, CreateTerminal};
-use crate::control::{
-    key_bytes, ControlError, CursorKeys, Handle, PaneKind, Resolved, Target, UiPane, WindowState,
-};
+use crate::control::{key_bytes, ControlError, CursorKeys, Handle, PaneKind, Resolved, Target, UiPane, WindowState};
 use crate::ports::Root;
 use crate::pty::{Terminal, TerminalId};
 
@@ -196,10 +194,9 @@ pub async fn send(
     }
     let n = bytes.len();
     for chunk in bytes.chunks(SEND_CHUNK_BYTES) {
-        term.write_input(chunk.to_vec()).await.map_err(|_| ControlError::Exited {
-            handle: r.handle.to_string(),
-            code: term.exit_code().unwrap_or(-1),
-        })?;
+        term.write_input(chunk.to_vec())
+            .await
+            .map_err(|_| ControlError::Exited { handle: r.handle.to_string(), code: term.exit_code().unwrap_or(-1) })?;
     }
     Ok(Json(json!({"handle": r.handle.to_string(), "bytes": n})))
 }
@@ -274,7 +271,10 @@ fn ms_in_range(name: &str, v: Option<u64>, default: u64) -> Result<Duration, Api
 /// Compiles a `text=` pattern within its bounds (length, program size).
 pub fn compile_regex(p: &str) -> Result<regex::Regex, ControlError> {
     if p.is_empty() || p.len() > MAX_REGEX_BYTES {
-        return Err(ControlError::BadRegex(format!("the pattern must be 1..={MAX_REGEX_BYTES} bytes, got {}", p.len())));
+        return Err(ControlError::BadRegex(format!(
+            "the pattern must be 1..={MAX_REGEX_BYTES} bytes, got {}",
+            p.len()
+        )));
     }
     regex::RegexBuilder::new(p)
         .size_limit(REGEX_SIZE_LIMIT)
@@ -579,7 +579,9 @@ pub async fn open(
     let mode = match req.mode.as_deref() {
         None => None,
         Some(m @ ("iframe" | "screencast" | "popout" | "system")) => Some(m.to_string()),
-        Some(m) => return Err(ApiError::BadRequest(format!("mode must be iframe, screencast, popout or system, got {m:?}"))),
+        Some(m) => {
+            return Err(ApiError::BadRequest(format!("mode must be iframe, screencast, popout or system, got {m:?}")))
+        }
     };
     let t = req.target.trim();
     let url = if let Some(port) = t.strip_prefix(':') {

@@ -135,7 +135,8 @@ pub async fn create(
     let pane = match req.pane.as_deref() {
         None => None,
         Some(p) => {
-            let h: Handle = p.parse().map_err(|_| ApiError::BadRequest(format!("pane {p:?} is not a terminal pane handle")))?;
+            let h: Handle =
+                p.parse().map_err(|_| ApiError::BadRequest(format!("pane {p:?} is not a terminal pane handle")))?;
             if !st.control.known_terminal_pane(h) {
                 return Err(ApiError::BadRequest(format!("pane {p} is not a terminal pane of this sidecar")));
             }

@@ -111,7 +111,9 @@ impl fmt::Display for ControlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ControlError as E;
         match self {
-            E::NoCaller => write!(f, "'self' needs a pane token: run ph inside a Porthole terminal pane, or name a pane"),
+            E::NoCaller => {
+                write!(f, "'self' needs a pane token: run ph inside a Porthole terminal pane, or name a pane")
+            }
             E::BadRequest(m) | E::BadRegex(m) | E::BadKey(m) | E::Refused(m) | E::TimedOut(m) | E::Unverified(m) => {
                 write!(f, "{m}")
             }
@@ -126,7 +128,10 @@ impl fmt::Display for ControlError {
             E::SeveralPorts { handle, candidates } => {
                 write!(f, "{handle} listens on several ports: {}; open one as :PORT", list(candidates))
             }
-            E::NoWindow => write!(f, "no Porthole window is open to change the layout; open the app (or its web-mode URL) and try again"),
+            E::NoWindow => write!(
+                f,
+                "no Porthole window is open to change the layout; open the app (or its web-mode URL) and try again"
+            ),
         }
     }
 }

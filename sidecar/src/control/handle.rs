@@ -57,7 +57,10 @@ impl FromStr for Handle {
             _ => return Err(()),
         };
         let digits = &s[1..];
-        if digits.is_empty() || digits.len() > 18 || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit())
+        if digits.is_empty()
+            || digits.len() > 18
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
         {
             return Err(());
         }

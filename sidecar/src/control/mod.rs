@@ -107,7 +107,9 @@ impl Control {
                 return Ok(Resolved::from_ui(p, self));
             }
             match (h.kind, self.terminal_of(h)) {
-                (PaneKind::Terminal, Some(t)) => Ok(Resolved { handle: h, kind: PaneKind::Terminal, terminal: Some(t), ui: None }),
+                (PaneKind::Terminal, Some(t)) => {
+                    Ok(Resolved { handle: h, kind: PaneKind::Terminal, terminal: Some(t), ui: None })
+                }
                 _ => Err(ControlError::UnknownTarget(name.to_string())),
             }
         };
@@ -129,8 +131,11 @@ impl Control {
             }
             Target::Title(text) => {
                 let needle = text.to_lowercase();
-                let hits: Vec<&UiPane> =
-                    state.panes.iter().filter(|p| p.handle.is_some() && p.title.to_lowercase().contains(&needle)).collect();
+                let hits: Vec<&UiPane> = state
+                    .panes
+                    .iter()
+                    .filter(|p| p.handle.is_some() && p.title.to_lowercase().contains(&needle))
+                    .collect();
                 one(hits, &format!("title:{text}"), self)
             }
         }
@@ -145,9 +150,7 @@ fn one(hits: Vec<&UiPane>, name: &str, c: &Control) -> Result<Resolved, ControlE
             target: name.to_string(),
             candidates: many
                 .iter()
-                .map(|p| {
-                    serde_json::json!({"handle": p.handle.map(|h| h.to_string()), "title": p.title, "url": p.url})
-                })
+                .map(|p| serde_json::json!({"handle": p.handle.map(|h| h.to_string()), "title": p.title, "url": p.url}))
                 .collect(),
         }),
     }

@@ -506,7 +506,8 @@ mod tests {
             let req: serde_json::Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
             assert_eq!(req["type"], "request");
             assert_eq!(req["verb"], "pane");
-            let reply = serde_json::json!({"type":"reply","id":req["id"],"ok":false,"code":"refused","message":"too small"});
+            let reply =
+                serde_json::json!({"type":"reply","id":req["id"],"ok":false,"code":"refused","message":"too small"});
             w2.on_message(id, &reply.to_string()).unwrap();
         });
         let r = w.relay(|_| Ok(serde_json::json!({"verb":"pane"})), |_| None).await;
@@ -538,7 +539,12 @@ mod tests {
         let r = w
             .relay(
                 |_| Ok(serde_json::json!({"verb":"split"})),
-                |s| s.panes.iter().find(|p| p.terminal.map(|t| t.to_string()) == Some("t1".into())).map(|p| p.id.clone()),
+                |s| {
+                    s.panes
+                        .iter()
+                        .find(|p| p.terminal.map(|t| t.to_string()) == Some("t1".into()))
+                        .map(|p| p.id.clone())
+                },
             )
             .await;
         assert_eq!(r, Ok("p1".into()));

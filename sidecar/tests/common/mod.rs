@@ -108,12 +108,15 @@ impl Sidecar {
 
     fn start_with(mut cmd: Command) -> Sidecar {
         let home = temp_dir("home");
+        // A caller's own SHELL wins over the tests' default `sh`.
+        if !cmd.get_envs().any(|(k, _)| k == "SHELL") {
+            cmd.env("SHELL", "/bin/sh");
+        }
         let mut child = cmd
             .env("HOME", &home)
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("SHELL", "/bin/sh")
             .env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

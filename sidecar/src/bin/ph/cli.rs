@@ -240,7 +240,8 @@ mod tests {
 
     #[test]
     fn split_takes_a_command_after_the_double_dash() {
-        let c = Cli::try_parse_from(["ph", "split", "--down", "--", "python3", "-m", "http.server", "--bind", "::"]).unwrap();
+        let c = Cli::try_parse_from(["ph", "split", "--down", "--", "python3", "-m", "http.server", "--bind", "::"])
+            .unwrap();
         match c.cmd {
             Cmd::Split { down, command, .. } => {
                 assert!(down);

@@ -133,7 +133,9 @@ mod tests {
     fn only_loopback_http_urls_get_the_token() {
         assert_eq!(parse_loopback_url("http://127.0.0.1:4000/").as_deref(), Some("127.0.0.1:4000"));
         assert_eq!(parse_loopback_url("http://localhost:4000").as_deref(), Some("localhost:4000"));
-        for bad in ["https://127.0.0.1:4000/", "http://evil.com:4000/", "http://127.0.0.1/", "http://127.0.0.1:0/", "ftp://x"] {
+        for bad in
+            ["https://127.0.0.1:4000/", "http://evil.com:4000/", "http://127.0.0.1/", "http://127.0.0.1:0/", "ftp://x"]
+        {
             assert!(parse_loopback_url(bad).is_none(), "{bad}");
         }
     }

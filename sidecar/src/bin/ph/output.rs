@@ -139,7 +139,12 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[1].starts_with("t1      terminal  bash"), "{t}");
         assert!(lines[1].contains("/home/me") && lines[1].contains("focused, self, :8000"), "{t}");
-        assert!(lines[2].contains("iframe") && lines[2].contains("http://localhost:8000/") && lines[2].contains("minimized"), "{t}");
+        assert!(
+            lines[2].contains("iframe")
+                && lines[2].contains("http://localhost:8000/")
+                && lines[2].contains("minimized"),
+            "{t}"
+        );
         assert!(lines[2].contains("Directory listing fo…"), "{t}");
     }
 }

@@ -1,0 +1,333 @@
+//! The control plane end to end (protocol §9, §10): the real `ph` running inside a real
+//! pane of the real sidecar, with a test window on the UI channel standing in for the UI.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Sidecar, HANG};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+/// A sidecar whose default shell is a login bash (what a user on Debian gets).
+fn bash_sidecar() -> Sidecar {
+    Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")])
+}
+
+/// Creates a terminal with the default (login) shell and returns its id.
+async fn shell(sc: &Sidecar) -> String {
+    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols": 120, "rows": 40}))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+async fn control(sc: &Sidecar, verb: &str, body: Value) -> common::Resp {
+    sc.req("POST", &format!("/api/control/{verb}"), Some(&body)).await
+}
+
+/// Types `line` into terminal `t` and waits until its screen shows a line matching `until`.
+async fn run_in(sc: &Sidecar, t: &str, line: &str, until: &str) -> String {
+    let r = control(sc, "send", json!({"target": t, "text": line, "keys": ["enter"]})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let r = control(sc, "wait", json!({"target": t, "until": "text", "regex": until, "timeout_ms": 45000})).await;
+    let screen = control(sc, "read", json!({"target": t, "scrollback": 200})).await.json();
+    assert_eq!(r.status, 200, "waiting for {until:?} in {t}: {}\nscreen: {screen:#}", String::from_utf8_lossy(&r.body));
+    screen["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
+}
+
+/// A stand-in window on the UI channel: it reports its panes and applies relayed requests
+/// as the UI would (a split adds a terminal pane, an open a browser pane, close removes
+/// the pane and deletes its terminal).
+struct TestWindow {
+    panes: Arc<Mutex<Vec<Value>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestWindow {
+    async fn attach(sc: &Sidecar, first: &str) -> TestWindow {
+        let url = format!("ws://127.0.0.1:{}/api/ui/socket", sc.port);
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut().insert("authorization", HeaderValue::from_str(&sc.bearer()).unwrap());
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", sc.port)).await.unwrap();
+        let (ws, _) = tokio_tungstenite::client_async(req, stream).await.expect("ui socket");
+        let panes = Arc::new(Mutex::new(vec![pane("p1", first)]));
+        let (port, token) = (sc.port, sc.token.clone());
+        let p = panes.clone();
+        let task = tokio::spawn(async move { window_loop(ws, p, port, token).await });
+        TestWindow { panes, task }
+    }
+
+    fn handles(&self) -> Vec<String> {
+        self.panes.lock().unwrap().iter().filter_map(|p| p["handle"].as_str().map(String::from)).collect()
+    }
+}
+
+impl Drop for TestWindow {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn pane(id: &str, terminal: &str) -> Value {
+    json!({"id": id, "handle": terminal, "kind": "terminal", "terminal": terminal, "title": "", "url": null, "mode": null, "minimized": false})
+}
+
+async fn window_loop(mut ws: common::Ws, panes: Arc<Mutex<Vec<Value>>>, port: u16, token: String) {
+    let state =
+        |panes: &Vec<Value>| json!({"type": "state", "active": true, "focused": "p1", "panes": panes}).to_string();
+    let first = state(&panes.lock().unwrap());
+    ws.send(Message::Text(first.into())).await.unwrap();
+    let mut next = 2;
+    while let Some(Ok(Message::Text(t))) = ws.next().await {
+        let m: Value = serde_json::from_str(t.as_str()).unwrap();
+        let reply = match m["type"].as_str() {
+            Some("handles") => {
+                let assign: BTreeMap<String, String> = serde_json::from_value(m["assign"].clone()).unwrap();
+                for p in panes.lock().unwrap().iter_mut() {
+                    if let Some(h) = assign.get(p["id"].as_str().unwrap()) {
+                        p["handle"] = h.clone().into();
+                    }
+                }
+                None
+            }
+            Some("request") => {
+                let id = format!("p{next}");
+                next += 1;
+                let mut ps = panes.lock().unwrap();
+                let pane_id = match m["verb"].as_str().unwrap() {
+                    "split" => {
+                        ps.push(pane(&id, m["terminal"].as_str().unwrap()));
+                        id
+                    }
+                    "open" => {
+                        ps.push(json!({"id": id, "handle": m["handle"], "kind": "browser", "terminal": null,
+                            "title": "", "url": m["url"], "mode": m["mode"], "minimized": false}));
+                        id
+                    }
+                    "pane" => {
+                        let target = m["pane"].as_str().unwrap().to_string();
+                        if m["action"] == "close" {
+                            let gone: Vec<Value> = ps.iter().filter(|p| p["id"] == target.as_str()).cloned().collect();
+                            ps.retain(|p| p["id"] != target.as_str());
+                            for g in gone {
+                                if let Some(t) = g["terminal"].as_str() {
+                                    delete_terminal(port, &token, t);
+                                }
+                            }
+                        }
+                        target
+                    }
+                    v => panic!("unknown verb {v}"),
+                };
+                Some(json!({"type": "reply", "id": m["id"], "ok": true, "pane": pane_id}))
+            }
+            _ => None,
+        };
+        let report = state(&panes.lock().unwrap());
+        ws.send(Message::Text(report.into())).await.unwrap();
+        if let Some(r) = reply {
+            ws.send(Message::Text(r.to_string().into())).await.unwrap();
+        }
+    }
+}
+
+/// `DELETE /api/terminals/{id}` over a blocking socket (the window loop is not async-aware of the harness).
+fn delete_terminal(port: u16, token: &str, id: &str) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let req = format!(
+        "DELETE /api/terminals/{id} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ph_in_a_pane_splits_sends_waits_and_reads() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    // PATH survives the login profile (Debian's /etc/profile resets it) and the token works.
+    let out = run_in(&sc, &t1, r#"echo "where=$(command -v ph)"; echo "pane=$PORTHOLE_PANE""#, "^pane=").await;
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_ph")).parent().unwrap().to_string_lossy().to_string();
+    assert!(out.contains(&format!("where={bin_dir}/ph")), "{out}");
+    assert!(out.contains(&format!("pane={t1}")), "{out}");
+
+    let script = r#"h=$(ph split -- bash); echo "split=$h rc=$?"; ph send "$h" --text 'echo o""k' --key enter; ph wait "$h" --until 'text=^ok$' --timeout 30; echo "wait rc=$?"; ph read "$h" | grep -c '^ok$' | sed 's/^/count=/'"#;
+    let out = run_in(&sc, &t1, script, "^count=").await;
+    assert!(out.contains("wait rc=0"), "{out}");
+    assert!(out.contains("count=1"), "{out}");
+    let split = out.lines().find_map(|l| l.strip_prefix("split=")).unwrap();
+    let h = split.split(' ').next().unwrap().to_string();
+    assert!(split.ends_with("rc=0"), "{out}");
+    assert!(win.handles().contains(&h), "the window got the new pane: {:?}", win.handles());
+    // The new pane's screen, read from outside too, shows the command and its output.
+    let screen = control(&sc, "read", json!({"target": h})).await.json();
+    let lines: Vec<&str> = screen["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(lines.contains(&"ok"), "{lines:?}");
+    assert_eq!(screen["cols"], 60, "half the caller's 120 columns");
+
+    // list shows both panes with their handles and cwd; json for programs.
+    let out = run_in(&sc, &t1, "ph list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"list=\" + \",\".join(p[\"handle\"] for p in d[\"panes\"]), d[\"caller\"])'", "^list=").await;
+    assert!(out.contains(&format!("list={t1},{h} {t1}")), "{out}");
+
+    // wait --until exit reports the code.
+    let out = run_in(
+        &sc,
+        &t1,
+        r#"e=$(ph split -- sh -c 'exit 3'); ph wait "$e" --until exit; echo "exit rc=$?""#,
+        "^exit rc=",
+    )
+    .await;
+    assert!(out.contains("exited 3") && out.contains("exit rc=0"), "{out}");
+
+    // send to an exited terminal is refused (2), an unknown pane is a usage error (1).
+    let out =
+        run_in(&sc, &t1, r#"ph send "$e" --text x; echo "send rc=$?"; ph read t999; echo "read rc=$?""#, "^read rc=")
+            .await;
+    assert!(out.contains("send rc=2") && out.contains("[exited]"), "{out}");
+    assert!(out.contains("read rc=1") && out.contains("[unknown_target]"), "{out}");
+
+    // wait times out with exit 4.
+    let out =
+        run_in(&sc, &t1, r#"ph wait "$h" --until 'text=never' --timeout 0.5; echo "timeout rc=$?""#, "^timeout rc=")
+            .await;
+    assert!(out.contains("timeout rc=4") && out.contains("[timed_out]"), "{out}");
+
+    // close removes the pane and hangs its terminal up.
+    let out = run_in(&sc, &t1, r#"ph close "$h"; echo "close rc=$?""#, "^close rc=").await;
+    assert!(out.contains("close rc=0"), "{out}");
+    assert!(!win.handles().contains(&h));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ensure_reuses_the_pane_running_that_command_in_that_directory() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let out = run_in(
+        &sc,
+        &t1,
+        r#"a=$(ph ensure --cwd /tmp -- sleep 1000); b=$(ph ensure --cwd /tmp -- sleep 1000); c=$(ph ensure --cwd / -- sleep 1000); echo "ens=$a|$b|$c""#,
+        "^ens=",
+    )
+    .await;
+    let line = out.lines().find_map(|l| l.strip_prefix("ens=")).unwrap();
+    let parts: Vec<&str> = line.split('|').collect();
+    assert!(parts[0].ends_with("(new)") && parts[1].ends_with("(reused)") && parts[2].ends_with("(new)"), "{out}");
+    assert_eq!(parts[0].split(' ').next(), parts[1].split(' ').next(), "same pane");
+    assert_ne!(parts[0].split(' ').next(), parts[2].split(' ').next(), "another directory is another pane");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_targets_a_port_and_the_pane_listening_on_it() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let out = run_in(
+        &sc,
+        &t1,
+        r#"s=$(ph split -- python3 -m http.server 0 --bind 127.0.0.1); ph wait "$s" --until 'text=Serving HTTP' >/dev/null; ph open "$s"; echo "open1 rc=$?"; ph open "$s"; echo "open2 rc=$?"; ph open self; echo "open3 rc=$?""#,
+        "^open3 rc=",
+    )
+    .await;
+    assert!(out.contains("open1 rc=0") && out.contains("(iframe)"), "{out}");
+    assert!(out.contains("open2 rc=0") && out.contains("(iframe, reused)"), "{out}");
+    assert!(out.contains("open3 rc=2") && out.contains("[no_port]"), "{out}");
+    let browsers: Vec<String> = win.handles().into_iter().filter(|h| h.starts_with('b')).collect();
+    assert_eq!(browsers.len(), 1, "{:?}", win.handles());
+    // :PORT resolves to that browser pane.
+    let port =
+        out.lines().find_map(|l| l.split("http://localhost:").nth(1)).unwrap().split('/').next().unwrap().to_string();
+    let r = control(&sc, "read", json!({"target": format!(":{port}")})).await;
+    assert_eq!(r.code(), "not_a_terminal", "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_tokens_reach_only_the_control_verbs_and_die_with_their_terminal() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let tok_file = sc.home.join("tok");
+    run_in(&sc, &t1, &format!(r#"printf %s "$PORTHOLE_TOKEN" > {}; echo saved"#, tok_file.display()), "^saved$").await;
+    let token = std::fs::read_to_string(&tok_file).unwrap();
+    assert_eq!(token.len(), 64);
+    assert_ne!(token, sc.token, "never the master token");
+    let bearer = format!("Bearer {token}");
+    let with = |method: &'static str, path: &'static str| {
+        let bearer = bearer.clone();
+        let sc = &sc;
+        async move { sc.raw(method, path, &[("Authorization", &bearer), ("Content-Type", "application/json")], b"{}").await }
+    };
+    assert_eq!(with("GET", "/api/control/panes").await.status, 200);
+    for (m, p) in [
+        ("POST", "/api/shutdown"),
+        ("POST", "/api/login-codes"),
+        ("GET", "/api/workspace"),
+        ("POST", "/api/terminals"),
+        ("GET", "/api/terminals"),
+        ("POST", "/api/proxy/grants"),
+        ("GET", "/api/ui/socket"),
+    ] {
+        let r = with(m, p).await;
+        assert_eq!(r.status, 401, "{m} {p}: {}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(sc.req("GET", "/api/health", None).await.status, 200, "still running");
+    // The token is never shown.
+    let listed = sc.req("GET", "/api/control/panes", None).await;
+    assert!(!String::from_utf8_lossy(&listed.body).contains(&token));
+    // The terminal ends: its token is revoked, and says so (not "wrong").
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{t1}"), None).await.status, 204);
+    let r = with("GET", "/api/control/panes").await;
+    assert_eq!(r.status, 401);
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("revoked"), "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn layout_verbs_without_a_window_are_refused_with_no_window() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let start = Instant::now();
+    let out = run_in(
+        &sc,
+        &t1,
+        r#"ph split -- bash; echo "split rc=$?"; ph read self | head -c 0; echo "read rc=$?""#,
+        "^read rc=",
+    )
+    .await;
+    assert!(out.contains("split rc=2") && out.contains("[no_window]"), "{out}");
+    assert!(out.contains("read rc=0"), "terminal verbs need no window: {out}");
+    assert!(start.elapsed() >= Duration::from_secs(3), "the grace for a reload was waited");
+    // Nothing was left: only the caller's terminal runs.
+    let terms = sc.req("GET", "/api/terminals", None).await.json();
+    assert_eq!(terms["terminals"].as_array().unwrap().len(), 1, "{terms}");
+}
+
+#[test]
+fn outside_porthole_ph_says_so_and_exits_1() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(["list"])
+        .env_remove("PORTHOLE_URL")
+        .env_remove("PORTHOLE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not inside a Porthole pane"));
+    // A wrong token is not "not found": it is refused as unauthorized.
+    let sc = Sidecar::start(&[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(["read", "t1"])
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", "0".repeat(64))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[unauthorized]"), "{out:?}");
+    let _ = HANG;
+}
