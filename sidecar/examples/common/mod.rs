@@ -21,16 +21,22 @@ pub fn env_usize(name: &str, default: usize) -> usize {
 /// The `porthole-sidecar` of this example's profile (`target/<profile>/`). Under `cargo run`
 /// (`$CARGO` set) it is (re)built first, so a bench never measures a stale binary.
 pub fn sidecar_binary() -> PathBuf {
+    binary("porthole-sidecar")
+}
+
+/// The sidecar crate's binary `name` of this example's profile, (re)built first under
+/// `cargo run` like [`sidecar_binary`].
+pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let bin = dir.join("porthole-sidecar");
+    let bin = dir.join(name);
     if !bin.exists() || std::env::var_os("CARGO").is_some() {
         let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        c.args(["build", "-p", "sidecar", "--bin", "porthole-sidecar"]);
+        c.args(["build", "-p", "sidecar", "--bin", name]);
         if dir.ends_with("release") {
             c.arg("--release");
         }
-        assert!(c.status().unwrap().success(), "building porthole-sidecar failed");
+        assert!(c.status().unwrap().success(), "building {name} failed");
     }
     bin
 }
