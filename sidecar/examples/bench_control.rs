@@ -35,15 +35,20 @@ async fn times(n: usize, mut f: impl AsyncFnMut()) -> Vec<f64> {
 }
 
 fn print(name: &str, v: &[f64]) -> f64 {
-    let p50 = percentile(v, 50.0);
+    let p50 = percentile(v, 0.50);
     println!("control.{name}_p50_ms {p50:.3}");
-    println!("control.{name}_p99_ms {:.3}", percentile(v, 99.0));
+    println!("control.{name}_p99_ms {:.3}", percentile(v, 0.99));
     p50
 }
 
 async fn wait_text(sc: &Sidecar, t: &str, regex: &str) {
-    let (status, body) =
-        sc.request("POST", "/api/control/wait", Some(json!({"target": t, "until": "text", "regex": regex, "timeout_ms": 60000}))).await;
+    let (status, body) = sc
+        .request(
+            "POST",
+            "/api/control/wait",
+            Some(json!({"target": t, "until": "text", "regex": regex, "timeout_ms": 60000})),
+        )
+        .await;
     assert_eq!(status, 200, "{body}");
 }
 
@@ -64,10 +69,8 @@ async fn main() {
     let health = times(n, async || assert_eq!(sc.request("GET", "/api/health", None).await.0, 200)).await;
     let list = times(n, async || assert_eq!(sc.request("GET", "/api/control/panes", None).await.0, 200)).await;
     let body = json!({"target": t});
-    let read = times(n, async || {
-        assert_eq!(sc.request("POST", "/api/control/read", Some(body.clone())).await.0, 200)
-    })
-    .await;
+    let read =
+        times(n, async || assert_eq!(sc.request("POST", "/api/control/read", Some(body.clone())).await.0, 200)).await;
     let h = print("health", &health);
     let l = print("list_http", &list);
     let r = print("read_http", &read);
@@ -76,7 +79,8 @@ async fn main() {
 
     let url = format!("http://127.0.0.1:{}/", sc.port);
     let run_ph = |args: &[&str]| {
-        let out = Command::new(&ph).args(args).env("PORTHOLE_URL", &url).env("PORTHOLE_TOKEN", &sc.token).output().unwrap();
+        let out =
+            Command::new(&ph).args(args).env("PORTHOLE_URL", &url).env("PORTHOLE_TOKEN", &sc.token).output().unwrap();
         assert!(out.status.success(), "ph {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     };
     let ph_list = times(runs, async || run_ph(&["list"])).await;
@@ -96,7 +100,7 @@ async fn main() {
         last = v;
     })
     .await;
-    println!("control.read_10k_p50_ms {:.3}", percentile(&long, 50.0));
+    println!("control.read_10k_p50_ms {:.3}", percentile(&long, 0.50));
     println!("control.read_10k_lines {}", last["lines"].as_array().map_or(0, Vec::len));
     println!("control.read_10k_bytes {}", last.to_string().len());
     drop(sc);

@@ -21,9 +21,20 @@ impl Ring {
     }
 
     /// Number of bytes currently held.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Copies the newest `n` bytes out (all of them if fewer are held), oldest first.
+    pub(crate) fn tail(&self, n: usize) -> Vec<u8> {
+        let n = n.min(self.len);
+        let cap = self.buf.len();
+        let start = (self.head + self.len - n) % cap;
+        let first = n.min(cap - start);
+        let mut out = Vec::with_capacity(n);
+        out.extend_from_slice(&self.buf[start..start + first]);
+        out.extend_from_slice(&self.buf[..n - first]);
+        out
     }
 
     /// Appends `data`, dropping the oldest bytes when the ring is full.
@@ -69,6 +80,18 @@ mod tests {
     fn model(pushes: &[&[u8]], cap: usize) -> Vec<u8> {
         let all: Vec<u8> = pushes.concat();
         all[all.len().saturating_sub(cap)..].to_vec()
+    }
+
+    #[test]
+    fn tail_is_the_end_of_the_snapshot() {
+        let mut r = Ring::new(8);
+        for chunk in [&b"abcde"[..], b"fghij", b"k"] {
+            r.push(chunk);
+            let snap = r.snapshot();
+            for n in 0..=10 {
+                assert_eq!(r.tail(n), snap[snap.len().saturating_sub(n)..].to_vec(), "n={n}");
+            }
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use super::error::PtyError;
 use super::id::TerminalId;
 use super::ring::Ring;
-use super::screen::{Screen, ScreenText};
+use super::screen::{Backlog, Screen, ScreenText};
 use super::sys;
 use crate::constants::{
     BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, HIGH_WATERMARK_BYTES, LOW_WATERMARK_BYTES, MAX_ACK_BYTES,
@@ -176,9 +176,12 @@ struct Hub {
     answerer: Option<u64>,
     cols: u16,
     rows: u16,
-    /// The screen model's feed: flow-controlled like a client, but never the answerer and
-    /// never detached. `None` once the model thread is gone.
-    model: Option<ModelFeed>,
+    /// Output bytes published since the start (the stream offset the screen model reads to).
+    written: u64,
+    /// Recent window size changes for the screen model: (sequence, stream offset, cols, rows).
+    resizes: std::collections::VecDeque<(u64, u64, u16, u16)>,
+    /// Sequence number of the newest entry in `resizes`.
+    resize_seq: u64,
     /// PTY reads are paused by flow control.
     paused: bool,
     /// The reader saw EOF (or EIO: the slave side is gone).
@@ -191,17 +194,8 @@ struct Hub {
     last_output: Instant,
 }
 
-/// What the model thread is sent, in output order.
-enum ModelEvent {
-    Output(Bytes),
-    Resize(u16, u16),
-}
-
-struct ModelFeed {
-    tx: std::sync::mpsc::Sender<ModelEvent>,
-    /// Bytes sent to the model and not yet processed.
-    unacked: u64,
-}
+/// Size changes kept for the screen model; older ones have left the ring anyway.
+const MAX_KEPT_RESIZES: usize = 256;
 
 struct Shared {
     hub: Mutex<Hub>,
@@ -239,8 +233,7 @@ impl Shared {
 
     /// Resumes reads if paused and every client is below the low watermark.
     fn maybe_resume(&self, hub: &mut Hub) {
-        let model_ok = hub.model.as_ref().is_none_or(|m| m.unacked < LOW_WATERMARK_BYTES);
-        if hub.paused && model_ok && hub.clients.values().all(|c| c.unacked < LOW_WATERMARK_BYTES) {
+        if hub.paused && hub.clients.values().all(|c| c.unacked < LOW_WATERMARK_BYTES) {
             hub.paused = false;
             self.cv.notify_all();
         }
@@ -254,17 +247,10 @@ impl Shared {
             return;
         }
         hub.ring.push(data);
+        hub.written += data.len() as u64;
         let bytes = Bytes::copy_from_slice(data);
         let len = data.len() as u64;
         let mut over = false;
-        if let Some(m) = hub.model.as_mut() {
-            if m.tx.send(ModelEvent::Output(bytes.clone())).is_ok() {
-                m.unacked += len;
-                over |= m.unacked > HIGH_WATERMARK_BYTES;
-            } else {
-                hub.model = None;
-            }
-        }
         for c in hub.clients.values_mut() {
             if c.tx.send(Event::Output(bytes.clone())).is_ok() {
                 c.unacked += len;
@@ -274,6 +260,8 @@ impl Shared {
         if over {
             hub.paused = true;
         }
+        drop(hub);
+        self.screen.poke();
     }
 
     /// Blocks the reader while flow control has paused it (and the terminal is open).
@@ -379,7 +367,9 @@ impl Terminal {
                 answerer: None,
                 cols: spec.cols,
                 rows: spec.rows,
-                model: None,
+                written: 0,
+                resizes: std::collections::VecDeque::new(),
+                resize_seq: 0,
                 paused: false,
                 eof: false,
                 exit_code: None,
@@ -390,8 +380,6 @@ impl Terminal {
             cv: Condvar::new(),
             screen: Screen::new(spec.cols, spec.rows),
         });
-        let (model_tx, model_rx) = std::sync::mpsc::channel();
-        shared.lock().model = Some(ModelFeed { tx: model_tx, unacked: 0 });
 
         let (input, input_rx) = mpsc::channel(INPUT_QUEUE_MESSAGES);
         let name = id.to_string();
@@ -403,12 +391,6 @@ impl Terminal {
             std::thread::Builder::new().name(format!("pty-read-{name}")).spawn(move || reader_loop(s, reader))?;
             let s = shared.clone();
             std::thread::Builder::new().name(format!("pty-wait-{name}")).spawn(move || waiter_loop(s, pid))?;
-            // Weak: the feed's sender lives in the hub, so a strong handle would keep the
-            // hub, and so this thread, alive forever.
-            let (screen, s) = (shared.screen.clone(), Arc::downgrade(&shared));
-            std::thread::Builder::new()
-                .name(format!("pty-model-{name}"))
-                .spawn(move || model_loop(screen, s, model_rx))?;
             Ok(())
         })();
         if let Err(e) = threads {
@@ -515,31 +497,63 @@ impl Terminal {
         hub.cols = cols;
         hub.rows = rows;
         // In order with the output: bytes read before the resize were drawn at the old size.
-        if let Some(m) = hub.model.as_ref() {
-            let _ = m.tx.send(ModelEvent::Resize(cols, rows));
+        hub.resize_seq += 1;
+        let entry = (hub.resize_seq, hub.written, cols, rows);
+        hub.resizes.push_back(entry);
+        if hub.resizes.len() > MAX_KEPT_RESIZES {
+            hub.resizes.pop_front();
         }
+        drop(hub);
+        self.shared.screen.poke();
         Ok(())
     }
 
-    /// The screen as text with up to `scrollback` lines of history (protocol §9.5).
-    /// Reflects every byte the model has processed; bytes still queued to it are not yet
-    /// visible (use [`Terminal::changes`] to wait for more).
+    /// Lets the screen model parse what arrived since it last did: from the ring, or the whole
+    /// ring from a reset terminal when the ring no longer holds all of it.
+    fn sync_screen(&self) {
+        let shared = &self.shared;
+        shared.screen.catch_up(|parsed, seq| {
+            let hub = shared.lock();
+            let ring_start = hub.written - hub.ring.len() as u64;
+            if parsed < ring_start {
+                return Backlog {
+                    end: hub.written,
+                    bytes: hub.ring.snapshot(),
+                    reset: Some((hub.cols, hub.rows)),
+                    resizes: Vec::new(),
+                    resize_seq: hub.resize_seq,
+                };
+            }
+            Backlog {
+                end: hub.written,
+                bytes: hub.ring.tail((hub.written - parsed) as usize),
+                reset: None,
+                resizes: hub.resizes.iter().filter(|r| r.0 > seq).map(|r| (r.1, r.2, r.3)).collect(),
+                resize_seq: hub.resize_seq,
+            }
+        });
+    }
+
+    /// The screen as text with up to `scrollback` lines of history (protocol §9.5), after
+    /// every byte of output published so far (parsing what the model has not seen yet).
     pub fn screen_text(&self, scrollback: usize) -> ScreenText {
+        self.sync_screen();
         self.shared.screen.text(scrollback)
     }
 
     /// True if and only if the program asked for application cursor keys (DECCKM).
     pub fn application_cursor(&self) -> bool {
+        self.sync_screen();
         self.shared.screen.application_cursor()
     }
 
     /// The screen's rows as text (no history).
     pub fn screen_rows(&self) -> Vec<String> {
+        self.sync_screen();
         self.shared.screen.rows()
     }
 
-    /// A receiver that changes after every batch the model processed, every resize, and the
-    /// child's exit.
+    /// A receiver that changes after every output batch, every resize, and the child's exit.
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.screen.subscribe()
     }
@@ -698,25 +712,6 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
     }
 }
 
-/// Feeds the screen model, then acknowledges what it processed (resuming a paused PTY).
-/// Ends when the hub is dropped (the feed's sender goes with it).
-fn model_loop(screen: Arc<Screen>, shared: std::sync::Weak<Shared>, rx: std::sync::mpsc::Receiver<ModelEvent>) {
-    while let Ok(ev) = rx.recv() {
-        match ev {
-            ModelEvent::Output(bytes) => {
-                screen.process(&bytes);
-                let Some(shared) = shared.upgrade() else { return };
-                let mut hub = shared.lock();
-                if let Some(m) = hub.model.as_mut() {
-                    m.unacked = m.unacked.saturating_sub(bytes.len() as u64);
-                }
-                shared.maybe_resume(&mut hub);
-            }
-            ModelEvent::Resize(cols, rows) => screen.resize(cols, rows),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -785,6 +780,28 @@ mod tests {
         drop(c.handle);
         assert_eq!(answerer_events(&mut a), [true]);
         assert_eq!(answerer_events(&mut b), [] as [bool; 0]);
+        t.hang_up();
+        t.kill_now();
+    }
+
+    #[test]
+    fn the_screen_model_reads_the_end_of_more_output_than_the_ring_keeps() {
+        // 6.3 MB > the 4 MiB ring: the model must restart from the ring, not from stale state.
+        let t = Terminal::spawn(
+            TerminalId(1),
+            spec(&["sh", "-c", "yes abcdefgh | head -n 700000; printf 'END\\n'; exec sleep 1000"]),
+            &[],
+        )
+        .unwrap();
+        let mut a = t.attach();
+        let _ = t.screen_rows(); // parse a little first, so the model has state to lose
+        collect(&mut a, |o, _| o.ends_with(b"END\r\n"));
+        let rows = t.screen_rows();
+        assert!(rows.iter().any(|r| r == "END"), "{rows:?}");
+        assert!(rows.iter().filter(|r| *r == "abcdefgh").count() >= 10, "{rows:?}");
+        let text = t.screen_text(100);
+        assert_eq!(text.scrollback, 100);
+        assert!(text.lines[..100].iter().all(|l| l == "abcdefgh"));
         t.hang_up();
         t.kill_now();
     }
