@@ -68,20 +68,32 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// `path` with the home directory written `~`.
+fn tilde(path: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && home != "/" => match path.strip_prefix(&home) {
+            Some("") => "~".into(),
+            Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+            _ => path.to_string(),
+        },
+        _ => path.to_string(),
+    }
+}
+
 fn list(v: &Value, with_ports: bool) -> String {
     let panes = v["panes"].as_array().cloned().unwrap_or_default();
-    let mut out = String::new();
-    if v["window"].as_bool() == Some(false) {
-        out.push_str("(no window attached: the panes last reported)\n");
-    }
-    out.push_str("HANDLE  KIND      TITLE                 WHERE                                     STATE\n");
+    let mut rows: Vec<[String; 5]> = vec![["HANDLE", "KIND", "TITLE", "WHERE", "STATE"].map(String::from)];
     for p in panes {
         let kind = match (p["kind"].as_str(), p["mode"].as_str()) {
             (Some("browser"), Some(m)) => m.to_string(),
             (Some(k), _) => k.to_string(),
             _ => String::new(),
         };
-        let place = p["url"].as_str().or(p["cwd"].as_str()).unwrap_or("");
+        let place = match (p["url"].as_str(), p["cwd"].as_str()) {
+            (Some(u), _) => u.to_string(),
+            (None, Some(c)) => tilde(c),
+            _ => String::new(),
+        };
         let mut state = Vec::new();
         if p["focused"].as_bool() == Some(true) {
             state.push("focused".to_string());
@@ -98,28 +110,43 @@ fn list(v: &Value, with_ports: bool) -> String {
         if v["caller"].is_string() && v["caller"] == p["handle"] {
             state.push("self".to_string());
         }
-        if with_ports {
-            let ports: Vec<String> = p["ports"]
+        if with_ports && p["kind"] == "terminal" {
+            let ports: std::collections::BTreeSet<String> = p["ports"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter_map(|r| r["port"].as_u64())
                 .map(|n| format!(":{n}"))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
                 .collect();
-            if p["kind"] == "terminal" {
-                state.push(if p["ports"].is_null() { "ports ?".into() } else { ports.join(" ") });
-            }
+            state.push(if p["ports"].is_null() {
+                "ports ?".into()
+            } else {
+                ports.into_iter().collect::<Vec<_>>().join(" ")
+            });
         }
-        out.push_str(&format!(
-            "{:<7} {:<9} {:<21} {:<41} {}\n",
-            p["handle"].as_str().unwrap_or(""),
+        state.retain(|s| !s.is_empty());
+        rows.push([
+            p["handle"].as_str().unwrap_or("").to_string(),
             kind,
-            clip(p["title"].as_str().unwrap_or(""), 21),
-            clip(place, 41),
-            state.join(", ").trim()
-        ));
+            clip(p["title"].as_str().unwrap_or(""), 24),
+            clip(&place, 48),
+            state.join(", "),
+        ]);
+    }
+    // Columns as wide as their widest cell, so the table fits narrow panes when it can.
+    let widths: Vec<usize> = (0..4).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    if v["window"].as_bool() == Some(false) {
+        out.push_str("(no window attached: the panes last reported)\n");
+    }
+    for r in rows {
+        let mut line = String::new();
+        for (c, w) in widths.iter().enumerate() {
+            line.push_str(&format!("{:<w$}  ", r[c], w = *w));
+        }
+        line.push_str(&r[4]);
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
@@ -137,14 +164,12 @@ mod tests {
         ]});
         let t = list(&v, true);
         let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("HANDLE  KIND      TITLE"), "{t}");
         assert!(lines[1].starts_with("t1      terminal  bash"), "{t}");
-        assert!(lines[1].contains("/home/me") && lines[1].contains("focused, self, :8000"), "{t}");
-        assert!(
-            lines[2].contains("iframe")
-                && lines[2].contains("http://localhost:8000/")
-                && lines[2].contains("minimized"),
-            "{t}"
-        );
-        assert!(lines[2].contains("Directory listing fo…"), "{t}");
+        assert!(lines[1].contains("/home/me") && lines[1].ends_with("focused, self, :8000"), "{t}");
+        let b = lines[2];
+        assert!(b.contains("iframe") && b.contains("http://localhost:8000/") && b.ends_with("minimized"), "{t}");
+        assert!(b.contains("Directory listing for /"), "{t}");
+        assert!(lines.iter().all(|l| l.chars().count() < 90), "compact: {t}");
     }
 }
