@@ -1,6 +1,6 @@
 //! The command line (clap): verbs, flags and their help (docs/cli.md mirrors it).
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Drive the Porthole wall from inside a pane: split it, start and read terminals, open
 /// ports in browser panes. Targets: a handle (t3, b2), self, focused, :PORT, title:TEXT.
@@ -78,6 +78,34 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// Where and in which directory a new terminal pane starts (`split`, `ensure`).
+#[derive(Debug, Args)]
+pub struct Place {
+    /// Put the new pane to the right.
+    #[arg(long, conflicts_with = "down")]
+    pub right: bool,
+    /// Put the new pane below.
+    #[arg(long)]
+    pub down: bool,
+    /// The pane to split (default: this one).
+    #[arg(long, value_name = "PANE")]
+    pub near: Option<String>,
+    /// Working directory (default: this shell's).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+}
+
+impl Place {
+    /// `right`, `down`, or `None` (the sidecar picks by the pane's shape).
+    pub fn side(&self) -> Option<&'static str> {
+        match (self.right, self.down) {
+            (true, _) => Some("right"),
+            (_, true) => Some("down"),
+            _ => None,
+        }
+    }
+}
+
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
@@ -91,18 +119,8 @@ pub enum Cmd {
     ///
     /// Without a command it runs your login shell. The focus stays where it is.
     Split {
-        /// Put it to the right.
-        #[arg(long, conflicts_with = "down")]
-        right: bool,
-        /// Put it below.
-        #[arg(long)]
-        down: bool,
-        /// The pane to split (default: this one).
-        #[arg(long, value_name = "PANE")]
-        near: Option<String>,
-        /// Working directory (default: this shell's).
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<String>,
+        #[command(flatten)]
+        place: Place,
         /// The program and its arguments, after `--`.
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
@@ -113,18 +131,8 @@ pub enum Cmd {
     /// Only panes started with exactly this command line (by ph split/ensure or the API)
     /// count, not commands typed into a shell.
     Ensure {
-        /// Put a new pane to the right.
-        #[arg(long, conflicts_with = "down")]
-        right: bool,
-        /// Put a new pane below.
-        #[arg(long)]
-        down: bool,
-        /// The pane to split for a new one (default: this one).
-        #[arg(long, value_name = "PANE")]
-        near: Option<String>,
-        /// Working directory (default: this shell's).
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<String>,
+        #[command(flatten)]
+        place: Place,
         /// The program and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,
@@ -243,8 +251,8 @@ mod tests {
         let c = Cli::try_parse_from(["ph", "split", "--down", "--", "python3", "-m", "http.server", "--bind", "::"])
             .unwrap();
         match c.cmd {
-            Cmd::Split { down, command, .. } => {
-                assert!(down);
+            Cmd::Split { place, command } => {
+                assert_eq!(place.side(), Some("down"));
                 assert_eq!(command, ["python3", "-m", "http.server", "--bind", "::"]);
             }
             other => panic!("{other:?}"),

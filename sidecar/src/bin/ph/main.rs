@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{Cli, Cmd, Until};
+use cli::{Cli, Cmd, Place, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -59,38 +59,16 @@ fn main() -> ExitCode {
 
 /// The request a command makes: method, path, body, and how long to wait for the answer.
 fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration), String> {
-    let cwd = || std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
-    let abs = |d: &str| -> String {
-        let p = std::path::Path::new(d);
-        if p.is_absolute() {
-            d.to_string()
-        } else {
-            std::env::current_dir().map(|c| c.join(p).to_string_lossy().into_owned()).unwrap_or_else(|_| d.to_string())
-        }
-    };
     let post = |path: &str, body: Value| Ok(("POST", path.to_string(), Some(body), CALL_TIMEOUT));
     match cmd {
         Cmd::List { ports } => {
             Ok(("GET", format!("/api/control/panes{}", if *ports { "?ports=1" } else { "" }), None, CALL_TIMEOUT))
         }
-        Cmd::Split { right, down, near, cwd: dir, command } => post(
-            "/api/control/split",
-            json!({
-                "near": near,
-                "side": side(*right, *down),
-                "cwd": dir.as_deref().map(abs).or_else(cwd),
-                "command": if command.is_empty() { None } else { Some(command) },
-            }),
-        ),
-        Cmd::Ensure { right, down, near, cwd: dir, command } => post(
-            "/api/control/ensure",
-            json!({
-                "near": near,
-                "side": side(*right, *down),
-                "cwd": dir.as_deref().map(abs).or_else(cwd),
-                "command": command,
-            }),
-        ),
+        Cmd::Split { place, command } => {
+            let command = if command.is_empty() { None } else { Some(command) };
+            post("/api/control/split", placed(place, json!({"command": command})))
+        }
+        Cmd::Ensure { place, command } => post("/api/control/ensure", placed(place, json!({"command": command}))),
         Cmd::Open { target, mode, near } => {
             post("/api/control/open", json!({"target": target, "mode": mode.map(|m| m.as_str()), "near": near}))
         }
@@ -139,12 +117,19 @@ fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration),
     }
 }
 
-fn side(right: bool, down: bool) -> Option<&'static str> {
-    match (right, down) {
-        (true, _) => Some("right"),
-        (_, true) => Some("down"),
-        _ => None,
-    }
+/// `body` with the placement fields of `split`/`ensure`: near, side, and the working
+/// directory (relative to ours; default: ours).
+fn placed(place: &Place, mut body: Value) -> Value {
+    let here = std::env::current_dir().ok();
+    let cwd = match (&place.cwd, &here) {
+        (Some(d), Some(h)) => Some(h.join(d)),
+        (Some(d), None) => Some(std::path::PathBuf::from(d)),
+        (None, h) => h.clone(),
+    };
+    body["near"] = json!(place.near);
+    body["side"] = json!(place.side());
+    body["cwd"] = json!(cwd.map(|c| c.to_string_lossy().into_owned()));
+    body
 }
 
 fn run(cli: &Cli, ep: &Endpoint) -> u8 {
