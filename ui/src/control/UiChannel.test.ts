@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { UiRequest } from '../api/protocol';
 import { Refused } from './messages';
-import { UiChannel, type UiChannelHost } from './UiChannel';
+import { LEAVING_HOLD_MS, UiChannel, type UiChannelHost } from './UiChannel';
 
 /** A fake WebSocket driven by the test. */
 class FakeSocket {
@@ -207,6 +207,44 @@ describe('UiChannel', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(ws().types()).toEqual(['state']);
     expect(first.types()).toEqual(['state']);
+  });
+
+  it('while the page leaves, a refusal is held (the reload caused it) and sent only if the page stays', async () => {
+    const { ch, host, ws } = make();
+    ws().open();
+    const win = new EventTarget();
+    ch.listen(win);
+    ws().text(request(1));
+    ws().text(request(2));
+    await vi.advanceTimersByTimeAsync(0);
+    win.dispatchEvent(new Event('beforeunload'));
+    host.requests[0].reject(new Refused('Failed to fetch'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ws().types()).toEqual(['state']);
+    // A success is the truth whatever happens next: it goes at once.
+    host.requests[1].resolve('p1');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ws().messages().at(-1)).toEqual({ type: 'reply', id: 2, ok: true, pane: 'p1' });
+    // Still here after the hold (the navigation was cancelled): the refusal goes.
+    await vi.advanceTimersByTimeAsync(LEAVING_HOLD_MS);
+    expect(ws().messages().filter((m) => m.type === 'reply').map((m) => m.id)).toEqual([2, 1]);
+  });
+
+  it('a held refusal is dropped when its socket closed meanwhile (the sidecar asks the next window)', async () => {
+    const { ch, host, ws } = make();
+    ws().open();
+    const first = ws();
+    first.text(request(1));
+    await vi.advanceTimersByTimeAsync(0);
+    ch.leaving();
+    host.requests[0].reject(new Refused('Failed to fetch'));
+    await vi.advanceTimersByTimeAsync(0);
+    first.drop();
+    await vi.advanceTimersByTimeAsync(20);
+    ws().open();
+    await vi.advanceTimersByTimeAsync(LEAVING_HOLD_MS);
+    expect(first.types()).toEqual(['state']);
+    expect(ws().types()).toEqual(['state']);
   });
 
   it('dispose closes the socket and stops reconnecting', () => {

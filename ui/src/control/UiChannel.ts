@@ -41,6 +41,15 @@ export interface UiChannelOptions {
 /** `WebSocket.OPEN` (a literal, so the class also runs where WebSocket is not global). */
 const WS_OPEN = 1;
 
+/**
+ * After the page starts to leave (`beforeunload`, `pagehide`), refusals are held this long,
+ * in milliseconds: a reload cancels the page's requests in flight (a proxy grant) while its
+ * socket is still open, and the failure that follows is the reload's, not the request's. If
+ * the page is really gone by then, the refusal is never sent and the sidecar asks the next
+ * window (protocol §9.6); if it stays (a cancelled navigation), the refusal goes then.
+ */
+export const LEAVING_HOLD_MS = 2000;
+
 export class UiChannel {
   private ws: WebSocket | null = null;
   /** bumped per socket: a reply to a request that came on an older socket is never sent */
@@ -54,6 +63,9 @@ export class UiChannel {
   private lastActiveAt = -Infinity;
   /** requests run one at a time, in the order they came */
   private queue: Promise<unknown> = Promise.resolve();
+  /** the page started to leave: refusals wait in `held` until `LEAVING_HOLD_MS` has passed */
+  private leaveTimer: ReturnType<typeof setTimeout> | null = null;
+  private held: Array<{ gen: number; text: string }> = [];
   private disposed = false;
 
   constructor(
@@ -103,7 +115,8 @@ export class UiChannel {
   /**
    * Follows the window `target`: gaining focus is activity and changes `active`, losing it
    * changes `active`, a pointer press or key press (capture phase, so nothing can hide it)
-   * is activity. Returns the function that stops following.
+   * is activity, and `beforeunload`/`pagehide` mean the page is leaving (see `leaving`).
+   * Returns the function that stops following.
    */
   listen(target: EventTarget): () => void {
     const onFocus = () => {
@@ -112,24 +125,43 @@ export class UiChannel {
     };
     const onBlur = () => this.changed();
     const onUse = () => this.activity();
+    const onLeave = () => this.leaving();
     target.addEventListener('focus', onFocus);
     target.addEventListener('blur', onBlur);
     target.addEventListener('pointerdown', onUse, { capture: true });
     target.addEventListener('keydown', onUse, { capture: true });
+    target.addEventListener('beforeunload', onLeave);
+    target.addEventListener('pagehide', onLeave);
     return () => {
       target.removeEventListener('focus', onFocus);
       target.removeEventListener('blur', onBlur);
       target.removeEventListener('pointerdown', onUse, { capture: true });
       target.removeEventListener('keydown', onUse, { capture: true });
+      target.removeEventListener('beforeunload', onLeave);
+      target.removeEventListener('pagehide', onLeave);
     };
+  }
+
+  /**
+   * The page is starting to leave (a reload, a navigation): for `LEAVING_HOLD_MS` from now,
+   * refusals are held back (successes still go). A page that is still here then sends them.
+   */
+  leaving(): void {
+    if (this.disposed) return;
+    if (this.leaveTimer) clearTimeout(this.leaveTimer);
+    this.leaveTimer = setTimeout(() => {
+      this.leaveTimer = null;
+      for (const h of this.held.splice(0)) if (h.gen === this.generation) this.send(h.text);
+    }, LEAVING_HOLD_MS);
   }
 
   /** Closes the socket and stops reconnecting; requests still running get no reply. Idempotent. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const t of [this.retryTimer, this.stateTimer, this.activeTimer]) if (t) clearTimeout(t);
-    this.retryTimer = this.stateTimer = this.activeTimer = null;
+    for (const t of [this.retryTimer, this.stateTimer, this.activeTimer, this.leaveTimer]) if (t) clearTimeout(t);
+    this.retryTimer = this.stateTimer = this.activeTimer = this.leaveTimer = null;
+    this.held = [];
     this.generation++;
     const ws = this.ws;
     this.ws = null;
@@ -230,7 +262,9 @@ export class UiChannel {
       // The state showing the change goes first, so that a verb naming the new pane right
       // after this one finds it.
       this.flushState();
-      this.send(replyTo(req.id, outcome));
+      const reply = replyTo(req.id, outcome);
+      if (!reply.ok && this.leaveTimer) this.held.push({ gen, text: JSON.stringify(reply) });
+      else this.send(reply);
     };
     this.queue = this.queue.then(run, run);
   }
