@@ -145,6 +145,52 @@ test.describe('ph: the control plane from a terminal pane', () => {
     }
   });
 
+  test('focus, zoom, unzoom, minimize and restore act as the header buttons do; zoom and unzoom set, never toggle', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    const [caller] = await wall.paneIds();
+    await wall.click(caller);
+    expect(await run(wall, caller, 'ph split -- bash', 'split')).toBe(0);
+    await wall.waitOpen(2);
+    const [other] = (await wall.paneIds()).filter((id) => id !== caller);
+    const handle = (await wall.pane(other).getAttribute('data-handle'))!;
+    const callerPane = wall.pane(caller);
+    const otherPane = wall.pane(other);
+
+    // zoom twice: still zoomed (set, not toggled); the zoomed pane fills the wall.
+    expect(await run(wall, caller, `ph zoom ${handle}`, 'zoom1')).toBe(0);
+    await expect(otherPane).toHaveAttribute('data-visible', 'true');
+    await expect(callerPane).toHaveAttribute('data-visible', 'false');
+    // The keyboard went with the zoom (as a double-click on the header does): type there.
+    await expect(otherPane).toHaveAttribute('data-focused', 'true');
+    await wall.waitKeyboardFocus();
+    await wall.type(`ph zoom ${handle}; echo "zoom2=$?"\n`);
+    await wall.waitText(other, /^zoom2=0$/m);
+    await expect(callerPane).toHaveAttribute('data-visible', 'false');
+    await wall.type(`ph unzoom ${handle}; ph unzoom ${handle}; echo "unzoom=$?"\n`);
+    await wall.waitText(other, /^unzoom=0$/m);
+    await expect(callerPane).toHaveAttribute('data-visible', 'true');
+
+    // minimize goes to the baseboard; the last pane on the wall cannot go; restore brings it back.
+    await wall.click(caller);
+    expect(await run(wall, caller, `ph minimize ${handle}`, 'min')).toBe(0);
+    await expect(otherPane).toHaveAttribute('data-visible', 'false');
+    await expect(page.getByTestId('baseboard')).toContainText('bash');
+    expect(await run(wall, caller, 'ph minimize self', 'minself')).toBe(2);
+    await expect(callerPane).toHaveAttribute('data-visible', 'true');
+    expect(await run(wall, caller, `ph restore ${handle}`, 'restore')).toBe(0);
+    await expect(otherPane).toHaveAttribute('data-visible', 'true');
+
+    // focus moves the focus and the keyboard (a minimized pane comes back first).
+    await wall.click(caller);
+    expect(await run(wall, caller, `ph minimize ${handle}`, 'min2')).toBe(0);
+    await wall.type(`ph focus ${handle}\n`);
+    await expect(otherPane).toHaveAttribute('data-visible', 'true');
+    await expect(otherPane).toHaveAttribute('data-focused', 'true');
+    await wall.waitKeyboardFocus();
+    await wall.type('echo typed-in-other\n');
+    await wall.waitText(other, /^typed-in-other$/m);
+  });
+
   test('a page reload in the middle of a relayed open is survived (the new window opens it) or refused cleanly', async ({ wall, page }) => {
     test.setTimeout(120_000);
     const site = await pythonServer();
