@@ -31,6 +31,9 @@ pub struct Control {
     pub windows: Windows,
     /// The terminal each terminal pane runs now (a restart moves a handle to a new terminal).
     pane_terminals: Mutex<HashMap<Handle, TerminalId>>,
+    /// The browser pane each calling pane opened last (`ph open`, `ph browser open`): the
+    /// default pane of `ph browser`.
+    last_opened: Mutex<HashMap<Handle, Handle>>,
     /// The directory holding `ph` (the sidecar's own), prepended to every terminal's `PATH`.
     bin_dir: Option<PathBuf>,
 }
@@ -42,6 +45,7 @@ impl Control {
             tokens: Tokens::default(),
             windows: Windows::default(),
             pane_terminals: Mutex::new(HashMap::new()),
+            last_opened: Mutex::new(HashMap::new()),
             bin_dir,
         })
     }
@@ -79,6 +83,25 @@ impl Control {
             env.push(("PORTHOLE_BIN_DIR".to_string(), dir.to_string()));
         }
         Ok(env)
+    }
+
+    /// Remembers that `caller` opened (or was given, reused) browser pane `browser`.
+    pub fn note_opened(&self, caller: Handle, browser: Handle) {
+        self.last_opened.lock().unwrap_or_else(|p| p.into_inner()).insert(caller, browser);
+    }
+
+    /// The browser pane `ph browser` acts on when no pane is named (DESIGN §12): the one
+    /// `caller` opened last while the window still shows it, else the only browser pane,
+    /// else `ambiguous_target` (with the candidates) or `unknown_target` when there is none.
+    pub fn default_browser(&self, caller: Option<Handle>) -> Result<Resolved, ControlError> {
+        let (state, _) = self.windows.state();
+        let last = caller.and_then(|c| self.last_opened.lock().unwrap_or_else(|p| p.into_inner()).get(&c).copied());
+        if let Some(p) = last.and_then(|h| state.by_handle(h)) {
+            return Ok(Resolved::from_ui(p, self));
+        }
+        let hits: Vec<&UiPane> =
+            state.panes.iter().filter(|p| p.kind == PaneKind::Browser && p.handle.is_some()).collect();
+        one(hits, "the browser pane", self)
     }
 
     /// The terminal pane `pane` runs now, if it ran one in this sidecar.
