@@ -220,13 +220,13 @@ impl Automation {
     }
 
     /// `screenshot [--ref R] [--full]` → PNG bytes: the viewport, the ref's border box
-    /// (scrolled into view), or the whole page. Allowed while a dialog is pending (without a
-    /// ref).
+    /// (scrolled into view), or the whole page. Refused with `dialog_pending` while a dialog
+    /// is pending: a page paused by a dialog paints no frame, so Chromium's capture would only
+    /// wait out the CDP bound.
     pub async fn screenshot(&self, b: &BrowserRef, r: Option<&str>, full: bool) -> Result<Vec<u8>, AutomationError> {
-        let page = b.active_page()?;
+        let page = page(b)?;
         let mut p = CaptureScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
         if let Some(r) = r {
-            no_dialog(b)?;
             let minted = self.minted(b.id(), r)?;
             let node = node::resolve(b, &page, r, &minted).await?;
             node::visible_point(&page, &node).await?;
@@ -242,7 +242,6 @@ impl Automation {
                 p.clip = Some(Viewport { x: n[0], y: n[1], width: n[2], height: n[3], scale: 1.0 });
             }
         } else if full {
-            no_dialog(b)?;
             let m = cdp::call(&page, "Page.getLayoutMetrics", json!({})).await?;
             let w = m["cssContentSize"]["width"].as_f64().unwrap_or(0.0);
             let h = m["cssContentSize"]["height"].as_f64().unwrap_or(0.0);
