@@ -264,6 +264,40 @@ mod tests {
     }
 
     #[test]
+    fn ph_browser_defaults_to_the_pane_the_caller_opened_last_else_the_only_one() {
+        let c = Control::new(None);
+        let t1: Handle = "t1".parse().unwrap();
+        report(&c, serde_json::json!([pane("p1", "t1", "terminal", "bash", None)]), "p1");
+        assert_eq!(code(c.default_browser(Some(t1))), "unknown_target");
+        report(
+            &c,
+            serde_json::json!([
+                pane("p1", "t1", "terminal", "bash", None),
+                pane("p2", "b1", "browser", "A", Some("http://localhost:1/")),
+            ]),
+            "p1",
+        );
+        assert_eq!(code(c.default_browser(Some(t1))), "b1", "the only one");
+        report(
+            &c,
+            serde_json::json!([
+                pane("p1", "t1", "terminal", "bash", None),
+                pane("p2", "b1", "browser", "A", Some("http://localhost:1/")),
+                pane("p3", "b2", "browser", "B", Some("http://localhost:2/")),
+            ]),
+            "p1",
+        );
+        let e = c.default_browser(Some(t1)).unwrap_err();
+        assert_eq!(e.status_and_code().1, "ambiguous_target");
+        assert_eq!(e.candidates().unwrap().len(), 2);
+        c.note_opened(t1, "b2".parse().unwrap());
+        assert_eq!(code(c.default_browser(Some(t1))), "b2", "opened last by this caller");
+        assert_eq!(code(c.default_browser(None)), "ambiguous_target", "another caller opened nothing");
+        c.note_opened(t1, "b9".parse().unwrap());
+        assert_eq!(code(c.default_browser(Some(t1))), "ambiguous_target", "a pane no longer shown does not count");
+    }
+
+    #[test]
     fn terminal_handles_resolve_without_any_window_and_follow_restarts() {
         let c = Control::new(Some("/opt/ph".into()));
         let h: Handle = "t1".parse().unwrap();
