@@ -23,6 +23,8 @@ pub const DEFAULT_MAX_BYTES: usize = 16 * 1024;
 pub const MAX_BYTES_RANGE: std::ops::RangeInclusive<usize> = 1024..=1024 * 1024;
 /// Longest name shown, in characters.
 const MAX_NAME_CHARS: usize = 100;
+/// Most descendants looked at to tell a clickable container from a clickable control.
+const MAX_CONTAINER_SCAN: usize = 2000;
 
 /// Roles a user acts on: each visible, enabled one gets a ref.
 const ACTIONABLE: &[&str] = &[
@@ -202,6 +204,21 @@ impl Walker<'_> {
         }
     }
 
+    /// True if a descendant of `id` has an actionable role (looked at: the first
+    /// [`MAX_CONTAINER_SCAN`] nodes).
+    fn has_control_inside(&self, frame: &str, id: &str, seen: &mut usize) -> bool {
+        let Some(n) = self.c.ax.get(frame).and_then(|t| t.nodes.get(id)) else { return false };
+        n["childIds"].as_array().into_iter().flatten().any(|c| {
+            *seen += 1;
+            if *seen > MAX_CONTAINER_SCAN {
+                return false;
+            }
+            let child = self.c.ax.get(frame).and_then(|t| t.nodes.get(s(c)));
+            let role = child.map_or("", |c| s(&c["role"]["value"]));
+            ACTIONABLE.contains(&role) || self.has_control_inside(frame, s(c), seen)
+        })
+    }
+
     fn node(&mut self, frame: &str, id: &str, depth: usize, parent_name: &str) {
         let Some(n) = self.c.ax.get(frame).and_then(|t| t.nodes.get(id)) else { return };
         let role = s(&n["role"]["value"]);
@@ -219,9 +236,12 @@ impl Walker<'_> {
             return;
         }
         let generic = ignored || GENERIC.contains(&role);
+        // A container that only delegates its children's clicks (React listens on its root)
+        // is not itself a control: its controls are.
         let dom_clickable = generic
             && facts.is_some_and(|f| f.clickable && usable(f) && !f.tag.starts_with('#'))
-            && !matches!(facts.map(|f| f.tag.as_str()), Some("html" | "body" | "label"));
+            && !matches!(facts.map(|f| f.tag.as_str()), Some("html" | "body" | "label"))
+            && !self.has_control_inside(frame, id, &mut 0);
         let mut child_depth = depth;
         let mut shown_name = None;
         if role == "RootWebArea" || (generic && !dom_clickable) {
@@ -369,7 +389,8 @@ mod tests {
     #[test]
     fn refs_go_to_visible_enabled_controls_and_dom_only_clickables() {
         let nodes = json!({"nodes": [
-            ax("1", "RootWebArea", "Page", 1, &["2", "3", "4", "5", "6", "7", "8"], json!({})),
+            ax("1", "RootWebArea", "Page", 1, &["11"], json!({})),
+            ax("11", "generic", "", 11, &["2", "3", "4", "5", "6", "7", "8"], json!({})),
             ax("2", "button", "Save", 2, &["9"], json!({})),
             ax("3", "button", "Off", 3, &[], json!({"properties": [{"name": "disabled", "value": {"value": true}}]})),
             ax("4", "generic", "", 4, &["10"], json!({})),
@@ -385,6 +406,7 @@ mod tests {
             dom.nodes.insert(b, facts(true, false));
         }
         dom.nodes.insert(4, facts(true, true));
+        dom.nodes.insert(11, facts(true, true)); // a root that delegates clicks: no ref
         dom.nodes.insert(5, facts(false, false));
         dom.nodes.insert(6, Facts { input_type: "password".into(), has_value: true, ..facts(true, false) });
         dom.nodes.insert(7, Facts { in_closed_shadow: true, ..facts(true, false) });
