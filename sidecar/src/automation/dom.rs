@@ -95,7 +95,7 @@ pub fn parse(snap: &Value) -> DomFacts {
         let styles = l["styles"].as_array().cloned().unwrap_or_default();
         for (k, ni) in ints(&l["nodeIndex"]).into_iter().enumerate() {
             let Ok(ni) = usize::try_from(ni) else { continue };
-            let b = bounds.get(k).map(|b| ints_f(b)).unwrap_or_default();
+            let b = bounds.get(k).map(ints_f).unwrap_or_default();
             let s = styles.get(k).map(ints).unwrap_or_default();
             let (w, h) = (b.get(2).copied().unwrap_or(0.0), b.get(3).copied().unwrap_or(0.0));
             let vis = st(s.get(1).copied().unwrap_or(-1));
