@@ -290,3 +290,73 @@ async fn ph_browser_in_a_pane_drives_the_screencast() {
     let title = common::browser::info(&sc, &id).await["url"].as_str().unwrap().to_string();
     assert!(title.ends_with("/form.html"), "{title}");
 }
+
+/// Checkboxes verified, keys, double clicks, hover, the remaining refusals, element and
+/// full-page screenshots, history, and a relaunch making every ref stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/controls.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let id = win.browser_of(&pane).unwrap();
+    let a = Agent { sc: &sc, pane };
+    a.open(&base, "controls.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("controls"), "{text}");
+
+    let agree = ref_of(&text, "\"Agree\"");
+    let r = a.call("act", json!({"action": "check", "ref": agree})).await;
+    assert_eq!(r.json()["changed"], true, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(a.call("act", json!({"action": "check", "ref": agree})).await.json()["changed"], false);
+    assert_eq!(ref_of(&a.snapshot().await, "checkbox \"Agree\" [checked]"), agree);
+    assert_eq!(a.call("act", json!({"action": "uncheck", "ref": agree})).await.json()["changed"], true);
+    let locked = ref_of(&text, "\"Locked\"");
+    let e = a.refused("act", json!({"action": "check", "ref": locked}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"checked": false}));
+
+    let q = ref_of(&text, "\"Search\"");
+    let r = a.call("act", json!({"action": "type", "ref": q, "text": "cats"})).await;
+    assert_eq!(r.json()["value"], "cats", "{}", String::from_utf8_lossy(&r.body));
+    a.ok("act", json!({"action": "press", "ref": q, "key": "Enter"})).await;
+    a.ok("wait", json!({"text": "searched cats", "timeout_ms": 10000})).await;
+    a.ok("wait", json!({"gone": "idle", "timeout_ms": 10000})).await;
+    a.refused("act", json!({"action": "press", "key": "Hyper+x"}), "bad_request").await;
+
+    let twice = ref_of(&text, "\"Twice\"");
+    a.ok("act", json!({"action": "dblclick", "ref": twice})).await;
+    a.ok("wait", json!({"text": "double clicked", "timeout_ms": 10000})).await;
+    a.ok("act", json!({"action": "hover", "ref": ref_of(&text, "Hover me")})).await;
+    a.ok("wait", json!({"text": "hovered", "timeout_ms": 10000})).await;
+    a.refused("act", json!({"action": "fill", "ref": twice, "text": "x"}), "not_editable").await;
+
+    let vanish = ref_of(&text, "\"Vanish\"");
+    a.ok("eval", json!({"js": "vanish.style.visibility = 'hidden'", "allow_eval": true})).await;
+    a.refused("act", json!({"action": "click", "ref": vanish}), "element_not_visible").await;
+    assert!(!a.snapshot().await.contains("\"Vanish\""), "hidden: not in the outline");
+
+    // Screenshots are PNGs: one element, and the whole page.
+    for body in [json!({"ref": agree}), json!({"full": true}), json!({})] {
+        let s = a.ok("screenshot", body.clone()).await;
+        assert!(s["png"].as_str().unwrap().starts_with("iVBORw0KGgo"), "{body}: a PNG");
+    }
+
+    // History: back and forward.
+    a.open(&base, "navigation.html").await;
+    a.ok("history", json!({"action": "back"})).await;
+    a.ok("wait", json!({"url": "controls\\.html$", "timeout_ms": 10000})).await;
+    a.ok("history", json!({"action": "forward"})).await;
+    a.ok("wait", json!({"url": "navigation\\.html$", "timeout_ms": 10000})).await;
+
+    // A relaunch: every ref of the old Chromium is stale, and says why.
+    let link = ref_of(&a.snapshot().await, "Next page");
+    let r = sc.req("POST", &format!("/api/browsers/{id}/relaunch"), None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let e = a.refused("act", json!({"action": "click", "ref": link}), "stale_ref").await;
+    assert_eq!(e["reason"], "relaunched");
+}
