@@ -292,7 +292,7 @@ async fn ph_browser_in_a_pane_drives_the_screencast() {
 }
 
 /// Checkboxes verified, keys, double clicks, hover, the remaining refusals, element and
-/// full-page screenshots, history, and a relaunch making every ref stale.
+/// full-page screenshots, history, tabs, and a relaunch making every ref stale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     let sc = Sidecar::start(&[]);
@@ -353,7 +353,34 @@ async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     a.ok("history", json!({"action": "forward"})).await;
     a.ok("wait", json!({"url": "navigation\\.html$", "timeout_ms": 10000})).await;
 
+    // Tabs: a popup becomes the active tab; refs of another tab are refused until it is
+    // active again; a closed tab's refs are stale.
+    a.open(&base, "popup.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("popup"), "{text}");
+    let opener = ref_of(&text, "Open popup");
+    a.ok("act", json!({"action": "click", "ref": opener})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    let popup = loop {
+        let t = a.ok("tabs", json!({})).await;
+        let active = t["tabs"].as_array().unwrap().iter().find(|x| x["id"] == t["active"]).cloned();
+        if active.as_ref().is_some_and(|x| x["url"].as_str().unwrap_or("").ends_with("popup_child.html")) {
+            break active.unwrap()["id"].as_str().unwrap().to_string();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no popup tab: {t}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    a.ok("wait", json!({"text": "In popup", "timeout_ms": 10000})).await;
+    a.refused("act", json!({"action": "click", "ref": opener}), "not_active_tab").await;
+    let in_popup = ref_of(&a.snapshot().await, "In popup");
+    let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/close"), Some(&json!({"tab": popup}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let e = a.refused("act", json!({"action": "click", "ref": in_popup}), "stale_ref").await;
+    assert_eq!(e["reason"], "tab_closed");
+    a.ok("act", json!({"action": "focus", "ref": opener})).await;
+
     // A relaunch: every ref of the old Chromium is stale, and says why.
+    a.open(&base, "navigation.html").await;
     let link = ref_of(&a.snapshot().await, "Next page");
     let r = sc.req("POST", &format!("/api/browsers/{id}/relaunch"), None).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
