@@ -112,6 +112,7 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
         "shadow_open",
         "shadow_closed",
         "iframe_same_site",
+        "iframe_cross_site",
         "overlay",
         "disabled",
         "controlled",
@@ -177,6 +178,11 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let after = a.snapshot().await;
     assert_eq!(ref_of(&after, "button \"Clicked in frame\""), in_frame, "the same node, the same ref");
+
+    // Cross-site iframe (out of process): said, not silently dropped.
+    a.open(&base, "iframe_cross_site.html").await;
+    let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(full.contains("\"Other site\" [cross-site frame: not included]"), "{full}");
 
     // Overlay: refused, naming the covering element; nothing was clicked.
     a.open(&base, "overlay.html").await;

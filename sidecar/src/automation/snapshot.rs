@@ -130,6 +130,10 @@ pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
             Err(e) => tracing::debug!("ax tree of frame {}: {e}", f.id),
         }
     }
+    // Quiet by default: the renderer keeps no accessibility tree up to date between asks.
+    if let Err(e) = call(page, "Accessibility.disable", serde_json::json!({})).await {
+        tracing::debug!("Accessibility.disable: {e}");
+    }
     Ok(Captured { frames, dom, ax })
 }
 
