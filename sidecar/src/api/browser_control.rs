@@ -37,7 +37,7 @@ fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Hand
     if r.kind != PaneKind::Browser {
         return Err(AutomationError::NotAutomatable(format!("{h} is a terminal pane, not a browser pane")).into());
     }
-    let ui = r.ui.unwrap_or_else(|| unreachable!("browser panes resolve from a window's report"));
+    let ui = r.ui.ok_or_else(|| AutomationError::NotAutomatable(format!("{h} is not on the window's wall")))?;
     if ui.mode.as_deref() == Some("iframe") {
         let url = ui.url.as_deref().unwrap_or("URL");
         return Err(AutomationError::NotAutomatable(format!(
