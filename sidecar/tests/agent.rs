@@ -102,6 +102,11 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     let pane = r.json()["handle"].as_str().unwrap().to_string();
     assert_eq!(r.json()["mode"], "screencast");
     assert!(win.browser_of(&pane).is_some_and(|b| b.starts_with('b')), "the window reports the browser id");
+    // The same origin again: the same pane.
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/form.html"), "near": t1})))
+        .await;
+    assert_eq!((r.json()["handle"].as_str(), r.json()["reused"].as_bool()), (Some(pane.as_str()), Some(true)));
     let a = Agent { sc: &sc, pane };
     let mut answers = String::new();
 
