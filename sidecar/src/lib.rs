@@ -6,6 +6,7 @@
 
 pub mod address;
 pub mod api;
+pub mod automation;
 pub mod browser;
 pub mod cli;
 pub mod constants;

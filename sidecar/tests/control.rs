@@ -3,17 +3,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::window::TestWindow;
 use common::{Sidecar, HANG};
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::Message;
 
 /// A sidecar whose default shell is a login bash (what a user on Debian gets).
 fn bash_sidecar() -> Sidecar {
@@ -39,114 +34,6 @@ async fn run_in(sc: &Sidecar, t: &str, line: &str, until: &str) -> String {
     let screen = control(sc, "read", json!({"target": t, "scrollback": 200})).await.json();
     assert_eq!(r.status, 200, "waiting for {until:?} in {t}: {}\nscreen: {screen:#}", String::from_utf8_lossy(&r.body));
     screen["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
-}
-
-/// A stand-in window on the UI channel: it reports its panes and applies relayed requests
-/// as the UI would (a split adds a terminal pane, an open a browser pane, close removes
-/// the pane and deletes its terminal).
-struct TestWindow {
-    panes: Arc<Mutex<Vec<Value>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl TestWindow {
-    async fn attach(sc: &Sidecar, first: &str) -> TestWindow {
-        let url = format!("ws://127.0.0.1:{}/api/ui/socket", sc.port);
-        let mut req = url.into_client_request().unwrap();
-        req.headers_mut().insert("authorization", HeaderValue::from_str(&sc.bearer()).unwrap());
-        let stream = tokio::net::TcpStream::connect(("127.0.0.1", sc.port)).await.unwrap();
-        let (ws, _) = tokio_tungstenite::client_async(req, stream).await.expect("ui socket");
-        let panes = Arc::new(Mutex::new(vec![pane("p1", first)]));
-        let (port, token) = (sc.port, sc.token.clone());
-        let p = panes.clone();
-        let task = tokio::spawn(async move { window_loop(ws, p, port, token).await });
-        TestWindow { panes, task }
-    }
-
-    fn handles(&self) -> Vec<String> {
-        self.panes.lock().unwrap().iter().filter_map(|p| p["handle"].as_str().map(String::from)).collect()
-    }
-}
-
-impl Drop for TestWindow {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-fn pane(id: &str, terminal: &str) -> Value {
-    json!({"id": id, "handle": terminal, "kind": "terminal", "terminal": terminal, "title": "", "url": null, "mode": null, "minimized": false})
-}
-
-async fn window_loop(mut ws: common::Ws, panes: Arc<Mutex<Vec<Value>>>, port: u16, token: String) {
-    let state =
-        |panes: &Vec<Value>| json!({"type": "state", "active": true, "focused": "p1", "panes": panes}).to_string();
-    let first = state(&panes.lock().unwrap());
-    ws.send(Message::Text(first.into())).await.unwrap();
-    let mut next = 2;
-    while let Some(Ok(Message::Text(t))) = ws.next().await {
-        let m: Value = serde_json::from_str(t.as_str()).unwrap();
-        let reply = match m["type"].as_str() {
-            Some("handles") => {
-                let assign: BTreeMap<String, String> = serde_json::from_value(m["assign"].clone()).unwrap();
-                for p in panes.lock().unwrap().iter_mut() {
-                    if let Some(h) = assign.get(p["id"].as_str().unwrap()) {
-                        p["handle"] = h.clone().into();
-                    }
-                }
-                None
-            }
-            Some("request") => {
-                let id = format!("p{next}");
-                next += 1;
-                let mut ps = panes.lock().unwrap();
-                let pane_id = match m["verb"].as_str().unwrap() {
-                    "split" => {
-                        ps.push(pane(&id, m["terminal"].as_str().unwrap()));
-                        id
-                    }
-                    "open" => {
-                        ps.push(json!({"id": id, "handle": m["handle"], "kind": "browser", "terminal": null,
-                            "title": "", "url": m["url"], "mode": m["mode"], "minimized": false}));
-                        id
-                    }
-                    "pane" => {
-                        let target = m["pane"].as_str().unwrap().to_string();
-                        if m["action"] == "close" {
-                            let gone: Vec<Value> = ps.iter().filter(|p| p["id"] == target.as_str()).cloned().collect();
-                            ps.retain(|p| p["id"] != target.as_str());
-                            for g in gone {
-                                if let Some(t) = g["terminal"].as_str() {
-                                    delete_terminal(port, &token, t);
-                                }
-                            }
-                        }
-                        target
-                    }
-                    v => panic!("unknown verb {v}"),
-                };
-                Some(json!({"type": "reply", "id": m["id"], "ok": true, "pane": pane_id}))
-            }
-            _ => None,
-        };
-        let report = state(&panes.lock().unwrap());
-        ws.send(Message::Text(report.into())).await.unwrap();
-        if let Some(r) = reply {
-            ws.send(Message::Text(r.to_string().into())).await.unwrap();
-        }
-    }
-}
-
-/// `DELETE /api/terminals/{id}` over a blocking socket (the window loop is not async-aware of the harness).
-fn delete_terminal(port: u16, token: &str, id: &str) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let req = format!(
-        "DELETE /api/terminals/{id} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

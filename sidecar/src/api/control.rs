@@ -535,11 +535,11 @@ pub async fn ensure(
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpenReq {
-    target: String,
+    pub(super) target: String,
     #[serde(default)]
-    mode: Option<String>,
+    pub(super) mode: Option<String>,
     #[serde(default)]
-    near: Option<String>,
+    pub(super) near: Option<String>,
 }
 
 /// Longest URL `open` takes, in bytes.
@@ -654,6 +654,9 @@ pub async fn open(
         if p.minimized {
             relay_pane(&st, handle, "restore").await?;
         }
+        if let Some(c) = caller.0 {
+            st.control.note_opened(c, handle);
+        }
         return Ok(Json(json!({"handle": handle.to_string(), "url": p.url, "mode": p.mode, "reused": true})));
     }
     let near = near_pane(&st, caller, req.near)?.handle;
@@ -673,6 +676,9 @@ pub async fn open(
             |s| s.by_handle(handle).map(|p| p.id.clone()),
         )
         .await?;
+    if let Some(c) = caller.0 {
+        st.control.note_opened(c, handle);
+    }
     Ok(Json(json!({"handle": handle.to_string(), "url": url_s, "mode": mode, "reused": false})))
 }
 

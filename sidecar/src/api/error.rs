@@ -47,6 +47,9 @@ pub enum ApiError {
     Ports(ScanError),
     /// Occurs when a control verb is refused (protocol §9.3 lists the codes).
     Control(crate::control::ControlError),
+    /// Occurs when a `ph browser` verb is refused (protocol §9.7 lists the codes). Never
+    /// holds a browser error: those are [`ApiError::Browser`].
+    Automation(crate::automation::AutomationError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -78,6 +81,10 @@ impl ApiError {
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             ApiError::Control(e) => {
                 let (status, code) = e.status_and_code();
+                (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code)
+            }
+            ApiError::Automation(e) => {
+                let (status, code) = e.status_and_code().unwrap_or((500, "internal"));
                 (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code)
             }
             ApiError::TooManyViewerGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
@@ -118,6 +125,7 @@ impl ApiError {
             ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
             ApiError::Browser(e) => e.to_string(),
             ApiError::Control(e) => e.to_string(),
+            ApiError::Automation(e) => e.to_string(),
         }
     }
 }
@@ -125,6 +133,15 @@ impl ApiError {
 impl From<crate::control::ControlError> for ApiError {
     fn from(e: crate::control::ControlError) -> Self {
         ApiError::Control(e)
+    }
+}
+
+impl From<crate::automation::AutomationError> for ApiError {
+    fn from(e: crate::automation::AutomationError) -> Self {
+        match e {
+            crate::automation::AutomationError::Browser(b) => ApiError::Browser(b),
+            other => ApiError::Automation(other),
+        }
     }
 }
 
@@ -170,6 +187,11 @@ impl IntoResponse for ApiError {
         if let ApiError::Control(e) = &self {
             if let Some(c) = e.candidates() {
                 body["error"]["candidates"] = serde_json::Value::Array(c.clone());
+            }
+        }
+        if let ApiError::Automation(e) = &self {
+            for (k, v) in e.details() {
+                body["error"][k] = v;
             }
         }
         (status, Json(body)).into_response()

@@ -5,6 +5,7 @@
 
 mod auth;
 mod body;
+mod browser_control;
 mod browsers;
 mod control;
 mod error;
@@ -66,6 +67,17 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/ensure", post(control::ensure))
         .route("/api/control/open", post(control::open))
         .route("/api/control/pane", post(control::pane))
+        .route("/api/control/browser/open", post(browser_control::open_browser))
+        .route("/api/control/browser/snapshot", post(browser_control::snapshot))
+        .route("/api/control/browser/act", post(browser_control::act))
+        .route("/api/control/browser/get", post(browser_control::get))
+        .route("/api/control/browser/wait", post(browser_control::wait))
+        .route("/api/control/browser/screenshot", post(browser_control::screenshot))
+        .route("/api/control/browser/navigate", post(browser_control::navigate))
+        .route("/api/control/browser/history", post(browser_control::history))
+        .route("/api/control/browser/tabs", post(browser_control::tabs))
+        .route("/api/control/browser/dialog", post(browser_control::dialog))
+        .route("/api/control/browser/eval", post(browser_control::eval))
         .fallback(misc::fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))

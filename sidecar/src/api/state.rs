@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::auth::Auth;
+use crate::automation::Automation;
 use crate::browser::Host;
 use crate::control::Control;
 use crate::ports::Ports;
@@ -64,6 +65,8 @@ pub struct AppState {
     pub proxy: Arc<Proxy>,
     /// Pane handles, pane tokens and attached windows (owned by the `control` module).
     pub control: Arc<Control>,
+    /// Refs and actions of `ph browser` (owned by the `automation` module).
+    pub automation: Arc<Automation>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
@@ -81,6 +84,7 @@ impl AppState {
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
+            automation: Automation::new(),
             ports: Ports::new(),
             proxy: Proxy::new(ProxyConfig::from_env()),
             control: Control::new(std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))),

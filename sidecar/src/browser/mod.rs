@@ -10,6 +10,7 @@ mod display;
 mod navigate;
 mod slot;
 
+pub(crate) use slot::eval_in;
 pub use slot::{BrowserInfo, BrowserRef};
 
 use std::collections::HashMap;

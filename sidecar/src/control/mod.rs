@@ -31,6 +31,9 @@ pub struct Control {
     pub windows: Windows,
     /// The terminal each terminal pane runs now (a restart moves a handle to a new terminal).
     pane_terminals: Mutex<HashMap<Handle, TerminalId>>,
+    /// The browser pane each calling pane opened last (`ph open`, `ph browser open`): the
+    /// default pane of `ph browser`.
+    last_opened: Mutex<HashMap<Handle, Handle>>,
     /// The directory holding `ph` (the sidecar's own), prepended to every terminal's `PATH`.
     bin_dir: Option<PathBuf>,
 }
@@ -42,6 +45,7 @@ impl Control {
             tokens: Tokens::default(),
             windows: Windows::default(),
             pane_terminals: Mutex::new(HashMap::new()),
+            last_opened: Mutex::new(HashMap::new()),
             bin_dir,
         })
     }
@@ -79,6 +83,25 @@ impl Control {
             env.push(("PORTHOLE_BIN_DIR".to_string(), dir.to_string()));
         }
         Ok(env)
+    }
+
+    /// Remembers that `caller` opened (or was given, reused) browser pane `browser`.
+    pub fn note_opened(&self, caller: Handle, browser: Handle) {
+        self.last_opened.lock().unwrap_or_else(|p| p.into_inner()).insert(caller, browser);
+    }
+
+    /// The browser pane `ph browser` acts on when no pane is named (DESIGN §12): the one
+    /// `caller` opened last while the window still shows it, else the only browser pane,
+    /// else `ambiguous_target` (with the candidates) or `unknown_target` when there is none.
+    pub fn default_browser(&self, caller: Option<Handle>) -> Result<Resolved, ControlError> {
+        let (state, _) = self.windows.state();
+        let last = caller.and_then(|c| self.last_opened.lock().unwrap_or_else(|p| p.into_inner()).get(&c).copied());
+        if let Some(p) = last.and_then(|h| state.by_handle(h)) {
+            return Ok(Resolved::from_ui(p, self));
+        }
+        let hits: Vec<&UiPane> =
+            state.panes.iter().filter(|p| p.kind == PaneKind::Browser && p.handle.is_some()).collect();
+        one(hits, "the browser pane", self)
     }
 
     /// The terminal pane `pane` runs now, if it ran one in this sidecar.
@@ -238,6 +261,40 @@ mod tests {
         let e = c.resolve(&Target::parse("title:docs").unwrap(), None).unwrap_err();
         assert_eq!(e.candidates().unwrap().len(), 2);
         assert!(e.to_string().contains("b2 (Docs)"), "{e}");
+    }
+
+    #[test]
+    fn ph_browser_defaults_to_the_pane_the_caller_opened_last_else_the_only_one() {
+        let c = Control::new(None);
+        let t1: Handle = "t1".parse().unwrap();
+        report(&c, serde_json::json!([pane("p1", "t1", "terminal", "bash", None)]), "p1");
+        assert_eq!(code(c.default_browser(Some(t1))), "unknown_target");
+        report(
+            &c,
+            serde_json::json!([
+                pane("p1", "t1", "terminal", "bash", None),
+                pane("p2", "b1", "browser", "A", Some("http://localhost:1/")),
+            ]),
+            "p1",
+        );
+        assert_eq!(code(c.default_browser(Some(t1))), "b1", "the only one");
+        report(
+            &c,
+            serde_json::json!([
+                pane("p1", "t1", "terminal", "bash", None),
+                pane("p2", "b1", "browser", "A", Some("http://localhost:1/")),
+                pane("p3", "b2", "browser", "B", Some("http://localhost:2/")),
+            ]),
+            "p1",
+        );
+        let e = c.default_browser(Some(t1)).unwrap_err();
+        assert_eq!(e.status_and_code().1, "ambiguous_target");
+        assert_eq!(e.candidates().unwrap().len(), 2);
+        c.note_opened(t1, "b2".parse().unwrap());
+        assert_eq!(code(c.default_browser(Some(t1))), "b2", "opened last by this caller");
+        assert_eq!(code(c.default_browser(None)), "ambiguous_target", "another caller opened nothing");
+        c.note_opened(t1, "b9".parse().unwrap());
+        assert_eq!(code(c.default_browser(Some(t1))), "ambiguous_target", "a pane no longer shown does not count");
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct UiPane {
     pub mode: Option<String>,
     /// On the baseboard.
     pub minimized: bool,
+    /// Screencast and popped-out panes: the sidecar's browser id (`b7`, protocol §8), once
+    /// the pane has one.
+    pub browser: Option<String>,
 }
 
 /// A window's report: its panes in creation order and the focused one.
@@ -157,6 +160,14 @@ struct RawPane {
     mode: Option<String>,
     #[serde(default)]
     minimized: bool,
+    #[serde(default)]
+    browser: Option<String>,
+}
+
+/// True if and only if `s` is a sidecar browser id: `^b[0-9]{1,18}$`.
+fn is_browser_id(s: &str) -> bool {
+    let digits = s.strip_prefix('b').unwrap_or("");
+    !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn bounded(name: &str, s: &str) -> Result<(), String> {
@@ -199,7 +210,22 @@ fn parse_pane(p: RawPane) -> Result<UiPane, String> {
             return Err(format!("unknown mode {m:?}"));
         }
     }
-    Ok(UiPane { id: p.id, handle, kind, terminal, title: p.title, url: p.url, mode: p.mode, minimized: p.minimized })
+    if let Some(b) = &p.browser {
+        if kind != PaneKind::Browser || !is_browser_id(b) {
+            return Err(format!("bad browser id {:?}", b.chars().take(32).collect::<String>()));
+        }
+    }
+    Ok(UiPane {
+        id: p.id,
+        handle,
+        kind,
+        terminal,
+        title: p.title,
+        url: p.url,
+        mode: p.mode,
+        minimized: p.minimized,
+        browser: p.browser,
+    })
 }
 
 impl Windows {
@@ -472,11 +498,26 @@ mod tests {
             state_msg(true, r#"{"id":"p1","handle":null,"kind":"fridge","terminal":null,"url":null,"mode":null}"#),
             state_msg(true, r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"tv"}"#),
             state_msg(true, r#"{"id":"","handle":null,"kind":"browser","terminal":null,"url":null,"mode":null}"#),
+            state_msg(
+                true,
+                r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"screencast","browser":"x1"}"#,
+            ),
+            state_msg(
+                true,
+                r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"screencast","browser":"b"}"#,
+            ),
+            state_msg(
+                true,
+                r#"{"id":"p1","handle":"t1","kind":"terminal","terminal":null,"url":null,"mode":null,"browser":"b1"}"#,
+            ),
         ] {
             assert!(w.on_message(id, &bad).is_err(), "{bad}");
         }
         assert!(w.state().0.panes.is_empty());
         assert!(w.on_message(id, r#"{"type":"future_thing","x":1}"#).is_ok(), "unknown types are ignored");
+        let ok = r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"screencast","browser":"b12"}"#;
+        w.on_message(id, &state_msg(true, ok)).unwrap();
+        assert_eq!(w.state().0.panes[0].browser.as_deref(), Some("b12"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! field by field ([`msg::parse`]).
 
 mod conn;
-mod keys;
+pub(crate) mod keys;
 pub mod msg;
 mod paint;
 mod popup;

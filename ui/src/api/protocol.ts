@@ -206,6 +206,8 @@ export interface UiPane {
   url: string | null;
   mode: UiMode | null;
   minimized: boolean;
+  /** screencast and popped-out panes: the sidecar's browser id (`b7`, §8), once it has one */
+  browser: string | null;
 }
 
 /** UI → sidecar: the window's panes in creation order; sent on connect and whenever a field changes. */

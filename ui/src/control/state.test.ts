@@ -32,12 +32,24 @@ describe('buildState', () => {
       active: false,
       focused: 'p3',
       panes: [
-        { id: 'p1', handle: 't1', kind: 'terminal', terminal: 't1', title: 'vim notes', url: null, mode: null, minimized: false },
-        { id: 'p2', handle: 'b1', kind: 'browser', terminal: null, title: 'Page', url: 'http://localhost:8000/', mode: 'iframe', minimized: true },
+        { id: 'p1', handle: 't1', kind: 'terminal', terminal: 't1', title: 'vim notes', url: null, mode: null, minimized: false, browser: null },
+        { id: 'p2', handle: 'b1', kind: 'browser', terminal: null, title: 'Page', url: 'http://localhost:8000/', mode: 'iframe', minimized: true, browser: null },
         // restarted: the handle stays, the terminal is the new one
-        { id: 'p3', handle: 't3', kind: 'terminal', terminal: 't7', title: 'bash', url: null, mode: null, minimized: false },
+        { id: 'p3', handle: 't3', kind: 'terminal', terminal: 't7', title: 'bash', url: null, mode: null, minimized: false, browser: null },
       ],
     });
+  });
+
+  it('reports the sidecar browser id of screencast and popped-out panes only', () => {
+    const s = buildState(
+      input([
+        browser('p1', { mode: 'screencast', screencast: { poppedOut: false }, browserId: 'b7' }),
+        browser('p2', { mode: 'screencast', screencast: { poppedOut: true }, browserId: 'b8' }),
+        browser('p3', { mode: 'screencast', screencast: { poppedOut: false }, browserId: null }),
+        browser('p4', { browserId: 'b9' }),
+      ]),
+    );
+    expect(s.panes.map((p) => p.browser)).toEqual(['b7', 'b8', null, null]);
   });
 
   it('follows the order, not the record', () => {

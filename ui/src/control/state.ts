@@ -20,6 +20,8 @@ export interface ReportedPane {
     mode: 'iframe' | 'screencast';
     title: string;
     screencast: { poppedOut: boolean } | null;
+    /** a screencast pane's sidecar browser id (`b7`), once it has one */
+    browserId?: string | null;
   };
 }
 
@@ -60,6 +62,13 @@ export function reportedMode(p: ReportedPane): UiMode | null {
   return p.browser.mode;
 }
 
+/** The sidecar browser id `ph browser` drives: screencast (and popped-out) panes only. */
+export function reportedBrowser(p: ReportedPane): string | null {
+  if (p.kind !== 'browser' || p.browser?.mode !== 'screencast') return null;
+  const id = p.browser.browserId ?? null;
+  return id !== null && /^b[0-9]{1,18}$/.test(id) ? id : null;
+}
+
 /** The title `ph list` shows and `title:TEXT` matches: the terminal's title (else its command) or the page's title. */
 export function reportedTitle(p: ReportedPane): string {
   if (p.kind === 'browser') return p.browser?.title ?? '';
@@ -87,6 +96,7 @@ export function buildState(input: ReportInput, stringBytes = UI_STRING_MAX_BYTES
       url,
       mode: reportedMode(p),
       minimized: minimized.has(id),
+      browser: reportedBrowser(p),
     });
   }
   const focused = input.focused !== null && panes.some((p) => p.id === input.focused) ? input.focused : null;

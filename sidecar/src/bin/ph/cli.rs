@@ -224,10 +224,195 @@ pub enum Cmd {
         /// The pane.
         pane: String,
     },
+    /// Observe and drive a browser pane's own Chromium (a screencast or popped-out pane)
+    /// while the human watches: snapshot with refs, click, fill, wait, screenshot.
+    ///
+    /// Without --pane: the browser pane this terminal opened last, else the only one.
+    Browser {
+        /// The browser pane (a handle, :PORT, title:TEXT, focused).
+        #[arg(long, global = true, value_name = "PANE")]
+        pane: Option<String>,
+        #[command(subcommand)]
+        cmd: BrowserCmd,
+    },
     /// Print a completion script: `ph completions bash > ~/.local/share/bash-completion/completions/ph`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
+    },
+}
+
+/// What `ph browser get` reads.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GetWhat {
+    /// The element's rendered text.
+    Text,
+    /// A field's value (never a password or payment field's).
+    Value,
+}
+
+/// How `ph browser dialog` answers.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DialogAnswer {
+    /// OK (with --text for a prompt).
+    Accept,
+    /// Cancel.
+    Dismiss,
+}
+
+/// The verbs of `ph browser`.
+#[derive(Debug, Subcommand)]
+pub enum BrowserCmd {
+    /// Open a URL or :PORT in a screencast pane beside this one (reusing the pane for that
+    /// origin) and print its handle; later verbs act on it by default.
+    Open {
+        /// http(s) URL, localhost:PORT, :PORT, or a terminal pane listening on one port.
+        target: String,
+        /// The pane to open beside (default: this one).
+        #[arg(long, value_name = "PANE")]
+        near: Option<String>,
+    },
+    /// Print the page as an outline of roles, names and states, with refs (e1, e2, …) on
+    /// what can be acted on.
+    Snapshot {
+        /// Only the controls, one per line.
+        #[arg(short, long)]
+        interactive: bool,
+        /// The outline's budget in bytes (default 16384, 1024..=1048576).
+        #[arg(long, value_name = "N")]
+        max_bytes: Option<usize>,
+    },
+    /// Click an element (trusted input at its visible point).
+    Click {
+        /// A ref from the last snapshot (e3).
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Double-click an element.
+    Dblclick {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Move the mouse onto an element.
+    Hover {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Focus an element.
+    Focus {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Check a checkbox, radio or switch (nothing if it is checked); verified after.
+    Check {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Uncheck a checkbox or switch (nothing if it is not checked); verified after.
+    Uncheck {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Replace a field's value with TEXT, then read it back (exit 3 if the page changed it).
+    Fill {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The new value.
+        text: String,
+    },
+    /// Type TEXT key by key at the end of a field.
+    Type {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The text to type.
+        text: String,
+    },
+    /// Press a key (Enter, Tab, Escape, ArrowDown, a, Control+a, Shift+Tab) on the focused
+    /// element, or on --ref after focusing it.
+    Press {
+        /// The key.
+        key: String,
+        /// Focus this ref first.
+        #[arg(long = "ref", value_name = "REF")]
+        target: Option<String>,
+    },
+    /// Wait until the page shows (or no longer shows) a text, its URL matches, or it has
+    /// loaded. Exit 4 when the timeout passes.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "gone", "url", "load"])))]
+    Wait {
+        /// The page's text contains T.
+        #[arg(long, value_name = "T")]
+        text: Option<String>,
+        /// The page's text no longer contains T.
+        #[arg(long, value_name = "T")]
+        gone: Option<String>,
+        /// The URL matches this regular expression.
+        #[arg(long, value_name = "PATTERN")]
+        url: Option<String>,
+        /// The page has loaded (document.readyState is complete).
+        #[arg(long)]
+        load: bool,
+        /// Give up after S seconds (default 30, at most 600).
+        #[arg(long, value_parser = parse_timeout, default_value = "30", value_name = "S")]
+        timeout: f64,
+    },
+    /// Print an element's text, or a field's value (never a password's).
+    Get {
+        /// text or value.
+        #[arg(value_enum)]
+        what: GetWhat,
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Save a PNG of the viewport (or one element, or the whole page) and print its path.
+    Screenshot {
+        /// Only this element.
+        #[arg(long = "ref", value_name = "REF", conflicts_with = "full")]
+        target: Option<String>,
+        /// The whole page, not just the viewport.
+        #[arg(long)]
+        full: bool,
+        /// Write it here (default: a new file in the temp directory).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Go to a URL in the active tab.
+    Navigate {
+        /// http(s) URL or localhost:PORT.
+        url: String,
+    },
+    /// Go back in the active tab's history.
+    Back,
+    /// Go forward in the active tab's history.
+    Forward,
+    /// Reload the active tab.
+    Reload,
+    /// List the tabs (* marks the active one) and a pending dialog.
+    Tabs,
+    /// Answer the pending JavaScript dialog.
+    Dialog {
+        /// accept or dismiss.
+        #[arg(value_enum)]
+        answer: DialogAnswer,
+        /// A prompt's text (with accept).
+        #[arg(long, value_name = "T")]
+        text: Option<String>,
+    },
+    /// Evaluate JavaScript in the page and print its JSON value (only with --allow-eval).
+    Eval {
+        /// The expression.
+        js: String,
+        /// Allow it, for this call only.
+        #[arg(long)]
+        allow_eval: bool,
     },
 }
 
@@ -260,5 +445,20 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "ensure"]).is_err(), "ensure needs a command");
         assert!(Cli::try_parse_from(["ph", "split", "--right", "--down"]).is_err());
         assert!(Cli::try_parse_from(["ph", "wait", "t1", "--until", "exit", "--timeout", "601"]).is_err());
+    }
+
+    #[test]
+    fn browser_verbs_take_the_pane_anywhere_and_wait_needs_one_condition() {
+        let c = Cli::try_parse_from(["ph", "browser", "fill", "e2", "hello", "--pane", "b3"]).unwrap();
+        match c.cmd {
+            Cmd::Browser { pane, cmd: BrowserCmd::Fill { target, text } } => {
+                assert_eq!((pane.as_deref(), target.as_str(), text.as_str()), (Some("b3"), "e2", "hello"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["ph", "browser", "wait"]).is_err());
+        assert!(Cli::try_parse_from(["ph", "browser", "wait", "--text", "a", "--load"]).is_err());
+        assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i"]).is_ok());
+        assert!(Cli::try_parse_from(["ph", "browser", "screenshot", "--ref", "e1", "--full"]).is_err());
     }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{Cli, Cmd, Place, Until};
+use cli::{BrowserCmd, Cli, Cmd, DialogAnswer, GetWhat, Place, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -113,6 +113,7 @@ fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration),
         Cmd::Minimize { pane } => post("/api/control/pane", json!({"target": pane, "action": "minimize"})),
         Cmd::Restore { pane } => post("/api/control/pane", json!({"target": pane, "action": "restore"})),
         Cmd::Close { pane } => post("/api/control/pane", json!({"target": pane, "action": "close"})),
+        Cmd::Browser { pane, cmd } => browser_request(pane.as_deref(), cmd),
         Cmd::Completions { .. } => Err("completions need no sidecar".into()),
     }
 }
@@ -130,6 +131,80 @@ fn placed(place: &Place, mut body: Value) -> Value {
     body["side"] = json!(place.side());
     body["cwd"] = json!(cwd.map(|c| c.to_string_lossy().into_owned()));
     body
+}
+
+/// The request of a `ph browser` verb (protocol §9.7).
+fn browser_request(
+    pane: Option<&str>,
+    cmd: &BrowserCmd,
+) -> Result<(&'static str, String, Option<Value>, Duration), String> {
+    let post = |verb: &str, mut body: Value| {
+        if verb != "open" {
+            body["pane"] = json!(pane);
+        }
+        Ok(("POST", format!("/api/control/browser/{verb}"), Some(body), CALL_TIMEOUT))
+    };
+    let act = |action: &str, r: &str| post("act", json!({"action": action, "ref": r}));
+    match cmd {
+        BrowserCmd::Open { target, near } => post("open", json!({"target": target, "near": near})),
+        BrowserCmd::Snapshot { interactive, max_bytes } => {
+            post("snapshot", json!({"interactive": interactive, "max_bytes": max_bytes}))
+        }
+        BrowserCmd::Click { target } => act("click", target),
+        BrowserCmd::Dblclick { target } => act("dblclick", target),
+        BrowserCmd::Hover { target } => act("hover", target),
+        BrowserCmd::Focus { target } => act("focus", target),
+        BrowserCmd::Check { target } => act("check", target),
+        BrowserCmd::Uncheck { target } => act("uncheck", target),
+        BrowserCmd::Fill { target, text } => post("act", json!({"action": "fill", "ref": target, "text": text})),
+        BrowserCmd::Type { target, text } => post("act", json!({"action": "type", "ref": target, "text": text})),
+        BrowserCmd::Press { key, target } => post("act", json!({"action": "press", "ref": target, "key": key})),
+        BrowserCmd::Wait { text, gone, url, load, timeout } => {
+            let ms = (timeout * 1000.0).round() as u64;
+            let mut body = json!({"text": text, "gone": gone, "url": url, "load": load, "timeout_ms": ms});
+            body["pane"] = json!(pane);
+            Ok(("POST", "/api/control/browser/wait".into(), Some(body), Duration::from_millis(ms) + CALL_TIMEOUT))
+        }
+        BrowserCmd::Get { what, target } => {
+            let what = match what {
+                GetWhat::Text => "text",
+                GetWhat::Value => "value",
+            };
+            post("get", json!({"what": what, "ref": target}))
+        }
+        BrowserCmd::Screenshot { target, full, .. } => post("screenshot", json!({"ref": target, "full": full})),
+        BrowserCmd::Navigate { url } => post("navigate", json!({"url": url})),
+        BrowserCmd::Back => post("history", json!({"action": "back"})),
+        BrowserCmd::Forward => post("history", json!({"action": "forward"})),
+        BrowserCmd::Reload => post("history", json!({"action": "reload"})),
+        BrowserCmd::Tabs => post("tabs", json!({})),
+        BrowserCmd::Dialog { answer, text } => {
+            let action = match answer {
+                DialogAnswer::Accept => "accept",
+                DialogAnswer::Dismiss => "dismiss",
+            };
+            post("dialog", json!({"action": action, "text": text}))
+        }
+        BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
+    }
+}
+
+/// Writes a screenshot's PNG to `out` (default: a new file in the temp directory) and
+/// returns the path.
+fn save_png(v: &Value, out: Option<&std::path::Path>) -> Result<std::path::PathBuf, String> {
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(v["png"].as_str().unwrap_or(""))
+        .map_err(|e| format!("the screenshot is not base64: {e}"))?;
+    let path = match out {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+            std::env::temp_dir().join(format!("ph-screenshot-{}-{ms}.png", std::process::id()))
+        }
+    };
+    std::fs::write(&path, png).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
 }
 
 fn run(cli: &Cli, ep: &Endpoint) -> u8 {
@@ -157,6 +232,22 @@ fn run(cli: &Cli, ep: &Endpoint) -> u8 {
 /// Prints the answer (JSON with `--json`, text otherwise) and picks the exit code.
 fn report(cli: &Cli, a: Answer) -> u8 {
     if (200..300).contains(&a.status) {
+        if let Cmd::Browser { cmd: BrowserCmd::Screenshot { output, .. }, .. } = &cli.cmd {
+            return match save_png(&a.body, output.as_deref()) {
+                Ok(path) if cli.json => {
+                    println!("{}", json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"]}));
+                    exit::OK
+                }
+                Ok(path) => {
+                    println!("{}", path.display());
+                    exit::OK
+                }
+                Err(m) => {
+                    eprintln!("ph: {m}");
+                    exit::REFUSED
+                }
+            };
+        }
         if cli.json {
             println!("{}", a.body);
         } else {
@@ -180,8 +271,9 @@ fn exit_for(code: &str) -> u8 {
         "unknown_target" | "bad_request" | "bad_json" | "bad_regex" | "bad_key" | "bad_cwd" | "no_caller" => {
             exit::USAGE
         }
+        "unknown_ref" => exit::USAGE,
         "timed_out" => exit::TIMED_OUT,
-        "unverified" => exit::UNVERIFIED,
+        "unverified" | "mismatch" => exit::UNVERIFIED,
         _ => exit::REFUSED,
     }
 }
@@ -197,6 +289,10 @@ mod tests {
         assert_eq!(exit_for("ambiguous_target"), exit::REFUSED);
         assert_eq!(exit_for("unauthorized"), exit::REFUSED);
         assert_eq!(exit_for("unverified"), exit::UNVERIFIED);
+        assert_eq!(exit_for("mismatch"), exit::UNVERIFIED);
+        assert_eq!(exit_for("stale_ref"), exit::REFUSED);
+        assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
+        assert_eq!(exit_for("unknown_ref"), exit::USAGE);
         assert_eq!(exit_for("timed_out"), exit::TIMED_OUT);
     }
 

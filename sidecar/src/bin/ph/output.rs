@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::cli::Cmd;
+use crate::cli::{BrowserCmd, Cmd};
 
 /// The text for a successful answer to `cmd` (ends with a newline unless empty).
 pub fn text(cmd: &Cmd, v: &Value) -> String {
@@ -35,7 +35,77 @@ pub fn text(cmd: &Cmd, v: &Value) -> String {
             _ => String::new(),
         },
         Cmd::Ports { .. } => ports_table(&v["ports"]),
+        Cmd::Browser { cmd, .. } => browser(cmd, v),
         _ => String::new(),
+    }
+}
+
+/// `ph browser`'s text: the handle for `open`, the outline with its header for `snapshot`,
+/// one line saying what was done for actions (and a dialog an action opened).
+fn browser(cmd: &BrowserCmd, v: &Value) -> String {
+    let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    let dialog = |d: &Value| format!("{} {}", d["kind"].as_str().unwrap_or("?"), d["message"]);
+    let opened =
+        if v["dialog"].is_object() { format!("; it opened a {} dialog\n", dialog(&v["dialog"])) } else { "\n".into() };
+    match cmd {
+        BrowserCmd::Open { .. } => format!("{}\n", s("handle")),
+        BrowserCmd::Snapshot { .. } => {
+            let d =
+                if v["dialog"].is_object() { format!("dialog: {}", dialog(&v["dialog"])) } else { "no dialog".into() };
+            let mut out =
+                format!("page {} {} · tab {}/{} · {d}\n{}", s("url"), v["title"], v["tab_index"], v["tabs"], s("text"));
+            if v["cut"].is_object() {
+                out.push_str(&format!(
+                    "[cut: {} more lines ({} refs): {}; use -i or --max-bytes]\n",
+                    v["cut"]["lines"],
+                    v["cut"]["refs"],
+                    v["cut"]["reason"].as_str().unwrap_or("")
+                ));
+            }
+            out
+        }
+        BrowserCmd::Fill { .. } | BrowserCmd::Type { .. } => match (v.get("value"), v.get("length")) {
+            (Some(val), _) => format!("{} {}: {val}{opened}", s("action"), s("ref")),
+            (None, Some(n)) => format!("{} {}: {n} characters{opened}", s("action"), s("ref")),
+            _ => format!("{} {}{opened}", s("action"), s("ref")),
+        },
+        BrowserCmd::Check { .. } | BrowserCmd::Uncheck { .. } if v["changed"] == false => {
+            format!("{} was already {}ed\n", s("ref"), s("action"))
+        }
+        BrowserCmd::Press { key, .. } => format!("pressed {key}{opened}"),
+        BrowserCmd::Click { .. }
+        | BrowserCmd::Dblclick { .. }
+        | BrowserCmd::Hover { .. }
+        | BrowserCmd::Focus { .. }
+        | BrowserCmd::Check { .. }
+        | BrowserCmd::Uncheck { .. } => format!("{} {}{opened}", s("action"), s("ref")),
+        BrowserCmd::Get { .. } => {
+            format!("{}\n", v.get("text").or(v.get("value")).and_then(Value::as_str).unwrap_or(""))
+        }
+        BrowserCmd::Wait { .. } => format!("ok after {} ms\n", v["waited_ms"]),
+        BrowserCmd::Tabs => {
+            let mut out = String::new();
+            for t in v["tabs"].as_array().into_iter().flatten() {
+                let mark = if t["id"] == v["active"] { "*" } else { " " };
+                out.push_str(&format!(
+                    "{mark} {} {} {}\n",
+                    t["id"].as_str().unwrap_or(""),
+                    t["url"].as_str().unwrap_or(""),
+                    t["title"]
+                ));
+            }
+            if v["dialog"].is_object() {
+                out.push_str(&format!("dialog: {}\n", dialog(&v["dialog"])));
+            }
+            out
+        }
+        BrowserCmd::Dialog { .. } => {
+            let how = if v["accepted"] == true { "accepted" } else { "dismissed" };
+            format!("{how} {}\n", dialog(&v["dialog"]))
+        }
+        BrowserCmd::Eval { .. } => format!("{}\n", v["value"]),
+        BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => String::new(),
+        BrowserCmd::Screenshot { .. } => String::new(),
     }
 }
 

@@ -1,0 +1,422 @@
+//! `/api/control/browser/*` (protocol §9.7): the verbs of `ph browser`. Pane-token auth as
+//! for every control verb; each body is rebuilt into bounded values before the `automation`
+//! module sees it. The pane is a browser pane whose window reports its sidecar browser id.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::{Extension, Json};
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::body::JsonBody;
+use super::control::{compile_regex, normalize_url, open, Caller, OpenReq, MAX_WAIT_MS};
+use super::error::ApiError;
+use super::state::AppState;
+use crate::automation::{
+    parse_key, Action, AutomationError, Read, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
+    MAX_TYPE_CHARS,
+};
+use crate::browser::BrowserRef;
+use crate::control::{Handle, PaneKind, Target};
+
+const DEFAULT_WAIT_MS: u64 = 30_000;
+/// Longest script `eval` takes, in bytes.
+pub const MAX_EVAL_BYTES: usize = 64 * 1024;
+
+/// The browser pane a verb acts on: `pane` (a target), else the caller's default
+/// (`Control::default_browser`); refused unless it is a screencast or popped-out pane with
+/// a live browser.
+fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
+    let r = match pane {
+        Some(p) => st.control.resolve(&Target::parse(p)?, caller.0)?,
+        None => st.control.default_browser(caller.0)?,
+    };
+    let h = r.handle;
+    if r.kind != PaneKind::Browser {
+        return Err(AutomationError::NotAutomatable(format!("{h} is a terminal pane, not a browser pane")).into());
+    }
+    let ui = r.ui.ok_or_else(|| AutomationError::NotAutomatable(format!("{h} is not on the window's wall")))?;
+    if ui.mode.as_deref() == Some("iframe") {
+        let url = ui.url.as_deref().unwrap_or("URL");
+        return Err(AutomationError::NotAutomatable(format!(
+            "{h} is an iframe pane, which has no Chromium to drive; open it as a screencast: 'ph open {url} --mode screencast'"
+        ))
+        .into());
+    }
+    let id = ui
+        .browser
+        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h} has no browser yet; try again in a moment")))?;
+    let b = st
+        .browsers
+        .get(&id)
+        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h}'s browser {id} is gone; reload the pane")))?;
+    Ok((h, b))
+}
+
+fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
+    v["pane"] = h.to_string().into();
+    Json(v)
+}
+
+/// Body of `POST /api/control/browser/open`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenBrowserReq {
+    target: String,
+    #[serde(default)]
+    near: Option<String>,
+}
+
+/// `POST /api/control/browser/open` → as `open` with mode screencast (reusing the pane for
+/// that origin); the caller's default pane from now on.
+pub async fn open_browser(
+    st: State<AppState>,
+    caller: Extension<Caller>,
+    JsonBody(req): JsonBody<OpenBrowserReq>,
+) -> Result<Json<Value>, ApiError> {
+    open(st, caller, JsonBody(OpenReq { target: req.target, mode: Some("screencast".into()), near: req.near })).await
+}
+
+/// Body of `POST /api/control/browser/snapshot`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotReq {
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(default)]
+    interactive: bool,
+    #[serde(default)]
+    max_bytes: Option<usize>,
+}
+
+/// `POST /api/control/browser/snapshot` → the outline (protocol §9.7).
+pub async fn snapshot(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<SnapshotReq>,
+) -> Result<Json<Value>, ApiError> {
+    let max = req.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
+    if !MAX_BYTES_RANGE.contains(&max) {
+        return Err(ApiError::BadRequest(format!(
+            "max_bytes must be {}..={}, got {max}",
+            MAX_BYTES_RANGE.start(),
+            MAX_BYTES_RANGE.end()
+        )));
+    }
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.snapshot(&b, req.interactive, max).await?, h))
+}
+
+/// Body of `POST /api/control/browser/act`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActReq {
+    #[serde(default)]
+    pane: Option<String>,
+    action: String,
+    #[serde(default, rename = "ref")]
+    r#ref: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    key: Option<String>,
+}
+
+fn action_of(req: &ActReq) -> Result<Action, ApiError> {
+    let text = || req.text.clone().ok_or_else(|| ApiError::BadRequest(format!("{} needs text", req.action)));
+    let a = match req.action.as_str() {
+        "click" => Action::Click,
+        "dblclick" => Action::DblClick,
+        "hover" => Action::Hover,
+        "focus" => Action::Focus,
+        "check" => Action::Check(true),
+        "uncheck" => Action::Check(false),
+        "fill" => {
+            let t = text()?;
+            if t.len() > MAX_FILL_BYTES {
+                return Err(ApiError::BadRequest(format!("text is over {MAX_FILL_BYTES} bytes")));
+            }
+            Action::Fill(t)
+        }
+        "type" => {
+            let t = text()?;
+            if t.is_empty() || t.chars().count() > MAX_TYPE_CHARS {
+                return Err(ApiError::BadRequest(format!("type takes 1..={MAX_TYPE_CHARS} characters")));
+            }
+            Action::Type(t)
+        }
+        "press" => {
+            let k = req.key.as_deref().ok_or_else(|| ApiError::BadRequest("press needs a key".into()))?;
+            Action::Press(parse_key(k).map_err(ApiError::BadRequest)?)
+        }
+        a => {
+            return Err(ApiError::BadRequest(format!(
+                "action must be click, dblclick, hover, focus, check, uncheck, fill, type or press, got {:?}",
+                a.chars().take(32).collect::<String>()
+            )))
+        }
+    };
+    let takes_text = matches!(a, Action::Fill(_) | Action::Type(_));
+    if req.text.is_some() && !takes_text {
+        return Err(ApiError::BadRequest(format!("{} takes no text", req.action)));
+    }
+    if req.key.is_some() && !matches!(a, Action::Press(_)) {
+        return Err(ApiError::BadRequest(format!("{} takes no key", req.action)));
+    }
+    if req.r#ref.is_none() && !matches!(a, Action::Press(_)) {
+        return Err(ApiError::BadRequest(format!("{} needs a ref", req.action)));
+    }
+    Ok(a)
+}
+
+/// `POST /api/control/browser/act` → what was done (protocol §9.7).
+pub async fn act(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<ActReq>,
+) -> Result<Json<Value>, ApiError> {
+    let action = action_of(&req)?;
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.act(&b, req.r#ref.as_deref(), &action).await?, h))
+}
+
+/// Body of `POST /api/control/browser/get`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetReq {
+    #[serde(default)]
+    pane: Option<String>,
+    what: String,
+    #[serde(rename = "ref")]
+    r#ref: String,
+}
+
+/// `POST /api/control/browser/get` → `{"ref","text"}` or `{"ref","value"}`.
+pub async fn get(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<GetReq>,
+) -> Result<Json<Value>, ApiError> {
+    let what = match req.what.as_str() {
+        "text" => Read::Text,
+        "value" => Read::Value,
+        _ => return Err(ApiError::BadRequest("what must be text or value".into())),
+    };
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.get(&b, what, &req.r#ref).await?, h))
+}
+
+/// Body of `POST /api/control/browser/wait`: exactly one of `text`, `gone`, `url`, `load`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitReq {
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    gone: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    load: bool,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+/// Longest `text`/`gone` string `wait` takes, in bytes.
+const MAX_WAIT_TEXT_BYTES: usize = 1024;
+
+/// `POST /api/control/browser/wait` → `{"waited_ms"}`, or `408 timed_out`.
+pub async fn wait(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<WaitReq>,
+) -> Result<Json<Value>, ApiError> {
+    let ms = req.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
+    if ms == 0 || ms > MAX_WAIT_MS {
+        return Err(ApiError::BadRequest(format!("timeout_ms must be 1..={MAX_WAIT_MS}, got {ms}")));
+    }
+    let text = |t: String| {
+        if t.is_empty() || t.len() > MAX_WAIT_TEXT_BYTES {
+            Err(ApiError::BadRequest(format!("the text must be 1..={MAX_WAIT_TEXT_BYTES} bytes")))
+        } else {
+            Ok(t)
+        }
+    };
+    let mut conds = Vec::new();
+    if let Some(t) = req.text {
+        conds.push(WaitFor::Text(text(t)?));
+    }
+    if let Some(t) = req.gone {
+        conds.push(WaitFor::Gone(text(t)?));
+    }
+    if let Some(u) = req.url {
+        conds.push(WaitFor::Url(compile_regex(&u)?));
+    }
+    if req.load {
+        conds.push(WaitFor::Load);
+    }
+    let [what] = <[WaitFor; 1]>::try_from(conds)
+        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load".into()))?;
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.wait(&b, &what, Duration::from_millis(ms)).await?, h))
+}
+
+/// Body of `POST /api/control/browser/screenshot`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenshotReq {
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(default, rename = "ref")]
+    r#ref: Option<String>,
+    #[serde(default)]
+    full: bool,
+}
+
+/// `POST /api/control/browser/screenshot` → `{"png": base64, "bytes": N}`.
+pub async fn screenshot(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<ScreenshotReq>,
+) -> Result<Json<Value>, ApiError> {
+    if req.full && req.r#ref.is_some() {
+        return Err(ApiError::BadRequest("full and ref do not go together".into()));
+    }
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let png = st.automation.screenshot(&b, req.r#ref.as_deref(), req.full).await?;
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    Ok(with_pane(json!({"png": data, "bytes": png.len()}), h))
+}
+
+/// Body of `POST /api/control/browser/navigate`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NavigateReq {
+    #[serde(default)]
+    pane: Option<String>,
+    url: String,
+}
+
+/// `POST /api/control/browser/navigate` → `{"url"}` once the navigation has started.
+pub async fn navigate(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<NavigateReq>,
+) -> Result<Json<Value>, ApiError> {
+    let url = normalize_url(req.url.trim())?.to_string();
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    st.automation.navigate(&b, url.clone()).await?;
+    Ok(with_pane(json!({"url": url}), h))
+}
+
+/// Body of `POST /api/control/browser/history`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryReq {
+    #[serde(default)]
+    pane: Option<String>,
+    action: String,
+}
+
+/// `POST /api/control/browser/history` `{"action":"back"|"forward"|"reload"}` → `{}` once
+/// started.
+pub async fn history(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<HistoryReq>,
+) -> Result<Json<Value>, ApiError> {
+    let delta = match req.action.as_str() {
+        "back" => Some(-1),
+        "forward" => Some(1),
+        "reload" => None,
+        _ => return Err(ApiError::BadRequest("action must be back, forward or reload".into())),
+    };
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    match delta {
+        Some(d) => st.automation.history(&b, d).await?,
+        None => st.automation.reload(&b).await?,
+    }
+    Ok(with_pane(json!({"action": req.action}), h))
+}
+
+/// Body of `POST /api/control/browser/tabs`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TabsReq {
+    #[serde(default)]
+    pane: Option<String>,
+}
+
+/// `POST /api/control/browser/tabs` → `{"tabs":[{"id","url","title"}],"active","dialog"}`
+/// (answered while a dialog is pending).
+pub async fn tabs(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<TabsReq>,
+) -> Result<Json<Value>, ApiError> {
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let v = b.subscribe().borrow().clone();
+    Ok(with_pane(json!({"tabs": v.tabs, "active": v.active, "dialog": v.dialog}), h))
+}
+
+/// Body of `POST /api/control/browser/dialog`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DialogReq {
+    #[serde(default)]
+    pane: Option<String>,
+    action: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// `POST /api/control/browser/dialog` `{"action":"accept"|"dismiss","text"?}` → the dialog
+/// answered.
+pub async fn dialog(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<DialogReq>,
+) -> Result<Json<Value>, ApiError> {
+    let accept = match req.action.as_str() {
+        "accept" => true,
+        "dismiss" => false,
+        _ => return Err(ApiError::BadRequest("action must be accept or dismiss".into())),
+    };
+    if req.text.as_ref().is_some_and(|t| !accept || t.len() > MAX_FILL_BYTES) {
+        return Err(ApiError::BadRequest(format!("text goes with accept, at most {MAX_FILL_BYTES} bytes")));
+    }
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.dialog(&b, accept, req.text).await?, h))
+}
+
+/// Body of `POST /api/control/browser/eval`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvalReq {
+    #[serde(default)]
+    pane: Option<String>,
+    js: String,
+    #[serde(default)]
+    allow_eval: bool,
+}
+
+/// `POST /api/control/browser/eval` → `{"value"}`; `400 eval_not_allowed` without
+/// `allow_eval: true`.
+pub async fn eval(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<EvalReq>,
+) -> Result<Json<Value>, ApiError> {
+    if !req.allow_eval {
+        return Err(AutomationError::EvalNotAllowed.into());
+    }
+    if req.js.is_empty() || req.js.len() > MAX_EVAL_BYTES {
+        return Err(ApiError::BadRequest(format!("js must be 1..={MAX_EVAL_BYTES} bytes")));
+    }
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.eval(&b, req.js).await?, h))
+}

@@ -1,0 +1,173 @@
+//! The refusals of `ph browser` (protocol §9.7), each with a stable code. Nothing was done
+//! when one of them is returned, except `mismatch` (the input was sent; the page did not
+//! take it) and `timed_out`.
+
+use std::fmt;
+
+use serde_json::{json, Value};
+
+use crate::browser::{BrowserError, Dialog};
+
+/// Why a ref no longer names a node (DESIGN §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaleReason {
+    /// The frame's document was replaced by a navigation to another URL.
+    Navigated,
+    /// The frame's document was replaced at the same URL (a reload, `document.open`, a
+    /// same-URL navigation): a new `loaderId`.
+    DocumentReplaced,
+    /// The frame that held the node is gone.
+    FrameDetached,
+    /// The tab that held the node was closed.
+    TabClosed,
+    /// Chromium was relaunched (or popped out or in) since the ref was minted.
+    Relaunched,
+    /// The node was removed from its document.
+    NodeRemoved,
+}
+
+impl StaleReason {
+    /// The reason's stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StaleReason::Navigated => "navigated",
+            StaleReason::DocumentReplaced => "document_replaced",
+            StaleReason::FrameDetached => "frame_detached",
+            StaleReason::TabClosed => "tab_closed",
+            StaleReason::Relaunched => "relaunched",
+            StaleReason::NodeRemoved => "node_removed",
+        }
+    }
+}
+
+/// Every way a `ph browser` verb can be refused or fail.
+#[derive(Debug)]
+pub enum AutomationError {
+    /// Occurs when a value is out of bounds or malformed. 400 `bad_request`.
+    BadRequest(String),
+    /// Occurs when `eval` is asked without `allow_eval`. 400 `eval_not_allowed`.
+    EvalNotAllowed,
+    /// Occurs when a ref was never given out (`e99`). 404 `unknown_ref`.
+    UnknownRef(String),
+    /// Occurs when the pane is an iframe pane, which has no Chromium to drive, or has no
+    /// browser yet. 409 `not_automatable`; the message names the command that switches it.
+    NotAutomatable(String),
+    /// Occurs when a ref names a node of a document, frame, tab or Chromium that is gone.
+    /// 409 `stale_ref` with `reason`.
+    StaleRef {
+        /// The ref as given.
+        r#ref: String,
+        /// Why it is stale.
+        reason: StaleReason,
+    },
+    /// Occurs when a ref names a node in a tab that is not the active one. 409 `not_active_tab`.
+    NotActiveTab(String),
+    /// Occurs when a JavaScript dialog is pending and the verb is not `dialog`, `tabs` or
+    /// `screenshot`. 409 `dialog_pending` with the dialog.
+    DialogPending(Dialog),
+    /// Occurs when the element has no visible box in the viewport after scrolling (hidden,
+    /// zero-size, clipped away). 409 `element_not_visible`.
+    NotVisible(String),
+    /// Occurs when the element is disabled or inert. 409 `element_disabled`.
+    Disabled(String),
+    /// Occurs when another element is on top at the point the input would land. 409
+    /// `element_occluded`; `by` describes it (`div#overlay "Cookie banner"`).
+    Occluded {
+        /// The ref acted on.
+        r#ref: String,
+        /// The covering element.
+        by: String,
+    },
+    /// Occurs when `fill` or `type` targets an element that takes no text. 409 `not_editable`.
+    NotEditable(String),
+    /// Occurs when `get value` names a password or credit-card field. 409 `secret_value`.
+    SecretValue(String),
+    /// Occurs when the input was sent but the page shows another result (a controlled input
+    /// that rejected the value, a checkbox that did not change). 409 `mismatch` with
+    /// `observed` (for a secret field, its length only).
+    Mismatch {
+        /// What was wanted and what was seen, in a sentence.
+        message: String,
+        /// What the page shows now.
+        observed: Value,
+    },
+    /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
+    TimedOut(String),
+    /// Occurs when the browser operation failed (protocol §8.3 codes).
+    Browser(BrowserError),
+}
+
+impl AutomationError {
+    /// The HTTP status (as a number) and the stable code; `None` for browser errors, whose
+    /// status and code are protocol §8.3's.
+    pub fn status_and_code(&self) -> Option<(u16, &'static str)> {
+        use AutomationError as E;
+        Some(match self {
+            E::BadRequest(_) => (400, "bad_request"),
+            E::EvalNotAllowed => (400, "eval_not_allowed"),
+            E::UnknownRef(_) => (404, "unknown_ref"),
+            E::NotAutomatable(_) => (409, "not_automatable"),
+            E::StaleRef { .. } => (409, "stale_ref"),
+            E::NotActiveTab(_) => (409, "not_active_tab"),
+            E::DialogPending(_) => (409, "dialog_pending"),
+            E::NotVisible(_) => (409, "element_not_visible"),
+            E::Disabled(_) => (409, "element_disabled"),
+            E::Occluded { .. } => (409, "element_occluded"),
+            E::NotEditable(_) => (409, "not_editable"),
+            E::SecretValue(_) => (409, "secret_value"),
+            E::Mismatch { .. } => (409, "mismatch"),
+            E::TimedOut(_) => (408, "timed_out"),
+            E::Browser(_) => return None,
+        })
+    }
+
+    /// Fields the error body carries beside `code` and `message`: `reason` (stale_ref),
+    /// `dialog` (dialog_pending), `observed` (mismatch), `by` (element_occluded).
+    pub fn details(&self) -> Vec<(&'static str, Value)> {
+        match self {
+            AutomationError::StaleRef { reason, .. } => vec![("reason", reason.as_str().into())],
+            AutomationError::DialogPending(d) => vec![("dialog", json!(d))],
+            AutomationError::Mismatch { observed, .. } => vec![("observed", observed.clone())],
+            AutomationError::Occluded { by, .. } => vec![("by", by.clone().into())],
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl From<BrowserError> for AutomationError {
+    fn from(e: BrowserError) -> Self {
+        AutomationError::Browser(e)
+    }
+}
+
+impl fmt::Display for AutomationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use AutomationError as E;
+        match self {
+            E::BadRequest(m) | E::TimedOut(m) | E::NotAutomatable(m) => f.write_str(m),
+            E::EvalNotAllowed => f.write_str("eval runs the page's JavaScript only with --allow-eval on that call"),
+            E::UnknownRef(r) => write!(f, "no element has ref {r}; take a snapshot ('ph browser snapshot -i')"),
+            E::StaleRef { r#ref, reason } => write!(
+                f,
+                "{ref} is stale ({}): take a new snapshot; nothing was done",
+                reason.as_str(),
+                ref = r#ref
+            ),
+            E::NotActiveTab(r) => write!(f, "{r} is in a tab that is not the active one"),
+            E::DialogPending(d) => write!(
+                f,
+                "a {} dialog is open ({:?}): answer it with 'ph browser dialog accept|dismiss'",
+                d.kind, d.message
+            ),
+            E::NotVisible(r) => write!(f, "{r} is not visible (hidden, zero-size or clipped away)"),
+            E::Disabled(r) => write!(f, "{r} is disabled"),
+            E::Occluded { r#ref, by } => write!(f, "{ref} is covered by {by}; nothing was done", ref = r#ref),
+            E::NotEditable(r) => write!(f, "{r} does not take text"),
+            E::SecretValue(r) => write!(f, "{r} is a password or payment field: its value is never read"),
+            E::Mismatch { message, .. } => f.write_str(message),
+            E::Browser(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AutomationError {}

@@ -1,0 +1,308 @@
+//! Agent browsing (DESIGN §12, protocol §9.7): `ph browser …` observes and drives a browser
+//! pane's own Chromium while the human watches.
+//!
+//! Architecture Invariant: `automation` borrows pages from the `browser` module's
+//! [`BrowserRef`] (the active page, its dialogs, navigation, captures) and never owns a
+//! Chromium, a tab or a viewport. It owns refs ([`refs`]), observation ([`snapshot`]) and
+//! actions ([`act`]). Every action is trusted CDP input at the element's visible point;
+//! nothing falls back to something weaker (a DOM `.click()`, a guessed element for a stale
+//! ref), and a pending JavaScript dialog is never answered but by the `dialog` verb. Like
+//! `browser`, it knows nothing of HTTP.
+
+mod act;
+mod cdp;
+mod dom;
+mod error;
+mod keys;
+mod node;
+mod refs;
+mod snapshot;
+
+pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
+pub use error::{AutomationError, StaleReason};
+pub use keys::parse as parse_key;
+pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams, Viewport};
+use chromiumoxide::Page;
+use serde_json::{json, Value};
+
+use crate::browser::BrowserRef;
+use refs::{parse_ref, without_fragment, Minted, NodeKey, Refs};
+
+/// How often `wait` checks its condition, in milliseconds.
+pub const WAIT_POLL_MS: u64 = 100;
+/// Longest text `get text` and `eval` return, in bytes.
+pub const MAX_READ_BYTES: usize = 64 * 1024;
+
+/// What `wait` waits for.
+#[derive(Debug, Clone)]
+pub enum WaitFor {
+    /// The page's text (`document.body.innerText`) contains this.
+    Text(String),
+    /// The page's text no longer contains this.
+    Gone(String),
+    /// The active tab's URL matches this regular expression.
+    Url(regex::Regex),
+    /// `document.readyState` is `complete`.
+    Load,
+}
+
+/// What `get` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// The element's rendered text (`innerText`).
+    Text,
+    /// A field's value (refused for password and payment fields).
+    Value,
+}
+
+/// Agent browsing's state: refs per browser, and one action at a time per browser. One per
+/// sidecar, shared behind an `Arc`.
+#[derive(Default)]
+pub struct Automation {
+    refs: Mutex<HashMap<String, Refs>>,
+    acting: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+fn no_dialog(b: &BrowserRef) -> Result<(), AutomationError> {
+    match b.subscribe().borrow().dialog.clone() {
+        Some(d) => Err(AutomationError::DialogPending(d)),
+        None => Ok(()),
+    }
+}
+
+/// The active page, refusing while a dialog is pending.
+fn page(b: &BrowserRef) -> Result<Page, AutomationError> {
+    no_dialog(b)?;
+    Ok(b.active_page()?)
+}
+
+impl Automation {
+    /// A fresh state.
+    pub fn new() -> Arc<Automation> {
+        Arc::new(Automation::default())
+    }
+
+    fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {
+        let unknown = || AutomationError::UnknownRef(r.chars().take(32).collect());
+        let n = parse_ref(r).ok_or_else(unknown)?;
+        let refs = self.refs.lock().unwrap_or_else(|p| p.into_inner());
+        refs.get(browser).and_then(|r| r.get(n)).cloned().ok_or_else(unknown)
+    }
+
+    fn turn(&self, browser: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.acting.lock().unwrap_or_else(|p| p.into_inner()).entry(browser.to_string()).or_default().clone()
+    }
+
+    /// `snapshot`: the header and the outline within `max_bytes`, refs minted for every
+    /// actionable element (shown or cut). → `{"url","title","tab","tabs","dialog","text",
+    /// "refs","cut":{"lines","refs","reason"}|null}`.
+    pub async fn snapshot(
+        &self,
+        b: &BrowserRef,
+        interactive: bool,
+        max_bytes: usize,
+    ) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let generation = b.generation();
+        let tab = page.target_id().as_ref().to_string();
+        let c = snapshot::capture(&page).await?;
+        let lines = {
+            let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
+            let refs = all.entry(b.id().to_string()).or_default();
+            let frames = c.frames.clone();
+            snapshot::outline(&c, &mut |frame, backend| {
+                let f = frames.iter().find(|f| f.id == frame)?;
+                let key =
+                    NodeKey { generation, tab: tab.clone(), frame: f.id.clone(), loader: f.loader.clone(), backend };
+                Some(refs.mint(key, without_fragment(&f.url)))
+            })
+        };
+        let (text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);
+        let main = c.frames.first();
+        let view = b.subscribe().borrow().clone();
+        let index = view.tabs.iter().position(|t| t.id == tab).map_or(0, |i| i + 1);
+        let cut = (cut_lines > 0).then(|| {
+            json!({"lines": cut_lines, "refs": cut_refs,
+                   "reason": format!("the outline is over the {max_bytes}-byte budget")})
+        });
+        Ok(json!({
+            "url": main.map(|f| f.url.clone()),
+            "title": main.and_then(|f| c.dom.titles.get(&f.id)).cloned().unwrap_or_default(),
+            "tab": tab,
+            "tab_index": index,
+            "tabs": view.tabs.len(),
+            "dialog": view.dialog,
+            "text": text,
+            "refs": lines.iter().filter(|l| l.has_ref).count(),
+            "cut": cut,
+        }))
+    }
+
+    /// Performs `action` on ref `r` (`press` may go without one). → `{"ref","action",
+    /// "dialog",…}` (see [`act::perform`]). One action at a time per browser.
+    pub async fn act(&self, b: &BrowserRef, r: Option<&str>, action: &Action) -> Result<Value, AutomationError> {
+        let turn = self.turn(b.id());
+        let _turn = turn.lock().await;
+        let page = page(b)?;
+        let node = match r {
+            Some(r) => {
+                let minted = self.minted(b.id(), r)?;
+                Some(node::resolve(b, &page, r, &minted).await?)
+            }
+            None => None,
+        };
+        let mut out = act::perform(b, &page, node.as_ref(), action).await?;
+        out["ref"] = json!(r);
+        out["action"] = action.name().into();
+        Ok(out)
+    }
+
+    /// `get text|value REF` → `{"ref","text"}` or `{"ref","value"}`.
+    pub async fn get(&self, b: &BrowserRef, what: Read, r: &str) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let minted = self.minted(b.id(), r)?;
+        let node = node::resolve(b, &page, r, &minted).await?;
+        if what == Read::Value && node::state(&page, &node).await?.secret {
+            return Err(AutomationError::SecretValue(r.to_string()));
+        }
+        let f = match what {
+            Read::Text => "function(){return String(this.innerText ?? this.textContent ?? '')}",
+            Read::Value => "function(){return this.isContentEditable ? this.innerText : String(this.value ?? '')}",
+        };
+        let v = cdp::call_on(&page, &node.object, f, vec![]).await?;
+        let key = if what == Read::Text { "text" } else { "value" };
+        Ok(json!({"ref": r, key: clip_bytes(v.as_str().unwrap_or(""), MAX_READ_BYTES)}))
+    }
+
+    /// `wait`: checks at once and every [`WAIT_POLL_MS`] until the condition holds →
+    /// `{"waited_ms"}`; `timed_out` after `timeout`; `dialog_pending` as soon as a dialog is.
+    pub async fn wait(&self, b: &BrowserRef, what: &WaitFor, timeout: Duration) -> Result<Value, AutomationError> {
+        let start = tokio::time::Instant::now();
+        loop {
+            let page = page(b)?;
+            let holds = match what {
+                WaitFor::Url(re) => {
+                    let view = b.subscribe().borrow().clone();
+                    let url = view.tabs.iter().find(|t| Some(&t.id) == view.active.as_ref()).map(|t| t.url.clone());
+                    url.is_some_and(|u| re.is_match(&u))
+                }
+                WaitFor::Load => {
+                    crate::browser::eval_in(&page, "document.readyState".into()).await.ok() == Some(json!("complete"))
+                }
+                WaitFor::Text(t) | WaitFor::Gone(t) => {
+                    let expr = format!(
+                        "(() => {{ const b = document.body; return !!b && b.innerText.includes({}); }})()",
+                        serde_json::to_string(t).unwrap_or_default()
+                    );
+                    // A page between documents has no body yet: not there.
+                    let found = crate::browser::eval_in(&page, expr).await.ok() == Some(Value::Bool(true));
+                    found == matches!(what, WaitFor::Text(_))
+                }
+            };
+            if holds {
+                return Ok(json!({"waited_ms": start.elapsed().as_millis() as u64}));
+            }
+            if start.elapsed() >= timeout {
+                return Err(AutomationError::TimedOut(format!(
+                    "the condition did not hold within {} ms",
+                    timeout.as_millis()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;
+        }
+    }
+
+    /// `screenshot [--ref R] [--full]` → PNG bytes: the viewport, the ref's border box
+    /// (scrolled into view), or the whole page. Refused with `dialog_pending` while a dialog
+    /// is pending: a page paused by a dialog paints no frame, so Chromium's capture would only
+    /// wait out the CDP bound.
+    pub async fn screenshot(&self, b: &BrowserRef, r: Option<&str>, full: bool) -> Result<Vec<u8>, AutomationError> {
+        let page = page(b)?;
+        let mut p = CaptureScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
+        if let Some(r) = r {
+            let minted = self.minted(b.id(), r)?;
+            let node = node::resolve(b, &page, r, &minted).await?;
+            node::visible_point(&page, &node).await?;
+            let rect = cdp::call_on(
+                &page,
+                &node.object,
+                "function(){const r=this.getBoundingClientRect();return [r.left+scrollX,r.top+scrollY,r.width,r.height]}",
+                vec![],
+            )
+            .await?;
+            let n: Vec<f64> = rect.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
+            if n.len() == 4 && n[2] >= 1.0 && n[3] >= 1.0 {
+                p.clip = Some(Viewport { x: n[0], y: n[1], width: n[2], height: n[3], scale: 1.0 });
+            }
+        } else if full {
+            let m = cdp::call(&page, "Page.getLayoutMetrics", json!({})).await?;
+            let w = m["cssContentSize"]["width"].as_f64().unwrap_or(0.0);
+            let h = m["cssContentSize"]["height"].as_f64().unwrap_or(0.0);
+            if w >= 1.0 && h >= 1.0 {
+                p.clip = Some(Viewport { x: 0.0, y: 0.0, width: w, height: h.min(16_384.0), scale: 1.0 });
+                p.capture_beyond_viewport = Some(true);
+            }
+        }
+        let data = b.capture(&page, p).await?;
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| AutomationError::Browser(crate::browser::BrowserError::Cdp(format!("screenshot: {e}"))))
+    }
+
+    /// `navigate URL` (checked by the caller).
+    pub async fn navigate(&self, b: &BrowserRef, url: String) -> Result<(), AutomationError> {
+        no_dialog(b)?;
+        Ok(b.navigate(url).await?)
+    }
+
+    /// `back` (−1) and `forward` (+1).
+    pub async fn history(&self, b: &BrowserRef, delta: i64) -> Result<(), AutomationError> {
+        no_dialog(b)?;
+        Ok(b.history(delta).await?)
+    }
+
+    /// `reload`.
+    pub async fn reload(&self, b: &BrowserRef) -> Result<(), AutomationError> {
+        no_dialog(b)?;
+        Ok(b.reload().await?)
+    }
+
+    /// `dialog accept [--text T]|dismiss`: answers the pending dialog → `{"dialog"}` (the one
+    /// answered).
+    pub async fn dialog(&self, b: &BrowserRef, accept: bool, text: Option<String>) -> Result<Value, AutomationError> {
+        let d = b.subscribe().borrow().dialog.clone();
+        let Some(d) = d else { return Err(AutomationError::BadRequest("no dialog is open".into())) };
+        b.answer_dialog(accept, text).await?;
+        Ok(json!({"dialog": d, "accepted": accept}))
+    }
+
+    /// `eval JS` (the caller checked `--allow-eval`) → `{"value"}`, its JSON value, over
+    /// [`MAX_READ_BYTES`] refused.
+    pub async fn eval(&self, b: &BrowserRef, js: String) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let v = crate::browser::eval_in(&page, js).await?;
+        if v.to_string().len() > MAX_READ_BYTES {
+            return Err(AutomationError::BadRequest(format!("the value is over {MAX_READ_BYTES} bytes of JSON")));
+        }
+        Ok(json!({"value": v}))
+    }
+}
+
+/// `s` cut to at most `max` bytes on a character boundary.
+fn clip_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

@@ -1,0 +1,400 @@
+//! `ph browser` end to end (DESIGN §12, protocol §9.7): a real Chromium behind a screencast
+//! pane of a test window, real local pages from the fixture corpus in
+//! `tests/fixtures/agent/` (each page beside its expected `snapshot -i` outline, refs written
+//! `[ref]`, and `#` lines naming the refusal the test pins), and the real `ph` in a real pane.
+
+mod common;
+
+use std::time::Duration;
+
+use common::window::TestWindow;
+use common::{Resp, Sidecar, HANG};
+use serde_json::{json, Value};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
+
+/// Serves `tests/fixtures/agent/NAME` at `/NAME`.
+fn pages(path: &str) -> Option<String> {
+    let name = path.trim_start_matches('/');
+    if name.is_empty() || name.contains("..") || name.contains('/') {
+        return None;
+    }
+    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+}
+
+/// The outline a fixture expects (`#` lines are notes for the reader).
+fn expected(name: &str) -> String {
+    let text = std::fs::read_to_string(format!("{FIXTURES}/{name}.expected")).unwrap();
+    text.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect()
+}
+
+/// `[ref=e12]` → `[ref]`: numbers depend on what was minted before.
+fn unnumbered(text: &str) -> String {
+    regex::Regex::new(r"\[ref=e[0-9]+\]").unwrap().replace_all(text, "[ref]").into_owned()
+}
+
+/// The ref on the line of `text` containing `needle`.
+fn ref_of(text: &str, needle: &str) -> String {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in\n{text}"));
+    let r = regex::Regex::new(r"\[ref=(e[0-9]+)\]").unwrap();
+    r.captures(line).unwrap_or_else(|| panic!("no ref on {line:?}"))[1].to_string()
+}
+
+struct Agent<'a> {
+    sc: &'a Sidecar,
+    pane: String,
+}
+
+impl Agent<'_> {
+    async fn call(&self, verb: &str, mut body: Value) -> Resp {
+        body["pane"] = self.pane.clone().into();
+        self.sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await
+    }
+
+    async fn ok(&self, verb: &str, body: Value) -> Value {
+        let r = self.call(verb, body.clone()).await;
+        assert_eq!(r.status, 200, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
+        r.json()
+    }
+
+    async fn refused(&self, verb: &str, body: Value, code: &str) -> Value {
+        let r = self.call(verb, body.clone()).await;
+        assert_eq!(r.code(), code, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
+        r.json()["error"].clone()
+    }
+
+    async fn snapshot(&self) -> String {
+        self.ok("snapshot", json!({"interactive": true})).await["text"].as_str().unwrap().to_string()
+    }
+
+    /// Navigates to fixture `name` and waits for it to load and show `title`.
+    async fn open(&self, base: &str, name: &str) {
+        self.ok("navigate", json!({"url": format!("{base}/{name}")})).await;
+        let deadline = tokio::time::Instant::now() + HANG;
+        loop {
+            let s = self.ok("snapshot", json!({"interactive": true})).await;
+            if s["url"].as_str().is_some_and(|u| u.ends_with(name)) {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{name} never loaded: {s}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
+    }
+
+    async fn act(&self, action: &str, r: &str) -> Resp {
+        self.call("act", json!({"action": action, "ref": r})).await
+    }
+}
+
+/// Every fixture: the outline (recall, and no ref on what cannot be acted on), the refusal
+/// it pins, verification after actions, and no secret in any answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/ax_only.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    assert_eq!(r.json()["mode"], "screencast");
+    assert!(win.browser_of(&pane).is_some_and(|b| b.starts_with('b')), "the window reports the browser id");
+    // The same origin again: the same pane.
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/form.html"), "near": t1})))
+        .await;
+    assert_eq!((r.json()["handle"].as_str(), r.json()["reused"].as_bool()), (Some(pane.as_str()), Some(true)));
+    let a = Agent { sc: &sc, pane };
+    let mut answers = String::new();
+
+    // Outlines: recall and false-interactables, fixture by fixture.
+    for name in [
+        "ax_only",
+        "dom_clickable",
+        "shadow_open",
+        "shadow_closed",
+        "iframe_same_site",
+        "iframe_cross_site",
+        "overlay",
+        "disabled",
+        "controlled",
+        "navigation",
+        "replace",
+        "confirm",
+        "password",
+    ] {
+        a.open(&base, &format!("{name}.html")).await;
+        let s = a.ok("snapshot", json!({"interactive": true})).await;
+        assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected(name), "{name}: {s:#}");
+        answers.push_str(&s.to_string());
+    }
+
+    // The header facts and a full outline: the title, the tab, no dialog.
+    let s = a.ok("snapshot", json!({})).await;
+    assert_eq!(s["title"], "Password");
+    assert_eq!((s["tab_index"].as_u64(), s["tabs"].as_u64()), (Some(1), Some(1)));
+    assert!(s["dialog"].is_null() && s["cut"].is_null());
+
+    // Password: fill reports the length only; the outline says [filled]; get value refused.
+    let text = a.snapshot().await;
+    let pw = ref_of(&text, "\"Password\"");
+    let r = a.call("act", json!({"action": "fill", "ref": pw, "text": "hunter2"})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["length"], 7);
+    answers.push_str(&String::from_utf8_lossy(&r.body));
+    let text = a.snapshot().await;
+    let line = text.lines().find(|l| l.contains("\"Password\"")).unwrap();
+    assert!(line.ends_with(&format!("[ref={pw}]: [filled]")), "{text}");
+    answers.push_str(&text);
+    let full = a.ok("snapshot", json!({})).await;
+    answers.push_str(&full.to_string());
+    let e = a.refused("get", json!({"what": "value", "ref": pw}), "secret_value").await;
+    answers.push_str(&e.to_string());
+    let card = ref_of(&text, "\"Card\"");
+    a.refused("get", json!({"what": "value", "ref": card}), "secret_value").await;
+    let user = ref_of(&text, "\"User\"");
+    assert_eq!(a.ok("get", json!({"what": "value", "ref": user})).await["value"], "alice");
+    assert!(!answers.contains("hunter2") && !answers.contains("4111"), "a secret leaked: {answers}");
+
+    // Refs are stable per node within a document, and never reused.
+    let again = a.snapshot().await;
+    assert_eq!(ref_of(&again, "\"User\""), user);
+
+    // AX-only control and DOM-only clickable div: trusted clicks work.
+    a.open(&base, "dom_clickable.html").await;
+    let tile = ref_of(&a.snapshot().await, "Open settings");
+    let r = a.act("click", &tile).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    a.ok("wait", json!({"text": "Settings opened", "timeout_ms": 10000})).await;
+
+    // Open shadow root: acted on in place.
+    a.open(&base, "shadow_open.html").await;
+    let inside = ref_of(&a.snapshot().await, "Inside open");
+    assert_eq!(a.act("click", &inside).await.status, 200);
+    a.ok("wait", json!({"text": "open root clicked", "timeout_ms": 10000})).await;
+
+    // Same-site iframe: the frame's button is clicked where it is shown.
+    a.open(&base, "iframe_same_site.html").await;
+    let in_frame = ref_of(&a.snapshot().await, "In frame");
+    let r = a.act("click", &in_frame).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let after = a.snapshot().await;
+    assert_eq!(ref_of(&after, "button \"Clicked in frame\""), in_frame, "the same node, the same ref");
+
+    // Cross-site iframe (out of process): said, not silently dropped.
+    a.open(&base, "iframe_cross_site.html").await;
+    let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(full.contains("\"Other site\" [cross-site frame: not included]"), "{full}");
+
+    // Overlay: refused, naming the covering element; nothing was clicked.
+    a.open(&base, "overlay.html").await;
+    let buy = ref_of(&a.snapshot().await, "\"Buy\"");
+    let e = a.refused("act", json!({"action": "click", "ref": buy}), "element_occluded").await;
+    assert_eq!(e["by"], "div#overlay \"Cookie banner\"", "{e}");
+    assert_eq!(a.ok("snapshot", json!({})).await["title"], "Overlay", "not bought");
+
+    // Disabled after the snapshot: refused before acting. Eval only with allow_eval.
+    a.open(&base, "disabled.html").await;
+    let later = ref_of(&a.snapshot().await, "\"Later\"");
+    a.refused("eval", json!({"js": "later.disabled = true"}), "eval_not_allowed").await;
+    a.ok("eval", json!({"js": "later.disabled = true", "allow_eval": true})).await;
+    a.refused("act", json!({"action": "click", "ref": later}), "element_disabled").await;
+    a.ok("eval", json!({"js": "later.remove()", "allow_eval": true})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": later}), "stale_ref").await;
+    assert_eq!(e["reason"], "node_removed");
+
+    // Controlled input: accepted values verify; a rejected one is a mismatch with what shows.
+    a.open(&base, "controlled.html").await;
+    let digits = ref_of(&a.snapshot().await, "\"Digits\"");
+    let r = a.call("act", json!({"action": "fill", "ref": digits, "text": "42"})).await;
+    assert_eq!(r.json()["value"], "42", "{}", String::from_utf8_lossy(&r.body));
+    let e = a.refused("act", json!({"action": "fill", "ref": digits, "text": "abc1"}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"value": "1"}));
+    a.refused("act", json!({"action": "type", "ref": "e999999"}), "bad_request").await;
+    a.refused("act", json!({"action": "click", "ref": "e999999"}), "unknown_ref").await;
+
+    // Navigation: the old ref is stale (navigated), and nothing is done.
+    a.open(&base, "navigation.html").await;
+    let link = ref_of(&a.snapshot().await, "Next page");
+    assert_eq!(a.act("click", &link).await.status, 200);
+    a.ok("wait", json!({"url": "navigation_target", "timeout_ms": 10000})).await;
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": link}), "stale_ref").await;
+    assert_eq!(e["reason"], "navigated");
+
+    // Same-URL document replacement: stale (document_replaced).
+    a.open(&base, "replace.html").await;
+    let same = ref_of(&a.snapshot().await, "Same URL");
+    a.ok("history", json!({"action": "reload"})).await;
+    a.ok("wait", json!({"load": true, "timeout_ms": 10000})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": same}), "stale_ref").await;
+    assert_eq!(e["reason"], "document_replaced");
+    let fresh = ref_of(&a.snapshot().await, "Same URL");
+    assert_ne!(fresh, same, "a new document's node gets a new number");
+
+    // Confirm: the click returns saying a dialog opened; everything but dialog and tabs is
+    // refused meanwhile; the dialog is never answered but by the agent.
+    a.open(&base, "confirm.html").await;
+    let del = ref_of(&a.snapshot().await, "\"Delete\"");
+    let r = a.act("click", &del).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["dialog"]["kind"], "confirm", "{}", r.json());
+    assert_eq!(r.json()["dialog"]["message"], "Delete everything?");
+    let e = a.refused("snapshot", json!({}), "dialog_pending").await;
+    assert_eq!(e["dialog"]["kind"], "confirm");
+    a.refused("act", json!({"action": "click", "ref": del}), "dialog_pending").await;
+    a.refused("wait", json!({"text": "x", "timeout_ms": 1000}), "dialog_pending").await;
+    assert_eq!(a.ok("tabs", json!({})).await["dialog"]["message"], "Delete everything?");
+    // A page paused by a dialog paints nothing: a screenshot says so instead of hanging.
+    a.refused("screenshot", json!({}), "dialog_pending").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    a.refused("snapshot", json!({}), "dialog_pending").await;
+    a.ok("dialog", json!({"action": "dismiss"})).await;
+    a.ok("wait", json!({"text": "cancelled", "timeout_ms": 10000})).await;
+}
+
+/// The real `ph browser` in a real pane: open a screencast pane, snapshot, fill, a mismatch
+/// (exit 3), click, wait, screenshot; an iframe pane is refused with the command to switch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ph_browser_in_a_pane_drives_the_screencast() {
+    let sc = Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")]);
+    let base = common::browser::serve(pages);
+    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols": 200, "rows": 50}))).await;
+    let t1 = r.json()["id"].as_str().unwrap().to_string();
+    let win = TestWindow::attach(&sc, &t1).await;
+    let shot = sc.home.join("s.png");
+    let script = format!(
+        r#"b=$(ph browser open {base}/form.html); echo "open=$b rc=$?"; ph browser wait --load; s=$(ph browser snapshot -i); echo "$s"; n=$(echo "$s" | sed -n 's/.*textbox "Name".*ref=\(e[0-9]*\).*/\1/p'); d=$(echo "$s" | sed -n 's/.*textbox "Digits".*ref=\(e[0-9]*\).*/\1/p'); k=$(echo "$s" | sed -n 's/.*button "Send".*ref=\(e[0-9]*\).*/\1/p'); ph browser fill "$n" hello; echo "fill rc=$?"; ph browser fill "$d" abc1; echo "mismatch rc=$?"; ph browser click "$k"; echo "click rc=$?"; ph browser wait --text Thanks --timeout 20; echo "wait rc=$?"; ph browser screenshot -o {shot}; echo "shot rc=$?"; ph browser eval 1+1; echo "eval rc=$?"; ph open {base}/form.html --mode iframe >/dev/null; ph browser snapshot; echo "iframe rc=$?"; ph browser snapshot --pane "$b" | head -1; echo "DONE""#,
+        shot = shot.display()
+    );
+    let r = sc.req("POST", "/api/control/send", Some(&json!({"target": t1, "text": script, "keys": ["enter"]}))).await;
+    assert_eq!(r.status, 200);
+    let r = sc
+        .req(
+            "POST",
+            "/api/control/wait",
+            Some(&json!({"target": t1, "until": "text", "regex": "^DONE$", "timeout_ms": 90000})),
+        )
+        .await;
+    let screen = sc.req("POST", "/api/control/read", Some(&json!({"target": t1, "scrollback": 300}))).await.json();
+    let out: String =
+        screen["lines"].as_array().unwrap().iter().map(|l| format!("{}\n", l.as_str().unwrap())).collect();
+    assert_eq!(r.status, 200, "{out}");
+    let b = out.lines().find_map(|l| l.strip_prefix("open=")).unwrap().split(' ').next().unwrap().to_string();
+    assert!(out.contains(&format!("open={b} rc=0")) && b.starts_with('b'), "{out}");
+    assert!(win.browser_of(&b).is_some(), "{b} is a screencast pane with a browser");
+    assert!(out.contains("page http://127.0.0.1:") && out.contains("\"Form\" · tab 1/1 · no dialog"), "{out}");
+    assert!(out.contains("fill rc=0") && out.contains(": \"hello\""), "{out}");
+    assert!(out.contains("mismatch rc=3") && out.contains("[mismatch]"), "{out}");
+    assert!(out.contains("click rc=0") && out.contains("wait rc=0"), "{out}");
+    assert!(out.contains("shot rc=0"), "{out}");
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(out.contains("eval rc=2") && out.contains("[eval_not_allowed]"), "{out}");
+    assert!(out.contains("iframe rc=2") && out.contains("[not_automatable]"), "{out}");
+    assert!(out.contains("--mode screencast"), "the refusal names the command: {out}");
+    // The screencast shows the submitted form (the human sees what the agent did).
+    let id = win.browser_of(&b).unwrap();
+    let title = common::browser::info(&sc, &id).await["url"].as_str().unwrap().to_string();
+    assert!(title.ends_with("/form.html"), "{title}");
+}
+
+/// Checkboxes verified, keys, double clicks, hover, the remaining refusals, element and
+/// full-page screenshots, history, tabs, and a relaunch making every ref stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/controls.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let id = win.browser_of(&pane).unwrap();
+    let a = Agent { sc: &sc, pane };
+    a.open(&base, "controls.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("controls"), "{text}");
+
+    let agree = ref_of(&text, "\"Agree\"");
+    let r = a.call("act", json!({"action": "check", "ref": agree})).await;
+    assert_eq!(r.json()["changed"], true, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(a.call("act", json!({"action": "check", "ref": agree})).await.json()["changed"], false);
+    assert_eq!(ref_of(&a.snapshot().await, "checkbox \"Agree\" [checked]"), agree);
+    assert_eq!(a.call("act", json!({"action": "uncheck", "ref": agree})).await.json()["changed"], true);
+    let locked = ref_of(&text, "\"Locked\"");
+    let e = a.refused("act", json!({"action": "check", "ref": locked}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"checked": false}));
+
+    let q = ref_of(&text, "\"Search\"");
+    let r = a.call("act", json!({"action": "type", "ref": q, "text": "cats"})).await;
+    assert_eq!(r.json()["value"], "cats", "{}", String::from_utf8_lossy(&r.body));
+    a.ok("act", json!({"action": "press", "ref": q, "key": "Enter"})).await;
+    a.ok("wait", json!({"text": "searched cats", "timeout_ms": 10000})).await;
+    a.ok("wait", json!({"gone": "idle", "timeout_ms": 10000})).await;
+    a.refused("act", json!({"action": "press", "key": "Hyper+x"}), "bad_request").await;
+
+    let twice = ref_of(&text, "\"Twice\"");
+    a.ok("act", json!({"action": "dblclick", "ref": twice})).await;
+    a.ok("wait", json!({"text": "double clicked", "timeout_ms": 10000})).await;
+    a.ok("act", json!({"action": "hover", "ref": ref_of(&text, "Hover me")})).await;
+    a.ok("wait", json!({"text": "hovered", "timeout_ms": 10000})).await;
+    a.refused("act", json!({"action": "fill", "ref": twice, "text": "x"}), "not_editable").await;
+
+    let vanish = ref_of(&text, "\"Vanish\"");
+    a.ok("eval", json!({"js": "vanish.style.visibility = 'hidden'", "allow_eval": true})).await;
+    a.refused("act", json!({"action": "click", "ref": vanish}), "element_not_visible").await;
+    assert!(!a.snapshot().await.contains("\"Vanish\""), "hidden: not in the outline");
+
+    // Screenshots are PNGs: one element, and the whole page.
+    for body in [json!({"ref": agree}), json!({"full": true}), json!({})] {
+        let s = a.ok("screenshot", body.clone()).await;
+        assert!(s["png"].as_str().unwrap().starts_with("iVBORw0KGgo"), "{body}: a PNG");
+    }
+
+    // History: back and forward.
+    a.open(&base, "navigation.html").await;
+    a.ok("history", json!({"action": "back"})).await;
+    a.ok("wait", json!({"url": "controls\\.html$", "timeout_ms": 10000})).await;
+    a.ok("history", json!({"action": "forward"})).await;
+    a.ok("wait", json!({"url": "navigation\\.html$", "timeout_ms": 10000})).await;
+
+    // Tabs: a popup becomes the active tab; refs of another tab are refused until it is
+    // active again; a closed tab's refs are stale.
+    a.open(&base, "popup.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("popup"), "{text}");
+    let opener = ref_of(&text, "Open popup");
+    a.ok("act", json!({"action": "click", "ref": opener})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    let popup = loop {
+        let t = a.ok("tabs", json!({})).await;
+        let active = t["tabs"].as_array().unwrap().iter().find(|x| x["id"] == t["active"]).cloned();
+        if active.as_ref().is_some_and(|x| x["url"].as_str().unwrap_or("").ends_with("popup_child.html")) {
+            break active.unwrap()["id"].as_str().unwrap().to_string();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no popup tab: {t}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    a.ok("wait", json!({"text": "In popup", "timeout_ms": 10000})).await;
+    a.refused("act", json!({"action": "click", "ref": opener}), "not_active_tab").await;
+    let in_popup = ref_of(&a.snapshot().await, "In popup");
+    let r = sc.req("POST", &format!("/api/browsers/{id}/tabs/close"), Some(&json!({"tab": popup}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let e = a.refused("act", json!({"action": "click", "ref": in_popup}), "stale_ref").await;
+    assert_eq!(e["reason"], "tab_closed");
+    a.ok("act", json!({"action": "focus", "ref": opener})).await;
+
+    // A relaunch: every ref of the old Chromium is stale, and says why.
+    a.open(&base, "navigation.html").await;
+    let link = ref_of(&a.snapshot().await, "Next page");
+    let r = sc.req("POST", &format!("/api/browsers/{id}/relaunch"), None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let e = a.refused("act", json!({"action": "click", "ref": link}), "stale_ref").await;
+    assert_eq!(e["reason"], "relaunched");
+}
