@@ -336,6 +336,31 @@ async fn exit_is_sent_when_a_background_process_holds_the_pty() {
 }
 
 #[tokio::test]
+async fn an_exited_terminal_lists_its_survivors_until_deleted() {
+    let sc = Sidecar::start(&[]);
+    // As after `nohup python3 -m http.server &` and `exit`: the shell exits, a process that
+    // ignores SIGHUP keeps running in its session (it creates `ready` once its trap is set).
+    let script = "(trap '' HUP; : > ready; exec sleep 1000) & echo HOLDER=$!; \
+                  while [ ! -e ready ]; do sleep 0.05; done; exit 0";
+    let id = sc.spawn(&["sh", "-c", script]).await;
+    assert_eq!(sc.terminal(&id).await["survivors"], json!([]), "none while the child lives");
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| s.exit.is_some()).await;
+    let holder = number_after(&seen.bytes, "HOLDER=").unwrap();
+    let t = sc.terminal(&id).await;
+    assert_eq!(t["alive"], false);
+    assert_eq!(t["survivors"], json!([{"pid": holder, "name": "sleep"}]));
+    let list = sc.req("GET", "/api/terminals", None).await.json();
+    assert_eq!(list["terminals"][0]["survivors"], json!([{"pid": holder, "name": "sleep"}]));
+    // Nothing kills it until the terminal is deleted.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!pid_gone(holder));
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    assert!(wait_pid_gone(holder).await, "the survivor is killed with the session");
+}
+
+#[tokio::test]
 async fn exit_with_parent_shuts_down_when_the_launcher_dies() {
     let mut sc = Sidecar::start_under_shell("--exit-with-parent");
     let (c1, g1) = spawn_with_grandchild(&sc).await;

@@ -49,6 +49,14 @@ pub struct TerminalJson {
     exit_code: Option<i32>,
     busy: bool,
     foreground: Option<String>,
+    survivors: Vec<SurvivorJson>,
+}
+
+/// One entry of `survivors` (protocol §4): a process still running in an exited terminal's session.
+#[derive(Debug, Serialize)]
+pub struct SurvivorJson {
+    pid: i32,
+    name: String,
 }
 
 impl From<TerminalInfo> for TerminalJson {
@@ -64,6 +72,7 @@ impl From<TerminalInfo> for TerminalJson {
             exit_code: i.exit_code,
             busy: i.busy,
             foreground: i.foreground,
+            survivors: i.survivors.into_iter().map(|s| SurvivorJson { pid: s.pid, name: s.name }).collect(),
         }
     }
 }
