@@ -47,7 +47,7 @@ test('a nohup server left by exit is named; Enter restarts and keeps it; closing
   await expect(pane).toHaveAttribute('data-status', 'open');
   await expect(pane).not.toHaveAttribute('data-terminal-id', old);
   await expect(pane.getByTestId('pane-survivors')).toHaveCount(0);
-  await page.waitForTimeout(3000); // past a deletion's 2 s SIGKILL grace
+  await page.waitForTimeout(6000); // well past a deletion's 2 s SIGKILL grace
   expect(alive(pid)).toBe(true);
   // The old terminal stays registered while its server runs.
   expect((await api('GET', `/api/terminals/${old}`)).survivors).toEqual([{ pid, name: 'python3' }]);
