@@ -51,12 +51,17 @@ test('a nohup server left by exit is named; Enter restarts and keeps it; closing
   expect(alive(pid)).toBe(true);
   // The old terminal stays registered while its server runs.
   expect((await api('GET', `/api/terminals/${old}`)).survivors).toEqual([{ pid, name: 'python3' }]);
+  // The header still says so.
+  await expect(pane.getByTestId('pane-kept')).toHaveText('+ python3');
+  await expect(pane.getByTestId('pane-kept')).toHaveAttribute('title', new RegExp(`^python3 \\(pid ${pid}\\) still runs from an earlier session in this pane`));
 
   // A busy program in the new shell, and the kept server: Ctrl-b x asks, naming both.
   const now = (await pane.getAttribute('data-terminal-id'))!;
   await wall.type('sleep 1000\n');
   await expect.poll(async () => (await api('GET', `/api/terminals/${now}`)).foreground).toBe('sleep');
-  await wall.prefix('x');
+  // (Not wall.prefix: the question takes the keyboard, so it never comes back to the pane.)
+  await page.keyboard.press('Control+b');
+  await page.keyboard.press('x');
   const ask = page.getByTestId('close-confirm');
   await expect(ask).toBeVisible();
   await expect(ask.getByTestId('close-confirm-reasons').locator('li')).toHaveText([
@@ -66,6 +71,7 @@ test('a nohup server left by exit is named; Enter restarts and keeps it; closing
   await expect(ask.getByTestId('close-confirm-cancel')).toBeFocused();
   await page.keyboard.press('Escape');
   await expect(ask).toHaveCount(0);
+  await wall.waitKeyboardFocus(); // back in the pane
   await expect(wall.panes()).toHaveCount(1);
   await expect(pane).toHaveAttribute('data-terminal-id', now);
   expect(alive(pid)).toBe(true);
@@ -80,6 +86,20 @@ test('a nohup server left by exit is named; Enter restarts and keeps it; closing
   await expect.poll(() => alive(pid), { timeout: 8000 }).toBe(false);
   await expect.poll(() => status(old)).toBe(404);
   await expect.poll(() => status(now)).toBe(404);
+});
+
+test('a kept terminal is deleted once what it kept has ended', async ({ wall }) => {
+  const [id] = await wall.paneIds();
+  const pane = wall.pane(id);
+  const old = (await pane.getAttribute('data-terminal-id'))!;
+  const pid = await leaveServerAndExit(wall, id);
+  await survivorBanner(pane, pid);
+  await wall.type('\n');
+  await expect(pane.getByTestId('pane-kept')).toHaveText('+ python3');
+  process.kill(pid, 'SIGTERM'); // ended elsewhere
+  await expect.poll(() => status(old), { timeout: 15_000 }).toBe(404);
+  await expect(pane.getByTestId('pane-kept')).toHaveCount(0);
+  await expect(pane).toHaveAttribute('data-status', 'open');
 });
 
 test('"Stop it" stops what the exited session left running; the pane stays exited and Enter restarts', async ({ wall }) => {

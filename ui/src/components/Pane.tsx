@@ -2,7 +2,7 @@ import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { Rect } from '../layout/engine';
 import { displayUrl } from '../browser/url';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
-import { survivorBanner } from '../workspace/survivors';
+import { survivorBanner, survivorText } from '../workspace/survivors';
 import { Banner } from './Banner';
 import { OverflowMenu } from './OverflowMenu';
 
@@ -156,6 +156,15 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           </span>
         )}
         {pane.status === 'reconnecting' && <span className="pane-badge">reconnecting…</span>}
+        {!!pane.keptSurvivors?.length && (
+          <span
+            className="pane-badge pane-kept"
+            data-testid="pane-kept"
+            title={`${survivorText(pane.keptSurvivors)} still ${pane.keptSurvivors.length > 1 ? 'run' : 'runs'} from an earlier session in this pane (kept at a restart); closing the pane asks before stopping ${pane.keptSurvivors.length > 1 ? 'them' : 'it'}`}
+          >
+            + {pane.keptSurvivors.map((k) => k.name).join(', ')}
+          </span>
+        )}
         <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           {btn('pane-split-right', 'Split right (Ctrl-b %)', ICONS.splitRight, () => store.split(id, 'right'))}

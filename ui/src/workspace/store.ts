@@ -58,6 +58,8 @@ export interface PaneModel {
    * processes of their sessions still ran; deleted when those end (swept) or the pane closes
    */
   kept?: string[];
+  /** what still runs in the `kept` terminals, as last swept */
+  keptSurvivors?: Survivor[];
 }
 
 /** A close that waits for the user's answer: the pane and why it asks (one line per reason). */
@@ -289,6 +291,7 @@ export class WorkspaceStore {
       onKept: (terminalId) => {
         const kept = this.snap.panes[id]?.kept ?? [];
         if (!kept.includes(terminalId)) this.updatePane(id, { kept: [...kept, terminalId] });
+        void this.sweepKept();
       },
     });
     this.runtimes.set(id, rt);
@@ -377,20 +380,42 @@ export class WorkspaceStore {
     setInterval(() => void this.sweepKept(), KEPT_SWEEP_MS);
   }
 
-  /** Deletes the kept terminals (see `PaneModel.kept`) in which nothing runs any more, and forgets the ones already gone. */
+  private sweeping = false;
+
+  /**
+   * Checks the kept terminals (see `PaneModel.kept`): records what still runs in them
+   * (`keptSurvivors`, for the header), deletes the ones in which nothing runs any more, and
+   * forgets the ones already gone. One sweep at a time.
+   */
   private async sweepKept() {
-    for (const id of this.snap.order) {
-      for (const t of this.snap.panes[id]?.kept ?? []) {
-        let done = false;
-        try {
-          done = !(await api.getTerminal(t)).survivors?.length;
-          if (done) await api.deleteTerminal(t).catch(() => undefined);
-        } catch (e) {
-          done = e instanceof ApiError && e.status === 404;
-        }
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const id of this.snap.order) {
         const kept = this.snap.panes[id]?.kept;
-        if (done && kept) this.updatePane(id, { kept: kept.filter((k) => k !== t) });
+        if (!kept?.length) continue;
+        const left: string[] = [];
+        const survivors: Survivor[] = [];
+        for (const t of kept) {
+          try {
+            const list = (await api.getTerminal(t)).survivors ?? [];
+            if (list.length) {
+              left.push(t);
+              survivors.push(...list);
+            } else await api.deleteTerminal(t).catch(() => undefined);
+          } catch (e) {
+            if (!(e instanceof ApiError && e.status === 404)) left.push(t); // unknown: ask again later
+          }
+        }
+        const now = this.snap.panes[id]?.kept;
+        if (!now) continue;
+        // Terminals kept while this sweep ran stay for the next one.
+        const next = now.filter((t) => left.includes(t) || !kept.includes(t));
+        const same = next.length === now.length && survivorKey(survivors) === survivorKey(this.snap.panes[id]?.keptSurvivors ?? []);
+        if (!same) this.updatePane(id, { kept: next, keptSurvivors: survivors });
       }
+    } finally {
+      this.sweeping = false;
     }
   }
 
@@ -1145,6 +1170,11 @@ export class WorkspaceStore {
     for (const rt of this.runtimes.values()) rt.host.setScheme(scheme);
     this.set({ scheme });
   }
+}
+
+/** Survivors compared by pid and name. */
+function survivorKey(list: readonly Survivor[]): string {
+  return list.map((s) => `${s.pid}:${s.name}`).join(',');
 }
 
 /** An error's message for a refusal (the API's own message for an `ApiError`). */
