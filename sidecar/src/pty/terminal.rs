@@ -460,7 +460,8 @@ impl Terminal {
     /// `/proc`; the reaped child is not among them). Only meaningful once the child is reaped.
     pub fn survivors(&self) -> Vec<Survivor> {
         let me = std::process::id() as i32;
-        let mut pids: Vec<i32> = sys::session_members(self.pid).into_iter().filter(|&p| p != self.pid && p != me).collect();
+        let mut pids: Vec<i32> =
+            sys::session_members(self.pid).into_iter().filter(|&p| p != self.pid && p != me).collect();
         pids.sort_unstable();
         pids.into_iter()
             .map(|pid| Survivor { pid, name: sys::process_name(pid).unwrap_or_else(|| "?".to_string()) })
@@ -859,7 +860,11 @@ mod tests {
 
     /// A fresh empty directory under the temp dir, for a test's files.
     fn tempfile_dir() -> String {
-        let d = std::env::temp_dir().join(format!("porthole-pty-test-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+        let d = std::env::temp_dir().join(format!(
+            "porthole-pty-test-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        ));
         std::fs::create_dir_all(&d).unwrap();
         d.to_string_lossy().into_owned()
     }
