@@ -336,6 +336,21 @@ async fn exit_is_sent_when_a_background_process_holds_the_pty() {
 }
 
 #[tokio::test]
+async fn terminals_name_the_pane_whose_current_terminal_they_are() {
+    let sc = Sidecar::start(&[]);
+    let a = sc.spawn(&["cat"]).await;
+    assert_eq!(sc.terminal(&a).await["pane"], a.as_str(), "a new pane is named after its terminal");
+    // A restart in pane `a` (as "Enter restarts" does): the new terminal runs in pane a now.
+    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols":80,"rows":24,"pane":a}))).await;
+    assert_eq!(r.status, 201);
+    let b = r.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(sc.terminal(&b).await["pane"], a.as_str());
+    assert_eq!(sc.terminal(&a).await["pane"], serde_json::Value::Null);
+    let list = sc.req("GET", "/api/terminals", None).await.json();
+    assert_eq!(list["terminals"][1]["pane"], a.as_str());
+}
+
+#[tokio::test]
 async fn an_exited_terminal_lists_its_survivors_until_deleted() {
     let sc = Sidecar::start(&[]);
     // As after `nohup python3 -m http.server &` and `exit`: the shell exits, a process that

@@ -8,6 +8,13 @@ const status = (id: string) => api('GET', `/api/terminals/${id}`).then(() => 200
 test('after an unreadable workspace document the old terminals are offered; Show attaches panes to them; Stop ends an API-made one', async ({ wall, page }) => {
   const [first] = await wall.paneIds();
   await wall.click(first);
+  // Restarted once: its terminal runs under the pane's first handle (protocol §4 `pane`).
+  const handle1 = (await wall.pane(first).getAttribute('data-handle'))!;
+  await wall.type('exit\n');
+  await expect(wall.pane(first)).toHaveAttribute('data-status', 'exited');
+  await wall.type('\n');
+  await expect(wall.pane(first)).toHaveAttribute('data-status', 'open');
+  await expect(wall.pane(first)).not.toHaveAttribute('data-terminal-id', handle1);
   await wall.type('echo orphan-one-$((40+2))\n');
   await wall.waitText(first, /^orphan-one-42$/m);
   const t1 = (await wall.pane(first).getAttribute('data-terminal-id'))!;
@@ -34,7 +41,8 @@ test('after an unreadable workspace document the old terminals are offered; Show
   await wall.waitOpen(3);
   const one = page.locator(`[data-testid=pane][data-terminal-id="${t1}"]`);
   const two = page.locator(`[data-testid=pane][data-terminal-id="${t2}"]`);
-  await expect(one).toHaveAttribute('data-handle', t1);
+  await expect(one).toHaveAttribute('data-handle', handle1);
+  await expect(two).toHaveAttribute('data-handle', t2);
   await expect(two).toHaveCount(1);
   const oneId = (await one.getAttribute('data-pane-id'))!;
   await wall.waitText(oneId, /^orphan-one-42$/m);

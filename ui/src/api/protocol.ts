@@ -37,6 +37,11 @@ export interface TerminalInfo {
    * (a `nohup` server), by pid; empty while it lives (protocol §4). Absent from older sidecars.
    */
   survivors?: Survivor[];
+  /**
+   * the handle of the pane whose current terminal this is (`tN`), null when none is (a later
+   * terminal replaced it in its pane). Absent from older sidecars.
+   */
+  pane?: string | null;
 }
 
 /** A process still running in an exited terminal's session (protocol §4). */

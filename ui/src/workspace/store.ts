@@ -427,10 +427,13 @@ export class WorkspaceStore {
     const panes = { ...this.snap.panes };
     const order = [...this.snap.order];
     const shown = new Set(Object.values(panes).flatMap((p) => [p.terminalId, ...(p.kept ?? [])]));
+    const handles = new Set(Object.values(panes).map((p) => p.handle));
     for (const o of orphans) {
       if (shown.has(o.id)) continue;
-      // Its handle is its id: which pane it was made for is not known here.
-      const p = this.newPane(o.id, '', o.command, o.id);
+      // The handle of the pane it runs under (what `ph` in it knows), unless a pane here has it.
+      const handle = handles.has(o.handle) ? o.id : o.handle;
+      handles.add(handle);
+      const p = this.newPane(o.id, '', o.command, handle);
       const target = besidePane(layout, null);
       const plan = target ? planSplit(layout, this.wall, target, null, p.id, { gap: GAP_PX, minSize: MIN_PANE_PX }) : null;
       if (plan?.ok) layout = plan.layout;

@@ -51,13 +51,13 @@ describe('findOrphans', () => {
       term('t3', { foreground: 'npm' }),
       term('t4', { alive: false, exit_code: 0 }),
       term('t5', { alive: false, exit_code: 0, survivors: [py] }),
-      term('t6', { foreground: null, command: ['/usr/bin/htop'] }),
+      term('t6', { foreground: null, command: ['/usr/bin/htop'], pane: 't2' }),
     ];
     const orphans = findOrphans(terms, new Set(['t1']));
-    expect(orphans.map((o) => [o.id, o.name])).toEqual([
-      ['t3', 'npm'],
-      ['t5', 'python3'],
-      ['t6', 'htop'],
+    expect(orphans.map((o) => [o.id, o.name, o.handle])).toEqual([
+      ['t3', 'npm', 't3'],
+      ['t5', 'python3', 't5'],
+      ['t6', 'htop', 't2'],
     ]);
     expect(orphanText(orphans.slice(0, 2))).toBe('2 terminals running without a pane: npm (t3), python3 (t5)');
     expect(orphanText(orphans.slice(0, 1))).toBe('1 terminal running without a pane: npm (t3)');

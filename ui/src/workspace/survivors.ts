@@ -46,6 +46,8 @@ export interface Orphan {
   name: string;
   /** its command line as a pane title */
   command: string | null;
+  /** the pane handle it runs under (protocol §4 `pane`), else its own id */
+  handle: string;
 }
 
 /**
@@ -57,8 +59,9 @@ export function findOrphans(terminals: readonly TerminalInfo[], shown: ReadonlyS
   for (const t of terminals) {
     if (shown.has(t.id)) continue;
     const command = commandTitle(t.command);
-    if (t.alive) out.push({ id: t.id, name: t.foreground ?? command ?? 'terminal', command });
-    else if (t.survivors?.length) out.push({ id: t.id, name: t.survivors.map((s) => s.name).join(', '), command });
+    const handle = t.pane ?? t.id;
+    if (t.alive) out.push({ id: t.id, name: t.foreground ?? command ?? 'terminal', command, handle });
+    else if (t.survivors?.length) out.push({ id: t.id, name: t.survivors.map((s) => s.name).join(', '), command, handle });
   }
   return out;
 }
