@@ -245,6 +245,25 @@ async fn shutdown_endpoint_leaves_no_child_process() {
 }
 
 #[tokio::test]
+async fn shutdown_right_after_a_delete_still_ends_a_process_ignoring_sighup() {
+    let mut sc = Sidecar::start(&[]);
+    // As a `nohup` server: SIGHUP does nothing, only the SIGKILL 2 s after the delete would.
+    let id = sc.spawn(&["sh", "-c", "trap '' HUP; echo STUBBORN=$$; while :; do sleep 1; done"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"STUBBORN=") && contains(&s.bytes, b"\r\n")).await;
+    let pid = number_after(&seen.bytes, "STUBBORN=").unwrap();
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    assert_eq!(sc.req("POST", "/api/shutdown", None).await.status, 202);
+    assert!(sc.wait_exit().success());
+    let gone = wait_pid_gone(pid).await;
+    if !gone {
+        send_signal(pid as u32, 9); // do not leave it behind
+    }
+    assert!(gone, "pid {pid}, deleted just before the shutdown, outlived the sidecar");
+}
+
+#[tokio::test]
 async fn sigterm_leaves_no_child_process() {
     let mut sc = Sidecar::start(&[]);
     let (c1, g1) = spawn_with_grandchild(&sc).await;
