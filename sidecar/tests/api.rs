@@ -245,6 +245,25 @@ async fn shutdown_endpoint_leaves_no_child_process() {
 }
 
 #[tokio::test]
+async fn shutdown_right_after_a_delete_still_ends_a_process_ignoring_sighup() {
+    let mut sc = Sidecar::start(&[]);
+    // As a `nohup` server: SIGHUP does nothing, only the SIGKILL 2 s after the delete would.
+    let id = sc.spawn(&["sh", "-c", "trap '' HUP; echo STUBBORN=$$; while :; do sleep 1; done"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"STUBBORN=") && contains(&s.bytes, b"\r\n")).await;
+    let pid = number_after(&seen.bytes, "STUBBORN=").unwrap();
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    assert_eq!(sc.req("POST", "/api/shutdown", None).await.status, 202);
+    assert!(sc.wait_exit().success());
+    let gone = wait_pid_gone(pid).await;
+    if !gone {
+        send_signal(pid as u32, 9); // do not leave it behind
+    }
+    assert!(gone, "pid {pid}, deleted just before the shutdown, outlived the sidecar");
+}
+
+#[tokio::test]
 async fn sigterm_leaves_no_child_process() {
     let mut sc = Sidecar::start(&[]);
     let (c1, g1) = spawn_with_grandchild(&sc).await;
@@ -333,6 +352,46 @@ async fn exit_is_sent_when_a_background_process_holds_the_pty() {
     assert!(!pid_gone(holder));
     assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
     assert!(wait_pid_gone(holder).await, "the holder is killed with the session");
+}
+
+#[tokio::test]
+async fn terminals_name_the_pane_whose_current_terminal_they_are() {
+    let sc = Sidecar::start(&[]);
+    let a = sc.spawn(&["cat"]).await;
+    assert_eq!(sc.terminal(&a).await["pane"], a.as_str(), "a new pane is named after its terminal");
+    // A restart in pane `a` (as "Enter restarts" does): the new terminal runs in pane a now.
+    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols":80,"rows":24,"pane":a}))).await;
+    assert_eq!(r.status, 201);
+    let b = r.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(sc.terminal(&b).await["pane"], a.as_str());
+    assert_eq!(sc.terminal(&a).await["pane"], serde_json::Value::Null);
+    let list = sc.req("GET", "/api/terminals", None).await.json();
+    assert_eq!(list["terminals"][1]["pane"], a.as_str());
+}
+
+#[tokio::test]
+async fn an_exited_terminal_lists_its_survivors_until_deleted() {
+    let sc = Sidecar::start(&[]);
+    // As after `nohup python3 -m http.server &` and `exit`: the shell exits, a process that
+    // ignores SIGHUP keeps running in its session (it creates `ready` once its trap is set).
+    let script = "(trap '' HUP; : > ready; exec sleep 1000) & echo HOLDER=$!; \
+                  while [ ! -e ready ]; do sleep 0.05; done; exit 0";
+    let id = sc.spawn(&["sh", "-c", script]).await;
+    assert_eq!(sc.terminal(&id).await["survivors"], json!([]), "none while the child lives");
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| s.exit.is_some()).await;
+    let holder = number_after(&seen.bytes, "HOLDER=").unwrap();
+    let t = sc.terminal(&id).await;
+    assert_eq!(t["alive"], false);
+    assert_eq!(t["survivors"], json!([{"pid": holder, "name": "sleep"}]));
+    let list = sc.req("GET", "/api/terminals", None).await.json();
+    assert_eq!(list["terminals"][0]["survivors"], json!([{"pid": holder, "name": "sleep"}]));
+    // Nothing kills it until the terminal is deleted.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!pid_gone(holder));
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    assert!(wait_pid_gone(holder).await, "the survivor is killed with the session");
 }
 
 #[tokio::test]

@@ -49,11 +49,22 @@ pub struct TerminalJson {
     exit_code: Option<i32>,
     busy: bool,
     foreground: Option<String>,
+    survivors: Vec<SurvivorJson>,
+    pane: Option<String>,
 }
 
-impl From<TerminalInfo> for TerminalJson {
-    fn from(i: TerminalInfo) -> Self {
+/// One entry of `survivors` (protocol §4): a process still running in an exited terminal's session.
+#[derive(Debug, Serialize)]
+pub struct SurvivorJson {
+    pid: i32,
+    name: String,
+}
+
+impl TerminalJson {
+    /// The wire form of `i`; `pane` is the handle of the pane whose current terminal it is.
+    fn new(i: TerminalInfo, st: &AppState) -> Self {
         TerminalJson {
+            pane: st.control.pane_of(i.id).map(|h| h.to_string()),
             id: i.id.to_string(),
             pid: i.pid,
             cwd: i.cwd,
@@ -64,6 +75,7 @@ impl From<TerminalInfo> for TerminalJson {
             exit_code: i.exit_code,
             busy: i.busy,
             foreground: i.foreground,
+            survivors: i.survivors.into_iter().map(|s| SurvivorJson { pid: s.pid, name: s.name }).collect(),
         }
     }
 }
@@ -176,13 +188,13 @@ pub async fn spawn_terminal(st: &AppState, spec: SpawnSpec, pane: Option<Handle>
 
 /// `GET /api/terminals` → `200 {"terminals":[Terminal…]}` in creation order.
 pub async fn list(State(st): State<AppState>) -> Json<serde_json::Value> {
-    let terms: Vec<TerminalJson> = st.terminals.list().iter().map(|t| t.info().into()).collect();
+    let terms: Vec<TerminalJson> = st.terminals.list().iter().map(|t| TerminalJson::new(t.info(), &st)).collect();
     Json(serde_json::json!({ "terminals": terms }))
 }
 
 /// `GET /api/terminals/{id}` → `200 Terminal` or 404.
 pub async fn get_one(State(st): State<AppState>, Path(id): Path<String>) -> Result<Json<TerminalJson>, ApiError> {
-    Ok(Json(lookup(&st, &id)?.info().into()))
+    Ok(Json(TerminalJson::new(lookup(&st, &id)?.info(), &st)))
 }
 
 /// `DELETE /api/terminals/{id}` → 204, or 404 if unknown.

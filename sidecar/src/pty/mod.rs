@@ -17,7 +17,7 @@ pub use error::PtyError;
 pub use id::{BadTerminalId, TerminalId};
 pub use registry::Registry;
 pub use screen::ScreenText;
-pub use terminal::{Attachment, ClientHandle, Event, SpawnSpec, Terminal, TerminalInfo};
+pub use terminal::{Attachment, ClientHandle, Event, SpawnSpec, Survivor, Terminal, TerminalInfo};
 
 /// The user's home directory (`$HOME`, else the password database, else `/`): the default
 /// working directory of a new terminal.

@@ -18,6 +18,10 @@ pub struct Registry {
 #[derive(Default)]
 struct Inner {
     terminals: BTreeMap<TerminalId, Arc<Terminal>>,
+    /// Deleted terminals whose processes may not have ended yet (within the SIGKILL grace):
+    /// a shutdown meanwhile must still finish them off, or a process ignoring SIGHUP (a
+    /// `nohup` server) outlives the sidecar.
+    dying: BTreeMap<TerminalId, Arc<Terminal>>,
     next_id: u64,
     shutting_down: bool,
 }
@@ -83,32 +87,41 @@ impl Registry {
     /// Forgets the terminal, hangs it up (SIGHUP to its group and session) and, on a
     /// background thread, sends SIGKILL after 2 s if anything is left. Returns false if the id
     /// was unknown (a second call returns false).
-    pub fn delete(&self, id: TerminalId) -> bool {
-        let Some(term) = self.lock().terminals.remove(&id) else { return false };
+    pub fn delete(self: &Arc<Self>, id: TerminalId) -> bool {
+        let term = {
+            let mut inner = self.lock();
+            let Some(term) = inner.terminals.remove(&id) else { return false };
+            inner.dying.insert(id, term.clone());
+            term
+        };
         term.hang_up();
         let spawned = std::thread::Builder::new().name(format!("pty-kill-{id}")).spawn({
-            let term = term.clone();
+            let (term, registry) = (term.clone(), self.clone());
             move || {
                 wait_until(Duration::from_millis(KILL_GRACE_MS), || !term.anything_alive());
                 if term.anything_alive() {
                     term.kill_now();
                 }
+                registry.lock().dying.remove(&id);
             }
         });
         if spawned.is_err() {
             term.kill_now();
+            self.lock().dying.remove(&id);
         }
         tracing::info!(%id, "terminal deleted");
         true
     }
 
     /// Hangs up every terminal, SIGKILLs whatever is left after 2 s, and waits (bounded)
-    /// until every child is reaped. Blocking; refuses later spawns. Idempotent.
+    /// until every child is reaped. Terminals deleted less than 2 s ago count too (their
+    /// SIGKILL may not have come yet). Blocking; refuses later spawns. Idempotent.
     pub fn shutdown(&self) {
         let terms: Vec<Arc<Terminal>> = {
             let mut inner = self.lock();
             inner.shutting_down = true;
-            std::mem::take(&mut inner.terminals).into_values().collect()
+            let dying = std::mem::take(&mut inner.dying);
+            std::mem::take(&mut inner.terminals).into_values().chain(dying.into_values()).collect()
         };
         for t in &terms {
             t.hang_up();

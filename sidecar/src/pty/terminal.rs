@@ -73,6 +73,18 @@ pub struct TerminalInfo {
     pub busy: bool,
     /// `comm` of the foreground process group leader, if readable.
     pub foreground: Option<String>,
+    /// Once the child is reaped: the processes still alive in its process group or session
+    /// (a `nohup` server, a job that ignored SIGHUP), by pid; empty while the child lives.
+    pub survivors: Vec<Survivor>,
+}
+
+/// A process left running in an exited terminal's session (protocol §4 `survivors`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Survivor {
+    /// Its pid.
+    pub pid: i32,
+    /// Its name (`/proc/<pid>/comm`), or `?` when it cannot be read.
+    pub name: String,
 }
 
 /// An event delivered to an attached client, in order.
@@ -440,7 +452,20 @@ impl Terminal {
             exit_code,
             busy: pgrp.is_some_and(|p| p != self.pid),
             foreground: pgrp.and_then(sys::process_name),
+            survivors: if alive { Vec::new() } else { self.survivors() },
         }
+    }
+
+    /// The live processes left in the terminal's process group or session, by pid (read from
+    /// `/proc`; the reaped child is not among them). Only meaningful once the child is reaped.
+    pub fn survivors(&self) -> Vec<Survivor> {
+        let me = std::process::id() as i32;
+        let mut pids: Vec<i32> =
+            sys::session_members(self.pid).into_iter().filter(|&p| p != self.pid && p != me).collect();
+        pids.sort_unstable();
+        pids.into_iter()
+            .map(|pid| Survivor { pid, name: sys::process_name(pid).unwrap_or_else(|| "?".to_string()) })
+            .collect()
     }
 
     /// Attaches a client. The scrollback snapshot and the subscription are taken under one
@@ -804,6 +829,44 @@ mod tests {
         assert!(text.lines[..100].iter().all(|l| l == "abcdefgh"));
         t.hang_up();
         t.kill_now();
+    }
+
+    #[test]
+    fn an_exited_terminal_names_what_still_runs_in_its_session() {
+        // The holder ignores SIGHUP (as `nohup` makes a server do), so the session leader's
+        // exit leaves it running; it creates `ready` once its trap is set.
+        let dir = tempfile_dir();
+        let script = format!(
+            "cd {dir}; (trap '' HUP; : > ready; exec sleep 1000) & echo HOLDER=$!; \
+             while [ ! -e ready ]; do sleep 0.05; done; exit 0"
+        );
+        let t = Terminal::spawn(TerminalId(1), spec(&["sh", "-c", &script]), &[]).unwrap();
+        assert!(t.info().survivors.is_empty(), "nothing is a survivor while the child lives");
+        let mut a = t.attach();
+        let (out, exit) = collect(&mut a, |_, e| e.is_some());
+        assert_eq!(exit, Some(0));
+        let text = String::from_utf8_lossy(&out);
+        let holder: i32 = text.split("HOLDER=").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        assert_eq!(t.info().survivors, vec![Survivor { pid: holder, name: "sleep".into() }]);
+        t.hang_up();
+        t.kill_now();
+        let start = Instant::now();
+        while !t.survivors().is_empty() {
+            assert!(start.elapsed() < Duration::from_secs(5), "the holder outlived SIGKILL");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A fresh empty directory under the temp dir, for a test's files.
+    fn tempfile_dir() -> String {
+        let d = std::env::temp_dir().join(format!(
+            "porthole-pty-test-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d.to_string_lossy().into_owned()
     }
 
     #[test]

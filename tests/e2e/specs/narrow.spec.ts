@@ -1,7 +1,9 @@
 // Browser panes at the narrow widths a tiling wall produces (issue 3): the header keeps the
 // URL field usable, the "can't follow" banner stays one line with its actions inside the
 // pane, and a blocked address typed in an iframe pane is refused under the field with the
-// pane left as it was. The page comes from an HTTP server this test starts.
+// pane left as it was. The page comes from an HTTP server this test starts. At the layout's
+// minimum (80 px), terminal and browser panes keep every header action reachable through
+// the "⋯" menu (issue 12 item 17).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Locator } from '@playwright/test';
@@ -177,6 +179,92 @@ test.describe('narrow browser panes', () => {
       expect(inside(await box(panel.getByTestId('browser-error-retry')), otherBox)).toBe(true);
       expect(await panel.evaluate((e) => e.scrollWidth <= e.clientWidth)).toBe(true);
       await page.screenshot({ path: '/tmp/narrow-shots/refused-side-by-side.png' });
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+test.describe('panes at the 80 px minimum', () => {
+  test('the header buttons that do not fit are in the "⋯" menu, for terminal and browser panes', async ({ wall, page }) => {
+    await page.setViewportSize({ width: 900, height: 500 });
+    const site = await startSite();
+    try {
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type('echo touched\n');
+      await wall.waitText(term, /^touched$/m);
+      // A browser pane beside the (touched) terminal, on a page, so Back/Forward/Reload are live.
+      await wall.page.keyboard.press('Control+b');
+      await wall.page.keyboard.press('b');
+      const id = await wall.focusedId();
+      const browser = wall.pane(id);
+      await typeUrl(browser, site.origin);
+      await expect(page.frameLocator(`[data-pane-id="${id}"] iframe[data-testid=browser-frame]`).locator('#home')).toHaveText('home page', { timeout: 20_000 });
+      // Wide: every button in the header, no "⋯".
+      await expect(wall.pane(term).getByTestId('pane-more')).toBeHidden();
+      await expect(browser.getByTestId('pane-more')).toBeHidden();
+
+      // Two panes side by side at the minimum: (178 − 2 × 6 margin − 6 gap) / 2 = 80 px each.
+      await page.setViewportSize({ width: 178, height: 500 });
+      for (const p of [wall.pane(term), browser]) {
+        await expect.poll(async () => Math.round((await box(p)).width)).toBe(80);
+        const paneBox = await box(p);
+        const more = p.getByTestId('pane-more');
+        await expect(more).toBeVisible();
+        // Whatever the header still shows lies inside the pane.
+        for (const b of await p.locator('header button:visible').all()) expect(inside(await box(b), paneBox)).toBe(true);
+      }
+      await page.screenshot({ path: '/tmp/narrow-shots/panes-80.png' });
+
+      const menu = page.getByTestId('pane-more-menu');
+      const labels = async () => menu.getByRole('menuitem').allTextContents();
+      const viewport = { x: 0, y: 0, width: 178, height: 500 };
+
+      await wall.pane(term).getByTestId('pane-more').click();
+      await expect(menu).toBeVisible();
+      expect(await labels()).toEqual(['Split right (Ctrl-b %)', 'Split down (Ctrl-b ")', 'Open a browser pane (Ctrl-b b)', 'Zoom (Ctrl-b z)', 'Minimize (Ctrl-b m)', 'Close (Ctrl-b x)']);
+      for (const item of await menu.getByRole('menuitem').all()) {
+        await expect(item).toBeEnabled();
+        expect(inside(await box(item), viewport)).toBe(true);
+      }
+      await page.screenshot({ path: '/tmp/narrow-shots/panes-80-terminal-menu.png' });
+      // Escape closes it; a choice runs the action as its button does.
+      await page.keyboard.press('Escape');
+      await expect(menu).toHaveCount(0);
+      await wall.pane(term).getByTestId('pane-more').click();
+      await menu.getByTestId('more-pane-minimize').click();
+      await expect(menu).toHaveCount(0);
+      await expect(wall.pane(term)).toHaveAttribute('data-visible', 'false');
+      await page.getByTestId('baseboard-chip').click();
+      await expect(wall.pane(term)).toHaveAttribute('data-visible', 'true');
+
+      await expect.poll(async () => Math.round((await box(browser)).width)).toBe(80);
+      await browser.getByTestId('pane-more').click();
+      await expect(menu).toBeVisible();
+      expect(await labels()).toEqual([
+        'Back',
+        'Forward',
+        'Reload',
+        'Open another browser pane (Ctrl-b b)',
+        'Zoom (Ctrl-b z)',
+        'Minimize (Ctrl-b m)',
+        'Close (Ctrl-b x)',
+      ]);
+      for (const item of await menu.getByRole('menuitem').all()) expect(inside(await box(item), viewport)).toBe(true);
+      await page.screenshot({ path: '/tmp/narrow-shots/panes-80-browser-menu.png' });
+      // Zoom from the menu; the zoomed pane (wider) still offers Unzoom.
+      await menu.getByTestId('more-pane-zoom').click();
+      await expect(wall.visiblePanes()).toHaveCount(1);
+      await browser.getByTestId('pane-more').click();
+      await menu.getByRole('menuitem', { name: 'Unzoom (Ctrl-b z)' }).click();
+      await expect(wall.visiblePanes()).toHaveCount(2);
+      // Close from the menu.
+      await expect.poll(async () => Math.round((await box(browser)).width)).toBe(80);
+      await browser.getByTestId('pane-more').click();
+      await menu.getByTestId('more-pane-close').click();
+      await expect(browser).toHaveCount(0);
+      await expect(wall.panes()).toHaveCount(1);
     } finally {
       await site.close();
     }

@@ -32,6 +32,23 @@ export interface TerminalInfo {
   exit_code: number | null;
   busy: boolean;
   foreground: string | null;
+  /**
+   * once the child has exited: the processes still running in its process group or session
+   * (a `nohup` server), by pid; empty while it lives (protocol §4). Absent from older sidecars.
+   */
+  survivors?: Survivor[];
+  /**
+   * the handle of the pane whose current terminal this is (`tN`), null when none is (a later
+   * terminal replaced it in its pane). Absent from older sidecars.
+   */
+  pane?: string | null;
+}
+
+/** A process still running in an exited terminal's session (protocol §4). */
+export interface Survivor {
+  pid: number;
+  /** `/proc/<pid>/comm` */
+  name: string;
 }
 
 export interface CreateTerminal {

@@ -2,6 +2,7 @@ import { useEffect, useSyncExternalStore } from 'react';
 import { IDLE, keystrokeOf, step } from '../keys/prefix';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
+import { CloseConfirm } from './CloseConfirm';
 import { StoppedOverlay } from './StoppedOverlay';
 import { paneLabel } from './Pane';
 import { Wall } from './Wall';
@@ -43,6 +44,7 @@ export function App({ store }: { store: WorkspaceStore }) {
     <div className="app" data-testid="app" data-ready={snap.ready ? 'true' : 'false'}>
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
+      {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}
       {snap.liveness !== 'up' && <StoppedOverlay liveness={snap.liveness} />}
     </div>
   );

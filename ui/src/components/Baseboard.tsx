@@ -1,4 +1,5 @@
 import type { Snapshot, WorkspaceStore } from '../workspace/store';
+import { OrphanNotice } from './OrphanNotice';
 import { paneLabel } from './Pane';
 
 /** Minimized panes as chips along the bottom; a click restores one. */
@@ -6,6 +7,7 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
   const mins = snap.layout.minimized;
   return (
     <div className="baseboard" data-testid="baseboard">
+      <OrphanNotice store={store} orphans={snap.orphans} />
       {mins.length === 0 ? (
         <span className="baseboard-hint">
           <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>b</kbd> browser · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close

@@ -9,6 +9,7 @@ import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
+import { OverflowMenu } from './OverflowMenu';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -367,7 +368,8 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           {btn('pane-open-browser', 'Open another browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
           {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
           {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
-          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}
+          <OverflowMenu />
+          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => void store.requestClose(id))}
         </span>
         {b.loading && <span className="browser-progress" data-testid="browser-progress" role="progressbar" aria-label="Loading the page" />}
       </header>

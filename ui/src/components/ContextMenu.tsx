@@ -176,7 +176,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       { id: 'zoom', label: zoomed ? 'Unzoom' : 'Zoom', keys: 'Ctrl-b z', disabled: !canZoom, run: () => store.toggleZoom(id) },
       { id: 'minimize', label: 'Minimize', keys: 'Ctrl-b m', disabled: !canMinimize, run: () => store.minimize(id) },
     ],
-    [{ id: 'close', label: 'Close', keys: 'Ctrl-b x', run: () => store.close(id) }],
+    [{ id: 'close', label: 'Close', keys: 'Ctrl-b x', run: () => void store.requestClose(id) }],
   ];
 
   return (

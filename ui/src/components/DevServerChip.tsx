@@ -47,6 +47,7 @@ export function DevServerChip({ store, pane, visible }: { store: WorkspaceStore;
       data-testid="dev-server-chip"
       data-pane={owner}
       title={`Served by the terminal pane "${label}": click to focus it`}
+      data-overflow-label={`Go to "${label}" (serves this page)`}
       onMouseDown={(e) => e.stopPropagation()}
       onClick={(e) => {
         e.stopPropagation();

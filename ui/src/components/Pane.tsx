@@ -2,6 +2,9 @@ import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { Rect } from '../layout/engine';
 import { displayUrl } from '../browser/url';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import { survivorBanner, survivorText } from '../workspace/survivors';
+import { Banner } from './Banner';
+import { OverflowMenu } from './OverflowMenu';
 
 export function paneLabel(p: PaneModel): string {
   if (p.kind === 'browser') return p.title || (p.browser?.url ? displayUrl(p.browser.url) : '') || 'browser';
@@ -153,6 +156,15 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           </span>
         )}
         {pane.status === 'reconnecting' && <span className="pane-badge">reconnecting…</span>}
+        {!!pane.keptSurvivors?.length && (
+          <span
+            className="pane-badge pane-kept"
+            data-testid="pane-kept"
+            title={`${survivorText(pane.keptSurvivors)} still ${pane.keptSurvivors.length > 1 ? 'run' : 'runs'} from an earlier session in this pane (kept at a restart); closing the pane asks before stopping ${pane.keptSurvivors.length > 1 ? 'them' : 'it'}`}
+          >
+            + {pane.keptSurvivors.map((k) => k.name).join(', ')}
+          </span>
+        )}
         <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           {btn('pane-split-right', 'Split right (Ctrl-b %)', ICONS.splitRight, () => store.split(id, 'right'))}
@@ -160,9 +172,17 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           {btn('pane-open-browser', 'Open a browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
           {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
           {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
-          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => store.close(id))}
+          <OverflowMenu />
+          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => void store.requestClose(id))}
         </span>
       </header>
+      {pane.status === 'exited' && !!pane.survivors?.length && (
+        <Banner testid="pane-survivors" role="status" text={survivorBanner(pane.exitCode, pane.survivors)}>
+          <button className="panel-btn" data-testid="pane-survivors-stop" title="Stop what still runs from this session" onClick={() => store.stopSurvivors(id)}>
+            Stop it
+          </button>
+        </Banner>
+      )}
       {pane.finding && <FindBar store={store} id={id} />}
       <div
         className="pane-body"

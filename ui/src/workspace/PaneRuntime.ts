@@ -2,9 +2,15 @@
 // (TerminalSession). Created with the pane, disposed when the pane is closed; a minimized or
 // hidden pane keeps its runtime.
 import { ApiError, api } from '../api/client';
+import type { Survivor } from '../api/protocol';
 import { TerminalHost } from '../terminal/TerminalHost';
 import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
 import type { Scheme } from '../terminal/theme';
+import { survivorText } from './survivors';
+import { commandTitle } from './title';
+
+/** How often an exited pane asks again which processes of its session still run. */
+const SURVIVOR_POLL_MS = 2000;
 
 export type PaneStatus = SessionStatus | 'starting' | 'exited' | 'failed';
 
@@ -27,14 +33,16 @@ export interface RuntimeEvents {
   onStatus: (status: PaneStatus, exitCode?: number) => void;
   onFocus: () => void;
   onFind: () => void;
+  /** the exited terminal's session still has these processes running (empty: none, or not exited) */
+  onSurvivors: (survivors: Survivor[]) => void;
+  /**
+   * a restart left terminal `terminalId` registered (not deleted) because processes of its
+   * session still run: the pane keeps it until they end or the pane closes
+   */
+  onKept: (terminalId: string) => void;
 }
 
-/** A terminal's command line as a pane title: argv[0]'s base name (login `-` dropped) and the arguments; null for none. */
-export function commandTitle(command: string[] | undefined): string | null {
-  if (!command?.length) return null;
-  const argv0 = command[0].replace(/^-/, '').split('/').pop() ?? command[0];
-  return [argv0, ...command.slice(1)].join(' ');
-}
+export { commandTitle } from './title';
 
 function binaryToBytes(s: string): Uint8Array {
   const out = new Uint8Array(s.length);
@@ -49,6 +57,9 @@ export class PaneRuntime {
   private exited = false;
   private respawning = false;
   private disposed = false;
+  /** what still runs in the exited terminal's session, as last asked */
+  private survivors: Survivor[] = [];
+  private survivorTimer: ReturnType<typeof setTimeout> | null = null;
   /** true once any input was sent (typed, pasted, or a terminal reply): the pane is no longer "untouched" */
   touched: boolean;
   /** input typed before the terminal exists (while it is being created) */
@@ -156,11 +167,67 @@ export class PaneRuntime {
       this.exited = true;
       this.host.notice(`\r\n[process exited with code ${code}]`);
       this.events.onStatus('exited', code);
+      this.watchSurvivors(id);
     });
     this.events.onStatus(s.status);
   }
 
-  /** Replaces an exited terminal with a new one in the same pane. */
+  private setSurvivors(list: Survivor[]) {
+    const same = list.length === this.survivors.length && list.every((s, i) => s.pid === this.survivors[i].pid && s.name === this.survivors[i].name);
+    if (same) return;
+    this.survivors = list;
+    this.events.onSurvivors(list);
+  }
+
+  /**
+   * Asks which processes still run in exited terminal `id`'s session (protocol §4
+   * `survivors`), now and every 2 s while some do and the pane still shows that terminal.
+   */
+  private watchSurvivors(id: string) {
+    if (this.survivorTimer) clearTimeout(this.survivorTimer);
+    this.survivorTimer = null;
+    const current = () => !this.disposed && this.exited && this.terminalId === id;
+    const ask = async () => {
+      this.survivorTimer = null;
+      if (!current()) return;
+      let list = this.survivors;
+      let again = true;
+      try {
+        list = (await api.getTerminal(id)).survivors ?? [];
+      } catch (e) {
+        // Deleted elsewhere: nothing of it runs any more. Otherwise ask again later.
+        if (e instanceof ApiError && e.status === 404) (list = []), (again = false);
+      }
+      if (!current()) return;
+      const announce = this.survivors.length === 0 && list.length > 0;
+      this.setSurvivors(list);
+      if (announce) this.host.notice(`\r\n[${survivorText(list)} still ${list.length > 1 ? 'run' : 'runs'} from this session: Enter restarts and keeps ${list.length > 1 ? 'them' : 'it'} running]`);
+      if (again && list.length) this.survivorTimer = setTimeout(() => void ask(), SURVIVOR_POLL_MS);
+    };
+    void ask();
+  }
+
+  /**
+   * Stops what still runs in the exited terminal's session: the terminal is deleted (SIGHUP,
+   * SIGKILL after 2 s, protocol §4); the pane stays exited, and Enter still restarts.
+   */
+  async stopSurvivors(): Promise<void> {
+    const id = this.terminalId;
+    if (!this.exited || !id || this.disposed) return;
+    const names = survivorText(this.survivors);
+    // Closed first, so the deletion's close does not read as "terminal is gone".
+    this.session?.dispose();
+    this.session = null;
+    this.setSurvivors([]);
+    await api.deleteTerminal(id).catch(() => undefined);
+    if (names) this.host.notice(`\r\n[stopped ${names}]`);
+  }
+
+  /**
+   * Replaces an exited terminal with a new one in the same pane. When processes of the old
+   * session still run (asked afresh: a server started with `nohup … &`), the old terminal is
+   * kept registered (`onKept`) so they go on running; otherwise it is deleted.
+   */
   private async respawn() {
     if (this.respawning || this.disposed) return;
     this.respawning = true;
@@ -168,7 +235,14 @@ export class PaneRuntime {
     this.session?.dispose();
     this.session = null;
     this.terminalId = null;
-    if (old) void api.deleteTerminal(old).catch(() => undefined);
+    if (this.survivorTimer) clearTimeout(this.survivorTimer);
+    this.survivorTimer = null;
+    if (old) {
+      const info = await api.getTerminal(old).catch(() => null);
+      if (info?.survivors?.length) this.events.onKept(old);
+      else void api.deleteTerminal(old).catch(() => undefined);
+    }
+    this.setSurvivors([]);
     this.host.term.reset();
     await this.spawn();
     this.respawning = false;
@@ -185,6 +259,7 @@ export class PaneRuntime {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (this.survivorTimer) clearTimeout(this.survivorTimer);
     this.session?.dispose();
     this.session = null;
     this.host.dispose();

@@ -27,6 +27,12 @@ describe('parseDoc: pane handles', () => {
     expect(parseDoc(doc({ p1: { terminalId: 't1', title: '', command: null, handle: 7 } }))?.panes.p1).not.toHaveProperty('handle');
   });
 
+  it('keeps the terminals a pane kept for their survivors, dropping what is not a terminal id', () => {
+    const d = parseDoc(doc({ p1: { terminalId: 't5', title: '', command: null, handle: 't1', kept: ['t1', 'b2', 7, 't3'] } }));
+    expect(d?.panes.p1).toEqual({ terminalId: 't5', title: '', command: null, handle: 't1', kept: ['t1', 't3'] });
+    expect(parseDoc(doc({ p1: { terminalId: 't5', title: '', command: null } }))?.panes.p1).not.toHaveProperty('kept');
+  });
+
   it('is null for a document that is not one', () => {
     expect(parseDoc(null)).toBeNull();
     expect(parseDoc({ version: 2, layout, panes: {} })).toBeNull();

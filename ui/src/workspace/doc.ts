@@ -1,6 +1,6 @@
 // The saved workspace document (`PUT /api/workspace`, opaque to the sidecar): its shape and
 // its parser. Pure: the store converts panes to and from it.
-import { BROWSER_HANDLE_RE, BROWSER_ID_RE, TERMINAL_HANDLE_RE } from '../api/protocol';
+import { BROWSER_HANDLE_RE, BROWSER_ID_RE, TERMINAL_HANDLE_RE, TERMINAL_ID_RE } from '../api/protocol';
 import { type RenderMode, isRenderMode } from '../browser/modes';
 import { isHttpUrl } from '../browser/url';
 import * as L from '../layout/engine';
@@ -9,10 +9,13 @@ import { type ViewportChoice, parseViewportChoice } from '../screencast/viewport
 
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
-  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string }
+  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[] }
   | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string };
 
-/** The saved document. Terminal entries predate `kind` and may lack it. */
+/**
+ * The saved document. Terminal entries predate `kind` and may lack it; `kept` lists the
+ * earlier terminals of a pane whose sessions still had processes when it restarted.
+ */
 export interface WorkspaceDoc {
   version: 1;
   layout: L.LayoutState;
@@ -56,6 +59,7 @@ export function parseDoc(v: unknown): WorkspaceDoc | null {
       title: typeof q.title === 'string' ? q.title : '',
       command: typeof q.command === 'string' ? q.command : null,
       ...(typeof q.handle === 'string' && TERMINAL_HANDLE_RE.test(q.handle) ? { handle: q.handle } : {}),
+      ...(Array.isArray(q.kept) ? { kept: q.kept.filter((k): k is string => typeof k === 'string' && TERMINAL_ID_RE.test(k)) } : {}),
     };
   }
   const order = Array.isArray(o.order) ? o.order.filter((x): x is string => typeof x === 'string') : [];

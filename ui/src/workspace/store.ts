@@ -4,7 +4,7 @@
 // method here. Components never reach a runtime's socket.
 import { ApiError, api } from '../api/client';
 import { type Liveness, LivenessWatch, probeHealth } from '../api/liveness';
-import { BROWSER_HANDLE_RE, type ListeningPort, type UiRequest } from '../api/protocol';
+import { BROWSER_HANDLE_RE, type ListeningPort, type Survivor, type TerminalInfo, type UiRequest } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
 import { type RenderMode, modeForUrl } from '../browser/modes';
 import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
@@ -25,6 +25,7 @@ import type { Action } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
 import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
 import { type PaneStatus, PaneRuntime, commandTitle } from './PaneRuntime';
+import { type Orphan, closeReasons, findOrphans } from './survivors';
 
 export interface PaneModel {
   id: L.PaneId;
@@ -50,6 +51,21 @@ export interface PaneModel {
   editNonce?: number;
   /** browser panes opened from a terminal's port (context menu): which one; reuse looks it up */
   portOrigin?: PortOrigin;
+  /** terminal panes, once exited: the processes still running in the terminal's session */
+  survivors?: Survivor[];
+  /**
+   * terminal panes: earlier terminals of this pane kept registered at a restart because
+   * processes of their sessions still ran; deleted when those end (swept) or the pane closes
+   */
+  kept?: string[];
+  /** what still runs in the `kept` terminals, as last swept */
+  keptSurvivors?: Survivor[];
+}
+
+/** A close that waits for the user's answer: the pane and why it asks (one line per reason). */
+export interface CloseQuestion {
+  paneId: L.PaneId;
+  reasons: string[];
 }
 
 export interface Snapshot {
@@ -65,6 +81,10 @@ export interface Snapshot {
   popout: PopoutOffer;
   /** whether Porthole still answers (asked after a pane's connection drops); not `up` covers the wall */
   liveness: Liveness;
+  /** a close waiting for the user's answer (the pane's program is busy or its processes still run) */
+  closing: CloseQuestion | null;
+  /** running terminals no pane showed when this window started (offered: Show, Stop) */
+  orphans: Orphan[];
 }
 
 /** A browser pane's renderer: the iframe one or the screencast one (same surface for the store). */
@@ -89,6 +109,8 @@ export const MIN_PANE_PX = 80;
 const SAVE_DEBOUNCE_MS = 300;
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
+/** How often the terminals panes keep for their survivors are checked (and deleted once nothing runs in them). */
+const KEPT_SWEEP_MS = 5_000;
 
 export class WorkspaceStore {
   private snap: Snapshot;
@@ -109,7 +131,7 @@ export class WorkspaceStore {
   private channel: UiChannel | null = null;
 
   constructor(scheme: Scheme) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up' };
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
   }
 
   // --- external store protocol
@@ -265,6 +287,12 @@ export class WorkspaceStore {
       },
       onFocus: () => this.focus(id),
       onFind: () => this.setFinding(id, true),
+      onSurvivors: (survivors) => this.updatePane(id, { survivors }),
+      onKept: (terminalId) => {
+        const kept = this.snap.panes[id]?.kept ?? [];
+        if (!kept.includes(terminalId)) this.updatePane(id, { kept: [...kept, terminalId] });
+        void this.sweepKept();
+      },
     });
     this.runtimes.set(id, rt);
   }
@@ -318,7 +346,8 @@ export class WorkspaceStore {
         } else {
           // A document older than handles: the terminal it shows is the best name there is.
           const handle = d.handle ?? d.terminalId;
-          panes[id] = { id, kind: 'terminal', handle, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null };
+          const kept = (d.kept ?? []).filter((k) => known.has(k));
+          panes[id] = { id, kind: 'terminal', handle, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
           this.createRuntime(panes[id]);
         }
         const n = Number(id.slice(1));
@@ -337,9 +366,97 @@ export class WorkspaceStore {
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible') this.liveness.suspect();
     });
-    this.set({ layout, panes, order, ready: true });
+    // Terminals still running that no pane shows (a document this UI could not read, a pane
+    // lost with it, a terminal made through the API): offered, never adopted silently.
+    const shown = new Set<string>();
+    for (const p of Object.values(panes)) {
+      if (p.terminalId) shown.add(p.terminalId);
+      for (const k of p.kept ?? []) shown.add(k);
+    }
+    const orphans = findOrphans(terms, shown);
+    this.set({ layout, panes, order, ready: true, orphans });
     this.refreshPopout();
     this.openChannel();
+    setInterval(() => void this.sweepKept(), KEPT_SWEEP_MS);
+  }
+
+  private sweeping = false;
+
+  /**
+   * Checks the kept terminals (see `PaneModel.kept`): records what still runs in them
+   * (`keptSurvivors`, for the header), deletes the ones in which nothing runs any more, and
+   * forgets the ones already gone. One sweep at a time.
+   */
+  private async sweepKept() {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const id of this.snap.order) {
+        const kept = this.snap.panes[id]?.kept;
+        if (!kept?.length) continue;
+        const left: string[] = [];
+        const survivors: Survivor[] = [];
+        for (const t of kept) {
+          try {
+            const list = (await api.getTerminal(t)).survivors ?? [];
+            if (list.length) {
+              left.push(t);
+              survivors.push(...list);
+            } else await api.deleteTerminal(t).catch(() => undefined);
+          } catch (e) {
+            if (!(e instanceof ApiError && e.status === 404)) left.push(t); // unknown: ask again later
+          }
+        }
+        const now = this.snap.panes[id]?.kept;
+        if (!now) continue;
+        // Terminals kept while this sweep ran stay for the next one.
+        const next = now.filter((t) => left.includes(t) || !kept.includes(t));
+        const same = next.length === now.length && survivorKey(survivors) === survivorKey(this.snap.panes[id]?.keptSurvivors ?? []);
+        if (!same) this.updatePane(id, { kept: next, keptSurvivors: survivors });
+      }
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** Shows every offered orphan terminal in a new pane beside the focused one (minimized when the wall has no room); the focus stays. */
+  showOrphans() {
+    const orphans = this.snap.orphans;
+    if (!orphans.length) return;
+    let layout = this.snap.layout;
+    const panes = { ...this.snap.panes };
+    const order = [...this.snap.order];
+    const shown = new Set(Object.values(panes).flatMap((p) => [p.terminalId, ...(p.kept ?? [])]));
+    const handles = new Set(Object.values(panes).map((p) => p.handle));
+    for (const o of orphans) {
+      if (shown.has(o.id)) continue;
+      // The handle of the pane it runs under (what `ph` in it knows), unless a pane here has it.
+      const handle = handles.has(o.handle) ? o.id : o.handle;
+      handles.add(handle);
+      const p = this.newPane(o.id, '', o.command, handle);
+      const target = besidePane(layout, null);
+      const plan = target ? planSplit(layout, this.wall, target, null, p.id, { gap: GAP_PX, minSize: MIN_PANE_PX }) : null;
+      if (plan?.ok) layout = plan.layout;
+      else if (target) layout = L.minimize(L.split(layout, target, 'right', p.id), p.id);
+      else continue;
+      panes[p.id] = p;
+      order.push(p.id);
+    }
+    this.setLayout(layout, { panes, order, orphans: [] });
+    this.scheduleFocusSync(); // the keyboard leaves the offer's button
+  }
+
+  /** Stops (deletes) every offered orphan terminal: the banner's Stop names them all first. */
+  stopOrphans() {
+    for (const o of this.snap.orphans) void api.deleteTerminal(o.id).catch(() => undefined);
+    this.set({ orphans: [] });
+    this.scheduleFocusSync();
+  }
+
+  /** Hides the orphan offer (the terminals keep running; the next start offers them again). */
+  dismissOrphans() {
+    this.set({ orphans: [] });
+    this.scheduleFocusSync();
   }
 
   /** Opens the UI channel (once): it reports this window's panes and applies relayed requests. */
@@ -389,7 +506,9 @@ export class WorkspaceStore {
         if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
         if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
       }
-      else if (p?.terminalId) panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}) };
+      else if (p?.terminalId) {
+        panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}) };
+      }
     }
     return { version: 1, layout: this.snap.layout, panes, order: this.snap.order.filter((id) => panes[id]) };
   }
@@ -446,9 +565,47 @@ export class WorkspaceStore {
     this.setLayout(layout, { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
   }
 
+  /**
+   * Closes pane `id` (default: the focused one) as the close button, Ctrl-b x and the context
+   * menu do: a terminal pane whose program is busy (a server, an editor in the foreground),
+   * or whose sessions still have processes, asks first (`closing`, answered with
+   * `answerClose`); anything else closes at once (also when the sidecar cannot be asked).
+   */
+  async requestClose(id: L.PaneId | null): Promise<void> {
+    const target = id ?? this.snap.layout.focused;
+    const p = target ? this.snap.panes[target] : undefined;
+    if (!target || !p) return;
+    if (p.kind !== 'terminal' || this.snap.closing) {
+      if (!this.snap.closing) this.close(target);
+      return;
+    }
+    const ask = (t: string) => api.getTerminal(t).catch(() => null);
+    const [current, ...kept] = await Promise.all([p.terminalId ? ask(p.terminalId) : Promise.resolve(null), ...(p.kept ?? []).map(ask)]);
+    if (!this.snap.panes[target] || this.snap.closing) return;
+    const reasons = closeReasons(current, kept.filter((k): k is TerminalInfo => k !== null));
+    if (reasons.length) this.set({ closing: { paneId: target, reasons } });
+    else this.close(target);
+  }
+
+  /** Answers the close question: `close` closes the pane (stopping what runs in it), else nothing changes. */
+  answerClose(close: boolean) {
+    const q = this.snap.closing;
+    if (!q) return;
+    this.set({ closing: null });
+    if (close) this.close(q.paneId);
+    else this.focusTerminal();
+  }
+
+  /** Stops what still runs in exited terminal pane `id`'s session (its banner's "Stop it"). */
+  stopSurvivors(id: L.PaneId) {
+    void this.runtimes.get(id)?.stopSurvivors();
+  }
+
+  /** Closes pane `id` (default: the focused one) at once, stopping its terminal and any it kept. */
   close(id: L.PaneId | null) {
     const target = id ?? this.snap.layout.focused;
     if (!target || !this.snap.panes[target]) return;
+    for (const k of this.snap.panes[target].kept ?? []) void api.deleteTerminal(k).catch(() => undefined);
     this.runtimes.get(target)?.close();
     this.runtimes.delete(target);
     this.browsers.get(target)?.dispose();
@@ -499,7 +656,7 @@ export class WorkspaceStore {
       case 'focusNext':
         return this.setLayout(L.focusNext(s));
       case 'close':
-        return this.close(null);
+        return void this.requestClose(null);
       case 'zoom':
         return this.toggleZoom(null);
       case 'minimize':
@@ -1016,6 +1173,11 @@ export class WorkspaceStore {
     for (const rt of this.runtimes.values()) rt.host.setScheme(scheme);
     this.set({ scheme });
   }
+}
+
+/** Survivors compared by pid and name. */
+function survivorKey(list: readonly Survivor[]): string {
+  return list.map((s) => `${s.pid}:${s.name}`).join(',');
 }
 
 /** An error's message for a refusal (the API's own message for an `ApiError`). */
