@@ -235,6 +235,12 @@ pub enum Cmd {
         #[command(subcommand)]
         cmd: BrowserCmd,
     },
+    /// Print a concise guide for coding agents: the verbs, targets, refs, refusals, exit
+    /// codes and the rules an agent keeps.
+    Skill,
+    /// Serve these verbs as MCP tools over stdin/stdout (for an agent's MCP config:
+    /// {"command":"ph","args":["mcp"]}).
+    Mcp,
     /// Print a completion script: `ph completions bash > ~/.local/share/bash-completion/completions/ph`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
