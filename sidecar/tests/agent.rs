@@ -398,3 +398,88 @@ async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     let e = a.refused("act", json!({"action": "click", "ref": link}), "stale_ref").await;
     assert_eq!(e["reason"], "relaunched");
 }
+
+/// Runs the real `ph` with the sidecar's token (no pane of its own: `--pane` names one).
+fn ph(sc: &Sidecar, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(args)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
+/// The lines of `text` as a sorted list (entries arrive in the order the page's work
+/// settles, which a test does not pin).
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut l: Vec<String> = text.lines().map(str::to_string).collect();
+    l.sort();
+    l
+}
+
+/// `console` and `network`: kept from the tab's start, by level, since the last
+/// navigation, and the failed requests (fixture `console`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_and_network_are_kept_from_the_tabs_start() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/console.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let fixture = std::fs::read_to_string(format!("{FIXTURES}/console.expected")).unwrap().replace("BASE", &base);
+    let want: Vec<String> = sorted_lines(&expected("console").replace("BASE", &base));
+    let mut want_failed: Vec<&str> = fixture.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    want_failed.sort();
+
+    // The page's first load was logged (the buffers start before the first navigation).
+    let deadline = tokio::time::Instant::now() + HANG;
+    let console = |extra: &[&str]| {
+        let mut args = vec!["browser", "console", "--pane", pane.as_str()];
+        args.extend_from_slice(extra);
+        tokio::task::block_in_place(|| ph(&sc, &args))
+    };
+    loop {
+        let (code, out, err) = console(&[]);
+        assert_eq!(code, 0, "{err}");
+        if sorted_lines(&out) == want {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "console:\n{out}\nwanted (any order):\n{}", want.join("\n"));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, out, _) = console(&["--level", "warning"]);
+    let levels: Vec<&str> = out.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(levels.iter().filter(|l| **l == "warning").count(), 1, "{out}");
+    assert!(levels.iter().all(|l| *l == "warning" || *l == "error") && levels.len() == 5, "{out}");
+
+    let (code, out, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--failed", "--pane", &pane]));
+    assert_eq!(code, 0);
+    let mut failed: Vec<&str> = out.lines().collect();
+    failed.sort();
+    assert_eq!(failed, want_failed, "{out}");
+    let (_, all, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
+    assert!(all.lines().any(|l| l == format!("GET 200 {base}/console.html (document)")), "{all}");
+
+    // A reload: without --since-navigation every entry twice, with it once.
+    a.ok("history", json!({"action": "reload"})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let (_, out, _) = console(&[]);
+        if out.lines().count() == 2 * want.len() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "after a reload:\n{out}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, out, _) = console(&["--since-navigation"]);
+    assert_eq!(sorted_lines(&out), want);
+    let (code, _, err) = console(&["--level", "loud"]);
+    assert_eq!(code, 1, "{err}");
+}

@@ -28,7 +28,7 @@ pub const MAX_EVAL_BYTES: usize = 64 * 1024;
 /// The browser pane a verb acts on: `pane` (a target), else the caller's default
 /// (`Control::default_browser`); refused unless it is a screencast or popped-out pane with
 /// a live browser.
-fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
+pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
     let r = match pane {
         Some(p) => st.control.resolve(&Target::parse(p)?, caller.0)?,
         None => st.control.default_browser(caller.0)?,
@@ -55,7 +55,8 @@ fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Hand
     Ok((h, b))
 }
 
-fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
+/// `v` with `"pane"`: the handle acted on.
+pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
     v["pane"] = h.to_string().into();
     Json(v)
 }

@@ -6,6 +6,7 @@
 mod auth;
 mod body;
 mod browser_control;
+mod browser_logs;
 mod browsers;
 mod control;
 mod error;
@@ -78,6 +79,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/tabs", post(browser_control::tabs))
         .route("/api/control/browser/dialog", post(browser_control::dialog))
         .route("/api/control/browser/eval", post(browser_control::eval))
+        .route("/api/control/browser/console", post(browser_logs::console))
+        .route("/api/control/browser/network", post(browser_logs::network))
         .fallback(misc::fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))

@@ -16,8 +16,8 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, CloseParams as PageCloseParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
-    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams, ReloadParams,
+    CaptureScreenshotParams, CloseParams as PageCloseParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams,
+    NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged,
@@ -31,9 +31,11 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+mod events;
+
 use super::{
-    bounded, chrome, BrowserError, Dialog, SyncState, Tab, ViewState, Viewport, ViewportMode, CLOSE_BOUND_MS,
-    DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
+    bounded, chrome, BrowserError, Dialog, PageObserver, SyncState, Tab, ViewState, Viewport, ViewportMode,
+    CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
 };
 
 /// How often a viewed browser's active title is re-read, in milliseconds.
@@ -142,6 +144,8 @@ struct Slot {
     /// and this happened (a page stuck at an older fixed size). Two overlapping captures are
     /// as bad (the second one saves the first one's temporary params and restores them).
     emulation: EmulationGate,
+    /// Told of every page this browser attaches ([`PageObserver`]).
+    observer: Option<Arc<dyn PageObserver>>,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -173,7 +177,13 @@ pub struct BrowserInfo {
 }
 
 impl BrowserRef {
-    pub(super) fn new(id: String, profile: PathBuf, url: String, mode: ViewportMode) -> BrowserRef {
+    pub(super) fn new(
+        id: String,
+        profile: PathBuf,
+        url: String,
+        mode: ViewportMode,
+        observer: Option<Arc<dyn PageObserver>>,
+    ) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
             launching: true,
@@ -217,6 +227,7 @@ impl BrowserRef {
             vp_done,
             casting: Mutex::new(HashMap::new()),
             emulation: EmulationGate::default(),
+            observer,
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -654,7 +665,7 @@ impl BrowserRef {
             }
         }
         let _ = self.apply_wanted(&first).await;
-        self.watch_dialogs(&first, generation);
+        self.watch_page(&first, generation);
         let first_id_for_nav = first_id.clone();
         {
             let mut s = self.shared();
@@ -857,7 +868,7 @@ impl BrowserRef {
             return;
         };
         let _ = self.apply_wanted(&page).await;
-        self.watch_dialogs(&page, generation);
+        self.watch_page(&page, generation);
         let id = target.as_ref().to_string();
         {
             let mut s = self.shared();
@@ -908,42 +919,6 @@ impl BrowserRef {
                 me.measure_and_publish(&page).await;
             });
         }
-    }
-
-    fn watch_dialogs(&self, page: &Page, generation: u64) {
-        let me = self.clone();
-        let page = page.clone();
-        let tab = page.target_id().as_ref().to_string();
-        tokio::spawn(async move {
-            let Ok(mut open) = bounded("listen", page.event_listener::<EventJavascriptDialogOpening>()).await else {
-                return;
-            };
-            let Ok(mut closed) = bounded("listen", page.event_listener::<EventJavascriptDialogClosed>()).await else {
-                return;
-            };
-            loop {
-                tokio::select! {
-                    Some(ev) = open.next() => {
-                        let kind = serde_json::to_value(&ev.r#type).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                        {
-                            let mut s = me.shared();
-                            if s.generation != generation { return; }
-                            s.dialog = Some(Dialog { tab: tab.clone(), kind, message: ev.message.clone(), default_prompt: ev.default_prompt.clone() });
-                        }
-                        me.publish();
-                    }
-                    Some(_) = closed.next() => {
-                        {
-                            let mut s = me.shared();
-                            if s.generation != generation { return; }
-                            if s.dialog.as_ref().is_some_and(|d| d.tab == tab) { s.dialog = None; }
-                        }
-                        me.publish();
-                    }
-                    else => return,
-                }
-            }
-        });
     }
 
     // ---- operations ----

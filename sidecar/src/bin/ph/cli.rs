@@ -412,6 +412,22 @@ pub enum BrowserCmd {
         #[arg(long, value_name = "T")]
         text: Option<String>,
     },
+    /// Print what the active tab's page logged (console calls, uncaught exceptions, browser
+    /// messages such as failed loads), oldest first, kept since the tab opened.
+    Console {
+        /// Only this level and above: debug, info, warning, error.
+        #[arg(long, value_name = "L", value_parser = ["debug", "info", "warning", "error"])]
+        level: Option<String>,
+        /// Only since the current document started (its last navigation or reload).
+        #[arg(long)]
+        since_navigation: bool,
+    },
+    /// Print the active tab's requests (method, status or error, URL, type), oldest first.
+    Network {
+        /// Only the requests that failed or were answered 400 or above.
+        #[arg(long)]
+        failed: bool,
+    },
     /// Evaluate JavaScript in the page and print its JSON value (only with --allow-eval).
     Eval {
         /// The expression.

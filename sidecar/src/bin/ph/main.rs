@@ -224,6 +224,10 @@ fn browser_request(
             };
             post("dialog", json!({"action": action, "text": text}))
         }
+        BrowserCmd::Console { level, since_navigation } => {
+            post("console", json!({"level": level, "since_navigation": since_navigation}))
+        }
+        BrowserCmd::Network { failed } => post("network", json!({"failed": failed})),
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
     }
 }

@@ -104,8 +104,56 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             format!("{how} {}\n", dialog(&v["dialog"]))
         }
         BrowserCmd::Eval { .. } => format!("{}\n", v["value"]),
+        BrowserCmd::Console { .. } => console(v),
+        BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => String::new(),
         BrowserCmd::Screenshot { .. } => String::new(),
+    }
+}
+
+/// One line per console entry: `LEVEL text (url:line)`, after a line saying how many older
+/// entries were dropped, if any.
+fn console(v: &Value) -> String {
+    let mut out = dropped(v);
+    for e in v["entries"].as_array().into_iter().flatten() {
+        let place = match (e["url"].as_str(), e["line"].as_i64()) {
+            (Some(u), Some(l)) => format!(" ({u}:{l})"),
+            (Some(u), None) => format!(" ({u})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{:<7} {}{place}\n",
+            e["level"].as_str().unwrap_or(""),
+            e["text"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// One line per request: `METHOD STATUS URL (type)`, STATUS the HTTP status, `failed
+/// <error>` or `…` while waiting.
+fn network(v: &Value) -> String {
+    let mut out = dropped(v);
+    for r in v["requests"].as_array().into_iter().flatten() {
+        let status = match (r["error"].as_str(), r["status"].as_i64()) {
+            (Some(e), _) => format!("failed {e}"),
+            (None, Some(s)) => s.to_string(),
+            _ => "…".into(),
+        };
+        let kind = r["kind"].as_str().filter(|k| !k.is_empty()).map(|k| format!(" ({k})")).unwrap_or_default();
+        out.push_str(&format!(
+            "{} {status} {}{kind}\n",
+            r["method"].as_str().unwrap_or(""),
+            r["url"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+fn dropped(v: &Value) -> String {
+    match v["dropped"].as_u64() {
+        Some(n) if n > 0 => format!("({n} older entries dropped)\n"),
+        _ => String::new(),
     }
 }
 
