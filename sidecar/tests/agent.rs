@@ -483,3 +483,130 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
     let (code, _, err) = console(&["--level", "loud"]);
     assert_eq!(code, 1, "{err}");
 }
+
+/// `select` with arrow keys, `scroll` with the wheel, `scroll-to` clipped by every
+/// scroller, `viewport`, and `tabs select|close` (fixtures `select`, `scroll`, `popup`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_scroll_viewport_and_tabs() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/select.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+
+    // select: arrow keys past the disabled option; the page sees its change event.
+    a.open(&base, "select.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("select"), "{text}");
+    let colour = ref_of(&text, "Colour");
+    let (code, out, err) = run(&["select", &colour, "Black"]);
+    assert_eq!((code, out.as_str()), (0, format!("select {colour}: \"Black\"\n").as_str()), "{err}");
+    assert_eq!(eval("[colour.value, out.textContent]").await, json!(["k", "changed to k"]));
+    let (_, out, _) = run(&["select", &colour, "b"]);
+    assert_eq!(out, format!("select {colour}: \"Blue\"\n"));
+    let (_, out, _) = run(&["select", &colour, "Blue"]);
+    assert_eq!(out, format!("{colour} already shows \"Blue\"\n"));
+    let e = a.refused("select", json!({"ref": colour, "values": ["g"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("disabled"), "{e}");
+    let e = a.refused("select", json!({"ref": colour, "values": ["Purple"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("\"Red\""), "it lists the options: {e}");
+    assert_eq!(eval("colour.value").await, "b", "a refusal changed nothing");
+
+    // scroll-to: the item inside the scrolling box inside the scrolling page.
+    a.open(&base, "scroll.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("scroll"), "{text}");
+    let item = ref_of(&text, "\"Item 50\"");
+    let r = a.ok("scroll_to", json!({"ref": item})).await;
+    let rect = &r["rect"];
+    let inner: Vec<f64> = serde_json::from_value(
+        eval("(() => { const b = box.getBoundingClientRect(); return [b.left + 4, b.top + 4, box.clientWidth, box.clientHeight, innerHeight]; })()").await,
+    )
+    .unwrap();
+    let (x, y, w, h) = (
+        rect["x"].as_f64().unwrap(),
+        rect["y"].as_f64().unwrap(),
+        rect["width"].as_f64().unwrap(),
+        rect["height"].as_f64().unwrap(),
+    );
+    assert!(x >= inner[0] - 0.5 && y >= inner[1] - 0.5, "inside the box: {rect} {inner:?}");
+    assert!(
+        x + w <= inner[0] + inner[2] + 0.5 && y + h <= inner[1] + inner[3] + 0.5,
+        "inside the box: {rect} {inner:?}"
+    );
+    assert!(y >= 0.0 && y + h <= inner[4] && h > 30.0, "in the viewport, whole: {rect}");
+    let clipped = ref_of(&text, "Clipped away");
+    a.refused("scroll_to", json!({"ref": clipped}), "element_not_visible").await;
+    let (code, out, _) = run(&["scroll-to", &item]);
+    assert!(code == 0 && out.starts_with(&format!("{item} visible at x ")), "{out}");
+
+    // scroll: the wheel over the page, then over the box (which takes it first).
+    let (code, out, err) = run(&["scroll", "top"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("scrolled -1000000 px"), "{out}");
+    a.ok("wait", json!({"url": "scroll", "timeout_ms": 1000})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    while eval("scrollY").await != 0 {
+        assert!(tokio::time::Instant::now() < deadline, "never at the top");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    run(&["scroll", "down"]);
+    let deadline = tokio::time::Instant::now() + HANG;
+    while eval("scrollY").await.as_f64().unwrap_or(0.0) < 100.0 {
+        assert!(tokio::time::Instant::now() < deadline, "the page never scrolled down");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first = ref_of(&text, "\"Item 1\"");
+    a.ok("scroll_to", json!({"ref": first})).await;
+    let page_y = eval("scrollY").await;
+    let (code, _, err) = run(&["scroll", "bottom", "--ref", &first]);
+    assert_eq!(code, 0, "{err}");
+    let deadline = tokio::time::Instant::now() + HANG;
+    while eval("box.scrollTop + box.clientHeight >= box.scrollHeight - 1").await != true {
+        assert!(tokio::time::Instant::now() < deadline, "the box never reached its end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(eval("scrollY").await, page_y, "the box took the wheel, not the page");
+    let (code, _, _) = run(&["scroll", "sideways"]);
+    assert_eq!(code, 1);
+
+    // viewport: fixed, measured.
+    let (code, out, err) = run(&["viewport", "800", "600", "--dpr", "2"]);
+    assert_eq!((code, out.as_str()), (0, "viewport 800×600 @2.0\n"), "{err}");
+    assert_eq!(eval("[innerWidth, innerHeight, devicePixelRatio]").await, json!([800, 600, 2]));
+    let (code, _, _) = run(&["viewport", "50", "600"]);
+    assert_eq!(code, 1, "out of bounds");
+
+    // tabs: a popup is tab 2; select tab 1, then close tab 2.
+    a.open(&base, "popup.html").await;
+    a.ok("act", json!({"action": "click", "ref": ref_of(&a.snapshot().await, "Open popup")})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    // Attached: the popup is the active tab.
+    loop {
+        let t = a.ok("tabs", json!({})).await;
+        if t["tabs"].as_array().unwrap().len() == 2 && t["active"] == t["tabs"][1]["id"] {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no popup: {t}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, out, err) = run(&["tabs", "select", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().next().unwrap().starts_with("* 1 ") && out.contains("popup.html"), "{out}");
+    let (code, out, err) = run(&["tabs", "close", "2"]);
+    assert_eq!((code, out.lines().count()), (0, 1), "{out}{err}");
+    let (code, _, err) = run(&["tabs", "close", "7"]);
+    assert!(code == 1 && err.contains("no tab"), "{err}");
+}

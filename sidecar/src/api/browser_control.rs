@@ -344,26 +344,6 @@ pub async fn history(
     Ok(with_pane(json!({"action": req.action}), h))
 }
 
-/// Body of `POST /api/control/browser/tabs`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TabsReq {
-    #[serde(default)]
-    pane: Option<String>,
-}
-
-/// `POST /api/control/browser/tabs` → `{"tabs":[{"id","url","title"}],"active","dialog"}`
-/// (answered while a dialog is pending).
-pub async fn tabs(
-    State(st): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    JsonBody(req): JsonBody<TabsReq>,
-) -> Result<Json<Value>, ApiError> {
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    let v = b.subscribe().borrow().clone();
-    Ok(with_pane(json!({"tabs": v.tabs, "active": v.active, "dialog": v.dialog}), h))
-}
-
 /// Body of `POST /api/control/browser/dialog`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -17,12 +17,15 @@ mod keys;
 mod logs;
 mod node;
 mod refs;
+mod scroll;
+mod select;
 mod snapshot;
 
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
 pub use error::{AutomationError, StaleReason};
 pub use keys::parse as parse_key;
 pub use logs::Level;
+pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
 
 use std::collections::HashMap;
@@ -196,6 +199,50 @@ impl Automation {
         let mut out = act::perform(b, &page, node.as_ref(), action).await?;
         out["ref"] = json!(r);
         out["action"] = action.name().into();
+        Ok(out)
+    }
+
+    /// Resolves `r` to a live node of the active page, one action at a time per browser,
+    /// and runs `f` on it.
+    async fn on_ref<T>(
+        &self,
+        b: &BrowserRef,
+        r: &str,
+        f: impl AsyncFnOnce(&Page, &node::Node) -> Result<T, AutomationError>,
+    ) -> Result<T, AutomationError> {
+        let turn = self.turn(b.id());
+        let _turn = turn.lock().await;
+        let page = page(b)?;
+        let minted = self.minted(b.id(), r)?;
+        let node = node::resolve(b, &page, r, &minted).await?;
+        f(&page, &node).await
+    }
+
+    /// `select REF VALUE`: the option chosen with trusted keys → `{"ref","value","label",
+    /// "changed","dialog"}` (see [`select::select`]).
+    pub async fn select(&self, b: &BrowserRef, r: &str, value: &str) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |page, node| select::select(b, page, node, value).await).await?;
+        out["ref"] = r.into();
+        Ok(out)
+    }
+
+    /// `scroll [--ref R] up|down|top|bottom|PX`: one trusted wheel event → `{"point","delta"}`.
+    pub async fn scroll(&self, b: &BrowserRef, r: Option<&str>, how: Scroll) -> Result<Value, AutomationError> {
+        match r {
+            Some(r) => self.on_ref(b, r, async |page, node| scroll::scroll(page, Some(node), how).await).await,
+            None => {
+                let turn = self.turn(b.id());
+                let _turn = turn.lock().await;
+                scroll::scroll(&page(b)?, None, how).await
+            }
+        }
+    }
+
+    /// `scroll-to REF` → `{"ref","rect"}`: the visible part of its border box in top-level
+    /// viewport CSS px, after scrolling it and its ancestors.
+    pub async fn scroll_to(&self, b: &BrowserRef, r: &str) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |page, node| scroll::scroll_to(page, node).await).await?;
+        out["ref"] = r.into();
         Ok(out)
     }
 

@@ -257,6 +257,15 @@ pub enum GetWhat {
     Value,
 }
 
+/// What `ph browser tabs` does to a tab.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TabAction {
+    /// Make it the active tab.
+    Select,
+    /// Close it.
+    Close,
+}
+
 /// How `ph browser dialog` answers.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum DialogAnswer {
@@ -401,8 +410,52 @@ pub enum BrowserCmd {
     Forward,
     /// Reload the active tab.
     Reload,
-    /// List the tabs (* marks the active one) and a pending dialog.
-    Tabs,
+    /// List the tabs (* marks the active one) and a pending dialog; or make a tab the active
+    /// one, or close it (TAB: its number in the list, or its id).
+    Tabs {
+        /// select or close (none: list).
+        #[arg(value_enum, requires = "tab")]
+        action: Option<TabAction>,
+        /// The tab: 1, 2, … as listed, or its id.
+        tab: Option<String>,
+    },
+    /// Choose an option of a <select> by its value or label, with trusted arrow keys (its
+    /// popup is never drawn in the pane), then read it back.
+    Select {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The option's value or label (one; multiple-choice selects are not driven yet).
+        #[arg(required = true, value_name = "VALUE")]
+        values: Vec<String>,
+    },
+    /// Scroll the page (or the element under --ref) with the mouse wheel: up, down (most of
+    /// a screen), top, bottom, or PX CSS pixels (negative: up).
+    Scroll {
+        /// up, down, top, bottom or PX.
+        #[arg(allow_negative_numbers = true, value_name = "WHERE")]
+        to: String,
+        /// Scroll what is under this element (its scroller first).
+        #[arg(long = "ref", value_name = "REF")]
+        target: Option<String>,
+    },
+    /// Scroll an element and every scrolling ancestor until it shows, and print the part of
+    /// it still visible (viewport CSS px).
+    ScrollTo {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Set the page's viewport to W×H CSS pixels (fixed; the pane scales it).
+    Viewport {
+        /// Width in CSS px (100..=7680).
+        width: u32,
+        /// Height in CSS px (100..=7680).
+        height: u32,
+        /// Device pixel ratio (0.5..=4, default 1).
+        #[arg(long, value_name = "D")]
+        dpr: Option<f64>,
+    },
     /// Answer the pending JavaScript dialog.
     Dialog {
         /// accept or dismiss.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{BrowserCmd, Cli, Cmd, DialogAnswer, GetWhat, Place, Until};
+use cli::{BrowserCmd, Cli, Cmd, DialogAnswer, GetWhat, Place, TabAction, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -216,7 +216,19 @@ fn browser_request(
         BrowserCmd::Back => post("history", json!({"action": "back"})),
         BrowserCmd::Forward => post("history", json!({"action": "forward"})),
         BrowserCmd::Reload => post("history", json!({"action": "reload"})),
-        BrowserCmd::Tabs => post("tabs", json!({})),
+        BrowserCmd::Tabs { action, tab } => {
+            let action = action.map(|a| match a {
+                TabAction::Select => "select",
+                TabAction::Close => "close",
+            });
+            post("tabs", json!({"action": action, "tab": tab}))
+        }
+        BrowserCmd::Select { target, values } => post("select", json!({"ref": target, "values": values})),
+        BrowserCmd::Scroll { to, target } => post("scroll", json!({"to": to, "ref": target})),
+        BrowserCmd::ScrollTo { target } => post("scroll_to", json!({"ref": target})),
+        BrowserCmd::Viewport { width, height, dpr } => {
+            post("viewport", json!({"width": width, "height": height, "dpr": dpr}))
+        }
         BrowserCmd::Dialog { answer, text } => {
             let action = match answer {
                 DialogAnswer::Accept => "accept",

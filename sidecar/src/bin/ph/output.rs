@@ -83,12 +83,29 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             format!("{}\n", v.get("text").or(v.get("value")).and_then(Value::as_str).unwrap_or(""))
         }
         BrowserCmd::Wait { .. } => format!("ok after {} ms\n", v["waited_ms"]),
-        BrowserCmd::Tabs => {
+        BrowserCmd::Select { .. } if v["changed"] == false => format!("{} already shows {}\n", s("ref"), v["label"]),
+        BrowserCmd::Select { .. } => format!("select {}: {}{opened}", s("ref"), v["label"]),
+        BrowserCmd::Scroll { .. } => format!(
+            "scrolled {} px at ({}, {})\n",
+            v["delta"].as_f64().unwrap_or(0.0).round(),
+            v["point"]["x"].as_f64().unwrap_or(0.0).round(),
+            v["point"]["y"].as_f64().unwrap_or(0.0).round()
+        ),
+        BrowserCmd::ScrollTo { .. } => {
+            let n = |k: &str| v["rect"][k].as_f64().unwrap_or(0.0).round();
+            format!("{} visible at x {} y {}, {}×{}\n", s("ref"), n("x"), n("y"), n("width"), n("height"))
+        }
+        BrowserCmd::Viewport { .. } => match v["viewport"].as_object() {
+            Some(m) => format!("viewport {}×{} @{}\n", m["width"], m["height"], m["dpr"]),
+            None => "viewport set (not measured)\n".into(),
+        },
+        BrowserCmd::Tabs { .. } => {
             let mut out = String::new();
-            for t in v["tabs"].as_array().into_iter().flatten() {
+            for (i, t) in v["tabs"].as_array().into_iter().flatten().enumerate() {
                 let mark = if t["id"] == v["active"] { "*" } else { " " };
                 out.push_str(&format!(
-                    "{mark} {} {} {}\n",
+                    "{mark} {} {} {} {}\n",
+                    i + 1,
                     t["id"].as_str().unwrap_or(""),
                     t["url"].as_str().unwrap_or(""),
                     t["title"]
