@@ -609,4 +609,21 @@ async fn select_scroll_viewport_and_tabs() {
     assert_eq!((code, out.lines().count()), (0, 1), "{out}{err}");
     let (code, _, err) = run(&["tabs", "close", "7"]);
     assert!(code == 1 && err.contains("no tab"), "{err}");
+
+    // tabs new: the new tab is active, and followed from before its first navigation (its
+    // console has the page's first log).
+    let (code, out, err) = run(&["tabs", "new", &format!("{base}/console.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("* 2 ")), "{out}");
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let (_, out, _) = run(&["console", "--level", "debug"]);
+        if out.starts_with(&format!("debug   details ({base}/console.html:4)")) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the new tab's console: {out}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, _, err) = run(&["tabs", "new", "ftp://x"]);
+    assert_eq!(code, 1, "{err}");
 }

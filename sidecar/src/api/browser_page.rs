@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::body::JsonBody;
 use super::browser_control::{browser_of, with_pane};
-use super::control::Caller;
+use super::control::{normalize_url, Caller};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{AutomationError, Scroll};
@@ -125,18 +125,31 @@ pub struct TabsReq {
     action: Option<String>,
     #[serde(default)]
     tab: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
 }
 
-/// `POST /api/control/browser/tabs` `{"action"?: "select"|"close", "tab"?: N|ID}` → the tabs
-/// after it `{"tabs":[{"id","url","title"}],"active","dialog"}`. Without an action it only
-/// lists (answered while a dialog is pending). `tab`: a 1-based position or a target id.
+/// `POST /api/control/browser/tabs` `{"action"?: "new"|"select"|"close", "tab"?: N|ID,
+/// "url"?}` → the tabs after it `{"tabs":[{"id","url","title"}],"active","dialog"}`. Without
+/// an action it only lists (answered while a dialog is pending). `tab`: a 1-based position
+/// or a target id; `new` opens `url` in a new active tab.
 pub async fn tabs(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<TabsReq>,
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    if let Some(action) = req.action.as_deref() {
+    if req.action.as_deref() == Some("new") {
+        let url = req.url.as_deref().ok_or_else(|| ApiError::BadRequest("tabs new needs a url".into()))?;
+        let url = normalize_url(url.trim())?.to_string();
+        if req.tab.is_some() {
+            return Err(ApiError::BadRequest("tabs new takes a url, not a tab".into()));
+        }
+        no_dialog(&b)?;
+        b.new_tab(url).await?;
+    } else if req.url.is_some() {
+        return Err(ApiError::BadRequest("url goes with tabs new".into()));
+    } else if let Some(action) = req.action.as_deref() {
         let tab = req.tab.as_deref().ok_or_else(|| ApiError::BadRequest(format!("tabs {action} needs a tab")))?;
         let view = b.subscribe().borrow().clone();
         let id = match tab.parse::<usize>() {
@@ -152,7 +165,7 @@ pub async fn tabs(
                 b.select_tab(&id).await?
             }
             "close" => b.close_tab(&id).await?,
-            _ => return Err(ApiError::BadRequest("action must be select or close".into())),
+            _ => return Err(ApiError::BadRequest("action must be new, select or close".into())),
         }
     } else if req.tab.is_some() {
         return Err(ApiError::BadRequest("tab goes with an action".into()));

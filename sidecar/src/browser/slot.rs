@@ -16,12 +16,12 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, CloseParams as PageCloseParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams,
-    NavigateToHistoryEntryParams, ReloadParams,
+    CaptureScreenshotParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams,
+    ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
-    ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged,
-    GetTargetsParams, TargetId, TargetInfo,
+    CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged, GetTargetsParams, TargetId,
+    TargetInfo,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
@@ -32,6 +32,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 mod events;
+mod tabs;
 
 use super::{
     bounded, chrome, BrowserError, Dialog, PageObserver, SyncState, Tab, ViewState, Viewport, ViewportMode,
@@ -978,60 +979,6 @@ impl BrowserRef {
         let page = self.active_page()?;
         self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
         Ok(())
-    }
-
-    /// Makes `tab` the active tab and gives it the browser's viewport.
-    pub async fn select_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        self.active_page()?;
-        let page = {
-            let mut s = self.shared();
-            let Some(p) = s.pages.get(tab).cloned() else {
-                return Err(BrowserError::BadRequest(format!("no tab {tab:?}")));
-            };
-            s.active = Some(tab.to_string());
-            p
-        };
-        self.publish();
-        let _ =
-            bounded("Target.activateTarget", page.execute(ActivateTargetParams::new(page.target_id().clone()))).await;
-        self.apply_wanted(&page).await?;
-        self.measure_and_publish(&page).await;
-        Ok(())
-    }
-
-    /// Closes `tab`; refuses to close the only tab. Returns once the tab is gone from the
-    /// tab list (and another tab is active if it was), or once it is held open by a
-    /// `beforeunload` dialog, which the user answers.
-    pub async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        self.active_page()?;
-        let (page, count) = {
-            let s = self.shared();
-            (s.pages.get(tab).cloned(), s.tabs.len())
-        };
-        let Some(page) = page else { return Err(BrowserError::BadRequest(format!("no tab {tab:?}"))) };
-        if count <= 1 {
-            return Err(BrowserError::BadRequest("cannot close the only tab".into()));
-        }
-        // Watch before sending the command that changes the state.
-        let mut view = self.subscribe();
-        // `Page.close`, not `Target.closeTarget`: only it runs the page's beforeunload hooks
-        // (Chromium 156 closes a target without asking). Its reply is not awaited: the tab's
-        // session is detached by the very close and a reply racing that detach is lost; the
-        // tab leaving the list (or its dialog opening) is the answer.
-        let closing = page.clone();
-        tokio::spawn(async move {
-            if let Err(e) = bounded("Page.close", closing.execute(PageCloseParams::default())).await {
-                tracing::debug!("close tab: {e}");
-            }
-        });
-        let done =
-            |st: &ViewState| !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab);
-        let bound = Duration::from_millis(super::CDP_CALL_BOUND_MS);
-        let gone = tokio::time::timeout(bound, async { view.wait_for(done).await.is_ok() }).await;
-        match gone {
-            Ok(_) => Ok(()),
-            Err(_) => Err(BrowserError::Timeout("Target.targetDestroyed")),
-        }
     }
 
     /// Answers the pending dialog as the user chose (`accept`, and a prompt's text).

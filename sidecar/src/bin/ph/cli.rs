@@ -260,6 +260,8 @@ pub enum GetWhat {
 /// What `ph browser tabs` does to a tab.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TabAction {
+    /// Open a URL in a new tab, which becomes the active one.
+    New,
     /// Make it the active tab.
     Select,
     /// Close it.
@@ -410,13 +412,14 @@ pub enum BrowserCmd {
     Forward,
     /// Reload the active tab.
     Reload,
-    /// List the tabs (* marks the active one) and a pending dialog; or make a tab the active
-    /// one, or close it (TAB: its number in the list, or its id).
+    /// List the tabs (* marks the active one) and a pending dialog; or open URL in a new
+    /// tab, make a tab the active one, or close it (TAB: its number in the list, or its id).
     Tabs {
-        /// select or close (none: list).
+        /// new, select or close (none: list).
         #[arg(value_enum, requires = "tab")]
         action: Option<TabAction>,
-        /// The tab: 1, 2, … as listed, or its id.
+        /// The tab (1, 2, … as listed, or its id); for new, the URL.
+        #[arg(value_name = "TAB|URL")]
         tab: Option<String>,
     },
     /// Choose an option of a <select> by its value or label, with trusted arrow keys (its

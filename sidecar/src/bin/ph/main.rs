@@ -216,13 +216,12 @@ fn browser_request(
         BrowserCmd::Back => post("history", json!({"action": "back"})),
         BrowserCmd::Forward => post("history", json!({"action": "forward"})),
         BrowserCmd::Reload => post("history", json!({"action": "reload"})),
-        BrowserCmd::Tabs { action, tab } => {
-            let action = action.map(|a| match a {
-                TabAction::Select => "select",
-                TabAction::Close => "close",
-            });
-            post("tabs", json!({"action": action, "tab": tab}))
-        }
+        BrowserCmd::Tabs { action, tab } => match action {
+            None => post("tabs", json!({})),
+            Some(TabAction::New) => post("tabs", json!({"action": "new", "url": tab})),
+            Some(TabAction::Select) => post("tabs", json!({"action": "select", "tab": tab})),
+            Some(TabAction::Close) => post("tabs", json!({"action": "close", "tab": tab})),
+        },
         BrowserCmd::Select { target, values } => post("select", json!({"ref": target, "values": values})),
         BrowserCmd::Scroll { to, target } => post("scroll", json!({"to": to, "ref": target})),
         BrowserCmd::ScrollTo { target } => post("scroll_to", json!({"ref": target})),
