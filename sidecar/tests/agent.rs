@@ -582,6 +582,25 @@ async fn select_scroll_viewport_and_tabs() {
     let (code, _, _) = run(&["scroll", "sideways"]);
     assert_eq!(code, 1);
 
+    // scroll-to in a same-site frame: offset into top-level coordinates, clipped by the frame.
+    a.open(&base, "scroll_frame.html").await;
+    let ftext = a.snapshot().await;
+    assert_eq!(unnumbered(&ftext), expected("scroll_frame"), "{ftext}");
+    let wide = ref_of(&ftext, "Wide in frame");
+    let r = a.ok("scroll_to", json!({"ref": wide})).await;
+    let frame: Vec<f64> = serde_json::from_value(
+        eval("(() => { const f = frame.getBoundingClientRect(); const d = frame.contentDocument; const b = d.querySelector('button').getBoundingClientRect(); return [f.left + frame.clientLeft, f.top + frame.clientTop, d.documentElement.clientWidth, b.top, b.left]; })()").await,
+    )
+    .unwrap();
+    let n = |k: &str| r["rect"][k].as_f64().unwrap();
+    assert!((n("x") - (frame[0] + frame[4].max(0.0))).abs() < 1.0, "{r} {frame:?}");
+    assert!((n("y") - (frame[1] + frame[3])).abs() < 1.0, "{r} {frame:?}");
+    assert!(
+        (n("x") + n("width") - (frame[0] + frame[2])).abs() < 1.0 && n("width") < 600.0,
+        "clipped by the frame: {r} {frame:?}"
+    );
+    assert!((n("height") - 30.0).abs() < 1.0, "{r}");
+
     // viewport: fixed, measured.
     let (code, out, err) = run(&["viewport", "800", "600", "--dpr", "2"]);
     assert_eq!((code, out.as_str()), (0, "viewport 800×600 @2.0\n"), "{err}");
@@ -618,7 +637,7 @@ async fn select_scroll_viewport_and_tabs() {
     let deadline = tokio::time::Instant::now() + HANG;
     loop {
         let (_, out, _) = run(&["console", "--level", "debug"]);
-        if out.starts_with(&format!("debug   details ({base}/console.html:4)")) {
+        if out.lines().next() == Some(&format!("debug   details ({base}/console.html:4)")) {
             break;
         }
         assert!(tokio::time::Instant::now() < deadline, "the new tab's console: {out}");

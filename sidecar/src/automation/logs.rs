@@ -153,7 +153,12 @@ impl Logs {
     pub fn console(&self, browser: &str, generation: u64, tab: &str) -> ConsoleView {
         let s = self.store.lock().unwrap_or_else(|p| p.into_inner());
         match s.tabs.get(&key(browser, generation, tab)) {
-            Some(t) => ConsoleView { entries: t.console.iter().cloned().collect(), dropped: t.console_dropped },
+            Some(t) => {
+                // Each source is its own event stream (their relative order is lost): order by time.
+                let mut entries: Vec<ConsoleEntry> = t.console.iter().cloned().collect();
+                entries.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
+                ConsoleView { entries, dropped: t.console_dropped }
+            }
             None => ConsoleView { entries: Vec::new(), dropped: 0 },
         }
     }
