@@ -523,6 +523,18 @@ async fn select_scroll_viewport_and_tabs() {
     let e = a.refused("select", json!({"ref": colour, "values": ["Purple"]}), "bad_request").await;
     assert!(e["message"].as_str().unwrap().contains("\"Red\""), "it lists the options: {e}");
     assert_eq!(eval("colour.value").await, "b", "a refusal changed nothing");
+    let e = a.refused("select", json!({"ref": colour, "values": ["r", "b"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("one value"), "{e}");
+    // A multiple-choice select: a click, then Ctrl+clicks; the page sees the change.
+    let toppings = ref_of(&text, "Toppings");
+    let (code, out, err) = run(&["select", &toppings, "Basil", "ham"]);
+    assert_eq!((code, out.as_str()), (0, format!("select {toppings}: \"Ham\", \"Basil\"\n").as_str()), "{err}");
+    assert_eq!(eval("picked.textContent").await, "ham,Basil");
+    let (_, out, _) = run(&["select", &toppings, "Cheese"]);
+    assert_eq!(out, format!("select {toppings}: \"Cheese\"\n"));
+    assert_eq!(eval("picked.textContent").await, "Cheese");
+    a.refused("select", json!({"ref": toppings, "values": ["Cheese", "Olives"]}), "bad_request").await;
+    assert_eq!(eval("picked.textContent").await, "Cheese", "a refusal changed nothing");
 
     // scroll-to: the item inside the scrolling box inside the scrolling page.
     a.open(&base, "scroll.html").await;

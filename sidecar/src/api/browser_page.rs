@@ -25,21 +25,24 @@ pub struct SelectReq {
     values: Vec<String>,
 }
 
-/// `POST /api/control/browser/select` `{"ref","values":[V]}` → `{"ref","value","label",
-/// "changed","dialog"}`. One value (a multiple-choice select is not driven yet).
+/// Most values `select` takes.
+const MAX_SELECT_VALUES: usize = 256;
+
+/// `POST /api/control/browser/select` `{"ref","values":[V…]}` → `{"ref","value","label",
+/// "changed","dialog"}` (a multiple-choice select: `"values","labels"`).
 pub async fn select(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<SelectReq>,
 ) -> Result<Json<Value>, ApiError> {
-    let [value] = req.values.as_slice() else {
-        return Err(ApiError::BadRequest("select takes one value (multiple-choice selects are not driven yet)".into()));
-    };
-    if value.len() > 1024 {
+    if req.values.is_empty() || req.values.len() > MAX_SELECT_VALUES {
+        return Err(ApiError::BadRequest(format!("select takes 1..={MAX_SELECT_VALUES} values")));
+    }
+    if req.values.iter().any(|v| v.len() > 1024) {
         return Err(ApiError::BadRequest("a value is at most 1024 bytes".into()));
     }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.select(&b, &req.r#ref, value).await?, h))
+    Ok(with_pane(st.automation.select(&b, &req.r#ref, &req.values).await?, h))
 }
 
 /// Body of `POST /api/control/browser/scroll`.

@@ -218,10 +218,10 @@ impl Automation {
         f(&page, &node).await
     }
 
-    /// `select REF VALUE`: the option chosen with trusted keys → `{"ref","value","label",
+    /// `select REF VALUE…`: the options chosen with trusted input → `{"ref","value","label",
     /// "changed","dialog"}` (see [`select::select`]).
-    pub async fn select(&self, b: &BrowserRef, r: &str, value: &str) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref(b, r, async |page, node| select::select(b, page, node, value).await).await?;
+    pub async fn select(&self, b: &BrowserRef, r: &str, values: &[String]) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |page, node| select::select(b, page, node, values).await).await?;
         out["ref"] = r.into();
         Ok(out)
     }

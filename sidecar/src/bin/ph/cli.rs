@@ -422,13 +422,14 @@ pub enum BrowserCmd {
         #[arg(value_name = "TAB|URL")]
         tab: Option<String>,
     },
-    /// Choose an option of a <select> by its value or label, with trusted arrow keys (its
-    /// popup is never drawn in the pane), then read it back.
+    /// Choose options of a <select> by value or label with trusted input (arrow keys for a
+    /// single choice, whose popup is never drawn in the pane; clicks, Ctrl+clicks for a
+    /// multiple one), then read the selection back.
     Select {
         /// A ref from the last snapshot.
         #[arg(value_name = "REF")]
         target: String,
-        /// The option's value or label (one; multiple-choice selects are not driven yet).
+        /// The options' values or labels (one for a single-choice select).
         #[arg(required = true, value_name = "VALUE")]
         values: Vec<String>,
     },

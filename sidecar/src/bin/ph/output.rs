@@ -83,8 +83,17 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             format!("{}\n", v.get("text").or(v.get("value")).and_then(Value::as_str).unwrap_or(""))
         }
         BrowserCmd::Wait { .. } => format!("ok after {} ms\n", v["waited_ms"]),
-        BrowserCmd::Select { .. } if v["changed"] == false => format!("{} already shows {}\n", s("ref"), v["label"]),
-        BrowserCmd::Select { .. } => format!("select {}: {}{opened}", s("ref"), v["label"]),
+        BrowserCmd::Select { .. } => {
+            let shown = match v["labels"].as_array() {
+                Some(all) => all.iter().map(Value::to_string).collect::<Vec<_>>().join(", "),
+                None => v["label"].to_string(),
+            };
+            if v["changed"] == false {
+                format!("{} already shows {shown}\n", s("ref"))
+            } else {
+                format!("select {}: {shown}{opened}", s("ref"))
+            }
+        }
         BrowserCmd::Scroll { .. } => format!(
             "scrolled {} px at ({}, {})\n",
             v["delta"].as_f64().unwrap_or(0.0).round(),
