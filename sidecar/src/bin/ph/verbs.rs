@@ -58,8 +58,11 @@ impl Param {
     }
 }
 
+/// An option's long name, else a positional's value name when it is one word (`REF` →
+/// `ref`), else the argument's id; `-` written `_`.
 fn param_name(a: &clap::Arg) -> String {
-    let name = match (a.get_long(), a.get_value_names().and_then(|v| v.first())) {
+    let word = |v: &&clap::builder::Str| v.chars().all(|c| c.is_ascii_alphabetic());
+    let name = match (a.get_long(), a.get_value_names().and_then(|v| v.first()).filter(word)) {
         (Some(long), _) => long.to_string(),
         (None, Some(v)) if a.is_positional() => v.to_lowercase(),
         _ => a.get_id().to_string(),
@@ -104,6 +107,14 @@ mod tests {
         let p = send.params();
         assert!(p.iter().any(|p| p.name == "key" && p.is_list()));
         assert!(!p.iter().any(|p| p.name == "stdin" || p.name == "json"), "stdin is the MCP channel");
+        for v in &verbs {
+            for p in v.params() {
+                assert!(p.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{}: {}", v.tool_name(), p.name);
+            }
+        }
+        let tabs = verbs.iter().find(|v| v.words == ["browser", "tabs"]).unwrap();
+        let names: Vec<String> = tabs.params().into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["action", "tab", "pane"]);
         let split = verbs.iter().find(|v| v.words == ["split"]).unwrap();
         assert!(split.params().iter().any(|p| p.name == "cmd" && p.is_list() && p.arg.is_last_set()));
     }
