@@ -539,5 +539,8 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "wait", "--text", "a", "--load"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i"]).is_ok());
         assert!(Cli::try_parse_from(["ph", "browser", "screenshot", "--ref", "e1", "--full"]).is_err());
+        assert!(Cli::try_parse_from(["ph", "browser", "scroll", "-200", "--ref", "e3"]).is_ok(), "negative PX");
+        assert!(Cli::try_parse_from(["ph", "browser", "tabs", "close"]).is_err(), "close needs a tab");
+        assert!(Cli::try_parse_from(["ph", "browser", "select", "e1"]).is_err(), "select needs a value");
     }
 }
