@@ -398,3 +398,263 @@ async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     let e = a.refused("act", json!({"action": "click", "ref": link}), "stale_ref").await;
     assert_eq!(e["reason"], "relaunched");
 }
+
+/// Runs the real `ph` with the sidecar's token (no pane of its own: `--pane` names one).
+fn ph(sc: &Sidecar, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(args)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
+/// The lines of `text` as a sorted list (entries arrive in the order the page's work
+/// settles, which a test does not pin).
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut l: Vec<String> = text.lines().map(str::to_string).collect();
+    l.sort();
+    l
+}
+
+/// `console` and `network`: kept from the tab's start, by level, since the last
+/// navigation, and the failed requests (fixture `console`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_and_network_are_kept_from_the_tabs_start() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/console.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let fixture = std::fs::read_to_string(format!("{FIXTURES}/console.expected")).unwrap().replace("BASE", &base);
+    let want: Vec<String> = sorted_lines(&expected("console").replace("BASE", &base));
+    let mut want_failed: Vec<&str> = fixture.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    want_failed.sort();
+
+    // The page's first load was logged (the buffers start before the first navigation).
+    let deadline = tokio::time::Instant::now() + HANG;
+    let console = |extra: &[&str]| {
+        let mut args = vec!["browser", "console", "--pane", pane.as_str()];
+        args.extend_from_slice(extra);
+        tokio::task::block_in_place(|| ph(&sc, &args))
+    };
+    loop {
+        let (code, out, err) = console(&[]);
+        assert_eq!(code, 0, "{err}");
+        if sorted_lines(&out) == want {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "console:\n{out}\nwanted (any order):\n{}", want.join("\n"));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, out, _) = console(&["--level", "warning"]);
+    let levels: Vec<&str> = out.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(levels.iter().filter(|l| **l == "warning").count(), 1, "{out}");
+    assert!(levels.iter().all(|l| *l == "warning" || *l == "error") && levels.len() == 5, "{out}");
+
+    let (code, out, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--failed", "--pane", &pane]));
+    assert_eq!(code, 0);
+    let mut failed: Vec<&str> = out.lines().collect();
+    failed.sort();
+    assert_eq!(failed, want_failed, "{out}");
+    let (_, all, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
+    assert!(all.lines().any(|l| l == format!("GET 200 {base}/console.html (document)")), "{all}");
+
+    // A reload: without --since-navigation every entry twice, with it once.
+    a.ok("history", json!({"action": "reload"})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let (_, out, _) = console(&[]);
+        if out.lines().count() == 2 * want.len() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "after a reload:\n{out}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, out, _) = console(&["--since-navigation"]);
+    assert_eq!(sorted_lines(&out), want);
+    let (code, _, err) = console(&["--level", "loud"]);
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `select` with arrow keys, `scroll` with the wheel, `scroll-to` clipped by every
+/// scroller, `viewport`, and `tabs select|close` (fixtures `select`, `scroll`, `popup`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_scroll_viewport_and_tabs() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/select.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+
+    // select: arrow keys past the disabled option; the page sees its change event.
+    a.open(&base, "select.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("select"), "{text}");
+    let colour = ref_of(&text, "Colour");
+    let (code, out, err) = run(&["select", &colour, "Black"]);
+    assert_eq!((code, out.as_str()), (0, format!("select {colour}: \"Black\"\n").as_str()), "{err}");
+    assert_eq!(eval("[colour.value, out.textContent]").await, json!(["k", "changed to k"]));
+    let (_, out, _) = run(&["select", &colour, "b"]);
+    assert_eq!(out, format!("select {colour}: \"Blue\"\n"));
+    let (_, out, _) = run(&["select", &colour, "Blue"]);
+    assert_eq!(out, format!("{colour} already shows \"Blue\"\n"));
+    let e = a.refused("select", json!({"ref": colour, "values": ["g"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("disabled"), "{e}");
+    let e = a.refused("select", json!({"ref": colour, "values": ["Purple"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("\"Red\""), "it lists the options: {e}");
+    assert_eq!(eval("colour.value").await, "b", "a refusal changed nothing");
+    let e = a.refused("select", json!({"ref": colour, "values": ["r", "b"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("one value"), "{e}");
+    // A multiple-choice select: a click, then Ctrl+clicks; the page sees the change.
+    let toppings = ref_of(&text, "Toppings");
+    let (code, out, err) = run(&["select", &toppings, "Basil", "ham"]);
+    assert_eq!((code, out.as_str()), (0, format!("select {toppings}: \"Ham\", \"Basil\"\n").as_str()), "{err}");
+    assert_eq!(eval("picked.textContent").await, "ham,Basil");
+    let (_, out, _) = run(&["select", &toppings, "Cheese"]);
+    assert_eq!(out, format!("select {toppings}: \"Cheese\"\n"));
+    assert_eq!(eval("picked.textContent").await, "Cheese");
+    a.refused("select", json!({"ref": toppings, "values": ["Cheese", "Olives"]}), "bad_request").await;
+    assert_eq!(eval("picked.textContent").await, "Cheese", "a refusal changed nothing");
+
+    // scroll-to: the item inside the scrolling box inside the scrolling page.
+    a.open(&base, "scroll.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("scroll"), "{text}");
+    let item = ref_of(&text, "\"Item 50\"");
+    let r = a.ok("scroll_to", json!({"ref": item})).await;
+    let rect = &r["rect"];
+    let inner: Vec<f64> = serde_json::from_value(
+        eval("(() => { const b = box.getBoundingClientRect(); return [b.left + 4, b.top + 4, box.clientWidth, box.clientHeight, innerHeight]; })()").await,
+    )
+    .unwrap();
+    let (x, y, w, h) = (
+        rect["x"].as_f64().unwrap(),
+        rect["y"].as_f64().unwrap(),
+        rect["width"].as_f64().unwrap(),
+        rect["height"].as_f64().unwrap(),
+    );
+    assert!(x >= inner[0] - 0.5 && y >= inner[1] - 0.5, "inside the box: {rect} {inner:?}");
+    assert!(
+        x + w <= inner[0] + inner[2] + 0.5 && y + h <= inner[1] + inner[3] + 0.5,
+        "inside the box: {rect} {inner:?}"
+    );
+    assert!(y >= 0.0 && y + h <= inner[4] && h > 30.0, "in the viewport, whole: {rect}");
+    let clipped = ref_of(&text, "Clipped away");
+    a.refused("scroll_to", json!({"ref": clipped}), "element_not_visible").await;
+    let (code, out, _) = run(&["scroll-to", &item]);
+    assert!(code == 0 && out.starts_with(&format!("{item} visible at x ")), "{out}");
+
+    // scroll: the wheel over the page, then over the box (which takes it first).
+    let (code, out, err) = run(&["scroll", "top"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("scrolled -1000000 px"), "{out}");
+    a.ok("wait", json!({"url": "scroll", "timeout_ms": 1000})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    while eval("scrollY").await != 0 {
+        assert!(tokio::time::Instant::now() < deadline, "never at the top");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    run(&["scroll", "down"]);
+    let deadline = tokio::time::Instant::now() + HANG;
+    while eval("scrollY").await.as_f64().unwrap_or(0.0) < 100.0 {
+        assert!(tokio::time::Instant::now() < deadline, "the page never scrolled down");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first = ref_of(&text, "\"Item 1\"");
+    a.ok("scroll_to", json!({"ref": first})).await;
+    let page_y = eval("scrollY").await;
+    let (code, _, err) = run(&["scroll", "bottom", "--ref", &first]);
+    assert_eq!(code, 0, "{err}");
+    let deadline = tokio::time::Instant::now() + HANG;
+    while eval("box.scrollTop + box.clientHeight >= box.scrollHeight - 1").await != true {
+        assert!(tokio::time::Instant::now() < deadline, "the box never reached its end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(eval("scrollY").await, page_y, "the box took the wheel, not the page");
+    let (code, _, _) = run(&["scroll", "sideways"]);
+    assert_eq!(code, 1);
+
+    // scroll-to in a same-site frame: offset into top-level coordinates, clipped by the frame.
+    a.open(&base, "scroll_frame.html").await;
+    let ftext = a.snapshot().await;
+    assert_eq!(unnumbered(&ftext), expected("scroll_frame"), "{ftext}");
+    let wide = ref_of(&ftext, "Wide in frame");
+    let r = a.ok("scroll_to", json!({"ref": wide})).await;
+    let frame: Vec<f64> = serde_json::from_value(
+        eval("(() => { const f = frame.getBoundingClientRect(); const d = frame.contentDocument; const b = d.querySelector('button').getBoundingClientRect(); return [f.left + frame.clientLeft, f.top + frame.clientTop, d.documentElement.clientWidth, b.top, b.left]; })()").await,
+    )
+    .unwrap();
+    let n = |k: &str| r["rect"][k].as_f64().unwrap();
+    assert!((n("x") - (frame[0] + frame[4].max(0.0))).abs() < 1.0, "{r} {frame:?}");
+    assert!((n("y") - (frame[1] + frame[3])).abs() < 1.0, "{r} {frame:?}");
+    assert!(
+        (n("x") + n("width") - (frame[0] + frame[2])).abs() < 1.0 && n("width") < 600.0,
+        "clipped by the frame: {r} {frame:?}"
+    );
+    assert!((n("height") - 30.0).abs() < 1.0, "{r}");
+
+    // viewport: fixed, measured.
+    let (code, out, err) = run(&["viewport", "800", "600", "--dpr", "2"]);
+    assert_eq!((code, out.as_str()), (0, "viewport 800×600 @2.0\n"), "{err}");
+    assert_eq!(eval("[innerWidth, innerHeight, devicePixelRatio]").await, json!([800, 600, 2]));
+    let (code, _, _) = run(&["viewport", "50", "600"]);
+    assert_eq!(code, 1, "out of bounds");
+
+    // tabs: a popup is tab 2; select tab 1, then close tab 2.
+    a.open(&base, "popup.html").await;
+    a.ok("act", json!({"action": "click", "ref": ref_of(&a.snapshot().await, "Open popup")})).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    // Attached: the popup is the active tab.
+    loop {
+        let t = a.ok("tabs", json!({})).await;
+        if t["tabs"].as_array().unwrap().len() == 2 && t["active"] == t["tabs"][1]["id"] {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no popup: {t}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, out, err) = run(&["tabs", "select", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().next().unwrap().starts_with("* 1 ") && out.contains("popup.html"), "{out}");
+    let (code, out, err) = run(&["tabs", "close", "2"]);
+    assert_eq!((code, out.lines().count()), (0, 1), "{out}{err}");
+    let (code, _, err) = run(&["tabs", "close", "7"]);
+    assert!(code == 1 && err.contains("no tab"), "{err}");
+
+    // tabs new: the new tab is active, and followed from before its first navigation (its
+    // console has the page's first log).
+    let (code, out, err) = run(&["tabs", "new", &format!("{base}/console.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("* 2 ")), "{out}");
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let (_, out, _) = run(&["console", "--level", "debug"]);
+        if out.lines().next() == Some(&format!("debug   details ({base}/console.html:4)")) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the new tab's console: {out}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, _, err) = run(&["tabs", "new", "ftp://x"]);
+    assert_eq!(code, 1, "{err}");
+}

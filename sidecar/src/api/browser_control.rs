@@ -28,7 +28,7 @@ pub const MAX_EVAL_BYTES: usize = 64 * 1024;
 /// The browser pane a verb acts on: `pane` (a target), else the caller's default
 /// (`Control::default_browser`); refused unless it is a screencast or popped-out pane with
 /// a live browser.
-fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
+pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
     let r = match pane {
         Some(p) => st.control.resolve(&Target::parse(p)?, caller.0)?,
         None => st.control.default_browser(caller.0)?,
@@ -55,7 +55,8 @@ fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Hand
     Ok((h, b))
 }
 
-fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
+/// `v` with `"pane"`: the handle acted on.
+pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
     v["pane"] = h.to_string().into();
     Json(v)
 }
@@ -341,26 +342,6 @@ pub async fn history(
         None => st.automation.reload(&b).await?,
     }
     Ok(with_pane(json!({"action": req.action}), h))
-}
-
-/// Body of `POST /api/control/browser/tabs`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TabsReq {
-    #[serde(default)]
-    pane: Option<String>,
-}
-
-/// `POST /api/control/browser/tabs` → `{"tabs":[{"id","url","title"}],"active","dialog"}`
-/// (answered while a dialog is pending).
-pub async fn tabs(
-    State(st): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    JsonBody(req): JsonBody<TabsReq>,
-) -> Result<Json<Value>, ApiError> {
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    let v = b.subscribe().borrow().clone();
-    Ok(with_pane(json!({"tabs": v.tabs, "active": v.active, "dialog": v.dialog}), h))
 }
 
 /// Body of `POST /api/control/browser/dialog`.

@@ -6,6 +6,8 @@
 mod auth;
 mod body;
 mod browser_control;
+mod browser_logs;
+mod browser_page;
 mod browsers;
 mod control;
 mod error;
@@ -75,9 +77,15 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/screenshot", post(browser_control::screenshot))
         .route("/api/control/browser/navigate", post(browser_control::navigate))
         .route("/api/control/browser/history", post(browser_control::history))
-        .route("/api/control/browser/tabs", post(browser_control::tabs))
+        .route("/api/control/browser/tabs", post(browser_page::tabs))
         .route("/api/control/browser/dialog", post(browser_control::dialog))
         .route("/api/control/browser/eval", post(browser_control::eval))
+        .route("/api/control/browser/select", post(browser_page::select))
+        .route("/api/control/browser/scroll", post(browser_page::scroll))
+        .route("/api/control/browser/scroll_to", post(browser_page::scroll_to))
+        .route("/api/control/browser/viewport", post(browser_page::viewport))
+        .route("/api/control/browser/console", post(browser_logs::console))
+        .route("/api/control/browser/network", post(browser_logs::network))
         .fallback(misc::fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))

@@ -74,17 +74,18 @@ pub struct AppState {
 impl AppState {
     /// Builds the state for a server on `config.port`.
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
+        let automation = Automation::new();
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
         AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals: Arc::new(Registry::new()),
-            browsers: Arc::new(Host::new()),
+            browsers: Arc::new(Host::observed(automation.page_observer())),
             viewer_grants: Arc::new(Grants::new()),
             workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
-            automation: Automation::new(),
+            automation,
             ports: Ports::new(),
             proxy: Proxy::new(ProxyConfig::from_env()),
             control: Control::new(std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))),

@@ -57,7 +57,11 @@ impl Action {
 /// Runs `steps` (CDP input calls, in order) unless a JavaScript dialog opens in `page`'s tab
 /// meanwhile: Chromium answers an input event only once its handlers have run, and a dialog
 /// holds them. Returns true if a dialog opened (the remaining steps are not sent).
-async fn input(browser: &BrowserRef, page: &Page, steps: Vec<(&'static str, Value)>) -> Result<bool, BrowserError> {
+pub(super) async fn input(
+    browser: &BrowserRef,
+    page: &Page,
+    steps: Vec<(&'static str, Value)>,
+) -> Result<bool, BrowserError> {
     let tab = page.target_id().as_ref().to_string();
     let mut view = browser.subscribe();
     let opened = view.wait_for(|s| s.dialog.as_ref().is_some_and(|d| d.tab == tab));
@@ -82,7 +86,7 @@ fn mouse(kind: &str, x: f64, y: f64, clicks: i64) -> (&'static str, Value) {
     ("Input.dispatchMouseEvent", p)
 }
 
-fn key_events(k: &KeyPress) -> Vec<(&'static str, Value)> {
+pub(super) fn key_events(k: &KeyPress) -> Vec<(&'static str, Value)> {
     let down = if k.text.is_empty() { "rawKeyDown" } else { "keyDown" };
     vec![
         (
@@ -245,7 +249,7 @@ fn dialog_of(browser: &BrowserRef, opened: bool) -> Value {
     json!(browser.subscribe().borrow().dialog)
 }
 
-fn with_dialog(mut out: Value, browser: &BrowserRef, opened: bool) -> Value {
+pub(super) fn with_dialog(mut out: Value, browser: &BrowserRef, opened: bool) -> Value {
     out["dialog"] = dialog_of(browser, opened);
     out
 }

@@ -14,13 +14,18 @@ mod cdp;
 mod dom;
 mod error;
 mod keys;
+mod logs;
 mod node;
 mod refs;
+mod scroll;
+mod select;
 mod snapshot;
 
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
 pub use error::{AutomationError, StaleReason};
 pub use keys::parse as parse_key;
+pub use logs::Level;
+pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
 
 use std::collections::HashMap;
@@ -32,7 +37,7 @@ use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, Captur
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use crate::browser::BrowserRef;
+use crate::browser::{BrowserRef, PageObserver};
 use refs::{parse_ref, without_fragment, Minted, NodeKey, Refs};
 
 /// How often `wait` checks its condition, in milliseconds.
@@ -68,6 +73,7 @@ pub enum Read {
 pub struct Automation {
     refs: Mutex<HashMap<String, Refs>>,
     acting: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    logs: Arc<logs::Logs>,
 }
 
 fn no_dialog(b: &BrowserRef) -> Result<(), AutomationError> {
@@ -87,6 +93,38 @@ impl Automation {
     /// A fresh state.
     pub fn new() -> Arc<Automation> {
         Arc::new(Automation::default())
+    }
+
+    /// What the browser host tells of every page it attaches: the console and network
+    /// buffers start there.
+    pub fn page_observer(&self) -> Arc<dyn PageObserver> {
+        self.logs.clone()
+    }
+
+    /// `console [--level L] [--since-navigation]`: the active tab's console entries at
+    /// level `min` or above (oldest first), only those since its document started
+    /// (`performance.timeOrigin`) with `since_navigation` → `{"tab","entries","dropped"}`.
+    pub async fn console(&self, b: &BrowserRef, min: Level, since_navigation: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let origin = match since_navigation {
+            true => crate::browser::eval_in(&page, "performance.timeOrigin".into()).await?.as_f64(),
+            false => None,
+        };
+        let view = self.logs.console(b.id(), b.generation(), &tab);
+        let entries: Vec<_> =
+            view.entries.into_iter().filter(|e| e.level >= min && origin.is_none_or(|o| e.time_ms >= o)).collect();
+        Ok(json!({"tab": tab, "entries": entries, "dropped": view.dropped}))
+    }
+
+    /// `network [--failed]`: the active tab's requests (oldest first), only those that
+    /// failed or were answered 400 or above with `failed` → `{"tab","requests","dropped"}`.
+    pub async fn network(&self, b: &BrowserRef, failed: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let view = self.logs.network(b.id(), b.generation(), &tab);
+        let requests: Vec<_> = view.requests.into_iter().filter(|r| !failed || r.failed()).collect();
+        Ok(json!({"tab": tab, "requests": requests, "dropped": view.dropped}))
     }
 
     fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {
@@ -161,6 +199,50 @@ impl Automation {
         let mut out = act::perform(b, &page, node.as_ref(), action).await?;
         out["ref"] = json!(r);
         out["action"] = action.name().into();
+        Ok(out)
+    }
+
+    /// Resolves `r` to a live node of the active page, one action at a time per browser,
+    /// and runs `f` on it.
+    async fn on_ref<T>(
+        &self,
+        b: &BrowserRef,
+        r: &str,
+        f: impl AsyncFnOnce(&Page, &node::Node) -> Result<T, AutomationError>,
+    ) -> Result<T, AutomationError> {
+        let turn = self.turn(b.id());
+        let _turn = turn.lock().await;
+        let page = page(b)?;
+        let minted = self.minted(b.id(), r)?;
+        let node = node::resolve(b, &page, r, &minted).await?;
+        f(&page, &node).await
+    }
+
+    /// `select REF VALUE…`: the options chosen with trusted input → `{"ref","value","label",
+    /// "changed","dialog"}` (see [`select::select`]).
+    pub async fn select(&self, b: &BrowserRef, r: &str, values: &[String]) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |page, node| select::select(b, page, node, values).await).await?;
+        out["ref"] = r.into();
+        Ok(out)
+    }
+
+    /// `scroll [--ref R] up|down|top|bottom|PX`: one trusted wheel event → `{"point","delta"}`.
+    pub async fn scroll(&self, b: &BrowserRef, r: Option<&str>, how: Scroll) -> Result<Value, AutomationError> {
+        match r {
+            Some(r) => self.on_ref(b, r, async |page, node| scroll::scroll(page, Some(node), how).await).await,
+            None => {
+                let turn = self.turn(b.id());
+                let _turn = turn.lock().await;
+                scroll::scroll(&page(b)?, None, how).await
+            }
+        }
+    }
+
+    /// `scroll-to REF` → `{"ref","rect"}`: the visible part of its border box in top-level
+    /// viewport CSS px, after scrolling it and its ancestors.
+    pub async fn scroll_to(&self, b: &BrowserRef, r: &str) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |page, node| scroll::scroll_to(page, node).await).await?;
+        out["ref"] = r.into();
         Ok(out)
     }
 

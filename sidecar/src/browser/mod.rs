@@ -249,12 +249,21 @@ pub fn check_url(url: &str) -> Result<String, String> {
     Ok(url.to_string())
 }
 
+/// Told of every page a browser attaches (its first tab at each launch, and each tab a page
+/// opens), before the page navigates when Porthole opens it. What it follows on the page is
+/// its own (agent browsing's console and network buffers); it must not block.
+pub trait PageObserver: Send + Sync {
+    /// `page` of browser `browser` (launch `generation`) is attached.
+    fn attached(&self, browser: &str, generation: u64, page: &chromiumoxide::Page);
+}
+
 /// Every browser of this sidecar, by id (`b1`, `b2`, …; never reused in a sidecar's life).
 pub struct Host {
     slots: Mutex<HashMap<String, BrowserRef>>,
     next: AtomicU64,
     root: PathBuf,
     shutting_down: AtomicBool,
+    observer: Option<std::sync::Arc<dyn PageObserver>>,
 }
 
 impl Default for Host {
@@ -271,7 +280,13 @@ impl Host {
             next: AtomicU64::new(1),
             root: chrome::profiles_root(),
             shutting_down: AtomicBool::new(false),
+            observer: None,
         }
+    }
+
+    /// A host whose browsers tell `observer` of every page they attach.
+    pub fn observed(observer: std::sync::Arc<dyn PageObserver>) -> Host {
+        Host { observer: Some(observer), ..Host::new() }
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, BrowserRef>> {
@@ -287,7 +302,7 @@ impl Host {
         let n = self.next.fetch_add(1, Ordering::SeqCst);
         let id = format!("b{n}");
         let profile = self.root.join(format!("{}-{id}", std::process::id()));
-        let slot = BrowserRef::new(id.clone(), profile, url, mode);
+        let slot = BrowserRef::new(id.clone(), profile, url, mode, self.observer.clone());
         self.slots().insert(id.clone(), slot.clone());
         match slot.launch().await {
             Ok(()) => Ok(id),

@@ -16,12 +16,12 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, CloseParams as PageCloseParams, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
-    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams, ReloadParams,
+    CaptureScreenshotParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams,
+    ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
-    ActivateTargetParams, CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged,
-    GetTargetsParams, TargetId, TargetInfo,
+    CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged, GetTargetsParams, TargetId,
+    TargetInfo,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
@@ -31,9 +31,12 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+mod events;
+mod tabs;
+
 use super::{
-    bounded, chrome, BrowserError, Dialog, SyncState, Tab, ViewState, Viewport, ViewportMode, CLOSE_BOUND_MS,
-    DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
+    bounded, chrome, BrowserError, Dialog, PageObserver, SyncState, Tab, ViewState, Viewport, ViewportMode,
+    CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
 };
 
 /// How often a viewed browser's active title is re-read, in milliseconds.
@@ -142,6 +145,8 @@ struct Slot {
     /// and this happened (a page stuck at an older fixed size). Two overlapping captures are
     /// as bad (the second one saves the first one's temporary params and restores them).
     emulation: EmulationGate,
+    /// Told of every page this browser attaches ([`PageObserver`]).
+    observer: Option<Arc<dyn PageObserver>>,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -173,7 +178,13 @@ pub struct BrowserInfo {
 }
 
 impl BrowserRef {
-    pub(super) fn new(id: String, profile: PathBuf, url: String, mode: ViewportMode) -> BrowserRef {
+    pub(super) fn new(
+        id: String,
+        profile: PathBuf,
+        url: String,
+        mode: ViewportMode,
+        observer: Option<Arc<dyn PageObserver>>,
+    ) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
             launching: true,
@@ -217,6 +228,7 @@ impl BrowserRef {
             vp_done,
             casting: Mutex::new(HashMap::new()),
             emulation: EmulationGate::default(),
+            observer,
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -654,7 +666,7 @@ impl BrowserRef {
             }
         }
         let _ = self.apply_wanted(&first).await;
-        self.watch_dialogs(&first, generation);
+        self.watch_page(&first, generation);
         let first_id_for_nav = first_id.clone();
         {
             let mut s = self.shared();
@@ -857,7 +869,7 @@ impl BrowserRef {
             return;
         };
         let _ = self.apply_wanted(&page).await;
-        self.watch_dialogs(&page, generation);
+        self.watch_page(&page, generation);
         let id = target.as_ref().to_string();
         {
             let mut s = self.shared();
@@ -908,42 +920,6 @@ impl BrowserRef {
                 me.measure_and_publish(&page).await;
             });
         }
-    }
-
-    fn watch_dialogs(&self, page: &Page, generation: u64) {
-        let me = self.clone();
-        let page = page.clone();
-        let tab = page.target_id().as_ref().to_string();
-        tokio::spawn(async move {
-            let Ok(mut open) = bounded("listen", page.event_listener::<EventJavascriptDialogOpening>()).await else {
-                return;
-            };
-            let Ok(mut closed) = bounded("listen", page.event_listener::<EventJavascriptDialogClosed>()).await else {
-                return;
-            };
-            loop {
-                tokio::select! {
-                    Some(ev) = open.next() => {
-                        let kind = serde_json::to_value(&ev.r#type).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                        {
-                            let mut s = me.shared();
-                            if s.generation != generation { return; }
-                            s.dialog = Some(Dialog { tab: tab.clone(), kind, message: ev.message.clone(), default_prompt: ev.default_prompt.clone() });
-                        }
-                        me.publish();
-                    }
-                    Some(_) = closed.next() => {
-                        {
-                            let mut s = me.shared();
-                            if s.generation != generation { return; }
-                            if s.dialog.as_ref().is_some_and(|d| d.tab == tab) { s.dialog = None; }
-                        }
-                        me.publish();
-                    }
-                    else => return,
-                }
-            }
-        });
     }
 
     // ---- operations ----
@@ -1003,60 +979,6 @@ impl BrowserRef {
         let page = self.active_page()?;
         self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
         Ok(())
-    }
-
-    /// Makes `tab` the active tab and gives it the browser's viewport.
-    pub async fn select_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        self.active_page()?;
-        let page = {
-            let mut s = self.shared();
-            let Some(p) = s.pages.get(tab).cloned() else {
-                return Err(BrowserError::BadRequest(format!("no tab {tab:?}")));
-            };
-            s.active = Some(tab.to_string());
-            p
-        };
-        self.publish();
-        let _ =
-            bounded("Target.activateTarget", page.execute(ActivateTargetParams::new(page.target_id().clone()))).await;
-        self.apply_wanted(&page).await?;
-        self.measure_and_publish(&page).await;
-        Ok(())
-    }
-
-    /// Closes `tab`; refuses to close the only tab. Returns once the tab is gone from the
-    /// tab list (and another tab is active if it was), or once it is held open by a
-    /// `beforeunload` dialog, which the user answers.
-    pub async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        self.active_page()?;
-        let (page, count) = {
-            let s = self.shared();
-            (s.pages.get(tab).cloned(), s.tabs.len())
-        };
-        let Some(page) = page else { return Err(BrowserError::BadRequest(format!("no tab {tab:?}"))) };
-        if count <= 1 {
-            return Err(BrowserError::BadRequest("cannot close the only tab".into()));
-        }
-        // Watch before sending the command that changes the state.
-        let mut view = self.subscribe();
-        // `Page.close`, not `Target.closeTarget`: only it runs the page's beforeunload hooks
-        // (Chromium 156 closes a target without asking). Its reply is not awaited: the tab's
-        // session is detached by the very close and a reply racing that detach is lost; the
-        // tab leaving the list (or its dialog opening) is the answer.
-        let closing = page.clone();
-        tokio::spawn(async move {
-            if let Err(e) = bounded("Page.close", closing.execute(PageCloseParams::default())).await {
-                tracing::debug!("close tab: {e}");
-            }
-        });
-        let done =
-            |st: &ViewState| !st.tabs.iter().any(|t| t.id == tab) || st.dialog.as_ref().is_some_and(|d| d.tab == tab);
-        let bound = Duration::from_millis(super::CDP_CALL_BOUND_MS);
-        let gone = tokio::time::timeout(bound, async { view.wait_for(done).await.is_ok() }).await;
-        match gone {
-            Ok(_) => Ok(()),
-            Err(_) => Err(BrowserError::Timeout("Target.targetDestroyed")),
-        }
     }
 
     /// Answers the pending dialog as the user chose (`accept`, and a prompt's text).

@@ -235,6 +235,12 @@ pub enum Cmd {
         #[command(subcommand)]
         cmd: BrowserCmd,
     },
+    /// Print a concise guide for coding agents: the verbs, targets, refs, refusals, exit
+    /// codes and the rules an agent keeps.
+    Skill,
+    /// Serve these verbs as MCP tools over stdin/stdout (for an agent's MCP config:
+    /// {"command":"ph","args":["mcp"]}).
+    Mcp,
     /// Print a completion script: `ph completions bash > ~/.local/share/bash-completion/completions/ph`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -249,6 +255,17 @@ pub enum GetWhat {
     Text,
     /// A field's value (never a password or payment field's).
     Value,
+}
+
+/// What `ph browser tabs` does to a tab.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TabAction {
+    /// Open a URL in a new tab, which becomes the active one.
+    New,
+    /// Make it the active tab.
+    Select,
+    /// Close it.
+    Close,
 }
 
 /// How `ph browser dialog` answers.
@@ -395,8 +412,54 @@ pub enum BrowserCmd {
     Forward,
     /// Reload the active tab.
     Reload,
-    /// List the tabs (* marks the active one) and a pending dialog.
-    Tabs,
+    /// List the tabs (* marks the active one) and a pending dialog; or open URL in a new
+    /// tab, make a tab the active one, or close it (TAB: its number in the list, or its id).
+    Tabs {
+        /// new, select or close (none: list).
+        #[arg(value_enum, requires = "tab")]
+        action: Option<TabAction>,
+        /// The tab (1, 2, … as listed, or its id); for new, the URL.
+        #[arg(value_name = "TAB|URL")]
+        tab: Option<String>,
+    },
+    /// Choose options of a <select> by value or label with trusted input (arrow keys for a
+    /// single choice, whose popup is never drawn in the pane; clicks, Ctrl+clicks for a
+    /// multiple one), then read the selection back.
+    Select {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The options' values or labels (one for a single-choice select).
+        #[arg(required = true, value_name = "VALUE")]
+        values: Vec<String>,
+    },
+    /// Scroll the page (or the element under --ref) with the mouse wheel: up, down (most of
+    /// a screen), top, bottom, or PX CSS pixels (negative: up).
+    Scroll {
+        /// up, down, top, bottom or PX.
+        #[arg(allow_negative_numbers = true, value_name = "WHERE")]
+        to: String,
+        /// Scroll what is under this element (its scroller first).
+        #[arg(long = "ref", value_name = "REF")]
+        target: Option<String>,
+    },
+    /// Scroll an element and every scrolling ancestor until it shows, and print the part of
+    /// it still visible (viewport CSS px).
+    ScrollTo {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+    },
+    /// Set the page's viewport to W×H CSS pixels (fixed; the pane scales it).
+    Viewport {
+        /// Width in CSS px (100..=7680).
+        width: u32,
+        /// Height in CSS px (100..=7680).
+        height: u32,
+        /// Device pixel ratio (0.5..=4, default 1).
+        #[arg(long, value_name = "D")]
+        dpr: Option<f64>,
+    },
     /// Answer the pending JavaScript dialog.
     Dialog {
         /// accept or dismiss.
@@ -405,6 +468,22 @@ pub enum BrowserCmd {
         /// A prompt's text (with accept).
         #[arg(long, value_name = "T")]
         text: Option<String>,
+    },
+    /// Print what the active tab's page logged (console calls, uncaught exceptions, browser
+    /// messages such as failed loads), oldest first, kept since the tab opened.
+    Console {
+        /// Only this level and above: debug, info, warning, error.
+        #[arg(long, value_name = "L", value_parser = ["debug", "info", "warning", "error"])]
+        level: Option<String>,
+        /// Only since the current document started (its last navigation or reload).
+        #[arg(long)]
+        since_navigation: bool,
+    },
+    /// Print the active tab's requests (method, status or error, URL, type), oldest first.
+    Network {
+        /// Only the requests that failed or were answered 400 or above.
+        #[arg(long)]
+        failed: bool,
     },
     /// Evaluate JavaScript in the page and print its JSON value (only with --allow-eval).
     Eval {
@@ -460,5 +539,8 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "wait", "--text", "a", "--load"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i"]).is_ok());
         assert!(Cli::try_parse_from(["ph", "browser", "screenshot", "--ref", "e1", "--full"]).is_err());
+        assert!(Cli::try_parse_from(["ph", "browser", "scroll", "-200", "--ref", "e3"]).is_ok(), "negative PX");
+        assert!(Cli::try_parse_from(["ph", "browser", "tabs", "close"]).is_err(), "close needs a tab");
+        assert!(Cli::try_parse_from(["ph", "browser", "select", "e1"]).is_err(), "select needs a value");
     }
 }

@@ -7,7 +7,10 @@
 
 mod cli;
 mod client;
+mod mcp;
 mod output;
+mod skill;
+mod verbs;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -16,7 +19,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{BrowserCmd, Cli, Cmd, DialogAnswer, GetWhat, Place, Until};
+use cli::{BrowserCmd, Cli, Cmd, DialogAnswer, GetWhat, Place, TabAction, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -43,18 +46,54 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    if let Cmd::Completions { shell } = &cli.cmd {
-        clap_complete::generate(*shell, &mut Cli::command(), "ph", &mut std::io::stdout());
-        return ExitCode::SUCCESS;
-    }
-    let ep = match Endpoint::from_env() {
-        Ok(ep) => ep,
-        Err(e) => {
-            eprintln!("ph: {e}");
-            return ExitCode::from(exit::USAGE);
+    match &cli.cmd {
+        Cmd::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "ph", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
         }
-    };
-    ExitCode::from(run(&cli, &ep))
+        Cmd::Skill => {
+            print!("{}", skill::GUIDE);
+            return ExitCode::SUCCESS;
+        }
+        Cmd::Mcp => return ExitCode::from(mcp::serve()),
+        _ => {}
+    }
+    let out = execute(&cli);
+    print!("{}", out.stdout);
+    eprint!("{}", out.stderr);
+    ExitCode::from(out.exit)
+}
+
+/// What running one verb produced: the exit code, the text for stdout and stderr, and the
+/// stable error code of a refusal. `ph` prints it; `ph mcp` returns it as the tool's result.
+pub struct Outcome {
+    /// The exit code (docs/cli.md "Exit codes").
+    pub exit: u8,
+    /// What goes to stdout.
+    pub stdout: String,
+    /// What goes to stderr (`ph: … [code]`).
+    pub stderr: String,
+    /// The sidecar's error code, or `usage`/`unreachable`/`timed_out` for what went wrong
+    /// before an answer.
+    pub code: Option<String>,
+}
+
+impl Outcome {
+    fn ok(stdout: String) -> Outcome {
+        Outcome { exit: exit::OK, stdout, stderr: String::new(), code: None }
+    }
+
+    fn failed(exit: u8, code: &str, message: &str) -> Outcome {
+        Outcome { exit, stdout: String::new(), stderr: format!("ph: {message}\n"), code: Some(code.to_string()) }
+    }
+}
+
+/// Runs a parsed verb against the sidecar named by the environment (one HTTP request).
+pub fn execute(cli: &Cli) -> Outcome {
+    match Endpoint::from_env() {
+        Ok(ep) => run(cli, &ep),
+        Err(e) => Outcome::failed(exit::USAGE, "usage", &e.to_string()),
+    }
 }
 
 /// The request a command makes: method, path, body, and how long to wait for the answer.
@@ -114,7 +153,7 @@ fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration),
         Cmd::Restore { pane } => post("/api/control/pane", json!({"target": pane, "action": "restore"})),
         Cmd::Close { pane } => post("/api/control/pane", json!({"target": pane, "action": "close"})),
         Cmd::Browser { pane, cmd } => browser_request(pane.as_deref(), cmd),
-        Cmd::Completions { .. } => Err("completions need no sidecar".into()),
+        Cmd::Completions { .. } | Cmd::Skill | Cmd::Mcp => Err("this verb needs no sidecar".into()),
     }
 }
 
@@ -177,7 +216,18 @@ fn browser_request(
         BrowserCmd::Back => post("history", json!({"action": "back"})),
         BrowserCmd::Forward => post("history", json!({"action": "forward"})),
         BrowserCmd::Reload => post("history", json!({"action": "reload"})),
-        BrowserCmd::Tabs => post("tabs", json!({})),
+        BrowserCmd::Tabs { action, tab } => match action {
+            None => post("tabs", json!({})),
+            Some(TabAction::New) => post("tabs", json!({"action": "new", "url": tab})),
+            Some(TabAction::Select) => post("tabs", json!({"action": "select", "tab": tab})),
+            Some(TabAction::Close) => post("tabs", json!({"action": "close", "tab": tab})),
+        },
+        BrowserCmd::Select { target, values } => post("select", json!({"ref": target, "values": values})),
+        BrowserCmd::Scroll { to, target } => post("scroll", json!({"to": to, "ref": target})),
+        BrowserCmd::ScrollTo { target } => post("scroll_to", json!({"ref": target})),
+        BrowserCmd::Viewport { width, height, dpr } => {
+            post("viewport", json!({"width": width, "height": height, "dpr": dpr}))
+        }
         BrowserCmd::Dialog { answer, text } => {
             let action = match answer {
                 DialogAnswer::Accept => "accept",
@@ -185,6 +235,10 @@ fn browser_request(
             };
             post("dialog", json!({"action": action, "text": text}))
         }
+        BrowserCmd::Console { level, since_navigation } => {
+            post("console", json!({"level": level, "since_navigation": since_navigation}))
+        }
+        BrowserCmd::Network { failed } => post("network", json!({"failed": failed})),
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
     }
 }
@@ -207,62 +261,50 @@ fn save_png(v: &Value, out: Option<&std::path::Path>) -> Result<std::path::PathB
     Ok(path)
 }
 
-fn run(cli: &Cli, ep: &Endpoint) -> u8 {
+fn run(cli: &Cli, ep: &Endpoint) -> Outcome {
     let (method, path, body, timeout) = match request(&cli.cmd) {
         Ok(r) => r,
-        Err(m) => {
-            eprintln!("ph: {m}");
-            return exit::USAGE;
-        }
+        Err(m) => return Outcome::failed(exit::USAGE, "usage", &m),
     };
-    let answer = match client::call(ep, method, &path, body.as_ref(), timeout) {
-        Ok(a) => a,
+    match client::call(ep, method, &path, body.as_ref(), timeout) {
+        Ok(a) => report(cli, a),
         Err(e) => {
-            eprintln!("ph: {e}");
-            return match e {
-                ClientError::Timeout => exit::TIMED_OUT,
-                ClientError::NotInside | ClientError::BadUrl(_) => exit::USAGE,
-                ClientError::Io(_) => exit::REFUSED,
+            let (exit, code) = match e {
+                ClientError::Timeout => (exit::TIMED_OUT, "timed_out"),
+                ClientError::NotInside | ClientError::BadUrl(_) => (exit::USAGE, "usage"),
+                ClientError::Io(_) => (exit::REFUSED, "unreachable"),
             };
+            Outcome::failed(exit, code, &e.to_string())
         }
-    };
-    report(cli, answer)
+    }
 }
 
-/// Prints the answer (JSON with `--json`, text otherwise) and picks the exit code.
-fn report(cli: &Cli, a: Answer) -> u8 {
+/// The answer as text (JSON with `--json`) and its exit code.
+fn report(cli: &Cli, a: Answer) -> Outcome {
     if (200..300).contains(&a.status) {
         if let Cmd::Browser { cmd: BrowserCmd::Screenshot { output, .. }, .. } = &cli.cmd {
             return match save_png(&a.body, output.as_deref()) {
-                Ok(path) if cli.json => {
-                    println!("{}", json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"]}));
-                    exit::OK
-                }
-                Ok(path) => {
-                    println!("{}", path.display());
-                    exit::OK
-                }
-                Err(m) => {
-                    eprintln!("ph: {m}");
-                    exit::REFUSED
-                }
+                Ok(path) if cli.json => Outcome::ok(format!(
+                    "{}\n",
+                    json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"]})
+                )),
+                Ok(path) => Outcome::ok(format!("{}\n", path.display())),
+                Err(m) => Outcome::failed(exit::REFUSED, "write_failed", &m),
             };
         }
         if cli.json {
-            println!("{}", a.body);
-        } else {
-            print!("{}", output::text(&cli.cmd, &a.body));
+            return Outcome::ok(format!("{}\n", a.body));
         }
-        return exit::OK;
+        return Outcome::ok(output::text(&cli.cmd, &a.body));
     }
     let code = a.body["error"]["code"].as_str().unwrap_or("internal").to_string();
     let message = a.body["error"]["message"].as_str().unwrap_or("the sidecar gave no reason").to_string();
+    let mut out = Outcome::failed(exit_for(&code), &code, &format!("{message} [{code}]"));
     if cli.json {
-        println!("{}", a.body);
-    } else {
-        eprintln!("ph: {message} [{code}]");
+        out.stdout = format!("{}\n", a.body);
+        out.stderr.clear();
     }
-    exit_for(&code)
+    out
 }
 
 /// The exit code for an error code (docs/cli.md).

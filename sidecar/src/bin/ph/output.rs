@@ -83,12 +83,38 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             format!("{}\n", v.get("text").or(v.get("value")).and_then(Value::as_str).unwrap_or(""))
         }
         BrowserCmd::Wait { .. } => format!("ok after {} ms\n", v["waited_ms"]),
-        BrowserCmd::Tabs => {
+        BrowserCmd::Select { .. } => {
+            let shown = match v["labels"].as_array() {
+                Some(all) => all.iter().map(Value::to_string).collect::<Vec<_>>().join(", "),
+                None => v["label"].to_string(),
+            };
+            if v["changed"] == false {
+                format!("{} already shows {shown}\n", s("ref"))
+            } else {
+                format!("select {}: {shown}{opened}", s("ref"))
+            }
+        }
+        BrowserCmd::Scroll { .. } => format!(
+            "scrolled {} px at ({}, {})\n",
+            v["delta"].as_f64().unwrap_or(0.0).round(),
+            v["point"]["x"].as_f64().unwrap_or(0.0).round(),
+            v["point"]["y"].as_f64().unwrap_or(0.0).round()
+        ),
+        BrowserCmd::ScrollTo { .. } => {
+            let n = |k: &str| v["rect"][k].as_f64().unwrap_or(0.0).round();
+            format!("{} visible at x {} y {}, {}×{}\n", s("ref"), n("x"), n("y"), n("width"), n("height"))
+        }
+        BrowserCmd::Viewport { .. } => match v["viewport"].as_object() {
+            Some(m) => format!("viewport {}×{} @{}\n", m["width"], m["height"], m["dpr"]),
+            None => "viewport set (not measured)\n".into(),
+        },
+        BrowserCmd::Tabs { .. } => {
             let mut out = String::new();
-            for t in v["tabs"].as_array().into_iter().flatten() {
+            for (i, t) in v["tabs"].as_array().into_iter().flatten().enumerate() {
                 let mark = if t["id"] == v["active"] { "*" } else { " " };
                 out.push_str(&format!(
-                    "{mark} {} {} {}\n",
+                    "{mark} {} {} {} {}\n",
+                    i + 1,
                     t["id"].as_str().unwrap_or(""),
                     t["url"].as_str().unwrap_or(""),
                     t["title"]
@@ -104,8 +130,56 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             format!("{how} {}\n", dialog(&v["dialog"]))
         }
         BrowserCmd::Eval { .. } => format!("{}\n", v["value"]),
+        BrowserCmd::Console { .. } => console(v),
+        BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => String::new(),
         BrowserCmd::Screenshot { .. } => String::new(),
+    }
+}
+
+/// One line per console entry: `LEVEL text (url:line)`, after a line saying how many older
+/// entries were dropped, if any.
+fn console(v: &Value) -> String {
+    let mut out = dropped(v);
+    for e in v["entries"].as_array().into_iter().flatten() {
+        let place = match (e["url"].as_str(), e["line"].as_i64()) {
+            (Some(u), Some(l)) => format!(" ({u}:{l})"),
+            (Some(u), None) => format!(" ({u})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{:<7} {}{place}\n",
+            e["level"].as_str().unwrap_or(""),
+            e["text"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// One line per request: `METHOD STATUS URL (type)`, STATUS the HTTP status, `failed
+/// <error>` or `…` while waiting.
+fn network(v: &Value) -> String {
+    let mut out = dropped(v);
+    for r in v["requests"].as_array().into_iter().flatten() {
+        let status = match (r["error"].as_str(), r["status"].as_i64()) {
+            (Some(e), _) => format!("failed {e}"),
+            (None, Some(s)) => s.to_string(),
+            _ => "…".into(),
+        };
+        let kind = r["kind"].as_str().filter(|k| !k.is_empty()).map(|k| format!(" ({k})")).unwrap_or_default();
+        out.push_str(&format!(
+            "{} {status} {}{kind}\n",
+            r["method"].as_str().unwrap_or(""),
+            r["url"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+fn dropped(v: &Value) -> String {
+    match v["dropped"].as_u64() {
+        Some(n) if n > 0 => format!("({n} older entries dropped)\n"),
+        _ => String::new(),
     }
 }
 

@@ -1,0 +1,141 @@
+//! `scroll` (trusted mouse wheel input over the page or an element) and `scroll-to` (the
+//! element and every scrolling ancestor scrolled so it shows, and the part of its border box
+//! still visible, clipped by every ancestor scroller and frame).
+
+use chromiumoxide::Page;
+use serde_json::{json, Value};
+
+use super::cdp::{call, call_on};
+use super::error::AutomationError;
+use super::node::{visible_point, Node};
+
+/// Wheel delta of `top`/`bottom`, in CSS px: past any page's end (Chromium stops at it).
+const TO_THE_END_PX: f64 = 1_000_000.0;
+/// Largest `scroll PX`, in CSS px.
+pub const MAX_SCROLL_PX: f64 = 1_000_000.0;
+
+/// Where `scroll` goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scroll {
+    /// One viewport (or element) height up.
+    Up,
+    /// One height down.
+    Down,
+    /// To the start.
+    Top,
+    /// To the end.
+    Bottom,
+    /// This many CSS px (negative: up).
+    Px(f64),
+}
+
+impl Scroll {
+    /// `up`, `down`, `top`, `bottom` or a number of CSS px.
+    pub fn parse(s: &str) -> Option<Scroll> {
+        match s {
+            "up" => Some(Scroll::Up),
+            "down" => Some(Scroll::Down),
+            "top" => Some(Scroll::Top),
+            "bottom" => Some(Scroll::Bottom),
+            n => n.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= MAX_SCROLL_PX).map(Scroll::Px),
+        }
+    }
+
+    fn delta(self, height: f64) -> f64 {
+        match self {
+            Scroll::Up => -height * 0.875,
+            Scroll::Down => height * 0.875,
+            Scroll::Top => -TO_THE_END_PX,
+            Scroll::Bottom => TO_THE_END_PX,
+            Scroll::Px(v) => v,
+        }
+    }
+}
+
+/// Scrolls with one trusted `mouseWheel` at the viewport's center, or at `node`'s visible
+/// point (so the scroller under it, then its ancestors, take the wheel) → `{"point",
+/// "delta"}`.
+pub async fn scroll(page: &Page, node: Option<&Node>, how: Scroll) -> Result<Value, AutomationError> {
+    let m = call(page, "Page.getLayoutMetrics", json!({})).await?;
+    let vw = m["cssLayoutViewport"]["clientWidth"].as_f64().unwrap_or(0.0);
+    let vh = m["cssLayoutViewport"]["clientHeight"].as_f64().unwrap_or(0.0);
+    let (x, y, height) = match node {
+        Some(n) => {
+            let (x, y) = visible_point(page, n).await?;
+            let h = call_on(page, &n.object, "function(){return this.clientHeight || 0}", vec![]).await?;
+            (x, y, h.as_f64().filter(|h| *h > 0.0).unwrap_or(vh))
+        }
+        None => (vw / 2.0, vh / 2.0, vh),
+    };
+    let delta = how.delta(height);
+    call(page, "Input.dispatchMouseEvent", json!({"type": "mouseMoved", "x": x, "y": y})).await?;
+    call(page, "Input.dispatchMouseEvent", json!({"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": delta}))
+        .await?;
+    Ok(json!({"point": {"x": x, "y": y}, "delta": delta}))
+}
+
+/// The part of the element's border box visible in the top-level viewport (CSS px), or
+/// null: clipped by every ancestor that clips its overflow (through shadow roots), by its
+/// window, then by each frame element's content box up to the top.
+const VISIBLE_RECT_JS: &str = r#"function(){
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el) return null;
+  const st = getComputedStyle(el);
+  if (st.visibility !== 'visible' || Number(st.opacity) === 0) return null;
+  const up = n => n.parentElement || (n.getRootNode && n.getRootNode().host) || null;
+  const b = el.getBoundingClientRect();
+  let r = {l: b.left, t: b.top, r: b.right, b: b.bottom};
+  const clip = (l, t, rr, bb) => { r = {l: Math.max(r.l, l), t: Math.max(r.t, t), r: Math.min(r.r, rr), b: Math.min(r.b, bb)}; };
+  let node = el, win = el.ownerDocument.defaultView;
+  for (;;) {
+    for (let a = up(node); a; a = up(a)) {
+      const s = win.getComputedStyle(a);
+      if (a === win.document.documentElement || a === win.document.body) continue;
+      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
+        const c = a.getBoundingClientRect();
+        clip(c.left + a.clientLeft, c.top + a.clientTop, c.left + a.clientLeft + a.clientWidth, c.top + a.clientTop + a.clientHeight);
+      }
+    }
+    const de = win.document.documentElement;
+    clip(0, 0, de.clientWidth || win.innerWidth, de.clientHeight || win.innerHeight);
+    const fe = win.frameElement;
+    if (!fe) break;
+    const f = fe.getBoundingClientRect();
+    const fs = win.parent.getComputedStyle(fe);
+    const dx = f.left + fe.clientLeft + parseFloat(fs.paddingLeft), dy = f.top + fe.clientTop + parseFloat(fs.paddingTop);
+    r = {l: r.l + dx, t: r.t + dy, r: r.r + dx, b: r.b + dy};
+    node = fe; win = win.parent;
+  }
+  if (r.r - r.l < 1 || r.b - r.t < 1) return null;
+  return {x: r.l, y: r.t, width: r.r - r.l, height: r.b - r.t};
+}"#;
+
+/// `scroll-to`: `DOM.scrollIntoViewIfNeeded` (which scrolls every scrolling ancestor, frames
+/// included), then the visible part of the border box → `{"rect":{"x","y","width",
+/// "height"}}`; `element_not_visible` when nothing of it shows.
+pub async fn scroll_to(page: &Page, node: &Node) -> Result<Value, AutomationError> {
+    let hidden = || AutomationError::NotVisible(node.name.clone());
+    if call(page, "DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": node.backend})).await.is_err() {
+        return Err(hidden());
+    }
+    let rect = call_on(page, &node.object, VISIBLE_RECT_JS, vec![]).await?;
+    if !rect.is_object() {
+        return Err(hidden());
+    }
+    Ok(json!({"rect": rect}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scroll_amounts() {
+        assert_eq!(Scroll::parse("down").unwrap().delta(800.0), 700.0);
+        assert_eq!(Scroll::parse("-120"), Some(Scroll::Px(-120.0)));
+        assert!(
+            Scroll::parse("sideways").is_none() && Scroll::parse("1e9").is_none() && Scroll::parse("NaN").is_none()
+        );
+        assert!(Scroll::Top.delta(800.0) < -100_000.0);
+    }
+}

@@ -1,0 +1,160 @@
+//! `ph mcp` end to end: the real `ph mcp` spoken to over its stdin/stdout (JSON-RPC, one
+//! message a line), with a pane's token for a real sidecar, a test window, and a real
+//! Chromium behind a screencast pane showing a page this test serves.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::window::TestWindow;
+use common::{Sidecar, HANG};
+use serde_json::{json, Value};
+
+fn pages(path: &str) -> Option<String> {
+    (path == "/hello.html").then(|| "<!doctype html><title>Hello</title><button>Press me</button>".to_string())
+}
+
+/// A running `ph mcp`: requests in on stdin, one answer a line on stdout.
+struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(port: u16, token: &str) -> Mcp {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ph"))
+            .arg("mcp")
+            .env("PORTHOLE_URL", format!("http://127.0.0.1:{port}/"))
+            .env("PORTHOLE_TOKEN", token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        Mcp { child, stdin, lines, next: 1 }
+    }
+
+    fn send(&mut self, msg: Value) {
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its `result` (or `error`), skipping notifications.
+    fn ask(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self.lines.recv_timeout(HANG).unwrap_or_else(|_| panic!("no answer to {method}"));
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if v["id"] == id {
+                return if v["error"].is_object() { json!({"rpc_error": v["error"]}) } else { v["result"].clone() };
+            }
+        }
+    }
+
+    /// `tools/call` → (is_error, text, structured content).
+    fn call(&mut self, tool: &str, args: Value) -> (bool, String, Value) {
+        let r = self.ask("tools/call", json!({"name": tool, "arguments": args}));
+        let text = r["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{tool}: {r}")).to_string();
+        (r["isError"] == true, text, r["structuredContent"].clone())
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ph_mcp_serves_the_verbs_as_tools() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let tok = sc.home.join("tok");
+    let t1 = sc.spawn(&["sh", "-c", &format!("printf %s \"$PORTHOLE_TOKEN\" > {}; exec sh", tok.display())]).await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    let token = loop {
+        match std::fs::read_to_string(&tok) {
+            Ok(t) if t.len() == 64 => break t,
+            _ => assert!(tokio::time::Instant::now() < deadline, "no token"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let mut mcp = tokio::task::block_in_place(|| Mcp::start(sc.port, &token));
+
+    tokio::task::block_in_place(|| {
+        let init = mcp.ask(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["serverInfo"]["name"], "porthole-ph", "{init}");
+        assert!(init["capabilities"]["tools"].is_object(), "{init}");
+        assert!(init["instructions"].as_str().unwrap().contains("stale_ref"), "the guide is the instructions");
+        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+        let list = mcp.ask("tools/list", json!({}));
+        let tools = list["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        for n in ["list", "send", "read", "wait", "browser_open", "browser_snapshot", "browser_click"] {
+            assert!(names.contains(&n), "{n} in {names:?}");
+        }
+        assert!(!names.contains(&"mcp") && !names.contains(&"completions"), "{names:?}");
+        let send = tools.iter().find(|t| t["name"] == "send").unwrap();
+        assert_eq!(send["inputSchema"]["required"], json!(["pane"]), "{send}");
+        assert!(send["inputSchema"]["properties"]["stdin"].is_null(), "stdin is the MCP channel: {send}");
+
+        // Terminal verbs: the same text `ph` prints.
+        let (err, text, _) = mcp.call("send", json!({"pane": t1, "text": "echo mcp-$((40+2))", "key": ["enter"]}));
+        assert!(!err, "{text}");
+        let (err, text, _) = mcp.call("wait", json!({"pane": t1, "until": "text=^mcp-42$", "timeout": "20"}));
+        assert_eq!((err, text.as_str()), (false, "mcp-42\n"));
+        let (err, text, _) = mcp.call("read", json!({"pane": "self"}));
+        assert!(!err && text.lines().any(|l| l == "mcp-42"), "{text}");
+        let (err, text, _) = mcp.call("list", json!({}));
+        assert!(!err && text.starts_with("HANDLE") && text.contains(&t1) && text.contains("self"), "{text}");
+
+        // A browser verb: open a screencast pane (the caller's default from now on), snapshot.
+        let (err, b, _) = mcp.call("browser_open", json!({"target": format!("{base}/hello.html")}));
+        assert!(!err && b.starts_with('b'), "{b}");
+        let deadline = std::time::Instant::now() + HANG;
+        loop {
+            let (err, text, _) = mcp.call("browser_snapshot", json!({"interactive": true}));
+            assert!(!err, "{text}");
+            if text.contains("button \"Press me\" [ref=e") {
+                assert!(text.starts_with(&format!("page {base}/hello.html \"Hello\" · tab 1/1")), "{text}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "never loaded: {text}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+
+        // Refusals are tool errors carrying the stable code.
+        let (err, text, sc_) = mcp.call("browser_click", json!({"ref": "e9999"}));
+        assert!(err, "{text}");
+        assert!(text.ends_with("[unknown_ref]"), "{text}");
+        assert_eq!(sc_, json!({"code": "unknown_ref", "exit": 1}));
+        let (err, text, sc_) = mcp.call("read", json!({"pane": "t999"}));
+        assert!(err && text.ends_with("[unknown_target]"), "{text}");
+        assert_eq!(sc_["code"], "unknown_target");
+        let (err, text, sc_) = mcp.call("browser_fill", json!({"ref": "e1"}));
+        assert!(err && text.contains("TEXT"), "a missing argument is clap's usage error: {text}");
+        assert_eq!(sc_["code"], "usage");
+        let unknown = mcp.ask("tools/call", json!({"name": "nope", "arguments": {}}));
+        assert!(unknown["rpc_error"].is_object(), "{unknown}");
+    });
+}
