@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn a_change_wakes_subscribers() {
         let s = Screen::new(10, 3);
-        let mut rx = s.subscribe();
+        let rx = s.subscribe();
         assert!(!rx.has_changed().unwrap());
         s.poke();
         assert!(rx.has_changed().unwrap());
