@@ -710,3 +710,178 @@ async fn grant_cap_refuses_the_33rd() {
     let (st, _) = grant(&sc, "http://127.0.0.1:19999/", &[APP]).await;
     assert_eq!(st, 200, "room again after a revoke");
 }
+
+#[tokio::test]
+async fn metadata_names_and_embedded_ipv4_literals_are_refused() {
+    let sc = Sidecar::start(&[]);
+    for url in [
+        // NAT64 (RFC 6052 well-known and RFC 8215 local-use prefixes), 6to4, SIIT.
+        "http://[64:ff9b::169.254.169.254]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[64:ff9b:1::a9fe:a9fe]/",
+        "http://[64:ff9b:1:a9fe:a9:fe00::]/",
+        "http://[2002:a9fe:a9fe::1]/",
+        "http://[::ffff:0:169.254.169.254]/",
+        "http://[::ffff:0:a9fe:a9fe]/",
+        "http://[64:ff9b::100.100.100.200]/",
+        // Cloud metadata names.
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://metadata.google.internal./",
+        "http://METADATA.Google.Internal:80/",
+        "http://metadata/",
+        "http://metadata./",
+        "http://instance-data/latest/meta-data/",
+        "http://instance-data./",
+    ] {
+        let (st, v) = grant(&sc, url, &[APP]).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (403, Some("blocked_address")), "{url}: {v}");
+    }
+    for url in ["http://[64:ff9b::a00:5]/", "http://[2002:a00:5::1]/", "http://metadata.example.test/"] {
+        let (st, v) = grant(&sc, url, &[APP]).await;
+        assert_eq!(st, 200, "{url}: {v}");
+    }
+}
+
+/// Set (to `1`) only in the child process [`names_resolving_to_link_local_are_never_dialled`]
+/// starts inside its own network and mount namespaces.
+const IN_NETNS: &str = "PORTHOLE_TEST_IN_NETNS";
+
+/// Runs [`resolved_link_local_inside_a_private_netns`] in a child process with its own network
+/// namespace (only `lo`, which also carries 169.254.169.254 and fe80::1, so nothing can leave
+/// the machine whatever the proxy does) and its own `/etc/hosts`.
+#[test]
+fn names_resolving_to_link_local_are_never_dialled() {
+    let dir = temp_dir("netns");
+    let hosts = dir.join("hosts");
+    std::fs::write(
+        &hosts,
+        "127.0.0.1 localhost\n::1 localhost\n127.0.0.1 ok.test\n169.254.169.254 meta.test\nfe80::1 fe.test\n\
+         169.254.169.254 mixed.test\n127.0.0.1 mixed.test\n",
+    )
+    .unwrap();
+    let script = "ip link set lo up && ip addr add 169.254.169.254/32 dev lo && ip -6 addr add fe80::1/128 dev lo \
+                  && mount --bind \"$0\" /etc/hosts && exec \"$1\" --exact resolved_link_local_inside_a_private_netns \
+                  --include-ignored --nocapture";
+    let out = std::process::Command::new("unshare")
+        .args(["--net", "--mount", "sh", "-c", script])
+        .arg(&hosts)
+        .arg(std::env::current_exe().unwrap())
+        .env(IN_NETNS, "1")
+        .output()
+        .expect("run unshare");
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
+#[tokio::test]
+#[ignore = "runs only inside names_resolving_to_link_local_are_never_dialled's namespaces"]
+async fn resolved_link_local_inside_a_private_netns() {
+    if std::env::var(IN_NETNS).as_deref() != Ok("1") {
+        return;
+    }
+    let sc = Sidecar::start(&[]);
+    // The same upstream answers on 127.0.0.1 and, on the same port, 169.254.169.254.
+    let (up, log) = upstream().await;
+    let meta = TcpListener::bind(("169.254.169.254", up)).await.expect("169.254.169.254 on lo");
+    let dialled = Arc::new(Mutex::new(0usize));
+    let d = dialled.clone();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = meta.accept().await {
+            *d.lock().unwrap() += 1;
+            drop(s);
+        }
+    });
+    let port = grant_port(&sc, &format!("http://ok.test:{up}/")).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200, "a name resolving to loopback is dialled");
+    let port = grant_port(&sc, &format!("http://mixed.test:{up}/")).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200, "the loopback answer of a mixed name is dialled");
+    let served = log.lock().unwrap().len();
+    for name in ["meta.test", "fe.test"] {
+        let port = grant_port(&sc, &format!("http://{name}:{up}/")).await;
+        let r = http(port, "/", &[]).await;
+        let body = String::from_utf8_lossy(&r.body).to_string();
+        assert_eq!(r.status, 502, "{name}: {body}");
+        assert!(body.contains("link-local or cloud-metadata address"), "{name}: {body}");
+        assert!(body.contains(name), "{name}: the page names the host: {body}");
+    }
+    assert_eq!(*dialled.lock().unwrap(), 0, "169.254.169.254 was never connected to");
+    assert_eq!(log.lock().unwrap().len(), served);
+}
+
+/// A keep-alive upstream that counts the connections it accepts and closes one idle for
+/// `idle_close` (as Node's `keepAliveTimeout` does), or right after each response when
+/// `close_after_each` (without saying so: no `Connection: close`).
+async fn keepalive_upstream(idle_close: Duration, close_after_each: bool) -> (u16, Arc<Mutex<usize>>) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let accepted = Arc::new(Mutex::new(0usize));
+    let a = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            *a.lock().unwrap() += 1;
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                loop {
+                    while !contains(&buf, b"\r\n\r\n") {
+                        match tokio::time::timeout(idle_close, s.read(&mut b)).await {
+                            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&b[..n]),
+                            _ => return,
+                        }
+                    }
+                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    buf.drain(..end);
+                    let body = "<!doctype html><title>kept</title>";
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if s.write_all(resp.as_bytes()).await.is_err() || close_after_each {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test]
+async fn upstream_connections_are_pooled_per_grant() {
+    let sc = Sidecar::start(&[]);
+    let (up, accepted) = keepalive_upstream(Duration::from_millis(400), false).await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    for i in 0..10 {
+        let path = if i % 2 == 0 { "/" } else { "/script.js" };
+        let r = http(port, path, &[("Sec-Fetch-Dest", "script")]).await;
+        assert_eq!(r.status, 200);
+    }
+    assert_eq!(*accepted.lock().unwrap(), 1, "ten requests in turn, one upstream connection");
+    // The upstream closed the idle connection: the next request gets a fresh one.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200);
+    assert_eq!(*accepted.lock().unwrap(), 2);
+    // Requests in parallel each get a connection; they are pooled for the next ones.
+    let many: Vec<_> = (0..4).map(|_| tokio::spawn(async move { http(port, "/", &[]).await.status })).collect();
+    for t in many {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let after_burst = *accepted.lock().unwrap();
+    for _ in 0..4 {
+        assert_eq!(http(port, "/", &[]).await.status, 200);
+    }
+    assert_eq!(*accepted.lock().unwrap(), after_burst, "the burst's connections were reused");
+}
+
+#[tokio::test]
+async fn a_pooled_connection_the_upstream_dropped_is_retried_on_a_fresh_one() {
+    let sc = Sidecar::start(&[]);
+    let (up, accepted) = keepalive_upstream(Duration::from_secs(30), true).await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    for i in 0..20 {
+        let r = http(port, "/", &[]).await;
+        assert_eq!(r.status, 200, "request {i}: {}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(*accepted.lock().unwrap(), 20);
+}
