@@ -4,10 +4,14 @@
 //! Architecture Invariant: `proxy` knows nothing of panes, PTYs or the API's auth; it is
 //! handed a URL and an embedder chain and hands back a grant.
 
+mod body;
+mod charset;
+mod decode;
 mod html;
 mod rules;
 mod server;
 mod target;
+mod upstream;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -77,7 +81,8 @@ pub enum ProxyError {
     BadScheme(String),
     /// Occurs when the URL is `https:` (the proxy cannot instrument TLS).
     HttpsRefused(String),
-    /// Occurs when the host is a link-local or cloud-metadata address literal.
+    /// Occurs when the host is a link-local or cloud-metadata address literal, or a cloud
+    /// metadata host name.
     BlockedAddress(crate::address::BlockedAddress),
     /// Occurs when [`MAX_GRANTS`] grants are already live.
     TooManyGrants(usize),
@@ -145,9 +150,17 @@ pub(crate) struct Grant {
     pub(crate) active: AtomicUsize,
     pub(crate) closed: watch::Sender<bool>,
     pub(crate) config: ProxyConfig,
+    /// Idle keep-alive connections to the upstream.
+    pub(crate) pool: Arc<upstream::Pool>,
 }
 
 impl Grant {
+    /// Closes the listener, its connections and the upstream pool. Idempotent.
+    fn close(&self) {
+        self.closed.send_replace(true);
+        self.pool.close();
+    }
+
     pub(crate) fn touch(&self) {
         *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
@@ -257,6 +270,7 @@ impl Proxy {
             active: AtomicUsize::new(0),
             closed,
             config: self.config.clone(),
+            pool: Arc::default(),
         });
         grants.insert(id, grant.clone());
         drop(grants);
@@ -281,7 +295,7 @@ impl Proxy {
         let g = self.lock().remove(id);
         match g {
             Some(g) => {
-                g.closed.send_replace(true);
+                g.close();
                 tracing::info!(grant = %g.id, "proxy grant revoked");
                 true
             }
@@ -293,7 +307,7 @@ impl Proxy {
     pub fn close_all(&self) {
         let all: Vec<_> = std::mem::take(&mut *self.lock()).into_values().collect();
         for g in all {
-            g.closed.send_replace(true);
+            g.close();
         }
     }
 
@@ -315,11 +329,13 @@ impl Proxy {
         });
     }
 
-    /// Closes every grant idle for longer than the TTL with nothing in flight.
+    /// Closes every grant idle for longer than the TTL with nothing in flight, and the pooled
+    /// upstream connections idle for too long ([`upstream::POOL_IDLE_MS`]).
     fn expire_idle(&self) {
         let ttl = self.config.grant_ttl;
         let expired: Vec<Arc<Grant>> = {
             let mut grants = self.lock();
+            grants.values().for_each(|g| g.pool.prune());
             let ids: Vec<String> = grants
                 .values()
                 .filter(|g| g.active.load(Ordering::SeqCst) == 0 && g.idle_for() > ttl)
@@ -328,7 +344,7 @@ impl Proxy {
             ids.iter().filter_map(|id| grants.remove(id)).collect()
         };
         for g in expired {
-            g.closed.send_replace(true);
+            g.close();
             tracing::info!(grant = %g.id, "proxy grant expired");
         }
     }
@@ -356,7 +372,7 @@ mod tests {
             (ProxyError::BadScheme("ftp".into()), "bad_scheme"),
             (ProxyError::HttpsRefused("https://a.test/".into()), "https_refused"),
             (
-                ProxyError::BlockedAddress(crate::address::BlockedAddress("169.254.169.254".parse().unwrap())),
+                ProxyError::BlockedAddress(crate::address::BlockedAddress::Ip("169.254.169.254".parse().unwrap())),
                 "blocked_address",
             ),
             (ProxyError::TooManyGrants(32), "too_many_grants"),
