@@ -879,3 +879,94 @@ async fn a_pooled_connection_the_upstream_dropped_is_retried_on_a_fresh_one() {
     }
     assert_eq!(*accepted.lock().unwrap(), 20);
 }
+
+/// Each request's path and `Cookie`, as an upstream saw them.
+type CookieLog = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// An upstream with a login session: `/login` sets `sid` (and a path-scoped cookie), `/me`
+/// answers 200 with the session it was sent or 401, `/logout` expires it, `/ws` accepts a
+/// WebSocket handshake.
+async fn session_upstream() -> (u16, CookieLog) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let log: CookieLog = Arc::default();
+    let log2 = log.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let log = log2.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                while !contains(&buf, b"\r\n\r\n") {
+                    match s.read(&mut b).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let path = head.split(' ').nth(1).unwrap().to_string();
+                let header = |name: &str| {
+                    head.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                    })
+                };
+                let cookie = header("cookie");
+                log.lock().unwrap().push((path.clone(), cookie.clone()));
+                let sid = cookie.as_deref().and_then(|c| c.split("; ").find_map(|kv| kv.strip_prefix("sid=")));
+                let resp = match (path.as_str(), sid) {
+                    ("/ws", _) => {
+                        let key = header("sec-websocket-key").unwrap_or_default();
+                        let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+                        format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\nSet-Cookie: ws=1\r\n\r\n")
+                    }
+                    ("/login", _) => "HTTP/1.1 303 See Other\r\nLocation: /me\r\nSet-Cookie: sid=s3cret; Path=/; HttpOnly; SameSite=Lax\r\nSet-Cookie: cart=2; Path=/shop\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                    ("/logout", _) => "HTTP/1.1 200 OK\r\nSet-Cookie: sid=; Path=/; Max-Age=0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                    (_, Some(sid)) => format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\nhello {sid}", sid.len() + 6),
+                    _ => "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                };
+                let _ = s.write_all(resp.as_bytes()).await;
+                if path == "/ws" {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            });
+        }
+    });
+    (port, log)
+}
+
+#[tokio::test]
+async fn a_session_lives_in_the_grants_cookie_jar() {
+    let sc = Sidecar::start(&[]);
+    let (up, log) = session_upstream().await;
+    let port = grant_port(&sc, &format!("http://localhost:{up}/")).await;
+    let last_cookie = || log.lock().unwrap().last().unwrap().1.clone();
+    assert_eq!(http(port, "/me", &[]).await.status, 401);
+    let r = http(port, "/login", &[("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "navigate")]).await;
+    assert_eq!(r.status, 303);
+    assert!(all(&r, "set-cookie").is_empty(), "the browser never sees the session");
+    // The browser's own Cookie is still dropped; the jar's is sent instead.
+    let r = http(port, "/me", &[("Cookie", "sid=forged")]).await;
+    assert_eq!((r.status, String::from_utf8_lossy(&r.body).to_string()), (200, "hello s3cret".to_string()));
+    assert_eq!(last_cookie().as_deref(), Some("sid=s3cret"));
+    http(port, "/shop/cart", &[]).await;
+    assert_eq!(last_cookie().as_deref(), Some("cart=2; sid=s3cret"), "path-scoped cookies, longest path first");
+    // A WebSocket handshake carries the session; its own Set-Cookie is kept from the browser.
+    let req = format!("ws://127.0.0.1:{port}/ws").into_client_request().unwrap();
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (_ws, resp) = tokio_tungstenite::client_async(req, stream).await.expect("upgrade through the proxy");
+    assert!(resp.headers().get("set-cookie").is_none());
+    assert_eq!(last_cookie().as_deref(), Some("sid=s3cret"), "the handshake had the session");
+    // Another site can navigate to the page with the session, but not fetch or post with it.
+    let cross = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate")];
+    assert_eq!(http(port, "/me", &cross).await.status, 200);
+    let cross = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "cors")];
+    assert_eq!(http(port, "/me", &cross).await.status, 401);
+    assert_eq!(last_cookie(), None);
+    // Another grant (another upstream origin) has a jar of its own.
+    let other = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    assert_eq!(http(other, "/me", &[]).await.status, 401);
+    // Logging out expires it.
+    http(port, "/logout", &[]).await;
+    assert_eq!(http(port, "/me", &[]).await.status, 401);
+}

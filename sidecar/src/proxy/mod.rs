@@ -6,6 +6,7 @@
 
 mod body;
 mod charset;
+mod cookies;
 mod decode;
 mod html;
 mod rules;
@@ -152,6 +153,8 @@ pub(crate) struct Grant {
     pub(crate) config: ProxyConfig,
     /// Idle keep-alive connections to the upstream.
     pub(crate) pool: Arc<upstream::Pool>,
+    /// The upstream's cookies, kept from the browser.
+    pub(crate) jar: cookies::Jar,
 }
 
 impl Grant {
@@ -271,6 +274,7 @@ impl Proxy {
             closed,
             config: self.config.clone(),
             pool: Arc::default(),
+            jar: cookies::Jar::default(),
         });
         grants.insert(id, grant.clone());
         drop(grants);

@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::body::{empty, full, instrumented, IdleBody, Plan, ProxyBody};
+use super::cookies::jar_applies;
 use super::decode::codings;
 use super::html::{markup, shim_script};
 use super::rules::{frame_ancestors, is_document_load, is_upgrade, rewrite_request, rewrite_response};
@@ -94,7 +95,13 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let client_upgrade = if upgrade { Some(hyper::upgrade::on(&mut req)) } else { None };
     let (mut parts, body) = req.into_parts();
     let head_request = parts.method == Method::HEAD;
+    // The grant's cookie jar stands in for the browser's (the URL it files cookies under).
+    let jar_url = jar_applies(&parts.method, &parts.headers).then(|| parts.uri.path_and_query()).flatten();
+    let jar_url = jar_url.and_then(|p| url::Url::parse(&format!("{}{p}", upstream.origin)).ok());
     rewrite_request(&mut parts.headers, &grant.origins, &upstream.origin, &upstream.host_header, upgrade);
+    if let Some(url) = &jar_url {
+        grant.jar.add_to(&mut parts.headers, url);
+    }
     let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
     parts.uri = match path.parse() {
         Ok(u) => u,
@@ -116,6 +123,9 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
             return Ok(error_page(kind, upstream, chain.as_deref()));
         }
     };
+    if let Some(url) = &jar_url {
+        grant.jar.store_from(resp.headers(), url);
+    }
 
     if let (Some(client_upgrade), StatusCode::SWITCHING_PROTOCOLS) = (client_upgrade, resp.status()) {
         let upstream_upgrade = hyper::upgrade::on(&mut resp);
