@@ -736,36 +736,39 @@ async fn metadata_names_and_embedded_ipv4_literals_are_refused() {
     }
 }
 
-/// Set (to `1`) only in the child process [`names_resolving_to_link_local_are_never_dialled`]
-/// starts inside its own network and mount namespaces.
+/// Set (to `1`) only in the child processes [`in_private_netns`] starts.
 const IN_NETNS: &str = "PORTHOLE_TEST_IN_NETNS";
 
-/// Runs [`resolved_link_local_inside_a_private_netns`] in a child process with its own network
+/// Runs the ignored test `inner` of this file in a child process with its own network
 /// namespace (only `lo`, which also carries 169.254.169.254 and fe80::1, so nothing can leave
-/// the machine whatever the proxy does) and its own `/etc/hosts`.
-#[test]
-fn names_resolving_to_link_local_are_never_dialled() {
+/// the machine whatever the proxy does, and TCP counters of its own) and its own `/etc/hosts`
+/// (`hosts`). Fails, with the child's output, unless `inner` passed.
+fn in_private_netns(inner: &str, hosts: &str) {
     let dir = temp_dir("netns");
-    let hosts = dir.join("hosts");
-    std::fs::write(
-        &hosts,
-        "127.0.0.1 localhost\n::1 localhost\n127.0.0.1 ok.test\n169.254.169.254 meta.test\nfe80::1 fe.test\n\
-         169.254.169.254 mixed.test\n127.0.0.1 mixed.test\n",
-    )
-    .unwrap();
+    let hosts_file = dir.join("hosts");
+    std::fs::write(&hosts_file, hosts).unwrap();
     let script = "ip link set lo up && ip addr add 169.254.169.254/32 dev lo && ip -6 addr add fe80::1/128 dev lo \
-                  && mount --bind \"$0\" /etc/hosts && exec \"$1\" --exact resolved_link_local_inside_a_private_netns \
-                  --include-ignored --nocapture";
+                  && mount --bind \"$0\" /etc/hosts && exec \"$1\" --exact \"$2\" --include-ignored --nocapture";
     let out = std::process::Command::new("unshare")
         .args(["--net", "--mount", "sh", "-c", script])
-        .arg(&hosts)
+        .arg(&hosts_file)
         .arg(std::env::current_exe().unwrap())
+        .arg(inner)
         .env(IN_NETNS, "1")
         .output()
         .expect("run unshare");
     let _ = std::fs::remove_dir_all(&dir);
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn names_resolving_to_link_local_are_never_dialled() {
+    in_private_netns(
+        "resolved_link_local_inside_a_private_netns",
+        "127.0.0.1 localhost\n::1 localhost\n127.0.0.1 ok.test\n169.254.169.254 meta.test\nfe80::1 fe.test\n\
+         169.254.169.254 mixed.test\n127.0.0.1 mixed.test\n",
+    );
 }
 
 #[tokio::test]
@@ -805,8 +808,10 @@ async fn resolved_link_local_inside_a_private_netns() {
 
 /// A keep-alive upstream that counts the connections it accepts and closes one idle for
 /// `idle_close` (as Node's `keepAliveTimeout` does), or right after each response when
-/// `close_after_each` (without saying so: no `Connection: close`).
-async fn keepalive_upstream(idle_close: Duration, close_after_each: bool) -> (u16, Arc<Mutex<usize>>) {
+/// `close_after_each` (without saying so: no `Connection: close`). With `split`, it writes each
+/// response's head and body in two writes with Nagle's algorithm on, as Python's `http.server`
+/// does.
+async fn keepalive_upstream(idle_close: Duration, close_after_each: bool, split: bool) -> (u16, Arc<Mutex<usize>>) {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     let accepted = Arc::new(Mutex::new(0usize));
@@ -827,11 +832,14 @@ async fn keepalive_upstream(idle_close: Duration, close_after_each: bool) -> (u1
                     let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
                     buf.drain(..end);
                     let body = "<!doctype html><title>kept</title>";
-                    let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if s.write_all(resp.as_bytes()).await.is_err() || close_after_each {
+                    let head =
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", body.len());
+                    let sent = if split {
+                        s.write_all(head.as_bytes()).await.is_ok() && s.write_all(body.as_bytes()).await.is_ok()
+                    } else {
+                        s.write_all(format!("{head}{body}").as_bytes()).await.is_ok()
+                    };
+                    if !sent || close_after_each {
                         return;
                     }
                 }
@@ -844,7 +852,7 @@ async fn keepalive_upstream(idle_close: Duration, close_after_each: bool) -> (u1
 #[tokio::test]
 async fn upstream_connections_are_pooled_per_grant() {
     let sc = Sidecar::start(&[]);
-    let (up, accepted) = keepalive_upstream(Duration::from_millis(400), false).await;
+    let (up, accepted) = keepalive_upstream(Duration::from_millis(400), false, false).await;
     let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
     for i in 0..10 {
         let path = if i % 2 == 0 { "/" } else { "/script.js" };
@@ -871,7 +879,7 @@ async fn upstream_connections_are_pooled_per_grant() {
 #[tokio::test]
 async fn a_pooled_connection_the_upstream_dropped_is_retried_on_a_fresh_one() {
     let sc = Sidecar::start(&[]);
-    let (up, accepted) = keepalive_upstream(Duration::from_secs(30), true).await;
+    let (up, accepted) = keepalive_upstream(Duration::from_secs(30), true, false).await;
     let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
     for i in 0..20 {
         let r = http(port, "/", &[]).await;
@@ -969,4 +977,41 @@ async fn a_session_lives_in_the_grants_cookie_jar() {
     // Logging out expires it.
     http(port, "/logout", &[]).await;
     assert_eq!(http(port, "/me", &[]).await.status, 401);
+}
+
+/// `TcpExt: DelayedACKs` of this network namespace: ACKs the kernel sent only when its
+/// delayed-ACK timer fired.
+fn delayed_acks() -> u64 {
+    let netstat = std::fs::read_to_string("/proc/net/netstat").unwrap();
+    let mut lines = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (names, values) = (lines.next().unwrap(), lines.next().unwrap());
+    let i = names.split_whitespace().position(|n| n == "DelayedACKs").unwrap();
+    values.split_whitespace().nth(i).unwrap().parse().unwrap()
+}
+
+/// Counted, not timed: each response an upstream writes in two writes with Nagle on waits
+/// for the proxy's ACK of the first; a pooled connection must not make it wait for the
+/// delayed-ACK timer.
+#[test]
+fn pooled_connections_acknowledge_at_once() {
+    in_private_netns("split_writes_inside_a_private_netns", "127.0.0.1 localhost\n");
+}
+
+#[tokio::test]
+#[ignore = "runs only inside pooled_connections_acknowledge_at_once's namespaces"]
+async fn split_writes_inside_a_private_netns() {
+    if std::env::var(IN_NETNS).as_deref() != Ok("1") {
+        return;
+    }
+    let sc = Sidecar::start(&[]);
+    let (up, accepted) = keepalive_upstream(Duration::from_secs(30), false, true).await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200);
+    let before = delayed_acks();
+    for _ in 0..20 {
+        assert_eq!(http(port, "/", &[("Sec-Fetch-Dest", "script")]).await.status, 200);
+    }
+    let delayed = delayed_acks() - before;
+    assert_eq!(*accepted.lock().unwrap(), 1, "one pooled connection");
+    assert!(delayed < 10, "{delayed} delayed-ACK timeouts for 20 requests");
 }

@@ -9,6 +9,7 @@ mod charset;
 mod cookies;
 mod decode;
 mod html;
+mod quickack;
 mod rules;
 mod server;
 mod target;
@@ -151,8 +152,8 @@ pub(crate) struct Grant {
     pub(crate) active: AtomicUsize,
     pub(crate) closed: watch::Sender<bool>,
     pub(crate) config: ProxyConfig,
-    /// Idle keep-alive connections to the upstream.
-    pub(crate) pool: Arc<upstream::Pool>,
+    /// Kept-alive connections to the upstream.
+    pub(crate) pool: upstream::Pool,
     /// The upstream's cookies, kept from the browser.
     pub(crate) jar: cookies::Jar,
 }
@@ -273,7 +274,7 @@ impl Proxy {
             active: AtomicUsize::new(0),
             closed,
             config: self.config.clone(),
-            pool: Arc::default(),
+            pool: upstream::Pool::default(),
             jar: cookies::Jar::default(),
         });
         grants.insert(id, grant.clone());

@@ -4,6 +4,7 @@
 //! new upstream connection.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::quickack::QuickAck;
 use super::target::is_localhost_name;
 use super::Upstream;
 use crate::address::is_blocked_ip;
@@ -24,9 +26,9 @@ use crate::address::is_blocked_ip;
 /// A request body on its way upstream.
 pub type UpBody = BoxBody<Bytes, hyper::Error>;
 
-/// At most this many idle connections are kept per grant (a browser opens six per origin).
-pub const POOL_MAX_IDLE: usize = 8;
-/// An idle pooled connection is closed after this long, in milliseconds.
+/// At most this many connections are kept per grant (a browser opens six per origin).
+pub const POOL_MAX_CONNS: usize = 8;
+/// A pooled connection not handed a request for this long is closed, in milliseconds.
 pub const POOL_IDLE_MS: u64 = 30_000;
 
 /// Why no response came from the upstream.
@@ -52,70 +54,66 @@ impl std::fmt::Display for UpstreamError {
     }
 }
 
-/// One grant's idle upstream connections, most recently used last. Dropping a connection's
-/// sender closes it.
+/// One grant's kept-alive upstream connections, most recently used last: each with the time
+/// it was last handed a request. A connection whose response is still being read stays here,
+/// not ready; it becomes ready (hyper's `is_ready`) once that response has been read to the
+/// end, with no task of ours in between. Dropping a sender closes its connection once its
+/// response in flight is done.
 #[derive(Default)]
 pub struct Pool {
-    idle: Mutex<Vec<(SendRequest<UpBody>, Instant)>>,
-    closed: std::sync::atomic::AtomicBool,
+    conns: Mutex<Vec<(SendRequest<UpBody>, Instant)>>,
+    closed: AtomicBool,
 }
 
 impl Pool {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(SendRequest<UpBody>, Instant)>> {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+        self.conns.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Closes every idle connection; connections in use are not pooled again. Idempotent.
+    /// Closes every pooled connection (those in use once their response is done), and pools
+    /// none from now on. Idempotent.
     pub fn close(&self) {
-        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.closed.store(true, Ordering::SeqCst);
         self.lock().clear();
     }
 
-    /// Closes the idle connections the upstream closed and those idle for longer than
-    /// [`POOL_IDLE_MS`].
+    /// Drops the connections the upstream closed and those unused for [`POOL_IDLE_MS`].
     pub fn prune(&self) {
         let bound = Duration::from_millis(POOL_IDLE_MS);
         self.lock().retain(|(s, since)| !s.is_closed() && since.elapsed() < bound);
     }
 
-    /// The most recently pooled connection still open, if any.
+    /// The most recently used connection that is ready for a request, taken out of the pool.
     fn take(&self) -> Option<SendRequest<UpBody>> {
         self.prune();
-        let mut idle = self.lock();
-        while let Some((s, _)) = idle.pop() {
-            if s.is_ready() {
-                return Some(s);
-            }
-        }
-        None
+        let mut conns = self.lock();
+        let i = conns.iter().rposition(|(s, _)| s.is_ready())?;
+        Some(conns.remove(i).0)
     }
 
-    /// Pools `s` once it can take another request (its response body has been read to the
-    /// end on a keep-alive connection); a connection that closes instead is dropped.
-    fn put_when_ready(self: &std::sync::Arc<Self>, mut s: SendRequest<UpBody>) {
-        let pool = self.clone();
-        tokio::spawn(async move {
-            if s.ready().await.is_err() || pool.closed.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
-            let mut idle = pool.lock();
-            if idle.len() >= POOL_MAX_IDLE {
-                idle.remove(0);
-            }
-            idle.push((s, Instant::now()));
-        });
+    /// Keeps `s`, just handed a request, for a later one; the oldest connection makes room.
+    fn keep(&self, s: SendRequest<UpBody>) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut conns = self.lock();
+        if conns.len() >= POOL_MAX_CONNS {
+            conns.remove(0);
+        }
+        conns.push((s, Instant::now()));
     }
 }
 
 /// Sends `req` to `upstream` and returns its response head, each step bounded by `idle`.
 ///
-/// With `pooled`, the request goes on an idle pooled connection when there is one, and the
-/// connection returns to `pool` once the response body has been read; a pooled connection the
-/// upstream had already closed is replaced by a new one when the request can be sent again (it
-/// never left, or it has no body and a safe method). Without `pooled` (a protocol upgrade), a
-/// new connection serves this request alone.
+/// With `pooled`, the request goes on a ready pooled connection when there is one, and the
+/// connection is kept in `pool` for a later request (ready again once this response has been
+/// read to the end); a pooled connection the upstream had already closed is replaced by a new
+/// one when the request can be sent again (it never left, or it has no body and a method that
+/// may be repeated). Without `pooled` (a protocol upgrade), a new connection serves this
+/// request alone.
 pub async fn send(
-    pool: &std::sync::Arc<Pool>,
+    pool: &Pool,
     upstream: &Upstream,
     req: Request<UpBody>,
     idle: Duration,
@@ -126,7 +124,7 @@ pub async fn send(
         if let Some(mut s) = pool.take() {
             match tokio::time::timeout(idle, s.try_send_request(req)).await {
                 Ok(Ok(resp)) => {
-                    pool.put_when_ready(s);
+                    pool.keep(s);
                     return Ok(resp);
                 }
                 Ok(Err(mut e)) => match e.take_message().or_else(|| replay.as_ref().map(rebuild)) {
@@ -142,7 +140,7 @@ pub async fn send(
 
 /// Sends `req` on a new connection.
 async fn fresh(
-    pool: &std::sync::Arc<Pool>,
+    pool: &Pool,
     upstream: &Upstream,
     req: Request<UpBody>,
     idle: Duration,
@@ -154,7 +152,7 @@ async fn fresh(
         Err(_) => return Err(UpstreamError::Connect(format!("no connection within {idle:?}"))),
     };
     let _ = stream.set_nodelay(true);
-    let (mut s, conn) = hyper::client::conn::http1::handshake::<_, UpBody>(TokioIo::new(stream))
+    let (mut s, conn) = hyper::client::conn::http1::handshake::<_, UpBody>(TokioIo::new(QuickAck(stream)))
         .await
         .map_err(|e| UpstreamError::Connect(e.to_string()))?;
     tokio::spawn(async move {
@@ -163,7 +161,7 @@ async fn fresh(
     match tokio::time::timeout(idle, s.send_request(req)).await {
         Ok(Ok(resp)) => {
             if pooled {
-                pool.put_when_ready(s);
+                pool.keep(s);
             }
             Ok(resp)
         }
