@@ -22,6 +22,7 @@ use super::decode::{decoder, Coding};
 use super::html::{Instrumenter, Markup};
 use super::ActiveGuard;
 
+/// Any error a body may end with (it aborts the response).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every response body the proxy sends.
 pub type ProxyBody = BoxBody<Bytes, BoxError>;
@@ -32,10 +33,12 @@ const READ_CHUNK_BYTES: usize = 16 * 1024;
 /// the memory one instrumented body holds beyond the codec's window.
 const CHANNEL_CHUNKS: usize = 8;
 
+/// A body of exactly these bytes.
 pub fn full(s: impl Into<Bytes>) -> ProxyBody {
     Full::new(s.into()).map_err(|never| match never {}).boxed()
 }
 
+/// A body with no bytes.
 pub fn empty() -> ProxyBody {
     full(Bytes::new())
 }
@@ -44,6 +47,7 @@ pub fn empty() -> ProxyBody {
 pub struct Plan {
     /// Its content codings, in the order they were applied (undone before rewriting).
     pub codings: Vec<Coding>,
+    /// HTML or XHTML, and the `Content-Type` charset.
     pub markup: Markup,
     /// The `<script>` element to inject.
     pub shim: String,
@@ -139,10 +143,12 @@ pub struct IdleBody {
 }
 
 impl IdleBody {
+    /// `inner` under the bound `idle` (per frame; the first counts from now).
     pub fn new(inner: Incoming, idle: Duration) -> Self {
         IdleBody { inner, idle, sleep: Box::pin(tokio::time::sleep(idle)), guard: None }
     }
 
+    /// Holds `g` (the grant stays in use) until the body is dropped.
     pub fn with_guard(mut self, g: ActiveGuard) -> Self {
         self.guard = Some(g);
         self
