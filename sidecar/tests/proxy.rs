@@ -94,11 +94,6 @@ async fn serve_one(mut s: TcpStream, port: u16, log: Log) {
             "HTTP/1.1 302 Found\r\nLocation: http://localhost:{port}/next?a=1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         )
         .into(),
-        "/gzip" => {
-            let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: 23\r\nConnection: close\r\n\r\n".to_vec();
-            r.extend_from_slice(b"\x1f\x8b\x08\x00<head></head>\x00\x01\x02\xff\xfe\x00");
-            r
-        }
         "/utf16" => {
             let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 16\r\nConnection: close\r\n\r\n".to_vec();
             r.extend_from_slice(b"\xff\xfe<\x00h\x00e\x00a\x00d\x00>\x00<\x00");
@@ -364,14 +359,13 @@ async fn no_chain_keeps_framing_headers_and_injects_nothing() {
     assert_eq!(r.body, PAGE.as_bytes());
 }
 
+/// Compressed and non-ASCII bodies in detail: `tests/proxy_bodies.rs`.
 #[tokio::test]
-async fn compressed_and_utf16_pass_through_and_accept_encoding_rules() {
+async fn utf16_passes_through_and_accept_encoding_rules() {
     let sc = Sidecar::start(&[]);
     let (up, log) = upstream().await;
     let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
-    let r = http(port, "/gzip", &[("Accept-Encoding", "gzip, br"), ("Sec-Fetch-Dest", "document")]).await;
-    assert_eq!(r.body, b"\x1f\x8b\x08\x00<head></head>\x00\x01\x02\xff\xfe\x00", "gzip body untouched");
-    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    http(port, "/", &[("Accept-Encoding", "gzip, br"), ("Sec-Fetch-Dest", "document")]).await;
     assert_eq!(log.lock().unwrap().last().unwrap().header("accept-encoding"), None, "removed on document loads");
     http(port, "/script", &[("Accept-Encoding", "gzip, br"), ("Sec-Fetch-Dest", "script")]).await;
     assert_eq!(log.lock().unwrap().last().unwrap().header("accept-encoding"), Some("gzip, br"), "kept on subresources");
@@ -709,4 +703,315 @@ async fn grant_cap_refuses_the_33rd() {
     assert_eq!(sc.req("DELETE", "/api/proxy/grants/g5", None).await.status, 204);
     let (st, _) = grant(&sc, "http://127.0.0.1:19999/", &[APP]).await;
     assert_eq!(st, 200, "room again after a revoke");
+}
+
+#[tokio::test]
+async fn metadata_names_and_embedded_ipv4_literals_are_refused() {
+    let sc = Sidecar::start(&[]);
+    for url in [
+        // NAT64 (RFC 6052 well-known and RFC 8215 local-use prefixes), 6to4, SIIT.
+        "http://[64:ff9b::169.254.169.254]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[64:ff9b:1::a9fe:a9fe]/",
+        "http://[64:ff9b:1:a9fe:a9:fe00::]/",
+        "http://[2002:a9fe:a9fe::1]/",
+        "http://[::ffff:0:169.254.169.254]/",
+        "http://[::ffff:0:a9fe:a9fe]/",
+        "http://[64:ff9b::100.100.100.200]/",
+        // Cloud metadata names.
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://metadata.google.internal./",
+        "http://METADATA.Google.Internal:80/",
+        "http://metadata/",
+        "http://metadata./",
+        "http://instance-data/latest/meta-data/",
+        "http://instance-data./",
+    ] {
+        let (st, v) = grant(&sc, url, &[APP]).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (403, Some("blocked_address")), "{url}: {v}");
+    }
+    for url in ["http://[64:ff9b::a00:5]/", "http://[2002:a00:5::1]/", "http://metadata.example.test/"] {
+        let (st, v) = grant(&sc, url, &[APP]).await;
+        assert_eq!(st, 200, "{url}: {v}");
+    }
+}
+
+/// Set (to `1`) only in the child processes [`in_private_netns`] starts.
+const IN_NETNS: &str = "PORTHOLE_TEST_IN_NETNS";
+
+/// Runs the ignored test `inner` of this file in a child process with its own network
+/// namespace (only `lo`, which also carries 169.254.169.254 and fe80::1, so nothing can leave
+/// the machine whatever the proxy does, and TCP counters of its own) and its own `/etc/hosts`
+/// (`hosts`). Fails, with the child's output, unless `inner` passed.
+fn in_private_netns(inner: &str, hosts: &str) {
+    let dir = temp_dir("netns");
+    let hosts_file = dir.join("hosts");
+    std::fs::write(&hosts_file, hosts).unwrap();
+    let script = "ip link set lo up && ip addr add 169.254.169.254/32 dev lo && ip -6 addr add fe80::1/128 dev lo \
+                  && mount --bind \"$0\" /etc/hosts && exec \"$1\" --exact \"$2\" --include-ignored --nocapture";
+    let out = std::process::Command::new("unshare")
+        .args(["--net", "--mount", "sh", "-c", script])
+        .arg(&hosts_file)
+        .arg(std::env::current_exe().unwrap())
+        .arg(inner)
+        .env(IN_NETNS, "1")
+        .output()
+        .expect("run unshare");
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn names_resolving_to_link_local_are_never_dialled() {
+    in_private_netns(
+        "resolved_link_local_inside_a_private_netns",
+        "127.0.0.1 localhost\n::1 localhost\n127.0.0.1 ok.test\n169.254.169.254 meta.test\nfe80::1 fe.test\n\
+         169.254.169.254 mixed.test\n127.0.0.1 mixed.test\n",
+    );
+}
+
+#[tokio::test]
+#[ignore = "runs only inside names_resolving_to_link_local_are_never_dialled's namespaces"]
+async fn resolved_link_local_inside_a_private_netns() {
+    if std::env::var(IN_NETNS).as_deref() != Ok("1") {
+        return;
+    }
+    let sc = Sidecar::start(&[]);
+    // The same upstream answers on 127.0.0.1 and, on the same port, 169.254.169.254.
+    let (up, log) = upstream().await;
+    let meta = TcpListener::bind(("169.254.169.254", up)).await.expect("169.254.169.254 on lo");
+    let dialled = Arc::new(Mutex::new(0usize));
+    let d = dialled.clone();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = meta.accept().await {
+            *d.lock().unwrap() += 1;
+            drop(s);
+        }
+    });
+    let port = grant_port(&sc, &format!("http://ok.test:{up}/")).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200, "a name resolving to loopback is dialled");
+    let port = grant_port(&sc, &format!("http://mixed.test:{up}/")).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200, "the loopback answer of a mixed name is dialled");
+    let served = log.lock().unwrap().len();
+    for name in ["meta.test", "fe.test"] {
+        let port = grant_port(&sc, &format!("http://{name}:{up}/")).await;
+        let r = http(port, "/", &[]).await;
+        let body = String::from_utf8_lossy(&r.body).to_string();
+        assert_eq!(r.status, 502, "{name}: {body}");
+        assert!(body.contains("link-local or cloud-metadata address"), "{name}: {body}");
+        assert!(body.contains(name), "{name}: the page names the host: {body}");
+    }
+    assert_eq!(*dialled.lock().unwrap(), 0, "169.254.169.254 was never connected to");
+    assert_eq!(log.lock().unwrap().len(), served);
+}
+
+/// A keep-alive upstream that counts the connections it accepts and closes one idle for
+/// `idle_close` (as Node's `keepAliveTimeout` does), or right after each response when
+/// `close_after_each` (without saying so: no `Connection: close`). With `split`, it writes each
+/// response's head and body in two writes with Nagle's algorithm on, as Python's `http.server`
+/// does.
+async fn keepalive_upstream(idle_close: Duration, close_after_each: bool, split: bool) -> (u16, Arc<Mutex<usize>>) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let accepted = Arc::new(Mutex::new(0usize));
+    let a = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            *a.lock().unwrap() += 1;
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                loop {
+                    while !contains(&buf, b"\r\n\r\n") {
+                        match tokio::time::timeout(idle_close, s.read(&mut b)).await {
+                            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&b[..n]),
+                            _ => return,
+                        }
+                    }
+                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    buf.drain(..end);
+                    let body = "<!doctype html><title>kept</title>";
+                    let head =
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", body.len());
+                    let sent = if split {
+                        s.write_all(head.as_bytes()).await.is_ok() && s.write_all(body.as_bytes()).await.is_ok()
+                    } else {
+                        s.write_all(format!("{head}{body}").as_bytes()).await.is_ok()
+                    };
+                    if !sent || close_after_each {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test]
+async fn upstream_connections_are_pooled_per_grant() {
+    let sc = Sidecar::start(&[]);
+    let (up, accepted) = keepalive_upstream(Duration::from_millis(400), false, false).await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    for i in 0..10 {
+        let path = if i % 2 == 0 { "/" } else { "/script.js" };
+        let r = http(port, path, &[("Sec-Fetch-Dest", "script")]).await;
+        assert_eq!(r.status, 200);
+    }
+    assert_eq!(*accepted.lock().unwrap(), 1, "ten requests in turn, one upstream connection");
+    // The upstream closed the idle connection: the next request gets a fresh one.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200);
+    assert_eq!(*accepted.lock().unwrap(), 2);
+    // Requests in parallel each get a connection; they are pooled for the next ones.
+    let many: Vec<_> = (0..4).map(|_| tokio::spawn(async move { http(port, "/", &[]).await.status })).collect();
+    for t in many {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let after_burst = *accepted.lock().unwrap();
+    for _ in 0..4 {
+        assert_eq!(http(port, "/", &[]).await.status, 200);
+    }
+    assert_eq!(*accepted.lock().unwrap(), after_burst, "the burst's connections were reused");
+}
+
+#[tokio::test]
+async fn a_pooled_connection_the_upstream_dropped_is_retried_on_a_fresh_one() {
+    let sc = Sidecar::start(&[]);
+    let (up, accepted) = keepalive_upstream(Duration::from_secs(30), true, false).await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    for i in 0..20 {
+        let r = http(port, "/", &[]).await;
+        assert_eq!(r.status, 200, "request {i}: {}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(*accepted.lock().unwrap(), 20);
+}
+
+/// Each request's path and `Cookie`, as an upstream saw them.
+type CookieLog = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// An upstream with a login session: `/login` sets `sid` (and a path-scoped cookie), `/me`
+/// answers 200 with the session it was sent or 401, `/logout` expires it, `/ws` accepts a
+/// WebSocket handshake.
+async fn session_upstream() -> (u16, CookieLog) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let log: CookieLog = Arc::default();
+    let log2 = log.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let log = log2.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                while !contains(&buf, b"\r\n\r\n") {
+                    match s.read(&mut b).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let path = head.split(' ').nth(1).unwrap().to_string();
+                let header = |name: &str| {
+                    head.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                    })
+                };
+                let cookie = header("cookie");
+                log.lock().unwrap().push((path.clone(), cookie.clone()));
+                let sid = cookie.as_deref().and_then(|c| c.split("; ").find_map(|kv| kv.strip_prefix("sid=")));
+                let resp = match (path.as_str(), sid) {
+                    ("/ws", _) => {
+                        let key = header("sec-websocket-key").unwrap_or_default();
+                        let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+                        format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\nSet-Cookie: ws=1\r\n\r\n")
+                    }
+                    ("/login", _) => "HTTP/1.1 303 See Other\r\nLocation: /me\r\nSet-Cookie: sid=s3cret; Path=/; HttpOnly; SameSite=Lax\r\nSet-Cookie: cart=2; Path=/shop\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                    ("/logout", _) => "HTTP/1.1 200 OK\r\nSet-Cookie: sid=; Path=/; Max-Age=0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                    (_, Some(sid)) => format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\nhello {sid}", sid.len() + 6),
+                    _ => "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                };
+                let _ = s.write_all(resp.as_bytes()).await;
+                if path == "/ws" {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            });
+        }
+    });
+    (port, log)
+}
+
+#[tokio::test]
+async fn a_session_lives_in_the_grants_cookie_jar() {
+    let sc = Sidecar::start(&[]);
+    let (up, log) = session_upstream().await;
+    let port = grant_port(&sc, &format!("http://localhost:{up}/")).await;
+    let last_cookie = || log.lock().unwrap().last().unwrap().1.clone();
+    assert_eq!(http(port, "/me", &[]).await.status, 401);
+    let r = http(port, "/login", &[("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "navigate")]).await;
+    assert_eq!(r.status, 303);
+    assert!(all(&r, "set-cookie").is_empty(), "the browser never sees the session");
+    // The browser's own Cookie is still dropped; the jar's is sent instead.
+    let r = http(port, "/me", &[("Cookie", "sid=forged")]).await;
+    assert_eq!((r.status, String::from_utf8_lossy(&r.body).to_string()), (200, "hello s3cret".to_string()));
+    assert_eq!(last_cookie().as_deref(), Some("sid=s3cret"));
+    http(port, "/shop/cart", &[]).await;
+    assert_eq!(last_cookie().as_deref(), Some("cart=2; sid=s3cret"), "path-scoped cookies, longest path first");
+    // A WebSocket handshake carries the session; its own Set-Cookie is kept from the browser.
+    let req = format!("ws://127.0.0.1:{port}/ws").into_client_request().unwrap();
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (_ws, resp) = tokio_tungstenite::client_async(req, stream).await.expect("upgrade through the proxy");
+    assert!(resp.headers().get("set-cookie").is_none());
+    assert_eq!(last_cookie().as_deref(), Some("sid=s3cret"), "the handshake had the session");
+    // Another site can navigate to the page with the session, but not fetch or post with it.
+    let cross = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate")];
+    assert_eq!(http(port, "/me", &cross).await.status, 200);
+    let cross = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "cors")];
+    assert_eq!(http(port, "/me", &cross).await.status, 401);
+    assert_eq!(last_cookie(), None);
+    // Another grant (another upstream origin) has a jar of its own.
+    let other = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    assert_eq!(http(other, "/me", &[]).await.status, 401);
+    // Logging out expires it.
+    http(port, "/logout", &[]).await;
+    assert_eq!(http(port, "/me", &[]).await.status, 401);
+}
+
+/// `TcpExt: DelayedACKs` of this network namespace: ACKs the kernel sent only when its
+/// delayed-ACK timer fired.
+fn delayed_acks() -> u64 {
+    let netstat = std::fs::read_to_string("/proc/net/netstat").unwrap();
+    let mut lines = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (names, values) = (lines.next().unwrap(), lines.next().unwrap());
+    let i = names.split_whitespace().position(|n| n == "DelayedACKs").unwrap();
+    values.split_whitespace().nth(i).unwrap().parse().unwrap()
+}
+
+/// Counted, not timed: each response an upstream writes in two writes with Nagle on waits
+/// for the proxy's ACK of the first; a pooled connection must not make it wait for the
+/// delayed-ACK timer.
+#[test]
+fn pooled_connections_acknowledge_at_once() {
+    in_private_netns("split_writes_inside_a_private_netns", "127.0.0.1 localhost\n");
+}
+
+#[tokio::test]
+#[ignore = "runs only inside pooled_connections_acknowledge_at_once's namespaces"]
+async fn split_writes_inside_a_private_netns() {
+    if std::env::var(IN_NETNS).as_deref() != Ok("1") {
+        return;
+    }
+    let sc = Sidecar::start(&[]);
+    let (up, accepted) = keepalive_upstream(Duration::from_secs(30), false, true).await;
+    let port = grant_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    assert_eq!(http(port, "/", &[]).await.status, 200);
+    let before = delayed_acks();
+    for _ in 0..20 {
+        assert_eq!(http(port, "/", &[("Sec-Fetch-Dest", "script")]).await.status, 200);
+    }
+    let delayed = delayed_acks() - before;
+    assert_eq!(*accepted.lock().unwrap(), 1, "one pooled connection");
+    assert!(delayed < 10, "{delayed} delayed-ACK timeouts for 20 requests");
 }

@@ -581,3 +581,75 @@ async fn xhtml_named_frames_and_forms_in_chromium() {
     }
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// A latin-1 page that declares its charset only in a meta tag, the same page gzipped, and an
+/// HTML fragment the page fetches; the upstream gzips `/gz` whatever Accept-Encoding says.
+async fn bodies_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let page: &[u8] = b"<!doctype html><meta charset=\"iso-8859-1\"><title>Caf\xE9</title><p id=p>Caf\xE9</p>";
+    let mut gz = async_compression::tokio::write::GzipEncoder::new(Vec::new());
+    gz.write_all(page).await.unwrap();
+    gz.shutdown().await.unwrap();
+    let gz = Arc::new(gz.into_inner());
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let gz = gz.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                while !contains(&buf, b"\r\n\r\n") {
+                    match s.read(&mut b).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                let path = String::from_utf8_lossy(&buf).split(' ').nth(1).unwrap_or("/").to_string();
+                let (extra, body): (&str, &[u8]) = match path.as_str() {
+                    "/frag.html" => ("", b"<li>a</li><li>b</li>"),
+                    "/gz" => ("Content-Encoding: gzip\r\n", &gz),
+                    _ => ("", page),
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n{extra}Cache-Control: no-store\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(body).await;
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+/// Chromium loads proxied pages top-level and reads what it got.
+#[tokio::test]
+async fn encodings_compression_and_fetched_html_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let up = bodies_server().await;
+    let g = grant(&sc, &format!("http://127.0.0.1:{up}/page"), "http://127.0.0.1:4000").await;
+    let origin = g["origin"].as_str().unwrap().to_string();
+    let (_chrome, mut cdp, home) = chromium().await;
+    let load = |path: &str| format!("{origin}{path}");
+    let has_shim = "[...document.scripts].some(s => s.textContent.includes('__porthole_shim'))";
+    for path in ["/page", "/gz"] {
+        cdp.call("Page.navigate", json!({"url": load(path)})).await;
+        let start = Instant::now();
+        while cdp.eval("location.href + ' ' + document.readyState").await != format!("{} complete", load(path)) {
+            assert!(start.elapsed() < Duration::from_secs(30), "{path} never loaded");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(cdp.eval("document.characterSet").await, "windows-1252", "{path}");
+        assert_eq!(cdp.eval("document.title + ' ' + document.getElementById('p').textContent").await, "Café Café");
+        assert_eq!(cdp.eval(has_shim).await, true, "{path}: instrumented");
+    }
+    let fetched = cdp
+        .call(
+            "Runtime.evaluate",
+            json!({"expression": "fetch('/frag.html').then(r => r.text())", "awaitPromise": true, "returnByValue": true}),
+        )
+        .await;
+    assert_eq!(fetched["result"]["value"], "<li>a</li><li>b</li>", "fetched HTML is not instrumented");
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -1,13 +1,19 @@
-//! HTML instrumentation: which bodies may be rewritten, the shim, and the streaming rewriter
-//! (lol_html) that places it and removes meta CSP policies.
+//! HTML instrumentation: which bodies are markup, the shim, and the streaming rewriter
+//! (lol_html) that places it and removes meta CSP policies without changing any other byte.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use hyper::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE};
+use encoding_rs::Encoding;
+use hyper::header::{HeaderMap, CONTENT_TYPE};
 use lol_html::html_content::ContentType;
 use lol_html::send::{HtmlRewriter, Settings};
-use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentHandlers, Selector};
+use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentHandlers, MemorySettings, Selector};
+
+/// The most memory the rewriter may hold for one body, in bytes: what it buffers grows only
+/// with a single tag (its attributes are parsed whole), so only a pathological tag (say, one
+/// inflated from a small compressed body) reaches it; the response is then cut off.
+pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 
 /// The shim's source with `__APP__` standing for the app origin (a JSON string literal).
 /// It posts only `location`, `navigating`, `pointerdown` and `open-window`, each to the app
@@ -72,13 +78,19 @@ if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.
 /// XHTML (`xhtml`), the source is wrapped in `//<![CDATA[ … //]]>` so the XML parser reads
 /// its `&&` and `<` as text.
 pub fn shim_script(app_origin: &str, xhtml: bool) -> String {
-    let lit = serde_json::to_string(app_origin)
-        .unwrap_or_else(|_| "\"\"".into())
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029");
+    let json = serde_json::to_string(app_origin).unwrap_or_else(|_| "\"\"".into());
+    // Only ASCII goes into a body (the rewriter encodes as windows-1252), and nothing that
+    // could end the script: `<`, `>`, `&` and every non-ASCII character become `\uXXXX`.
+    let mut lit = String::new();
+    for c in json.chars() {
+        if c.is_ascii() && !matches!(c, '<' | '>' | '&') {
+            lit.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                lit += &format!("\\u{unit:04x}");
+            }
+        }
+    }
     let src = SHIM_TEMPLATE.replace("__APP__", &lit);
     if xhtml {
         format!("<script>//<![CDATA[\n{src}\n//]]></script>")
@@ -87,53 +99,32 @@ pub fn shim_script(app_origin: &str, xhtml: bool) -> String {
     }
 }
 
-/// How an instrumentable body is parsed.
+/// What kind of markup a body is.
 #[derive(Debug, Clone, Copy)]
 pub struct Markup {
-    /// The encoding to parse it with (from the `charset` parameter; UTF-8 by default).
-    pub encoding: AsciiCompatibleEncoding,
+    /// The `Content-Type` `charset`, if it names an encoding (the body's own byte-order mark
+    /// still wins, [`super::charset::sniff`]).
+    pub charset: Option<&'static Encoding>,
     /// True if and only if it is `application/xhtml+xml` (parsed by the browser as XML).
     pub xhtml: bool,
 }
 
-/// Decides from the response headers whether the body is HTML the proxy may instrument:
-/// `text/html` (or `application/xhtml+xml`), no `Content-Encoding` other than `identity`,
-/// and no UTF-16 charset label. Returns how to parse it, or `None` to pass the
-/// body through untouched. A UTF-16 byte-order mark is checked on the body itself
-/// ([`has_utf16_bom`]).
-pub fn instrumentable(h: &HeaderMap) -> Option<Markup> {
+/// Returns how the body is parsed if the response headers say it is `text/html` or
+/// `application/xhtml+xml`, else `None`. Whether it may be rewritten also depends on its
+/// content codings ([`super::decode::codings`]) and on its encoding, sniffed from its first
+/// bytes ([`super::charset::sniff`]).
+pub fn markup(h: &HeaderMap) -> Option<Markup> {
     let ct = h.get(CONTENT_TYPE)?.to_str().ok()?;
     let mut parts = ct.split(';');
     let mime = parts.next()?.trim().to_ascii_lowercase();
     if mime != "text/html" && mime != "application/xhtml+xml" {
         return None;
     }
-    for enc in h.get_all(CONTENT_ENCODING) {
-        let enc = enc.to_str().ok()?;
-        if enc.split(',').any(|e| !e.trim().eq_ignore_ascii_case("identity") && !e.trim().is_empty()) {
-            return None;
-        }
-    }
-    let mut encoding = encoding_rs::UTF_8;
-    for p in parts {
-        if let Some((k, v)) = p.split_once('=') {
-            if k.trim().eq_ignore_ascii_case("charset") {
-                let label = v.trim().trim_matches('"');
-                match encoding_rs::Encoding::for_label(label.as_bytes()) {
-                    // UTF-16 labels (and the replacement encoding) are not ASCII-compatible.
-                    Some(e) => encoding = e,
-                    None => encoding = encoding_rs::UTF_8,
-                }
-            }
-        }
-    }
-    Some(Markup { encoding: AsciiCompatibleEncoding::new(encoding)?, xhtml: mime == "application/xhtml+xml" })
-}
-
-/// Returns true if and only if `prefix` (the body's first bytes) starts with a UTF-16
-/// byte-order mark.
-pub fn has_utf16_bom(prefix: &[u8]) -> bool {
-    prefix.starts_with(&[0xFE, 0xFF]) || prefix.starts_with(&[0xFF, 0xFE])
+    let charset = parts
+        .filter_map(|p| p.split_once('='))
+        .filter(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+        .find_map(|(_, v)| Encoding::for_label(v.trim().trim_matches('"').as_bytes()));
+    Some(Markup { charset, xhtml: mime == "application/xhtml+xml" })
 }
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
@@ -147,6 +138,15 @@ type Out = Arc<Mutex<Vec<u8>>>;
 /// A streaming instrumenter for one HTML body: feed chunks with [`Instrumenter::write`], each
 /// returning the bytes ready to send; [`Instrumenter::end`] returns the rest. Never buffers
 /// the whole body.
+///
+/// Byte-transparent: the body is handed to lol_html as windows-1252, whose 256 byte values
+/// each decode to one character and encode back to the same byte (WHATWG Encoding), so every
+/// byte it does not rewrite comes out as it went in, whatever the body's real encoding. That
+/// is sound for every ASCII-compatible encoding: in all of them the bytes the tokenizer acts
+/// on (`<`, `>`, `/`, `!`, `?`, `-`, `=`, quotes, ASCII whitespace) never occur inside a
+/// multi-byte character, and a letter only after a lead byte ≥ 0x80, so tags are found where
+/// the browser finds them. The caller passes on untouched the bodies that are not
+/// ASCII-compatible ([`super::charset::Sniffed::ascii_compatible`]).
 pub struct Instrumenter {
     rewriter: HtmlRewriter<'static, Sink>,
     out: Out,
@@ -156,7 +156,7 @@ pub struct Instrumenter {
 }
 
 impl Instrumenter {
-    /// An instrumenter injecting `shim` (a whole `<script>` element). `keep_meta_csp`: leave
+    /// An instrumenter injecting `shim` (a whole `<script>` element, ASCII only). `keep_meta_csp`: leave
     /// `<meta http-equiv=content-security-policy>` in place (the upstream opted in). In XHTML
     /// nothing may follow the root element: with no earlier place found, the shim goes before
     /// `</html>`, and if that is never seen it is left out (the page shows as uninstrumented)
@@ -237,13 +237,15 @@ impl Instrumenter {
                 Ok(())
             }),
         ));
-        // Text outside the head that is not whitespace (or a BOM) also ends the leading part.
+        // Text outside the head that is not ASCII whitespace also ends the leading part (the
+        // HTML parser's "before head" and "in head" modes ignore only those).
         let (d, h, s) = (done.clone(), in_head.clone(), shim.clone());
         let text = move |t: &mut lol_html::html_content::TextChunk<'_>| {
             if d.load(Ordering::Relaxed) || h.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if t.as_str().chars().any(|c| !c.is_whitespace() && c != '\u{feff}') && !d.swap(true, Ordering::Relaxed) {
+            let content = t.as_str().chars().any(|c| !matches!(c, '\t' | '\n' | '\x0C' | '\r' | ' '));
+            if content && !d.swap(true, Ordering::Relaxed) {
                 t.before(&s, ContentType::Html);
             }
             Ok(())
@@ -259,7 +261,10 @@ impl Instrumenter {
         let mut settings = Settings::new_send();
         settings.element_content_handlers = element_content_handlers;
         settings.document_content_handlers = vec![DocumentContentHandlers::default().text(text).end(end)];
-        settings.encoding = markup.encoding;
+        settings.encoding =
+            AsciiCompatibleEncoding::new(encoding_rs::WINDOWS_1252).expect("windows-1252 is ASCII-compatible");
+        settings.memory_settings =
+            MemorySettings { max_allowed_memory_usage: MAX_REWRITER_MEMORY_BYTES, ..MemorySettings::default() };
         let rewriter = HtmlRewriter::new(settings, sink);
         Instrumenter { rewriter, out, prefix: Some(Vec::new()) }
     }
@@ -313,7 +318,7 @@ mod tests {
     const S: &str = "<script>SHIM</script>";
 
     fn utf8(xhtml: bool) -> Markup {
-        Markup { encoding: AsciiCompatibleEncoding::new(encoding_rs::UTF_8).unwrap(), xhtml }
+        Markup { charset: None, xhtml }
     }
 
     fn run(chunks: &[&[u8]], keep_meta_csp: bool) -> Vec<u8> {
@@ -448,44 +453,62 @@ mod tests {
         assert_eq!(out, "<head><meta http-equiv=content-security-policy content=\"x\"><script>SHIM</script></head>");
     }
 
-    fn headers(ct: Option<&str>, ce: Option<&str>) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        if let Some(ct) = ct {
-            h.insert(CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+    #[test]
+    fn which_bodies_are_markup() {
+        use encoding_rs::{SHIFT_JIS, UTF_16LE, UTF_8, WINDOWS_1252};
+        /// (Content-Type, what `markup` says: xhtml and charset)
+        type Case<'a> = (Option<&'a str>, Option<(bool, Option<&'static Encoding>)>);
+        let cases: &[Case] = &[
+            (Some("text/html"), Some((false, None))),
+            (Some("text/html; charset=utf-8"), Some((false, Some(UTF_8)))),
+            (Some("TEXT/HTML; Charset=\"ISO-8859-1\""), Some((false, Some(WINDOWS_1252)))),
+            (Some("text/html; charset=shift_jis"), Some((false, Some(SHIFT_JIS)))),
+            (Some("text/html; charset=UTF-16LE"), Some((false, Some(UTF_16LE)))),
+            (Some("text/html; charset=nonsense"), Some((false, None))),
+            (Some("application/xhtml+xml"), Some((true, None))),
+            (Some("Application/XHTML+XML; charset=utf-8"), Some((true, Some(UTF_8)))),
+            (Some("text/plain"), None),
+            (Some("application/json"), None),
+            (None, None),
+        ];
+        for (ct, want) in cases {
+            let mut h = HeaderMap::new();
+            if let Some(ct) = ct {
+                h.insert(CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+            }
+            assert_eq!(markup(&h).map(|m| (m.xhtml, m.charset)), *want, "{ct:?}");
         }
-        if let Some(ce) = ce {
-            h.insert(CONTENT_ENCODING, HeaderValue::from_str(ce).unwrap());
-        }
-        h
     }
 
     #[test]
-    fn which_bodies_are_instrumented() {
-        let cases: &[(Option<&str>, Option<&str>, bool)] = &[
-            (Some("text/html"), None, true),
-            (Some("text/html; charset=utf-8"), None, true),
-            (Some("TEXT/HTML; Charset=\"ISO-8859-1\""), None, true),
-            (Some("text/html; charset=windows-1252"), Some("identity"), true),
-            (Some("text/html; charset=shift_jis"), None, true),
-            (Some("text/html; charset=utf-16"), None, false),
-            (Some("text/html; charset=UTF-16LE"), None, false),
-            (Some("text/html; charset=unicodefffe"), None, false),
-            (Some("text/html"), Some("gzip"), false),
-            (Some("text/html"), Some("br"), false),
-            (Some("text/html"), Some("identity, gzip"), false),
-            (Some("text/plain"), None, false),
-            (Some("application/json"), None, false),
-            (None, None, false),
-            (Some("application/xhtml+xml"), None, true),
-        ];
-        for (ct, ce, want) in cases {
-            assert_eq!(instrumentable(&headers(*ct, *ce)).is_some(), *want, "{ct:?} {ce:?}");
-        }
-        assert!(instrumentable(&headers(Some("Application/XHTML+XML; charset=utf-8"), None)).unwrap().xhtml);
-        assert!(!instrumentable(&headers(Some("text/html"), None)).unwrap().xhtml);
-        assert!(has_utf16_bom(&[0xFF, 0xFE, b'<', 0]));
-        assert!(has_utf16_bom(&[0xFE, 0xFF, 0, b'<']));
-        assert!(!has_utf16_bom(&[0xEF, 0xBB, 0xBF, b'<']));
+    fn every_byte_value_passes_through_unchanged() {
+        let all: Vec<u8> = (0..=255u8).filter(|b| !b"<>&\"'".contains(b)).collect();
+        let mut input = b"<!doctype html><html><head><title>".to_vec();
+        input.extend(&all);
+        input.extend(b"</title><meta name=x content=\"");
+        input.extend(&all);
+        input.extend(b"\"></head><body><!-- ");
+        input.extend(&all);
+        input.extend(b" --><p>");
+        input.extend(&all);
+        input.extend(b"</p><script>");
+        input.extend(&all);
+        input.extend(b"</script></body></html>");
+        let at = input.windows(7).position(|w| w == b"</head>").unwrap();
+        let want = [&input[..at], S.as_bytes(), &input[at..]].concat();
+        // Split at every byte, so no chunk boundary is special.
+        let chunks: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(run(&chunks, false).escape_ascii().to_string(), want.escape_ascii().to_string());
+        assert_eq!(run(&[&input], false), want);
+    }
+
+    #[test]
+    fn a_tag_past_the_memory_bound_is_an_error() {
+        let mut i = Instrumenter::new(S.into(), utf8(false), false);
+        i.write(b"<!doctype html><p title=\"").unwrap();
+        let block = vec![b'a'; 1 << 20];
+        let failed = (0..(MAX_REWRITER_MEMORY_BYTES >> 20) + 8).any(|_| i.write(&block).is_err());
+        assert!(failed, "the rewriter buffered a tag past {MAX_REWRITER_MEMORY_BYTES} bytes");
     }
 
     #[test]
@@ -497,5 +520,8 @@ mod tests {
         assert!(!s.contains("returnValue="), "never asks for a beforeunload prompt");
         let evil = shim_script("</script><script>alert(1)//", false);
         assert_eq!(evil.matches("</script>").count(), 1);
+        let wide = shim_script("tauri://\u{e9}\u{2028}\u{1F600}", false);
+        assert!(wide.is_ascii(), "only ASCII is injected");
+        assert!(wide.contains(r#"var A="tauri://\u00e9\u2028\ud83d\ude00""#), "{wide}");
     }
 }

@@ -4,10 +4,16 @@
 //! Architecture Invariant: `proxy` knows nothing of panes, PTYs or the API's auth; it is
 //! handed a URL and an embedder chain and hands back a grant.
 
+mod body;
+mod charset;
+mod cookies;
+mod decode;
 mod html;
+mod quickack;
 mod rules;
 mod server;
 mod target;
+mod upstream;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -77,7 +83,8 @@ pub enum ProxyError {
     BadScheme(String),
     /// Occurs when the URL is `https:` (the proxy cannot instrument TLS).
     HttpsRefused(String),
-    /// Occurs when the host is a link-local or cloud-metadata address literal.
+    /// Occurs when the host is a link-local or cloud-metadata address literal, or a cloud
+    /// metadata host name.
     BlockedAddress(crate::address::BlockedAddress),
     /// Occurs when [`MAX_GRANTS`] grants are already live.
     TooManyGrants(usize),
@@ -145,9 +152,19 @@ pub(crate) struct Grant {
     pub(crate) active: AtomicUsize,
     pub(crate) closed: watch::Sender<bool>,
     pub(crate) config: ProxyConfig,
+    /// Kept-alive connections to the upstream.
+    pub(crate) pool: upstream::Pool,
+    /// The upstream's cookies, kept from the browser.
+    pub(crate) jar: cookies::Jar,
 }
 
 impl Grant {
+    /// Closes the listener, its connections and the upstream pool. Idempotent.
+    fn close(&self) {
+        self.closed.send_replace(true);
+        self.pool.close();
+    }
+
     pub(crate) fn touch(&self) {
         *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
@@ -257,6 +274,8 @@ impl Proxy {
             active: AtomicUsize::new(0),
             closed,
             config: self.config.clone(),
+            pool: upstream::Pool::default(),
+            jar: cookies::Jar::default(),
         });
         grants.insert(id, grant.clone());
         drop(grants);
@@ -281,7 +300,7 @@ impl Proxy {
         let g = self.lock().remove(id);
         match g {
             Some(g) => {
-                g.closed.send_replace(true);
+                g.close();
                 tracing::info!(grant = %g.id, "proxy grant revoked");
                 true
             }
@@ -293,7 +312,7 @@ impl Proxy {
     pub fn close_all(&self) {
         let all: Vec<_> = std::mem::take(&mut *self.lock()).into_values().collect();
         for g in all {
-            g.closed.send_replace(true);
+            g.close();
         }
     }
 
@@ -315,11 +334,13 @@ impl Proxy {
         });
     }
 
-    /// Closes every grant idle for longer than the TTL with nothing in flight.
+    /// Closes every grant idle for longer than the TTL with nothing in flight, and the pooled
+    /// upstream connections idle for too long ([`upstream::POOL_IDLE_MS`]).
     fn expire_idle(&self) {
         let ttl = self.config.grant_ttl;
         let expired: Vec<Arc<Grant>> = {
             let mut grants = self.lock();
+            grants.values().for_each(|g| g.pool.prune());
             let ids: Vec<String> = grants
                 .values()
                 .filter(|g| g.active.load(Ordering::SeqCst) == 0 && g.idle_for() > ttl)
@@ -328,7 +349,7 @@ impl Proxy {
             ids.iter().filter_map(|id| grants.remove(id)).collect()
         };
         for g in expired {
-            g.closed.send_replace(true);
+            g.close();
             tracing::info!(grant = %g.id, "proxy grant expired");
         }
     }
@@ -356,7 +377,7 @@ mod tests {
             (ProxyError::BadScheme("ftp".into()), "bad_scheme"),
             (ProxyError::HttpsRefused("https://a.test/".into()), "https_refused"),
             (
-                ProxyError::BlockedAddress(crate::address::BlockedAddress("169.254.169.254".parse().unwrap())),
+                ProxyError::BlockedAddress(crate::address::BlockedAddress::Ip("169.254.169.254".parse().unwrap())),
                 "blocked_address",
             ),
             (ProxyError::TooManyGrants(32), "too_many_grants"),

@@ -1,35 +1,27 @@
-//! One grant's listener: the Host gate, forwarding to the upstream (one upstream connection
-//! per request), body streaming with the idle bound, HTML instrumentation, WebSocket tunnels
-//! and the error pages.
+//! One grant's listener: the Host gate, forwarding to the upstream (pooled connections,
+//! [`super::upstream`]), the response body plan (instrumented documents, everything else
+//! streamed as it came, [`super::body`]), WebSocket tunnels and the error pages.
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::net::{Ipv4Addr, Ipv6Addr};
-use std::pin::Pin;
+use std::net::IpAddr;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio::time::{Instant, Sleep};
 
-use super::html::{has_utf16_bom, instrumentable, shim_script, Instrumenter, Markup};
-use super::rules::{frame_ancestors, is_upgrade, rewrite_request, rewrite_response};
-use super::target::is_localhost_name;
+use super::body::{empty, full, instrumented, IdleBody, Plan, ProxyBody};
+use super::cookies::jar_applies;
+use super::decode::codings;
+use super::html::{markup, shim_script};
+use super::rules::{frame_ancestors, is_document_load, is_upgrade, rewrite_request, rewrite_response};
+use super::upstream::{send, UpstreamError};
 use super::{ActiveGuard, Grant, Upstream, UPSTREAM_IDLE_MS};
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-/// Every response body the proxy sends.
-type ProxyBody = BoxBody<Bytes, BoxError>;
 
 /// Accepts connections until the grant closes; then the listener is dropped (the port
 /// refuses connections) and every connection task ends.
@@ -99,47 +91,41 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let idle = grant.config.upstream_idle;
     let upstream = &grant.upstream;
     let upgrade = is_upgrade(req.headers());
+    let document = is_document_load(req.headers());
     let client_upgrade = if upgrade { Some(hyper::upgrade::on(&mut req)) } else { None };
     let (mut parts, body) = req.into_parts();
     let head_request = parts.method == Method::HEAD;
+    // The grant's cookie jar stands in for the browser's (the URL it files cookies under).
+    let jar_url = jar_applies(&parts.method, &parts.headers).then(|| parts.uri.path_and_query()).flatten();
+    let jar_url = jar_url.and_then(|p| url::Url::parse(&format!("{}{p}", upstream.origin)).ok());
     rewrite_request(&mut parts.headers, &grant.origins, &upstream.origin, &upstream.host_header, upgrade);
+    if let Some(url) = &jar_url {
+        grant.jar.add_to(&mut parts.headers, url);
+    }
     let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
     parts.uri = match path.parse() {
         Ok(u) => u,
         Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref())),
     };
     parts.version = hyper::Version::HTTP_11;
-    let up_req = Request::from_parts(parts, body);
+    let up_req = Request::from_parts(parts, body.boxed());
 
-    // A connection that is not established within the idle bound is a connect failure
-    // ("couldn't connect"): "didn't respond" needs an accepted connection.
-    let stream = match tokio::time::timeout(idle, dial(upstream)).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => {
-            tracing::debug!(grant = %grant.id, "connect {}: {e}", upstream.origin);
-            return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
-        }
-        Err(_) => {
-            tracing::debug!(grant = %grant.id, "connect {}: no connection within {idle:?}", upstream.origin);
-            return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
-        }
-    };
-    let _ = stream.set_nodelay(true);
-    let (mut sender, conn) = match hyper::client::conn::http1::handshake::<_, Incoming>(TokioIo::new(stream)).await {
-        Ok(x) => x,
-        Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref())),
-    };
-    tokio::spawn(async move {
-        let _ = conn.with_upgrades().await;
-    });
-    let mut resp = match tokio::time::timeout(idle, sender.send_request(up_req)).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => {
+    // Upgrades get a connection of their own; everything else may reuse a pooled one.
+    let mut resp = match send(&grant.pool, upstream, up_req, idle, !upgrade).await {
+        Ok(r) => r,
+        Err(e) => {
             tracing::debug!(grant = %grant.id, "upstream {}: {e}", upstream.origin);
-            return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref()));
+            let kind = match e {
+                UpstreamError::Connect(_) => ErrorKind::Connect,
+                UpstreamError::Blocked(ip) => ErrorKind::Blocked(ip),
+                UpstreamError::Timeout => ErrorKind::Timeout,
+            };
+            return Ok(error_page(kind, upstream, chain.as_deref()));
         }
-        Err(_) => return Ok(error_page(ErrorKind::Timeout, upstream, chain.as_deref())),
     };
+    if let Some(url) = &jar_url {
+        grant.jar.store_from(resp.headers(), url);
+    }
 
     if let (Some(client_upgrade), StatusCode::SWITCHING_PROTOCOLS) = (client_upgrade, resp.status()) {
         let upstream_upgrade = hyper::upgrade::on(&mut resp);
@@ -159,193 +145,27 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     }
 
     let (mut parts, body) = resp.into_parts();
-    let plan = rewrite_response(&mut parts.headers, &grant.origins, &upstream.origin, chain.as_deref(), false);
+    let rules = rewrite_response(&mut parts.headers, &grant.origins, &upstream.origin, chain.as_deref(), false);
+    // Only a document load of markup whose codings the proxy can undo is instrumented, and only
+    // with a chain (protocol §6.5); it is then served identity, whatever its length becomes.
+    let app = chain.as_ref().and_then(|c| c.first()).filter(|_| document);
+    let plan = app.and_then(|app| {
+        let markup = markup(&parts.headers)?;
+        let codings = codings(&parts.headers)?;
+        let shim = shim_script(app, markup.xhtml);
+        Some(Plan { codings, markup, shim, keep_meta_csp: rules.preserve_csp })
+    });
+    if plan.is_some() {
+        parts.headers.remove(header::CONTENT_LENGTH);
+        parts.headers.remove(header::CONTENT_ENCODING);
+    }
     let no_body = head_request || parts.status == StatusCode::NO_CONTENT || parts.status == StatusCode::NOT_MODIFIED;
-    let markup = match (&chain, no_body) {
-        (Some(_), false) => instrumentable(&parts.headers),
-        _ => None,
-    };
-    let body = match (markup, chain) {
-        (Some(markup), Some(chain)) => {
-            parts.headers.remove(header::CONTENT_LENGTH);
-            let shim = shim_script(chain.first().map(String::as_str).unwrap_or_default(), markup.xhtml);
-            instrumented(IdleBody::new(body, idle), shim, markup, plan.preserve_csp, guard)
-        }
-        _ => IdleBody::new(body, idle).with_guard(guard).boxed(),
+    let body = IdleBody::new(body, idle);
+    let body = match plan {
+        Some(plan) if !no_body => instrumented(body, plan, guard),
+        _ => body.with_guard(guard).boxed(),
     };
     Ok(Response::from_parts(parts, body))
-}
-
-/// Connects to the upstream by the host the user named (DESIGN §8). A `localhost` name is
-/// dialled at 127.0.0.1, then ::1, as browsers do without asking the resolver (some dev
-/// servers bind `::1` only, and `/etc/hosts` often maps `localhost` to 127.0.0.1 alone);
-/// any other name is resolved and every address tried in turn. Returns the first connection
-/// made, or the last error.
-async fn dial(upstream: &Upstream) -> std::io::Result<TcpStream> {
-    if !is_localhost_name(&upstream.dial_host) {
-        return TcpStream::connect((upstream.dial_host.as_str(), upstream.port)).await;
-    }
-    let v4 = TcpStream::connect((Ipv4Addr::LOCALHOST, upstream.port)).await;
-    match v4 {
-        Ok(s) => Ok(s),
-        Err(e4) => TcpStream::connect((Ipv6Addr::LOCALHOST, upstream.port)).await.map_err(|e6| {
-            std::io::Error::new(e6.kind(), format!("127.0.0.1:{0}: {e4}; [::1]:{0}: {e6}", upstream.port))
-        }),
-    }
-}
-
-/// Streams `body` through the HTML instrumenter in its own task, unless it starts with a
-/// UTF-16 byte-order mark (then it passes through untouched).
-fn instrumented(
-    mut body: IdleBody,
-    shim: String,
-    markup: Markup,
-    keep_meta_csp: bool,
-    guard: ActiveGuard,
-) -> ProxyBody {
-    let (tx, rx) = mpsc::channel::<Result<Bytes, BoxError>>(8);
-    tokio::spawn(async move {
-        // Peek at least two bytes for the byte-order mark.
-        let mut first = Vec::new();
-        let mut ended = false;
-        while first.len() < 2 {
-            match body.frame().await {
-                Some(Ok(f)) => {
-                    if let Ok(d) = f.into_data() {
-                        first.extend_from_slice(&d);
-                    }
-                }
-                Some(Err(e)) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-                None => {
-                    ended = true;
-                    break;
-                }
-            }
-        }
-        let mut rewriter =
-            if has_utf16_bom(&first) { None } else { Some(Instrumenter::new(shim, markup, keep_meta_csp)) };
-        let mut chunk = first;
-        loop {
-            let out = match rewriter.as_mut() {
-                Some(r) => match r.write(&chunk) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        let _ = tx.send(Err(Box::new(e))).await;
-                        return;
-                    }
-                },
-                None => chunk,
-            };
-            if !out.is_empty() && tx.send(Ok(Bytes::from(out))).await.is_err() {
-                return;
-            }
-            if ended {
-                break;
-            }
-            chunk = match body.frame().await {
-                Some(Ok(f)) => match f.into_data() {
-                    Ok(d) => d.to_vec(),
-                    Err(_) => Vec::new(),
-                },
-                Some(Err(e)) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-                None => {
-                    ended = true;
-                    Vec::new()
-                }
-            };
-            if ended {
-                break;
-            }
-        }
-        if let Some(r) = rewriter {
-            match r.end() {
-                Ok(o) if !o.is_empty() => {
-                    let _ = tx.send(Ok(Bytes::from(o))).await;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    let _ = tx.send(Err(Box::new(e))).await;
-                }
-            }
-        }
-    });
-    ChannelBody { rx, _guard: guard }.boxed()
-}
-
-/// A body fed by a task.
-struct ChannelBody {
-    rx: mpsc::Receiver<Result<Bytes, BoxError>>,
-    _guard: ActiveGuard,
-}
-
-impl Body for ChannelBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        self.get_mut().rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
-    }
-}
-
-/// The upstream's body with the socket idle bound: no frame for `idle` → an error, which
-/// aborts the response (its head is already sent). Holds the grant's guard if given.
-struct IdleBody {
-    inner: Incoming,
-    idle: Duration,
-    sleep: Pin<Box<Sleep>>,
-    guard: Option<ActiveGuard>,
-}
-
-impl IdleBody {
-    fn new(inner: Incoming, idle: Duration) -> Self {
-        IdleBody { inner, idle, sleep: Box::pin(tokio::time::sleep(idle)), guard: None }
-    }
-
-    fn with_guard(mut self, g: ActiveGuard) -> Self {
-        self.guard = Some(g);
-        self
-    }
-}
-
-impl Body for IdleBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(r) => {
-                this.sleep.as_mut().reset(Instant::now() + this.idle);
-                Poll::Ready(r.map(|r| r.map_err(|e| Box::new(e) as BoxError)))
-            }
-            Poll::Pending => match this.sleep.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err("upstream sent nothing within the idle bound".into()))),
-                Poll::Pending => Poll::Pending,
-            },
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-fn full(s: impl Into<Bytes>) -> ProxyBody {
-    Full::new(s.into()).map_err(|never| match never {}).boxed()
-}
-
-fn empty() -> ProxyBody {
-    full(Bytes::new())
 }
 
 /// Which error page.
@@ -358,6 +178,9 @@ enum ErrorKind {
     /// The upstream accepted the connection, then sent no response head for the idle bound:
     /// 504 "didn't respond".
     Timeout,
+    /// Every address the upstream's name resolves to is link-local or cloud metadata (this
+    /// one first), so nothing was dialled: 502 "refused to connect".
+    Blocked(IpAddr),
 }
 
 fn escape(s: &str) -> String {
@@ -381,6 +204,15 @@ fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) ->
             StatusCode::GATEWAY_TIMEOUT,
             format!("{} didn't respond", capitalize(who)),
             format!("<code>{origin}</code> accepted the connection but sent nothing for {secs} seconds."),
+        ),
+        ErrorKind::Blocked(ip) => (
+            StatusCode::BAD_GATEWAY,
+            format!("Porthole refused to connect to {who}"),
+            format!(
+                "<code>{}</code> resolves to <code>{ip}</code>, a link-local or cloud-metadata address. \
+                 Porthole never connects to those.",
+                escape(&upstream.host_header)
+            ),
         ),
     };
     let shim = chain.and_then(|c| c.first()).map(|app| shim_script(app, false)).unwrap_or_default();

@@ -32,8 +32,9 @@ pub struct Upstream {
 ///
 /// Refusals: unparseable → `BadUrl`; `https:` → `HttpsRefused`; any other scheme →
 /// `BadScheme`; a link-local or cloud-metadata address literal (in any spelling the URL
-/// parser canonicalizes: decimal, octal, hex, short IPv4 forms, IPv4-mapped IPv6) →
-/// `BlockedAddress`. Names are not resolved: this checks the literal only.
+/// parser canonicalizes: decimal, octal, hex, short IPv4 forms, IPv6 embedding such an IPv4
+/// address) or a cloud metadata host name → `BlockedAddress`. Names are not resolved here
+/// (what they resolve to is checked when the proxy dials).
 pub fn parse_upstream(raw: &str) -> Result<(Upstream, String), ProxyError> {
     let url = Url::parse(raw.trim()).map_err(|e| ProxyError::BadUrl(format!("{raw:?} is not a URL: {e}")))?;
     match url.scheme() {

@@ -127,8 +127,27 @@ describe('blockedAddress', () => {
     ['[febf:ffff::1]', '[febf:ffff::1]'],
     ['[fd00:ec2::254]', '[fd00:ec2::254]'],
     ['100.100.100.200', '100.100.100.200'],
+    // IPv4 embedded in IPv6: NAT64 (64:ff9b::/96, and 64:ff9b:1::/48 at every RFC 6052 offset
+    // it allows), 6to4 (2002::/16), SIIT (::ffff:0:0:0/96).
+    ['[64:ff9b::169.254.169.254]', '[64:ff9b::a9fe:a9fe]'],
+    ['[64:ff9b::100.100.100.200]', '[64:ff9b::6464:64c8]'],
+    ['[64:ff9b:1::a9fe:a9fe]', '[64:ff9b:1::a9fe:a9fe]'],
+    ['[64:ff9b:1:a9fe:a9:fe00::]', '[64:ff9b:1:a9fe:a9:fe00::]'],
+    ['[64:ff9b:1:0:a9:fea9:fe00:0]', '[64:ff9b:1:0:a9:fea9:fe00:0]'],
+    ['[2002:a9fe:a9fe::1]', '[2002:a9fe:a9fe::1]'],
+    ['[::ffff:0:169.254.169.254]', '[::ffff:0:a9fe:a9fe]'],
   ])('refuses %s (as %s)', (typed, shown) => {
     expect(field(typed)).toBe(`${shown} is a link-local or cloud-metadata address: Porthole doesn't open those`);
+  });
+  it.each([
+    ['metadata.google.internal', 'metadata.google.internal'],
+    ['http://METADATA.Google.Internal./computeMetadata/v1/', 'metadata.google.internal.'],
+    ['http://metadata/', 'metadata'],
+    ['http://metadata./', 'metadata.'],
+    ['http://instance-data/latest/meta-data/', 'instance-data'],
+    ['instance-data.', 'instance-data.'],
+  ])('refuses the metadata name %s (as %s)', (typed, shown) => {
+    expect(field(typed)).toBe(`${shown} is a cloud-metadata host name: Porthole doesn't open those`);
   });
   it.each([
     'localhost:5173',
@@ -144,6 +163,12 @@ describe('blockedAddress', () => {
     '[fd00:ec2::255]',
     'example.com',
     '169.254.169.254.example.com',
+    '[64:ff9b::a00:5]',
+    '[64:ff9b:1::a00:5]',
+    '[2002:a00:5::1]',
+    '[::ffff:0:a00:5]',
+    'metadata.example.com',
+    'instance-data.example.com',
   ])('lets %s through', (typed) => {
     expect(field(typed)).toBeNull();
   });

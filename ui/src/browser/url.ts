@@ -103,19 +103,28 @@ export function iframeRefusal(url: string): string | null {
   return null;
 }
 
+/** Cloud metadata host names (Google Cloud's two, AWS's `instance-data`), as the sidecar's. */
+const METADATA_NAMES = ['metadata.google.internal', 'metadata', 'instance-data'];
+
 /**
  * The reason a URL is refused because its host is a link-local or cloud-metadata address
- * literal (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254, also IPv4-mapped or
- * IPv4-compatible), or null. The sidecar enforces this (protocol §6.1, §8.2: `403
+ * literal (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254, also IPv4-mapped,
+ * IPv4-compatible, SIIT, 6to4 or NAT64 IPv6 embedding one of those IPv4 addresses) or a cloud
+ * metadata host name (`metadata.google.internal`, `metadata`, `instance-data`, with or without
+ * a trailing dot), or null. The sidecar enforces this (protocol §6.1, §8.2: `403
  * blocked_address`); the URL field asks first so that a refused address leaves the pane as it
  * was (an iframe pane would otherwise switch to a screencast only to be refused). `URL` has
  * already canonicalized every spelling (decimal, octal, hex, short IPv4 forms; IPv6 in hex
- * groups), as the sidecar's parser does. Names are not resolved.
+ * groups; names lower-cased), as the sidecar's parser does. Names are not resolved here (the
+ * proxy checks what a name resolves to when it dials).
  */
 export function blockedAddress(url: string): string | null {
   const u = parse(url);
   if (!u) return null;
   const h = u.hostname;
+  if (METADATA_NAMES.includes(h.replace(/\.$/, ''))) {
+    return `${h} is a cloud-metadata host name: Porthole doesn't open those`;
+  }
   const blocked = h.startsWith('[') ? blockedV6(h.slice(1, -1)) : blockedV4(h);
   return blocked ? `${h} is a link-local or cloud-metadata address: Porthole doesn't open those` : null;
 }
@@ -134,10 +143,25 @@ function blockedV6(h: string): boolean {
   const b = tail === null ? [] : groups(tail);
   const seg = tail === null ? a : [...a, ...new Array(8 - a.length - b.length).fill(0), ...b];
   if (seg.length !== 8 || seg.some((g) => Number.isNaN(g))) return false;
-  const v4 = `${seg[6] >> 8}.${seg[6] & 0xff}.${seg[7] >> 8}.${seg[7] & 0xff}`;
-  const zero5 = seg.slice(0, 5).every((g) => g === 0);
-  // IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) spellings of a blocked IPv4 address.
-  if (zero5 && (seg[5] === 0xffff || seg[5] === 0) && blockedV4(v4)) return true;
+  if (embeddedV4(seg).some(blockedV4)) return true;
   const metadata = [0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254];
   return (seg[0] & 0xffc0) === 0xfe80 || seg.every((g, i) => g === metadata[i]);
+}
+
+/**
+ * The IPv4 addresses (dotted) an IPv6 address can stand for, as the sidecar's `embedded_v4`:
+ * IPv4-mapped `::ffff:0:0/96`, IPv4-compatible `::/96`, SIIT `::ffff:0:0:0/96`, 6to4
+ * `2002::/16`, NAT64 `64:ff9b::/96`, and inside the local-use `64:ff9b:1::/48` every RFC 6052
+ * position (prefix lengths 48, 56, 64, 96; byte 8 skipped).
+ */
+function embeddedV4(seg: number[]): string[] {
+  const o = seg.flatMap((g) => [g >> 8, g & 0xff]);
+  const at = (i: number[]) => i.map((k) => o[k]).join('.');
+  const last = at([12, 13, 14, 15]);
+  const starts = (p: number[]) => p.every((g, i) => seg[i] === g);
+  if (starts([0, 0, 0, 0, 0]) && (seg[5] === 0xffff || seg[5] === 0)) return [last];
+  if (starts([0, 0, 0, 0, 0xffff, 0]) || starts([0x64, 0xff9b, 0, 0, 0, 0])) return [last];
+  if (seg[0] === 0x2002) return [at([2, 3, 4, 5])];
+  if (starts([0x64, 0xff9b, 1])) return [at([6, 7, 9, 10]), at([7, 9, 10, 11]), at([9, 10, 11, 12]), last];
+  return [];
 }
