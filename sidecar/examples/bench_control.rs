@@ -42,8 +42,13 @@ fn print(name: &str, v: &[f64]) -> f64 {
 }
 
 async fn wait_text(sc: &Sidecar, t: &str, regex: &str) {
-    let (status, body) =
-        sc.request("POST", "/api/control/wait", Some(json!({"target": t, "until": "text", "regex": regex, "timeout_ms": 60000}))).await;
+    let (status, body) = sc
+        .request(
+            "POST",
+            "/api/control/wait",
+            Some(json!({"target": t, "until": "text", "regex": regex, "timeout_ms": 60000})),
+        )
+        .await;
     assert_eq!(status, 200, "{body}");
 }
 
@@ -64,10 +69,8 @@ async fn main() {
     let health = times(n, async || assert_eq!(sc.request("GET", "/api/health", None).await.0, 200)).await;
     let list = times(n, async || assert_eq!(sc.request("GET", "/api/control/panes", None).await.0, 200)).await;
     let body = json!({"target": t});
-    let read = times(n, async || {
-        assert_eq!(sc.request("POST", "/api/control/read", Some(body.clone())).await.0, 200)
-    })
-    .await;
+    let read =
+        times(n, async || assert_eq!(sc.request("POST", "/api/control/read", Some(body.clone())).await.0, 200)).await;
     let h = print("health", &health);
     let l = print("list_http", &list);
     let r = print("read_http", &read);
@@ -76,7 +79,8 @@ async fn main() {
 
     let url = format!("http://127.0.0.1:{}/", sc.port);
     let run_ph = |args: &[&str]| {
-        let out = Command::new(&ph).args(args).env("PORTHOLE_URL", &url).env("PORTHOLE_TOKEN", &sc.token).output().unwrap();
+        let out =
+            Command::new(&ph).args(args).env("PORTHOLE_URL", &url).env("PORTHOLE_TOKEN", &sc.token).output().unwrap();
         assert!(out.status.success(), "ph {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     };
     let ph_list = times(runs, async || run_ph(&["list"])).await;
