@@ -3,7 +3,7 @@
 // It knows nothing of xterm.js or React: output goes to a `TerminalSink`, which the view
 // (TerminalHost) implements. One session serves one terminal id for its whole life.
 import { api, ApiError, terminalSocketUrl } from '../api/client';
-import { ACK_CHUNK_BYTES, type ClientControl, type ServerControl, validDim } from '../api/protocol';
+import { ACK_CHUNK_BYTES, type ClientControl, type ServerControl, SLOW_CLIENT_CLOSE_CODE, validDim } from '../api/protocol';
 
 /** Where the session delivers output. */
 export interface TerminalSink {
@@ -215,11 +215,18 @@ export class TerminalSession {
       }
       this.output(gen, live);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev?: CloseEvent) => {
       if (gen !== this.generation) return;
       this.ws = null;
       this.endReplay();
       if (this.exited) return; // the terminal ended; the pane decides what comes next
+      if (ev?.code === SLOW_CLIENT_CLOSE_CODE) {
+        // Detached for falling behind (protocol §5.1): the terminal is there and went on
+        // without us; reattach at once for a fresh replay (the server detaches at most every 5 s).
+        this.setStatus('reconnecting');
+        this.connect();
+        return;
+      }
       this.scheduleRetry();
     };
     ws.onerror = () => {
