@@ -23,6 +23,8 @@ pub struct ServerConfig {
     pub web: bool,
     /// Where the built UI lives (used in web mode).
     pub ui_dir: PathBuf,
+    /// Most terminals open at once (`--max-terminals`).
+    pub max_terminals: usize,
 }
 
 impl ServerConfig {
@@ -72,10 +74,11 @@ impl AppState {
     /// Builds the state for a server on `config.port`.
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
+        let terminals = Arc::new(Registry::new(config.max_terminals));
         AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
-            terminals: Arc::new(Registry::new()),
+            terminals,
             browsers: Arc::new(Host::new()),
             viewer_grants: Arc::new(Grants::new()),
             workspace: Arc::new(Mutex::new(Workspace::default())),
