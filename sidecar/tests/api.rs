@@ -525,3 +525,37 @@ async fn a_deleted_terminal_leaves_no_thread_behind() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The sidecar's resident memory in KiB (`VmRSS`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn deleting_terminals_gives_their_memory_back() {
+    let sc = Sidecar::start(&[]);
+    let start = rss_kib(sc.pid);
+    // 12 terminals with ≈ 1.4 MB of output each: scrollback rings and screen histories fill.
+    let mut ids = Vec::new();
+    for _ in 0..12 {
+        ids.push(sc.spawn(&["sh", "-c", "seq 1 200000; echo DONE; exec sleep 1000"]).await);
+    }
+    for id in &ids {
+        let body = json!({"target": id, "until": "text", "regex": "^DONE$", "timeout_ms": 60000});
+        assert_eq!(sc.req("POST", "/api/control/wait", Some(&body)).await.status, 200);
+    }
+    let full = rss_kib(sc.pid);
+    assert!(full > start + 12 * 1024, "{start} → {full} KiB: the terminals hold their output");
+    for id in &ids {
+        assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    }
+    let begin = std::time::Instant::now();
+    while ids.iter().any(|id| !terminal_threads(sc.pid, id).is_empty()) {
+        assert!(begin.elapsed() < HANG, "terminal threads still running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let after = rss_kib(sc.pid);
+    assert!(after - start < (full - start) / 4, "{start} → {full} → {after} KiB: the memory stayed");
+}

@@ -753,8 +753,18 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
 }
 
 /// Feeds the screen model, then acknowledges what it processed (resuming a paused PTY).
-/// Ends when the hub is dropped (the feed's sender goes with it).
+/// Ends when the hub is dropped (the feed's sender goes with it): the terminal is gone, and
+/// this thread, the last of it, drops the screen and hands the freed memory back to the OS.
 fn model_loop(screen: Arc<Screen>, shared: std::sync::Weak<Shared>, rx: std::sync::mpsc::Receiver<ModelEvent>) {
+    feed_model(&screen, &shared, rx);
+    drop(screen);
+    if shared.strong_count() == 0 {
+        sys::release_free_memory();
+    }
+}
+
+/// [`model_loop`]'s loop: until the feed ends (or the hub is gone).
+fn feed_model(screen: &Screen, shared: &std::sync::Weak<Shared>, rx: std::sync::mpsc::Receiver<ModelEvent>) {
     while let Ok(ev) = rx.recv() {
         match ev {
             ModelEvent::Output(bytes) => {
