@@ -15,6 +15,12 @@ pub const HIGH_WATERMARK_BYTES: u64 = 128 * 1024;
 /// PTY reads resume once every client has less than this many unacknowledged bytes of live
 /// output.
 pub const LOW_WATERMARK_BYTES: u64 = 64 * 1024;
+/// The sidecar's own screen model (never a window: what is queued to it delays no prompt)
+/// pauses PTY reads past this many unprocessed bytes, so that its thread's scheduling, on a
+/// busy machine, does not throttle the terminal as a 128 KiB window would.
+pub const MODEL_HIGH_WATERMARK_BYTES: u64 = 2 * 1024 * 1024;
+/// The screen model lets PTY reads resume below this many unprocessed bytes.
+pub const MODEL_LOW_WATERMARK_BYTES: u64 = 512 * 1024;
 /// Clients should acknowledge processed output at least every this many bytes.
 /// Must be ≤ `LOW_WATERMARK_BYTES` or a client acking in chunks could never resume the PTY.
 pub const ACK_CHUNK_BYTES: u64 = 32 * 1024;
@@ -83,6 +89,7 @@ mod tests {
     fn flow_control_invariants_hold() {
         assert!(ACK_CHUNK_BYTES <= LOW_WATERMARK_BYTES);
         assert!(LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES);
+        assert!(BATCH_MAX_BYTES as u64 <= MODEL_HIGH_WATERMARK_BYTES - MODEL_LOW_WATERMARK_BYTES);
         assert!(HIGH_WATERMARK_BYTES <= MAX_ACK_BYTES);
         // Issue #12: at xterm.js's ~1.5 MB/s, what a window still draws after Ctrl-C (the
         // watermark plus one batch) takes well under 0.5 s.

@@ -9,11 +9,17 @@
 use std::time::{Duration, Instant};
 
 use super::error::PtyError;
-use crate::constants::{HIGH_WATERMARK_BYTES, LOW_WATERMARK_BYTES, MAX_ACK_BYTES};
+use crate::constants::{
+    HIGH_WATERMARK_BYTES, LOW_WATERMARK_BYTES, MAX_ACK_BYTES, MODEL_HIGH_WATERMARK_BYTES, MODEL_LOW_WATERMARK_BYTES,
+};
 
 /// One consumer's unacknowledged output.
 #[derive(Debug)]
 pub(crate) struct Credit {
+    /// Over this backlog the PTY pauses, in bytes.
+    high: u64,
+    /// Under this backlog the consumer lets the PTY resume, in bytes.
+    low: u64,
     /// Bytes queued to the consumer and not yet acknowledged, replay included.
     unacked: u64,
     /// Of `unacked`, the replay bytes not yet acknowledged.
@@ -23,9 +29,27 @@ pub(crate) struct Credit {
 }
 
 impl Credit {
-    /// A consumer that has been queued `replay` bytes of scrollback and nothing else.
-    pub(crate) fn new(replay: u64) -> Self {
-        Credit { unacked: replay, replay_left: replay, over_since: None }
+    /// A client that has been queued `replay` bytes of scrollback and nothing else; its
+    /// watermarks are the protocol's (`HIGH_WATERMARK_BYTES`, `LOW_WATERMARK_BYTES`).
+    pub(crate) fn client(replay: u64) -> Self {
+        Credit {
+            high: HIGH_WATERMARK_BYTES,
+            low: LOW_WATERMARK_BYTES,
+            unacked: replay,
+            replay_left: replay,
+            over_since: None,
+        }
+    }
+
+    /// The screen model's feed: nothing queued yet, the model's own (larger) watermarks.
+    pub(crate) fn model() -> Self {
+        Credit {
+            high: MODEL_HIGH_WATERMARK_BYTES,
+            low: MODEL_LOW_WATERMARK_BYTES,
+            unacked: 0,
+            replay_left: 0,
+            over_since: None,
+        }
     }
 
     /// Live output queued and not yet acknowledged (the replay excluded), in bytes.
@@ -37,7 +61,7 @@ impl Credit {
     /// backlog is now over the high watermark (the PTY must pause).
     pub(crate) fn sent(&mut self, n: u64, now: Instant) -> bool {
         self.unacked += n;
-        let over = self.backlog() > HIGH_WATERMARK_BYTES;
+        let over = self.backlog() > self.high;
         if over && self.over_since.is_none() {
             self.over_since = Some(now);
         }
@@ -61,7 +85,7 @@ impl Credit {
         let n = n.min(self.unacked);
         self.unacked -= n;
         self.replay_left = self.replay_left.saturating_sub(n);
-        if self.backlog() <= HIGH_WATERMARK_BYTES {
+        if self.backlog() <= self.high {
             self.over_since = None;
         }
     }
@@ -69,7 +93,7 @@ impl Credit {
     /// True if and only if the backlog is below the low watermark (this consumer lets a
     /// paused PTY resume).
     pub(crate) fn below_low(&self) -> bool {
-        self.backlog() < LOW_WATERMARK_BYTES
+        self.backlog() < self.low
     }
 
     /// When the backlog has been over the high watermark for `limit`, the moment it will
@@ -89,7 +113,7 @@ mod tests {
     #[test]
     fn the_replay_counts_toward_no_watermark() {
         let now = Instant::now();
-        let mut c = Credit::new(4 * HIGH);
+        let mut c = Credit::client(4 * HIGH);
         assert_eq!(c.backlog(), 0);
         assert!(c.below_low(), "a fresh client with a big replay lets the PTY run");
         assert!(!c.sent(HIGH, now), "at the watermark is not over it");
@@ -105,7 +129,7 @@ mod tests {
     fn over_since_is_set_when_going_over_and_cleared_when_back_at_the_watermark() {
         let t0 = Instant::now();
         let limit = Duration::from_secs(5);
-        let mut c = Credit::new(0);
+        let mut c = Credit::client(0);
         assert_eq!(c.overdue_at(limit), None);
         assert!(c.sent(HIGH + 10, t0));
         assert!(c.sent(5, t0 + Duration::from_secs(1)), "still over");
@@ -121,7 +145,7 @@ mod tests {
 
     #[test]
     fn acks_out_of_range_are_refused_and_change_nothing() {
-        let mut c = Credit::new(100);
+        let mut c = Credit::client(100);
         for bad in [0, 101, MAX_ACK_BYTES + 1] {
             assert!(c.ack(bad).is_err(), "{bad}");
         }
@@ -131,8 +155,17 @@ mod tests {
     }
 
     #[test]
+    fn the_model_pauses_at_its_own_watermark() {
+        let mut c = Credit::model();
+        assert!(!c.sent(MODEL_HIGH_WATERMARK_BYTES, Instant::now()));
+        assert!(c.sent(1, Instant::now()));
+        c.processed(MODEL_HIGH_WATERMARK_BYTES + 1 - (MODEL_LOW_WATERMARK_BYTES - 1));
+        assert!(c.below_low());
+    }
+
+    #[test]
     fn processed_never_goes_below_zero() {
-        let mut c = Credit::new(0);
+        let mut c = Credit::model();
         c.sent(10, Instant::now());
         c.processed(50);
         assert_eq!(c.backlog(), 0);

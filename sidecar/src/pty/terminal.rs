@@ -442,7 +442,7 @@ impl Terminal {
             screen: Screen::new(spec.cols, spec.rows),
         });
         let (model_tx, model_rx) = std::sync::mpsc::channel();
-        shared.lock().model = Some(ModelFeed { tx: model_tx, credit: Credit::new(0) });
+        shared.lock().model = Some(ModelFeed { tx: model_tx, credit: Credit::model() });
 
         let (input, input_rx) = mpsc::channel(INPUT_QUEUE_MESSAGES);
         let name = id.to_string();
@@ -538,7 +538,7 @@ impl Terminal {
             let _ = c.tx.send(Event::Answerer(false));
         }
         hub.answerer = Some(id);
-        let credit = Credit::new(replay.len() as u64);
+        let credit = Credit::client(replay.len() as u64);
         hub.clients.insert(id, Client { tx, credit, kick, active });
         Attachment {
             replay,
