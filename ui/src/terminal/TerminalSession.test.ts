@@ -140,7 +140,7 @@ describe('TerminalSession', () => {
     expect(second.controls()).toHaveLength(before);
   });
 
-  it('reattaches at once when detached for falling behind, and resets for the fresh replay', async () => {
+  it('when detached for falling behind, reattaches once it has drawn what it was given', () => {
     const fetchSpy = vi.fn(async () => new Response(JSON.stringify({ id: 't1' }), { status: 200 }));
     vi.stubGlobal('fetch', fetchSpy);
     const { s, sink, ws } = makeSession();
@@ -148,19 +148,41 @@ describe('TerminalSession', () => {
     s.onStatus((st) => statuses.push(st));
     const first = ws();
     first.open();
-    first.binary(HIGH_WATERMARK_BYTES + 1); // never processed: the server detaches us
+    first.binary(HIGH_WATERMARK_BYTES);
+    first.binary(1);
     first.drop(SLOW_CLIENT_CLOSE_CODE);
+    expect(s.status).toBe('reconnecting');
+    sink.callbacks[0]();
+    expect(FakeSocket.all).toHaveLength(1); // still drawing
+    sink.callbacks[1]();
     expect(FakeSocket.all).toHaveLength(2);
-    expect(fetchSpy).not.toHaveBeenCalled();
+    expect(fetchSpy).not.toHaveBeenCalled(); // the server said the terminal is there
+    expect(first.controls()).toEqual([]); // nothing acked on the closed socket
     const second = ws();
     second.open();
     second.text('{"type":"replay","bytes":10}');
     second.binary(10);
     expect(statuses).toEqual(['open', 'reconnecting', 'open']);
-    expect(sink.log).toEqual(['reset', `bytes:${HIGH_WATERMARK_BYTES + 1}`, 'reset', 'replaying:true', 'bytes:10', 'replaying:false']);
-    // The old socket's write callback never acks on the new one.
-    sink.callbacks[0]();
-    expect(second.controls()).toEqual([]);
+    expect(sink.log).toEqual([
+      'reset',
+      `bytes:${HIGH_WATERMARK_BYTES}`,
+      'bytes:1',
+      'reset',
+      'replaying:true',
+      'bytes:10',
+      'replaying:false',
+    ]);
+    sink.flush();
+    expect(second.controls()).toEqual([{ type: 'ack', bytes: 10 }]);
+  });
+
+  it('when detached with nothing left to draw, reattaches at once', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    ws().binary(5);
+    sink.flush();
+    ws().drop(SLOW_CLIENT_CLOSE_CODE);
+    expect(FakeSocket.all).toHaveLength(2);
   });
 
   it('gives up when the terminal is gone', async () => {

@@ -89,6 +89,8 @@ export class TerminalSession {
   private queuedBytes = 0;
   /** bytes of replay announced on the current socket and not yet received */
   private replayLeft = 0;
+  /** detached for falling behind: reattach once the sink has processed what it was given */
+  private reattachWhenDrawn = false;
 
   private readonly _onExit = new Emitter<number>();
   private readonly _onStatus = new Emitter<SessionStatus>();
@@ -222,9 +224,11 @@ export class TerminalSession {
       if (this.exited) return; // the terminal ended; the pane decides what comes next
       if (ev?.code === SLOW_CLIENT_CLOSE_CODE) {
         // Detached for falling behind (protocol §5.1): the terminal is there and went on
-        // without us; reattach at once for a fresh replay (the server detaches at most every 5 s).
+        // without us. Reattach for a fresh replay once the sink has caught up with what it
+        // was given (a hidden, throttled tab would otherwise pile up one replay per detach).
         this.setStatus('reconnecting');
-        this.connect();
+        if (this.pending === 0) this.connect();
+        else this.reattachWhenDrawn = true;
         return;
       }
       this.scheduleRetry();
@@ -251,6 +255,12 @@ export class TerminalSession {
   private processedBytes(gen: number, n: number) {
     if (gen !== this.generation) return;
     this.pending--;
+    if (this.reattachWhenDrawn) {
+      if (this.pending > 0) return;
+      this.reattachWhenDrawn = false;
+      this.connect();
+      return;
+    }
     this.processed += n;
     if (this.processed >= ACK_CHUNK_BYTES || this.pending === 0) {
       const bytes = this.processed;
