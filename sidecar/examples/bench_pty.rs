@@ -6,11 +6,18 @@
 //!   WebSocket, acking as it reads (protocol §5.1);
 //! - `pty.ratio`: sidecar ÷ direct (target ≥ 0.8);
 //! - `pty.echo_p50_ms`, `pty.echo_p99_ms`: one byte sent over the WebSocket to a raw-mode
-//!   `cat` and its echo received, over 1000 keystrokes (target p99 < 5 ms).
+//!   `cat` and its echo received, over 1000 keystrokes (target p99 < 5 ms);
+//! - `pty.ctrl_c_ms`: Ctrl-C after a flood (issue #12, report 11): an interactive `sh` runs
+//!   `yes` for 10 s into a client that draws at 1.5 MB/s (xterm.js's pace in the field: 2 MiB
+//!   in 1.3–2.1 s) and acks each message once drawn, as the UI does; then `^C`, and the time
+//!   until the shell's next prompt is drawn (median of 3 runs; target < 500 ms);
+//!   `pty.ctrl_c_queued_kb`: what was drawn between the `^C` and the prompt (median).
 //!
 //! The two throughput runs alternate `BENCH_PTY_ROUNDS` times (default 3) and the medians are
 //! printed. Environment: `BENCH_PTY_MB` overrides the file size (default 200),
-//! `BENCH_PTY_KEYS` the keystroke count (default 1000).
+//! `BENCH_PTY_KEYS` the keystroke count (default 1000), `BENCH_PTY_FLOOD_S` the flood's
+//! seconds (default 10), `BENCH_PTY_DRAW_KB_S` the drawing pace in kB/s (default 1500),
+//! `BENCH_PTY_CTRL_C_ROUNDS` the Ctrl-C runs (default 3).
 
 mod common;
 
@@ -21,6 +28,7 @@ use std::time::{Duration, Instant};
 use common::{cpu_seconds, env_usize, median, percentile, start_sidecar, Sidecar};
 use futures_util::{SinkExt, StreamExt};
 use portable_pty::{CommandBuilder, PtySize};
+use sidecar::constants::ACK_CHUNK_BYTES;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -104,7 +112,7 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
             Some(Ok(Message::Binary(b))) => {
                 total += b.len();
                 unacked += b.len();
-                if unacked >= 64 * 1024 {
+                if unacked as u64 >= ACK_CHUNK_BYTES {
                     ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into())).await.unwrap();
                     unacked = 0;
                 }
@@ -158,10 +166,77 @@ async fn echo_latency(sc: &Sidecar, keys: usize) -> Vec<f64> {
     samples
 }
 
+/// Sends `{"type":"ack","bytes":n}`.
+async fn ack(ws: &mut tokio_tungstenite::WebSocketStream<TcpStream>, n: usize) {
+    ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{n}}}"#).into())).await.unwrap();
+}
+
+/// The prompt of the shell in [`ctrl_c_latency`].
+const PROMPT: &[u8] = b"FLOOD-PROMPT$ ";
+
+/// (d) Ctrl-C after a flood: `yes` in an interactive `sh` for `flood`, read by a client that
+/// draws `draw_bytes_s` bytes per second (it reads the next message only once it has drawn
+/// the last, and acks each message once drawn: the UI's `term.write` callback), then `^C`.
+/// Returns (ms from sending `^C` to drawing the prompt, bytes drawn in between).
+async fn ctrl_c_latency(sc: &Sidecar, flood: Duration, draw_bytes_s: f64) -> (f64, usize) {
+    let script = format!("export PS1='{}'; exec sh -i", String::from_utf8_lossy(PROMPT));
+    let id = spawn_terminal(sc, &["sh", "-c", &script]).await;
+    let mut ws = terminal_socket(sc, &id).await;
+    let mut tail: Vec<u8> = Vec::new();
+    // Each phase ends once the prompt has been drawn: the first one, then the one after ^C.
+    let mut phase = 0;
+    let (mut flood_start, mut ctrl_c_at) = (None::<Instant>, None::<Instant>);
+    let mut drawn_after = 0usize;
+    let mut drawn_until = Instant::now();
+    loop {
+        if let (Some(start), None) = (flood_start, ctrl_c_at) {
+            if start.elapsed() >= flood {
+                ws.send(Message::Binary(b"\x03".to_vec().into())).await.unwrap();
+                ctrl_c_at = Some(Instant::now());
+                tail.clear();
+            }
+        }
+        let b = match ws.next().await {
+            Some(Ok(Message::Binary(b))) => b,
+            Some(Ok(_)) => continue,
+            other => panic!("socket ended: {other:?}"),
+        };
+        drawn_until = drawn_until.max(Instant::now()) + Duration::from_secs_f64(b.len() as f64 / draw_bytes_s);
+        tokio::time::sleep_until(drawn_until.into()).await;
+        ack(&mut ws, b.len()).await;
+        if ctrl_c_at.is_some() {
+            drawn_after += b.len();
+        }
+        tail.extend_from_slice(&b);
+        let found = tail.windows(PROMPT.len()).any(|w| w == PROMPT);
+        tail.drain(..tail.len().saturating_sub(PROMPT.len()));
+        if !found {
+            continue;
+        }
+        tail.clear();
+        phase += 1;
+        match (phase, ctrl_c_at) {
+            (1, _) => {
+                ws.send(Message::Binary(b"yes\n".to_vec().into())).await.unwrap();
+                flood_start = Some(Instant::now());
+            }
+            (_, Some(at)) => {
+                let ms = at.elapsed().as_secs_f64() * 1000.0;
+                sc.req("DELETE", &format!("/api/terminals/{id}"), None).await;
+                return (ms, drawn_after);
+            }
+            _ => {}
+        }
+    }
+}
+
 fn main() {
     let mb = env_usize("BENCH_PTY_MB", 200);
     let keys = env_usize("BENCH_PTY_KEYS", 1000);
     let rounds = env_usize("BENCH_PTY_ROUNDS", 3).max(1);
+    let flood = Duration::from_secs(env_usize("BENCH_PTY_FLOOD_S", 10) as u64);
+    let draw_bytes_s = env_usize("BENCH_PTY_DRAW_KB_S", 1500).max(1) as f64 * 1000.0;
+    let ctrl_c_rounds = env_usize("BENCH_PTY_CTRL_C_ROUNDS", 3).max(1);
     let dir = std::env::temp_dir().join(format!("porthole-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("payload.txt");
@@ -191,8 +266,17 @@ fn main() {
     println!("pty.sidecar_cpu_pct {:.0}", 100.0 * cpu_secs / wall_secs);
     let mut lat = rt.block_on(echo_latency(&sc, keys));
     lat.sort_by(|x, y| x.partial_cmp(y).unwrap());
-    drop(sc);
     println!("pty.echo_p50_ms {:.3}", percentile(&lat, 0.50));
     println!("pty.echo_p99_ms {:.3}", percentile(&lat, 0.99));
+    let (mut ms, mut queued) = (Vec::new(), Vec::new());
+    for _ in 0..ctrl_c_rounds {
+        let (m, q) = rt.block_on(ctrl_c_latency(&sc, flood, draw_bytes_s));
+        ms.push(m);
+        queued.push(q as f64 / 1024.0);
+    }
+    drop(sc);
+    println!("pty.ctrl_c_draw_kb_s {:.0}", draw_bytes_s / 1000.0);
+    println!("pty.ctrl_c_ms {:.0}", median(&mut ms));
+    println!("pty.ctrl_c_queued_kb {:.0}", median(&mut queued));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,11 +15,26 @@ pub struct Options {
     pub log_file: Option<PathBuf>,
     /// Shut down (as on SIGTERM) once the parent process is gone.
     pub exit_with_parent: bool,
+    /// Most terminals open at once (running, or exited and not deleted), 1..=4096;
+    /// `None`: [`DEFAULT_MAX_TERMINALS`].
+    pub max_terminals: Option<usize>,
+}
+
+/// Most terminals open at once unless `--max-terminals` says otherwise.
+pub const DEFAULT_MAX_TERMINALS: usize = 256;
+/// Largest `--max-terminals` accepted (each terminal runs four threads).
+pub const MAX_MAX_TERMINALS: usize = 4096;
+
+impl Options {
+    /// The limit on open terminals: `--max-terminals`, else [`DEFAULT_MAX_TERMINALS`].
+    pub fn max_terminals(&self) -> usize {
+        self.max_terminals.unwrap_or(DEFAULT_MAX_TERMINALS)
+    }
 }
 
 /// Usage text printed for `--help` and on errors.
 pub const USAGE: &str = "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] \
-                         [--log-file PATH] [--exit-with-parent]";
+                         [--log-file PATH] [--exit-with-parent] [--max-terminals N]";
 
 /// Why the command line was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +82,12 @@ fn parse_inner<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Strin
             "--exit-with-parent" if inline.is_none() => o.exit_with_parent = true,
             "--ui-dir" => o.ui_dir = Some(PathBuf::from(value("--ui-dir")?)),
             "--log-file" => o.log_file = Some(PathBuf::from(value("--log-file")?)),
+            "--max-terminals" => {
+                let v = value("--max-terminals")?;
+                let n = v.parse().ok().filter(|n| (1..=MAX_MAX_TERMINALS).contains(n));
+                o.max_terminals =
+                    Some(n.ok_or_else(|| format!("--max-terminals must be 1..={MAX_MAX_TERMINALS}, got {v:?}"))?);
+            }
             "--help" | "-h" => return Err("help".into()),
             _ => return Err(format!("unknown argument {arg:?}")),
         }
@@ -108,11 +129,24 @@ mod tests {
         assert_eq!(o.ui_dir, Some(PathBuf::from("/x")));
         assert_eq!(o.log_file, Some(PathBuf::from("/l")));
         assert_eq!(p(&["--port=0"]).unwrap().port, 0);
+        assert_eq!(p(&[]).unwrap().max_terminals(), DEFAULT_MAX_TERMINALS);
+        assert_eq!(p(&["--max-terminals", "3"]).unwrap().max_terminals(), 3);
+        assert_eq!(p(&["--max-terminals=4096"]).unwrap().max_terminals(), 4096);
     }
 
     #[test]
     fn refuses_bad_arguments() {
-        for bad in [&["--port"][..], &["--port", "70000"], &["--port", "x"], &["--nope"], &["web"], &["--web=1"]] {
+        for bad in [
+            &["--port"][..],
+            &["--port", "70000"],
+            &["--port", "x"],
+            &["--nope"],
+            &["web"],
+            &["--web=1"],
+            &["--max-terminals", "0"],
+            &["--max-terminals", "4097"],
+            &["--max-terminals", "-1"],
+        ] {
             assert!(p(bad).is_err(), "{bad:?}");
         }
         assert_eq!(p(&["--help"]), Err(CliError::Help));

@@ -8,15 +8,25 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 // ---- Flow control (protocol §5.1) ----
 
-/// A client with more than this many unacknowledged output bytes pauses PTY reads.
-pub const HIGH_WATERMARK_BYTES: u64 = 2 * 1024 * 1024;
-/// PTY reads resume once every client has at most this many unacknowledged bytes.
-pub const LOW_WATERMARK_BYTES: u64 = 512 * 1024;
+/// A client with more than this many unacknowledged bytes of live output (its replay
+/// excluded) pauses PTY reads. It bounds what is queued to a client that stops reading, and
+/// so what a window must still draw after Ctrl-C (VS Code pauses at 100,000 characters).
+pub const HIGH_WATERMARK_BYTES: u64 = 128 * 1024;
+/// PTY reads resume once every client has less than this many unacknowledged bytes of live
+/// output.
+pub const LOW_WATERMARK_BYTES: u64 = 64 * 1024;
 /// Clients should acknowledge processed output at least every this many bytes.
 /// Must be ≤ `LOW_WATERMARK_BYTES` or a client acking in chunks could never resume the PTY.
-pub const ACK_CHUNK_BYTES: u64 = 64 * 1024;
+pub const ACK_CHUNK_BYTES: u64 = 32 * 1024;
 /// Largest `bytes` value accepted in one ack message (2^32).
 pub const MAX_ACK_BYTES: u64 = 1 << 32;
+/// A client whose unacknowledged live output stays over the high watermark this long, in
+/// milliseconds, is detached, so that one stalled window cannot freeze the terminal for the
+/// others.
+pub const SLOW_CLIENT_DETACH_MS: u64 = 5_000;
+/// WebSocket close code (private range) of a terminal socket whose client was detached for
+/// staying over the high watermark: the client should reattach (and gets a fresh replay).
+pub const SLOW_CLIENT_CLOSE_CODE: u16 = 4001;
 
 // ---- Output batching (protocol §5) ----
 
@@ -74,8 +84,10 @@ mod tests {
         assert!(ACK_CHUNK_BYTES <= LOW_WATERMARK_BYTES);
         assert!(LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES);
         assert!(HIGH_WATERMARK_BYTES <= MAX_ACK_BYTES);
-        // A replayed scrollback counts as unacked; it must stay a bounded overshoot.
-        assert!(SCROLLBACK_BYTES as u64 <= 4 * HIGH_WATERMARK_BYTES);
+        // Issue #12: at xterm.js's ~1.5 MB/s, what a window still draws after Ctrl-C (the
+        // watermark plus one batch) takes well under 0.5 s.
+        assert!(HIGH_WATERMARK_BYTES + BATCH_MAX_BYTES as u64 <= 256 * 1024);
+        assert!((4_000..4_999).contains(&SLOW_CLIENT_CLOSE_CODE), "a private-use close code");
     }
 
     #[test]
@@ -109,6 +121,7 @@ mod tests {
         assert_eq!(ts_const(&src, "HIGH_WATERMARK_BYTES"), Some(HIGH_WATERMARK_BYTES));
         assert_eq!(ts_const(&src, "LOW_WATERMARK_BYTES"), Some(LOW_WATERMARK_BYTES));
         assert_eq!(ts_const(&src, "ACK_CHUNK_BYTES"), Some(ACK_CHUNK_BYTES));
+        assert_eq!(ts_const(&src, "SLOW_CLIENT_CLOSE_CODE"), Some(u64::from(SLOW_CLIENT_CLOSE_CODE)));
         assert_eq!(ts_const(&src, "PROTOCOL_VERSION"), Some(u64::from(PROTOCOL_VERSION)));
         assert_eq!(ts_const(&src, "MAX_TERMINAL_DIM"), Some(u64::from(MAX_TERMINAL_CELLS)));
         assert_eq!(ts_const(&src, "MIN_TERMINAL_DIM"), Some(u64::from(MIN_TERMINAL_CELLS)));

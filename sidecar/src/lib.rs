@@ -60,7 +60,12 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     let mut sigint = signal(SignalKind::interrupt()).map_err(SidecarError::Signals)?;
     let listener = TcpListener::bind(("127.0.0.1", opts.port)).await.map_err(SidecarError::Bind)?;
     let port = listener.local_addr().map_err(SidecarError::Bind)?.port();
-    let config = ServerConfig { port, web: opts.web, ui_dir: opts.ui_dir.clone().unwrap_or_else(cli::default_ui_dir) };
+    let config = ServerConfig {
+        port,
+        web: opts.web,
+        ui_dir: opts.ui_dir.clone().unwrap_or_else(cli::default_ui_dir),
+        max_terminals: opts.max_terminals(),
+    };
     if config.web && !config.ui_dir.join("index.html").is_file() {
         tracing::warn!(dir = %config.ui_dir.display(), "web mode: no index.html in the UI directory");
     }

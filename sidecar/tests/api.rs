@@ -108,7 +108,8 @@ async fn bad_requests_get_400_codes_and_spawn_nothing() {
     ];
     let auth = sc.bearer();
     for (body, status, code) in cases {
-        let r = sc.raw("POST", "/api/terminals", &[("Authorization", &auth)], body.as_bytes()).await;
+        let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json")];
+        let r = sc.raw("POST", "/api/terminals", &headers, body.as_bytes()).await;
         assert_eq!((r.status, r.code().as_str()), (status, code), "{}", &body[..body.len().min(80)]);
         assert!(r.json()["error"]["message"].is_string());
     }
@@ -412,4 +413,204 @@ async fn exit_with_parent_shuts_down_when_the_launcher_dies() {
     for pid in [c1, g1] {
         assert!(wait_pid_gone(pid).await, "pid {pid} outlived the launcher");
     }
+}
+
+#[tokio::test]
+async fn json_bodies_are_objects_sent_as_application_json() {
+    let sc = Sidecar::start(&[]);
+    let auth = sc.bearer();
+    let body = br#"{"cols":80,"rows":24,"command":["cat"]}"#;
+    let post = |ct: Option<&'static str>, body: &'static [u8]| {
+        let auth = auth.clone();
+        let sc = &sc;
+        async move {
+            let mut headers = vec![("Authorization", auth.as_str())];
+            headers.extend(ct.map(|ct| ("Content-Type", ct)));
+            sc.raw("POST", "/api/terminals", &headers, body).await
+        }
+    };
+    // An array of the fields in order is not the object the endpoint takes.
+    for arr in [&b"[80,24]"[..], b" [80,24,\"/tmp\"]", b"80", b"\"x\""] {
+        let r = post(Some("application/json"), arr).await;
+        assert_eq!((r.status, r.code().as_str()), (400, "bad_json"), "{}", String::from_utf8_lossy(arr));
+    }
+    // A nested object given as an array is refused too (before any browser is launched).
+    let r = sc
+        .req("POST", "/api/browsers", Some(&json!({"url": "http://127.0.0.1:1/", "viewport": ["fixed", 800, 600, 1]})))
+        .await;
+    assert_eq!((r.status, r.code().as_str()), (400, "bad_json"));
+    // The body must say it is JSON.
+    for ct in [None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("application/jsonx")] {
+        let r = post(ct, body).await;
+        assert_eq!((r.status, r.code().as_str()), (415, "bad_content_type"), "{ct:?}");
+        assert!(r.json()["error"]["message"].as_str().unwrap().contains("application/json"));
+    }
+    let r = sc.raw("PUT", "/api/workspace", &[("Authorization", &auth), ("Content-Type", "text/plain")], b"{}").await;
+    assert_eq!((r.status, r.code().as_str()), (415, "bad_content_type"));
+    let list = sc.req("GET", "/api/terminals", None).await;
+    assert_eq!(list.json(), json!({"terminals": []}), "nothing was spawned");
+    // Parameters and case do not matter; an empty body needs no type.
+    assert_eq!(post(Some("Application/JSON; charset=utf-8"), body).await.status, 201);
+    assert_eq!(sc.raw("POST", "/api/login-codes", &[("Authorization", &auth)], b"").await.status, 200);
+}
+
+#[tokio::test]
+async fn a_method_a_route_does_not_take_gets_405_in_the_json_shape() {
+    let sc = Sidecar::start(&[]);
+    for (method, path, allow) in
+        [("DELETE", "/api/health", "GET"), ("PUT", "/api/terminals", "POST"), ("GET", "/api/shutdown", "POST")]
+    {
+        let r = sc.req(method, path, None).await;
+        assert_eq!((r.status, r.code().as_str()), (405, "method_not_allowed"), "{method} {path}");
+        assert!(r.json()["error"]["message"].is_string());
+        assert!(r.header("allow").is_some_and(|a| a.contains(allow)), "{method} {path}: {:?}", r.header("allow"));
+    }
+}
+
+#[tokio::test]
+async fn a_doubled_host_or_origin_or_a_target_naming_another_host_is_refused() {
+    let sc = Sidecar::start(&[]);
+    let (host, auth, own) = (sc.host(), sc.bearer(), format!("http://127.0.0.1:{}", sc.port));
+    let get = |target: &str, extra: &str| {
+        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\n{extra}Connection: close\r\n\r\n")
+    };
+    let cases = [
+        // The first Host is the sidecar's own; the second is not.
+        get("/api/health", "Host: evil.example\r\n"),
+        get("/api/health", &format!("Host: {host}\r\n")),
+        // An absolute-form target names the server in HTTP/1.1, not Host.
+        get("http://evil.example/api/health", ""),
+        get(&format!("http://localhost:{}/api/health", sc.port), ""),
+        format!(
+            "POST /api/login-codes HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nOrigin: {own}\r\n\
+             Origin: http://evil.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    ];
+    for req in &cases {
+        let r = sc.raw_bytes(req.as_bytes()).await;
+        assert_eq!((r.status, r.code().as_str()), (400, "bad_request"), "{req}");
+    }
+    // An absolute-form target naming the sidecar itself is served.
+    let r = sc.raw_bytes(get(&format!("{own}/api/health"), "").as_bytes()).await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test]
+async fn a_body_over_256_kib_is_refused_on_every_route() {
+    let sc = Sidecar::start(&[]);
+    let (host, auth) = (sc.host(), sc.bearer());
+    // A 10 MB body to a route that takes none: refused on its declared length, unread.
+    for (method, path) in [("POST", "/api/login-codes"), ("POST", "/api/shutdown"), ("GET", "/api/health")] {
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\n\
+             Content-Length: 10485760\r\nConnection: close\r\n\r\n"
+        );
+        let r = sc.raw_bytes(head.as_bytes()).await;
+        assert_eq!((r.status, r.code().as_str()), (413, "too_large"), "{method} {path}");
+    }
+    // The same as a chunked body (no declared length), a little over the bound.
+    let mut req = format!(
+        "POST /api/login-codes HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes();
+    for _ in 0..5 {
+        req.extend_from_slice(format!("{:x}\r\n", 64 * 1024).as_bytes());
+        req.extend_from_slice(&[b'x'; 64 * 1024]);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    let r = sc.raw_bytes(&req).await;
+    assert_eq!((r.status, r.code().as_str()), (413, "too_large"));
+    // A small chunked JSON body still reaches its endpoint whole.
+    let body = br#"{"cols":80,"rows":24,"command":["cat"]}"#;
+    let req = format!(
+        "POST /api/terminals HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{}\r\n0\r\n\r\n",
+        body.len(),
+        String::from_utf8_lossy(body)
+    );
+    assert_eq!(sc.raw_bytes(req.as_bytes()).await.status, 201);
+    assert_eq!(sc.req("GET", "/api/health", None).await.status, 200, "the sidecar did not shut down");
+}
+
+#[tokio::test]
+async fn terminals_are_capped_with_429_and_a_deleted_one_makes_room() {
+    let sc = Sidecar::start(&["--max-terminals", "3"]);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(sc.spawn(&["cat"]).await);
+    }
+    // An exited terminal still counts until it is deleted.
+    let exited = sc.req("POST", "/api/terminals", Some(&json!({"cols":80,"rows":24,"command":["true"]}))).await;
+    assert_eq!((exited.status, exited.code().as_str()), (429, "too_many_terminals"));
+    assert!(exited.json()["error"]["message"].as_str().unwrap().contains('3'));
+    let list = sc.req("GET", "/api/terminals", None).await.json();
+    assert_eq!(list["terminals"].as_array().unwrap().len(), 3, "nothing was spawned");
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{}", ids[0]), None).await.status, 204);
+    sc.spawn(&["cat"]).await;
+}
+
+/// The names of the sidecar's threads that belong to terminal `id` (`pty-read-t1`, …).
+fn terminal_threads(pid: u32, id: &str) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|c| c.trim().to_string())
+        .filter(|c| c.starts_with("pty-") && c.ends_with(&format!("-{id}")))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_deleted_terminal_leaves_no_thread_behind() {
+    let sc = Sidecar::start(&[]);
+    let id = sc.spawn(&["sh", "-c", "seq 1 50000; echo SEQ-DONE; exec sleep 1000"]).await;
+    let mut ws = sc.ws(&id).await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"SEQ-DONE\r\n")).await;
+    let mut before = terminal_threads(sc.pid, &id);
+    before.sort();
+    assert_eq!(before, [format!("pty-read-{id}"), format!("pty-wait-{id}"), format!("pty-write-{id}")]);
+    assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    read_until(&mut ws, &mut seen, true, |s| s.closed).await;
+    // The writer thread ends only once the last handle on the terminal is dropped.
+    let start = std::time::Instant::now();
+    while !terminal_threads(sc.pid, &id).is_empty() {
+        assert!(start.elapsed() < HANG, "still running: {:?}", terminal_threads(sc.pid, &id));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The sidecar's resident memory in KiB (`VmRSS`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn deleting_terminals_gives_their_memory_back() {
+    let sc = Sidecar::start(&[]);
+    let start = rss_kib(sc.pid);
+    // 12 terminals with ≈ 1.4 MB of output each: scrollback rings and screen histories fill.
+    let mut ids = Vec::new();
+    for _ in 0..12 {
+        ids.push(sc.spawn(&["sh", "-c", "seq 1 200000; echo DONE; exec sleep 1000"]).await);
+    }
+    for id in &ids {
+        let body = json!({"target": id, "until": "text", "regex": "^DONE$", "timeout_ms": 60000});
+        assert_eq!(sc.req("POST", "/api/control/wait", Some(&body)).await.status, 200);
+    }
+    let full = rss_kib(sc.pid);
+    assert!(full > start + 12 * 1024, "{start} → {full} KiB: the terminals hold their output");
+    for id in &ids {
+        assert_eq!(sc.req("DELETE", &format!("/api/terminals/{id}"), None).await.status, 204);
+    }
+    let begin = std::time::Instant::now();
+    while ids.iter().any(|id| !terminal_threads(sc.pid, id).is_empty()) {
+        assert!(begin.elapsed() < HANG, "terminal threads still running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let after = rss_kib(sc.pid);
+    assert!(after - start < (full - start) / 4, "{start} → {full} → {after} KiB: the memory stayed");
 }

@@ -138,10 +138,35 @@ pub fn login_page() -> Response {
     (StatusCode::UNAUTHORIZED, Html(LOGIN_HTML)).into_response()
 }
 
-/// Middleware: Host, then auth (except `GET /login`), then Origin on upgrades and non-GET
-/// requests. In web mode an unauthenticated browser GET outside `/api/` gets [`login_page`].
+/// Why a request's Host or Origin cannot be judged at all (400 `bad_request`): a header given
+/// twice (which one would count?), or an absolute-form request target (`GET http://host/…`,
+/// whose authority, not `Host`, names the server in HTTP/1.1) that disagrees with `Host`.
+/// `None` if and only if there is exactly one of each (or no Origin) and the target is a path
+/// or names the same `http` authority as `Host`.
+pub fn ambiguous_target(req: &Request) -> Option<String> {
+    let headers = req.headers();
+    for name in [header::HOST, header::ORIGIN] {
+        if headers.get_all(&name).iter().nth(1).is_some() {
+            return Some(format!("more than one {name} header"));
+        }
+    }
+    let uri = req.uri();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    match (uri.scheme_str(), uri.authority()) {
+        (None, None) => None,
+        (Some("http"), Some(a)) if a.as_str().eq_ignore_ascii_case(host) => None,
+        _ => Some(format!("the request target {uri} does not name the Host {host:?}")),
+    }
+}
+
+/// Middleware: Host (exactly one, agreeing with an absolute-form target), then auth (except
+/// `GET /login`), then Origin (at most one) on upgrades and non-GET requests. In web mode an
+/// unauthenticated browser GET outside `/api/` gets [`login_page`].
 pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let port = st.config.port;
+    if let Some(why) = ambiguous_target(&req) {
+        return ApiError::BadRequest(why).into_response();
+    }
     let headers = req.headers();
     if !host_ok(headers.get(header::HOST), port) {
         return ApiError::BadHost.into_response();
@@ -208,6 +233,38 @@ mod tests {
             assert!(!host_ok(Some(&hv(bad)), 4000), "{bad}");
         }
         assert!(!host_ok(None, 4000));
+    }
+
+    #[test]
+    fn a_doubled_host_or_origin_or_a_target_naming_another_host_is_ambiguous() {
+        let req = |target: &str, headers: &[(&str, &str)]| {
+            let mut b = Request::builder().uri(target);
+            for (k, v) in headers {
+                b = b.header(*k, *v);
+            }
+            b.body(axum::body::Body::empty()).unwrap()
+        };
+        let host = ("Host", "127.0.0.1:4000");
+        let fine = [
+            req("/api/health", &[host]),
+            req("/api/health", &[host, ("Origin", "tauri://localhost")]),
+            req("http://127.0.0.1:4000/api/health", &[host]),
+            req("http://LOCALHOST:4000/x", &[("Host", "localhost:4000")]),
+        ];
+        for r in fine {
+            assert_eq!(ambiguous_target(&r), None, "{:?}", r.uri());
+        }
+        let bad = [
+            req("/api/health", &[host, ("Host", "evil.example:4000")]),
+            req("/api/health", &[host, ("Origin", "http://127.0.0.1:4000"), ("Origin", "http://evil.example")]),
+            req("http://evil.example/api/health", &[host]),
+            req("http://127.0.0.1:4001/api/health", &[host]),
+            req("https://127.0.0.1:4000/api/health", &[host]),
+            req("http://localhost:4000/api/health", &[host]),
+        ];
+        for r in bad {
+            assert!(ambiguous_target(&r).is_some(), "{:?} {:?}", r.uri(), r.headers());
+        }
     }
 
     #[test]

@@ -53,7 +53,7 @@ impl ViewportBody {
 #[serde(deny_unknown_fields)]
 pub struct CreateBody {
     url: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::body::optional_object")]
     viewport: Option<ViewportBody>,
 }
 

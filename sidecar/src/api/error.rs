@@ -30,8 +30,17 @@ pub enum ApiError {
     NotFound(&'static str),
     /// Occurs when a body is over 256 KiB. 413 `too_large`.
     TooLarge,
+    /// Occurs when a JSON endpoint gets a body whose `Content-Type` is not
+    /// `application/json`. 415 `bad_content_type`.
+    BadContentType,
+    /// Occurs when the route exists but not for this method. 405 `method_not_allowed` (the
+    /// router adds `Allow`).
+    MethodNotAllowed,
     /// Occurs when the PTY or the program could not be started. 500 `spawn_failed`.
     SpawnFailed(String),
+    /// Occurs when as many terminals as `--max-terminals` allows are open. 429
+    /// `too_many_terminals`; the message names the limit.
+    TooManyTerminals(String),
     /// Occurs when a browser operation fails (protocol §8.3 lists the codes).
     Browser(crate::browser::BrowserError),
     /// Occurs when 1024 viewer grants are already outstanding. 429 `too_many_grants`.
@@ -66,7 +75,10 @@ impl ApiError {
             ApiError::BadOrigin => (StatusCode::FORBIDDEN, "bad_origin"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            ApiError::BadContentType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "bad_content_type"),
+            ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ApiError::SpawnFailed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "spawn_failed"),
+            ApiError::TooManyTerminals(_) => (StatusCode::TOO_MANY_REQUESTS, "too_many_terminals"),
             ApiError::BlockedAddress(_) => (StatusCode::FORBIDDEN, "blocked_address"),
             ApiError::Proxy(e) => match e {
                 ProxyError::BadUrl(_) | ProxyError::BadScheme(_) | ProxyError::HttpsRefused(_) => {
@@ -111,7 +123,7 @@ impl ApiError {
     fn message(&self) -> String {
         match self {
             ApiError::BadJson(m) | ApiError::BadRequest(m) | ApiError::BadCwd(m) => m.clone(),
-            ApiError::SpawnFailed(m) => m.clone(),
+            ApiError::SpawnFailed(m) | ApiError::TooManyTerminals(m) => m.clone(),
             ApiError::Proxy(ProxyError::Bind(_)) => "internal error (see the sidecar's log)".into(),
             ApiError::Proxy(e) => e.to_string(),
             ApiError::BlockedAddress(e) => e.to_string(),
@@ -121,6 +133,8 @@ impl ApiError {
             ApiError::BadOrigin => "this Origin may not use the sidecar".into(),
             ApiError::NotFound(what) => format!("no such {what}"),
             ApiError::TooLarge => "the body is over 256 KiB".into(),
+            ApiError::BadContentType => "a JSON body needs Content-Type: application/json".into(),
+            ApiError::MethodNotAllowed => "this route does not take that method (see Allow)".into(),
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
             ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
             ApiError::Browser(e) => e.to_string(),
@@ -161,6 +175,7 @@ impl From<PtyError> for ApiError {
     fn from(e: PtyError) -> Self {
         match e {
             PtyError::Open(_) | PtyError::Spawn { .. } => ApiError::SpawnFailed(e.to_string()),
+            PtyError::TooMany { .. } => ApiError::TooManyTerminals(e.to_string()),
             other => ApiError::Internal(other.to_string()),
         }
     }

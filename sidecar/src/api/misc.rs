@@ -1,4 +1,4 @@
-//! Small endpoints: health, login codes, login, workspace, shutdown, UI fallback.
+//! Small endpoints: health, login codes, login, workspace, shutdown, UI and 405 fallbacks.
 
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
@@ -78,6 +78,11 @@ pub async fn put_workspace(
 pub async fn shutdown(State(st): State<AppState>) -> impl IntoResponse {
     st.shutdown.notify_one();
     (StatusCode::ACCEPTED, Json(json!({"status": "shutting_down"})))
+}
+
+/// A route that exists, asked with a method it does not take → 405 `method_not_allowed`.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
 }
 
 /// Anything unrouted: in web mode, outside `/api/`, the built UI (with `index.html` for

@@ -31,7 +31,7 @@ use axum::{middleware, Router};
 use crate::constants::MAX_BODY_BYTES;
 
 /// The whole app: every route of protocol §4 and §5 behind [`auth::guard`], bodies capped at
-/// 256 KiB.
+/// 256 KiB (declared or read), errors (405 included) in the JSON shape of protocol §3.
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(misc::health))
@@ -87,7 +87,9 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/console", post(browser_logs::console))
         .route("/api/control/browser/network", post(browser_logs::network))
         .fallback(misc::fallback)
+        .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(body::refuse_oversized))
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
         .with_state(state)
 }

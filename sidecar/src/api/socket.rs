@@ -8,15 +8,17 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::{Path, State};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::stream::{SplitSink, StreamExt};
+use futures_util::stream::{SplitSink, SplitStream, StreamExt};
 use futures_util::SinkExt;
 use serde::Deserialize;
 
 use super::error::ApiError;
 use super::state::AppState;
 use super::terminals::{cells, lookup};
-use crate::constants::{MAX_ACK_BYTES, MAX_WS_MESSAGE_BYTES, REPLAY_CHUNK_BYTES};
-use crate::pty::{Event, Terminal};
+use crate::constants::{
+    MAX_ACK_BYTES, MAX_WS_MESSAGE_BYTES, REPLAY_CHUNK_BYTES, SLOW_CLIENT_CLOSE_CODE, SLOW_CLIENT_DETACH_MS,
+};
+use crate::pty::{ClientHandle, Event, Terminal};
 
 /// WebSocket close code for a protocol violation by the client (RFC 6455 "policy").
 const CLOSE_POLICY: u16 = 1008;
@@ -24,6 +26,9 @@ const CLOSE_POLICY: u16 = 1008;
 const CLOSE_NORMAL: u16 = 1000;
 /// Output messages written before one flush, when several are already queued.
 const MAX_FEED_MESSAGES: usize = 16;
+/// How long the close frame to a detached (slow) client may take to be written, in
+/// milliseconds; a client that does not read at all is then simply disconnected.
+const SLOW_CLOSE_SEND_MS: u64 = 1_000;
 
 /// A control message from the client, as received.
 #[derive(Debug, Deserialize)]
@@ -110,7 +115,8 @@ type Sink = SplitSink<WebSocket, Message>;
 
 /// One client connection: replay header, answerer state, replay, then pump events out and
 /// input/control in until either side ends. A failed send is a disconnect. Dropping the
-/// attachment detaches the client.
+/// attachment detaches the client. A client the terminal detaches as too slow (protocol
+/// §5.1) gets close code 4001 at once, even while output to it is stuck.
 async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
     let att = term.attach();
     let (mut tx, mut rx) = socket.split();
@@ -135,18 +141,49 @@ async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
         let _ = tx.send(close_message(CLOSE_NORMAL, "terminal deleted")).await;
         return;
     }
-    let handle = att.handle;
-    let mut events = att.events;
+    let (handle, mut events) = (att.handle, att.events);
+    let end = tokio::select! {
+        biased;
+        () = att.detached.wait() => End::Detached,
+        end = pump(&mut tx, &mut rx, &term, &handle, &mut events) => end,
+    };
+    if end == End::Detached {
+        let reason = format!("detached: output unacknowledged for {} s; reattach", SLOW_CLIENT_DETACH_MS / 1000);
+        let close = tx.send(close_message(SLOW_CLIENT_CLOSE_CODE, &reason));
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(SLOW_CLOSE_SEND_MS), close).await;
+    }
+    drop(handle);
+}
+
+/// How a connection ended.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    /// The client or the terminal ended it (any close frame is already sent).
+    Done,
+    /// The terminal detached the client as too slow; the close frame is still to be sent.
+    Detached,
+}
+
+/// Pumps events out and input/control in until the client or the terminal ends the
+/// connection (sending the close frame, if any, itself), or the events end: only a detach
+/// ends them while the handle is held.
+async fn pump(
+    tx: &mut Sink,
+    rx: &mut SplitStream<WebSocket>,
+    term: &Terminal,
+    handle: &ClientHandle,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+) -> End {
     loop {
         tokio::select! {
             ev = events.recv() => {
                 match ev {
                     Some(ev) => {
-                        if !send_events(&mut tx, ev, &mut events).await {
-                            break;
+                        if !send_events(tx, ev, events).await {
+                            return End::Done;
                         }
                     }
-                    None => break,
+                    None => return End::Detached,
                 }
             }
             msg = rx.next() => {
@@ -179,7 +216,7 @@ async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
             }
         }
     }
-    drop(handle);
+    End::Done
 }
 
 /// Sends `first` and whatever output is already queued behind it (up to a few messages)

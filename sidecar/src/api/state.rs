@@ -24,6 +24,8 @@ pub struct ServerConfig {
     pub web: bool,
     /// Where the built UI lives (used in web mode).
     pub ui_dir: PathBuf,
+    /// Most terminals open at once (`--max-terminals`).
+    pub max_terminals: usize,
 }
 
 impl ServerConfig {
@@ -76,10 +78,11 @@ impl AppState {
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
         let automation = Automation::new();
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
+        let terminals = Arc::new(Registry::new(config.max_terminals));
         AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
-            terminals: Arc::new(Registry::new()),
+            terminals,
             browsers: Arc::new(Host::observed(automation.page_observer())),
             viewer_grants: Arc::new(Grants::new()),
             workspace: Arc::new(Mutex::new(Workspace::default())),

@@ -25,6 +25,12 @@ pub enum PtyError {
     },
     /// Occurs when input is written to a terminal whose writer has gone away.
     Closed,
+    /// Occurs when a spawn would exceed the limit on terminals (running, or exited and not
+    /// deleted yet).
+    TooMany {
+        /// The limit (`--max-terminals`).
+        limit: usize,
+    },
 }
 
 impl fmt::Display for PtyError {
@@ -40,6 +46,9 @@ impl fmt::Display for PtyError {
                 "ack of {acked} bytes is out of range (1..=2^32 and at most the {unacked} unacknowledged bytes)"
             ),
             PtyError::Closed => write!(f, "terminal is closed"),
+            PtyError::TooMany { limit } => {
+                write!(f, "{limit} terminals are open, the most this sidecar runs at once: close one first")
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 //! with [`Terminal::attach`] and get bytes and events; they ack through [`ClientHandle`].
 
 mod error;
+mod flow;
 mod id;
 mod registry;
 mod ring;
@@ -17,7 +18,7 @@ pub use error::PtyError;
 pub use id::{BadTerminalId, TerminalId};
 pub use registry::Registry;
 pub use screen::ScreenText;
-pub use terminal::{Attachment, ClientHandle, Event, SpawnSpec, Survivor, Terminal, TerminalInfo};
+pub use terminal::{Attachment, ClientHandle, Detached, Event, SpawnSpec, Survivor, Terminal, TerminalInfo};
 
 /// The user's home directory (`$HOME`, else the password database, else `/`): the default
 /// working directory of a new terminal.

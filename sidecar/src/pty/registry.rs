@@ -9,10 +9,11 @@ use super::id::TerminalId;
 use super::terminal::{SpawnSpec, Terminal};
 use crate::constants::KILL_GRACE_MS;
 
-/// Owns every terminal. Ids are allocated from 1 upwards and never reused.
-#[derive(Default)]
+/// Owns every terminal. Ids are allocated from 1 upwards and never reused. At most
+/// `max_terminals` are registered (running, or exited and not deleted yet) at once.
 pub struct Registry {
     inner: Mutex<Inner>,
+    max_terminals: usize,
 }
 
 #[derive(Default)]
@@ -22,14 +23,16 @@ struct Inner {
     /// a shutdown meanwhile must still finish them off, or a process ignoring SIGHUP (a
     /// `nohup` server) outlives the sidecar.
     dying: BTreeMap<TerminalId, Arc<Terminal>>,
+    /// Spawns under way: they count toward the limit.
+    starting: usize,
     next_id: u64,
     shutting_down: bool,
 }
 
 impl Registry {
-    /// Creates an empty registry.
-    pub fn new() -> Self {
-        Self::default()
+    /// Creates an empty registry that holds at most `max_terminals` terminals.
+    pub fn new(max_terminals: usize) -> Self {
+        Registry { inner: Mutex::default(), max_terminals }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -40,7 +43,8 @@ impl Registry {
     /// `TERM_PROGRAM`, `TERM_PROGRAM_VERSION`) and `extra_env(id)` (called once with the new
     /// id, before the program starts) are added to the sidecar's own. Blocking (fork/exec):
     /// call from a blocking context. On error nothing is registered and nothing is left
-    /// running; the id is not reused.
+    /// running; the id is not reused. Errors with [`PtyError::TooMany`] when `max_terminals`
+    /// terminals are registered or being spawned.
     pub fn spawn(
         &self,
         spec: SpawnSpec,
@@ -51,6 +55,10 @@ impl Registry {
             if inner.shutting_down {
                 return Err(PtyError::Closed);
             }
+            if inner.terminals.len() + inner.starting >= self.max_terminals {
+                return Err(PtyError::TooMany { limit: self.max_terminals });
+            }
+            inner.starting += 1;
             inner.next_id += 1;
             TerminalId(inner.next_id)
         };
@@ -61,8 +69,10 @@ impl Registry {
             ("TERM_PROGRAM_VERSION".to_string(), env!("CARGO_PKG_VERSION").to_string()),
         ];
         env.extend(extra_env(id));
-        let term = Arc::new(Terminal::spawn(id, spec, &env)?);
+        let spawned = Terminal::spawn(id, spec, &env);
         let mut inner = self.lock();
+        inner.starting -= 1;
+        let term = Arc::new(spawned?);
         if inner.shutting_down {
             drop(inner);
             term.hang_up();

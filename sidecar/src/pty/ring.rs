@@ -1,73 +1,99 @@
-//! Fixed-capacity byte ring holding a terminal's scrollback.
+//! Bounded byte ring holding a terminal's scrollback, allocated as output arrives.
+
+/// Smallest allocation a ring makes once it holds anything, in bytes.
+const MIN_ALLOC_BYTES: usize = 4096;
 
 /// The last `capacity` bytes written, oldest dropped first.
 ///
-/// `push` is O(len of the pushed slice); `snapshot` copies the contents out and does not
+/// Memory grows with the output (doubling, never past `capacity`), so an idle terminal
+/// costs a few KiB rather than the whole capacity; it is freed when the ring drops. `push`
+/// is O(len of the pushed slice) amortized; `snapshot` copies the contents out and does not
 /// consume them.
 pub(crate) struct Ring {
+    /// The held bytes. While `buf.len() < cap` they are in order (oldest first); once the
+    /// ring is full (`buf.len() == cap`) the oldest byte is at `head` and the ring wraps.
     buf: Vec<u8>,
-    /// Index of the oldest byte in `buf`.
+    /// Most bytes held.
+    cap: usize,
+    /// Index of the oldest byte in `buf`; 0 until the ring is full.
     head: usize,
-    /// Number of valid bytes, ≤ capacity.
-    len: usize,
 }
 
 impl Ring {
-    /// Creates an empty ring that keeps at most `capacity` bytes. Panics if `capacity` is 0
-    /// (a programmer error at construction).
+    /// Creates an empty ring that keeps at most `capacity` bytes and allocates nothing yet.
+    /// Panics if `capacity` is 0 (a programmer error at construction).
     pub(crate) fn new(capacity: usize) -> Self {
         assert!(capacity > 0, "ring capacity must be positive");
-        Ring { buf: vec![0; capacity], head: 0, len: 0 }
+        Ring { buf: Vec::new(), cap: capacity, head: 0 }
     }
 
     /// Number of bytes currently held.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.buf.len()
+    }
+
+    /// Bytes allocated for the contents (≤ capacity).
+    #[cfg(test)]
+    pub(crate) fn allocated(&self) -> usize {
+        self.buf.capacity()
     }
 
     /// Copies the newest `n` bytes out (all of them if fewer are held), oldest first.
     pub(crate) fn tail(&self, n: usize) -> Vec<u8> {
-        let n = n.min(self.len);
-        let cap = self.buf.len();
-        let start = (self.head + self.len - n) % cap;
-        let first = n.min(cap - start);
+        let len = self.buf.len();
+        let n = n.min(len);
+        // In order the bytes are buf[head..] then buf[..head]; skip the oldest len - n.
+        let skip = len - n;
+        let first_part = len - self.head;
         let mut out = Vec::with_capacity(n);
-        out.extend_from_slice(&self.buf[start..start + first]);
-        out.extend_from_slice(&self.buf[..n - first]);
+        if skip < first_part {
+            out.extend_from_slice(&self.buf[self.head + skip..]);
+            out.extend_from_slice(&self.buf[..self.head]);
+        } else {
+            out.extend_from_slice(&self.buf[skip - first_part..self.head]);
+        }
         out
     }
 
     /// Appends `data`, dropping the oldest bytes when the ring is full.
     pub(crate) fn push(&mut self, mut data: &[u8]) {
-        let cap = self.buf.len();
+        let cap = self.cap;
         if data.len() >= cap {
             data = &data[data.len() - cap..];
-            self.buf.copy_from_slice(data);
+            self.grow(cap);
+            self.buf.clear();
+            self.buf.extend_from_slice(data);
             self.head = 0;
-            self.len = cap;
             return;
         }
-        // Write position (one past the newest byte).
-        let tail = (self.head + self.len) % cap;
-        let first = data.len().min(cap - tail);
-        self.buf[tail..tail + first].copy_from_slice(&data[..first]);
-        self.buf[..data.len() - first].copy_from_slice(&data[first..]);
-        let new_len = self.len + data.len();
-        if new_len > cap {
-            self.head = (self.head + new_len - cap) % cap;
-            self.len = cap;
-        } else {
-            self.len = new_len;
+        if self.buf.len() < cap {
+            let n = data.len().min(cap - self.buf.len());
+            self.grow(self.buf.len() + n);
+            self.buf.extend_from_slice(&data[..n]);
+            data = &data[n..];
         }
+        // Full: overwrite the oldest bytes, which start at `head`.
+        let first = data.len().min(cap - self.head);
+        self.buf[self.head..self.head + first].copy_from_slice(&data[..first]);
+        self.buf[..data.len() - first].copy_from_slice(&data[first..]);
+        self.head = (self.head + data.len()) % cap;
+    }
+
+    /// Makes room for `needed` bytes (≤ capacity): doubles the allocation (at least
+    /// `MIN_ALLOC_BYTES`), never past the capacity.
+    fn grow(&mut self, needed: usize) {
+        if needed <= self.buf.capacity() {
+            return;
+        }
+        let target = needed.max(2 * self.buf.capacity()).max(MIN_ALLOC_BYTES).min(self.cap);
+        self.buf.reserve_exact(target - self.buf.len());
     }
 
     /// Copies the held bytes out, oldest first.
     pub(crate) fn snapshot(&self) -> Vec<u8> {
-        let cap = self.buf.len();
-        let mut out = Vec::with_capacity(self.len);
-        let first = self.len.min(cap - self.head);
-        out.extend_from_slice(&self.buf[self.head..self.head + first]);
-        out.extend_from_slice(&self.buf[..self.len - first]);
+        let mut out = Vec::with_capacity(self.buf.len());
+        out.extend_from_slice(&self.buf[self.head..]);
+        out.extend_from_slice(&self.buf[..self.head]);
         out
     }
 }
@@ -119,6 +145,25 @@ mod tests {
             assert_eq!(r.snapshot(), model(&pushes, 8), "pushes {pushes:?}");
             assert_eq!(r.len(), model(&pushes, 8).len());
         }
+    }
+
+    #[test]
+    fn memory_is_allocated_as_output_arrives_and_never_past_the_capacity() {
+        const CAP: usize = 1 << 20;
+        let mut r = Ring::new(CAP);
+        assert_eq!(r.allocated(), 0, "an idle terminal allocates no scrollback");
+        r.push(b"$ ");
+        assert!(r.allocated() <= 4096, "{} bytes for a prompt", r.allocated());
+        let chunk = vec![b'x'; 3000];
+        let mut pushed = 2;
+        while pushed < 3 * CAP {
+            r.push(&chunk);
+            pushed += chunk.len();
+            let want = pushed.min(CAP);
+            assert_eq!(r.len(), want);
+            assert!(r.allocated() <= (2 * want).clamp(4096, CAP), "{} for {want}", r.allocated());
+        }
+        assert_eq!(r.allocated(), CAP);
     }
 
     #[test]

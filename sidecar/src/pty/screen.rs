@@ -107,6 +107,13 @@ impl Screen {
         m.resize_seq = b.resize_seq;
     }
 
+    /// Drops the model's screen and history (the terminal is gone); a later read shows a
+    /// blank 1×1 screen.
+    pub fn clear(&self) {
+        let mut m = self.lock();
+        m.parser = parser(1, 1);
+    }
+
     /// Wakes waiters: output arrived, the size changed or the program exited.
     pub fn poke(&self) {
         self.changes.send_modify(|n| *n += 1);

@@ -17,17 +17,15 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use portable_pty::{CommandBuilder, MasterPty, PtySize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::error::PtyError;
+use super::flow::Credit;
 use super::id::TerminalId;
 use super::ring::Ring;
 use super::screen::{Backlog, Screen, ScreenText};
 use super::sys;
-use crate::constants::{
-    BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, HIGH_WATERMARK_BYTES, LOW_WATERMARK_BYTES, MAX_ACK_BYTES,
-    SCROLLBACK_BYTES,
-};
+use crate::constants::{BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, SCROLLBACK_BYTES, SLOW_CLIENT_DETACH_MS};
 
 /// A read at least this large means output is streaming: wait (up to the batch deadline) for
 /// more before flushing. A smaller read (typically a keystroke echo) is flushed as soon as
@@ -105,8 +103,8 @@ pub enum Event {
 /// What a client gets when it attaches: the scrollback, the exit status if the program has
 /// already ended, and the live events that follow the scrollback with no gap and no overlap.
 pub struct Attachment {
-    /// The scrollback at the moment of attaching (≤ 4 MiB), oldest byte first. Counts as
-    /// unacknowledged output for flow control.
+    /// The scrollback at the moment of attaching (≤ 4 MiB), oldest byte first. Must be
+    /// acknowledged like output, but counts toward no watermark (protocol §5.1).
     pub replay: Vec<u8>,
     /// `Some(code)` if the `exit` event was already sent before this client attached (it will
     /// not be sent again on `events`).
@@ -121,6 +119,23 @@ pub struct Attachment {
     pub events: mpsc::UnboundedReceiver<Event>,
     /// Acks flow control; detaches the client when dropped.
     pub handle: ClientHandle,
+    /// Resolves if the hub detaches this client for being too slow.
+    pub detached: Detached,
+}
+
+/// Resolves once the hub has detached its client because the client's unacknowledged live
+/// output stayed over the high watermark for `SLOW_CLIENT_DETACH_MS` (protocol §5.1): the
+/// client gets no more events, and the PTY no longer waits for it. Never resolves otherwise.
+pub struct Detached(oneshot::Receiver<()>);
+
+impl Detached {
+    /// Waits until the client is detached as too slow (forever if it never is).
+    pub async fn wait(self) {
+        if self.0.await.is_err() {
+            // The client left on its own: it was not detached.
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// One attached client. Dropping it detaches the client (which may resume a paused PTY).
@@ -130,17 +145,16 @@ pub struct ClientHandle {
 }
 
 impl ClientHandle {
-    /// Acknowledges `bytes` of processed output. Errors with [`PtyError::AckOutOfRange`] if
-    /// `bytes` is 0, over 2^32, or more than this client's unacknowledged bytes; the state is
-    /// then unchanged.
+    /// Acknowledges `bytes` of processed output (the replay first). Errors with
+    /// [`PtyError::AckOutOfRange`] if `bytes` is 0, over 2^32, or more than this client's
+    /// unacknowledged bytes; the state is then unchanged. Once the client has been detached
+    /// as too slow ([`Detached`]), acks are ignored.
     pub fn ack(&self, bytes: u64) -> Result<(), PtyError> {
         let mut hub = self.shared.lock();
-        let unacked = hub.clients.get(&self.id).map_or(0, |c| c.unacked);
-        if bytes == 0 || bytes > MAX_ACK_BYTES || bytes > unacked {
-            return Err(PtyError::AckOutOfRange { acked: bytes, unacked });
-        }
-        if let Some(c) = hub.clients.get_mut(&self.id) {
-            c.unacked -= bytes;
+        match hub.clients.get_mut(&self.id) {
+            Some(c) => c.credit.ack(bytes)?,
+            // Detached as too slow: its acks no longer matter.
+            None => return Ok(()),
         }
         self.shared.maybe_resume(&mut hub);
         Ok(())
@@ -170,8 +184,10 @@ impl Drop for ClientHandle {
 
 struct Client {
     tx: mpsc::UnboundedSender<Event>,
-    /// Bytes queued to this client and not yet acknowledged.
-    unacked: u64,
+    /// What this client has been sent and not yet acknowledged.
+    credit: Credit,
+    /// Fires [`Detached`] when the hub detaches this client as too slow.
+    kick: oneshot::Sender<()>,
     /// `Hub::activity` when this client last attached or sent input; the highest answers.
     active: u64,
 }
@@ -215,6 +231,17 @@ struct Shared {
     screen: Arc<Screen>,
 }
 
+impl Drop for Shared {
+    /// The terminal is gone (its threads and handles too): free its scrollback and screen,
+    /// then hand the freed memory back to the OS (glibc keeps freed chunks otherwise).
+    fn drop(&mut self) {
+        let hub = self.hub.get_mut().unwrap_or_else(|p| p.into_inner());
+        hub.ring = Ring::new(1);
+        self.screen.clear();
+        sys::release_free_memory();
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Hub> {
         // A poisoned lock means a thread panicked mid-update; the data is still usable
@@ -245,10 +272,39 @@ impl Shared {
 
     /// Resumes reads if paused and every client is below the low watermark.
     fn maybe_resume(&self, hub: &mut Hub) {
-        if hub.paused && hub.clients.values().all(|c| c.unacked < LOW_WATERMARK_BYTES) {
+        if hub.paused && hub.clients.values().all(|c| c.credit.below_low()) {
             hub.paused = false;
             self.cv.notify_all();
         }
+    }
+
+    /// Detaches every client whose backlog has been over the high watermark for
+    /// `SLOW_CLIENT_DETACH_MS` by `now` (the screen model is never detached), then resumes
+    /// reads if that was all that held them. Returns the earliest moment another client
+    /// will be due, if any is over the watermark.
+    fn detach_slow(&self, hub: &mut Hub, now: Instant) -> Option<Instant> {
+        let limit = Duration::from_millis(SLOW_CLIENT_DETACH_MS);
+        let due: Vec<u64> = hub
+            .clients
+            .iter()
+            .filter(|(_, c)| c.credit.overdue_at(limit).is_some_and(|t| t <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &due {
+            if let Some(c) = hub.clients.remove(id) {
+                tracing::info!(
+                    client = id,
+                    backlog = c.credit.backlog(),
+                    "detaching a client that stopped acknowledging"
+                );
+                let _ = c.kick.send(());
+            }
+        }
+        if !due.is_empty() {
+            Self::elect(hub);
+            self.maybe_resume(hub);
+        }
+        hub.clients.values().filter_map(|c| c.credit.overdue_at(limit)).min()
     }
 
     /// Appends one batch to the scrollback and queues it to every client.
@@ -261,12 +317,11 @@ impl Shared {
         hub.ring.push(data);
         hub.written += data.len() as u64;
         let bytes = Bytes::copy_from_slice(data);
-        let len = data.len() as u64;
+        let (len, now) = (data.len() as u64, Instant::now());
         let mut over = false;
         for c in hub.clients.values_mut() {
             if c.tx.send(Event::Output(bytes.clone())).is_ok() {
-                c.unacked += len;
-                over |= c.unacked > HIGH_WATERMARK_BYTES;
+                over |= c.credit.sent(len, now);
             }
         }
         if over {
@@ -276,11 +331,19 @@ impl Shared {
         self.screen.poke();
     }
 
-    /// Blocks the reader while flow control has paused it (and the terminal is open).
+    /// Blocks the reader while flow control has paused it (and the terminal is open),
+    /// detaching clients that stay over the high watermark too long meanwhile.
     fn wait_unpaused(&self) {
         let mut hub = self.lock();
         while hub.paused && !hub.closed {
-            hub = self.cv.wait(hub).unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            hub = match self.detach_slow(&mut hub, now) {
+                _ if !hub.paused => break,
+                Some(due) => {
+                    self.cv.wait_timeout(hub, due.saturating_duration_since(now)).unwrap_or_else(|p| p.into_inner()).0
+                }
+                None => self.cv.wait(hub).unwrap_or_else(|p| p.into_inner()),
+            };
         }
     }
 
@@ -471,6 +534,10 @@ impl Terminal {
     /// Attaches a client. The scrollback snapshot and the subscription are taken under one
     /// lock, so `replay` followed by `events` is exactly the terminal's output stream.
     ///
+    /// Flow control (protocol §5.1): the PTY pauses while any client's unacknowledged live
+    /// output (the replay excluded) is over `HIGH_WATERMARK_BYTES`; a client that stays over
+    /// it for `SLOW_CLIENT_DETACH_MS` is detached (`Attachment::detached` resolves).
+    ///
     /// Exactly one attached client is the **answerer** (protocol §5.2): the one that most
     /// recently attached or sent input ([`ClientHandle::note_input`]). So a new client starts
     /// as the answerer, and the previous one gets `Event::Answerer(false)`; when the answerer
@@ -479,12 +546,9 @@ impl Terminal {
         let mut hub = self.shared.lock();
         let replay = hub.ring.snapshot();
         let (tx, events) = mpsc::unbounded_channel();
+        let (kick, detached) = oneshot::channel();
         let id = hub.next_client;
         hub.next_client += 1;
-        let unacked = replay.len() as u64;
-        if unacked > HIGH_WATERMARK_BYTES {
-            hub.paused = true;
-        }
         hub.activity += 1;
         let active = hub.activity;
         // Not yet in `clients`: `elect` tells only the previous answerer; this client learns
@@ -493,7 +557,8 @@ impl Terminal {
             let _ = c.tx.send(Event::Answerer(false));
         }
         hub.answerer = Some(id);
-        hub.clients.insert(id, Client { tx, unacked, active });
+        let credit = Credit::client(replay.len() as u64);
+        hub.clients.insert(id, Client { tx, credit, kick, active });
         Attachment {
             replay,
             exited: if hub.exit_sent { hub.exit_code } else { None },
@@ -501,6 +566,7 @@ impl Terminal {
             answers: true,
             events,
             handle: ClientHandle { shared: self.shared.clone(), id },
+            detached: Detached(detached),
         }
     }
 
@@ -740,6 +806,7 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constants::MAX_ACK_BYTES;
 
     fn spec(argv: &[&str]) -> SpawnSpec {
         SpawnSpec {

@@ -177,6 +177,33 @@ impl Sidecar {
         parse_response(&buf)
     }
 
+    /// Sends `request` (the whole HTTP/1.1 request, exactly as given) and reads the answer
+    /// until the connection closes or the answer's `Content-Length` bytes of body have come
+    /// (the server need not read the whole request first).
+    pub async fn raw_bytes(&self, request: &[u8]) -> Resp {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
+        let _ = s.write_all(request).await;
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 16384];
+        tokio::time::timeout(HANG, async {
+            loop {
+                match s.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else { continue };
+                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                let len = head.lines().find_map(|l| l.strip_prefix("content-length:")?.trim().parse::<usize>().ok());
+                if len.is_some_and(|len| buf.len() >= end + 4 + len) {
+                    return;
+                }
+            }
+        })
+        .await
+        .expect("http response");
+        parse_response(&buf)
+    }
+
     /// Authorized request with an optional JSON body.
     pub async fn req(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
         let b = body.map(|b| b.to_string()).unwrap_or_default();

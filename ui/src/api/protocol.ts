@@ -5,12 +5,17 @@ export const PROTOCOL_VERSION = 1;
 
 // Flow control (protocol §5.1). Invariant: ACK_CHUNK_BYTES ≤ LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES,
 // so a client that acks in chunks always lets the PTY resume.
-/** the server stops reading the PTY while a client has more than this unacknowledged */
-export const HIGH_WATERMARK_BYTES = 2 * 1024 * 1024;
+/** the server stops reading the PTY while a client has more than this unacknowledged (its replay excluded) */
+export const HIGH_WATERMARK_BYTES = 128 * 1024;
 /** the server resumes once every client is below this */
-export const LOW_WATERMARK_BYTES = 512 * 1024;
+export const LOW_WATERMARK_BYTES = 64 * 1024;
 /** the UI acks at least every this many processed bytes */
-export const ACK_CHUNK_BYTES = 64 * 1024;
+export const ACK_CHUNK_BYTES = 32 * 1024;
+/**
+ * close code of a terminal socket whose client stayed over the high watermark for 5 s and was
+ * detached so that the terminal's other clients go on: reattach (a fresh replay follows)
+ */
+export const SLOW_CLIENT_CLOSE_CODE = 4001;
 
 /** Terminal size bounds (cols and rows, both inclusive). */
 export const MIN_TERMINAL_DIM = 1;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ACK_CHUNK_BYTES, LOW_WATERMARK_BYTES, HIGH_WATERMARK_BYTES } from '../api/protocol';
+import { ACK_CHUNK_BYTES, LOW_WATERMARK_BYTES, HIGH_WATERMARK_BYTES, SLOW_CLIENT_CLOSE_CODE } from '../api/protocol';
 import { type TerminalSink, TerminalSession, splitReplay } from './TerminalSession';
 
 /** A fake WebSocket driven by the test. */
@@ -11,7 +11,7 @@ class FakeSocket {
   closed = false;
   onopen: (() => void) | null = null;
   onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: (() => void) | null = null;
+  onclose: ((ev: { code: number }) => void) | null = null;
   onerror: (() => void) | null = null;
   constructor(readonly url: string) {
     FakeSocket.all.push(this);
@@ -34,9 +34,9 @@ class FakeSocket {
   text(s: string) {
     this.onmessage?.({ data: s });
   }
-  drop() {
+  drop(code = 1006) {
     this.readyState = 3;
-    this.onclose?.();
+    this.onclose?.({ code });
   }
   controls() {
     return this.sent.filter((s): s is string => typeof s === 'string').map((s) => JSON.parse(s));
@@ -105,13 +105,14 @@ describe('TerminalSession', () => {
   it('acks in chunks of at least ACK_CHUNK_BYTES while output keeps coming', () => {
     const { sink, ws } = makeSession();
     ws().open();
-    for (let i = 0; i < 10; i++) ws().binary(16 * 1024);
-    // process the first 5 of 10 writes: 80 KiB ≥ 64 KiB → one ack, though more is pending
+    const quarter = ACK_CHUNK_BYTES / 4;
+    for (let i = 0; i < 10; i++) ws().binary(quarter);
+    // process the first 5 of 10 writes: 5/4 of a chunk → one ack, though more is pending
     for (const cb of sink.callbacks.splice(0, 5)) cb();
-    expect(ws().controls()).toEqual([{ type: 'ack', bytes: 64 * 1024 }]);
+    expect(ws().controls()).toEqual([{ type: 'ack', bytes: 4 * quarter }]);
     sink.flush();
     const acks = ws().controls().filter((c) => c.type === 'ack');
-    expect(acks.reduce((a, c) => a + c.bytes, 0)).toBe(160 * 1024);
+    expect(acks.reduce((a, c) => a + c.bytes, 0)).toBe(10 * quarter);
   });
 
   it('resets the terminal before the replay and on every reconnect', async () => {
@@ -137,6 +138,51 @@ describe('TerminalSession', () => {
     const before = second.controls().length;
     sink.callbacks[0]();
     expect(second.controls()).toHaveLength(before);
+  });
+
+  it('when detached for falling behind, reattaches once it has drawn what it was given', () => {
+    const fetchSpy = vi.fn(async () => new Response(JSON.stringify({ id: 't1' }), { status: 200 }));
+    vi.stubGlobal('fetch', fetchSpy);
+    const { s, sink, ws } = makeSession();
+    const statuses: string[] = [];
+    s.onStatus((st) => statuses.push(st));
+    const first = ws();
+    first.open();
+    first.binary(HIGH_WATERMARK_BYTES);
+    first.binary(1);
+    first.drop(SLOW_CLIENT_CLOSE_CODE);
+    expect(s.status).toBe('reconnecting');
+    sink.callbacks[0]();
+    expect(FakeSocket.all).toHaveLength(1); // still drawing
+    sink.callbacks[1]();
+    expect(FakeSocket.all).toHaveLength(2);
+    expect(fetchSpy).not.toHaveBeenCalled(); // the server said the terminal is there
+    expect(first.controls()).toEqual([]); // nothing acked on the closed socket
+    const second = ws();
+    second.open();
+    second.text('{"type":"replay","bytes":10}');
+    second.binary(10);
+    expect(statuses).toEqual(['open', 'reconnecting', 'open']);
+    expect(sink.log).toEqual([
+      'reset',
+      `bytes:${HIGH_WATERMARK_BYTES}`,
+      'bytes:1',
+      'reset',
+      'replaying:true',
+      'bytes:10',
+      'replaying:false',
+    ]);
+    sink.flush();
+    expect(second.controls()).toEqual([{ type: 'ack', bytes: 10 }]);
+  });
+
+  it('when detached with nothing left to draw, reattaches at once', () => {
+    const { sink, ws } = makeSession();
+    ws().open();
+    ws().binary(5);
+    sink.flush();
+    ws().drop(SLOW_CLIENT_CLOSE_CODE);
+    expect(FakeSocket.all).toHaveLength(2);
   });
 
   it('gives up when the terminal is gone', async () => {

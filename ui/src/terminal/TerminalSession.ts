@@ -3,7 +3,7 @@
 // It knows nothing of xterm.js or React: output goes to a `TerminalSink`, which the view
 // (TerminalHost) implements. One session serves one terminal id for its whole life.
 import { api, ApiError, terminalSocketUrl } from '../api/client';
-import { ACK_CHUNK_BYTES, type ClientControl, type ServerControl, validDim } from '../api/protocol';
+import { ACK_CHUNK_BYTES, type ClientControl, type ServerControl, SLOW_CLIENT_CLOSE_CODE, validDim } from '../api/protocol';
 
 /** Where the session delivers output. */
 export interface TerminalSink {
@@ -89,6 +89,8 @@ export class TerminalSession {
   private queuedBytes = 0;
   /** bytes of replay announced on the current socket and not yet received */
   private replayLeft = 0;
+  /** detached for falling behind: reattach once the sink has processed what it was given */
+  private reattachWhenDrawn = false;
 
   private readonly _onExit = new Emitter<number>();
   private readonly _onStatus = new Emitter<SessionStatus>();
@@ -215,11 +217,20 @@ export class TerminalSession {
       }
       this.output(gen, live);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev?: CloseEvent) => {
       if (gen !== this.generation) return;
       this.ws = null;
       this.endReplay();
       if (this.exited) return; // the terminal ended; the pane decides what comes next
+      if (ev?.code === SLOW_CLIENT_CLOSE_CODE) {
+        // Detached for falling behind (protocol §5.1): the terminal is there and went on
+        // without us. Reattach for a fresh replay once the sink has caught up with what it
+        // was given (a hidden, throttled tab would otherwise pile up one replay per detach).
+        this.setStatus('reconnecting');
+        if (this.pending === 0) this.connect();
+        else this.reattachWhenDrawn = true;
+        return;
+      }
       this.scheduleRetry();
     };
     ws.onerror = () => {
@@ -244,6 +255,12 @@ export class TerminalSession {
   private processedBytes(gen: number, n: number) {
     if (gen !== this.generation) return;
     this.pending--;
+    if (this.reattachWhenDrawn) {
+      if (this.pending > 0) return;
+      this.reattachWhenDrawn = false;
+      this.connect();
+      return;
+    }
     this.processed += n;
     if (this.processed >= ACK_CHUNK_BYTES || this.pending === 0) {
       const bytes = this.processed;
