@@ -23,14 +23,26 @@ pub enum Needs {
 /// Chromium (browser panes, Playwright); for the desktop smoke Xvfb, dbus-run-session,
 /// WebKitWebDriver, and python3 (tests/desktop/x11.py); x11-utils (`xwininfo`) for the
 /// pop-out test's window check (sidecar/tests/popout.rs); vim and htop, the real programs
-/// the README's screenshot shows (tests/e2e/specs/screenshot.spec.ts).
+/// the README's screenshot shows (tests/e2e/specs/screenshot.spec.ts); iproute2 and
+/// util-linux (`ip`, `unshare`) for the proxy tests that run in a private network namespace
+/// (sidecar/tests/proxy.rs).
 fn debian_packages(needs: Needs) -> Vec<&'static str> {
     let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
     if needs != Needs::Web {
         pkgs.push("libwebkit2gtk-4.1-dev");
     }
     if needs == Needs::Test {
-        pkgs.extend(["xvfb", "x11-utils", "dbus-daemon", "webkit2gtk-driver", "python3", "vim", "htop"]);
+        pkgs.extend([
+            "xvfb",
+            "x11-utils",
+            "dbus-daemon",
+            "webkit2gtk-driver",
+            "python3",
+            "vim",
+            "htop",
+            "iproute2",
+            "util-linux",
+        ]);
     }
     pkgs
 }
