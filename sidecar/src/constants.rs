@@ -11,13 +11,14 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// A client with more than this many unacknowledged bytes of live output (its replay
 /// excluded) pauses PTY reads. It bounds what is queued to a client that stops reading, and
 /// so what a window must still draw after Ctrl-C (VS Code pauses at 100,000 characters).
-pub const HIGH_WATERMARK_BYTES: u64 = 128 * 1024;
+pub const HIGH_WATERMARK_BYTES: u64 = 192 * 1024;
 /// PTY reads resume once every client has less than this many unacknowledged bytes of live
-/// output.
-pub const LOW_WATERMARK_BYTES: u64 = 64 * 1024;
+/// output. More than one batch: a paused PTY then resumes while a batch is still queued to
+/// the slowest client, which never idles waiting for the reader to wake.
+pub const LOW_WATERMARK_BYTES: u64 = 128 * 1024;
 /// The sidecar's own screen model (never a window: what is queued to it delays no prompt)
 /// pauses PTY reads past this many unprocessed bytes, so that its thread's scheduling, on a
-/// busy machine, does not throttle the terminal as a 128 KiB window would.
+/// busy machine, does not throttle the terminal as a client-sized window would.
 pub const MODEL_HIGH_WATERMARK_BYTES: u64 = 2 * 1024 * 1024;
 /// The screen model lets PTY reads resume below this many unprocessed bytes.
 pub const MODEL_LOW_WATERMARK_BYTES: u64 = 512 * 1024;
@@ -89,6 +90,7 @@ mod tests {
     fn flow_control_invariants_hold() {
         assert!(ACK_CHUNK_BYTES <= LOW_WATERMARK_BYTES);
         assert!(LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES);
+        assert!(LOW_WATERMARK_BYTES > BATCH_MAX_BYTES as u64, "resume with a batch still queued");
         assert!(BATCH_MAX_BYTES as u64 <= MODEL_HIGH_WATERMARK_BYTES - MODEL_LOW_WATERMARK_BYTES);
         assert!(HIGH_WATERMARK_BYTES <= MAX_ACK_BYTES);
         // Issue #12: at xterm.js's ~1.5 MB/s, what a window still draws after Ctrl-C (the
