@@ -11,10 +11,11 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// A client with more than this many unacknowledged bytes of live output (its replay
 /// excluded) pauses PTY reads. It bounds what is queued to a client that stops reading, and
 /// so what a window must still draw after Ctrl-C (VS Code pauses at 100,000 characters).
-pub const HIGH_WATERMARK_BYTES: u64 = 128 * 1024;
+pub const HIGH_WATERMARK_BYTES: u64 = 192 * 1024;
 /// PTY reads resume once every client has less than this many unacknowledged bytes of live
-/// output.
-pub const LOW_WATERMARK_BYTES: u64 = 64 * 1024;
+/// output. More than one batch: a paused PTY then resumes while a batch is still queued to
+/// the slowest client, which never idles waiting for the reader to wake.
+pub const LOW_WATERMARK_BYTES: u64 = 128 * 1024;
 /// Clients should acknowledge processed output at least every this many bytes.
 /// Must be ≤ `LOW_WATERMARK_BYTES` or a client acking in chunks could never resume the PTY.
 pub const ACK_CHUNK_BYTES: u64 = 32 * 1024;
@@ -83,6 +84,7 @@ mod tests {
     fn flow_control_invariants_hold() {
         assert!(ACK_CHUNK_BYTES <= LOW_WATERMARK_BYTES);
         assert!(LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES);
+        assert!(LOW_WATERMARK_BYTES > BATCH_MAX_BYTES as u64, "resume with a batch still queued");
         assert!(HIGH_WATERMARK_BYTES <= MAX_ACK_BYTES);
         // Issue #12: at xterm.js's ~1.5 MB/s, what a window still draws after Ctrl-C (the
         // watermark plus one batch) takes well under 0.5 s.

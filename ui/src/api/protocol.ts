@@ -6,9 +6,9 @@ export const PROTOCOL_VERSION = 1;
 // Flow control (protocol §5.1). Invariant: ACK_CHUNK_BYTES ≤ LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES,
 // so a client that acks in chunks always lets the PTY resume.
 /** the server stops reading the PTY while a client has more than this unacknowledged (its replay excluded) */
-export const HIGH_WATERMARK_BYTES = 128 * 1024;
+export const HIGH_WATERMARK_BYTES = 192 * 1024;
 /** the server resumes once every client is below this */
-export const LOW_WATERMARK_BYTES = 64 * 1024;
+export const LOW_WATERMARK_BYTES = 128 * 1024;
 /** the UI acks at least every this many processed bytes */
 export const ACK_CHUNK_BYTES = 32 * 1024;
 /**
