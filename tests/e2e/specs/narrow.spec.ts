@@ -68,9 +68,14 @@ test.describe('narrow browser panes', () => {
         [270, 240, 270, 120],
       ] as const) {
         await page.setViewportSize({ width: viewport, height: 500 });
-        await expect.poll(async () => (await box(pane)).width).toBeLessThanOrEqual(maxPane);
+        // Wait for the new layout: the width must land inside the range, not just under its top.
+        await expect
+          .poll(async () => {
+            const w = (await box(pane)).width;
+            return w >= minPane && w <= maxPane;
+          })
+          .toBe(true);
         const paneBox = await box(pane);
-        expect(paneBox.width).toBeGreaterThanOrEqual(minPane);
         const url = pane.getByTestId('browser-url');
         await expect(url).toHaveText(`${site.origin}/notes.txt`);
         expect((await box(url)).width).toBeGreaterThanOrEqual(minUrl);

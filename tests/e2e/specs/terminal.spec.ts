@@ -263,7 +263,9 @@ test('zoom, focus by direction, swap and close', async ({ wall, page }) => {
   await wall.prefix('x');
   await expect(wall.panes()).toHaveCount(1);
   await wall.pane(first).getByTestId('pane-close').click();
-  // Closing the last pane opens a fresh one.
+  // Closing the last pane opens a fresh one (closing first asks the sidecar whether the
+  // pane is busy: wait for the old pane to go, not just for one pane).
+  await expect(wall.pane(first)).toHaveCount(0);
   await expect(wall.panes()).toHaveCount(1);
   await wall.waitOpen(1);
   const [fresh] = await wall.paneIds();
