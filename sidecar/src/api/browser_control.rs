@@ -70,14 +70,37 @@ pub struct OpenBrowserReq {
     near: Option<String>,
 }
 
+/// How long `browser open` waits for the new pane's Chromium to be up and reported.
+const BROWSER_START_WAIT: Duration = Duration::from_secs(20);
+
 /// `POST /api/control/browser/open` → as `open` with mode screencast (reusing the pane for
-/// that origin); the caller's default pane from now on.
+/// that origin), answered once the pane's browser is live, so the next verb can act on it;
+/// the caller's default pane from now on. A pane whose browser does not come up within 20 s
+/// → 500 `unverified` (the pane was opened).
 pub async fn open_browser(
-    st: State<AppState>,
+    State(st): State<AppState>,
     caller: Extension<Caller>,
     JsonBody(req): JsonBody<OpenBrowserReq>,
 ) -> Result<Json<Value>, ApiError> {
-    open(st, caller, JsonBody(OpenReq { target: req.target, mode: Some("screencast".into()), near: req.near })).await
+    let req = OpenReq { target: req.target, mode: Some("screencast".into()), near: req.near };
+    let out = open(State(st.clone()), caller, JsonBody(req)).await?;
+    let Some(h) = out.0["handle"].as_str().and_then(|h| h.parse::<Handle>().ok()) else { return Ok(out) };
+    let deadline = tokio::time::Instant::now() + BROWSER_START_WAIT;
+    loop {
+        let (state, _) = st.control.windows.state();
+        let id = state.by_handle(h).and_then(|p| p.browser.clone());
+        if id.and_then(|id| st.browsers.get(&id)).is_some_and(|b| b.active_page().is_ok()) {
+            return Ok(out);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(crate::control::ControlError::Unverified(format!(
+                "{h} was opened but its browser did not start within {} s; see the pane",
+                BROWSER_START_WAIT.as_secs()
+            ))
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Body of `POST /api/control/browser/snapshot`.
