@@ -6,7 +6,7 @@ use chromiumoxide::cdp::browser_protocol::page::CloseParams as PageCloseParams;
 use chromiumoxide::cdp::browser_protocol::target::ActivateTargetParams;
 
 use super::super::{bounded, BrowserError, Tab, ViewState};
-use super::BrowserRef;
+use super::*;
 
 /// What a new tab is created at: not blank to `on_target` (which closes blank pages it did
 /// not open), and not a tab until [`BrowserRef::new_tab`] lists it.
@@ -100,4 +100,165 @@ impl BrowserRef {
             Err(_) => Err(BrowserError::Timeout("Target.targetDestroyed")),
         }
     }
+}
+
+// ---- page targets: which are tabs, opened and gone ----
+
+impl BrowserRef {
+    pub(super) async fn follow_targets(
+        &self,
+        browser: &Browser,
+        generation: u64,
+    ) -> Result<JoinHandle<()>, BrowserError> {
+        let mut created = bounded("listen", browser.event_listener::<EventTargetCreated>()).await?;
+        let mut changed = bounded("listen", browser.event_listener::<EventTargetInfoChanged>()).await?;
+        let mut destroyed = bounded("listen", browser.event_listener::<EventTargetDestroyed>()).await?;
+        let weak = Arc::downgrade(&self.0);
+        Ok(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    Some(ev) = created.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_target(&ev.target_info, generation, true);
+                    }
+                    Some(ev) = changed.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_target(&ev.target_info, generation, false);
+                    }
+                    Some(ev) = destroyed.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_target_gone(ev.target_id.as_ref(), generation);
+                    }
+                    else => return,
+                }
+            }
+        }))
+    }
+
+    pub(super) fn on_target(&self, info: &TargetInfo, generation: u64, created: bool) {
+        if info.r#type != "page" {
+            return;
+        }
+        let id = info.target_id.as_ref().to_string();
+        let attach = {
+            let mut s = self.shared();
+            if s.generation != generation || s.gone.contains(&id) {
+                return;
+            }
+            let is_new = !s.tabs.iter().any(|t| t.id == id);
+            let opened_by_ours = info.opener_id.as_ref().is_some_and(|o| s.tabs.iter().any(|t| t.id == o.as_ref()));
+            // In a popped-out window every page the user opens (Ctrl+T) is a tab too.
+            let users = s.headed && s.phase == Phase::Live;
+            if is_new && !opened_by_ours && !users {
+                drop(s);
+                if created && s_is_blank(&info.url) {
+                    let me = self.clone();
+                    let target = info.target_id.clone();
+                    tokio::spawn(async move { me.close_stray(target).await });
+                }
+                return;
+            }
+            if is_new {
+                s.tabs.push(Tab { id: id.clone(), url: info.url.clone(), title: info.title.clone() });
+            } else if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
+                t.url = info.url.clone();
+                t.title = info.title.clone();
+            }
+            if s.active.as_deref() == Some(&id) && is_http(&info.url) {
+                s.last_url = info.url.clone();
+            }
+            is_new && !s.pages.contains_key(&id) && s.phase == Phase::Live
+        };
+        self.publish();
+        if attach {
+            let me = self.clone();
+            let target = info.target_id.clone();
+            tokio::spawn(async move { me.attach_opened(target, generation).await });
+        }
+    }
+
+    /// Closes a page target that is not a tab (a blank page Chromium opened on its own).
+    pub(super) async fn close_stray(&self, target: TargetId) {
+        let live = self.shared().live.clone();
+        let Some(live) = live else { return };
+        let b = live.browser.lock().await;
+        let _ = bounded("Target.closeTarget", b.execute(CloseTargetParams::new(target))).await;
+    }
+
+    /// A page opened by one of ours (window.open, target=_blank) becomes a tab and the active
+    /// one, with the browser's viewport.
+    pub(super) async fn attach_opened(&self, target: TargetId, generation: u64) {
+        let live = self.shared().live.clone();
+        let Some(live) = live else { return };
+        let mut page = None;
+        for _ in 0..50 {
+            let got = {
+                let b = live.browser.lock().await;
+                tokio::time::timeout(Duration::from_secs(2), b.get_page(target.clone())).await
+            };
+            if let Ok(Ok(p)) = got {
+                page = Some(p);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let Some(page) = page else {
+            tracing::debug!("could not attach to opened tab {}", target.as_ref());
+            return;
+        };
+        let _ = self.apply_wanted(&page).await;
+        self.watch_page(&page, generation);
+        let id = target.as_ref().to_string();
+        {
+            let mut s = self.shared();
+            if s.generation != generation || !s.tabs.iter().any(|t| t.id == id) {
+                return;
+            }
+            s.pages.insert(id.clone(), page.clone());
+            s.active = Some(id);
+        }
+        self.measure_and_publish(&page).await;
+    }
+
+    pub(super) fn on_target_gone(&self, id: &str, generation: u64) {
+        let new_active = {
+            let mut s = self.shared();
+            if s.generation != generation {
+                return;
+            }
+            s.gone.insert(id.to_string());
+            let had = s.tabs.iter().any(|t| t.id == id);
+            s.tabs.retain(|t| t.id != id);
+            if had && s.tabs.is_empty() && s.headed && s.popped_out && s.phase == Phase::Live {
+                // The user closed the window (its last page): pop back in.
+                s.pages.clear();
+                s.active = None;
+                drop(s);
+                self.publish();
+                let me = self.clone();
+                tokio::spawn(async move { me.window_gone(generation, false).await });
+                return;
+            }
+            s.pages.remove(id);
+            if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
+                s.dialog = None;
+            }
+            if s.active.as_deref() == Some(id) {
+                s.active = s.tabs.iter().rev().find(|t| s.pages.contains_key(&t.id)).map(|t| t.id.clone());
+                s.active.as_ref().and_then(|a| s.pages.get(a)).cloned()
+            } else {
+                None
+            }
+        };
+        self.publish();
+        if let Some(page) = new_active {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let _ = me.apply_wanted(&page).await;
+                me.measure_and_publish(&page).await;
+            });
+        }
+    }
+
+    // ---- operations ----
 }
