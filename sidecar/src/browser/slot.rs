@@ -133,6 +133,8 @@ struct Slot {
     /// a capture is in flight is silently undone, for good. Under CPU load captures are slow
     /// and this happened (a page stuck at an older fixed size). Two overlapping captures are
     /// as bad (the second one saves the first one's temporary params and restores them).
+    /// Input dispatches share the gate (see [`BrowserRef::dispatch_input`]): while a capture
+    /// re-emulates, Chromium scales input by the capture's own factor.
     emulation: EmulationGate,
     /// Told of every page this browser attaches ([`PageObserver`]).
     observer: Option<Arc<dyn PageObserver>>,

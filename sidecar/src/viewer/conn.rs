@@ -368,6 +368,7 @@ async fn run_page(
     let mut quiet_at: Option<Instant> = Some(Instant::now());
     let mut capture: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>> + Send>>> = None;
     let mut order = PaintOrder::default();
+    let mut capture_ended: Option<Instant> = None;
     loop {
         let quiet = quiet_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         tokio::select! {
@@ -379,6 +380,13 @@ async fn run_page(
                 tokio::spawn(async move {
                     let _ = bounded("Page.screencastFrameAck", p.execute(ScreencastFrameAckParams::new(sid))).await;
                 });
+                // A capture's re-emulation paints the page at its own scale: those frames
+                // (and the identical one its restore paints) are not the page changing.
+                let recent = capture.is_some() || capture_ended.is_some_and(|t| t.elapsed() < ECHO_WINDOW);
+                let size = (ev.metadata.device_width, ev.metadata.device_height);
+                if recent && is_capture_echo(size, browser.last_measured()) {
+                    continue;
+                }
                 let Ok(jpeg) = b64.decode(AsRef::<str>::as_ref(&ev.data)) else { continue };
                 if last.as_deref() == Some(&jpeg[..]) {
                     continue;
@@ -413,6 +421,7 @@ async fn run_page(
             }
             r = async { capture.as_mut().expect("guarded").await }, if capture.is_some() => {
                 capture = None;
+                capture_ended = Some(Instant::now());
                 // A provisional frame sent since the capture began is newer: keep it, and
                 // capture again once things are quiet.
                 if !order.capture_ends() {
@@ -460,6 +469,25 @@ async fn run_page(
             }
         }
     }
+}
+
+/// How long after a crisp capture ends its echo frames may still arrive (seen: 300 ms at
+/// DPR 3 under load, out of order with the restore's frame).
+const ECHO_WINDOW: Duration = Duration::from_millis(1000);
+
+/// True if and only if a screencast frame of `size` (its metadata's device width and height,
+/// in DIP) is an echo of a crisp capture of `viewport`: `Page.captureScreenshot` re-emulates
+/// an emulated page at scale DPR ÷ the window's DPR (1 headless) while it runs, and the
+/// screencast paints that (a 1600×1200 picture of an 800×600 page at DPR 2). Sent to the
+/// view it would flash a zoomed page; counted as activity it would arm the next capture,
+/// whose echo arms the next: captures without end.
+fn is_capture_echo(size: (f64, f64), viewport: Option<crate::browser::Viewport>) -> bool {
+    let Some(v) = viewport else { return false };
+    if (v.dpr - 1.0).abs() < 1e-6 {
+        return false;
+    }
+    let near = |a: f64, b: f64| (a - b).abs() <= 1.0;
+    near(size.0, (v.width as f64 * v.dpr).ceil()) && near(size.1, (v.height as f64 * v.dpr).ceil())
 }
 
 fn active_url(s: &ViewState) -> Option<String> {
@@ -556,7 +584,7 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
                 p.delta_x = Some(delta_x);
                 p.delta_y = Some(delta_y);
             }
-            bounded("Input.dispatchMouseEvent", page.execute(p)).await?;
+            browser.dispatch_input(bounded("Input.dispatchMouseEvent", page.execute(p))).await?;
         }
         Inbound::Key { event, key, code, text, modifiers } => {
             let page = browser.active_page()?;
@@ -576,14 +604,14 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             }
             p.key = Some(key);
             p.code = Some(code);
-            bounded("Input.dispatchKeyEvent", page.execute(p)).await?;
+            browser.dispatch_input(bounded("Input.dispatchKeyEvent", page.execute(p))).await?;
         }
         Inbound::Text(text) => {
             let page = browser.active_page()?;
             let chars: Vec<char> = text.chars().collect();
             for chunk in chars.chunks(PASTE_CHUNK_CHARS) {
                 let s: String = chunk.iter().collect();
-                bounded("Input.insertText", page.execute(InsertTextParams::new(s))).await?;
+                browser.dispatch_input(bounded("Input.insertText", page.execute(InsertTextParams::new(s)))).await?;
             }
         }
         Inbound::PopupChoice(i) => popups.choose(&browser.active_page()?, i).await?,
@@ -643,6 +671,17 @@ mod tests {
         assert!(out.frame(f(1)), "2 MB waiting is not more than 2 MB");
         assert!(!out.frame(f(1)));
         assert_eq!(queued_frames(&mut rx).len(), 2);
+    }
+
+    #[test]
+    fn a_frame_at_the_viewport_times_its_dpr_is_a_capture_echo() {
+        let vp = |width, height, dpr| Some(crate::browser::Viewport { width, height, dpr });
+        assert!(is_capture_echo((1600.0, 1200.0), vp(800, 600, 2.0)));
+        assert!(is_capture_echo((1000.0, 750.0), vp(800, 600, 1.25)));
+        assert!(is_capture_echo((2400.0, 1800.0), vp(800, 600, 3.0)));
+        assert!(!is_capture_echo((800.0, 600.0), vp(800, 600, 2.0)), "the page itself");
+        assert!(!is_capture_echo((800.0, 600.0), vp(800, 600, 1.0)), "no re-emulation at DPR 1");
+        assert!(!is_capture_echo((1600.0, 1200.0), None));
     }
 
     #[test]

@@ -158,11 +158,26 @@ impl BrowserRef {
                 }
                 return;
             }
+            let mut committed = None;
             if is_new {
                 s.tabs.push(Tab { id: id.clone(), url: info.url.clone(), title: info.title.clone() });
             } else if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
+                if t.url != info.url {
+                    committed = s.pages.get(&id).cloned().filter(|_| !s.headed);
+                }
+                let t = s.tabs.iter_mut().find(|t| t.id == id).expect("found above");
                 t.url = info.url.clone();
                 t.title = info.title.clone();
+            }
+            if let Some(page) = committed {
+                // A navigation may swap the page's renderer while a crisp capture has it
+                // re-emulated at the capture's scale; the new renderer can keep that scale
+                // (every click then landed at 1/DPR of its target, issue #11). The wanted
+                // metrics are written again, through the gate, after whatever capture runs.
+                let me = self.clone();
+                tokio::spawn(async move {
+                    let _ = me.apply_wanted(&page).await;
+                });
             }
             if s.active.as_deref() == Some(&id) && is_http(&info.url) {
                 s.last_url = info.url.clone();
