@@ -67,7 +67,8 @@ pub(super) async fn input(
     let opened = view.wait_for(|s| s.dialog.as_ref().is_some_and(|d| d.tab == tab));
     let send = async {
         for (method, params) in steps {
-            call(page, method, params).await?;
+            // Never during a crisp capture of a view (it maps input through its own scale).
+            browser.dispatch_input(call(page, method, params)).await?;
         }
         Ok::<(), BrowserError>(())
     };

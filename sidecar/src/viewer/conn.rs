@@ -23,11 +23,15 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::inputs::InputQueue;
 use super::keys::virtual_key_code;
 use super::msg::{self, EditOp, Inbound, KeyEvent, MouseButton, MouseEvent};
 use super::paint::PaintOrder;
 use super::popup::Popups;
-use super::{CRISP_QUIET_MS, MAX_PENDING_INPUTS, MAX_QUEUED_FRAME_BYTES, PASTE_CHUNK_CHARS};
+use super::{
+    CRISP_QUIET_MS, MAX_HELD_INPUT_BYTES, MAX_PENDING_INPUTS, MAX_QUEUED_FRAME_BYTES, PASTE_CHUNK_CHARS,
+    PENDING_INPUTS_RESUME,
+};
 use crate::browser::{bounded, BrowserError, BrowserRef, ViewState};
 
 /// Close code for a protocol violation by the view.
@@ -130,14 +134,29 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
     });
     let views = browser.views();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<PumpCtl>();
-    let (in_tx, in_rx) = mpsc::channel::<Inbound>(MAX_PENDING_INPUTS);
+    let inputs = Arc::new(InputQueue::new());
     let tasks = [
         tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
         tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views)),
-        tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
+        tokio::spawn(input_worker(browser.clone(), out.clone(), inputs.clone(), ctl_tx.clone())),
     ];
     let mut writer_done = false;
+    let mut waiting = 0;
     loop {
+        // Backpressure: past the high watermark the socket is not read until the inputs
+        // drain (the view's sends queue up behind it), except while a dialog is pending: its
+        // answer must get through, and the inputs wait for it anyway.
+        if waiting > MAX_PENDING_INPUTS {
+            let mut st = browser.subscribe();
+            tokio::select! {
+                _ = inputs.drained_to(PENDING_INPUTS_RESUME) => {}
+                _ = st.wait_for(|s| s.dialog.is_some()) => {}
+                _ = &mut writer => {
+                    writer_done = true;
+                    break;
+                }
+            }
+        }
         let m = tokio::select! {
             m = stream.next() => m,
             _ = &mut writer => {
@@ -180,8 +199,9 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                 });
             }
             Ok(input) => {
-                if in_tx.try_send(input).is_err() {
-                    out.close(CLOSE_POLICY, "more than 256 inputs waiting");
+                waiting = inputs.push(input);
+                if inputs.held_bytes() > MAX_HELD_INPUT_BYTES {
+                    out.close(CLOSE_POLICY, "more than 32 MiB of input held behind a dialog");
                     break;
                 }
             }
@@ -490,6 +510,14 @@ fn is_capture_echo(size: (f64, f64), viewport: Option<crate::browser::Viewport>)
     near(size.0, (v.width as f64 * v.dpr).ceil()) && near(size.1, (v.height as f64 * v.dpr).ceil())
 }
 
+/// Inputs waiting past which typing is sent as text to catch up.
+const COALESCE_WHEN_BEHIND: usize = 8;
+
+/// True if and only if a JavaScript dialog is pending on the active tab.
+fn dialog_blocks_active(s: &ViewState) -> bool {
+    s.dialog.as_ref().is_some_and(|d| s.active.as_deref() == Some(d.tab.as_str()))
+}
+
 fn active_url(s: &ViewState) -> Option<String> {
     s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a)).map(|t| t.url.clone())
 }
@@ -523,25 +551,33 @@ fn edit_script(op: EditOp) -> &'static str {
 }
 
 /// Applies inputs in order, each bounded; tells the pump that input happened.
-async fn input_worker(
-    browser: BrowserRef,
-    out: Outbox,
-    mut rx: mpsc::Receiver<Inbound>,
-    ctl: mpsc::UnboundedSender<PumpCtl>,
-) {
+async fn input_worker(browser: BrowserRef, out: Outbox, inputs: Arc<InputQueue>, ctl: mpsc::UnboundedSender<PumpCtl>) {
     let mut popups = Popups::default();
+    let mut state = browser.subscribe();
     loop {
         let input = tokio::select! {
-            i = rx.recv() => match i {
-                Some(i) => i,
-                None => return,
-            },
+            i = inputs.pop() => i,
             Some(m) = popups.next() => {
                 out.text(m);
                 continue;
             }
         };
-        let r = apply(&browser, &out, input, &mut popups).await;
+        // A JavaScript dialog is modal: the page takes no input until it is answered (a
+        // dispatch would only wait out the CDP bound and fail). Inputs wait for it, in order.
+        if state.wait_for(|s| !dialog_blocks_active(s)).await.is_err() {
+            return;
+        }
+        // Behind CDP, typing catches up as text (see `InputQueue::take_text_run`).
+        let r = match inputs.take_text_run(&input, COALESCE_WHEN_BEHIND) {
+            Some((text, last_move)) => {
+                let r = apply(&browser, &out, Inbound::Text(text), &mut popups).await;
+                match last_move {
+                    Some(m) if r.is_ok() => apply(&browser, &out, m, &mut popups).await,
+                    _ => r,
+                }
+            }
+            None => apply(&browser, &out, input, &mut popups).await,
+        };
         if let Err(e) = r {
             tracing::debug!("viewer input: {e}");
             if !matches!(e, BrowserError::Busy | BrowserError::Disconnected) {
