@@ -224,3 +224,69 @@ async fn a_100_kb_paste_and_paced_keys_arrive_complete_and_in_order() {
     assert_eq!(got, want, "the paste and the keys arrived complete and in order");
     delete(sc, &id).await;
 }
+
+/// Pids of `root`'s descendants whose command line has `--type=renderer`.
+fn renderers(root: u32) -> Vec<u32> {
+    let mut parent = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // "pid (comm) state ppid …": comm may hold spaces, so split after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.to_string()) else { continue };
+        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        parent.insert(pid, ppid);
+    }
+    let descends = |mut p: u32| {
+        for _ in 0..64 {
+            match parent.get(&p) {
+                Some(&pp) if pp == root => return true,
+                Some(&pp) if pp > 1 => p = pp,
+                _ => return false,
+            }
+        }
+        false
+    };
+    parent
+        .keys()
+        .copied()
+        .filter(|&p| descends(p))
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.windows(15).any(|w| w == b"--type=renderer"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_crashed_renderer_is_reported_at_once_and_reload_brings_the_page_back() {
+    let sc = sidecar();
+    let id = create_at(sc, &format!("{}/clicks", server()), fixed(800, 600, 1.0)).await;
+    let mut ws = view(sc, &id).await;
+    until_title(sc, &id, |t| t == "clicks").await;
+    let pid = info(sc, &id).await["pid"].as_u64().expect("pid") as u32;
+    let victims = renderers(pid);
+    assert!(!victims.is_empty(), "no renderer process under {pid}");
+    for p in victims {
+        let _ = std::process::Command::new("kill").args(["-9", &p.to_string()]).status();
+    }
+    // What an out-of-memory renderer looks like to Chromium: the tab's page is gone.
+    until_json(&mut ws, "crashed", |v| v["type"] == "status" && v["crashed"] == true).await;
+    let i = info(sc, &id).await;
+    assert_eq!((i["connected"].as_bool(), i["crashed"].as_bool()), (Some(true), Some(true)), "{i}");
+    assert!(i["viewport"].is_null(), "a crashed page is not measured: {i}");
+    // Input to the crashed page goes nowhere and holds nothing up.
+    for ev in ["down", "up"] {
+        send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
+    }
+    let r = sc.req("POST", &format!("/api/browsers/{id}/reload"), None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    until_json(&mut ws, "not crashed", |v| v["type"] == "status" && v["crashed"] == false).await;
+    until_title(sc, &id, |t| t == "clicks").await;
+    assert_eq!(info(sc, &id).await["crashed"], false);
+    // The page is live again: a click lands, and frames come.
+    for ev in ["down", "up"] {
+        send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
+    }
+    until_title(sc, &id, |t| t == "400,300").await;
+    until_crisp(&mut ws).await;
+    delete(sc, &id).await;
+}

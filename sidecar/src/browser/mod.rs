@@ -135,6 +135,9 @@ pub struct ViewState {
     /// True if and only if the browser is popped out to a window (or is being popped out,
     /// or popped back in): views stream no frames and their input is ignored.
     pub popped_out: bool,
+    /// True if and only if the active tab's renderer crashed (out of memory, killed) and
+    /// nothing has loaded in it since: the browser is up, the page is gone.
+    pub crashed: bool,
 }
 
 /// Errors of browser operations.

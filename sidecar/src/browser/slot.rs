@@ -97,6 +97,8 @@ struct Shared {
     headed: bool,
     /// The view epoch ([`ViewState::views`]).
     views: u64,
+    /// Tabs whose renderer crashed (`Target.targetCrashed`) and has not loaded a page since.
+    crashed: HashSet<String>,
     /// Cookies the next launch must carry over: read at a pop-out before the headless
     /// Chromium closed, then the popped-out window's snapshots (see
     /// [`COOKIE_SNAPSHOT_POLLS`]). Kept through failed launches (a fallback or Relaunch sets
@@ -166,6 +168,9 @@ pub struct BrowserInfo {
     pub dialog: Option<Dialog>,
     /// True if and only if the browser is popped out to a window (DESIGN §4.4).
     pub popped_out: bool,
+    /// True if and only if the active tab's renderer crashed and nothing loaded since
+    /// (reload or navigate brings the page back).
+    pub crashed: bool,
 }
 
 impl BrowserRef {
@@ -187,6 +192,7 @@ impl BrowserRef {
             generation: 0,
             views: 0,
             popped_out: false,
+            crashed: false,
         });
         let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
         let (vp_done, _) = watch::channel(0u64);
@@ -212,6 +218,7 @@ impl BrowserRef {
                 popped_out: false,
                 headed: false,
                 views: 0,
+                crashed: HashSet::new(),
                 cookies: Vec::new(),
             }),
             view,
@@ -255,6 +262,7 @@ impl BrowserRef {
                 generation: s.generation,
                 views: s.views,
                 popped_out: s.popped_out,
+                crashed: active_crashed(&s),
             }
         };
         self.0.view.send_if_modified(|old| {
@@ -340,6 +348,7 @@ impl BrowserRef {
         }
         .ok_or_else(|| BrowserError::Cdp("Page.navigate: no DevTools endpoint known".into()))?;
         let target = page.target_id().as_ref().to_string();
+        self.loading_again(&target);
         // Not page.execute: chromiumoxide would answer only after the load (see navigate.rs).
         let call = super::navigate::navigate(&devtools, &target, &url);
         let r = self.unless_held(&page, bounded("Page.navigate", call)).await?;
@@ -367,6 +376,28 @@ impl BrowserRef {
         }
     }
 
+    /// Tab `tab` is made to load a page: a crashed renderer is replaced by a new one, so the
+    /// tab is no longer reported crashed.
+    fn loading_again(&self, tab: &str) {
+        if self.shared().crashed.remove(tab) {
+            self.publish();
+        }
+    }
+
+    /// Tab `tab`'s renderer crashed (`Target.targetCrashed`): reported at once, and nothing
+    /// waits on the page's scripts until it loads again.
+    fn on_crashed(&self, tab: &str, generation: u64) {
+        {
+            let mut s = self.shared();
+            if s.generation != generation || !s.tabs.iter().any(|t| t.id == tab) {
+                return;
+            }
+            tracing::info!(browser = %self.0.id, tab, "renderer crashed");
+            s.crashed.insert(tab.to_string());
+        }
+        self.publish();
+    }
+
     /// Goes `delta` (−1 back, +1 forward) in the active tab's history.
     pub async fn history(&self, delta: i64) -> Result<(), BrowserError> {
         let page = self.active_page()?;
@@ -375,6 +406,7 @@ impl BrowserRef {
         let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
             return Err(BrowserError::BadRequest("no history entry in that direction".into()));
         };
+        self.loading_again(page.target_id().as_ref());
         let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
         self.unless_held(&page, go).await?;
         Ok(())
@@ -383,6 +415,7 @@ impl BrowserRef {
     /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
+        self.loading_again(page.target_id().as_ref());
         self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
         Ok(())
     }
@@ -421,6 +454,7 @@ impl BrowserRef {
             pid: s.live.as_ref().and_then(|l| l.pid).filter(|_| s.phase == Phase::Live),
             dialog: s.dialog.clone(),
             popped_out: s.popped_out,
+            crashed: active_crashed(&s),
         }
     }
 
@@ -443,10 +477,15 @@ pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_jso
     Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
 }
 
-/// True if and only if a dialog blocks the active page's scripts (measuring would only wait
-/// out the CDP bound).
+/// True if and only if a dialog blocks the active page's scripts, or its renderer crashed
+/// (measuring would only wait out the CDP bound).
 fn dialog_blocks(s: &Shared) -> bool {
-    s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab))
+    s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab)) || active_crashed(s)
+}
+
+/// True if and only if the active tab's renderer crashed and nothing loaded in it since.
+fn active_crashed(s: &Shared) -> bool {
+    s.active.as_ref().is_some_and(|a| s.crashed.contains(a))
 }
 
 fn s_is_blank(url: &str) -> bool {

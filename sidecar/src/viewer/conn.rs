@@ -233,14 +233,14 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
     loop {
         let st = rx.borrow_and_update().clone();
         if st.views != views {
-            out.text(msg::status(false, false, st.viewport, st.popped_out));
+            out.text(msg::status(false, false, st.viewport, st.popped_out, false));
             out.close(CLOSE_GOING_AWAY, "the browser was relaunched or closed");
             return;
         }
         let prev = last.as_ref();
-        let status = |s: &ViewState| (s.connected, s.launching, s.viewport, s.popped_out);
+        let status = |s: &ViewState| (s.connected, s.launching, s.viewport, s.popped_out, s.crashed);
         if prev.map(status) != Some(status(&st)) {
-            out.text(msg::status(st.connected, st.launching, st.viewport, st.popped_out));
+            out.text(msg::status(st.connected, st.launching, st.viewport, st.popped_out, st.crashed));
         }
         if prev.map(|p| (&p.tabs, &p.active)) != Some((&st.tabs, &st.active)) {
             out.text(msg::tabs(&st.tabs, st.active.as_deref()));
@@ -381,7 +381,10 @@ async fn run_page(
             tracing::debug!("start screencast (shared): {e}");
         }
     }
-    let start_url = active_url(&state.borrow());
+    let (start_url, start_crashed) = {
+        let s = state.borrow();
+        (active_url(&s), s.crashed)
+    };
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut last: Option<Bytes> = None;
     // A new view (or a new tab) gets a capture at once: a static page sends no frames.
@@ -479,7 +482,7 @@ async fn run_page(
                 // A navigation may swap the page's renderer, which ends its screencast:
                 // restart it on every commit of the active tab.
                 let url = active_url(&s);
-                if url != start_url {
+                if url != start_url || s.crashed != start_crashed {
                     return false;
                 }
                 if s.viewport != browser.last_measured() {
@@ -566,6 +569,11 @@ async fn input_worker(browser: BrowserRef, out: Outbox, inputs: Arc<InputQueue>,
         // dispatch would only wait out the CDP bound and fail). Inputs wait for it, in order.
         if state.wait_for(|s| !dialog_blocks_active(s)).await.is_err() {
             return;
+        }
+        // A crashed page takes no input (each dispatch would wait out the CDP bound); the
+        // view shows it crashed and offers Reload.
+        if state.borrow().crashed {
+            continue;
         }
         // Behind CDP, typing catches up as text (see `InputQueue::take_text_run`).
         let r = match inputs.take_text_run(&input, COALESCE_WHEN_BEHIND) {

@@ -254,10 +254,11 @@ fn modifiers_of(m: Option<i64>) -> Result<i64, String> {
     }
 }
 
-/// `{"type":"status","connected":…,"launching":…,"viewport":…,"popped_out":…}`.
-pub fn status(connected: bool, launching: bool, viewport: Option<Viewport>, popped_out: bool) -> String {
-    json!({"type": "status", "connected": connected, "launching": launching, "viewport": viewport, "popped_out": popped_out})
-        .to_string()
+/// `{"type":"status","connected":…,"launching":…,"viewport":…,"popped_out":…,"crashed":…}`.
+pub fn status(connected: bool, launching: bool, viewport: Option<Viewport>, popped_out: bool, crashed: bool) -> String {
+    json!({"type": "status", "connected": connected, "launching": launching, "viewport": viewport,
+        "popped_out": popped_out, "crashed": crashed})
+    .to_string()
 }
 
 /// `{"type":"tabs","tabs":[…],"active":…}`.

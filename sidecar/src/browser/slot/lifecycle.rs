@@ -379,6 +379,7 @@ impl BrowserRef {
             s.pages.clear();
             s.tabs.clear();
             s.gone.clear();
+            s.crashed.clear();
             s.active = None;
             s.dialog = None;
             s.live.take()

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::CloseParams as PageCloseParams;
-use chromiumoxide::cdp::browser_protocol::target::ActivateTargetParams;
+use chromiumoxide::cdp::browser_protocol::target::{ActivateTargetParams, EventTargetCrashed};
 
 use super::super::{bounded, BrowserError, Tab, ViewState};
 use super::*;
@@ -113,6 +113,7 @@ impl BrowserRef {
         let mut created = bounded("listen", browser.event_listener::<EventTargetCreated>()).await?;
         let mut changed = bounded("listen", browser.event_listener::<EventTargetInfoChanged>()).await?;
         let mut destroyed = bounded("listen", browser.event_listener::<EventTargetDestroyed>()).await?;
+        let mut crashed = bounded("listen", browser.event_listener::<EventTargetCrashed>()).await?;
         let weak = Arc::downgrade(&self.0);
         Ok(tokio::spawn(async move {
             loop {
@@ -128,6 +129,10 @@ impl BrowserRef {
                     Some(ev) = destroyed.next() => {
                         let Some(slot) = weak.upgrade() else { return };
                         BrowserRef(slot).on_target_gone(ev.target_id.as_ref(), generation);
+                    }
+                    Some(ev) = crashed.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_crashed(ev.target_id.as_ref(), generation);
                     }
                     else => return,
                 }
@@ -255,6 +260,7 @@ impl BrowserRef {
                 return;
             }
             s.pages.remove(id);
+            s.crashed.remove(id);
             if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
                 s.dialog = None;
             }
