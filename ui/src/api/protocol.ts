@@ -189,7 +189,7 @@ export interface SelectPopup {
 
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
-  | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
+  | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean; crashed?: boolean }
   | { type: 'tabs'; tabs: BrowserTab[]; active: string | null }
   | { type: 'url'; url: string; title: string }
   | { type: 'dialog'; dialog: PageDialog | null }

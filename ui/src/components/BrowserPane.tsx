@@ -5,7 +5,7 @@ import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
-import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
+import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
@@ -382,6 +382,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}
+        {sc && <CrashedPanel store={store} paneId={id} sc={sc} />}
         {sc && <PopoutStub store={store} paneId={id} sc={sc} />}
         {b.view === 'empty' && (
           <div className="browser-panel browser-empty" data-testid="browser-empty">

@@ -22,6 +22,7 @@ import {
   heldButton,
   keyMessage,
   modifiers,
+  textChunks,
   toPage,
   wheelPx,
 } from './input';
@@ -52,6 +53,8 @@ export interface ScreencastState {
   error: string | null;
   /** the browser is popped out to a window (the sidecar's `status`); the pane shows a stub */
   poppedOut: boolean;
+  /** the active tab's renderer crashed (the sidecar's `status`): the pane says so and offers Reload */
+  crashed: boolean;
   /** a pop-out or pop-in this pane asked for and the sidecar has not answered yet */
   popping: 'out' | 'in' | null;
   /** why the last pop-out or pop-in failed (cleared by the next one) */
@@ -75,6 +78,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   relaunchError: null,
   error: null,
   poppedOut: false,
+  crashed: false,
   popping: null,
   popError: null,
 };
@@ -413,7 +417,7 @@ export class ScreencastRuntime {
 
   /** Picks option `index` of the popup shown, or dismisses it (null). */
   choosePopup(index: number | null): void {
-    if (index !== null && this.popup) this.session.send({ type: 'popup_choice', index });
+    if (index !== null && this.popup) this.session.sendInput({ type: 'popup_choice', index });
     this.popup = null;
     this.events.onScreencast({ popup: null });
     this.focus(true);
@@ -537,7 +541,7 @@ export class ScreencastRuntime {
   private onMessage(m: ViewerOut) {
     switch (m.type) {
       case 'status':
-        this.events.onScreencast({ connected: m.connected, launching: m.launching === true, ...(statusClearsPopError(m) ? { popError: null } : {}) });
+        this.events.onScreencast({ connected: m.connected, launching: m.launching === true, crashed: m.crashed === true, ...(statusClearsPopError(m) ? { popError: null } : {}) });
         this.setPoppedOut(m.popped_out === true);
         break;
       case 'tabs':
@@ -664,13 +668,13 @@ export class ScreencastRuntime {
         /* not capturable: moves outside are lost */
       }
       const clicks = this.clicks.down(e.timeStamp, e.clientX, e.clientY, e.button);
-      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks, modifiers: modifiers(e) });
+      this.session.sendInput({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks, modifiers: modifiers(e) });
     });
     this.on(c, 'pointerup', (e) => {
       const p = this.pagePoint(e);
       this.flushMove();
       if (!p) return;
-      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: this.clicks.current, modifiers: modifiers(e) });
+      this.session.sendInput({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: this.clicks.current, modifiers: modifiers(e) });
     });
     this.on(c, 'pointermove', (e) => {
       // Latest-only: one move per animation frame.
@@ -686,7 +690,7 @@ export class ScreencastRuntime {
         const p = this.pagePoint(e);
         if (!p) return;
         const h = this.fit ? this.fit.h / this.fit.scale : 800;
-        this.session.send({ type: 'input_mouse', event: 'wheel', ...p, modifiers: modifiers(e), deltaX: wheelPx(e.deltaX, e.deltaMode, h), deltaY: wheelPx(e.deltaY, e.deltaMode, h) });
+        this.session.sendInput({ type: 'input_mouse', event: 'wheel', ...p, modifiers: modifiers(e), deltaX: wheelPx(e.deltaX, e.deltaMode, h), deltaY: wheelPx(e.deltaY, e.deltaMode, h) });
       },
       { passive: false },
     );
@@ -698,22 +702,22 @@ export class ScreencastRuntime {
         e.preventDefault();
         if (chord === 'paste')
           void readClipboard().then((text) => {
-            if (text) this.session.send({ type: 'input_text', text });
+            if (text) this.sendText(text);
           });
-        else this.session.send({ type: 'edit', op: chord });
+        else this.session.sendInput({ type: 'edit', op: chord });
         return;
       }
       const m = keyMessage('down', e);
       if (!m) return;
       e.preventDefault();
       this.down.add(e.code || e.key);
-      this.session.send(m);
+      this.session.sendInput(m);
     });
     this.on(c, 'keyup', (e) => {
       const k = e.code || e.key;
       if (!this.down.delete(k)) return; // never an up for a down the page did not get
       const m = keyMessage('up', e);
-      if (m) this.session.send(m);
+      if (m) this.session.sendInput(m);
     });
     // IME: the catcher holds the composition while it lasts (touching its value then would
     // cancel it); the committed text goes to the page once, as `input_text`.
@@ -722,7 +726,7 @@ export class ScreencastRuntime {
     });
     this.on(c, 'compositionend', (e) => {
       this.composing = false;
-      if (e.data) this.session.send({ type: 'input_text', text: e.data });
+      if (e.data) this.sendText(e.data);
       c.value = '';
     });
     this.on(c, 'input', (e) => {
@@ -731,29 +735,34 @@ export class ScreencastRuntime {
       // composition, a virtual keyboard, dictation) goes to the page as text. A composition's
       // own input events have other input types, so nothing is sent twice.
       const ie = e as InputEvent;
-      if (ie.inputType === 'insertText' && ie.data) this.session.send({ type: 'input_text', text: ie.data });
+      if (ie.inputType === 'insertText' && ie.data) this.sendText(ie.data);
       c.value = '';
     });
     // The browser's own Edit menu (web mode) lands here as clipboard events on the catcher.
     this.on(c, 'paste', (e) => {
       e.preventDefault();
       const text = e.clipboardData?.getData('text/plain');
-      if (text) this.session.send({ type: 'input_text', text });
+      if (text) this.sendText(text);
     });
     this.on(c, 'copy', (e) => {
       e.preventDefault();
-      this.session.send({ type: 'edit', op: 'copy' });
+      this.session.sendInput({ type: 'edit', op: 'copy' });
     });
     this.on(c, 'cut', (e) => {
       e.preventDefault();
-      this.session.send({ type: 'edit', op: 'cut' });
+      this.session.sendInput({ type: 'edit', op: 'cut' });
     });
     this.on(c, 'blur', () => {
       this.composing = false; // a composition ends with the focus (its compositionend may not come)
       // Keys held when focus leaves: release them in the page.
-      for (const code of this.down) this.session.send({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
+      for (const code of this.down) this.session.sendInput({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
       this.down.clear();
     });
+  }
+
+  /** A paste (or committed IME text) as `input_text` pieces under the message cap, in order. */
+  private sendText(text: string) {
+    for (const t of textChunks(text)) this.session.sendInput({ type: 'input_text', text: t });
   }
 
   private flushMove() {
@@ -763,6 +772,6 @@ export class ScreencastRuntime {
     this.pendingMove = null;
     if (!e) return;
     const p = this.pagePoint(e);
-    if (p) this.session.send({ type: 'input_mouse', event: 'move', ...p, button: heldButton(e.buttons), modifiers: modifiers(e) });
+    if (p) this.session.sendInput({ type: 'input_mouse', event: 'move', ...p, button: heldButton(e.buttons), modifiers: modifiers(e) });
   }
 }
