@@ -138,6 +138,12 @@ pub struct ViewState {
     /// True if and only if the active tab's renderer crashed (out of memory, killed) and
     /// nothing has loaded in it since: the browser is up, the page is gone.
     pub crashed: bool,
+    /// The active tab is loading a document (`Page.frameStartedLoading` of its main frame
+    /// until `frameStoppedLoading`, or a navigation asked for and not yet started).
+    pub loading: bool,
+    /// Where the active tab is going while it loads and has not committed yet (asked for
+    /// with navigate, or a link the page followed); `None` when not known or committed.
+    pub pending_url: Option<String>,
 }
 
 /// Errors of browser operations.

@@ -99,6 +99,8 @@ struct Shared {
     views: u64,
     /// Tabs whose renderer crashed (`Target.targetCrashed`) and has not loaded a page since.
     crashed: HashSet<String>,
+    /// Tabs loading a document, with where they are going until it commits (if known).
+    loading: HashMap<String, Option<String>>,
     /// Cookies the next launch must carry over: read at a pop-out before the headless
     /// Chromium closed, then the popped-out window's snapshots (see
     /// [`COOKIE_SNAPSHOT_POLLS`]). Kept through failed launches (a fallback or Relaunch sets
@@ -193,6 +195,8 @@ impl BrowserRef {
             views: 0,
             popped_out: false,
             crashed: false,
+            loading: false,
+            pending_url: None,
         });
         let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
         let (vp_done, _) = watch::channel(0u64);
@@ -219,6 +223,7 @@ impl BrowserRef {
                 headed: false,
                 views: 0,
                 crashed: HashSet::new(),
+                loading: HashMap::new(),
                 cookies: Vec::new(),
             }),
             view,
@@ -263,6 +268,8 @@ impl BrowserRef {
                 views: s.views,
                 popped_out: s.popped_out,
                 crashed: active_crashed(&s),
+                loading: s.active.as_ref().is_some_and(|a| s.loading.contains_key(a)),
+                pending_url: s.active.as_ref().and_then(|a| s.loading.get(a).cloned().flatten()),
             }
         };
         self.0.view.send_if_modified(|old| {
@@ -349,6 +356,7 @@ impl BrowserRef {
         .ok_or_else(|| BrowserError::Cdp("Page.navigate: no DevTools endpoint known".into()))?;
         let target = page.target_id().as_ref().to_string();
         self.loading_again(&target);
+        self.set_loading(&target, Some(Some(url.clone())));
         // Not page.execute: chromiumoxide would answer only after the load (see navigate.rs).
         let call = super::navigate::navigate(&devtools, &target, &url);
         let r = self.unless_held(&page, bounded("Page.navigate", call)).await?;
@@ -374,6 +382,26 @@ impl BrowserRef {
             r = call => r.map(Some),
             _ = held => Ok(None),
         }
+    }
+
+    /// Sets tab `tab`'s loading state: `Some(pending)` loading (towards `pending` if known;
+    /// a known pending URL is kept when an unknown one comes), `None` not loading.
+    pub(super) fn set_loading(&self, tab: &str, to: Option<Option<String>>) {
+        {
+            let mut s = self.shared();
+            match to {
+                Some(pending) => {
+                    let e = s.loading.entry(tab.to_string()).or_insert(None);
+                    if pending.is_some() {
+                        *e = pending;
+                    }
+                }
+                None => {
+                    s.loading.remove(tab);
+                }
+            }
+        }
+        self.publish();
     }
 
     /// Tab `tab` is made to load a page: a crashed renderer is replaced by a new one, so the

@@ -254,6 +254,10 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
                 out.text(msg::url(u, t));
             }
         }
+        let load = |s: &ViewState| (s.loading, s.pending_url.clone());
+        if prev.map(load) != Some(load(&st)) {
+            out.text(msg::loading(st.loading, st.pending_url.as_deref()));
+        }
         if prev.map(|p| &p.dialog) != Some(&st.dialog) {
             out.text(msg::dialog(st.dialog.as_ref()));
         }

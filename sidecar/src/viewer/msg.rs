@@ -271,6 +271,12 @@ pub fn url(url: &str, title: &str) -> String {
     json!({"type": "url", "url": url, "title": title}).to_string()
 }
 
+/// `{"type":"loading","loading":…,"url":…}` for the active tab: `url` is where it is going
+/// until that commits (`null` when not known or committed).
+pub fn loading(loading: bool, url: Option<&str>) -> String {
+    json!({"type": "loading", "loading": loading, "url": url}).to_string()
+}
+
 /// `{"type":"dialog","dialog":…}`; `null` once it is gone.
 pub fn dialog(d: Option<&Dialog>) -> String {
     json!({"type": "dialog", "dialog": d}).to_string()

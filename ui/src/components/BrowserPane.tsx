@@ -60,8 +60,9 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
   if (!editing) {
     return (
       <button
-        className="browser-url"
+        className={`browser-url${b.loading ? ' loading' : ''}`}
         data-testid="browser-url"
+        data-loading={b.loading ? 'true' : 'false'}
         title={b.title || b.url || 'Type a URL'}
         onMouseDown={(e) => e.stopPropagation()}
         onClick={(e) => {

@@ -108,6 +108,8 @@ export class ScreencastRuntime {
   private mounted = false;
   private disposed = false;
   private url: string;
+  /** the active tab's committed URL (the page shown); `url` may be a pending one while it loads */
+  private committed = '';
   private browserId: string | null;
   private creating: Promise<string | null> | null = null;
   private viewport: ViewportChoice;
@@ -233,7 +235,8 @@ export class ScreencastRuntime {
     if (this.disposed || !isHttpUrl(url)) return;
     const before = this.url;
     this.url = url;
-    this.events.onChange({ url });
+    // Like Chrome: the address asked for shows at once, marked as loading, over the old page.
+    this.events.onChange({ url, loading: true });
     if (!this.browserId && !this.creating) {
       this.start();
       return;
@@ -245,7 +248,7 @@ export class ScreencastRuntime {
         // Refused (a blocked address, a bad URL): the page stays where it was, and so does the header.
         if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.code !== 'disconnected' && this.url === url) {
           this.url = before;
-          this.events.onChange({ url: before });
+          this.events.onChange({ url: before, loading: false });
         }
         throw e;
       }
@@ -548,8 +551,15 @@ export class ScreencastRuntime {
         this.events.onScreencast({ tabs: m.tabs, activeTab: m.active });
         break;
       case 'url':
-        if (isHttpUrl(m.url)) this.url = m.url;
+        if (isHttpUrl(m.url)) this.url = this.committed = m.url;
         this.events.onChange({ url: this.url, title: m.title });
+        break;
+      case 'loading':
+        // While loading, the field shows where the tab is going (marked as loading); once
+        // nothing is pending (committed, stopped, or refused by "Stay") the page's own URL.
+        if (m.loading && m.url && isHttpUrl(m.url)) this.url = m.url;
+        else if (this.committed) this.url = this.committed;
+        this.events.onChange({ url: this.url, loading: m.loading });
         break;
       case 'sync':
         this.element.dataset.sync = m.state;

@@ -380,6 +380,7 @@ impl BrowserRef {
             s.tabs.clear();
             s.gone.clear();
             s.crashed.clear();
+            s.loading.clear();
             s.active = None;
             s.dialog = None;
             s.live.take()

@@ -174,6 +174,11 @@ impl BrowserRef {
                 t.url = info.url.clone();
                 t.title = info.title.clone();
             }
+            if committed.is_some() {
+                if let Some(p) = s.loading.get_mut(&id) {
+                    *p = None;
+                }
+            }
             if let Some(page) = committed {
                 // A navigation may swap the page's renderer while a crisp capture has it
                 // re-emulated at the capture's scale; the new renderer can keep that scale
@@ -261,6 +266,7 @@ impl BrowserRef {
             }
             s.pages.remove(id);
             s.crashed.remove(id);
+            s.loading.remove(id);
             if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
                 s.dialog = None;
             }
