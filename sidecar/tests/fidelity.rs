@@ -30,6 +30,9 @@ fn page(path: &str) -> Option<String> {
             const show=()=>{{document.title=t.value.length+':'+sum(t.value)}};
             t.addEventListener('input',show);</script>"#
         ),
+        "/asks" => format!(
+            r#"{head}<title>asks</title><script>addEventListener('beforeunload',e=>{{e.preventDefault();e.returnValue=''}})</script>"#
+        ),
         _ => return None,
     };
     Some(body)
@@ -288,5 +291,29 @@ async fn a_crashed_renderer_is_reported_at_once_and_reload_brings_the_page_back(
     }
     until_title(sc, &id, |t| t == "400,300").await;
     until_crisp(&mut ws).await;
+    delete(sc, &id).await;
+}
+
+#[tokio::test]
+async fn unload_runs_beforeunload_stay_keeps_the_tab_leave_closes_it() {
+    let sc = sidecar();
+    let id = create_at(sc, &format!("{}/asks", server()), fixed(800, 600, 1.0)).await;
+    let mut ws = view(sc, &id).await;
+    until_title(sc, &id, |t| t == "asks").await;
+    // The gesture that arms beforeunload.
+    for ev in ["down", "up"] {
+        send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
+    }
+    until_crisp(&mut ws).await;
+    let unload = || async { sc.req("POST", &format!("/api/browsers/{id}/unload"), None).await.json() };
+    assert_eq!(unload().await, json!({"closed": false}));
+    until_json(&mut ws, "beforeunload", |v| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload").await;
+    send(&mut ws, json!({"type":"dialog","accept":false})).await;
+    until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
+    assert_eq!(info(sc, &id).await["tabs"].as_array().unwrap().len(), 1, "Stay keeps the tab");
+    assert_eq!(unload().await, json!({"closed": false}));
+    until_json(&mut ws, "beforeunload", |v| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload").await;
+    send(&mut ws, json!({"type":"dialog","accept":true})).await;
+    assert_eq!(unload().await, json!({"closed": true}));
     delete(sc, &id).await;
 }

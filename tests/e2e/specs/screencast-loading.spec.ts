@@ -3,7 +3,7 @@
 // "Stay" on a page's beforeunload the address field shows the page's own URL again.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, openScreencast, pageTitle, pointOf, test } from './fixtures';
+import { api, expect, openScreencast, pageTitle, pointOf, test } from './fixtures';
 
 const page = (title: string, extra = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body style="margin:0;height:100vh;background:#fff"><h1>${title}</h1>${extra}</body></html>`;
@@ -84,3 +84,37 @@ test('after Stay on a beforeunload the address shows the page, not the refused t
   await expect(pane.getByTestId('browser-progress')).toBeHidden();
   expect(await pageTitle(browser)).toBe('asks');
 });
+
+test('closing the pane runs the page’s beforeunload: Stay keeps it, Leave closes it (✕ and Ctrl-b x)', async ({ wall, page }) => {
+  test.setTimeout(90_000);
+  const { id, browser } = await openScreencast(wall, `${origin}/asks`);
+  const pane = wall.pane(id);
+  await expect.poll(() => pageTitle(browser)).toBe('asks');
+  const p = await pointOf(page, id, 300, 300);
+  await page.mouse.click(p.x, p.y);
+  const dialog = pane.getByTestId('page-dialog');
+  await pane.getByTestId('pane-close').click();
+  await expect(dialog).toHaveAttribute('data-kind', 'beforeunload', { timeout: 15_000 });
+  await pane.getByTestId('page-dialog-cancel').click();
+  await expect(dialog).toBeHidden();
+  // Stayed: the pane and its page are as they were.
+  await expect(pane).toBeVisible();
+  expect(await pageTitle(browser)).toBe('asks');
+  // The prefix close asks again; Leave closes the pane and its browser.
+  await page.mouse.click(p.x, p.y);
+  await page.keyboard.press('Control+b');
+  await page.keyboard.press('x');
+  await expect(dialog).toHaveAttribute('data-kind', 'beforeunload', { timeout: 15_000 });
+  await pane.getByTestId('page-dialog-ok').click();
+  await expect(pane).toHaveCount(0, { timeout: 15_000 });
+  await expect.poll(async () => (await fetchStatus(`/api/browsers/${browser}`)), { timeout: 15_000 }).toBe(404);
+});
+
+async function fetchStatus(path: string): Promise<number> {
+  try {
+    await api('GET', path);
+    return 200;
+  } catch (e) {
+    return /404/.test(String(e)) ? 404 : 500;
+  }
+}

@@ -137,6 +137,13 @@ export class ScreencastRuntime {
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
   private popping: 'out' | 'in' | null = null;
+  /** the pending dialog's kind (from the socket) */
+  private dialogKind: string | null = null;
+  /** a close waiting for the user's answer to the page's beforeunload: resolves with it */
+  private unloadAnswer: ((leave: boolean) => void) | null = null;
+  /** answers given to beforeunload dialogs so far, and the last one (the dialog can be answered before the unload call returns) */
+  private unloadAnswers = 0;
+  private lastUnloadAnswer = false;
 
   constructor(
     readonly paneId: string,
@@ -413,8 +420,45 @@ export class ScreencastRuntime {
     });
   }
 
+  /**
+   * Before the pane closes: runs the page's `beforeunload` as closing a window does (every
+   * tab asked in turn; a dialog shows in the pane). Resolves true when the pane may close
+   * (every tab left, or the browser cannot be asked), false when the human chose Stay.
+   */
+  async unload(): Promise<boolean> {
+    const id = this.browserId;
+    if (!id || this.disposed || this.poppedOut) return true;
+    for (;;) {
+      let r: { closed: boolean };
+      const answered = this.unloadAnswers;
+      try {
+        r = await api.browserUnload(id);
+      } catch {
+        return true; // stopped, gone, busy: nothing can ask
+      }
+      if (r.closed || this.disposed) return true;
+      // The dialog's message may come (and be answered) before this answer does.
+      const leave =
+        this.unloadAnswers !== answered
+          ? this.lastUnloadAnswer
+          : await new Promise<boolean>((res) => {
+              this.unloadAnswer = res;
+            });
+      if (!leave) return false;
+    }
+  }
+
   /** Answers the pending JavaScript dialog (only ever on the user's word). */
   answerDialog(accept: boolean, text?: string): void {
+    if (this.dialogKind === 'beforeunload') {
+      this.unloadAnswers++;
+      this.lastUnloadAnswer = accept;
+    }
+    if (this.unloadAnswer && this.dialogKind === 'beforeunload') {
+      const answer = this.unloadAnswer;
+      this.unloadAnswer = null;
+      queueMicrotask(() => answer(accept));
+    }
     this.session.send(text === undefined ? { type: 'dialog', accept } : { type: 'dialog', accept, text });
   }
 
@@ -568,6 +612,7 @@ export class ScreencastRuntime {
         if (m.state === 'synced') this.session.send({ type: 'repaint' });
         break;
       case 'dialog':
+        this.dialogKind = m.dialog?.kind ?? null;
         this.events.onScreencast({ dialog: m.dialog });
         break;
       case 'popup': {

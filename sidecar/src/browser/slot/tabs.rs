@@ -102,6 +102,61 @@ impl BrowserRef {
     }
 }
 
+impl BrowserRef {
+    /// Asks every tab's page to leave, as closing a window does: each tab in turn (made
+    /// active, so the pane shows the page that asks) gets `Page.close`, which runs its
+    /// `beforeunload`. Returns true once no tab is left (or Chromium is gone, or the browser is
+    /// popped out: the window is the user's), false once a `beforeunload` dialog holds a tab
+    /// (answered OK, that tab goes: call again for the rest; Cancel keeps it and the others).
+    pub async fn unload(&self) -> Result<bool, BrowserError> {
+        loop {
+            if self.shared().popped_out {
+                return Ok(true);
+            }
+            let next = {
+                let s = self.shared();
+                if s.phase != Phase::Live {
+                    return Ok(true);
+                }
+                if s.dialog.as_ref().is_some_and(|d| d.kind == "beforeunload") {
+                    return Ok(false);
+                }
+                let first = s.active.clone().filter(|a| s.pages.contains_key(a));
+                first.or_else(|| s.tabs.iter().find(|t| s.pages.contains_key(&t.id)).map(|t| t.id.clone()))
+            };
+            let Some(tab) = next else { return Ok(true) };
+            if self.shared().active.as_deref() != Some(&tab) {
+                self.select_tab(&tab).await?;
+            }
+            let page = self.shared().pages.get(&tab).cloned();
+            let Some(page) = page else { continue };
+            let mut view = self.subscribe();
+            let closing = page.clone();
+            // As in `close_tab`: the reply races the session's detach; the tab leaving (or
+            // its dialog opening) is the answer.
+            tokio::spawn(async move {
+                if let Err(e) = bounded("Page.close", closing.execute(PageCloseParams::default())).await {
+                    tracing::debug!("unload tab: {e}");
+                }
+            });
+            let done = |st: &ViewState| {
+                !st.connected
+                    || !st.tabs.iter().any(|t| t.id == tab)
+                    || st.dialog.as_ref().is_some_and(|d| d.tab == tab)
+            };
+            let bound = Duration::from_millis(super::super::CDP_CALL_BOUND_MS);
+            let held = match tokio::time::timeout(bound, view.wait_for(done)).await {
+                Ok(Ok(st)) => st.dialog.as_ref().is_some_and(|d| d.tab == tab),
+                Ok(Err(_)) => false,
+                Err(_) => return Err(BrowserError::Timeout("Page.close")),
+            };
+            if held {
+                return Ok(false);
+            }
+        }
+    }
+}
+
 // ---- page targets: which are tabs, opened and gone ----
 
 impl BrowserRef {
