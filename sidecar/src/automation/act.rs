@@ -121,7 +121,7 @@ pub async fn perform(
         let dialog = input(browser, page, key_events(k)).await?;
         return Ok(json!({"dialog": dialog_of(browser, dialog)}));
     };
-    let st = state(page, node).await?;
+    let st = state(node).await?;
     if st.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
     }
@@ -137,13 +137,13 @@ pub async fn perform(
     let mut out = json!({});
     let dialog = match action {
         Action::Focus | Action::Fill(_) | Action::Type(_) | Action::Press(_) => {
-            call(page, "DOM.focus", json!({"backendNodeId": node.backend})).await.map_err(|e| match e {
+            call(&node.session, "DOM.focus", json!({"backendNodeId": node.backend})).await.map_err(|e| match e {
                 BrowserError::Cdp(_) => AutomationError::NotVisible(node.name.clone()),
                 e => e.into(),
             })?;
             match action {
                 Action::Fill(text) => {
-                    call_on(page, &node.object, SELECT_ALL_JS, vec![]).await?;
+                    call_on(&node.session, &node.object, SELECT_ALL_JS, vec![]).await?;
                     let steps = if text.is_empty() {
                         key_events(&keys::parse("Delete").expect("Delete is a key"))
                     } else {
@@ -151,7 +151,7 @@ pub async fn perform(
                     };
                     let d = input(browser, page, steps).await?;
                     if !d {
-                        verify_value(page, node, text, st.secret, &mut out).await?;
+                        verify_value(node, text, st.secret, &mut out).await?;
                     }
                     d
                 }
@@ -159,7 +159,7 @@ pub async fn perform(
                     let steps = text.chars().flat_map(|c| key_events(&keys::for_char(c))).collect();
                     let d = input(browser, page, steps).await?;
                     if !d {
-                        let v = call_on(page, &node.object, VALUE_JS, vec![]).await?;
+                        let v = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?;
                         let v = v.as_str().unwrap_or("");
                         if st.secret {
                             out["length"] = v.chars().count().into();
@@ -174,8 +174,8 @@ pub async fn perform(
             }
         }
         Action::Click | Action::DblClick | Action::Hover | Action::Check(_) => {
-            let (x, y) = visible_point(page, node).await?;
-            check_not_covered(page, node, x, y).await?;
+            let (x, y) = visible_point(node).await?;
+            check_not_covered(node, x, y).await?;
             out["point"] = json!({"x": x, "y": y});
             let mut steps = vec![mouse("mouseMoved", x, y, 0)];
             match action {
@@ -192,7 +192,7 @@ pub async fn perform(
             }
             let d = input(browser, page, steps).await?;
             if let (Action::Check(want), false) = (action, d) {
-                let now = state(page, node).await?.checked;
+                let now = state(node).await?.checked;
                 if now != Some(*want) {
                     return Err(AutomationError::Mismatch {
                         message: format!(
@@ -214,13 +214,12 @@ pub async fn perform(
 /// Reads the field back after a fill: `mismatch` (with what it shows; a secret field's
 /// length only) when it is not `want`.
 async fn verify_value(
-    page: &Page,
     node: &Node,
     want: &str,
     secret: bool,
     out: &mut Value,
 ) -> Result<(), AutomationError> {
-    let v = call_on(page, &node.object, VALUE_JS, vec![]).await?;
+    let v = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?;
     let got = v.as_str().unwrap_or("");
     let observed = if secret { json!({"length": got.chars().count()}) } else { json!({"value": got}) };
     if got != want {
