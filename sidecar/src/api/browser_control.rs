@@ -15,8 +15,8 @@ use super::control::{compile_regex, normalize_url, open, Caller, OpenReq, MAX_WA
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{
-    parse_key, Action, AutomationError, Read, RefState, WaitFor, REF_STATES, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
-    MAX_TYPE_CHARS,
+    parse_key, Action, AutomationError, Read, RefState, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
+    MAX_TYPE_CHARS, REF_STATES,
 };
 use crate::browser::BrowserRef;
 use crate::control::{Handle, PaneKind, Target};

@@ -213,12 +213,7 @@ pub async fn perform(
 
 /// Reads the field back after a fill: `mismatch` (with what it shows; a secret field's
 /// length only) when it is not `want`.
-async fn verify_value(
-    node: &Node,
-    want: &str,
-    secret: bool,
-    out: &mut Value,
-) -> Result<(), AutomationError> {
+async fn verify_value(node: &Node, want: &str, secret: bool, out: &mut Value) -> Result<(), AutomationError> {
     let v = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?;
     let got = v.as_str().unwrap_or("");
     let observed = if secret { json!({"length": got.chars().count()}) } else { json!({"value": got}) };

@@ -49,7 +49,12 @@ pub async fn call(session: impl Into<Session>, method: &'static str, params: Val
 /// Calls `function` (JavaScript source of a function) with `this` = the object `object_id`
 /// (an object of `session`) and `args` (each `{"value":…}` or `{"objectId":…}`); returns its
 /// value by value.
-pub async fn call_on(session: impl Into<Session>, object_id: &str, function: &str, args: Vec<Value>) -> Result<Value, BrowserError> {
+pub async fn call_on(
+    session: impl Into<Session>,
+    object_id: &str,
+    function: &str,
+    args: Vec<Value>,
+) -> Result<Value, BrowserError> {
     let r = call(
         session,
         "Runtime.callFunctionOn",

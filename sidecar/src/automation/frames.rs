@@ -91,7 +91,8 @@ impl Rect {
     /// The part of `self` inside `other`, or `None` when less than 1 px of it is.
     pub fn clip(self, other: Rect) -> Option<Rect> {
         let (x0, y0) = (self.x.max(other.x), self.y.max(other.y));
-        let (x1, y1) = ((self.x + self.width).min(other.x + other.width), (self.y + self.height).min(other.y + other.height));
+        let (x1, y1) =
+            ((self.x + self.width).min(other.x + other.width), (self.y + self.height).min(other.y + other.height));
         (x1 - x0 >= 1.0 && y1 - y0 >= 1.0).then_some(Rect { x: x0, y: y0, width: x1 - x0, height: y1 - y0 })
     }
 
@@ -102,7 +103,12 @@ impl Rect {
 
     /// Reads `{"x","y","width","height"}`.
     pub fn from_json(v: &Value) -> Option<Rect> {
-        Some(Rect { x: v["x"].as_f64()?, y: v["y"].as_f64()?, width: v["width"].as_f64()?, height: v["height"].as_f64()? })
+        Some(Rect {
+            x: v["x"].as_f64()?,
+            y: v["y"].as_f64()?,
+            width: v["width"].as_f64()?,
+            height: v["height"].as_f64()?,
+        })
     }
 }
 
@@ -207,8 +213,8 @@ impl Session {
             self.page.event_listener::<EventReceivedMessageFromTarget>(),
         )
         .await?;
-        let r = cdp::page_call(&self.page, "Target.attachToTarget", json!({"targetId": target, "flatten": false}))
-            .await?;
+        let r =
+            cdp::page_call(&self.page, "Target.attachToTarget", json!({"targetId": target, "flatten": false})).await?;
         let id = r["sessionId"]
             .as_str()
             .ok_or_else(|| BrowserError::Cdp("Target.attachToTarget: no sessionId".into()))?

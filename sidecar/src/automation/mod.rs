@@ -180,9 +180,8 @@ impl Automation {
             };
             match &root {
                 None => snapshot::outline(&c, &mut mint),
-                Some((r, key)) => snapshot::outline_of(&c, &key.frame, key.backend, &mut mint).ok_or_else(|| {
-                    AutomationError::NotVisible(r.to_string())
-                })?,
+                Some((r, key)) => snapshot::outline_of(&c, &key.frame, key.backend, &mut mint)
+                    .ok_or_else(|| AutomationError::NotVisible(r.to_string()))?,
             }
         };
         let (text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);

@@ -96,10 +96,7 @@ pub async fn holds(node: &Node, want: RefState) -> Result<bool, AutomationError>
         RefState::Checked | RefState::Unchecked => match state(node).await?.checked {
             Some(c) => c == (want == RefState::Checked),
             None => {
-                return Err(AutomationError::BadRequest(format!(
-                    "{} is not a checkbox, radio or switch",
-                    node.name
-                )))
+                return Err(AutomationError::BadRequest(format!("{} is not a checkbox, radio or switch", node.name)))
             }
         },
         RefState::Focused => call_on(&node.session, &node.object, FOCUSED_JS, vec![]).await? == Value::Bool(true),

@@ -137,7 +137,10 @@ impl Captured {
 
 /// What one frame process shows: its frames, its DOM facts and its frames' accessibility
 /// trees.
-async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, DomFacts, HashMap<String, AxTree>), BrowserError> {
+async fn read(
+    session: &Session,
+    process: usize,
+) -> Result<(Vec<Frame>, DomFacts, HashMap<String, AxTree>), BrowserError> {
     let mut frames = frames(&call(session, "Page.getFrameTree", serde_json::json!({})).await?);
     let targets = session.targets();
     for f in &mut frames {
@@ -248,7 +251,8 @@ pub fn outline_of(
     mint: &mut dyn FnMut(&str, i64) -> Option<u64>,
 ) -> Option<Vec<Line>> {
     let tree = c.ax.get(frame)?;
-    let id = tree.nodes.iter().find(|(_, n)| n["backendDOMNodeId"].as_i64() == Some(backend)).map(|(id, _)| id.clone())?;
+    let id =
+        tree.nodes.iter().find(|(_, n)| n["backendDOMNodeId"].as_i64() == Some(backend)).map(|(id, _)| id.clone())?;
     let mut w = Walker { c, mint, out: Vec::new(), visited: HashSet::new() };
     w.visited.insert(frame.to_string());
     w.node(frame, &id, 0, "");
