@@ -835,7 +835,7 @@ async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
     assert!(one["text"].as_str().unwrap().starts_with(&format!("- listbox \"Toppings\" [ref={toppings}]")));
     let (code, out, err) = run(&["snapshot", "-i", "--ref", &toppings]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("page ") && out.lines().count() == 5 && !out.contains("Colour"), "{out}");
+    assert!(out.starts_with("page ") && out.lines().count() == 6 && !out.contains("Colour"), "{out}");
     a.refused("snapshot", json!({"ref": "e999999"}), "unknown_ref").await;
 
     // wait --ref-state: a state that does not come times out (exit 4 from ph).
