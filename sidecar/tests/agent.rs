@@ -772,6 +772,16 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
     assert!(n("y") >= g[1] - 0.5 && n("y") + n("height") <= g[1] + g[3] + 0.5, "in the frame: {r} {g:?}");
     assert!(n("y") >= g[4] - 0.5 && n("y") + n("height") <= g[5] + 0.5, "in the box: {r} {g:?}");
 
+    // Covered on the way (the page is scrolled, and so is the frame): by the top page's
+    // overlay over the frame, then by the frame's own overlay; nothing is clicked.
+    eval("cover.style.display = 'block'").await;
+    let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
+    assert_eq!(e["by"], "div#cover \"Cover\"", "{e}");
+    eval("cover.style.display = 'none'").await;
+    a.ok("act", json!({"action": "click", "ref": ref_of(&text, "\"Shade it\"")})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
+    assert_eq!(e["by"], "div#shade \"Shade\"", "{e}");
+
     // snapshot --ref: one element of the frame.
     let one = a.ok("snapshot", json!({"ref": name})).await;
     assert_eq!(one["text"], format!("- textbox \"Name in frame\" [ref={name}]: \"hello\"\n"), "{one}");
