@@ -782,6 +782,13 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
     let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
     assert_eq!(e["by"], "div#shade \"Shade\"", "{e}");
 
+    // Reads in the frame: its text, and a PNG of just its box (150×30 CSS px at DPR 1).
+    assert_eq!(a.ok("get", json!({"what": "text", "ref": late})).await["text"], "Clicked late");
+    let png = a.ok("screenshot", json!({"ref": late})).await;
+    let png = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, png["png"].as_str().unwrap()).unwrap();
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((size(16), size(20)), (150, 30), "the element's box");
+
     // snapshot --ref: one element of the frame.
     let one = a.ok("snapshot", json!({"ref": name})).await;
     assert_eq!(one["text"], format!("- textbox \"Name in frame\" [ref={name}]: \"hello\"\n"), "{one}");

@@ -62,6 +62,12 @@ impl Drop for Child {
     }
 }
 
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("targets", &self.targets()).finish()
+    }
+}
+
 impl From<&Page> for Session {
     fn from(page: &Page) -> Session {
         Session { page: page.clone(), child: None }
@@ -314,9 +320,8 @@ impl Session {
         let (mut x, mut y) = (x, y);
         // Outermost first: each owner must be what its parent hits at the point.
         for (c, h) in chain.iter().zip(hops.iter()).rev() {
-            let hit = hit_test(&c.parent, x, y).await?;
-            if hit.is_some_and(|b| b != c.owner) {
-                return Ok(Err(Covered { session: c.parent.clone(), hit: hit.unwrap_or(0), owner: c.owner }));
+            if let Some(hit) = hit_test(&c.parent, x, y).await?.filter(|b| *b != c.owner) {
+                return Ok(Err(Covered { session: c.parent.clone(), hit, owner: c.owner }));
             }
             x -= h.origin.0;
             y -= h.origin.1;

@@ -14,7 +14,7 @@ use super::snapshot::frames;
 use crate::browser::{BrowserError, BrowserRef};
 
 /// A ref resolved to a node that is still in its document.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Node {
     /// The ref as written (`e3`).
     pub name: String,
