@@ -751,8 +751,10 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
     let r = a.call("act", json!({"action": "fill", "ref": name, "text": "hello"})).await;
     assert_eq!(r.json()["value"], "hello", "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(a.ok("get", json!({"what": "value", "ref": name})).await["value"], "hello");
+    let r = a.call("act", json!({"action": "type", "ref": name, "text": " you"})).await;
+    assert_eq!(r.json()["value"], "hello you", "keys reach the frame: {}", String::from_utf8_lossy(&r.body));
     let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
-    assert!(full.contains("text: \"typed hello\""), "{full}");
+    assert!(full.contains("text: \"typed hello you\""), "{full}");
 
     // check: verified in the frame.
     let agree = ref_of(&text, "\"Agree in frame\"");
@@ -791,7 +793,7 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
 
     // snapshot --ref: one element of the frame.
     let one = a.ok("snapshot", json!({"ref": name})).await;
-    assert_eq!(one["text"], format!("- textbox \"Name in frame\" [ref={name}]: \"hello\"\n"), "{one}");
+    assert_eq!(one["text"], format!("- textbox \"Name in frame\" [ref={name}]: \"hello you\"\n"), "{one}");
     assert_eq!(one["root"], name.as_str());
 
     // The frame removed: its refs are stale and say why; nothing is done.
