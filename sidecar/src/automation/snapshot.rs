@@ -168,7 +168,7 @@ async fn read(
 }
 
 /// Reads the tab's frame process, then each out-of-process frame under a frame owner it
-/// shows (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
+/// shows, not inert (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
 /// owner whose frame was read gets it as its `child_frame`.
 pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
     let top = Session::from(page);
@@ -180,7 +180,10 @@ pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
         let mut owners: Vec<i64> = c.dom[i]
             .nodes
             .iter()
-            .filter(|(_, f)| matches!(f.tag.as_str(), "iframe" | "frame") && f.child_frame.is_none())
+            // A frame the page does not show (or makes inert) offers nothing to act on.
+            .filter(|(_, f)| {
+                matches!(f.tag.as_str(), "iframe" | "frame") && f.child_frame.is_none() && f.visible && !f.inert
+            })
             .map(|(b, _)| *b)
             .collect();
         owners.sort_unstable();
