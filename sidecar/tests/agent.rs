@@ -812,6 +812,19 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
     let (code, _, err) = tokio::task::block_in_place(|| ph(&sc, &["browser", "click", &late, "--pane", &pane]));
     assert!(code == 2 && err.contains("frame_detached") && err.contains("[stale_ref]"), "{code} {err}");
 
+    // Nested: a cross-site frame in a cross-site frame, each its own target; a click on the
+    // inner one lands (its own handler renames it).
+    a.open(&base, "iframe_nested.html").await;
+    let targets = chromium_targets(&sc, &id);
+    let inner = format!("{base}/iframe_child.html");
+    assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == inner.as_str()), "{targets:#?}");
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("iframe_nested"), "{text}");
+    let in_frame = ref_of(&text, "\"In frame\"");
+    let r = a.act("click", &in_frame).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(ref_of(&a.snapshot().await, "button \"Clicked in frame\""), in_frame);
+
     // A same-site frame removed: the same.
     a.open(&base, "iframe_same_site.html").await;
     let in_frame = ref_of(&a.snapshot().await, "In frame");
