@@ -347,3 +347,15 @@ pub(super) fn with_dialog(mut out: Value, browser: &BrowserRef, opened: bool) ->
     out["dialog"] = dialog_of(browser, opened);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text_lands_after_what_was_there() {
+        assert_eq!(typed_value("ab", "cd", false), "abcd");
+        assert_eq!(typed_value("", "a\nb", false), "ab", "Enter adds no line to an input");
+        assert_eq!(typed_value("x", "a\r\nb", true), "xa\n\nb");
+    }
+}
