@@ -795,6 +795,11 @@ async fn upload_drag_interruptions_and_editors() {
         "{e}"
     );
     a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    a.open(&base, "interrupt.html").await;
+    let away = ref_of(&a.snapshot().await, "\"Away\"");
+    let e = a.refused("act", json!({"action": "dblclick", "ref": away}), "unknown_outcome").await;
+    assert_eq!((e["reason"].as_str(), &e["delivered"]), (Some("navigated"), &json!({"steps": 2, "of": 3})), "{e}");
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
 
     // type verifies the keystrokes: what was there plus what was typed.
     a.open(&base, "contenteditable.html").await;

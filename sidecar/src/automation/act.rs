@@ -177,20 +177,57 @@ pub async fn perform(
             let (x, y) = visible_point(page, node).await?;
             check_not_covered(page, node, x, y).await?;
             out["point"] = json!({"x": x, "y": y});
-            let mut steps = vec![mouse("mouseMoved", x, y, 0)];
+            // Groups of input, watched between them: a navigation begun by one stops the rest.
+            let mut groups = vec![vec![mouse("mouseMoved", x, y, 0)]];
             match action {
                 Action::Hover => {}
                 Action::DblClick => {
-                    steps.extend([mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]);
-                    steps.extend([mouse("mousePressed", x, y, 2), mouse("mouseReleased", x, y, 2)]);
+                    groups.push(vec![mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]);
+                    groups.push(vec![mouse("mousePressed", x, y, 2), mouse("mouseReleased", x, y, 2)]);
                 }
                 Action::Check(want) if st.checked == Some(*want) => {
                     out["changed"] = false.into();
                     return Ok(with_dialog(out, browser, false));
                 }
-                _ => steps.extend([mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]),
+                _ => groups.push(vec![mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]),
             }
-            let d = input(browser, page, steps).await?;
+            let mut watch = Watch::start(page, node).await?;
+            let total = groups.len();
+            let mut d = false;
+            for (i, g) in groups.into_iter().enumerate() {
+                d = input(browser, page, g).await?;
+                if d {
+                    break;
+                }
+                // After the last group a navigation is the click's outcome, unless there is
+                // a state to read back.
+                let last = i + 1 == total;
+                if last && !matches!(action, Action::Check(_)) {
+                    break;
+                }
+                if let Some(why) = watch.changed(page, node).await? {
+                    let what = if last {
+                        format!(
+                            "clicked {}, {}: its state was not read back",
+                            node.name,
+                            what_happened(why, &node.name)
+                        )
+                    } else {
+                        let kind = if i == 0 { "moved onto" } else { "clicked" };
+                        format!(
+                            "{kind} {}, {}: the rest of the {} was not sent",
+                            node.name,
+                            what_happened(why, &node.name),
+                            action.name()
+                        )
+                    };
+                    return Err(AutomationError::UnknownOutcome {
+                        message: what,
+                        reason: why,
+                        delivered: json!({"steps": i + 1, "of": total}),
+                    });
+                }
+            }
             if let (Action::Check(want), false) = (action, d) {
                 let now = state(page, node).await?.checked;
                 if now != Some(*want) {

@@ -4,9 +4,11 @@
 //! change stops the action with `unknown_outcome` saying what was delivered; the rest is
 //! never sent, never replayed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use chromiumoxide::cdp::browser_protocol::page::{EventFrameRequestedNavigation, EventFrameStartedLoading};
+use chromiumoxide::cdp::browser_protocol::page::{
+    ClientNavigationReason, EventFrameRequestedNavigation, EventFrameStartedLoading,
+};
 use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
 use futures_util::{FutureExt, StreamExt};
@@ -15,6 +17,7 @@ use serde_json::{json, Value};
 use super::cdp::{call, call_on};
 use super::error::{AutomationError, Interruption};
 use super::node::Node;
+use super::refs::without_fragment;
 use crate::browser::{bounded, BrowserError};
 
 /// Whether the node (or, in a contenteditable, something inside it) has the focus of its
@@ -28,33 +31,40 @@ const FOCUSED_JS: &str = r#"function(){
 
 /// One action's watch over its element's page, from before its first input.
 pub struct Watch {
-    /// The element's frame and its ancestors: a navigation in any of them replaces (or
-    /// detaches) the element's document.
-    frames: HashSet<String>,
+    /// The element's frame and its ancestors, with their URLs (no fragment): a navigation
+    /// in any of them replaces (or detaches) the element's document.
+    frames: HashMap<String, String>,
+    /// `Page.frameStartedLoading`: a cross-document navigation began (browser side).
     loading: EventStream<EventFrameStartedLoading>,
+    /// `Page.frameRequestedNavigation`: a handler asked for a navigation (sent by the
+    /// renderer before it answers the input; fragment changes are told apart by URL).
     requested: EventStream<EventFrameRequestedNavigation>,
     /// Watch the focus too (keyboard actions), once it was seen on the element.
     focus: bool,
 }
 
-/// The frame `frame` and its ancestors in a `Page.getFrameTree` answer.
-fn lineage(tree: &Value, frame: &str) -> HashSet<String> {
-    fn walk(t: &Value, parent: Option<&str>, up: &mut HashMap<String, Option<String>>) {
+/// The frame `frame` and its ancestors in a `Page.getFrameTree` answer, each with its URL
+/// without fragment ("" for a frame not in the tree).
+fn lineage(tree: &Value, frame: &str) -> HashMap<String, String> {
+    fn walk(t: &Value, parent: Option<&str>, up: &mut HashMap<String, (Option<String>, String)>) {
         let id = t["frame"]["id"].as_str().unwrap_or("").to_string();
-        up.insert(id.clone(), parent.map(str::to_string));
+        let url = without_fragment(t["frame"]["url"].as_str().unwrap_or("")).to_string();
+        up.insert(id.clone(), (parent.map(str::to_string), url));
         for c in t["childFrames"].as_array().into_iter().flatten() {
             walk(c, Some(&id), up);
         }
     }
     let mut up = HashMap::new();
     walk(&tree["frameTree"], None, &mut up);
-    let mut out = HashSet::new();
+    let mut out = HashMap::new();
     let mut at = Some(frame.to_string());
     while let Some(f) = at {
-        if !out.insert(f.clone()) {
+        if out.contains_key(&f) {
             break;
         }
-        at = up.get(&f).cloned().flatten();
+        let (parent, url) = up.get(&f).cloned().unwrap_or_default();
+        out.insert(f, url);
+        at = parent;
     }
     out
 }
@@ -80,10 +90,12 @@ impl Watch {
     fn navigated(&mut self) -> bool {
         let mut hit = false;
         while let Some(Some(e)) = self.loading.next().now_or_never() {
-            hit |= self.frames.contains(e.frame_id.as_ref());
+            hit |= self.frames.contains_key(e.frame_id.as_ref());
         }
         while let Some(Some(e)) = self.requested.next().now_or_never() {
-            hit |= self.frames.contains(e.frame_id.as_ref());
+            // A fragment change keeps the document; a reload of the same URL does not.
+            let Some(url) = self.frames.get(e.frame_id.as_ref()) else { continue };
+            hit |= *url != without_fragment(&e.url) || e.reason == ClientNavigationReason::Reload;
         }
         hit
     }
@@ -120,13 +132,19 @@ mod tests {
 
     #[test]
     fn the_lineage_is_the_frame_and_its_ancestors() {
-        let tree = json!({"frameTree": {"frame": {"id": "M"}, "childFrames": [
+        let tree = json!({"frameTree": {"frame": {"id": "M", "url": "http://m/#top"}, "childFrames": [
             {"frame": {"id": "A"}, "childFrames": [{"frame": {"id": "A1"}}]},
             {"frame": {"id": "B"}},
         ]}});
+        let ids = |l: &HashMap<String, String>| {
+            let mut k: Vec<String> = l.keys().cloned().collect();
+            k.sort();
+            k
+        };
         let l = lineage(&tree, "A1");
-        assert_eq!(l, HashSet::from(["A1".to_string(), "A".into(), "M".into()]));
-        assert_eq!(lineage(&tree, "M"), HashSet::from(["M".to_string()]));
-        assert_eq!(lineage(&tree, "gone"), HashSet::from(["gone".to_string()]), "a detached frame: itself only");
+        assert_eq!(ids(&l), ["A", "A1", "M"]);
+        assert_eq!(l["M"], "http://m/", "URLs without fragment");
+        assert_eq!(ids(&lineage(&tree, "M")), ["M"]);
+        assert_eq!(ids(&lineage(&tree, "gone")), ["gone"], "a detached frame: itself only");
     }
 }
