@@ -787,6 +787,11 @@ async fn upload_drag_interruptions_and_editors() {
         "{e}"
     );
     assert_eq!(eval("[jumpy.value, other.value]").await, json!(["abxy", "cz"]), "w was not sent");
+    let pin = ref_of(&text, "\"PIN\"");
+    let r = a.call("act", json!({"action": "type", "ref": pin, "text": "zq9x"})).await;
+    answers.push_str(&String::from_utf8_lossy(&r.body));
+    let e = &r.json()["error"];
+    assert_eq!((e["code"].as_str(), &e["delivered"]), (Some("unknown_outcome"), &json!({"keys": 2, "of": 4})), "{e}");
     let leaving = ref_of(&text, "\"Leaving\"");
     let e = a.refused("act", json!({"action": "type", "ref": leaving, "text": "abcdef"}), "unknown_outcome").await;
     assert_eq!(
@@ -868,6 +873,9 @@ async fn upload_drag_interruptions_and_editors() {
     let (_, out, err) = run(&["snapshot"]);
     answers.push_str(&out);
     answers.push_str(&err);
-    assert!(!answers.contains("hunter2") && !answers.contains("swordfish"), "a secret leaked: {answers}");
+    assert!(
+        !answers.contains("hunter2") && !answers.contains("swordfish") && !answers.contains("zq"),
+        "a secret leaked: {answers}"
+    );
     assert!(answers.contains("[secret_value]"), "{answers}");
 }
