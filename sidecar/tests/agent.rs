@@ -805,6 +805,12 @@ async fn upload_drag_interruptions_and_editors() {
     let e = a.refused("act", json!({"action": "dblclick", "ref": away}), "unknown_outcome").await;
     assert_eq!((e["reason"].as_str(), &e["delivered"]), (Some("navigated"), &json!({"steps": 2, "of": 3})), "{e}");
     a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    // The last key's navigation (Enter submits) is the outcome, not an interruption.
+    a.open(&base, "interrupt.html").await;
+    let query = ref_of(&a.snapshot().await, "\"Query\"");
+    let (code, out, err) = run(&["type", &query, "cats\n"]);
+    assert_eq!((code, out.as_str()), (0, format!("type {query}: the last key began a navigation\n").as_str()), "{err}");
+    a.ok("wait", json!({"url": "navigation_target\\.html\\?q=cats$", "timeout_ms": 10000})).await;
 
     // type verifies the keystrokes: what was there plus what was typed.
     a.open(&base, "contenteditable.html").await;

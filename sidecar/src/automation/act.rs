@@ -6,7 +6,7 @@ use chromiumoxide::Page;
 use serde_json::{json, Value};
 
 use super::cdp::{call, call_on};
-use super::error::AutomationError;
+use super::error::{AutomationError, Interruption};
 use super::keys::{self, KeyPress};
 use super::node::{check_not_covered, state, visible_point, Node};
 use super::outcome::{what_happened, Watch};
@@ -269,7 +269,8 @@ fn typed_value(before: &str, typed: &str, multiline: bool) -> String {
 /// `type`: one key press per character at the end of the field, watched after each (a
 /// navigation or the focus moving stops the rest: `unknown_outcome` with what was sent),
 /// then the value read back: it must be what was there plus what was typed, else
-/// `mismatch` (a secret field: lengths only). Returns whether a dialog opened (the rest
+/// `mismatch` (a secret field: lengths only); `"navigated":true` instead when the last key
+/// began a navigation (nothing left to read). Returns whether a dialog opened (the rest
 /// is not sent).
 async fn type_text(
     browser: &BrowserRef,
@@ -293,7 +294,18 @@ async fn type_text(
             out["delivered"] = json!({"keys": i + 1, "of": chars.len()});
             return Ok(true);
         }
-        if let Some(why) = watch.changed(page, node).await? {
+        let why = watch.changed(page, node).await?;
+        if i + 1 == chars.len() {
+            // Every key was sent: a navigation the last one began (Enter submitting a form)
+            // is its outcome, and the value can no longer be read; focus moving on after the
+            // last key (a one-character box) leaves the value to verify.
+            if why == Some(Interruption::Navigated) {
+                out["navigated"] = true.into();
+                return Ok(false);
+            }
+            break;
+        }
+        if let Some(why) = why {
             let sent: String = chars[..=i].iter().collect();
             let mut delivered = json!({"keys": i + 1, "of": chars.len()});
             let shown = if secret { String::new() } else { format!(" ({sent:?})") };

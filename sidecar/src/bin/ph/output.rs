@@ -64,6 +64,9 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             }
             out
         }
+        BrowserCmd::Type { .. } if v["navigated"] == true => {
+            format!("type {}: the last key began a navigation{opened}", s("ref"))
+        }
         BrowserCmd::Fill { .. } | BrowserCmd::Type { .. } => match (v.get("value"), v.get("length")) {
             (Some(val), _) => format!("{} {}: {val}{opened}", s("action"), s("ref")),
             (None, Some(n)) => format!("{} {}: {n} characters{opened}", s("action"), s("ref")),
