@@ -114,7 +114,10 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             }
             None => format!("upload {}{opened}", s("ref")),
         },
-        BrowserCmd::Drag { .. } => format!("drag {} to {} ({}){opened}", s("ref"), s("target"), s("kind")),
+        BrowserCmd::Drag { .. } => match v["kind"].as_str() {
+            Some(kind) => format!("drag {} to {} ({kind}){opened}", s("ref"), s("target")),
+            None => format!("drag {} to {}{opened}", s("ref"), s("target")),
+        },
         BrowserCmd::Viewport { .. } => match v["viewport"].as_object() {
             Some(m) => format!("viewport {}×{} @{}\n", m["width"], m["height"], m["dpr"]),
             None => "viewport set (not measured)\n".into(),
