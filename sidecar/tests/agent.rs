@@ -848,6 +848,11 @@ async fn upload_drag_interruptions_and_editors() {
     let text = a.snapshot().await;
     assert_eq!(unnumbered(&text), expected("beforeunload"), "{text}");
     a.ok("act", json!({"action": "type", "ref": ref_of(&text, "\"Draft\""), "text": "unsaved"})).await;
+    // A click on a link: the answer says the dialog opened; dismissing it stays.
+    let r = a.act("click", &ref_of(&text, "\"Leave\"")).await;
+    assert_eq!(r.json()["dialog"]["kind"], "beforeunload", "{}", String::from_utf8_lossy(&r.body));
+    a.ok("dialog", json!({"action": "dismiss"})).await;
+    assert_eq!(eval("draft.value").await, "unsaved", "still on the page");
     let (code, out, err) = run(&["navigate", &format!("{base}/navigation_target.html")]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("the page opened a beforeunload "), "{out}");
