@@ -165,6 +165,11 @@ struct Hop {
 }
 
 impl Session {
+    /// The tab's page (whose session carries a child session's messages).
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
     /// The out-of-process frame targets from the tab down to this session, outermost first
     /// (empty for the tab's own session).
     pub fn targets(&self) -> Vec<String> {

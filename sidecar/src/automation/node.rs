@@ -22,6 +22,8 @@ pub struct Node {
     pub backend: i64,
     /// A `Runtime.RemoteObjectId` for it in its frame's context.
     pub object: String,
+    /// The id of the frame whose document holds it.
+    pub frame: String,
     /// The session of its frame's process (the tab's, or an out-of-process frame's): where
     /// `backend` and `object` mean this node.
     pub session: Session,
@@ -83,7 +85,7 @@ pub async fn resolve(browser: &BrowserRef, page: &Page, name: &str, minted: &Min
     if call_on(&session, &object, "function(){return this.isConnected}", vec![]).await? != Value::Bool(true) {
         return Err(stale(StaleReason::NodeRemoved));
     }
-    Ok(Node { name: name.to_string(), backend: key.backend, object, session })
+    Ok(Node { name: name.to_string(), backend: key.backend, object, frame: key.frame.clone(), session })
 }
 
 const STATE_JS: &str = r#"function(){
