@@ -733,7 +733,7 @@ async fn title_blocked_and_key_messages_in_chromium() {
     }
 
     // Keys: a click puts the keyboard in the page's input; Ctrl-b and % go to the app, not the
-    // page; x goes to the page.
+    // page; x goes to the page; Ctrl-b twice goes to the app twice, and the second to the page.
     let at: Value = cdp
         .eval("(function(){var r=document.querySelector('iframe').getBoundingClientRect();return [r.left,r.top]})()")
         .await;
@@ -744,7 +744,15 @@ async fn title_blocked_and_key_messages_in_chromium() {
     }
     let key = |key: &str, code: &str, vk: u32, modifiers: u32, text: &str| json!({"key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers, "text": text});
     let n = msgs.len();
-    let press = [key("b", "KeyB", 66, 2, ""), key("%", "Digit5", 53, 8, "%"), key("x", "KeyX", 88, 0, "x")];
+    let ctrl_b = key("b", "KeyB", 66, 2, "");
+    let press = [
+        ctrl_b.clone(),
+        key("%", "Digit5", 53, 8, "%"),
+        key("x", "KeyX", 88, 0, "x"),
+        ctrl_b.clone(),
+        ctrl_b,
+        key("y", "KeyY", 89, 0, "y"),
+    ];
     for k in press {
         let mut down = k.clone();
         down["type"] = json!(if k["text"] == "" { "rawKeyDown" } else { "keyDown" });
@@ -755,21 +763,20 @@ async fn title_blocked_and_key_messages_in_chromium() {
         cdp.call("Input.dispatchKeyEvent", upk).await;
     }
     let msgs = cdp
-        .msgs_until("the page's x", |m| {
-            m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "x")
+        .msgs_until("the page's y", |m| {
+            m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
         })
         .await;
     let keys: Vec<&Value> = msgs[n..].iter().filter(|x| kind(x) == "key").map(|x| &x["data"]).collect();
-    assert_eq!(
-        keys,
-        [
-            &json!({"porthole": "shim", "v": 1, "kind": "key", "key": "b", "ctrl": true, "alt": false, "meta": false, "shift": false}),
-            &json!({"porthole": "shim", "v": 1, "kind": "key", "key": "%", "ctrl": false, "alt": false, "meta": false, "shift": true}),
-        ],
-        "{msgs:#?}"
-    );
+    let b = json!({"porthole": "shim", "v": 1, "kind": "key", "key": "b", "ctrl": true, "alt": false, "meta": false, "shift": false});
+    let pct = json!({"porthole": "shim", "v": 1, "kind": "key", "key": "%", "ctrl": false, "alt": false, "meta": false, "shift": true});
+    assert_eq!(keys, [&b, &pct, &b, &b], "{msgs:#?}");
     let page_keys: Vec<&Value> =
         msgs[n..].iter().filter(|x| x["data"]["page"] == "keydown").map(|x| &x["data"]["key"]).collect();
-    assert_eq!(page_keys, [&json!("x")], "the page saw only the ordinary key: {msgs:#?}");
+    assert_eq!(
+        page_keys,
+        [&json!("x"), &json!("b"), &json!("y")],
+        "the page saw the ordinary keys and the second prefix: {msgs:#?}"
+    );
     let _ = std::fs::remove_dir_all(&home);
 }

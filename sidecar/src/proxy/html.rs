@@ -38,7 +38,9 @@ pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 /// reach the app's window. Trusted keydowns only, in the capture phase on `window` (before the
 /// page's own listeners there and below): the prefix and the next non-modifier key are
 /// forwarded and swallowed (default prevented, propagation stopped, their keyups swallowed too);
-/// modifiers in between are swallowed unforwarded; a blur disarms.
+/// modifiers in between are swallowed unforwarded; a blur disarms. The prefix pressed twice is
+/// forwarded both times, and the second reaches the page (tmux's send-prefix: a page's own
+/// Ctrl-b stays typeable).
 ///
 /// `navigating` (top proxied document only, like `location`): the parent cannot see a
 /// cross-origin frame's navigation start, only its end. Chromium's Navigation API `navigate`
@@ -73,8 +75,8 @@ var XP=XMLHttpRequest.prototype,XO=XP.open,XU=new WeakMap();XP.open=function(m,u
 if(!XU.has(x))x.addEventListener("error",function(){var v=XU.get(x);if(v)blk(v,"xhr")});XU.set(x,own(h)?h:"")}catch(e){}return XO.apply(x,arguments)};
 var KA=0,KU={},KM={Shift:1,Control:1,Alt:1,Meta:1,AltGraph:1,CapsLock:1,Dead:1,Compose:1};function eat(e){e.preventDefault();e.stopImmediatePropagation()}
 function keyM(k,c,a,m,s){post({kind:"key",key:k,ctrl:c,alt:a,meta:m,shift:s})}
-W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;var k=String(e.key);
-if(!KA){if(!(e.ctrlKey&&!e.altKey&&!e.metaKey&&k.toLowerCase()==="b"))return;KA=1}else if(KM[k]){eat(e);return}else KA=0;
+W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;var k=String(e.key),pre=e.ctrlKey&&!e.altKey&&!e.metaKey&&k.toLowerCase()==="b";
+if(!KA){if(!pre)return;KA=1}else if(KM[k]){eat(e);return}else{KA=0;if(pre){keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey);return}}
 eat(e);KU[e.code]=1;keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey)},true);
 W.addEventListener("keyup",function(e){if(KU[e.code]){delete KU[e.code];eat(e)}},true);W.addEventListener("blur",function(){KA=0});
 function openW(u){try{post({kind:"open-window",url:new URL(String(u),location.href).href})}catch(e){}}

@@ -196,6 +196,11 @@ addEventListener('keyup', function (e) { seen.push('up:' + e.key) });</script></
       await frame.locator('#i').click();
       await page.keyboard.type('!b');
       await expect(frame.locator('#i')).toHaveValue('hi!b');
+      // The prefix twice: the second one is the page's own Ctrl-b.
+      await page.keyboard.press('Control+b');
+      await page.keyboard.press('Control+b');
+      await expect.poll(() => frame.locator('body').evaluate(() => (window as any).seen.filter((k: string) => k === 'C-b').length)).toBe(1);
+      await expect(wall.visiblePanes()).toHaveCount(3);
 
       // From a nested frame of the same page (relayed by its parent's shim): Ctrl-b z zooms.
       await frame.frameLocator('#inner').locator('#j').click();

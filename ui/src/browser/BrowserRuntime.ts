@@ -220,7 +220,6 @@ export class BrowserRuntime {
         // As a load from the URL field: the bar runs and the old title goes (the start of a
         // cross-origin frame's own navigation is invisible to the app otherwise).
         this.stopLeaving();
-        this.followed = false;
         this.clearBlocked();
         this.leavingTimer = setTimeout(() => {
           this.leavingTimer = null;

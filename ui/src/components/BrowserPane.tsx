@@ -305,7 +305,7 @@ function hostOf(url: string): string {
 
 /** The banner's text for a `blocked` report. */
 function blockedText(url: string): string {
-  return `This page loads ${url} straight from its server's own address: inside the embedded view that is another origin, and the browser blocked it (CORS), so the page may be incomplete. A screencast shows it as a browser at that address does.`;
+  return `Loading ${url} failed: the page names its server's own address, which inside the embedded view is another origin, so the browser most likely blocked it (CORS). The page may be incomplete; a screencast shows it at its own origin.`;
 }
 
 const UNFOLLOWED =
@@ -352,7 +352,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   const banner = b.uninstrumented && b.view === 'ready' && !sc;
   const blockedBanner = !banner && !!b.blocked && b.view === 'ready' && !sc;
   // A page the frame waits on (URL field, reload, a link): its address after a few seconds.
-  const waitingFor = useHeldFor(b.loading && !sc && (b.view === 'ready' || b.view === 'loading'), WAITING_NOTE_MS) ? hostOf(b.url) : '';
+  const waitingFor = useHeldFor(b.loading && !sc && b.view === 'ready', WAITING_NOTE_MS) ? hostOf(b.url) : '';
 
   return (
     <section
