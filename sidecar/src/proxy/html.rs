@@ -35,8 +35,9 @@ pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 /// unhandled rejection stays unhandled for the page.
 ///
 /// `key`: the app's prefix key (Ctrl-b) and the key after it, pressed inside the frame, never
-/// reach the app's window. Trusted keydowns only, in the capture phase on `window` (before the
-/// page's own listeners there and below): the prefix and the next non-modifier key are
+/// reach the app's window. Trusted keydowns only, in the capture phase on `window` (before
+/// every element's listeners, and before window listeners added after the shim ran): the
+/// prefix and the next non-modifier key are
 /// forwarded and swallowed (default prevented, propagation stopped, their keyups swallowed too);
 /// modifiers in between are swallowed unforwarded; a blur disarms. The prefix pressed twice is
 /// forwarded both times, and the second reaches the page (tmux's send-prefix: a page's own
