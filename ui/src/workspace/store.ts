@@ -403,6 +403,13 @@ export class WorkspaceStore {
       layout = L.single(p.id);
     }
     window.addEventListener('message', this.onMessage);
+    // Coming back to the window after one pane's notification lands in that pane: the desktop
+    // app's notifications (the Tauri plugin) report no click on every desktop, and a web
+    // notification's click focuses the window first.
+    window.addEventListener('focus', () => {
+      const only = this.notifier.takeNotified();
+      if (only && this.snap.panes[only]?.attention) this.reveal(only);
+    });
     this.liveness.watch(LIVENESS_EVERY_MS, () => document.visibilityState === 'visible');
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible') this.liveness.suspect();
@@ -740,6 +747,7 @@ export class WorkspaceStore {
     this.browsers.get(target)?.dispose();
     this.browsers.delete(target);
     this.slots.delete(target);
+    this.notifier.forget(target);
     let layout = L.close(this.snap.layout, target);
     const panes = { ...this.snap.panes };
     delete panes[target];
