@@ -83,6 +83,9 @@ fn main() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_dialog::init())
+        // Desktop notifications for panes that want attention (DESIGN §13); its script makes
+        // the page's `Notification` API show them through the desktop's notification server.
+        .plugin(tauri_plugin_notification::init())
         // No injected link-click handler: the UI decides what goes to the system browser.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .manage(shell.clone())
@@ -215,6 +218,8 @@ fn start_sidecar(app: &AppHandle) {
 /// this capability is added at runtime rather than in `capabilities/`.
 ///
 /// - clipboard read/write text, because `navigator.clipboard` is unreliable in WebKitGTK;
+/// - notifications (attention, DESIGN §13): WebKitGTK's own `Notification` API is refused
+///   without a permission handler, so the notification plugin's stands in for it;
 /// - the opener's `open_url` ("Open in system browser", issue #5), scoped by
 ///   [`opener_scope`] to http URLs on loopback and to the OS default program.
 fn grant_sidecar_origin(app: &AppHandle, sidecar_url: &str) -> Result<(), String> {
@@ -223,6 +228,7 @@ fn grant_sidecar_origin(app: &AppHandle, sidecar_url: &str) -> Result<(), String
         .window("main")
         .permission("clipboard-manager:allow-read-text")
         .permission("clipboard-manager:allow-write-text")
+        .permission("notification:default")
         .permission_scoped("opener:allow-open-url", opener_scope(), Vec::new());
     app.add_capability(capability).map_err(|e| e.to_string())
 }

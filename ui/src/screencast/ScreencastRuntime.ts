@@ -83,7 +83,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   popError: null,
 };
 
-export interface ScreencastEvents extends BrowserEvents {
+export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey'> {
   /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
   onBrowserId: (id: string | null) => void;
   onScreencast: (patch: Partial<ScreencastState>) => void;
