@@ -102,6 +102,9 @@ impl BrowserRef {
     }
 }
 
+/// How long `unload` lets a pending `beforeunload` dialog's answer arrive, in ms.
+const ANSWER_IN_FLIGHT_MS: u64 = 2000;
+
 impl BrowserRef {
     /// Asks every tab's page to leave, as closing a window does: each tab in turn (made
     /// active, so the pane shows the page that asks) gets `Page.close`, which runs its
@@ -109,6 +112,12 @@ impl BrowserRef {
     /// popped out: the window is the user's), false once a `beforeunload` dialog holds a tab
     /// (answered OK, that tab goes: call again for the rest; Cancel keeps it and the others).
     pub async fn unload(&self) -> Result<bool, BrowserError> {
+        // An answer sent just before this call may still be on its way to Chromium: a
+        // dialog that goes within a moment was answered, not pending.
+        let mut view = self.subscribe();
+        let answered = view.wait_for(|st| !st.dialog.as_ref().is_some_and(|d| d.kind == "beforeunload"));
+        let _ = tokio::time::timeout(Duration::from_millis(ANSWER_IN_FLIGHT_MS), answered).await;
+        drop(view);
         loop {
             if self.shared().popped_out {
                 return Ok(true);
