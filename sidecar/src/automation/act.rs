@@ -57,6 +57,10 @@ impl Action {
 /// Runs `steps` (CDP input calls, in order) unless a JavaScript dialog opens in `page`'s tab
 /// meanwhile: Chromium answers an input event only once its handlers have run, and a dialog
 /// holds them. Returns true if a dialog opened (the remaining steps are not sent).
+///
+/// Cut short (a CDP error, or the action dropped because the human took over), a button or
+/// key pressed and not yet released is released, so Chromium is not left holding it; not
+/// when a dialog holds the press.
 pub(super) async fn input(
     browser: &BrowserRef,
     page: &Page,
@@ -65,15 +69,66 @@ pub(super) async fn input(
     let tab = page.target_id().as_ref().to_string();
     let mut view = browser.subscribe();
     let opened = view.wait_for(|s| s.dialog.as_ref().is_some_and(|d| d.tab == tab));
+    let mut held = Held { page: page.clone(), release: None };
     let send = async {
         for (method, params) in steps {
+            let release = release_of(method, &params);
+            let ends_hold = matches!(params["type"].as_str(), Some("mouseReleased" | "keyUp"));
+            if release.is_some() {
+                held.release = release;
+            }
             call(page, method, params).await?;
+            if ends_hold {
+                held.release = None;
+            }
         }
         Ok::<(), BrowserError>(())
     };
-    tokio::select! {
+    let r = tokio::select! {
         r = send => r.map(|()| false),
         _ = opened => Ok(true),
+    };
+    if matches!(r, Ok(true)) {
+        // The dialog holds the press: a release sent now would land once it is answered
+        // and make a click nobody asked for (a user's release goes to the dialog).
+        held.release = None;
+    }
+    r
+}
+
+/// The release of a press step (`mousePressed` → `mouseReleased`, a key down → `keyUp`).
+fn release_of(method: &'static str, params: &Value) -> Option<(&'static str, Value)> {
+    let mut p = params.clone();
+    match params["type"].as_str()? {
+        "mousePressed" => p["type"] = "mouseReleased".into(),
+        "keyDown" | "rawKeyDown" => {
+            p["type"] = "keyUp".into();
+            if let Some(o) = p.as_object_mut() {
+                o.remove("text");
+                o.remove("unmodifiedText");
+            }
+        }
+        _ => return None,
+    }
+    Some((method, p))
+}
+
+/// A press sent without its release yet: released when dropped (the input was cut short).
+struct Held {
+    page: Page,
+    release: Option<(&'static str, Value)>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some((method, params)) = self.release.take() else { return };
+        // Drop cannot await: sent on its own, bounded like every call.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let page = self.page.clone();
+            rt.spawn(async move {
+                let _ = call(&page, method, params).await;
+            });
+        }
     }
 }
 
@@ -141,6 +196,7 @@ pub async fn perform(
                 BrowserError::Cdp(_) => AutomationError::NotVisible(node.name.clone()),
                 e => e.into(),
             })?;
+            show_box(browser, page, node).await;
             match action {
                 Action::Fill(text) => {
                     call_on(page, &node.object, SELECT_ALL_JS, vec![]).await?;
@@ -176,6 +232,7 @@ pub async fn perform(
         Action::Click | Action::DblClick | Action::Hover | Action::Check(_) => {
             let (x, y) = visible_point(page, node).await?;
             check_not_covered(page, node, x, y).await?;
+            browser.presence().mark_point(crate::browser::Point { x, y });
             out["point"] = json!({"x": x, "y": y});
             let mut steps = vec![mouse("mouseMoved", x, y, 0)];
             match action {
@@ -209,6 +266,14 @@ pub async fn perform(
         }
     };
     Ok(with_dialog(out, browser, dialog))
+}
+
+/// Shows the views the box of the element keyboard input goes to (its visible part, in
+/// top-level viewport CSS px); nothing when it has none.
+async fn show_box(browser: &BrowserRef, page: &Page, node: &Node) {
+    if let Ok(r) = call_on(page, &node.object, super::scroll::VISIBLE_RECT_JS, vec![]).await {
+        super::turn::mark_from(browser, &json!({"rect": r}));
+    }
 }
 
 /// Reads the field back after a fill: `mismatch` (with what it shows; a secret field's

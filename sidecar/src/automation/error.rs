@@ -1,6 +1,6 @@
 //! The refusals of `ph browser` (protocol §9.7), each with a stable code. Nothing was done
 //! when one of them is returned, except `mismatch` (the input was sent; the page did not
-//! take it) and `timed_out`.
+//! take it), `user_interrupted` (stopped part way) and `timed_out`.
 
 use std::fmt;
 
@@ -93,6 +93,13 @@ pub enum AutomationError {
     },
     /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
     TimedOut(String),
+    /// Occurs when a mutating verb (named) waited [`super::turn::TURN_WAIT_MS`] for the one
+    /// before it on the same tab. 409 `tab_busy`; nothing was done.
+    TabBusy(String),
+    /// Occurs when the human pressed a button or key in a view of the pane while the action
+    /// (named) ran: it was stopped where it was (part of its input may have reached the
+    /// page). 409 `user_interrupted`.
+    UserInterrupted(String),
     /// Occurs when the browser operation failed (protocol §8.3 codes).
     Browser(BrowserError),
 }
@@ -117,6 +124,8 @@ impl AutomationError {
             E::SecretValue(_) => (409, "secret_value"),
             E::Mismatch { .. } => (409, "mismatch"),
             E::TimedOut(_) => (408, "timed_out"),
+            E::TabBusy(_) => (409, "tab_busy"),
+            E::UserInterrupted(_) => (409, "user_interrupted"),
             E::Browser(_) => return None,
         })
     }
@@ -165,6 +174,16 @@ impl fmt::Display for AutomationError {
             E::NotEditable(r) => write!(f, "{r} does not take text"),
             E::SecretValue(r) => write!(f, "{r} is a password or payment field: its value is never read"),
             E::Mismatch { message, .. } => f.write_str(message),
+            E::TabBusy(v) => write!(
+                f,
+                "another action on this tab did not finish within {} s; the {v} was not done",
+                super::turn::TURN_WAIT_MS / 1000
+            ),
+            E::UserInterrupted(v) => write!(
+                f,
+                "the human pressed a button or key in the pane during the {v}: it was stopped there \
+                 (part of it may have been done); look at the page before acting again"
+            ),
             E::Browser(e) => write!(f, "{e}"),
         }
     }

@@ -135,6 +135,7 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
         tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
         tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views)),
         tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
+        tokio::spawn(follow_agent(browser.clone(), out.clone())),
     ];
     let mut writer_done = false;
     loop {
@@ -180,6 +181,11 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                 });
             }
             Ok(input) => {
+                // Counted on arrival, before it waits behind other inputs: the human's press
+                // ends an agent's action at once (DESIGN §12); the input itself still goes.
+                if input.is_human_press() {
+                    browser.presence().human_input();
+                }
                 if in_tx.try_send(input).is_err() {
                     out.close(CLOSE_POLICY, "more than 256 inputs waiting");
                     break;
@@ -244,6 +250,20 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
         if rx.changed().await.is_err() {
             return;
         }
+    }
+}
+
+/// Sends `agent` messages: the action running when the view connects (if any), then every
+/// change of the agent's activity on this browser (protocol §8.4).
+async fn follow_agent(browser: BrowserRef, out: Outbox) {
+    let mut rx = browser.presence().activity();
+    let now = browser.presence().current();
+    if now.acting {
+        out.text(msg::agent(&now));
+    }
+    while rx.changed().await.is_ok() {
+        let a = rx.borrow_and_update().clone();
+        out.text(msg::agent(&a));
     }
 }
 

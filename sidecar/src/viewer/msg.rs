@@ -178,6 +178,20 @@ pub enum Inbound {
     },
 }
 
+impl Inbound {
+    /// True for the human taking a hand: a button pressed, the wheel turned, a key pressed,
+    /// a paste, an edit chord or a popup choice. Moves, releases and the view's own messages
+    /// (sync, repaint) are not; a dialog answer is not (an action ends when a dialog opens).
+    pub fn is_human_press(&self) -> bool {
+        match self {
+            Inbound::Mouse { event, .. } => matches!(event, MouseEvent::Down | MouseEvent::Wheel),
+            Inbound::Key { event, .. } => *event == KeyEvent::Down,
+            Inbound::Text(_) | Inbound::PopupChoice(_) | Inbound::Edit(_) => true,
+            Inbound::Sync(_) | Inbound::Repaint | Inbound::Dialog { .. } => false,
+        }
+    }
+}
+
 fn coord(name: &str, v: f64) -> Result<f64, String> {
     if v.is_finite() && v.abs() <= MAX_COORD_CSS {
         Ok(v)
@@ -278,6 +292,13 @@ pub fn dialog(d: Option<&Dialog>) -> String {
 /// `{"type":"sync","state":…}`.
 pub fn sync(s: SyncState) -> String {
     json!({"type": "sync", "state": s}).to_string()
+}
+
+/// `{"type":"agent","seq","verb","acting","point","rect"}`: what an agent is doing in the
+/// browser (DESIGN §12); `point` and `rect` in top-level viewport CSS px, or null.
+pub fn agent(a: &crate::browser::Activity) -> String {
+    json!({"type": "agent", "seq": a.seq, "verb": a.verb, "acting": a.acting, "point": a.point, "rect": a.rect})
+        .to_string()
 }
 
 /// `{"type":"clipboard","text":…}`.

@@ -315,7 +315,7 @@ fn exit_for(code: &str) -> u8 {
         }
         "unknown_ref" => exit::USAGE,
         "timed_out" => exit::TIMED_OUT,
-        "unverified" | "mismatch" => exit::UNVERIFIED,
+        "unverified" | "mismatch" | "user_interrupted" => exit::UNVERIFIED,
         _ => exit::REFUSED,
     }
 }
@@ -332,6 +332,8 @@ mod tests {
         assert_eq!(exit_for("unauthorized"), exit::REFUSED);
         assert_eq!(exit_for("unverified"), exit::UNVERIFIED);
         assert_eq!(exit_for("mismatch"), exit::UNVERIFIED);
+        assert_eq!(exit_for("user_interrupted"), exit::UNVERIFIED);
+        assert_eq!(exit_for("tab_busy"), exit::REFUSED);
         assert_eq!(exit_for("stale_ref"), exit::REFUSED);
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);
