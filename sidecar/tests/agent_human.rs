@@ -211,3 +211,37 @@ async fn post(sc: &Sidecar, verb: &str, body: Value) -> (u16, Value) {
     let r = sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await;
     (r.status, serde_json::from_slice(&r.body).unwrap_or(Value::Null))
 }
+
+/// The mark (and the human's input) is mapped through the frame header's CSS size: at a
+/// page DPR of 2 every frame, provisional or crisp, must say 800×600 for an 800×600 CSS px
+/// viewport, never its device pixels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_at_dpr_2_carry_the_viewports_css_size() {
+    fn anim(path: &str) -> Option<String> {
+        (path == "/anim.html").then(|| {
+            "<!doctype html><title>anim</title><div id=d style='width:50px;height:50px;background:red;position:absolute'></div>\
+             <script>let i=0;setInterval(()=>{d.style.left=(i++%300)+'px'},30)</script>"
+                .to_string()
+        })
+    }
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(anim);
+    let id = common::browser::create_at(&sc, &format!("{base}/anim.html"), common::browser::fixed(800, 600, 2.0)).await;
+    common::browser::until_title(&sc, &id, |t| t == "anim").await;
+    let mut ws = common::browser::view(&sc, &id).await;
+    let (mut provisional, mut crisp) = (0, 0);
+    while provisional < 10 || crisp < 1 {
+        let f = common::browser::until_frame(&mut ws).await;
+        let (w, h) = (u16::from_le_bytes([f[4], f[5]]), u16::from_le_bytes([f[6], f[7]]));
+        let is_crisp = f[12] & 1 == 1;
+        assert_eq!((w, h), (800, 600), "a {} frame", if is_crisp { "crisp" } else { "provisional" });
+        if is_crisp {
+            crisp += 1;
+        } else {
+            provisional += 1;
+            if provisional == 10 && crisp == 0 {
+                common::browser::send(&mut ws, json!({"type": "repaint"})).await;
+            }
+        }
+    }
+}

@@ -332,6 +332,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn presses_wheel_keys_and_pastes_are_the_human_taking_a_hand() {
+        let human = |m: &str| parse(m).unwrap().is_human_press();
+        assert!(human(r#"{"type":"input_mouse","event":"down","x":1,"y":2}"#));
+        assert!(human(r#"{"type":"input_mouse","event":"wheel","x":1,"y":2,"deltaY":10}"#));
+        assert!(human(r#"{"type":"input_keyboard","event":"down","key":"a","code":"KeyA","text":"a"}"#));
+        assert!(human(r#"{"type":"input_text","text":"hi"}"#));
+        assert!(!human(r#"{"type":"input_mouse","event":"move","x":1,"y":2}"#));
+        assert!(!human(r#"{"type":"input_mouse","event":"up","x":1,"y":2}"#));
+        assert!(!human(r#"{"type":"input_keyboard","event":"up","key":"a","code":"KeyA","text":""}"#));
+        assert!(!human(r#"{"type":"repaint"}"#));
+        assert!(!human(r#"{"type":"dialog","accept":true}"#));
+    }
+
+    #[test]
     fn parses_every_kind() {
         assert!(matches!(
             parse(r#"{"type":"input_mouse","event":"down","x":10,"y":20}"#),
