@@ -132,7 +132,11 @@ for (const dpr of [1, 2]) {
             const e = document.querySelector<HTMLElement>('[data-testid=pane][data-kind=browser] [data-testid=agent-mark][data-verb=click]');
             if (!e) return null;
             const n = (v: string) => parseFloat(v);
-            return { kind: e.dataset.kind, host: e.parentElement?.classList.contains('screencast-host'), l: n(e.style.left), t: n(e.style.top), w: n(e.style.width), h: n(e.style.height) };
+            const host = e.parentElement!;
+            const r = host.getBoundingClientRect();
+            // The fit of the frame shown when the mark was drawn, and the host's size.
+            const fit = host.querySelector('canvas')?.dataset.fit ?? '';
+            return { kind: e.dataset.kind, host: host.classList.contains('screencast-host'), fit, hostW: r.width, hostH: r.height, l: n(e.style.left), t: n(e.style.top), w: n(e.style.width), h: n(e.style.height) };
           },
           null,
           { polling: 'raf', timeout: 40_000 },
@@ -145,7 +149,9 @@ for (const dpr of [1, 2]) {
 
         // Where the agent clicked (page CSS px) → where the pane drew it (host CSS px).
         const out = JSON.parse(fs.readFileSync(path.join(dir, 'click.json'), 'utf8'));
-        const [fx, fy, scale] = (await canvas.getAttribute('data-fit'))!.split(',').map(Number);
+        const [fx, fy, scale] = box!.fit.split(',').map(Number);
+        // The frame shown was the 1000×700 CSS px page, letterboxed into the host.
+        expect(scale).toBeCloseTo(Math.min(box!.hostW / 1000, box!.hostH / 700), 3);
         expect(scale).toBeLessThan(1);
         expect(box!.kind).toBe('point');
         expect(Math.abs(box!.l + box!.w / 2 - (fx + out.point.x * scale))).toBeLessThan(0.5);
