@@ -60,8 +60,8 @@ impl Action {
 /// holds them. Returns true if a dialog opened (the remaining steps are not sent).
 ///
 /// Cut short (a CDP error, or the action dropped because the human took over), a button or
-/// key pressed and not yet released is released, so Chromium is not left holding it; not
-/// when a dialog holds the press.
+/// key these steps pressed and did not yet release is released, so Chromium is not left
+/// holding it; not when a dialog holds the press.
 pub(super) async fn input(
     browser: &BrowserRef,
     page: &Page,
@@ -89,9 +89,10 @@ pub(super) async fn input(
         r = send => r.map(|()| false),
         _ = opened => Ok(true),
     };
-    if matches!(r, Ok(true)) {
-        // The dialog holds the press: a release sent now would land once it is answered
-        // and make a click nobody asked for (a user's release goes to the dialog).
+    if r.is_ok() {
+        // Every step sent: a press left open is the caller's (a drag releases it in a later
+        // call). Or a dialog holds the press: a release sent now would land once it is
+        // answered and make a click nobody asked for (a user's release goes to the dialog).
         held.release = None;
     }
     r

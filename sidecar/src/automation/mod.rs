@@ -253,7 +253,8 @@ impl Automation {
     /// `upload REF FILE…`: the files set on the file input (or its label) → `{"ref","files",
     /// "dialog"}` (see [`upload::upload`]).
     pub async fn upload(&self, b: &BrowserRef, r: &str, files: &[UploadFile]) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref_as(b, "upload", r, async |page, node| upload::upload(b, page, node, files).await).await?;
+        let mut out =
+            self.on_ref_as(b, "upload", r, async |page, node| upload::upload(b, page, node, files).await).await?;
         out["ref"] = r.into();
         Ok(out)
     }
