@@ -532,8 +532,11 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             // after the first press in a tab this costs nothing.
             if event == MouseEvent::Down && button == MouseButton::Left {
                 if let Err(e) = popups.ensure(&page).await {
-                    tracing::debug!("select probe: {e}");
+                    tracing::debug!("popup probe: {e}");
                 }
+            }
+            if matches!(event, MouseEvent::Down | MouseEvent::Up) {
+                popups.pointer(event == MouseEvent::Down, x, y);
             }
             let kind = match event {
                 MouseEvent::Down => DispatchMouseEventType::MousePressed,
@@ -587,6 +590,7 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             }
         }
         Inbound::PopupChoice(i) => popups.choose(&browser.active_page()?, i).await?,
+        Inbound::PopupValue(v) => popups.set_value(&browser.active_page()?, &v).await?,
         Inbound::Edit(op) => {
             let v = browser.eval(edit_script(op).to_string()).await?;
             if op != EditOp::SelectAll {

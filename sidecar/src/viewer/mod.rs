@@ -9,7 +9,7 @@ mod conn;
 pub(crate) mod keys;
 pub mod msg;
 mod paint;
-mod popup;
+pub(crate) mod popup;
 
 pub use conn::serve;
 

@@ -58,6 +58,9 @@ enum Wire {
     PopupChoice {
         index: i64,
     },
+    PopupValue {
+        value: String,
+    },
     Edit {
         op: EditOp,
     },
@@ -167,6 +170,9 @@ pub enum Inbound {
     Repaint,
     /// The option index picked from the last reported `<select>` popup.
     PopupChoice(usize),
+    /// The value picked for the last reported picker input (checked against its type by
+    /// the popup owner, which knows the type).
+    PopupValue(String),
     /// An edit operation.
     Edit(EditOp),
     /// The user's answer to the pending dialog.
@@ -234,6 +240,12 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
                 return Err(format!("index must be in 0..=100000, got {index}"));
             }
             Inbound::PopupChoice(index as usize)
+        }
+        Wire::PopupValue { value } => {
+            if value.len() > super::popup::MAX_POPUP_VALUE_BYTES {
+                return Err("popup_value value must be at most 64 bytes".into());
+            }
+            Inbound::PopupValue(value)
         }
         Wire::Edit { op } => Inbound::Edit(op),
         Wire::Dialog { accept, text } => {
@@ -326,6 +338,10 @@ mod tests {
         assert!(matches!(parse(r#"{"type":"sync","width":800,"height":600,"dpr":2}"#), Ok(Inbound::Sync(_))));
         assert_eq!(parse(r#"{"type":"repaint"}"#), Ok(Inbound::Repaint));
         assert_eq!(parse(r#"{"type":"popup_choice","index":2}"#), Ok(Inbound::PopupChoice(2)));
+        assert_eq!(
+            parse(r#"{"type":"popup_value","value":"2026-12-01"}"#),
+            Ok(Inbound::PopupValue("2026-12-01".into()))
+        );
         assert_eq!(parse(r#"{"type":"edit","op":"selectAll"}"#), Ok(Inbound::Edit(EditOp::SelectAll)));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
     }
@@ -346,6 +362,7 @@ mod tests {
             r#"{"type":"sync","width":50,"height":600,"dpr":1}"#,
             r#"{"type":"sync","width":800,"height":600,"dpr":9}"#,
             r#"{"type":"popup_choice","index":-1}"#,
+            r#"{"type":"popup_value","value":"0123456789012345678901234567890123456789012345678901234567890123456789"}"#,
             r#"{"type":"edit","op":"paste"}"#,
         ] {
             assert!(parse(bad).is_err(), "{bad}");

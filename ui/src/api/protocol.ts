@@ -187,6 +187,25 @@ export interface SelectPopup {
   selected: number;
 }
 
+/** The type of a picker input the pane draws its own picker for. */
+export type PickerType = 'date' | 'time' | 'datetime-local' | 'month' | 'week' | 'color';
+
+/** A picker input (`<input type=date|…|color>`) the page asked to open (protocol §8.4 `popup`). */
+export interface InputPopup {
+  kind: 'input';
+  /** the element's box in page CSS px */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  input_type: PickerType;
+  /** the element's value, min, max and step attributes as HTML spells them ("" when unset) */
+  value: string;
+  min: string;
+  max: string;
+  step: string;
+}
+
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
   | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
@@ -195,6 +214,7 @@ export type ViewerOut =
   | { type: 'dialog'; dialog: PageDialog | null }
   | { type: 'sync'; state: 'off' | 'applying' | 'synced' }
   | ({ type: 'popup' } & SelectPopup)
+  | ({ type: 'popup' } & InputPopup)
   | { type: 'clipboard'; text: string }
   | { type: 'error'; message: string };
 

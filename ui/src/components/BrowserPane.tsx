@@ -10,6 +10,7 @@ import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencas
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
+import { PickerPopupOverlay } from './PickerPopup';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -296,6 +297,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
     store.browserVisible(id, visible);
   }, [store, id, visible]);
   const sc = b.screencast;
+  // A page's popup (select list, picker) closes when the pane loses focus, as a native one does.
+  const popupOpen = !!sc?.popup;
+  useEffect(() => {
+    if (!focused && popupOpen) store.dismissPopup(id);
+  }, [store, id, focused, popupOpen]);
 
   const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
     <button
@@ -378,6 +384,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <TabStrip store={store} paneId={id} sc={sc} />}
         <div className="frame-slot" ref={hostRef} />
         {sc && <SelectPopupOverlay store={store} paneId={id} sc={sc} />}
+        {sc?.popup?.kind === 'input' && <PickerPopupOverlay store={store} paneId={id} popup={sc.popup} />}
         {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}

@@ -72,7 +72,7 @@ export function PageDialogOverlay({ store, paneId, sc }: { store: WorkspaceStore
 
 /** The page's `<select>` list, drawn under the element's box; Escape or a click elsewhere dismisses it. */
 export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
-  const p = sc.popup;
+  const p = sc.popup?.kind === 'select' ? sc.popup : null;
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!p) return;

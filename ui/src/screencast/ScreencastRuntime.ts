@@ -5,7 +5,7 @@
 // The element is created once and mounted once into the pane's body (never re-parented).
 // Panes and components never touch the socket; they call the store, which calls this.
 import { ApiError, api } from '../api/client';
-import type { BrowserTab, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
+import type { BrowserTab, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
 import { browserErrorText } from './errors';
@@ -40,8 +40,8 @@ export interface ScreencastState {
   tabs: BrowserTab[];
   activeTab: string | null;
   dialog: PageDialog | null;
-  /** a `<select>` the page asked to show, with its box mapped to the pane body's CSS px */
-  popup: (SelectPopup & { box: { x: number; y: number; width: number; height: number } }) | null;
+  /** a `<select>` or picker input the page asked to open, with its box mapped to the pane body's CSS px */
+  popup: ((SelectPopup | InputPopup) & { box: { x: number; y: number; width: number; height: number } }) | null;
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
   /** a relaunch asked for by the user is under way (its button is disabled) */
@@ -126,7 +126,7 @@ export class ScreencastRuntime {
   private composing = false;
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
-  private popup: SelectPopup | null = null;
+  private popup: SelectPopup | InputPopup | null = null;
   private relaunching = false;
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
@@ -411,9 +411,24 @@ export class ScreencastRuntime {
     this.session.send(text === undefined ? { type: 'dialog', accept } : { type: 'dialog', accept, text });
   }
 
-  /** Picks option `index` of the popup shown, or dismisses it (null). */
+  /** Picks option `index` of the `<select>` popup shown, or dismisses it (null). */
   choosePopup(index: number | null): void {
-    if (index !== null && this.popup) this.session.send({ type: 'popup_choice', index });
+    if (index !== null && this.popup?.kind === 'select') this.session.send({ type: 'popup_choice', index });
+    this.popup = null;
+    this.events.onScreencast({ popup: null });
+    this.focus(true);
+  }
+
+  /** Closes the popup shown without answering and without taking the keyboard (the pane lost focus). */
+  dismissPopup(): void {
+    if (!this.popup) return;
+    this.popup = null;
+    this.events.onScreencast({ popup: null });
+  }
+
+  /** Sets the picker input shown to `value` (as HTML spells its type's values), or dismisses it (null). */
+  setPopupValue(value: string | null): void {
+    if (value !== null && this.popup?.kind === 'input') this.session.send({ type: 'popup_value', value });
     this.popup = null;
     this.events.onScreencast({ popup: null });
     this.focus(true);

@@ -1064,6 +1064,16 @@ export class WorkspaceStore {
     this.screencast(id)?.choosePopup(index);
   }
 
+  /** Closes the popup of screencast pane `id` without answering or taking the keyboard. */
+  dismissPopup(id: L.PaneId) {
+    this.screencast(id)?.dismissPopup();
+  }
+
+  /** Answers the picker input popup of screencast pane `id` with `value`, or dismisses it (null). */
+  setPopupValue(id: L.PaneId, value: string | null) {
+    this.screencast(id)?.setPopupValue(value);
+  }
+
   selectTab(id: L.PaneId, tab: string) {
     this.screencast(id)?.selectTab(tab);
   }
