@@ -240,6 +240,12 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
         if prev.map(|p| p.sync) != Some(st.sync) {
             out.text(msg::sync(st.sync));
         }
+        if prev.map(|p| &p.file_chooser) != Some(&st.file_chooser) {
+            out.text(msg::file_chooser(st.file_chooser.as_ref()));
+        }
+        if prev.map(|p| &p.downloads) != Some(&st.downloads) {
+            out.text(msg::downloads(&st.downloads));
+        }
         last = Some(st);
         if rx.changed().await.is_err() {
             return;

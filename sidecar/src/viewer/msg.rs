@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::browser::{Dialog, SyncState, Tab, Viewport};
+use crate::browser::{Dialog, Download, FileChooser, SyncState, Tab, Viewport};
 
 /// Length of the binary frame header, in bytes.
 pub const FRAME_HEADER_BYTES: usize = 16;
@@ -285,6 +285,16 @@ pub fn url(url: &str, title: &str) -> String {
 /// `{"type":"dialog","dialog":…}`; `null` once it is gone.
 pub fn dialog(d: Option<&Dialog>) -> String {
     json!({"type": "dialog", "dialog": d}).to_string()
+}
+
+/// `{"type":"file_chooser","chooser":…}`; `null` once it is answered or gone.
+pub fn file_chooser(c: Option<&FileChooser>) -> String {
+    json!({"type": "file_chooser", "chooser": c}).to_string()
+}
+
+/// `{"type":"downloads","downloads":[…]}`.
+pub fn downloads(d: &[Download]) -> String {
+    json!({"type": "downloads", "downloads": d}).to_string()
 }
 
 /// `{"type":"sync","state":…}`.

@@ -15,6 +15,7 @@ impl BrowserRef {
         if let Some(o) = &self.0.observer {
             o.attached(self.id(), generation, page);
         }
+        self.follow_file_chooser(page, generation);
         let me = self.clone();
         let page = page.clone();
         let tab = page.target_id().as_ref().to_string();

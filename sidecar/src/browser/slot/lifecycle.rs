@@ -256,6 +256,8 @@ impl BrowserRef {
             s.generation += 1;
             s.gone.clear();
             s.headed = headed;
+            // A chooser of the old Chromium can no longer be answered.
+            s.file_chooser = None;
             s.generation
         };
         self.publish();
@@ -325,6 +327,9 @@ impl BrowserRef {
                 return Err(e);
             }
         }
+        // Downloads of a headless browser go to the user's download directory (a headed
+        // window has its own download shelf).
+        let downloads = if headed { None } else { self.follow_downloads(&browser, generation).await.ok() };
         let _ = self.apply_wanted(&first).await;
         self.watch_page(&first, generation);
         let first_id_for_nav = first_id.clone();
@@ -339,7 +344,10 @@ impl BrowserRef {
                 browser: tokio::sync::Mutex::new(browser),
                 pid,
                 devtools: devtools.clone(),
-                tasks: vec![handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))],
+                tasks: [handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))]
+                    .into_iter()
+                    .chain(downloads)
+                    .collect(),
             }));
             s.phase = Phase::Live;
             if !headed {
