@@ -206,6 +206,30 @@ export interface InputPopup {
   step: string;
 }
 
+/** A page's file input waiting for the user's files (protocol §8.4 `file_chooser`). */
+export interface FileChooser {
+  id: number;
+  tab: string;
+  multiple: boolean;
+  /** the input's `accept` attribute ("" for any file) */
+  accept: string;
+}
+
+/** One download of a screencast browser (protocol §8.4 `downloads`). */
+export interface Download {
+  id: string;
+  name: string;
+  url: string;
+  /** bytes */
+  received: number;
+  /** bytes; 0 when unknown */
+  total: number;
+  state: 'in_progress' | 'completed' | 'canceled' | 'failed';
+  /** where it was saved (completed) */
+  path: string | null;
+  error: string | null;
+}
+
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
   | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
@@ -215,6 +239,8 @@ export type ViewerOut =
   | { type: 'sync'; state: 'off' | 'applying' | 'synced' }
   | ({ type: 'popup' } & SelectPopup)
   | ({ type: 'popup' } & InputPopup)
+  | { type: 'file_chooser'; chooser: FileChooser | null }
+  | { type: 'downloads'; downloads: Download[] }
   | { type: 'clipboard'; text: string }
   | { type: 'error'; message: string };
 

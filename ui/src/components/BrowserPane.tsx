@@ -11,6 +11,7 @@ import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
 import { PickerPopupOverlay } from './PickerPopup';
+import { DownloadsShelf, FileChooserPanel } from './Transfers';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -386,6 +387,8 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <SelectPopupOverlay store={store} paneId={id} sc={sc} />}
         {sc?.popup?.kind === 'input' && <PickerPopupOverlay store={store} paneId={id} popup={sc.popup} />}
         {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
+        {sc && <FileChooserPanel store={store} paneId={id} sc={sc} />}
+        {sc && <DownloadsShelf sc={sc} />}
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}

@@ -5,7 +5,7 @@
 // The element is created once and mounted once into the pane's body (never re-parented).
 // Panes and components never touch the socket; they call the store, which calls this.
 import { ApiError, api } from '../api/client';
-import type { BrowserTab, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
+import type { BrowserTab, Download, FileChooser, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
 import { browserErrorText } from './errors';
@@ -42,6 +42,12 @@ export interface ScreencastState {
   dialog: PageDialog | null;
   /** a `<select>` or picker input the page asked to open, with its box mapped to the pane body's CSS px */
   popup: ((SelectPopup | InputPopup) & { box: { x: number; y: number; width: number; height: number } }) | null;
+  /** a page's file input waiting for the user's files */
+  fileChooser: FileChooser | null;
+  /** why answering the file chooser failed (shown in its panel) */
+  fileChooserError: string | null;
+  /** this browser's downloads, oldest first */
+  downloads: Download[];
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
   /** a relaunch asked for by the user is under way (its button is disabled) */
@@ -70,6 +76,9 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   activeTab: null,
   dialog: null,
   popup: null,
+  fileChooser: null,
+  fileChooserError: null,
+  downloads: [],
   parked: false,
   relaunching: false,
   relaunchError: null,
@@ -419,6 +428,22 @@ export class ScreencastRuntime {
     this.focus(true);
   }
 
+  /**
+   * Answers the page's file chooser `chooser` with `files` (web mode: their bytes go to the
+   * sidecar first) or `paths` (the desktop app's dialog), or cancels it (`[]`). A failure
+   * shows in the chooser's panel.
+   */
+  answerFileChooser(chooser: number, pick: { files: File[] } | { paths: string[] }): void {
+    void this.withBrowser(async (id) => {
+      try {
+        const paths = 'paths' in pick ? pick.paths : await Promise.all(pick.files.map((f) => api.browserUploadFile(id, chooser, f)));
+        await api.browserAnswerChooser(id, chooser, paths);
+      } catch (e) {
+        if (!this.disposed) this.events.onScreencast({ fileChooserError: errorText(e) });
+      }
+    });
+  }
+
   /** Closes the popup shown without answering and without taking the keyboard (the pane lost focus). */
   dismissPopup(): void {
     if (!this.popup) return;
@@ -578,6 +603,12 @@ export class ScreencastRuntime {
         this.events.onScreencast({ popup: { ...p, box } });
         break;
       }
+      case 'file_chooser':
+        this.events.onScreencast({ fileChooser: m.chooser, fileChooserError: null });
+        break;
+      case 'downloads':
+        this.events.onScreencast({ downloads: m.downloads });
+        break;
       case 'clipboard':
         if (m.text) void writeClipboard(m.text).catch(() => {});
         break;

@@ -1064,6 +1064,11 @@ export class WorkspaceStore {
     this.screencast(id)?.choosePopup(index);
   }
 
+  /** Answers the file chooser of screencast pane `id` (files in web mode, paths from the desktop dialog; `[]` cancels). */
+  answerFileChooser(id: L.PaneId, chooser: number, pick: { files: File[] } | { paths: string[] }) {
+    this.screencast(id)?.answerFileChooser(chooser, pick);
+  }
+
   /** Closes the popup of screencast pane `id` without answering or taking the keyboard. */
   dismissPopup(id: L.PaneId) {
     this.screencast(id)?.dismissPopup();
