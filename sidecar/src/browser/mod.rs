@@ -13,6 +13,7 @@ mod slot;
 pub(crate) use slot::eval_in;
 pub use slot::{
     download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES,
+    ZOOM_RANGE,
 };
 
 use std::collections::HashMap;
@@ -141,6 +142,8 @@ pub struct ViewState {
     pub file_chooser: Option<FileChooser>,
     /// This browser's downloads, oldest first.
     pub downloads: Vec<Download>,
+    /// The page zoom factor (1 = none).
+    pub zoom: f64,
 }
 
 /// Errors of browser operations.

@@ -36,6 +36,7 @@ mod files;
 mod lifecycle;
 mod tabs;
 mod viewport;
+mod zoom;
 
 use viewport::*;
 
@@ -56,6 +57,7 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 pub struct BrowserRef(Arc<Slot>);
 
 pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
+pub use zoom::ZOOM_RANGE;
 
 /// Where a browser is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +113,10 @@ struct Shared {
     next_chooser: u64,
     /// Downloads of this browser, oldest first (at most [`files::MAX_DOWNLOADS`]).
     downloads: Vec<Download>,
+    /// The page zoom factor of every tab (1 = none).
+    zoom: f64,
+    /// The zoom script registered in each tab.
+    zoom_scripts: zoom::ZoomScripts,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -196,6 +202,7 @@ impl BrowserRef {
             popped_out: false,
             file_chooser: None,
             downloads: Vec::new(),
+            zoom: 1.0,
         });
         let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
         let (vp_done, _) = watch::channel(0u64);
@@ -225,6 +232,8 @@ impl BrowserRef {
                 file_chooser: None,
                 next_chooser: 0,
                 downloads: Vec::new(),
+                zoom: 1.0,
+                zoom_scripts: zoom::ZoomScripts::default(),
             }),
             view,
             vp_tx,
@@ -269,6 +278,7 @@ impl BrowserRef {
                 popped_out: s.popped_out,
                 file_chooser: s.file_chooser.as_ref().map(|(c, _)| c.clone()),
                 downloads: s.downloads.clone(),
+                zoom: s.zoom,
             }
         };
         self.0.view.send_if_modified(|old| {

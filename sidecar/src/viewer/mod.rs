@@ -10,6 +10,7 @@ pub(crate) mod keys;
 pub mod msg;
 mod paint;
 pub(crate) mod popup;
+mod scroll;
 
 pub use conn::serve;
 

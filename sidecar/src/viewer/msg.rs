@@ -61,6 +61,9 @@ enum Wire {
     PopupValue {
         value: String,
     },
+    Zoom {
+        factor: f64,
+    },
     Edit {
         op: EditOp,
     },
@@ -173,6 +176,8 @@ pub enum Inbound {
     /// The value picked for the last reported picker input (checked against its type by
     /// the popup owner, which knows the type).
     PopupValue(String),
+    /// Set the page zoom of every tab (in [`crate::browser::ZOOM_RANGE`]).
+    Zoom(f64),
     /// An edit operation.
     Edit(EditOp),
     /// The user's answer to the pending dialog.
@@ -247,6 +252,12 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
             }
             Inbound::PopupValue(value)
         }
+        Wire::Zoom { factor } => {
+            if !factor.is_finite() || !crate::browser::ZOOM_RANGE.contains(&factor) {
+                return Err(format!("zoom factor must be in 0.25..=5, got {factor}"));
+            }
+            Inbound::Zoom(factor)
+        }
         Wire::Edit { op } => Inbound::Edit(op),
         Wire::Dialog { accept, text } => {
             if text.as_ref().is_some_and(|t| t.len() > MAX_PROMPT_BYTES) {
@@ -295,6 +306,11 @@ pub fn file_chooser(c: Option<&FileChooser>) -> String {
 /// `{"type":"downloads","downloads":[…]}`.
 pub fn downloads(d: &[Download]) -> String {
     json!({"type": "downloads", "downloads": d}).to_string()
+}
+
+/// `{"type":"zoom","factor":…}`.
+pub fn zoom(factor: f64) -> String {
+    json!({"type": "zoom", "factor": factor}).to_string()
 }
 
 /// `{"type":"sync","state":…}`.
@@ -353,6 +369,7 @@ mod tests {
             Ok(Inbound::PopupValue("2026-12-01".into()))
         );
         assert_eq!(parse(r#"{"type":"edit","op":"selectAll"}"#), Ok(Inbound::Edit(EditOp::SelectAll)));
+        assert_eq!(parse(r#"{"type":"zoom","factor":1.25}"#), Ok(Inbound::Zoom(1.25)));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
     }
 
@@ -374,6 +391,8 @@ mod tests {
             r#"{"type":"popup_choice","index":-1}"#,
             r#"{"type":"popup_value","value":"0123456789012345678901234567890123456789012345678901234567890123456789"}"#,
             r#"{"type":"edit","op":"paste"}"#,
+            r#"{"type":"zoom","factor":6}"#,
+            r#"{"type":"zoom","factor":0.2}"#,
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }

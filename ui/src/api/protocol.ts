@@ -241,6 +241,8 @@ export type ViewerOut =
   | ({ type: 'popup' } & InputPopup)
   | { type: 'file_chooser'; chooser: FileChooser | null }
   | { type: 'downloads'; downloads: Download[] }
+  | { type: 'zoom'; factor: number }
+  | { type: 'scroll'; x: number; y: number; width: number; height: number; view_width: number; view_height: number }
   | { type: 'clipboard'; text: string }
   | { type: 'error'; message: string };
 

@@ -12,6 +12,7 @@ import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
 import { PickerPopupOverlay } from './PickerPopup';
 import { DownloadsShelf, FileChooserPanel } from './Transfers';
+import { zoomLabel } from '../screencast/zoom';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -353,6 +354,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
         <UrlField store={store} pane={pane} />
+        {sc && sc.zoom !== 1 && (
+          <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.setZoom(id, 1))}>
+            {zoomLabel(sc.zoom)}
+          </button>
+        )}
         <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           <span className="display-anchor">

@@ -26,6 +26,7 @@ import {
   wheelPx,
 } from './input';
 import { ViewerSession } from './ViewerSession';
+import { zoomChord } from './zoom';
 import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } from './viewport';
 
 /** A hidden or off-screen pane closes its viewer socket after this long (DESIGN §7). */
@@ -48,6 +49,8 @@ export interface ScreencastState {
   fileChooserError: string | null;
   /** this browser's downloads, oldest first */
   downloads: Download[];
+  /** the page zoom factor of every tab (1 = none) */
+  zoom: number;
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
   /** a relaunch asked for by the user is under way (its button is disabled) */
@@ -79,6 +82,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   fileChooser: null,
   fileChooserError: null,
   downloads: [],
+  zoom: 1,
   parked: false,
   relaunching: false,
   relaunchError: null,
@@ -136,6 +140,13 @@ export class ScreencastRuntime {
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
   private popup: SelectPopup | InputPopup | null = null;
+  /** the page zoom the sidecar last reported */
+  private zoom = 1;
+  /** the scroll indicator (a thumb on the right edge; headless Chromium draws no scrollbars) */
+  private readonly scrollBar: HTMLDivElement;
+  private readonly scrollThumb: HTMLDivElement;
+  /** the page's last scroll position (CSS px), from the sidecar's `scroll` */
+  private scroll: { y: number; height: number; view_height: number } | null = null;
   private relaunching = false;
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
@@ -165,7 +176,14 @@ export class ScreencastRuntime {
     this.catcher.autocapitalize = 'off';
     this.catcher.spellcheck = false;
     this.catcher.tabIndex = -1;
-    this.element.append(this.canvas, this.catcher);
+    this.scrollBar = document.createElement('div');
+    this.scrollBar.className = 'screencast-scroll';
+    this.scrollBar.setAttribute('data-testid', 'scroll-indicator');
+    this.scrollBar.hidden = true;
+    this.scrollThumb = document.createElement('div');
+    this.scrollThumb.className = 'screencast-scroll-thumb';
+    this.scrollBar.append(this.scrollThumb);
+    this.element.append(this.canvas, this.scrollBar, this.catcher);
 
     this.queue = new LatestOnlyQueue<Frame, ImageBitmap>(
       (f) => createImageBitmap(new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' })),
@@ -609,6 +627,14 @@ export class ScreencastRuntime {
       case 'downloads':
         this.events.onScreencast({ downloads: m.downloads });
         break;
+      case 'zoom':
+        this.zoom = m.factor;
+        this.events.onScreencast({ zoom: m.factor });
+        break;
+      case 'scroll':
+        this.scroll = { y: m.y, height: m.height, view_height: m.view_height };
+        this.placeScroll();
+        break;
       case 'clipboard':
         if (m.text) void writeClipboard(m.text).catch(() => {});
         break;
@@ -628,6 +654,32 @@ export class ScreencastRuntime {
     this.canvas.dataset.frame = String(f.id);
     this.canvas.dataset.crisp = f.crisp ? 'true' : 'false';
     this.canvas.dataset.painted = String(Number(this.canvas.dataset.painted ?? '0') + 1);
+  }
+
+  /** Sets the page zoom of every tab (a factor in 0.25..=5; 1 resets). */
+  setZoom(factor: number): void {
+    // Taken at once, so presses faster than the sidecar's answer step from each other.
+    if (this.session.send({ type: 'zoom', factor })) this.zoom = factor;
+  }
+
+  /**
+   * Places the scroll indicator's thumb over the painted frame's right edge: its top and
+   * height are the viewport's share of the page's height. Hidden when nothing scrolls.
+   */
+  private placeScroll() {
+    const s = this.scroll;
+    const fit = this.fit;
+    const scrollable = !!s && !!fit && s.height > s.view_height + 1;
+    this.scrollBar.hidden = !scrollable;
+    if (!scrollable || !s || !fit) return;
+    const h = Math.max(16, (s.view_height / s.height) * fit.h);
+    const top = (s.y / Math.max(1, s.height - s.view_height)) * (fit.h - h);
+    this.scrollBar.style.left = `${fit.x + fit.w - 6}px`;
+    this.scrollBar.style.top = `${fit.y}px`;
+    this.scrollBar.style.height = `${fit.h}px`;
+    this.scrollThumb.style.top = `${Math.max(0, Math.min(fit.h - h, top))}px`;
+    this.scrollThumb.style.height = `${h}px`;
+    this.scrollBar.dataset.y = String(Math.round(s.y));
   }
 
   /** Sizes the canvas to the body's CSS size × devicePixelRatio. */
@@ -662,6 +714,7 @@ export class ScreencastRuntime {
     this.canvas.dataset.fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
     ctx.imageSmoothingQuality = 'high';
     ctx.drawImage(this.last.bmp, this.fit.x * dpr, this.fit.y * dpr, this.fit.w * dpr, this.fit.h * dpr);
+    this.placeScroll();
   }
 
   /** Resize with pane: tells the host the body's size (`now`, or after the settle). */
@@ -739,6 +792,12 @@ export class ScreencastRuntime {
     this.on(c, 'contextmenu', (e) => e.preventDefault());
     this.on(c, 'keydown', (e) => {
       if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      const zoom = zoomChord(e, MAC, this.zoom);
+      if (zoom !== null) {
+        e.preventDefault();
+        this.setZoom(zoom);
+        return;
+      }
       const chord = editChord(e, MAC);
       if (chord) {
         e.preventDefault();

@@ -1069,6 +1069,11 @@ export class WorkspaceStore {
     this.screencast(id)?.answerFileChooser(chooser, pick);
   }
 
+  /** Sets the page zoom of screencast pane `id` (1 resets). */
+  setZoom(id: L.PaneId, factor: number) {
+    this.screencast(id)?.setZoom(factor);
+  }
+
   /** Closes the popup of screencast pane `id` without answering or taking the keyboard. */
   dismissPopup(id: L.PaneId) {
     this.screencast(id)?.dismissPopup();

@@ -256,8 +256,9 @@ impl BrowserRef {
             s.generation += 1;
             s.gone.clear();
             s.headed = headed;
-            // A chooser of the old Chromium can no longer be answered.
+            // A chooser of the old Chromium can no longer be answered; its zoom scripts are gone.
             s.file_chooser = None;
+            s.zoom_scripts = super::zoom::ZoomScripts::default();
             s.generation
         };
         self.publish();
@@ -500,6 +501,10 @@ pub(super) async fn poll_title(slot: Weak<Slot>, generation: u64) {
             let _ = me.measure().await;
         }
         n = n.wrapping_add(1);
+        // The other tabs' titles, once a second (the strip shows them).
+        if me.0.view.receiver_count() > 0 && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
+            me.refresh_other_titles().await;
+        }
         // Viewed headless browsers too: a crash loses the session cookies Chromium keeps in
         // memory only, and Relaunch carries this snapshot over.
         let viewed = me.0.view.receiver_count() > 0;
