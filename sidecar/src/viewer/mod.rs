@@ -6,6 +6,7 @@
 //! field by field ([`msg::parse`]).
 
 mod conn;
+mod inspect;
 pub(crate) mod keys;
 pub mod msg;
 mod paint;

@@ -64,6 +64,10 @@ enum Wire {
     Zoom {
         factor: f64,
     },
+    Inspect {
+        x: f64,
+        y: f64,
+    },
     Edit {
         op: EditOp,
     },
@@ -178,6 +182,13 @@ pub enum Inbound {
     PopupValue(String),
     /// Set the page zoom of every tab (in [`crate::browser::ZOOM_RANGE`]).
     Zoom(f64),
+    /// What is at (x, y) CSS px of the page viewport (the context menu's link and image).
+    Inspect {
+        /// CSS px from the viewport's left edge.
+        x: f64,
+        /// CSS px from the viewport's top edge.
+        y: f64,
+    },
     /// An edit operation.
     Edit(EditOp),
     /// The user's answer to the pending dialog.
@@ -258,6 +269,7 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
             }
             Inbound::Zoom(factor)
         }
+        Wire::Inspect { x, y } => Inbound::Inspect { x: coord("x", x)?, y: coord("y", y)? },
         Wire::Edit { op } => Inbound::Edit(op),
         Wire::Dialog { accept, text } => {
             if text.as_ref().is_some_and(|t| t.len() > MAX_PROMPT_BYTES) {
@@ -370,6 +382,7 @@ mod tests {
         );
         assert_eq!(parse(r#"{"type":"edit","op":"selectAll"}"#), Ok(Inbound::Edit(EditOp::SelectAll)));
         assert_eq!(parse(r#"{"type":"zoom","factor":1.25}"#), Ok(Inbound::Zoom(1.25)));
+        assert_eq!(parse(r#"{"type":"inspect","x":1,"y":2}"#), Ok(Inbound::Inspect { x: 1.0, y: 2.0 }));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
     }
 

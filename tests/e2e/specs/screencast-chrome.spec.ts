@@ -123,4 +123,68 @@ test.describe('screencast pane chrome', () => {
       await srv.close();
     }
   });
+
+  test('the canvas context menu: copy link address, copy image, reload, back', async ({ wall, page, context }) => {
+    test.setTimeout(90_000);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const MENU = `<!doctype html><html><head><meta charset="utf-8"><title>menu</title><style>body { margin: 0; background: #fff; }
+#link { position: absolute; left: 300px; top: 20px; width: 200px; height: 40px; display: block; background: rgb(255, 200, 0); }
+#img { position: absolute; left: 300px; top: 100px; width: 40px; height: 40px; }</style></head><body>
+<a id="link" href="/target-of-link">a link</a>
+<img id="img" alt="red" src="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='40' height='40'%3E%3Crect width='40' height='40' fill='red'/%3E%3C/svg%3E">
+<script>sessionStorage.n = String(Number(sessionStorage.n || 0) + 1); document.title = 'loads:' + sessionStorage.n;</script>
+</body></html>`;
+    const srv = await servePages({ '/menu': MENU, '/target-of-link': '<!doctype html><title>target</title>' });
+    try {
+      const { id, browser } = await openScreencast(wall, `${srv.origin}/menu`);
+      const pane = wall.pane(id);
+      const menu = pane.getByTestId('canvas-menu');
+      await expect.poll(() => pageTitle(browser)).toBe('loads:1');
+      // On the link: Copy link address copies its absolute URL; Copy image is off.
+      const l = await pointOf(page, id, 350, 40);
+      await page.mouse.click(l.x, l.y, { button: 'right' });
+      await expect(menu).toBeVisible();
+      await expect(menu).toHaveAttribute('data-pending', 'false');
+      await expect(menu.getByTestId('canvas-copy-image')).toBeDisabled();
+      await menu.getByTestId('canvas-copy-link').click();
+      await expect(menu).toHaveCount(0);
+      await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(`${srv.origin}/target-of-link`);
+      // On the image: Copy image puts its pixels (red, 40×40) on the clipboard as PNG.
+      const im = await pointOf(page, id, 320, 120);
+      await page.mouse.click(im.x, im.y, { button: 'right' });
+      await expect(menu).toHaveAttribute('data-pending', 'false');
+      await expect(menu.getByTestId('canvas-copy-link')).toBeDisabled();
+      await menu.getByTestId('canvas-copy-image').click();
+      await expect(menu).toHaveCount(0);
+      const img = await page.evaluate(async () => {
+        const [item] = await navigator.clipboard.read();
+        const blob = await item.getType('image/png');
+        const bmp = await createImageBitmap(blob);
+        const c = new OffscreenCanvas(bmp.width, bmp.height);
+        const ctx = c.getContext('2d')!;
+        ctx.drawImage(bmp, 0, 0);
+        return { w: bmp.width, h: bmp.height, px: Array.from(ctx.getImageData(20, 20, 1, 1).data) };
+      });
+      expect(img.w).toBe(40);
+      expect(img.h).toBe(40);
+      expect(near(img.px, [255, 0, 0])).toBe(true);
+      // Escape closes it without doing anything; Reload reloads.
+      const blank = await pointOf(page, id, 600, 400);
+      await page.mouse.click(blank.x, blank.y, { button: 'right' });
+      await expect(menu).toBeVisible();
+      await page.keyboard.press('Escape');
+      await expect(menu).toHaveCount(0);
+      await page.mouse.click(blank.x, blank.y, { button: 'right' });
+      await menu.getByTestId('canvas-reload').click();
+      await expect.poll(() => pageTitle(browser)).toBe('loads:2');
+      // Back after following the link.
+      await page.mouse.click(l.x, l.y);
+      await expect.poll(() => pageTitle(browser)).toBe('target');
+      await page.mouse.click(blank.x, blank.y, { button: 'right' });
+      await menu.getByTestId('canvas-back').click();
+      await expect.poll(() => pageTitle(browser)).toMatch(/^loads:/);
+    } finally {
+      await srv.close();
+    }
+  });
 });

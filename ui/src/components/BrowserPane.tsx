@@ -13,6 +13,7 @@ import { OverflowMenu } from './OverflowMenu';
 import { PickerPopupOverlay } from './PickerPopup';
 import { DownloadsShelf, FileChooserPanel } from './Transfers';
 import { zoomLabel } from '../screencast/zoom';
+import { CanvasMenu } from './CanvasMenu';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -304,6 +305,10 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   useEffect(() => {
     if (!focused && popupOpen) store.dismissPopup(id);
   }, [store, id, focused, popupOpen]);
+  const menuOpen = !!sc?.contextMenu;
+  useEffect(() => {
+    if (!focused && menuOpen) store.closeCanvasMenu(id);
+  }, [store, id, focused, menuOpen]);
 
   const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
     <button
@@ -395,6 +400,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
         {sc && <FileChooserPanel store={store} paneId={id} sc={sc} />}
         {sc && <DownloadsShelf sc={sc} />}
+        {sc && <CanvasMenu store={store} paneId={id} sc={sc} />}
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}

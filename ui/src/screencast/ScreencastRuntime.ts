@@ -51,6 +51,8 @@ export interface ScreencastState {
   downloads: Download[];
   /** the page zoom factor of every tab (1 = none) */
   zoom: number;
+  /** the canvas's context menu: where (pane body CSS px), and the link and image under it once the sidecar said (`pending` until then) */
+  contextMenu: CanvasMenuState | null;
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
   /** a relaunch asked for by the user is under way (its button is disabled) */
@@ -65,6 +67,20 @@ export interface ScreencastState {
   popping: 'out' | 'in' | null;
   /** why the last pop-out or pop-in failed (cleared by the next one) */
   popError: string | null;
+}
+
+/** The canvas's context menu (see `ScreencastState.contextMenu`). */
+export interface CanvasMenuState {
+  /** where it opened, in pane body CSS px */
+  x: number;
+  y: number;
+  /** the page point (CSS px) it was opened on */
+  page: { x: number; y: number };
+  link: string | null;
+  /** the image's box in page CSS px */
+  image: { x: number; y: number; width: number; height: number } | null;
+  /** the sidecar has not said yet what is there */
+  pending: boolean;
 }
 
 /** Chromium has stopped (crashed, killed, closed) and nothing is starting it: Relaunch (or a navigation) brings it back. */
@@ -83,6 +99,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   fileChooserError: null,
   downloads: [],
   zoom: 1,
+  contextMenu: null,
   parked: false,
   relaunching: false,
   relaunchError: null,
@@ -140,6 +157,7 @@ export class ScreencastRuntime {
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
   private popup: SelectPopup | InputPopup | null = null;
+  private menu: CanvasMenuState | null = null;
   /** the page zoom the sidecar last reported */
   private zoom = 1;
   /** the scroll indicator (a thumb on the right edge; headless Chromium draws no scrollbars) */
@@ -627,6 +645,12 @@ export class ScreencastRuntime {
       case 'downloads':
         this.events.onScreencast({ downloads: m.downloads });
         break;
+      case 'inspect':
+        if (this.menu && this.menu.pending && this.menu.page.x === m.x && this.menu.page.y === m.y) {
+          this.menu = { ...this.menu, link: m.link, image: m.image, pending: false };
+          this.events.onScreencast({ contextMenu: this.menu });
+        }
+        break;
       case 'zoom':
         this.zoom = m.factor;
         this.events.onScreencast({ zoom: m.factor });
@@ -654,6 +678,31 @@ export class ScreencastRuntime {
     this.canvas.dataset.frame = String(f.id);
     this.canvas.dataset.crisp = f.crisp ? 'true' : 'false';
     this.canvas.dataset.painted = String(Number(this.canvas.dataset.painted ?? '0') + 1);
+  }
+
+  /** Closes the canvas's context menu. */
+  closeMenu(): void {
+    if (!this.menu) return;
+    this.menu = null;
+    this.events.onScreencast({ contextMenu: null });
+  }
+
+  /**
+   * Copies the image the context menu was opened on, as PNG, from the frame on screen (the
+   * pixels the user sees; no refetch that could differ or be refused). Throws when there is
+   * none or the clipboard refuses it.
+   */
+  async copyImage(box: { x: number; y: number; width: number; height: number }): Promise<void> {
+    const last = this.last;
+    if (!last) throw new Error('nothing painted yet');
+    const s = last.bmp.width / last.frame.width;
+    const c = document.createElement('canvas');
+    c.width = Math.max(1, Math.round(box.width * s));
+    c.height = Math.max(1, Math.round(box.height * s));
+    c.getContext('2d')!.drawImage(last.bmp, box.x * s, box.y * s, box.width * s, box.height * s, 0, 0, c.width, c.height);
+    const blob = await new Promise<Blob | null>((res) => c.toBlob(res, 'image/png'));
+    if (!blob) throw new Error('could not encode the image');
+    await navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);
   }
 
   /** Sets the page zoom of every tab (a factor in 0.25..=5; 1 resets). */
@@ -789,7 +838,15 @@ export class ScreencastRuntime {
       },
       { passive: false },
     );
-    this.on(c, 'contextmenu', (e) => e.preventDefault());
+    this.on(c, 'contextmenu', (e) => {
+      e.preventDefault();
+      const p = this.pagePoint(e);
+      if (!p) return;
+      const r = this.element.getBoundingClientRect();
+      this.menu = { x: e.clientX - r.left, y: e.clientY - r.top, page: p, link: null, image: null, pending: true };
+      this.events.onScreencast({ contextMenu: this.menu });
+      this.session.send({ type: 'inspect', ...p });
+    });
     this.on(c, 'keydown', (e) => {
       if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
       const zoom = zoomChord(e, MAC, this.zoom);

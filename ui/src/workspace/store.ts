@@ -1069,6 +1069,17 @@ export class WorkspaceStore {
     this.screencast(id)?.answerFileChooser(chooser, pick);
   }
 
+  /** Closes the canvas context menu of screencast pane `id`. */
+  closeCanvasMenu(id: L.PaneId) {
+    this.screencast(id)?.closeMenu();
+  }
+
+  /** Copies an image of screencast pane `id`'s page (its box in page CSS px) from the frame on screen. */
+  copyPageImage(id: L.PaneId, box: { x: number; y: number; width: number; height: number }): Promise<void> {
+    const rt = this.screencast(id);
+    return rt ? rt.copyImage(box) : Promise.reject(new Error('not a screencast pane'));
+  }
+
   /** Sets the page zoom of screencast pane `id` (1 resets). */
   setZoom(id: L.PaneId, factor: number) {
     this.screencast(id)?.setZoom(factor);
