@@ -13,7 +13,7 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::constants::{MAX_COMMAND_ITEMS, MAX_COMMAND_ITEM_BYTES, MAX_TERMINAL_CELLS, MIN_TERMINAL_CELLS};
 use crate::control::Handle;
-use crate::pty::{self, SpawnSpec, Terminal, TerminalId, TerminalInfo};
+use crate::pty::{self, ShellInfo, SpawnSpec, Terminal, TerminalId, TerminalInfo};
 use std::sync::Arc;
 
 /// Body of `POST /api/terminals` as received; validated by [`validate_create`].
@@ -51,6 +51,40 @@ pub struct TerminalJson {
     foreground: Option<String>,
     survivors: Vec<SurvivorJson>,
     pane: Option<String>,
+    cwd_now: Option<String>,
+    shell: ShellJson,
+}
+
+/// `shell` of a `Terminal` and the `shell` socket message (protocol §5.3): what the shell's
+/// integration reported.
+#[derive(Debug, Serialize)]
+pub struct ShellJson {
+    cwd: Option<String>,
+    integration: bool,
+    running: Option<RunningJson>,
+    last_exit: Option<i32>,
+}
+
+/// A command running now: its command line when the shell sent it, and for how long, in ms.
+#[derive(Debug, Serialize)]
+pub struct RunningJson {
+    command: Option<String>,
+    ms: u64,
+}
+
+impl ShellJson {
+    /// The wire form of `s`.
+    pub fn new(s: &ShellInfo) -> Self {
+        ShellJson {
+            cwd: s.cwd.clone(),
+            integration: s.integration,
+            running: s
+                .running
+                .as_ref()
+                .map(|r| RunningJson { command: r.command.clone(), ms: r.started.elapsed().as_millis() as u64 }),
+            last_exit: s.last_exit,
+        }
+    }
 }
 
 /// One entry of `survivors` (protocol §4): a process still running in an exited terminal's session.
@@ -76,6 +110,8 @@ impl TerminalJson {
             busy: i.busy,
             foreground: i.foreground,
             survivors: i.survivors.into_iter().map(|s| SurvivorJson { pid: s.pid, name: s.name }).collect(),
+            cwd_now: i.cwd_now,
+            shell: ShellJson::new(&i.shell),
         }
     }
 }

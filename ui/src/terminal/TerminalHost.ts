@@ -15,6 +15,7 @@ import { CSI_QUERIES, DCS_QUERY, OSC_QUERY_IDS, QueryGate, oscIsQuery } from './
 import type { TerminalSink } from './TerminalSession';
 import { type RendererKind, preferredRenderer } from './renderer';
 import { type Scheme, themeFor } from './theme';
+import { PromptMarks } from './prompts';
 
 /** Resize settle time before the PTY is told (DESIGN §7). */
 export const RESIZE_SETTLE_MS = 100;
@@ -32,6 +33,8 @@ export interface HostEvents {
   onFocus: () => void;
   /** the user asked for the find bar (Ctrl+Shift+F / Cmd+F) */
   onFind: () => void;
+  /** the user Ctrl/Cmd+clicked a URL in the output */
+  onLink: (url: string) => void;
 }
 
 export class TerminalHost implements TerminalSink {
@@ -49,6 +52,8 @@ export class TerminalHost implements TerminalSink {
   /** whether xterm may answer queries now; flipped in order with the output (protocol §5.2) */
   private readonly gate = new QueryGate();
   renderer: RendererKind = 'dom';
+  /** prompt marks from the shell integration's OSC 133 (protocol §5.3) */
+  readonly prompts: PromptMarks;
 
   constructor(
     private readonly events: HostEvents,
@@ -68,7 +73,14 @@ export class TerminalHost implements TerminalSink {
       rightClickSelectsWord: false,
     });
     this.term.loadAddon(this.fitAddon);
-    this.term.loadAddon(new WebLinksAddon());
+    // Ctrl/Cmd+click opens a link (a plain click selects, as in VS Code's terminal).
+    this.term.loadAddon(
+      new WebLinksAddon((event, uri) => {
+        if (isMac ? event.metaKey : event.ctrlKey) this.events.onLink(uri);
+      }),
+    );
+    this.prompts = new PromptMarks(this.term);
+    this.disposables.push(() => this.prompts.dispose());
     this.term.loadAddon(new Unicode11Addon());
     this.term.loadAddon(this.search);
     this.term.unicode.activeVersion = '11';
