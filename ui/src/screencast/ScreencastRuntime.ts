@@ -158,8 +158,10 @@ export class ScreencastRuntime {
   private moveFrame = 0;
   private popup: SelectPopup | InputPopup | null = null;
   private menu: CanvasMenuState | null = null;
-  /** the page zoom the sidecar last reported */
+  /** the page zoom: the last factor sent, else the one the sidecar last reported */
   private zoom = 1;
+  /** the last factor sent that the sidecar has not reported back yet */
+  private zoomSent: number | null = null;
   /** the scroll indicator (a thumb on the right edge; headless Chromium draws no scrollbars) */
   private readonly scrollBar: HTMLDivElement;
   private readonly scrollThumb: HTMLDivElement;
@@ -211,6 +213,7 @@ export class ScreencastRuntime {
     this.session = new ViewerSession(() => this.grant(), {
       onOpen: () => {
         this.queue.reset();
+        this.zoomSent = null;
         this.element.dataset.socket = 'open';
         this.events.onScreencast({ parked: false, error: null });
         this.sendSync(true);
@@ -652,6 +655,10 @@ export class ScreencastRuntime {
         }
         break;
       case 'zoom':
+        // While presses of ours are on their way, an echo of an earlier one is not the truth:
+        // the sidecar applies them in order and its last word is the last factor sent.
+        if (this.zoomSent !== null && m.factor !== this.zoomSent) break;
+        this.zoomSent = null;
         this.zoom = m.factor;
         this.events.onScreencast({ zoom: m.factor });
         break;
@@ -707,8 +714,12 @@ export class ScreencastRuntime {
 
   /** Sets the page zoom of every tab (a factor in 0.25..=5; 1 resets). */
   setZoom(factor: number): void {
+    if (factor === this.zoom) return;
     // Taken at once, so presses faster than the sidecar's answer step from each other.
-    if (this.session.send({ type: 'zoom', factor })) this.zoom = factor;
+    if (this.session.send({ type: 'zoom', factor })) {
+      this.zoom = factor;
+      this.zoomSent = factor;
+    }
   }
 
   /**
