@@ -13,13 +13,35 @@ use serde_json::{json, Value};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
 
-/// Serves `tests/fixtures/agent/NAME` at `/NAME`.
+/// Serves `tests/fixtures/agent/NAME` at `/NAME`, and the React fixture's bundle (built by
+/// [`react_bundle`]) at `/react_controlled.js`.
 fn pages(path: &str) -> Option<String> {
     let name = path.trim_start_matches('/');
     if name.is_empty() || name.contains("..") || name.contains('/') {
         return None;
     }
+    if name == "react_controlled.js" {
+        return std::fs::read_to_string(format!("{FIXTURES}/react/dist/react_controlled.js")).ok();
+    }
     std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+}
+
+/// Bundles the React fixture (`tests/fixtures/agent/react/`: React and react-dom from npm,
+/// pinned by its lockfile) with esbuild, running `npm ci` first when its `node_modules` is
+/// missing (`cargo xtask test` installs it beforehand).
+fn react_bundle() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = format!("{FIXTURES}/react");
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new("npm").args(args).current_dir(&dir).output().expect("npm on PATH");
+            assert!(out.status.success(), "npm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        if !std::path::Path::new(&format!("{dir}/node_modules/.package-lock.json")).exists() {
+            run(&["ci", "--no-audit", "--no-fund"]);
+        }
+        run(&["run", "build"]);
+    });
 }
 
 /// The outline a fixture expects (`#` lines are notes for the reader).
@@ -657,4 +679,214 @@ async fn select_scroll_viewport_and_tabs() {
     }
     let (code, _, err) = run(&["tabs", "new", "ftp://x"]);
     assert_eq!(code, 1, "{err}");
+}
+
+/// `upload` (files checked on the sidecar, `multiple` honoured, read back), `drag` (HTML5
+/// drag and drop and pointer dragging), `unknown_outcome` (a key that navigates or moves the
+/// focus stops the rest), contenteditable, a React controlled input, a `beforeunload`
+/// dialog, and no password in any answer (fixtures `upload`, `drag`, `interrupt`,
+/// `contenteditable`, `react_controlled`, `beforeunload`, `password`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_drag_interruptions_and_editors() {
+    tokio::task::block_in_place(react_bundle);
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/upload.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+    let mut answers = String::new();
+
+    // upload: one file, several for a multiple input, a label's hidden input; refusals.
+    let dir = sc.home.join("up");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), b"hello").unwrap();
+    std::fs::write(dir.join("b.csv"), b"1,2,3\n").unwrap();
+    let (fa, fb) = (dir.join("a.txt"), dir.join("b.csv"));
+    let (fa, fb) = (fa.to_str().unwrap(), fb.to_str().unwrap());
+    a.open(&base, "upload.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("upload"), "{text}");
+    let avatar = ref_of(&text, "\"Avatar\"");
+    let (code, out, err) = run(&["upload", &avatar, fa]);
+    assert_eq!((code, out.as_str()), (0, format!("upload {avatar}: \"a.txt\"\n").as_str()), "{err}");
+    assert_eq!(eval("out.textContent").await, "avatar: a.txt 5", "the page saw its change event");
+    let e = a.refused("upload", json!({"ref": avatar, "files": [fa, fb]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("multiple"), "{e}");
+    let attachments = ref_of(&text, "\"Attachments\"");
+    let r = a.ok("upload", json!({"ref": attachments, "files": [fa, fb]})).await;
+    assert_eq!(r["files"], json!([{"name": "a.txt", "size": 5}, {"name": "b.csv", "size": 6}]), "{r}");
+    assert_eq!(eval("out.textContent").await, "attachments: a.txt 5, b.csv 6");
+    let cv = ref_of(&text, "Choose CV");
+    // Relative paths are the caller's: ph makes them absolute.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(["browser", "upload", &cv, "b.csv", "--pane", &pane])
+        .current_dir(&dir)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(eval("out.textContent").await, "cv: b.csv 6", "the label's input");
+    let send = ref_of(&text, "\"Send\"");
+    let e = a.refused("upload", json!({"ref": send, "files": [fa]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("not a file input"), "{e}");
+    for bad in [
+        json!([]),
+        json!(["relative.txt"]),
+        json!([dir.join("missing").to_str().unwrap()]),
+        json!([dir.to_str().unwrap()]),
+        json!([fa, fa]),
+    ] {
+        a.refused("upload", json!({"ref": avatar, "files": bad}), "bad_request").await;
+    }
+    let (code, _, err) = run(&["upload", &avatar, "/nonexistent/x"]);
+    assert!(code == 1 && err.contains("[bad_request]"), "{err}");
+    assert_eq!(eval("avatar.files[0].name").await, "a.txt", "a refusal changed nothing");
+
+    // drag: HTML5 drag and drop carries the page's drag data; pointer dragging gets moves.
+    a.open(&base, "drag.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("drag"), "{text}");
+    let (card, done) = (ref_of(&text, "\"Card A\""), ref_of(&text, "\"Done\""));
+    let (code, out, err) = run(&["drag", &card, &done]);
+    assert_eq!((code, out.as_str()), (0, format!("drag {card} to {done} (html5)\n").as_str()), "{err}");
+    assert_eq!(eval("out.textContent").await, "dropped Card A on Done");
+    assert_eq!(eval("card.parentElement.id").await, "done");
+    let (handle, bin) = (ref_of(&text, "\"Handle\""), ref_of(&text, "\"Bin\""));
+    let r = a.ok("drag", json!({"ref": handle, "to": bin})).await;
+    assert_eq!(r["kind"], "pointer", "{r}");
+    assert_eq!(eval("out.textContent").await, "handle dropped on bin after moves");
+    a.refused("drag", json!({"ref": handle, "to": handle}), "bad_request").await;
+    a.refused("drag", json!({"ref": handle, "to": "e999999"}), "unknown_ref").await;
+
+    // unknown_outcome: the third key moves the focus, or navigates; the rest is not sent.
+    a.open(&base, "interrupt.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("interrupt"), "{text}");
+    let jumpy = ref_of(&text, "\"Jumpy\"");
+    let (code, _, err) = run(&["type", &jumpy, "abcdef"]);
+    assert!(code == 3 && err.contains("[unknown_outcome]"), "{err}");
+    assert!(err.contains("typed 3 of 6 characters") && err.contains("focus moved"), "{err}");
+    assert_eq!(eval("[jumpy.value, other.value]").await, json!(["ab", "c"]), "nothing after the third key");
+    let e = a.refused("act", json!({"action": "type", "ref": jumpy, "text": "xyzw"}), "unknown_outcome").await;
+    assert_eq!(
+        (e["reason"].as_str(), &e["delivered"]),
+        (Some("focus_moved"), &json!({"keys": 3, "of": 4, "text": "xyz"})),
+        "{e}"
+    );
+    assert_eq!(eval("[jumpy.value, other.value]").await, json!(["abxy", "cz"]), "w was not sent");
+    let pin = ref_of(&text, "\"PIN\"");
+    let r = a.call("act", json!({"action": "type", "ref": pin, "text": "zq9x"})).await;
+    answers.push_str(&String::from_utf8_lossy(&r.body));
+    let e = &r.json()["error"];
+    assert_eq!((e["code"].as_str(), &e["delivered"]), (Some("unknown_outcome"), &json!({"keys": 2, "of": 4})), "{e}");
+    let leaving = ref_of(&text, "\"Leaving\"");
+    let e = a.refused("act", json!({"action": "type", "ref": leaving, "text": "abcdef"}), "unknown_outcome").await;
+    assert_eq!(
+        (e["reason"].as_str(), &e["delivered"]),
+        (Some("navigated"), &json!({"keys": 3, "of": 6, "text": "abc"})),
+        "{e}"
+    );
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    a.open(&base, "interrupt.html").await;
+    let away = ref_of(&a.snapshot().await, "\"Away\"");
+    let e = a.refused("act", json!({"action": "dblclick", "ref": away}), "unknown_outcome").await;
+    assert_eq!((e["reason"].as_str(), &e["delivered"]), (Some("navigated"), &json!({"steps": 2, "of": 3})), "{e}");
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    // The last key's navigation (Enter submits) is the outcome, not an interruption.
+    a.open(&base, "interrupt.html").await;
+    let query = ref_of(&a.snapshot().await, "\"Query\"");
+    let (code, out, err) = run(&["type", &query, "cats\n"]);
+    assert_eq!((code, out.as_str()), (0, format!("type {query}: the last key began a navigation\n").as_str()), "{err}");
+    a.ok("wait", json!({"url": "navigation_target\\.html\\?q=cats$", "timeout_ms": 10000})).await;
+
+    // type verifies the keystrokes: what was there plus what was typed.
+    a.open(&base, "contenteditable.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("contenteditable"), "{text}");
+    let notes = ref_of(&text, "\"Notes\"");
+    let r = a.ok("act", json!({"action": "type", "ref": notes, "text": " more"})).await;
+    assert_eq!(r["value"], "draft more", "{r}");
+    let r = a.ok("act", json!({"action": "fill", "ref": notes, "text": "replaced"})).await;
+    assert_eq!(r["value"], "replaced", "{r}");
+    assert_eq!(a.ok("get", json!({"what": "value", "ref": notes})).await["value"], "replaced");
+    assert_eq!(eval("notes.textContent").await, "replaced");
+
+    // A React controlled input (React from npm): accepted values verify, a rejected one is a
+    // mismatch showing the value React kept.
+    a.open(&base, "react_controlled.html").await;
+    a.ok("wait", json!({"text": "state: empty", "timeout_ms": 10000})).await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("react_controlled"), "{text}");
+    let digits = ref_of(&text, "\"Digits (React)\"");
+    let (code, out, err) = run(&["fill", &digits, "42"]);
+    assert_eq!((code, out.as_str()), (0, format!("fill {digits}: \"42\"\n").as_str()), "{err}");
+    a.ok("wait", json!({"text": "state: 42", "timeout_ms": 10000})).await;
+    let (code, _, err) = run(&["fill", &digits, "4x2"]);
+    assert!(code == 3 && err.contains("[mismatch]") && err.contains("\"42\""), "{err}");
+    let e = a.refused("act", json!({"action": "fill", "ref": digits, "text": "abc"}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"value": "42"}));
+    let e = a.refused("act", json!({"action": "type", "ref": digits, "text": "7a"}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"value": "427"}), "the digit was taken, the letter refused");
+    a.ok("wait", json!({"text": "state: 427", "timeout_ms": 10000})).await;
+
+    // beforeunload: navigating away is held by the page's dialog, reported, never accepted;
+    // accepting it lets the navigation proceed.
+    a.open(&base, "beforeunload.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("beforeunload"), "{text}");
+    a.ok("act", json!({"action": "type", "ref": ref_of(&text, "\"Draft\""), "text": "unsaved"})).await;
+    // A click on a link: the answer says the dialog opened; dismissing it stays.
+    let r = a.act("click", &ref_of(&text, "\"Leave\"")).await;
+    assert_eq!(r.json()["dialog"]["kind"], "beforeunload", "{}", String::from_utf8_lossy(&r.body));
+    a.ok("dialog", json!({"action": "dismiss"})).await;
+    assert_eq!(eval("draft.value").await, "unsaved", "still on the page");
+    let (code, out, err) = run(&["navigate", &format!("{base}/navigation_target.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("the page opened a beforeunload "), "{out}");
+    let e = a.refused("snapshot", json!({}), "dialog_pending").await;
+    assert_eq!(e["dialog"]["kind"], "beforeunload");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let t = a.ok("tabs", json!({})).await;
+    assert_eq!(t["dialog"]["kind"], "beforeunload", "still pending: never auto-accepted {t}");
+    assert!(t["tabs"][0]["url"].as_str().unwrap().ends_with("beforeunload.html"), "{t}");
+    let (code, out, err) = run(&["dialog", "accept"]);
+    assert!(code == 0 && out.starts_with("accepted beforeunload"), "{out}{err}");
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+
+    // Password: fill and type answer lengths; nothing shows the secret, the console neither.
+    a.open(&base, "password.html").await;
+    let text = a.snapshot().await;
+    let pw = ref_of(&text, "\"Password\"");
+    let r = a.call("act", json!({"action": "fill", "ref": pw, "text": "hunter2"})).await;
+    answers.push_str(&String::from_utf8_lossy(&r.body));
+    let (code, out, err) = run(&["type", &pw, "swordfish"]);
+    assert_eq!((code, out.as_str()), (0, format!("type {pw}: 16 characters\n").as_str()), "{err}");
+    answers.push_str(&out);
+    answers.push_str(&a.snapshot().await);
+    for args in [&["get", "value", pw.as_str()][..], &["console", "--level", "debug"], &["network"]] {
+        let (_, out, err) = run(args);
+        answers.push_str(&out);
+        answers.push_str(&err);
+    }
+    let (_, out, err) = run(&["snapshot"]);
+    answers.push_str(&out);
+    answers.push_str(&err);
+    assert!(
+        !answers.contains("hunter2") && !answers.contains("swordfish") && !answers.contains("zq"),
+        "a secret leaked: {answers}"
+    );
+    assert!(answers.contains("[secret_value]"), "{answers}");
 }

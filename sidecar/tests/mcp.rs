@@ -110,9 +110,24 @@ async fn ph_mcp_serves_the_verbs_as_tools() {
         let list = mcp.ask("tools/list", json!({}));
         let tools = list["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        for n in ["list", "send", "read", "wait", "browser_open", "browser_snapshot", "browser_click"] {
+        for n in [
+            "list",
+            "send",
+            "read",
+            "wait",
+            "browser_open",
+            "browser_snapshot",
+            "browser_click",
+            "browser_upload",
+            "browser_drag",
+        ] {
             assert!(names.contains(&n), "{n} in {names:?}");
         }
+        let upload = tools.iter().find(|t| t["name"] == "browser_upload").unwrap();
+        assert_eq!(upload["inputSchema"]["required"], json!(["ref", "file"]), "{upload}");
+        assert_eq!(upload["inputSchema"]["properties"]["file"]["type"], "array", "{upload}");
+        let drag = tools.iter().find(|t| t["name"] == "browser_drag").unwrap();
+        assert_eq!(drag["inputSchema"]["required"], json!(["ref", "to"]), "{drag}");
         assert!(!names.contains(&"mcp") && !names.contains(&"completions"), "{names:?}");
         let send = tools.iter().find(|t| t["name"] == "send").unwrap();
         assert_eq!(send["inputSchema"]["required"], json!(["pane"]), "{send}");

@@ -138,3 +138,43 @@ async fn a_fish_prompt_with_its_own_marks_is_not_doubled() {
     )
     .await;
 }
+
+/// `POST /api/terminals/{id}/resolve`: paths as printed, read from the terminal's cwd now.
+#[tokio::test]
+async fn printed_paths_resolve_against_the_terminal_cwd() {
+    let sc = Sidecar::start_with_env(&[], &[("SHELL", shell("/usr/bin/bash"))]);
+    let dir = common::temp_dir("resolve");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(sc.home.join("notes.txt"), "n\n").unwrap();
+    let (id, mut ws) = login_terminal(&sc).await;
+    let mut seen = Seen::default();
+    let want = dir.canonicalize().unwrap().to_string_lossy().to_string();
+    run_until(&mut ws, &mut seen, &format!("cd '{want}'"), |v| v["cwd"] == want.as_str()).await;
+    let r = sc
+        .req(
+            "POST",
+            &format!("/api/terminals/{id}/resolve"),
+            Some(&json!({"paths": ["src/main.rs", "src", "nope.rs", "~/notes.txt"]})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let home = sc.home.canonicalize().unwrap();
+    assert_eq!(
+        r.json()["paths"],
+        json!([
+            {"path": "src/main.rs", "resolved": format!("{want}/src/main.rs"), "kind": "file"},
+            {"path": "src", "resolved": format!("{want}/src"), "kind": "dir"},
+            {"path": "nope.rs", "resolved": null, "kind": null},
+            {"path": "~/notes.txt", "resolved": home.join("notes.txt").to_string_lossy(), "kind": "file"},
+        ])
+    );
+    for bad in
+        [json!({"paths": []}), json!({"paths": ["a\u{0}b"]}), json!({"paths": vec!["x"; 65]}), json!({"path": "x"})]
+    {
+        let r = sc.req("POST", &format!("/api/terminals/{id}/resolve"), Some(&bad)).await;
+        assert_eq!(r.status, 400, "{bad}");
+    }
+    let r = sc.req("POST", "/api/terminals/t999/resolve", Some(&json!({"paths": ["x"]}))).await;
+    assert_eq!(r.status, 404);
+}

@@ -325,7 +325,8 @@ pub struct NavigateReq {
     url: String,
 }
 
-/// `POST /api/control/browser/navigate` → `{"url"}` once the navigation has started.
+/// `POST /api/control/browser/navigate` → `{"url","dialog"}` once the navigation has
+/// started, or once the page's `beforeunload` dialog holds it (`dialog`, never answered).
 pub async fn navigate(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -333,8 +334,8 @@ pub async fn navigate(
 ) -> Result<Json<Value>, ApiError> {
     let url = normalize_url(req.url.trim())?.to_string();
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    st.automation.navigate(&b, url.clone()).await?;
-    Ok(with_pane(json!({"url": url}), h))
+    let dialog = st.automation.navigate(&b, url.clone()).await?;
+    Ok(with_pane(json!({"url": url, "dialog": dialog}), h))
 }
 
 /// Body of `POST /api/control/browser/history`.
@@ -346,8 +347,8 @@ pub struct HistoryReq {
     action: String,
 }
 
-/// `POST /api/control/browser/history` `{"action":"back"|"forward"|"reload"}` → `{}` once
-/// started.
+/// `POST /api/control/browser/history` `{"action":"back"|"forward"|"reload"}` →
+/// `{"action","dialog"}` once started (or held by a `beforeunload` dialog).
 pub async fn history(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -360,11 +361,11 @@ pub async fn history(
         _ => return Err(ApiError::BadRequest("action must be back, forward or reload".into())),
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    match delta {
+    let dialog = match delta {
         Some(d) => st.automation.history(&b, d).await?,
         None => st.automation.reload(&b).await?,
-    }
-    Ok(with_pane(json!({"action": req.action}), h))
+    };
+    Ok(with_pane(json!({"action": req.action, "dialog": dialog}), h))
 }
 
 /// Body of `POST /api/control/browser/dialog`.

@@ -6,6 +6,7 @@
 mod auth;
 mod body;
 mod browser_control;
+mod browser_input;
 mod browser_logs;
 mod browser_page;
 mod browsers;
@@ -40,6 +41,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/terminals", post(terminals::create).get(terminals::list))
         .route("/api/terminals/{id}", get(terminals::get_one).delete(terminals::delete))
         .route("/api/terminals/{id}/socket", get(socket::upgrade))
+        .route("/api/terminals/{id}/resolve", post(terminals::resolve))
         .route("/api/browsers", post(browsers::create))
         .route("/api/browsers/{id}", get(browsers::get_one).delete(browsers::delete))
         .route("/api/browsers/{id}/navigate", post(browsers::navigate))
@@ -89,6 +91,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/scroll", post(browser_page::scroll))
         .route("/api/control/browser/scroll_to", post(browser_page::scroll_to))
         .route("/api/control/browser/viewport", post(browser_page::viewport))
+        .route("/api/control/browser/upload", post(browser_input::upload))
+        .route("/api/control/browser/drag", post(browser_input::drag))
         .route("/api/control/browser/console", post(browser_logs::console))
         .route("/api/control/browser/network", post(browser_logs::network))
         .fallback(misc::fallback)

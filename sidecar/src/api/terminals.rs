@@ -169,6 +169,75 @@ pub fn validate_create(req: CreateTerminal) -> Result<SpawnSpec, ApiError> {
     Ok(SpawnSpec { cols, rows, cwd, command })
 }
 
+/// The most paths one `resolve` request may ask about.
+const MAX_RESOLVE_PATHS: usize = 64;
+/// The longest path `resolve` accepts, in bytes (Linux's `PATH_MAX`).
+const MAX_RESOLVE_PATH_BYTES: usize = 4096;
+
+/// `POST /api/terminals/{id}/resolve` body: paths seen in the terminal's output.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveRequest {
+    /// 1..=64 paths, each 1..=4096 bytes without NUL; relative ones are read from the
+    /// terminal's working directory now, `~/…` from the user's home.
+    pub paths: Vec<String>,
+}
+
+/// One answer of `resolve`: the canonical absolute path and whether it is a file or a
+/// directory, or `null`s when nothing is there (or it cannot be read).
+#[derive(Debug, Serialize)]
+pub struct Resolved {
+    path: String,
+    resolved: Option<String>,
+    kind: Option<&'static str>,
+}
+
+/// `POST /api/terminals/{id}/resolve` → `200 {"paths":[Resolved…]}` in request order
+/// (protocol §4): which of the paths printed in a terminal exist, for its `path:line` links.
+pub async fn resolve(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(req): JsonBody<ResolveRequest>,
+) -> Result<impl IntoResponse, ApiError> {
+    let term = lookup(&st, &id)?;
+    if req.paths.is_empty() || req.paths.len() > MAX_RESOLVE_PATHS {
+        return Err(ApiError::BadRequest(format!("paths: 1..={MAX_RESOLVE_PATHS} items, got {}", req.paths.len())));
+    }
+    for (i, p) in req.paths.iter().enumerate() {
+        if p.is_empty() || p.len() > MAX_RESOLVE_PATH_BYTES || p.contains('\0') {
+            return Err(ApiError::BadRequest(format!("paths[{i}]: 1..={MAX_RESOLVE_PATH_BYTES} bytes without NUL")));
+        }
+    }
+    let cwd = PathBuf::from(term.current_cwd());
+    let out = tokio::task::spawn_blocking(move || {
+        req.paths
+            .into_iter()
+            .map(|p| {
+                // `~/…` is the user's home, as a shell would read it.
+                let full = match p.strip_prefix("~/") {
+                    Some(rest) => PathBuf::from(pty::home_dir()).join(rest),
+                    None => cwd.join(&p),
+                };
+                let found = std::fs::canonicalize(&full).ok().and_then(|c| {
+                    let meta = std::fs::metadata(&c).ok()?;
+                    let kind = if meta.is_dir() {
+                        "dir"
+                    } else if meta.is_file() {
+                        "file"
+                    } else {
+                        return None;
+                    };
+                    Some((c.to_string_lossy().into_owned(), kind))
+                });
+                Resolved { path: p, resolved: found.as_ref().map(|f| f.0.clone()), kind: found.map(|f| f.1) }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("resolve: {e}")))?;
+    Ok(Json(serde_json::json!({"paths": out})))
+}
+
 /// Parses a path id; an id that is not canonical is simply not found.
 pub fn lookup(st: &AppState, id: &str) -> Result<std::sync::Arc<Terminal>, ApiError> {
     let id: TerminalId = id.parse().map_err(|_| ApiError::NotFound("terminal"))?;

@@ -12,21 +12,25 @@
 mod act;
 mod cdp;
 mod dom;
+mod drag;
 mod error;
 mod keys;
 mod logs;
 mod node;
+mod outcome;
 mod refs;
 mod scroll;
 mod select;
 mod snapshot;
+mod upload;
 
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
-pub use error::{AutomationError, StaleReason};
+pub use error::{AutomationError, Interruption, StaleReason};
 pub use keys::parse as parse_key;
 pub use logs::Level;
 pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
+pub use upload::{UploadFile, MAX_UPLOAD_FILES};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -226,6 +230,30 @@ impl Automation {
         Ok(out)
     }
 
+    /// `upload REF FILE…`: the files set on the file input (or its label) → `{"ref","files",
+    /// "dialog"}` (see [`upload::upload`]).
+    pub async fn upload(&self, b: &BrowserRef, r: &str, files: &[UploadFile]) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |page, node| upload::upload(b, page, node, files).await).await?;
+        out["ref"] = r.into();
+        Ok(out)
+    }
+
+    /// `drag REF REF`: trusted mouse input from `from` to `to` (HTML5 drags handed back by
+    /// Chromium and dropped with drag events) → `{"ref","target","from","to","kind","dialog"}` (see
+    /// [`drag::drag`]).
+    pub async fn drag(&self, b: &BrowserRef, from: &str, to: &str) -> Result<Value, AutomationError> {
+        let mut out = self
+            .on_ref(b, from, async |page, source| {
+                let minted = self.minted(b.id(), to)?;
+                let target = node::resolve(b, page, to, &minted).await?;
+                drag::drag(b, page, source, &target).await
+            })
+            .await?;
+        out["ref"] = from.into();
+        out["target"] = to.into();
+        Ok(out)
+    }
+
     /// `scroll [--ref R] up|down|top|bottom|PX`: one trusted wheel event → `{"point","delta"}`.
     pub async fn scroll(&self, b: &BrowserRef, r: Option<&str>, how: Scroll) -> Result<Value, AutomationError> {
         match r {
@@ -338,22 +366,26 @@ impl Automation {
             .map_err(|e| AutomationError::Browser(crate::browser::BrowserError::Cdp(format!("screenshot: {e}"))))
     }
 
-    /// `navigate URL` (checked by the caller).
-    pub async fn navigate(&self, b: &BrowserRef, url: String) -> Result<(), AutomationError> {
+    /// `navigate URL` (checked by the caller) → the dialog the page opened instead of
+    /// leaving (a `beforeunload` asking to leave; never answered here), or null.
+    pub async fn navigate(&self, b: &BrowserRef, url: String) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        Ok(b.navigate(url).await?)
+        b.navigate(url).await?;
+        Ok(json!(b.subscribe().borrow().dialog))
     }
 
-    /// `back` (−1) and `forward` (+1).
-    pub async fn history(&self, b: &BrowserRef, delta: i64) -> Result<(), AutomationError> {
+    /// `back` (−1) and `forward` (+1) → the dialog opened instead, or null.
+    pub async fn history(&self, b: &BrowserRef, delta: i64) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        Ok(b.history(delta).await?)
+        b.history(delta).await?;
+        Ok(json!(b.subscribe().borrow().dialog))
     }
 
-    /// `reload`.
-    pub async fn reload(&self, b: &BrowserRef) -> Result<(), AutomationError> {
+    /// `reload` → the dialog opened instead, or null.
+    pub async fn reload(&self, b: &BrowserRef) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        Ok(b.reload().await?)
+        b.reload().await?;
+        Ok(json!(b.subscribe().borrow().dialog))
     }
 
     /// `dialog accept [--text T]|dismiss`: answers the pending dialog → `{"dialog"}` (the one

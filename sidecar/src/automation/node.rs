@@ -21,6 +21,8 @@ pub struct Node {
     pub backend: i64,
     /// A `Runtime.RemoteObjectId` for it in its frame's context.
     pub object: String,
+    /// The id of the frame whose document holds it.
+    pub frame: String,
 }
 
 /// What the page says about an element before it is acted on.
@@ -68,7 +70,7 @@ pub async fn resolve(browser: &BrowserRef, page: &Page, name: &str, minted: &Min
     if call_on(page, &object, "function(){return this.isConnected}", vec![]).await? != Value::Bool(true) {
         return Err(stale(StaleReason::NodeRemoved));
     }
-    Ok(Node { name: name.to_string(), backend: key.backend, object })
+    Ok(Node { name: name.to_string(), backend: key.backend, object, frame: key.frame.clone() })
 }
 
 const STATE_JS: &str = r#"function(){

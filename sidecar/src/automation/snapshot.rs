@@ -239,6 +239,12 @@ impl Walker<'_> {
             }
             return;
         }
+        // A contenteditable's editing host takes text like a textbox (the tree calls it
+        // generic, its descendants editable too).
+        let rich = |n: &Value| prop(n, "editable").and_then(Value::as_str) == Some("richtext");
+        let parent = n["parentId"].as_str().and_then(|p| self.c.ax.get(frame)?.nodes.get(p));
+        let editing_host = !ignored && GENERIC.contains(&role) && rich(n) && !parent.is_some_and(rich);
+        let role = if editing_host { "textbox" } else { role };
         let generic = ignored || GENERIC.contains(&role);
         // A container that only delegates its children's clicks (React listens on its root)
         // is not itself a control: its controls are.
@@ -280,13 +286,17 @@ impl Walker<'_> {
             }
             if TEXT_ENTRY.contains(&role) || role == "combobox" {
                 let secret = facts.is_some_and(Facts::secret);
-                let value = s(&n["value"]["value"]);
+                let mut value = clip(s(&n["value"]["value"]), MAX_NAME_CHARS);
+                if editing_host && value.is_empty() {
+                    self.text_of(frame, id, &mut value);
+                    value = clip(value.trim(), MAX_NAME_CHARS);
+                }
                 if secret {
                     if facts.is_some_and(|f| f.has_value) || !value.is_empty() {
                         text.push_str(": [filled]");
                     }
                 } else if !value.is_empty() {
-                    text.push_str(&format!(": {}", quote(&clip(value, MAX_NAME_CHARS))));
+                    text.push_str(&format!(": {}", quote(&value)));
                 }
             }
             if role == "Iframe" && facts.is_none_or(|f| f.child_frame.is_none()) {

@@ -169,7 +169,9 @@ impl Scanner {
         let (code, rest) = text.split_once(';').unwrap_or((&text, ""));
         match code {
             "7" => {
-                if let Some(p) = file_url_path(rest) {
+                // A path on another host (a shell over ssh reporting its remote cwd) is not
+                // a directory here: ignored.
+                if let Some(p) = file_url_path(rest).filter(|(host, _)| is_this_host(host)).map(|(_, p)| p) {
                     out.push(Mark::Cwd(p));
                 }
             }
@@ -250,12 +252,34 @@ impl Scanner {
     }
 }
 
-/// The decoded path of a `file://HOST/PATH` URL (OSC 7); `None` if it is not one.
-fn file_url_path(url: &str) -> Option<String> {
+/// The host and decoded path of a `file://HOST/PATH` URL (OSC 7); `None` if it is not one.
+fn file_url_path(url: &str) -> Option<(&str, String)> {
     let rest = url.strip_prefix("file://")?;
     let slash = rest.find('/')?;
     let path = percent_decode(&rest[slash..]);
-    path.starts_with('/').then_some(path)
+    path.starts_with('/').then_some((&rest[..slash], path))
+}
+
+/// True if and only if `host` (of an OSC 7 URL) names this machine: empty, `localhost`, or
+/// this machine's host name (`gethostname`, compared case-insensitively, also its first label).
+fn is_this_host(host: &str) -> bool {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let name = NAME.get_or_init(|| {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it
+        // (or the name is cut, which only makes the comparison fail).
+        let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+        if ok {
+            String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase()
+        } else {
+            String::new()
+        }
+    });
+    let host = host.to_ascii_lowercase();
+    host.is_empty()
+        || host == "localhost"
+        || (!name.is_empty() && (host == *name || name.split('.').next() == Some(host.as_str())))
 }
 
 /// Decodes `%XX` escapes (RFC 3986 §2.1); invalid escapes stay as they are. The bytes are
@@ -306,7 +330,7 @@ mod tests {
 
     #[test]
     fn finds_the_shell_marks_with_either_terminator_across_any_split() {
-        let s = b"\x1b]133;A\x07$ \x1b]133;B\x1b\\ls\r\n\x1b]133;C;cmdline_url=ls%20-l\x07out\x1b]133;D;2\x07\x1b]7;file://host/tmp/a%20b\x1b\\";
+        let s = b"\x1b]133;A\x07$ \x1b]133;B\x1b\\ls\r\n\x1b]133;C;cmdline_url=ls%20-l\x07out\x1b]133;D;2\x07\x1b]7;file://localhost/tmp/a%20b\x1b\\";
         assert_eq!(
             same_when_split(s),
             vec![
@@ -348,9 +372,15 @@ mod tests {
     }
 
     #[test]
+    fn a_cwd_on_another_host_is_ignored() {
+        let here = b"\x1b]7;file://localhost/tmp\x07\x1b]7;file://elsewhere.example/srv\x07\x1b]7;file:///var\x07";
+        assert_eq!(scan_all(&[here]), vec![Mark::Cwd("/tmp".into()), Mark::Cwd("/var".into())]);
+    }
+
+    #[test]
     fn paths_decode_percent_escapes_and_non_ascii() {
-        assert_eq!(file_url_path("file://h/home/caf%C3%A9/x%2"), Some("/home/café/x%2".into()));
-        assert_eq!(file_url_path("file:///tmp"), Some("/tmp".into()));
+        assert_eq!(file_url_path("file://h/home/caf%C3%A9/x%2"), Some(("h", "/home/café/x%2".into())));
+        assert_eq!(file_url_path("file:///tmp"), Some(("", "/tmp".into())));
         assert_eq!(file_url_path("http://h/tmp"), None);
         assert_eq!(file_url_path("file://nohostpath"), None);
     }

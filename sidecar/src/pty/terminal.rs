@@ -687,10 +687,11 @@ impl Terminal {
         self.shared.lock().exit_code
     }
 
-    /// The child's current working directory (`/proc/<pid>/cwd` on Linux), else where it
-    /// started.
+    /// The working directory now: the shell's OSC 7 report (protocol §5.3), else the child's
+    /// (`/proc/<pid>/cwd` on Linux), else where it started.
     pub fn current_cwd(&self) -> String {
-        sys::process_cwd(self.pid).unwrap_or_else(|| self.cwd.clone())
+        let reported = self.shared.lock().shell.info().cwd.clone();
+        reported.or_else(|| sys::process_cwd(self.pid)).unwrap_or_else(|| self.cwd.clone())
     }
 
     /// Marks the terminal closed (output discarded from now on, clients get `exit` then

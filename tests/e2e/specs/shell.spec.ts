@@ -113,3 +113,27 @@ test('a bell in an unfocused pane shows a badge that focusing clears; a notifica
   await expect(wall.pane(second)).toHaveAttribute('data-focused', 'true');
   await expect(wall.pane(second).getByTestId('pane-attention')).toHaveCount(0);
 });
+
+test('Ctrl+click on a printed path:line opens the editor there in a pane beside', async ({ wall, page }) => {
+  const [id] = await wall.paneIds();
+  await wall.click(id);
+  await wall.type("mkdir -p /tmp/ph-edit && cd /tmp/ph-edit && printf 'first line\\nsecond line\\n' > notes.txt && clear && echo 'notes.txt:2: here'\n");
+  await wall.waitText(id, /^notes\.txt:2: here$/m);
+  const body = wall.pane(id).getByTestId('terminal-body');
+  const box = (await body.boundingBox())!;
+  const size = await page.evaluate((id) => (window as any).__porthole.paneSize(id), id);
+  const [rowH, colW] = [box.height / size.rows, box.width / size.cols];
+  // Hover first: the link provider asks the sidecar whether the file exists.
+  await page.mouse.move(box.x + colW * 3, box.y + rowH * 0.5);
+  await page.waitForTimeout(300);
+  await page.keyboard.down('Control');
+  await page.mouse.click(box.x + colW * 3, box.y + rowH * 0.5);
+  await page.keyboard.up('Control');
+  await wall.waitOpen(2);
+  const editor = (await wall.paneIds()).find((p) => p !== id)!;
+  // vi opened notes.txt with the cursor on line 2 (its ruler or the file itself shows it).
+  await wall.waitText(editor, /second line/, 20_000);
+  await expect(wall.pane(editor).getByTestId('pane-title')).toContainText('notes.txt');
+  await wall.click(editor);
+  await wall.type(':q\n');
+});

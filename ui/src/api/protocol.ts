@@ -53,6 +53,15 @@ export interface TerminalInfo {
   shell?: ShellState;
 }
 
+/** One answer of `POST /api/terminals/{id}/resolve` (protocol §4). */
+export interface ResolvedPath {
+  /** the path as asked */
+  path: string;
+  /** its canonical absolute path, or null when nothing is there */
+  resolved: string | null;
+  kind: 'file' | 'dir' | null;
+}
+
 /** A terminal's shell state from its integration (protocol §5.3 `shell`). */
 export interface ShellState {
   /** OSC 7 working directory, or null */

@@ -16,6 +16,7 @@ import type { TerminalSink } from './TerminalSession';
 import { type RendererKind, preferredRenderer } from './renderer';
 import { type Scheme, themeFor } from './theme';
 import { PromptMarks } from './prompts';
+import { findPathRefs } from './pathLinks';
 
 /** Resize settle time before the PTY is told (DESIGN §7). */
 export const RESIZE_SETTLE_MS = 100;
@@ -35,6 +36,10 @@ export interface HostEvents {
   onFind: () => void;
   /** the user Ctrl/Cmd+clicked a URL in the output */
   onLink: (url: string) => void;
+  /** which of `paths` (as printed) exist as files: their absolute paths, null where none */
+  resolvePaths: (paths: string[]) => Promise<(string | null)[]>;
+  /** the user Ctrl/Cmd+clicked `file:line` (file absolute) in the output */
+  onPathLink: (file: string, line: number) => void;
 }
 
 export class TerminalHost implements TerminalSink {
@@ -81,6 +86,8 @@ export class TerminalHost implements TerminalSink {
     );
     this.prompts = new PromptMarks(this.term);
     this.disposables.push(() => this.prompts.dispose());
+    const paths = this.term.registerLinkProvider({ provideLinks: (y, done) => void this.pathLinks(y, done) });
+    this.disposables.push(() => paths.dispose());
     this.term.loadAddon(new Unicode11Addon());
     this.term.loadAddon(this.search);
     this.term.unicode.activeVersion = '11';
@@ -109,6 +116,34 @@ export class TerminalHost implements TerminalSink {
     const onFocusIn = () => this.events.onFocus();
     this.element.addEventListener('focusin', onFocusIn);
     this.disposables.push(() => this.element.removeEventListener('focusin', onFocusIn));
+  }
+
+  /**
+   * `path:line[:col]` links on buffer row `y` (1-based): only the paths the sidecar finds as
+   * files under the terminal's cwd are underlined; Ctrl/Cmd+click opens the editor.
+   */
+  private async pathLinks(y: number, done: (links: import('@xterm/xterm').ILink[] | undefined) => void) {
+    const text = this.term.buffer.active.getLine(y - 1)?.translateToString(true) ?? '';
+    const refs = findPathRefs(text);
+    if (!refs.length) return done(undefined);
+    const found = await this.events.resolvePaths(refs.map((r) => r.path)).catch(() => refs.map(() => null));
+    const links = refs.flatMap((r, i) => {
+      const file = found[i];
+      if (!file) return [];
+      return [
+        {
+          // Columns are 1-based and inclusive; the text has one cell per UTF-16 unit here
+          // (a wide character before the reference shifts it: then the link is off, never wrong).
+          range: { start: { x: r.start + 1, y }, end: { x: r.end, y } },
+          text: text.slice(r.start, r.end),
+          decorations: { underline: true, pointerCursor: true },
+          activate: (e: MouseEvent) => {
+            if (isMac ? e.metaKey : e.ctrlKey) this.events.onPathLink(file, r.line);
+          },
+        },
+      ];
+    });
+    done(links.length ? links : undefined);
   }
 
   /**

@@ -53,13 +53,20 @@ export interface RuntimeEvents {
   onAttention: (a: Attention) => void;
   /** a Ctrl/Cmd+clicked URL in the output */
   onLink: (url: string) => void;
+  /** a Ctrl/Cmd+clicked `file:line` in the output (file absolute, existing) */
+  onPathLink: (file: string, line: number) => void;
 }
 
 /** How a new terminal starts. */
 export interface SpawnOptions {
   /** resolves to the working directory to start in (absolute), or undefined for the default (home) */
   cwd?: () => Promise<string | undefined>;
+  /** the program to run instead of the login shell */
+  command?: string[];
 }
+
+/** How long a path's existence (for `path:line` links) is remembered, in ms. */
+const RESOLVE_CACHE_MS = 5000;
 
 export { commandTitle } from './title';
 
@@ -104,6 +111,8 @@ export class PaneRuntime {
         onFocus: () => this.events.onFocus(),
         onFind: () => this.events.onFind(),
         onLink: (url) => this.events.onLink(url),
+        resolvePaths: (paths) => this.resolvePaths(paths),
+        onPathLink: (file, line) => this.events.onPathLink(file, line),
       },
       scheme,
     );
@@ -111,6 +120,23 @@ export class PaneRuntime {
 
   get currentTerminalId(): string | null {
     return this.terminalId;
+  }
+
+  private resolved = new Map<string, { file: string | null; at: number }>();
+
+  /** Which of `paths` exist as files for this terminal (cached briefly; the cwd may change). */
+  private async resolvePaths(paths: string[]): Promise<(string | null)[]> {
+    const id = this.terminalId;
+    if (!id) return paths.map(() => null);
+    const now = Date.now();
+    const key = (p: string) => `${this.shell?.cwd ?? ''}\0${p}`;
+    const missing = [...new Set(paths.filter((p) => (now - (this.resolved.get(key(p))?.at ?? -Infinity)) > RESOLVE_CACHE_MS))];
+    if (missing.length) {
+      const answers = await api.resolvePaths(id, missing);
+      if (this.resolved.size > 512) this.resolved.clear();
+      for (const a of answers) this.resolved.set(key(a.path), { file: a.kind === 'file' ? a.resolved : null, at: now });
+    }
+    return paths.map((p) => this.resolved.get(key(p))?.file ?? null);
   }
 
   /**
@@ -155,14 +181,22 @@ export class PaneRuntime {
     let renamed = false;
     try {
       const cwd = await this.spawnOptions.cwd?.().catch(() => undefined);
-      const where = cwd ? { cols, rows, cwd } : { cols, rows };
+      const command = this.spawnOptions.command;
+      const where = { cols, rows, ...(cwd ? { cwd } : {}), ...(command ? { command } : {}) };
       try {
         id = await api.createTerminal(pane ? { ...where, pane } : where);
       } catch (e) {
-        // Refused under the pane's handle (4xx): a new pane's terminal is better than none.
-        if (!pane || !(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
-        id = await api.createTerminal(where);
-        renamed = true;
+        if (!(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
+        if (cwd && e.code === 'bad_cwd') {
+          // The directory went away since the shell reported it: start at home instead.
+          const home = { cols, rows, ...(command ? { command } : {}) };
+          id = await api.createTerminal(pane ? { ...home, pane } : home);
+        } else {
+          // Refused under the pane's handle (4xx): a new pane's terminal is better than none.
+          if (!pane) throw e;
+          id = await api.createTerminal(where);
+          renamed = true;
+        }
       }
     } catch (e) {
       if (this.disposed) return;

@@ -27,6 +27,7 @@ import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
 import { type PaneStatus, PaneRuntime, type SpawnOptions, commandTitle } from './PaneRuntime';
 import { DesktopNotifier, nextWanting, notificationText } from './attention';
 import { paneLabel } from './label';
+import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
 import { type Orphan, closeReasons, findOrphans } from './survivors';
 
@@ -299,6 +300,7 @@ export class WorkspaceStore {
       onForeground: (foreground) => this.updatePane(id, { foreground }),
       onAttention: (a) => this.attend(id, a),
       onLink: (url) => this.openLink(id, url),
+      onPathLink: (file, line) => this.openInEditor(id, file, line),
       handle: () => this.snap.panes[id]?.handle ?? null,
       onHandle: (handle) => this.updatePane(id, { handle }),
       onTitle: (title) => this.updatePane(id, { title }),
@@ -631,6 +633,19 @@ export class WorkspaceStore {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return;
     if (isLoopbackHost(u.hostname)) this.openBrowser(id, u.href, { keepSource: true });
     else void openExternal(u.href).catch(() => undefined);
+  }
+
+  /**
+   * Opens `file` at `line` in the user's editor (`$VISUAL`, `$EDITOR`, else `vi`) in a new
+   * terminal pane beside pane `id`, in that pane's working directory.
+   */
+  openInEditor(id: L.PaneId, file: string, line: number) {
+    if (!this.snap.panes[id]) return;
+    const src = this.runtimes.get(id);
+    const spawn = { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)), command: editorCommand(file, line) };
+    const p = this.newPane(null, '', file.split('/').pop() ?? 'editor', null, this.takeId(), spawn);
+    const side = (this.wall.w >= this.wall.h ? 'right' : 'down') as L.SplitSide;
+    this.setLayout(L.split(this.snap.layout, id, side, p.id), { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
   }
 
   /** Scrolls the focused terminal to its previous (−1) or next (+1) prompt (needs shell integration). */

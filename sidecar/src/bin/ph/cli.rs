@@ -450,6 +450,26 @@ pub enum BrowserCmd {
         #[arg(value_name = "REF")]
         target: String,
     },
+    /// Give files to a file input (or the <label> of one) as the file chooser would, then
+    /// read its files back. Several files only for an input with the multiple attribute.
+    Upload {
+        /// A ref from the last snapshot: the file input or its label.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The files (relative to this directory), 1 to 64.
+        #[arg(required = true, num_args = 1..=64, value_name = "FILE")]
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Drag one element onto another with the mouse (trusted input from the first one's
+    /// visible point to the second one's): HTML5 drag and drop and pointer-event dragging.
+    Drag {
+        /// The element to drag: a ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The element to drop it on.
+        #[arg(value_name = "TO")]
+        to: String,
+    },
     /// Set the page's viewport to W×H CSS pixels (fixed; the pane scales it).
     Viewport {
         /// Width in CSS px (100..=7680).
@@ -542,5 +562,8 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "scroll", "-200", "--ref", "e3"]).is_ok(), "negative PX");
         assert!(Cli::try_parse_from(["ph", "browser", "tabs", "close"]).is_err(), "close needs a tab");
         assert!(Cli::try_parse_from(["ph", "browser", "select", "e1"]).is_err(), "select needs a value");
+        assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1"]).is_err(), "upload needs a file");
+        assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1", "a", "b"]).is_ok());
+        assert!(Cli::try_parse_from(["ph", "browser", "drag", "e1"]).is_err(), "drag needs a target");
     }
 }

@@ -225,6 +225,16 @@ fn browser_request(
         BrowserCmd::Select { target, values } => post("select", json!({"ref": target, "values": values})),
         BrowserCmd::Scroll { to, target } => post("scroll", json!({"to": to, "ref": target})),
         BrowserCmd::ScrollTo { target } => post("scroll_to", json!({"ref": target})),
+        BrowserCmd::Upload { target, files } => {
+            // The sidecar checks the files; it needs them absolute (its directory is not ours).
+            let files = files
+                .iter()
+                .map(|f| std::path::absolute(f).map(|p| p.to_string_lossy().into_owned()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("a file path: {e}"))?;
+            post("upload", json!({"ref": target, "files": files}))
+        }
+        BrowserCmd::Drag { target, to } => post("drag", json!({"ref": target, "to": to})),
         BrowserCmd::Viewport { width, height, dpr } => {
             post("viewport", json!({"width": width, "height": height, "dpr": dpr}))
         }
@@ -315,7 +325,7 @@ fn exit_for(code: &str) -> u8 {
         }
         "unknown_ref" => exit::USAGE,
         "timed_out" => exit::TIMED_OUT,
-        "unverified" | "mismatch" => exit::UNVERIFIED,
+        "unverified" | "mismatch" | "unknown_outcome" => exit::UNVERIFIED,
         _ => exit::REFUSED,
     }
 }
@@ -332,6 +342,7 @@ mod tests {
         assert_eq!(exit_for("unauthorized"), exit::REFUSED);
         assert_eq!(exit_for("unverified"), exit::UNVERIFIED);
         assert_eq!(exit_for("mismatch"), exit::UNVERIFIED);
+        assert_eq!(exit_for("unknown_outcome"), exit::UNVERIFIED);
         assert_eq!(exit_for("stale_ref"), exit::REFUSED);
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);
