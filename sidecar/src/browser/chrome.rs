@@ -102,14 +102,10 @@ const OUR_FLAGS: [&str; 7] = [
 /// popups go, and a pane has no "popup blocked" UI. `password-store=basic` and
 /// `use-mock-keychain`: no keyring or keychain prompt for a browser without a window.
 /// `force-color-profile=srgb`: frames are painted on an sRGB canvas.
-/// `disable-site-isolation-trials` and `disable-features=IsolateOrigins,site-per-process`: a
-/// cross-origin iframe stays a frame of its tab's target (not a separate renderer target),
-/// so the host's popup probe reaches its `<select>` and pickers (`viewer/popup.rs`); a
-/// headless pane shows the user's own (mostly loopback) pages, and a pop-out keeps full
-/// isolation.
-const HEADLESS_FLAGS: [&str; 13] = [
-    "disable-site-isolation-trials",
-    "disable-features=IsolateOrigins,site-per-process",
+/// Site isolation stays on: a cross-origin iframe is an out-of-process frame of its own
+/// target, as in the user's Chromium (agent browsing reaches it through that target,
+/// `automation/frames.rs`).
+const HEADLESS_FLAGS: [&str; 11] = [
     "disable-dev-shm-usage",
     "disable-popup-blocking",
     "password-store=basic",
