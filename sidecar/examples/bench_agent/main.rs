@@ -228,7 +228,7 @@ async fn check<D: Driver>(d: &mut D, base: &str, c: &Check, stale: bool, notes: 
                     notes.push(format!("{}: step click {name:?} failed ({code} {detail})", c.name));
                 }
             }
-            Step::Reload(_) => d.reload().await,
+            Step::Reload => d.reload().await,
             Step::Eval(js) => d.eval(js).await,
             Step::WaitText(t) => d.wait_text(t).await,
         }

@@ -2,7 +2,7 @@
 //! screencast pane's browser as the UI does, and the browser verbs over HTTP as `ph` sends
 //! them (`/api/control/browser/*`, protocol §9.7).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::common::{start_sidecar, Sidecar};
+use crate::common::{http, start_sidecar, Sidecar};
 use crate::truth::Act;
 use crate::{Driver, Outcome};
 
@@ -20,7 +20,7 @@ pub const VIEWPORT: (u32, u32) = (1280, 720);
 
 /// Porthole driven over its HTTP API; the sidecar stops on drop.
 pub struct Porthole {
-    sc: Arc<Sidecar>,
+    sc: Sidecar,
     pane: String,
     window: tokio::task::JoinHandle<()>,
 }
@@ -29,11 +29,11 @@ impl Porthole {
     /// Starts the sidecar in `home`, attaches a window with one terminal pane, and opens a
     /// screencast browser pane at `url` beside it (`ph browser open`).
     pub async fn start(home: &std::path::Path, url: &str) -> Porthole {
-        let sc = Arc::new(start_sidecar(home));
+        let sc = start_sidecar(home);
         let t =
             sc.req("POST", "/api/terminals", Some(json!({"cols": 80, "rows": 24, "command": ["sleep", "3600"]}))).await;
         let terminal = t["id"].as_str().unwrap_or_else(|| panic!("no terminal: {t}")).to_string();
-        let window = tokio::spawn(window(sc.clone(), terminal.clone()));
+        let window = tokio::spawn(window(sc.port, sc.token.clone(), terminal.clone()));
         // The window must have reported its panes before `open` can place one beside them.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         let pane = loop {
@@ -142,9 +142,10 @@ impl Driver for Porthole {
 /// The stand-in window: reports one terminal pane, and applies `open` requests as the UI
 /// does (a screencast pane creates its browser with `POST /api/browsers`, then reports its
 /// id). Runs until aborted or the socket ends.
-async fn window(sc: Arc<Sidecar>, terminal: String) {
-    let mut req = format!("ws://127.0.0.1:{}/api/ui/socket", sc.port).into_client_request().unwrap();
-    req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {}", sc.token)).unwrap());
+async fn window(port: u16, token: String, terminal: String) {
+    let auth = format!("Bearer {token}");
+    let mut req = format!("ws://127.0.0.1:{port}/api/ui/socket").into_client_request().unwrap();
+    req.headers_mut().insert("authorization", HeaderValue::from_str(&auth).unwrap());
     let (mut ws, _) = tokio_tungstenite::connect_async(req).await.expect("ui socket");
     let panes = Mutex::new(vec![json!({"id": "p1", "handle": terminal, "kind": "terminal", "terminal": terminal,
         "title": "", "url": null, "mode": null, "minimized": false})]);
@@ -164,8 +165,10 @@ async fn window(sc: Arc<Sidecar>, terminal: String) {
             }
             (Some("request"), Some("open")) => {
                 let viewport = json!({"mode": "fixed", "width": VIEWPORT.0, "height": VIEWPORT.1, "dpr": 1});
-                let (status, b) =
-                    sc.request("POST", "/api/browsers", Some(json!({"url": m["url"], "viewport": viewport}))).await;
+                let body = json!({"url": m["url"], "viewport": viewport}).to_string();
+                let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json")];
+                let r = http(port, "POST", "/api/browsers", &headers, &body).await;
+                let (status, b) = (r.status, serde_json::from_str::<Value>(&r.body).unwrap_or(Value::Null));
                 assert_eq!(status, 201, "create browser: {b}");
                 let mut p = panes.lock().unwrap();
                 let id = format!("p{}", p.len() + 1);

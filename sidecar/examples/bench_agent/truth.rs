@@ -60,7 +60,7 @@ pub enum Step {
     /// Click the element of that name (its ref from the snapshot).
     Click(String),
     /// Load the same URL again (a new document) and wait until it has loaded.
-    Reload(bool),
+    Reload,
     /// Run this script in the page.
     Eval(String),
     /// Wait until the page's text contains this.
