@@ -208,8 +208,8 @@ async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n:
     f
 }
 
-/// One stale (`stale` true) or fail case; true if and only if the tool refused the action
-/// (notes say what it did otherwise, and when our code or reason is not the one expected).
+/// One stale (`stale` true) or fail case; true if and only if the tool refused the action.
+/// A note says how it ended (and when our code or reason is not the one expected).
 async fn check<D: Driver>(d: &mut D, base: &str, c: &Check, stale: bool, notes: &mut Vec<String>) -> bool {
     d.open(&format!("{base}/{}", c.page)).await;
     let lines = truth::parse(&d.snapshot(true).await);
@@ -236,23 +236,20 @@ async fn check<D: Driver>(d: &mut D, base: &str, c: &Check, stale: bool, notes: 
     if let Some(js) = &c.setup {
         d.eval(js).await;
     }
+    let kind = if stale { "stale" } else { "fail" };
     match d.act(c.act, &r, c.text.as_deref()).await {
         Outcome::Done => {
-            notes.push(format!("{}: {:?} {:?} went through, no error", c.name, c.act, c.target));
+            notes.push(format!("{kind} {:?}: NOT DETECTED: {:?} {:?} went through, no error", c.name, c.act, c.target));
             false
         }
         Outcome::Refused { code, detail } => {
             let want =
                 if stale { ("stale_ref", c.reason.as_deref()) } else { (c.code.as_deref().unwrap_or("?"), None) };
-            let ours = code != "error";
-            if ours && (code != want.0 || want.1.is_some_and(|w| w != detail)) {
-                notes.push(format!(
-                    "{}: refused as {code} ({detail}), expected {} {}",
-                    c.name,
-                    want.0,
-                    want.1.unwrap_or("")
-                ));
-            }
+            // Playwright MCP's errors carry no code: only ours are held to the expected one.
+            let wrong = code != "error" && (code != want.0 || want.1.is_some_and(|w| w != detail));
+            let expected =
+                if wrong { format!(" (expected {} {})", want.0, want.1.unwrap_or("")) } else { String::new() };
+            notes.push(format!("{kind} {:?}: refused: {code}: {detail}{expected}", c.name));
             true
         }
     }

@@ -2,6 +2,7 @@
 //! this file) on `/usr/bin/chromium`, headless, driven over stdio by rmcp's MCP client as an
 //! agent's host would. Never downloads a browser.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -9,6 +10,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Map, Value};
+use tokio::net::unix::pipe;
 
 use crate::porthole::VIEWPORT;
 use crate::truth::Act;
@@ -17,13 +19,15 @@ use crate::{Driver, Outcome};
 /// Where `package.json` and `node_modules` are.
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bench_agent");
 
-/// A running Playwright MCP server and our client session with it; both end on drop
-/// (`kill_on_drop`).
+/// A running Playwright MCP server and our client session with it; the server is killed on
+/// drop.
 pub struct Playwright {
     client: RunningService<RoleClient, ()>,
-    _child: tokio::process::Child,
+    child: std::process::Child,
     /// The version `package.json` pins (as installed).
     pub version: String,
+    /// Its working directory, where it writes the files its answers link to.
+    home: PathBuf,
 }
 
 /// Installs the pinned package with `npm ci` when `node_modules` lacks it (browser download
@@ -56,7 +60,7 @@ impl Playwright {
         )
         .map_err(|e| e.to_string())?;
         std::fs::create_dir_all(home).map_err(|e| e.to_string())?;
-        let mut cmd = tokio::process::Command::new("node");
+        let mut cmd = std::process::Command::new("node");
         cmd.arg(&cli)
             .args(["--executable-path", "/usr/bin/chromium", "--headless", "--isolated"])
             .arg("--viewport-size")
@@ -68,18 +72,21 @@ impl Playwright {
             .env("HOME", home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
+            .stderr(Stdio::inherit());
         // As Porthole does: Chromium's sandbox cannot start as root.
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             cmd.arg("--no-sandbox");
         }
         let mut child = cmd.spawn().map_err(|e| format!("node {}: {e}", cli.display()))?;
-        let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        // Its stdio pipes as tokio pipe ends (nonblocking, registered with the runtime).
+        let stdout = pipe::Receiver::from_owned_fd(OwnedFd::from(child.stdout.take().unwrap()))
+            .map_err(|e| format!("stdout pipe: {e}"))?;
+        let stdin = pipe::Sender::from_owned_fd(OwnedFd::from(child.stdin.take().unwrap()))
+            .map_err(|e| format!("stdin pipe: {e}"))?;
         let client = ().serve((stdout, stdin)).await.map_err(|e| format!("MCP initialize: {e}"))?;
         let version = pkg["version"].as_str().unwrap_or("?").to_string();
-        Ok(Playwright { client, _child: child, version })
+        Ok(Playwright { client, child, version, home: home.to_path_buf() })
     }
 
     /// Calls tool `name`; returns (is the answer an error, its text parts joined).
@@ -100,17 +107,29 @@ impl Playwright {
         (error, text)
     }
 
-    /// The YAML outline of a `browser_snapshot` answer (between "```yaml" and "```").
-    pub fn outline(text: &str) -> String {
-        let Some(start) = text.find("```yaml\n") else { return String::new() };
-        let body = &text[start + 8..];
-        body[..body.find("\n```").unwrap_or(body.len())].to_string()
+    /// The YAML outline of a `browser_snapshot` answer: inline between "```yaml" and
+    /// "```", else in the file it links to (`[Snapshot](path.yml)`, relative to `home`).
+    fn outline(&self, text: &str) -> String {
+        if let Some(start) = text.find("```yaml\n") {
+            let body = &text[start + 8..];
+            return body[..body.find("\n```").unwrap_or(body.len())].to_string();
+        }
+        let link = text.split("](").nth(1).and_then(|l| l.split(')').next()).filter(|l| l.ends_with(".yml"));
+        let path = link.unwrap_or_else(|| panic!("no snapshot in {text}"));
+        std::fs::read_to_string(self.home.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     async fn ok(&self, name: &'static str, args: Value) -> String {
         let (error, text) = self.tool(name, args.clone()).await;
         assert!(!error, "{name} {args}: {text}");
         text
+    }
+}
+
+impl Drop for Playwright {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -124,7 +143,8 @@ impl Driver for Playwright {
 
     /// Playwright MCP has one kind of snapshot: `interactive` is ignored.
     async fn snapshot(&mut self, _interactive: bool) -> String {
-        Playwright::outline(&self.ok("browser_snapshot", json!({})).await)
+        let text = self.ok("browser_snapshot", json!({})).await;
+        self.outline(&text)
     }
 
     async fn act(&mut self, act: Act, r: &str, text: Option<&str>) -> Outcome {
