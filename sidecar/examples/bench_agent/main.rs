@@ -21,7 +21,7 @@
 //!
 //! Prints a table (Porthole beside Playwright MCP, with ratios) and what each missed.
 //! Environment: `BENCH_AGENT_N` (timed repetitions, default 20), `BENCH_AGENT_PLAYWRIGHT=0`
-//! (Porthole only).
+//! (Porthole only), `BENCH_AGENT_ROWS` (rows of the generated page, default 1,000).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -60,15 +60,18 @@ trait Driver {
     async fn wait_text(&mut self, t: &str);
 }
 
-/// Rows of the generated page; five elements each (row, label, button, input, link).
-const BIG_ROWS: usize = 1000;
+/// Rows of the generated page (`BENCH_AGENT_ROWS`, default 1,000); five elements each (row,
+/// label, button, input, link).
+fn big_rows() -> usize {
+    env_usize("BENCH_AGENT_ROWS", 1000)
+}
 /// The row whose button and input the click and fill timings use (in the first viewport).
 const BIG_TARGET_ROW: usize = 20;
 
-/// The generated page: `BIG_ROWS` × 5 = 5,000 elements.
+/// The generated page: [`big_rows`] × 5 = 5,000 elements.
 fn big_page() -> String {
     let mut s = String::from("<!doctype html><title>5,000 elements</title><p id=out>none</p>\n");
-    for i in 1..=BIG_ROWS {
+    for i in 1..=big_rows() {
         s += &format!(
             "<div class=row><span>Row {i}</span> <button onclick=\"out.textContent='clicked {i}'\">Act {i}</button> \
              <input aria-label=\"Field {i}\"> <a href=\"#r{i}\">Link {i}</a></div>\n"
@@ -152,6 +155,7 @@ async fn ref_in<D: Driver>(d: &mut D, name: &str) -> Result<String, String> {
 async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n: usize) -> Figures {
     let mut f = Figures { tool: tool.into(), ..Figures::default() };
     for page in &truth.pages {
+        eprintln!("bench agent: {tool}: {}", page.page);
         d.open(&format!("{base}/{}", page.page)).await;
         let text = d.snapshot(true).await;
         f.max_bytes = f.max_bytes.max(text.len());
@@ -174,6 +178,7 @@ async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n:
         f.fail.1 += 1;
     }
 
+    eprintln!("bench agent: {tool}: the 5,000-element page");
     d.open(&format!("{base}/big.html")).await;
     let kinds: &[bool] = if D::INTERACTIVE { &[false, true] } else { &[false] };
     for &interactive in kinds {
@@ -211,6 +216,7 @@ async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n:
 /// One stale (`stale` true) or fail case; true if and only if the tool refused the action.
 /// A note says how it ended (and when our code or reason is not the one expected).
 async fn check<D: Driver>(d: &mut D, base: &str, c: &Check, stale: bool, notes: &mut Vec<String>) -> bool {
+    eprintln!("bench agent: {} {:?}", if stale { "stale" } else { "fail" }, c.name);
     d.open(&format!("{base}/{}", c.page)).await;
     let lines = truth::parse(&d.snapshot(true).await);
     let Some(r) = truth::ref_of(&lines, &c.target) else {

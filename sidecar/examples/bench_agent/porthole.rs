@@ -29,9 +29,9 @@ impl Porthole {
     /// Starts the sidecar in `home`, attaches a window with one terminal pane, and opens a
     /// screencast browser pane at `url` beside it (`ph browser open`).
     pub async fn start(home: &std::path::Path, url: &str) -> Porthole {
+        std::fs::create_dir_all(home).unwrap();
         let sc = start_sidecar(home);
-        let t =
-            sc.req("POST", "/api/terminals", Some(json!({"cols": 80, "rows": 24, "command": ["sleep", "3600"]}))).await;
+        let t = sc.req("POST", "/api/terminals", Some(json!({"cols": 80, "rows": 24, "command": ["sh"]}))).await;
         let terminal = t["id"].as_str().unwrap_or_else(|| panic!("no terminal: {t}")).to_string();
         let window = tokio::spawn(window(sc.port, sc.token.clone(), terminal.clone()));
         // The window must have reported its panes before `open` can place one beside them.
