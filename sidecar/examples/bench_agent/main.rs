@@ -50,6 +50,10 @@ trait Driver {
     async fn open(&mut self, url: &str);
     /// The outline (ours: `-i` when `interactive`).
     async fn snapshot(&mut self, interactive: bool) -> String;
+    /// What the last snapshot left out to stay within its bound, if anything.
+    fn last_cut(&self) -> Option<String> {
+        None
+    }
     /// Acts on ref `r` (`text` for fill and select).
     async fn act(&mut self, act: Act, r: &str, text: Option<&str>) -> Outcome;
     /// Runs a script in the page.
@@ -190,6 +194,9 @@ async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n:
             times.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         times.sort_by(f64::total_cmp);
+        if let Some(cut) = d.last_cut() {
+            f.notes.push(format!("5,000-element snapshot{}: cut {cut}", if interactive { " -i" } else { "" }));
+        }
         if interactive {
             (f.snap_i, f.big_bytes_i) = (times, bytes);
         } else {

@@ -23,6 +23,8 @@ pub struct Porthole {
     sc: Sidecar,
     pane: String,
     window: tokio::task::JoinHandle<()>,
+    /// The last snapshot's `cut` (what the byte bound left out), as JSON.
+    cut: Option<String>,
 }
 
 impl Porthole {
@@ -45,7 +47,7 @@ impl Porthole {
             assert!(tokio::time::Instant::now() < deadline, "browser/open: {status} {r}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        Porthole { sc, pane, window }
+        Porthole { sc, pane, window, cut: None }
     }
 
     async fn call(&self, verb: &str, mut body: Value) -> (u16, Value) {
@@ -59,9 +61,11 @@ impl Porthole {
         r
     }
 
-    /// The `snapshot` answer (`text`, `cut`, …).
-    pub async fn snapshot_answer(&self, interactive: bool) -> Value {
-        self.ok("snapshot", json!({"interactive": interactive})).await
+    /// The `snapshot` answer (`text`, `cut`, …); keeps its `cut`.
+    async fn snapshot_answer(&mut self, interactive: bool) -> Value {
+        let s = self.ok("snapshot", json!({"interactive": interactive})).await;
+        self.cut = (!s["cut"].is_null()).then(|| s["cut"].to_string());
+        s
     }
 }
 
@@ -90,6 +94,10 @@ impl Driver for Porthole {
 
     async fn snapshot(&mut self, interactive: bool) -> String {
         self.snapshot_answer(interactive).await["text"].as_str().unwrap().to_string()
+    }
+
+    fn last_cut(&self) -> Option<String> {
+        self.cut.clone()
     }
 
     async fn act(&mut self, act: Act, r: &str, text: Option<&str>) -> Outcome {
