@@ -25,7 +25,8 @@ pub enum Needs {
 /// pop-out test's window check (sidecar/tests/popout.rs); vim and htop, the real programs
 /// the README's screenshot shows (tests/e2e/specs/screenshot.spec.ts); iproute2 and
 /// util-linux (`ip`, `unshare`) for the proxy tests that run in a private network namespace
-/// (sidecar/tests/proxy.rs).
+/// (sidecar/tests/proxy.rs); zsh and fish for the shell-integration tests
+/// (sidecar/tests/shell.rs).
 fn debian_packages(needs: Needs) -> Vec<&'static str> {
     let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
     if needs != Needs::Web {
@@ -42,6 +43,8 @@ fn debian_packages(needs: Needs) -> Vec<&'static str> {
             "htop",
             "iproute2",
             "util-linux",
+            "zsh",
+            "fish",
         ]);
     }
     pkgs
@@ -66,6 +69,8 @@ pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
     npm_ci(&root.join("ui"))?;
     if needs == Needs::Test {
         npm_ci(&root.join("tests/e2e"))?;
+        // React and esbuild for the agent tests' React fixture (sidecar/tests/agent.rs).
+        npm_ci(&root.join("sidecar/tests/fixtures/agent/react"))?;
         install_tauri_driver(root)?;
     }
     Ok(())

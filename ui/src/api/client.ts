@@ -1,6 +1,6 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
-import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, TerminalInfo, ViewportBody } from './protocol';
+import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, ResolvedPath, TerminalInfo, ViewportBody } from './protocol';
 import { parseCapabilities } from '../browser/popout';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
@@ -17,11 +17,12 @@ export class ApiError extends Error {
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
+    const raw = body instanceof Blob;
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined || raw ? undefined : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
     });
   } catch (e) {
     // The user never sees "sidecar": this is the message panes and menus show.
@@ -47,6 +48,9 @@ export const api = {
   listTerminals: () => call<{ terminals: TerminalInfo[] }>('GET', '/api/terminals').then((r) => r.terminals),
   getTerminal: (id: string) => call<TerminalInfo>('GET', `/api/terminals/${encodeURIComponent(id)}`),
   createTerminal: (req: CreateTerminal) => call<{ id: string }>('POST', '/api/terminals', req).then((r) => r.id),
+  /** Which of `paths` (relative to the terminal's cwd, or absolute) exist (protocol §4 `resolve`). */
+  resolvePaths: (id: string, paths: string[]) =>
+    call<{ paths: ResolvedPath[] }>('POST', `/api/terminals/${encodeURIComponent(id)}/resolve`, { paths }).then((r) => r.paths),
   deleteTerminal: (id: string) => call<void>('DELETE', `/api/terminals/${encodeURIComponent(id)}`),
   getWorkspace: () => call<{ workspace: unknown; revision: number }>('GET', '/api/workspace'),
   putWorkspace: (workspace: unknown) => call<{ revision: number }>('PUT', '/api/workspace', { workspace }),
@@ -72,6 +76,12 @@ export const api = {
   /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */
   capabilities: () => call<unknown>('GET', '/api/capabilities').then(parseCapabilities),
   /** A single-use viewer grant: the viewer socket's `ws://` URL (valid 60 s). */
+  /** Sets the files the user picked on the page's file input (`[]` cancels); paths are absolute. */
+  browserAnswerChooser: (id: string, chooser: number, paths: string[]) =>
+    call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/file-chooser/${chooser}`, { paths }),
+  /** Hands one picked file's bytes to the sidecar for `chooser` (web mode) → the path to answer with. */
+  browserUploadFile: (id: string, chooser: number, file: File) =>
+    call<{ path: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/file-chooser/${chooser}/files?name=${encodeURIComponent(file.name)}`, file).then((r) => r.path),
   browserViewer: (id: string) => call<{ url: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/viewer`).then((r) => r.url),
 };
 

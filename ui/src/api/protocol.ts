@@ -47,7 +47,38 @@ export interface TerminalInfo {
    * terminal replaced it in its pane). Absent from older sidecars.
    */
   pane?: string | null;
+  /** the working directory now: the shell's OSC 7 report, else the child's (protocol §4); absent from older sidecars */
+  cwd_now?: string | null;
+  /** what the shell's integration reported (protocol §5.3); absent from older sidecars */
+  shell?: ShellState;
 }
+
+/** One answer of `POST /api/terminals/{id}/resolve` (protocol §4). */
+export interface ResolvedPath {
+  /** the path as asked */
+  path: string;
+  /** its canonical absolute path, or null when nothing is there */
+  resolved: string | null;
+  kind: 'file' | 'dir' | null;
+}
+
+/** A terminal's shell state from its integration (protocol §5.3 `shell`). */
+export interface ShellState {
+  /** OSC 7 working directory, or null */
+  cwd: string | null;
+  /** true once an OSC 133 mark was seen */
+  integration: boolean;
+  /** the command running now (OSC 133 C..D); `command` null when the shell sent no command line; `ms` since it started */
+  running: { command: string | null; ms: number } | null;
+  /** the last OSC 133 D exit status */
+  last_exit: number | null;
+}
+
+/** Something in a terminal's output that wants the human (protocol §5.3 `attention`). */
+export type Attention =
+  | { kind: 'bell' }
+  | { kind: 'notify'; title: string; body: string }
+  | { kind: 'command_done'; command: string | null; exit: number | null; duration_ms: number };
 
 /** A process still running in an exited terminal's session (protocol §4). */
 export interface Survivor {
@@ -76,7 +107,9 @@ export interface CreateTerminal {
 export type ServerControl =
   | { type: 'replay'; bytes: number }
   | { type: 'answerer'; answers: boolean }
-  | { type: 'exit'; code: number };
+  | { type: 'exit'; code: number }
+  | ({ type: 'shell' } & ShellState)
+  | ({ type: 'attention' } & Attention);
 
 /** Client → server text messages on the terminal socket. */
 export type ClientControl = { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
@@ -187,6 +220,49 @@ export interface SelectPopup {
   selected: number;
 }
 
+/** The type of a picker input the pane draws its own picker for. */
+export type PickerType = 'date' | 'time' | 'datetime-local' | 'month' | 'week' | 'color';
+
+/** A picker input (`<input type=date|…|color>`) the page asked to open (protocol §8.4 `popup`). */
+export interface InputPopup {
+  kind: 'input';
+  /** the element's box in page CSS px */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  input_type: PickerType;
+  /** the element's value, min, max and step attributes as HTML spells them ("" when unset) */
+  value: string;
+  min: string;
+  max: string;
+  step: string;
+}
+
+/** A page's file input waiting for the user's files (protocol §8.4 `file_chooser`). */
+export interface FileChooser {
+  id: number;
+  tab: string;
+  multiple: boolean;
+  /** the input's `accept` attribute ("" for any file) */
+  accept: string;
+}
+
+/** One download of a screencast browser (protocol §8.4 `downloads`). */
+export interface Download {
+  id: string;
+  name: string;
+  url: string;
+  /** bytes */
+  received: number;
+  /** bytes; 0 when unknown */
+  total: number;
+  state: 'in_progress' | 'completed' | 'canceled' | 'failed';
+  /** where it was saved (completed) */
+  path: string | null;
+  error: string | null;
+}
+
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
   | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
@@ -195,6 +271,12 @@ export type ViewerOut =
   | { type: 'dialog'; dialog: PageDialog | null }
   | { type: 'sync'; state: 'off' | 'applying' | 'synced' }
   | ({ type: 'popup' } & SelectPopup)
+  | ({ type: 'popup' } & InputPopup)
+  | { type: 'file_chooser'; chooser: FileChooser | null }
+  | { type: 'downloads'; downloads: Download[] }
+  | { type: 'zoom'; factor: number }
+  | { type: 'inspect'; x: number; y: number; link: string | null; image: { x: number; y: number; width: number; height: number } | null }
+  | { type: 'scroll'; x: number; y: number; width: number; height: number; view_width: number; view_height: number }
   | { type: 'clipboard'; text: string }
   | { type: 'error'; message: string };
 
