@@ -8,10 +8,15 @@
 mod chrome;
 mod display;
 mod navigate;
+mod presence;
 mod slot;
 
+pub use presence::{Activity, Point, Presence, Rect};
 pub(crate) use slot::eval_in;
-pub use slot::{BrowserInfo, BrowserRef};
+pub use slot::{
+    download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES,
+    ZOOM_RANGE,
+};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -144,6 +149,12 @@ pub struct ViewState {
     /// Where the active tab is going while it loads and has not committed yet (asked for
     /// with navigate, or a link the page followed); `None` when not known or committed.
     pub pending_url: Option<String>,
+    /// A page's file input waiting for the user's files (headless only).
+    pub file_chooser: Option<FileChooser>,
+    /// This browser's downloads, oldest first.
+    pub downloads: Vec<Download>,
+    /// The page zoom factor (1 = none).
+    pub zoom: f64,
 }
 
 /// Errors of browser operations.

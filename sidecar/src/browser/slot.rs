@@ -32,9 +32,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 mod events;
+mod files;
 mod lifecycle;
 mod tabs;
 mod viewport;
+mod zoom;
 
 use viewport::*;
 
@@ -53,6 +55,9 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 /// A shared handle on one browser. Cheap to clone.
 #[derive(Clone)]
 pub struct BrowserRef(Arc<Slot>);
+
+pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
+pub use zoom::ZOOM_RANGE;
 
 /// Where a browser is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +111,16 @@ struct Shared {
     /// [`COOKIE_SNAPSHOT_POLLS`]). Kept through failed launches (a fallback or Relaunch sets
     /// them); cleared once a headless launch has set them.
     cookies: Vec<Cookie>,
+    /// The file chooser waiting for the user, with its input's node.
+    file_chooser: Option<(FileChooser, chromiumoxide::cdp::browser_protocol::dom::BackendNodeId)>,
+    /// The last chooser id given out.
+    next_chooser: u64,
+    /// Downloads of this browser, oldest first (at most [`files::MAX_DOWNLOADS`]).
+    downloads: Vec<Download>,
+    /// The page zoom factor of every tab (1 = none).
+    zoom: f64,
+    /// The zoom script registered in each tab.
+    zoom_scripts: zoom::ZoomScripts,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -142,6 +157,8 @@ struct Slot {
     emulation: EmulationGate,
     /// Told of every page this browser attaches ([`PageObserver`]).
     observer: Option<Arc<dyn PageObserver>>,
+    /// What an agent does here, and the human's input through views.
+    presence: super::Presence,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -197,6 +214,9 @@ impl BrowserRef {
             crashed: false,
             loading: false,
             pending_url: None,
+            file_chooser: None,
+            downloads: Vec::new(),
+            zoom: 1.0,
         });
         let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
         let (vp_done, _) = watch::channel(0u64);
@@ -225,6 +245,11 @@ impl BrowserRef {
                 crashed: HashSet::new(),
                 loading: HashMap::new(),
                 cookies: Vec::new(),
+                file_chooser: None,
+                next_chooser: 0,
+                downloads: Vec::new(),
+                zoom: 1.0,
+                zoom_scripts: zoom::ZoomScripts::default(),
             }),
             view,
             vp_tx,
@@ -232,6 +257,7 @@ impl BrowserRef {
             casting: Mutex::new(HashMap::new()),
             emulation: EmulationGate::default(),
             observer,
+            presence: super::Presence::default(),
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -270,6 +296,9 @@ impl BrowserRef {
                 crashed: active_crashed(&s),
                 loading: s.active.as_ref().is_some_and(|a| s.loading.contains_key(a)),
                 pending_url: s.active.as_ref().and_then(|a| s.loading.get(a).cloned().flatten()),
+                file_chooser: s.file_chooser.as_ref().map(|(c, _)| c.clone()),
+                downloads: s.downloads.clone(),
+                zoom: s.zoom,
             }
         };
         self.0.view.send_if_modified(|old| {
@@ -280,6 +309,11 @@ impl BrowserRef {
                 true
             }
         });
+    }
+
+    /// The agent's activity here and the human's input through views ([`super::Presence`]).
+    pub fn presence(&self) -> &super::Presence {
+        &self.0.presence
     }
 
     /// The active tab's page, if the browser is live.

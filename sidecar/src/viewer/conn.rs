@@ -135,10 +135,14 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
     let views = browser.views();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<PumpCtl>();
     let inputs = Arc::new(InputQueue::new());
+    let scroll_out = out.clone();
+    let (scroll, scroll_task) = super::scroll::follow(move |m| scroll_out.text(m));
     let tasks = [
+        scroll_task,
         tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
-        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views)),
+        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views, scroll)),
         tokio::spawn(input_worker(browser.clone(), out.clone(), inputs.clone(), ctl_tx.clone())),
+        tokio::spawn(follow_agent(browser.clone(), out.clone())),
     ];
     let mut writer_done = false;
     let mut waiting = 0;
@@ -199,6 +203,11 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                 });
             }
             Ok(input) => {
+                // Counted on arrival, before it waits behind other inputs: the human's press
+                // ends an agent's action at once (DESIGN §12); the input itself still goes.
+                if input.is_human_press() {
+                    browser.presence().human_input();
+                }
                 waiting = inputs.push(input);
                 if inputs.held_bytes() > MAX_HELD_INPUT_BYTES {
                     out.close(CLOSE_POLICY, "more than 32 MiB of input held behind a dialog");
@@ -264,6 +273,15 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
         if prev.map(|p| p.sync) != Some(st.sync) {
             out.text(msg::sync(st.sync));
         }
+        if prev.map(|p| &p.file_chooser) != Some(&st.file_chooser) {
+            out.text(msg::file_chooser(st.file_chooser.as_ref()));
+        }
+        if prev.map(|p| &p.downloads) != Some(&st.downloads) {
+            out.text(msg::downloads(&st.downloads));
+        }
+        if prev.map(|p| p.zoom) != Some(st.zoom) {
+            out.text(msg::zoom(st.zoom));
+        }
         last = Some(st);
         if rx.changed().await.is_err() {
             return;
@@ -271,10 +289,30 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
     }
 }
 
+/// Sends `agent` messages: the action running when the view connects (if any), then every
+/// change of the agent's activity on this browser (protocol §8.4).
+async fn follow_agent(browser: BrowserRef, out: Outbox) {
+    let mut rx = browser.presence().activity();
+    let now = browser.presence().current();
+    if now.acting {
+        out.text(msg::agent(&now));
+    }
+    while rx.changed().await.is_ok() {
+        let a = rx.borrow_and_update().clone();
+        out.text(msg::agent(&a));
+    }
+}
+
 /// The frame pump: a CDP screencast of the active tab (provisional frames), and a crisp
 /// capture after [`CRISP_QUIET_MS`] without frames or input. Restarts on a tab switch and
 /// on a browser back from a pop-out (a fresh crisp capture first); idle while popped out.
-async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver<PumpCtl>, views: u64) {
+async fn pump(
+    browser: BrowserRef,
+    out: Outbox,
+    mut ctl: mpsc::UnboundedReceiver<PumpCtl>,
+    views: u64,
+    scroll: super::scroll::ScrollPoke,
+) {
     let mut state = browser.subscribe();
     let mut frame_id: u32 = 0;
     loop {
@@ -295,7 +333,9 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
             continue;
         };
         let cast = CastGuard::begin(&browser, &page);
-        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first).await;
+        scroll.page(&page);
+        let ended =
+            run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first, &scroll).await;
         // Awaited here, so a restart on the same tab starts only after this stop.
         cast.end().await;
         if ended {
@@ -364,6 +404,7 @@ async fn run_page(
     frame_id: &mut u32,
     active: &Option<String>,
     first: bool,
+    scroll: &super::scroll::ScrollPoke,
 ) -> bool {
     let Ok(mut frames) = bounded("listen", page.event_listener::<EventScreencastFrame>()).await else {
         // Wait for a change rather than spin.
@@ -414,15 +455,17 @@ async fn run_page(
                 if recent && is_capture_echo(size, browser.last_measured()) {
                     continue;
                 }
+                scroll.frame(page, ev.metadata.scroll_offset_x, ev.metadata.scroll_offset_y);
                 let Ok(jpeg) = b64.decode(AsRef::<str>::as_ref(&ev.data)) else { continue };
                 if last.as_deref() == Some(&jpeg[..]) {
                     continue;
                 }
-                let dpr = browser.last_measured().map(|v| v.dpr).unwrap_or(1.0);
+                let measured = browser.last_measured();
+                let dpr = measured.map(|v| v.dpr).unwrap_or(1.0);
                 // Ids count frames sent: a dropped frame does not use one.
                 let next = frame_id.wrapping_add(1);
-                let f = msg::frame(next, ev.metadata.device_width.round() as u32,
-                    ev.metadata.device_height.round() as u32, dpr, false, &jpeg);
+                let (w, h) = frame_css_size(ev.metadata.device_width, ev.metadata.device_height, measured);
+                let f = msg::frame(next, w, h, dpr, false, &jpeg);
                 if out.frame(f) {
                     *frame_id = next;
                     order.provisional_sent();
@@ -525,6 +568,21 @@ fn dialog_blocks_active(s: &ViewState) -> bool {
     s.dialog.as_ref().is_some_and(|d| s.active.as_deref() == Some(d.tab.as_str()))
 }
 
+/// A screencast frame's size for its header, in CSS px. Chromium gives it in CSS px, or (at
+/// an emulated DPR other than 1, seen at DPR 2 from the first frame until a capture) in
+/// pixels of the emulated device, CSS px × DPR: the size that is the measured viewport's
+/// times its DPR is that viewport's. The view maps its input and the agent's marks through
+/// this size, so a device size would put them at DPR × the place.
+fn frame_css_size(width: f64, height: f64, measured: Option<crate::browser::Viewport>) -> (u32, u32) {
+    if let Some(m) = measured {
+        let device = |css: u32, v: f64| (v - css as f64 * m.dpr).abs() <= 1.0;
+        if m.dpr != 1.0 && device(m.width, width) && device(m.height, height) {
+            return (m.width, m.height);
+        }
+    }
+    (width.round() as u32, height.round() as u32)
+}
+
 fn active_url(s: &ViewState) -> Option<String> {
     s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a)).map(|t| t.url.clone())
 }
@@ -608,8 +666,11 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             // after the first press in a tab this costs nothing.
             if event == MouseEvent::Down && button == MouseButton::Left {
                 if let Err(e) = popups.ensure(&page).await {
-                    tracing::debug!("select probe: {e}");
+                    tracing::debug!("popup probe: {e}");
                 }
+            }
+            if matches!(event, MouseEvent::Down | MouseEvent::Up) {
+                popups.pointer(event == MouseEvent::Down, x, y);
             }
             let kind = match event {
                 MouseEvent::Down => DispatchMouseEventType::MousePressed,
@@ -663,6 +724,9 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             }
         }
         Inbound::PopupChoice(i) => popups.choose(&browser.active_page()?, i).await?,
+        Inbound::PopupValue(v) => popups.set_value(&browser.active_page()?, &v).await?,
+        Inbound::Zoom(f) => browser.set_zoom(f).await?,
+        Inbound::Inspect { x, y } => out.text(super::inspect::inspect(&browser.active_page()?, x, y).await?),
         Inbound::Edit(op) => {
             let v = browser.eval(edit_script(op).to_string()).await?;
             if op != EditOp::SelectAll {
@@ -730,6 +794,16 @@ mod tests {
         assert!(!is_capture_echo((800.0, 600.0), vp(800, 600, 2.0)), "the page itself");
         assert!(!is_capture_echo((800.0, 600.0), vp(800, 600, 1.0)), "no re-emulation at DPR 1");
         assert!(!is_capture_echo((1600.0, 1200.0), None));
+    }
+
+    #[test]
+    fn a_frame_sized_in_device_pixels_is_given_its_css_size() {
+        let vp = |width, height, dpr| Some(crate::browser::Viewport { width, height, dpr });
+        assert_eq!(frame_css_size(1600.0, 1200.0, vp(800, 600, 2.0)), (800, 600));
+        assert_eq!(frame_css_size(800.0, 600.0, vp(800, 600, 2.0)), (800, 600), "already CSS px");
+        assert_eq!(frame_css_size(1280.0, 800.0, vp(1280, 800, 1.0)), (1280, 800));
+        assert_eq!(frame_css_size(1000.0, 700.0, vp(800, 600, 2.0)), (1000, 700), "another size: as given");
+        assert_eq!(frame_css_size(1499.6, 1050.4, None), (1500, 1050));
     }
 
     #[test]

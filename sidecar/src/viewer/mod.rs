@@ -7,10 +7,12 @@
 
 mod conn;
 mod inputs;
+mod inspect;
 pub(crate) mod keys;
 pub mod msg;
 mod paint;
-mod popup;
+pub(crate) mod popup;
+mod scroll;
 
 pub use conn::serve;
 

@@ -10,6 +10,10 @@ import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencas
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
+import { PickerPopupOverlay } from './PickerPopup';
+import { DownloadsShelf, FileChooserPanel } from './Transfers';
+import { zoomLabel } from '../screencast/zoom';
+import { CanvasMenu } from './CanvasMenu';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -326,6 +330,15 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
     store.browserVisible(id, visible);
   }, [store, id, visible]);
   const sc = b.screencast;
+  // A page's popup (select list, picker) closes when the pane loses focus, as a native one does.
+  const popupOpen = !!sc?.popup;
+  useEffect(() => {
+    if (!focused && popupOpen) store.dismissPopup(id);
+  }, [store, id, focused, popupOpen]);
+  const menuOpen = !!sc?.contextMenu;
+  useEffect(() => {
+    if (!focused && menuOpen) store.closeCanvasMenu(id);
+  }, [store, id, focused, menuOpen]);
 
   const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
     <button
@@ -379,7 +392,24 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           {btn('browser-reload', why('Reload'), ICONS.reload, () => store.browserReload(id), navOff)}
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
+        {sc?.agent && (
+          <span
+            className="agent-chip"
+            data-testid="agent-chip"
+            data-acting={sc.agent.acting ? 'true' : 'false'}
+            role="status"
+            title="An agent (ph browser) is driving this page. Click or type in the page to stop its action."
+          >
+            <span className="agent-chip-dot" />
+            agent: {sc.agent.verb}
+          </span>
+        )}
         <UrlField store={store} pane={pane} />
+        {sc && sc.zoom !== 1 && (
+          <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.setZoom(id, 1))}>
+            {zoomLabel(sc.zoom)}
+          </button>
+        )}
         <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           <span className="display-anchor">
@@ -412,7 +442,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <TabStrip store={store} paneId={id} sc={sc} />}
         <div className="frame-slot" ref={hostRef} />
         {sc && <SelectPopupOverlay store={store} paneId={id} sc={sc} />}
+        {sc?.popup?.kind === 'input' && <PickerPopupOverlay store={store} paneId={id} popup={sc.popup} />}
         {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
+        {sc && <FileChooserPanel store={store} paneId={id} sc={sc} />}
+        {sc && <DownloadsShelf sc={sc} />}
+        {sc && <CanvasMenu store={store} paneId={id} sc={sc} />}
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}

@@ -1228,6 +1228,37 @@ export class WorkspaceStore {
     this.screencast(id)?.choosePopup(index);
   }
 
+  /** Answers the file chooser of screencast pane `id` (files in web mode, paths from the desktop dialog; `[]` cancels). */
+  answerFileChooser(id: L.PaneId, chooser: number, pick: { files: File[] } | { paths: string[] }) {
+    this.screencast(id)?.answerFileChooser(chooser, pick);
+  }
+
+  /** Closes the canvas context menu of screencast pane `id`. */
+  closeCanvasMenu(id: L.PaneId) {
+    this.screencast(id)?.closeMenu();
+  }
+
+  /** Copies an image of screencast pane `id`'s page (its box in page CSS px) from the frame on screen. */
+  copyPageImage(id: L.PaneId, box: { x: number; y: number; width: number; height: number }): Promise<void> {
+    const rt = this.screencast(id);
+    return rt ? rt.copyImage(box) : Promise.reject(new Error('not a screencast pane'));
+  }
+
+  /** Sets the page zoom of screencast pane `id` (1 resets). */
+  setZoom(id: L.PaneId, factor: number) {
+    this.screencast(id)?.setZoom(factor);
+  }
+
+  /** Closes the popup of screencast pane `id` without answering or taking the keyboard. */
+  dismissPopup(id: L.PaneId) {
+    this.screencast(id)?.dismissPopup();
+  }
+
+  /** Answers the picker input popup of screencast pane `id` with `value`, or dismisses it (null). */
+  setPopupValue(id: L.PaneId, value: string | null) {
+    this.screencast(id)?.setPopupValue(value);
+  }
+
   selectTab(id: L.PaneId, tab: string) {
     this.screencast(id)?.selectTab(tab);
   }
