@@ -159,6 +159,14 @@ pub async fn reload(State(st): State<AppState>, Path(id): Path<String>) -> Resul
     Ok(ok())
 }
 
+/// `POST /api/browsers/{id}/unload`: asks every tab's page to leave (its `beforeunload`),
+/// closing the tabs one by one; `{"closed":true}` once none is left, `{"closed":false}` once
+/// a `beforeunload` dialog holds a tab (the user answers it over the viewer socket).
+pub async fn unload(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let closed = lookup(&st, &id)?.unload().await?;
+    Ok(axum::Json(serde_json::json!({ "closed": closed })).into_response())
+}
+
 /// `POST /api/browsers/{id}/viewport`: returns the viewport measured after the write
 /// (fixed mode), or the current one (pane mode).
 pub async fn viewport(

@@ -47,6 +47,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/navigate", post(browsers::navigate))
         .route("/api/browsers/{id}/history", post(browsers::history))
         .route("/api/browsers/{id}/reload", post(browsers::reload))
+        .route("/api/browsers/{id}/unload", post(browsers::unload))
         .route("/api/browsers/{id}/viewport", post(browsers::viewport))
         .route("/api/browsers/{id}/tabs/select", post(browsers::select_tab))
         .route("/api/browsers/{id}/tabs/close", post(browsers::close_tab))

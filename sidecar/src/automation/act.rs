@@ -81,7 +81,8 @@ pub(super) async fn input(
             if release.is_some() {
                 held.release = release;
             }
-            call(&session, method, params).await?;
+            // Never during a crisp capture of a view (it maps input through its own scale).
+            browser.dispatch_input(call(&session, method, params)).await?;
             if ends_hold {
                 held.release = None;
             }

@@ -140,6 +140,15 @@ pub struct ViewState {
     /// True if and only if the browser is popped out to a window (or is being popped out,
     /// or popped back in): views stream no frames and their input is ignored.
     pub popped_out: bool,
+    /// True if and only if the active tab's renderer crashed (out of memory, killed) and
+    /// nothing has loaded in it since: the browser is up, the page is gone.
+    pub crashed: bool,
+    /// The active tab is loading a document (`Page.frameStartedLoading` of its main frame
+    /// until `frameStoppedLoading`, or a navigation asked for and not yet started).
+    pub loading: bool,
+    /// Where the active tab is going while it loads and has not committed yet (asked for
+    /// with navigate, or a link the page followed); `None` when not known or committed.
+    pub pending_url: Option<String>,
     /// A page's file input waiting for the user's files (headless only).
     pub file_chooser: Option<FileChooser>,
     /// This browser's downloads, oldest first.

@@ -102,6 +102,10 @@ struct Shared {
     headed: bool,
     /// The view epoch ([`ViewState::views`]).
     views: u64,
+    /// Tabs whose renderer crashed (`Target.targetCrashed`) and has not loaded a page since.
+    crashed: HashSet<String>,
+    /// Tabs loading a document, with where they are going until it commits (if known).
+    loading: HashMap<String, Option<String>>,
     /// Cookies the next launch must carry over: read at a pop-out before the headless
     /// Chromium closed, then the popped-out window's snapshots (see
     /// [`COOKIE_SNAPSHOT_POLLS`]). Kept through failed launches (a fallback or Relaunch sets
@@ -148,6 +152,8 @@ struct Slot {
     /// a capture is in flight is silently undone, for good. Under CPU load captures are slow
     /// and this happened (a page stuck at an older fixed size). Two overlapping captures are
     /// as bad (the second one saves the first one's temporary params and restores them).
+    /// Input dispatches share the gate (see [`BrowserRef::dispatch_input`]): while a capture
+    /// re-emulates, Chromium scales input by the capture's own factor.
     emulation: EmulationGate,
     /// Told of every page this browser attaches ([`PageObserver`]).
     observer: Option<Arc<dyn PageObserver>>,
@@ -181,6 +187,9 @@ pub struct BrowserInfo {
     pub dialog: Option<Dialog>,
     /// True if and only if the browser is popped out to a window (DESIGN §4.4).
     pub popped_out: bool,
+    /// True if and only if the active tab's renderer crashed and nothing loaded since
+    /// (reload or navigate brings the page back).
+    pub crashed: bool,
 }
 
 impl BrowserRef {
@@ -202,6 +211,9 @@ impl BrowserRef {
             generation: 0,
             views: 0,
             popped_out: false,
+            crashed: false,
+            loading: false,
+            pending_url: None,
             file_chooser: None,
             downloads: Vec::new(),
             zoom: 1.0,
@@ -230,6 +242,8 @@ impl BrowserRef {
                 popped_out: false,
                 headed: false,
                 views: 0,
+                crashed: HashSet::new(),
+                loading: HashMap::new(),
                 cookies: Vec::new(),
                 file_chooser: None,
                 next_chooser: 0,
@@ -279,6 +293,9 @@ impl BrowserRef {
                 generation: s.generation,
                 views: s.views,
                 popped_out: s.popped_out,
+                crashed: active_crashed(&s),
+                loading: s.active.as_ref().is_some_and(|a| s.loading.contains_key(a)),
+                pending_url: s.active.as_ref().and_then(|a| s.loading.get(a).cloned().flatten()),
                 file_chooser: s.file_chooser.as_ref().map(|(c, _)| c.clone()),
                 downloads: s.downloads.clone(),
                 zoom: s.zoom,
@@ -372,6 +389,8 @@ impl BrowserRef {
         }
         .ok_or_else(|| BrowserError::Cdp("Page.navigate: no DevTools endpoint known".into()))?;
         let target = page.target_id().as_ref().to_string();
+        self.loading_again(&target);
+        self.set_loading(&target, Some(Some(url.clone())));
         // Not page.execute: chromiumoxide would answer only after the load (see navigate.rs).
         let call = super::navigate::navigate(&devtools, &target, &url);
         let r = self.unless_held(&page, bounded("Page.navigate", call)).await?;
@@ -399,6 +418,48 @@ impl BrowserRef {
         }
     }
 
+    /// Sets tab `tab`'s loading state: `Some(pending)` loading (towards `pending` if known;
+    /// a known pending URL is kept when an unknown one comes), `None` not loading.
+    pub(super) fn set_loading(&self, tab: &str, to: Option<Option<String>>) {
+        {
+            let mut s = self.shared();
+            match to {
+                Some(pending) => {
+                    let e = s.loading.entry(tab.to_string()).or_insert(None);
+                    if pending.is_some() {
+                        *e = pending;
+                    }
+                }
+                None => {
+                    s.loading.remove(tab);
+                }
+            }
+        }
+        self.publish();
+    }
+
+    /// Tab `tab` is made to load a page: a crashed renderer is replaced by a new one, so the
+    /// tab is no longer reported crashed.
+    fn loading_again(&self, tab: &str) {
+        if self.shared().crashed.remove(tab) {
+            self.publish();
+        }
+    }
+
+    /// Tab `tab`'s renderer crashed (`Target.targetCrashed`): reported at once, and nothing
+    /// waits on the page's scripts until it loads again.
+    fn on_crashed(&self, tab: &str, generation: u64) {
+        {
+            let mut s = self.shared();
+            if s.generation != generation || !s.tabs.iter().any(|t| t.id == tab) {
+                return;
+            }
+            tracing::info!(browser = %self.0.id, tab, "renderer crashed");
+            s.crashed.insert(tab.to_string());
+        }
+        self.publish();
+    }
+
     /// Goes `delta` (−1 back, +1 forward) in the active tab's history.
     pub async fn history(&self, delta: i64) -> Result<(), BrowserError> {
         let page = self.active_page()?;
@@ -407,6 +468,7 @@ impl BrowserRef {
         let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
             return Err(BrowserError::BadRequest("no history entry in that direction".into()));
         };
+        self.loading_again(page.target_id().as_ref());
         let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
         self.unless_held(&page, go).await?;
         Ok(())
@@ -415,6 +477,7 @@ impl BrowserRef {
     /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
+        self.loading_again(page.target_id().as_ref());
         self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
         Ok(())
     }
@@ -453,6 +516,7 @@ impl BrowserRef {
             pid: s.live.as_ref().and_then(|l| l.pid).filter(|_| s.phase == Phase::Live),
             dialog: s.dialog.clone(),
             popped_out: s.popped_out,
+            crashed: active_crashed(&s),
         }
     }
 
@@ -475,10 +539,15 @@ pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_jso
     Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
 }
 
-/// True if and only if a dialog blocks the active page's scripts (measuring would only wait
-/// out the CDP bound).
+/// True if and only if a dialog blocks the active page's scripts, or its renderer crashed
+/// (measuring would only wait out the CDP bound).
 fn dialog_blocks(s: &Shared) -> bool {
-    s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab))
+    s.dialog.as_ref().is_some_and(|d| s.active.as_ref() == Some(&d.tab)) || active_crashed(s)
+}
+
+/// True if and only if the active tab's renderer crashed and nothing loaded in it since.
+fn active_crashed(s: &Shared) -> bool {
+    s.active.as_ref().is_some_and(|a| s.crashed.contains(a))
 }
 
 fn s_is_blank(url: &str) -> bool {

@@ -23,11 +23,15 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::inputs::InputQueue;
 use super::keys::virtual_key_code;
 use super::msg::{self, EditOp, Inbound, KeyEvent, MouseButton, MouseEvent};
 use super::paint::PaintOrder;
 use super::popup::Popups;
-use super::{CRISP_QUIET_MS, MAX_PENDING_INPUTS, MAX_QUEUED_FRAME_BYTES, PASTE_CHUNK_CHARS};
+use super::{
+    CRISP_QUIET_MS, MAX_HELD_INPUT_BYTES, MAX_PENDING_INPUTS, MAX_QUEUED_FRAME_BYTES, PASTE_CHUNK_CHARS,
+    PENDING_INPUTS_RESUME,
+};
 use crate::browser::{bounded, BrowserError, BrowserRef, ViewState};
 
 /// Close code for a protocol violation by the view.
@@ -130,18 +134,33 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
     });
     let views = browser.views();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<PumpCtl>();
-    let (in_tx, in_rx) = mpsc::channel::<Inbound>(MAX_PENDING_INPUTS);
+    let inputs = Arc::new(InputQueue::new());
     let scroll_out = out.clone();
     let (scroll, scroll_task) = super::scroll::follow(move |m| scroll_out.text(m));
     let tasks = [
         scroll_task,
         tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
         tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views, scroll)),
-        tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
+        tokio::spawn(input_worker(browser.clone(), out.clone(), inputs.clone(), ctl_tx.clone())),
         tokio::spawn(follow_agent(browser.clone(), out.clone())),
     ];
     let mut writer_done = false;
+    let mut waiting = 0;
     loop {
+        // Backpressure: past the high watermark the socket is not read until the inputs
+        // drain (the view's sends queue up behind it), except while a dialog is pending: its
+        // answer must get through, and the inputs wait for it anyway.
+        if waiting > MAX_PENDING_INPUTS {
+            let mut st = browser.subscribe();
+            tokio::select! {
+                _ = inputs.drained_to(PENDING_INPUTS_RESUME) => {}
+                _ = st.wait_for(|s| s.dialog.is_some()) => {}
+                _ = &mut writer => {
+                    writer_done = true;
+                    break;
+                }
+            }
+        }
         let m = tokio::select! {
             m = stream.next() => m,
             _ = &mut writer => {
@@ -189,8 +208,9 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                 if input.is_human_press() {
                     browser.presence().human_input();
                 }
-                if in_tx.try_send(input).is_err() {
-                    out.close(CLOSE_POLICY, "more than 256 inputs waiting");
+                waiting = inputs.push(input);
+                if inputs.held_bytes() > MAX_HELD_INPUT_BYTES {
+                    out.close(CLOSE_POLICY, "more than 32 MiB of input held behind a dialog");
                     break;
                 }
             }
@@ -222,14 +242,14 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
     loop {
         let st = rx.borrow_and_update().clone();
         if st.views != views {
-            out.text(msg::status(false, false, st.viewport, st.popped_out));
+            out.text(msg::status(false, false, st.viewport, st.popped_out, false));
             out.close(CLOSE_GOING_AWAY, "the browser was relaunched or closed");
             return;
         }
         let prev = last.as_ref();
-        let status = |s: &ViewState| (s.connected, s.launching, s.viewport, s.popped_out);
+        let status = |s: &ViewState| (s.connected, s.launching, s.viewport, s.popped_out, s.crashed);
         if prev.map(status) != Some(status(&st)) {
-            out.text(msg::status(st.connected, st.launching, st.viewport, st.popped_out));
+            out.text(msg::status(st.connected, st.launching, st.viewport, st.popped_out, st.crashed));
         }
         if prev.map(|p| (&p.tabs, &p.active)) != Some((&st.tabs, &st.active)) {
             out.text(msg::tabs(&st.tabs, st.active.as_deref()));
@@ -242,6 +262,10 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
             if let Some((u, t)) = &now_url {
                 out.text(msg::url(u, t));
             }
+        }
+        let load = |s: &ViewState| (s.loading, s.pending_url.clone());
+        if prev.map(load) != Some(load(&st)) {
+            out.text(msg::loading(st.loading, st.pending_url.as_deref()));
         }
         if prev.map(|p| &p.dialog) != Some(&st.dialog) {
             out.text(msg::dialog(st.dialog.as_ref()));
@@ -402,13 +426,17 @@ async fn run_page(
             tracing::debug!("start screencast (shared): {e}");
         }
     }
-    let start_url = active_url(&state.borrow());
+    let (start_url, start_crashed) = {
+        let s = state.borrow();
+        (active_url(&s), s.crashed)
+    };
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut last: Option<Bytes> = None;
     // A new view (or a new tab) gets a capture at once: a static page sends no frames.
     let mut quiet_at: Option<Instant> = Some(Instant::now());
     let mut capture: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>> + Send>>> = None;
     let mut order = PaintOrder::default();
+    let mut capture_ended: Option<Instant> = None;
     loop {
         let quiet = quiet_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         tokio::select! {
@@ -420,6 +448,13 @@ async fn run_page(
                 tokio::spawn(async move {
                     let _ = bounded("Page.screencastFrameAck", p.execute(ScreencastFrameAckParams::new(sid))).await;
                 });
+                // A capture's re-emulation paints the page at its own scale: those frames
+                // (and the identical one its restore paints) are not the page changing.
+                let recent = capture.is_some() || capture_ended.is_some_and(|t| t.elapsed() < ECHO_WINDOW);
+                let size = (ev.metadata.device_width, ev.metadata.device_height);
+                if recent && is_capture_echo(size, browser.last_measured()) {
+                    continue;
+                }
                 scroll.frame(page, ev.metadata.scroll_offset_x, ev.metadata.scroll_offset_y);
                 let Ok(jpeg) = b64.decode(AsRef::<str>::as_ref(&ev.data)) else { continue };
                 if last.as_deref() == Some(&jpeg[..]) {
@@ -456,6 +491,7 @@ async fn run_page(
             }
             r = async { capture.as_mut().expect("guarded").await }, if capture.is_some() => {
                 capture = None;
+                capture_ended = Some(Instant::now());
                 // A provisional frame sent since the capture began is newer: keep it, and
                 // capture again once things are quiet.
                 if !order.capture_ends() {
@@ -493,7 +529,7 @@ async fn run_page(
                 // A navigation may swap the page's renderer, which ends its screencast:
                 // restart it on every commit of the active tab.
                 let url = active_url(&s);
-                if url != start_url {
+                if url != start_url || s.crashed != start_crashed {
                     return false;
                 }
                 if s.viewport != browser.last_measured() {
@@ -503,6 +539,33 @@ async fn run_page(
             }
         }
     }
+}
+
+/// How long after a crisp capture ends its echo frames may still arrive (seen: 300 ms at
+/// DPR 3 under load, out of order with the restore's frame).
+const ECHO_WINDOW: Duration = Duration::from_millis(1000);
+
+/// True if and only if a screencast frame of `size` (its metadata's device width and height,
+/// in DIP) is an echo of a crisp capture of `viewport`: `Page.captureScreenshot` re-emulates
+/// an emulated page at scale DPR ÷ the window's DPR (1 headless) while it runs, and the
+/// screencast paints that (a 1600×1200 picture of an 800×600 page at DPR 2). Sent to the
+/// view it would flash a zoomed page; counted as activity it would arm the next capture,
+/// whose echo arms the next: captures without end.
+fn is_capture_echo(size: (f64, f64), viewport: Option<crate::browser::Viewport>) -> bool {
+    let Some(v) = viewport else { return false };
+    if (v.dpr - 1.0).abs() < 1e-6 {
+        return false;
+    }
+    let near = |a: f64, b: f64| (a - b).abs() <= 1.0;
+    near(size.0, (v.width as f64 * v.dpr).ceil()) && near(size.1, (v.height as f64 * v.dpr).ceil())
+}
+
+/// Inputs waiting past which typing is sent as text to catch up.
+const COALESCE_WHEN_BEHIND: usize = 8;
+
+/// True if and only if a JavaScript dialog is pending on the active tab.
+fn dialog_blocks_active(s: &ViewState) -> bool {
+    s.dialog.as_ref().is_some_and(|d| s.active.as_deref() == Some(d.tab.as_str()))
 }
 
 /// A screencast frame's size for its header, in CSS px. Chromium gives it in CSS px, or (at
@@ -553,25 +616,38 @@ fn edit_script(op: EditOp) -> &'static str {
 }
 
 /// Applies inputs in order, each bounded; tells the pump that input happened.
-async fn input_worker(
-    browser: BrowserRef,
-    out: Outbox,
-    mut rx: mpsc::Receiver<Inbound>,
-    ctl: mpsc::UnboundedSender<PumpCtl>,
-) {
+async fn input_worker(browser: BrowserRef, out: Outbox, inputs: Arc<InputQueue>, ctl: mpsc::UnboundedSender<PumpCtl>) {
     let mut popups = Popups::default();
+    let mut state = browser.subscribe();
     loop {
         let input = tokio::select! {
-            i = rx.recv() => match i {
-                Some(i) => i,
-                None => return,
-            },
+            i = inputs.pop() => i,
             Some(m) = popups.next() => {
                 out.text(m);
                 continue;
             }
         };
-        let r = apply(&browser, &out, input, &mut popups).await;
+        // A JavaScript dialog is modal: the page takes no input until it is answered (a
+        // dispatch would only wait out the CDP bound and fail). Inputs wait for it, in order.
+        if state.wait_for(|s| !dialog_blocks_active(s)).await.is_err() {
+            return;
+        }
+        // A crashed page takes no input (each dispatch would wait out the CDP bound); the
+        // view shows it crashed and offers Reload.
+        if state.borrow().crashed {
+            continue;
+        }
+        // Behind CDP, typing catches up as text (see `InputQueue::take_text_run`).
+        let r = match inputs.take_text_run(&input, COALESCE_WHEN_BEHIND) {
+            Some((text, last_move)) => {
+                let r = apply(&browser, &out, Inbound::Text(text), &mut popups).await;
+                match last_move {
+                    Some(m) if r.is_ok() => apply(&browser, &out, m, &mut popups).await,
+                    _ => r,
+                }
+            }
+            None => apply(&browser, &out, input, &mut popups).await,
+        };
         if let Err(e) = r {
             tracing::debug!("viewer input: {e}");
             if !matches!(e, BrowserError::Busy | BrowserError::Disconnected) {
@@ -617,7 +693,7 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
                 p.delta_x = Some(delta_x);
                 p.delta_y = Some(delta_y);
             }
-            bounded("Input.dispatchMouseEvent", page.execute(p)).await?;
+            browser.dispatch_input(bounded("Input.dispatchMouseEvent", page.execute(p))).await?;
         }
         Inbound::Key { event, key, code, text, modifiers } => {
             let page = browser.active_page()?;
@@ -637,14 +713,14 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             }
             p.key = Some(key);
             p.code = Some(code);
-            bounded("Input.dispatchKeyEvent", page.execute(p)).await?;
+            browser.dispatch_input(bounded("Input.dispatchKeyEvent", page.execute(p))).await?;
         }
         Inbound::Text(text) => {
             let page = browser.active_page()?;
             let chars: Vec<char> = text.chars().collect();
             for chunk in chars.chunks(PASTE_CHUNK_CHARS) {
                 let s: String = chunk.iter().collect();
-                bounded("Input.insertText", page.execute(InsertTextParams::new(s))).await?;
+                browser.dispatch_input(bounded("Input.insertText", page.execute(InsertTextParams::new(s)))).await?;
             }
         }
         Inbound::PopupChoice(i) => popups.choose(&browser.active_page()?, i).await?,
@@ -707,6 +783,17 @@ mod tests {
         assert!(out.frame(f(1)), "2 MB waiting is not more than 2 MB");
         assert!(!out.frame(f(1)));
         assert_eq!(queued_frames(&mut rx).len(), 2);
+    }
+
+    #[test]
+    fn a_frame_at_the_viewport_times_its_dpr_is_a_capture_echo() {
+        let vp = |width, height, dpr| Some(crate::browser::Viewport { width, height, dpr });
+        assert!(is_capture_echo((1600.0, 1200.0), vp(800, 600, 2.0)));
+        assert!(is_capture_echo((1000.0, 750.0), vp(800, 600, 1.25)));
+        assert!(is_capture_echo((2400.0, 1800.0), vp(800, 600, 3.0)));
+        assert!(!is_capture_echo((800.0, 600.0), vp(800, 600, 2.0)), "the page itself");
+        assert!(!is_capture_echo((800.0, 600.0), vp(800, 600, 1.0)), "no re-emulation at DPR 1");
+        assert!(!is_capture_echo((1600.0, 1200.0), None));
     }
 
     #[test]

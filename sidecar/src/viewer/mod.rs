@@ -6,6 +6,7 @@
 //! field by field ([`msg::parse`]).
 
 mod conn;
+mod inputs;
 mod inspect;
 pub(crate) mod keys;
 pub mod msg;
@@ -27,8 +28,13 @@ pub const MAX_VIEWER_GRANTS: usize = 1024;
 pub const MAX_VIEWER_MESSAGE_BYTES: usize = 64 * 1024;
 /// A provisional frame is dropped while more than this many frame bytes wait to be sent.
 pub const MAX_QUEUED_FRAME_BYTES: usize = 2_000_000;
-/// More than this many inputs waiting on CDP closes the socket.
+/// While more than this many inputs wait on CDP the socket is not read (backpressure).
 pub const MAX_PENDING_INPUTS: usize = 256;
+/// …and reading resumes once at most this many wait.
+pub const PENDING_INPUTS_RESUME: usize = 128;
+/// Text bytes of inputs held behind a pending dialog (the socket is still read so that the
+/// answer gets through) past which the view is cut off (1008): no human types that much.
+pub const MAX_HELD_INPUT_BYTES: usize = 32 * 1024 * 1024;
 /// Quiet time after the last provisional frame or input before a crisp capture, in ms.
 pub const CRISP_QUIET_MS: u64 = 250;
 /// A paste is inserted in chunks of at most this many characters.

@@ -308,10 +308,11 @@ fn modifiers_of(m: Option<i64>) -> Result<i64, String> {
     }
 }
 
-/// `{"type":"status","connected":…,"launching":…,"viewport":…,"popped_out":…}`.
-pub fn status(connected: bool, launching: bool, viewport: Option<Viewport>, popped_out: bool) -> String {
-    json!({"type": "status", "connected": connected, "launching": launching, "viewport": viewport, "popped_out": popped_out})
-        .to_string()
+/// `{"type":"status","connected":…,"launching":…,"viewport":…,"popped_out":…,"crashed":…}`.
+pub fn status(connected: bool, launching: bool, viewport: Option<Viewport>, popped_out: bool, crashed: bool) -> String {
+    json!({"type": "status", "connected": connected, "launching": launching, "viewport": viewport,
+        "popped_out": popped_out, "crashed": crashed})
+    .to_string()
 }
 
 /// `{"type":"tabs","tabs":[…],"active":…}`.
@@ -322,6 +323,12 @@ pub fn tabs(tabs: &[Tab], active: Option<&str>) -> String {
 /// `{"type":"url","url":…,"title":…}` for the active tab.
 pub fn url(url: &str, title: &str) -> String {
     json!({"type": "url", "url": url, "title": title}).to_string()
+}
+
+/// `{"type":"loading","loading":…,"url":…}` for the active tab: `url` is where it is going
+/// until that commits (`null` when not known or committed).
+pub fn loading(loading: bool, url: Option<&str>) -> String {
+    json!({"type": "loading", "loading": loading, "url": url}).to_string()
 }
 
 /// `{"type":"dialog","dialog":…}`; `null` once it is gone.

@@ -63,6 +63,8 @@ export const api = {
   browserNavigate: (id: string, url: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/navigate`, { url }),
   browserHistory: (id: string, delta: -1 | 1) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/history`, { delta }),
   browserReload: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/reload`),
+  /** Asks every tab's page to leave (beforeunload); `closed` false: a dialog holds a tab. */
+  browserUnload: (id: string) => call<{ closed: boolean }>('POST', `/api/browsers/${encodeURIComponent(id)}/unload`),
   browserViewport: (id: string, v: ViewportBody) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/viewport`, v),
   browserSelectTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/select`, { tab }),
   browserCloseTab: (id: string, tab: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/tabs/close`, { tab }),

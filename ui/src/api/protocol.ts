@@ -265,9 +265,11 @@ export interface Download {
 
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
-  | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
+  | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean; crashed?: boolean }
   | { type: 'tabs'; tabs: BrowserTab[]; active: string | null }
   | { type: 'url'; url: string; title: string }
+  /** the active tab is loading; `url` is where it is going until that commits (null: unknown or committed) */
+  | { type: 'loading'; loading: boolean; url: string | null }
   | { type: 'dialog'; dialog: PageDialog | null }
   | { type: 'sync'; state: 'off' | 'applying' | 'synced' }
   | ({ type: 'popup' } & SelectPopup)

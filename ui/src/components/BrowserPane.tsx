@@ -5,7 +5,7 @@ import type { Rect } from '../layout/engine';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
-import { DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
+import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
@@ -64,8 +64,9 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
   if (!editing) {
     return (
       <button
-        className="browser-url"
+        className={`browser-url${b.loading ? ' loading' : ''}`}
         data-testid="browser-url"
+        data-loading={b.loading ? 'true' : 'false'}
         title={b.title || b.url || 'Type a URL'}
         onMouseDown={(e) => e.stopPropagation()}
         onClick={(e) => {
@@ -449,6 +450,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}
+        {sc && <CrashedPanel store={store} paneId={id} sc={sc} />}
         {sc && <PopoutStub store={store} paneId={id} sc={sc} />}
         {b.view === 'empty' && (
           <div className="browser-panel browser-empty" data-testid="browser-empty">

@@ -173,6 +173,22 @@ export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore
   );
 }
 
+/** The active tab's renderer crashed (out of memory, killed): Chromium is up, the page is gone; Reload brings it back. */
+export function CrashedPanel({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  if (!sc.crashed || !sc.connected || stubState(sc)) return null;
+  return (
+    <div className="browser-panel" data-testid="screencast-crashed" role="alert">
+      <h3>The page crashed</h3>
+      <p>Its renderer ran out of memory or was killed. What it showed is gone; Reload loads it again.</p>
+      <div className="browser-panel-actions">
+        <button className="panel-btn primary" data-testid="screencast-crashed-reload" onClick={() => store.browserReload(paneId)}>
+          Reload
+        </button>
+      </div>
+    </div>
+  );
+}
+
 /** Chromium is starting (before the browser exists and its first frame): a quiet notice, not a black box. */
 export function StartingNotice({ view }: { view: string }) {
   if (view !== 'loading') return null;

@@ -22,6 +22,7 @@ import {
   heldButton,
   keyMessage,
   modifiers,
+  textChunks,
   toPage,
   wheelPx,
 } from './input';
@@ -64,6 +65,8 @@ export interface ScreencastState {
   error: string | null;
   /** the browser is popped out to a window (the sidecar's `status`); the pane shows a stub */
   poppedOut: boolean;
+  /** the active tab's renderer crashed (the sidecar's `status`): the pane says so and offers Reload */
+  crashed: boolean;
   /** a pop-out or pop-in this pane asked for and the sidecar has not answered yet */
   popping: 'out' | 'in' | null;
   /** why the last pop-out or pop-in failed (cleared by the next one) */
@@ -108,6 +111,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   relaunchError: null,
   error: null,
   poppedOut: false,
+  crashed: false,
   popping: null,
   popError: null,
   agent: null,
@@ -138,6 +142,8 @@ export class ScreencastRuntime {
   private mounted = false;
   private disposed = false;
   private url: string;
+  /** the active tab's committed URL (the page shown); `url` may be a pending one while it loads */
+  private committed = '';
   private browserId: string | null;
   private creating: Promise<string | null> | null = null;
   private viewport: ViewportChoice;
@@ -175,6 +181,13 @@ export class ScreencastRuntime {
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
   private popping: 'out' | 'in' | null = null;
+  /** the pending dialog's kind (from the socket) */
+  private dialogKind: string | null = null;
+  /** a close waiting for the user's answer to the page's beforeunload: resolves with it */
+  private unloadAnswer: ((leave: boolean) => void) | null = null;
+  /** answers given to beforeunload dialogs so far, and the last one (the dialog can be answered before the unload call returns) */
+  private unloadAnswers = 0;
+  private lastUnloadAnswer = false;
   /** the last agent mark drawn (`markKey`): each is drawn once */
   private lastMark: string | null = null;
   /** clears the header's verb a moment after the action ended */
@@ -286,7 +299,8 @@ export class ScreencastRuntime {
     if (this.disposed || !isHttpUrl(url)) return;
     const before = this.url;
     this.url = url;
-    this.events.onChange({ url });
+    // Like Chrome: the address asked for shows at once, marked as loading, over the old page.
+    this.events.onChange({ url, loading: true });
     if (!this.browserId && !this.creating) {
       this.start();
       return;
@@ -298,7 +312,7 @@ export class ScreencastRuntime {
         // Refused (a blocked address, a bad URL): the page stays where it was, and so does the header.
         if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.code !== 'disconnected' && this.url === url) {
           this.url = before;
-          this.events.onChange({ url: before });
+          this.events.onChange({ url: before, loading: false });
         }
         throw e;
       }
@@ -463,14 +477,51 @@ export class ScreencastRuntime {
     });
   }
 
+  /**
+   * Before the pane closes: runs the page's `beforeunload` as closing a window does (every
+   * tab asked in turn; a dialog shows in the pane). Resolves true when the pane may close
+   * (every tab left, or the browser cannot be asked), false when the human chose Stay.
+   */
+  async unload(): Promise<boolean> {
+    const id = this.browserId;
+    if (!id || this.disposed || this.poppedOut) return true;
+    for (;;) {
+      let r: { closed: boolean };
+      const answered = this.unloadAnswers;
+      try {
+        r = await api.browserUnload(id);
+      } catch {
+        return true; // stopped, gone, busy: nothing can ask
+      }
+      if (r.closed || this.disposed) return true;
+      // The dialog's message may come (and be answered) before this answer does.
+      const leave =
+        this.unloadAnswers !== answered
+          ? this.lastUnloadAnswer
+          : await new Promise<boolean>((res) => {
+              this.unloadAnswer = res;
+            });
+      if (!leave) return false;
+    }
+  }
+
   /** Answers the pending JavaScript dialog (only ever on the user's word). */
   answerDialog(accept: boolean, text?: string): void {
+    if (this.dialogKind === 'beforeunload') {
+      this.unloadAnswers++;
+      this.lastUnloadAnswer = accept;
+    }
+    if (this.unloadAnswer && this.dialogKind === 'beforeunload') {
+      const answer = this.unloadAnswer;
+      this.unloadAnswer = null;
+      queueMicrotask(() => answer(accept));
+    }
     this.session.send(text === undefined ? { type: 'dialog', accept } : { type: 'dialog', accept, text });
   }
 
   /** Picks option `index` of the `<select>` popup shown, or dismisses it (null). */
   choosePopup(index: number | null): void {
-    if (index !== null && this.popup?.kind === 'select') this.session.send({ type: 'popup_choice', index });
+    if (index !== null && this.popup?.kind === 'select') this.session.sendInput({ type: 'popup_choice', index });
     this.popup = null;
     this.events.onScreencast({ popup: null });
     this.focus(true);
@@ -501,7 +552,7 @@ export class ScreencastRuntime {
 
   /** Sets the picker input shown to `value` (as HTML spells its type's values), or dismisses it (null). */
   setPopupValue(value: string | null): void {
-    if (value !== null && this.popup?.kind === 'input') this.session.send({ type: 'popup_value', value });
+    if (value !== null && this.popup?.kind === 'input') this.session.sendInput({ type: 'popup_value', value });
     this.popup = null;
     this.events.onScreencast({ popup: null });
     this.focus(true);
@@ -627,15 +678,22 @@ export class ScreencastRuntime {
   private onMessage(m: ViewerOut) {
     switch (m.type) {
       case 'status':
-        this.events.onScreencast({ connected: m.connected, launching: m.launching === true, ...(statusClearsPopError(m) ? { popError: null } : {}) });
+        this.events.onScreencast({ connected: m.connected, launching: m.launching === true, crashed: m.crashed === true, ...(statusClearsPopError(m) ? { popError: null } : {}) });
         this.setPoppedOut(m.popped_out === true);
         break;
       case 'tabs':
         this.events.onScreencast({ tabs: m.tabs, activeTab: m.active });
         break;
       case 'url':
-        if (isHttpUrl(m.url)) this.url = m.url;
+        if (isHttpUrl(m.url)) this.url = this.committed = m.url;
         this.events.onChange({ url: this.url, title: m.title });
+        break;
+      case 'loading':
+        // While loading, the field shows where the tab is going (marked as loading); once
+        // nothing is pending (committed, stopped, or refused by "Stay") the page's own URL.
+        if (m.loading && m.url && isHttpUrl(m.url)) this.url = m.url;
+        else if (this.committed) this.url = this.committed;
+        this.events.onChange({ url: this.url, loading: m.loading });
         break;
       case 'sync':
         this.element.dataset.sync = m.state;
@@ -644,6 +702,7 @@ export class ScreencastRuntime {
         if (m.state === 'synced') this.session.send({ type: 'repaint' });
         break;
       case 'dialog':
+        this.dialogKind = m.dialog?.kind ?? null;
         this.events.onScreencast({ dialog: m.dialog });
         break;
       case 'popup': {
@@ -885,13 +944,13 @@ export class ScreencastRuntime {
         /* not capturable: moves outside are lost */
       }
       const clicks = this.clicks.down(e.timeStamp, e.clientX, e.clientY, e.button);
-      this.session.send({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks, modifiers: modifiers(e) });
+      this.session.sendInput({ type: 'input_mouse', event: 'down', ...p, button: buttonName(e.button), clicks, modifiers: modifiers(e) });
     });
     this.on(c, 'pointerup', (e) => {
       const p = this.pagePoint(e);
       this.flushMove();
       if (!p) return;
-      this.session.send({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: this.clicks.current, modifiers: modifiers(e) });
+      this.session.sendInput({ type: 'input_mouse', event: 'up', ...p, button: buttonName(e.button), clicks: this.clicks.current, modifiers: modifiers(e) });
     });
     this.on(c, 'pointermove', (e) => {
       // Latest-only: one move per animation frame.
@@ -907,7 +966,7 @@ export class ScreencastRuntime {
         const p = this.pagePoint(e);
         if (!p) return;
         const h = this.fit ? this.fit.h / this.fit.scale : 800;
-        this.session.send({ type: 'input_mouse', event: 'wheel', ...p, modifiers: modifiers(e), deltaX: wheelPx(e.deltaX, e.deltaMode, h), deltaY: wheelPx(e.deltaY, e.deltaMode, h) });
+        this.session.sendInput({ type: 'input_mouse', event: 'wheel', ...p, modifiers: modifiers(e), deltaX: wheelPx(e.deltaX, e.deltaMode, h), deltaY: wheelPx(e.deltaY, e.deltaMode, h) });
       },
       { passive: false },
     );
@@ -933,22 +992,22 @@ export class ScreencastRuntime {
         e.preventDefault();
         if (chord === 'paste')
           void readClipboard().then((text) => {
-            if (text) this.session.send({ type: 'input_text', text });
+            if (text) this.sendText(text);
           });
-        else this.session.send({ type: 'edit', op: chord });
+        else this.session.sendInput({ type: 'edit', op: chord });
         return;
       }
       const m = keyMessage('down', e);
       if (!m) return;
       e.preventDefault();
       this.down.add(e.code || e.key);
-      this.session.send(m);
+      this.session.sendInput(m);
     });
     this.on(c, 'keyup', (e) => {
       const k = e.code || e.key;
       if (!this.down.delete(k)) return; // never an up for a down the page did not get
       const m = keyMessage('up', e);
-      if (m) this.session.send(m);
+      if (m) this.session.sendInput(m);
     });
     // IME: the catcher holds the composition while it lasts (touching its value then would
     // cancel it); the committed text goes to the page once, as `input_text`.
@@ -957,7 +1016,7 @@ export class ScreencastRuntime {
     });
     this.on(c, 'compositionend', (e) => {
       this.composing = false;
-      if (e.data) this.session.send({ type: 'input_text', text: e.data });
+      if (e.data) this.sendText(e.data);
       c.value = '';
     });
     this.on(c, 'input', (e) => {
@@ -966,29 +1025,34 @@ export class ScreencastRuntime {
       // composition, a virtual keyboard, dictation) goes to the page as text. A composition's
       // own input events have other input types, so nothing is sent twice.
       const ie = e as InputEvent;
-      if (ie.inputType === 'insertText' && ie.data) this.session.send({ type: 'input_text', text: ie.data });
+      if (ie.inputType === 'insertText' && ie.data) this.sendText(ie.data);
       c.value = '';
     });
     // The browser's own Edit menu (web mode) lands here as clipboard events on the catcher.
     this.on(c, 'paste', (e) => {
       e.preventDefault();
       const text = e.clipboardData?.getData('text/plain');
-      if (text) this.session.send({ type: 'input_text', text });
+      if (text) this.sendText(text);
     });
     this.on(c, 'copy', (e) => {
       e.preventDefault();
-      this.session.send({ type: 'edit', op: 'copy' });
+      this.session.sendInput({ type: 'edit', op: 'copy' });
     });
     this.on(c, 'cut', (e) => {
       e.preventDefault();
-      this.session.send({ type: 'edit', op: 'cut' });
+      this.session.sendInput({ type: 'edit', op: 'cut' });
     });
     this.on(c, 'blur', () => {
       this.composing = false; // a composition ends with the focus (its compositionend may not come)
       // Keys held when focus leaves: release them in the page.
-      for (const code of this.down) this.session.send({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
+      for (const code of this.down) this.session.sendInput({ type: 'input_keyboard', event: 'up', key: code.startsWith('Key') ? code.slice(3).toLowerCase() : code, code, text: '', modifiers: 0 });
       this.down.clear();
     });
+  }
+
+  /** A paste (or committed IME text) as `input_text` pieces under the message cap, in order. */
+  private sendText(text: string) {
+    for (const t of textChunks(text)) this.session.sendInput({ type: 'input_text', text: t });
   }
 
   private flushMove() {
@@ -998,6 +1062,6 @@ export class ScreencastRuntime {
     this.pendingMove = null;
     if (!e) return;
     const p = this.pagePoint(e);
-    if (p) this.session.send({ type: 'input_mouse', event: 'move', ...p, button: heldButton(e.buttons), modifiers: modifiers(e) });
+    if (p) this.session.sendInput({ type: 'input_mouse', event: 'move', ...p, button: heldButton(e.buttons), modifiers: modifiers(e) });
   }
 }

@@ -4,6 +4,27 @@
 // canvases or panes.
 import type { ViewerOut } from '../api/protocol';
 
+/** Input is held back while the socket has more than this many bytes not yet sent (protocol §8.4 backpressure). */
+export const INPUT_HIGH_WATER_BYTES = 256 * 1024;
+/** How often held input is offered to the socket again, in ms. */
+const INPUT_RETRY_MS = 16;
+
+/** A pointer move (coalescable: only the latest position of a run of them matters). */
+function isMove(m: object): m is { type: 'input_mouse'; event: 'move'; button?: string; modifiers?: number } {
+  const o = m as { type?: string; event?: string };
+  return o.type === 'input_mouse' && o.event === 'move';
+}
+
+/**
+ * Appends input `msg` to `queue` in order, never dropping one: a pointer move right after a
+ * move with the same button and modifiers replaces it (only the latest position matters).
+ */
+export function queueInput(queue: object[], msg: object): void {
+  const last = queue[queue.length - 1];
+  if (last && isMove(last) && isMove(msg) && last.button === msg.button && last.modifiers === msg.modifiers) queue[queue.length - 1] = msg;
+  else queue.push(msg);
+}
+
 /** Reconnect delays: from the first to the cap, doubling. */
 export const RECONNECT_FIRST_MS = 250;
 export const RECONNECT_MAX_MS = 4000;
@@ -27,6 +48,9 @@ export class ViewerSession {
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** bumps on every start/stop: an answer for an older one is dropped */
   private seq = 0;
+  /** input not yet handed to a socket, in order (kept across reconnects) */
+  private readonly held: object[] = [];
+  private heldTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     /** asks for a fresh viewer grant: resolves to the socket URL */
@@ -65,10 +89,42 @@ export class ViewerSession {
     return true;
   }
 
+  /**
+   * Sends input (`input_*`, `edit`, `popup_choice`) in order and never drops it: held while
+   * no socket is open (sent once one is) or while the socket has more than
+   * `INPUT_HIGH_WATER_BYTES` unsent (the sidecar stops reading while the page is behind).
+   */
+  sendInput(msg: object): void {
+    if (this.disposed) return;
+    queueInput(this.held, msg);
+    this.flushInput();
+  }
+
+  /** input held back now (for tests and the pane's state) */
+  get heldInputs(): number {
+    return this.held.length;
+  }
+
+  private flushInput(): void {
+    const ws = this.ws;
+    while (this.held.length && ws && ws.readyState === WebSocket.OPEN && ws.bufferedAmount <= INPUT_HIGH_WATER_BYTES) {
+      ws.send(JSON.stringify(this.held.shift()));
+    }
+    if (this.held.length && ws && ws.readyState === WebSocket.OPEN && !this.heldTimer) {
+      this.heldTimer = setTimeout(() => {
+        this.heldTimer = null;
+        this.flushInput();
+      }, INPUT_RETRY_MS);
+    }
+  }
+
   /** Stops for good. Idempotent. */
   dispose(): void {
     this.stop();
     this.disposed = true;
+    this.held.length = 0;
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.heldTimer = null;
   }
 
   private async connect(seq: number) {
@@ -89,6 +145,7 @@ export class ViewerSession {
       if (this.ws !== ws) return;
       this.attempt = 0;
       this.events.onOpen();
+      this.flushInput();
     };
     ws.onmessage = (e) => {
       if (this.ws !== ws) return;

@@ -182,3 +182,14 @@ export class ClickCounter {
     return this.last?.count ?? 1;
   }
 }
+
+/** Largest paste in one `input_text` message, in code points: 8192 × at most 6 bytes JSON-escaped stays under the socket's 64 KiB cap. */
+export const PASTE_CHUNK_CODE_POINTS = 8192;
+
+/** Splits a paste into `input_text`-sized pieces on code point boundaries (a surrogate pair is never split); the sidecar joins consecutive ones. */
+export function textChunks(text: string, max = PASTE_CHUNK_CODE_POINTS): string[] {
+  const cps = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < cps.length; i += max) out.push(cps.slice(i, i + max).join(''));
+  return out;
+}

@@ -705,12 +705,20 @@ export class WorkspaceStore {
    * Closes pane `id` (default: the focused one) as the close button, Ctrl-b x and the context
    * menu do: a terminal pane whose program is busy (a server, an editor in the foreground),
    * or whose sessions still have processes, asks first (`closing`, answered with
-   * `answerClose`); anything else closes at once (also when the sidecar cannot be asked).
+   * `answerClose`); a screencast pane first runs its page's `beforeunload` (the dialog shows in
+   * the pane) and closes only on Leave; anything else closes at once (also when the sidecar
+   * cannot be asked).
    */
   async requestClose(id: L.PaneId | null): Promise<void> {
     const target = id ?? this.snap.layout.focused;
     const p = target ? this.snap.panes[target] : undefined;
     if (!target || !p) return;
+    const sc = this.screencast(target);
+    if (sc && !this.snap.closing) {
+      // The page's beforeunload decides (its dialog shows in the pane): close only on Leave.
+      if (await sc.unload()) this.close(target);
+      return;
+    }
     if (p.kind !== 'terminal' || this.snap.closing) {
       if (!this.snap.closing) this.close(target);
       return;

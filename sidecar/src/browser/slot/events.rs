@@ -1,7 +1,10 @@
 //! The events a browser follows on each page it attaches: its JavaScript dialogs, and the
 //! [`PageObserver`] told of the page (agent browsing keeps its console and network there).
 
-use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogClosed, EventJavascriptDialogOpening};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameRequestedNavigation, EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
+    EventJavascriptDialogOpening,
+};
 use chromiumoxide::Page;
 use futures_util::StreamExt;
 
@@ -36,6 +39,17 @@ impl BrowserRef {
             let Ok(mut closed) = bounded("listen", page.event_listener::<EventJavascriptDialogClosed>()).await else {
                 return;
             };
+            // The main frame's id is the tab's target id.
+            let Ok(mut started) = bounded("listen", page.event_listener::<EventFrameStartedLoading>()).await else {
+                return;
+            };
+            let Ok(mut stopped) = bounded("listen", page.event_listener::<EventFrameStoppedLoading>()).await else {
+                return;
+            };
+            let Ok(mut requested) = bounded("listen", page.event_listener::<EventFrameRequestedNavigation>()).await
+            else {
+                return;
+            };
             loop {
                 tokio::select! {
                     Some(ev) = open.next() => {
@@ -47,13 +61,32 @@ impl BrowserRef {
                         }
                         me.publish();
                     }
-                    Some(_) = closed.next() => {
+                    Some(ev) = closed.next() => {
                         {
                             let mut s = me.shared();
                             if s.generation != generation { return; }
+                            let stay = !ev.result && s.dialog.as_ref().is_some_and(|d| d.tab == tab && d.kind == "beforeunload");
                             if s.dialog.as_ref().is_some_and(|d| d.tab == tab) { s.dialog = None; }
+                            // "Stay": the navigation it held is refused; the page stays.
+                            if stay { s.loading.remove(&tab); }
                         }
                         me.publish();
+                    }
+                    Some(ev) = started.next() => {
+                        if ev.frame_id.as_ref() == tab && me.shared().generation == generation {
+                            me.set_loading(&tab, Some(None));
+                        }
+                    }
+                    Some(ev) = stopped.next() => {
+                        if ev.frame_id.as_ref() == tab && me.shared().generation == generation {
+                            me.set_loading(&tab, None);
+                        }
+                    }
+                    Some(ev) = requested.next() => {
+                        // A link or script of the page navigates: where to, until it commits.
+                        if ev.frame_id.as_ref() == tab && me.shared().generation == generation && super::is_http(&ev.url) {
+                            me.set_loading(&tab, Some(Some(ev.url.clone())));
+                        }
                     }
                     else => return,
                 }

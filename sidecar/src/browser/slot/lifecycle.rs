@@ -388,6 +388,8 @@ impl BrowserRef {
             s.pages.clear();
             s.tabs.clear();
             s.gone.clear();
+            s.crashed.clear();
+            s.loading.clear();
             s.active = None;
             s.dialog = None;
             s.live.take()

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::CloseParams as PageCloseParams;
-use chromiumoxide::cdp::browser_protocol::target::ActivateTargetParams;
+use chromiumoxide::cdp::browser_protocol::target::{ActivateTargetParams, EventTargetCrashed};
 
 use super::super::{bounded, BrowserError, Tab, ViewState};
 use super::*;
@@ -102,6 +102,70 @@ impl BrowserRef {
     }
 }
 
+/// How long `unload` lets a pending `beforeunload` dialog's answer arrive, in ms.
+const ANSWER_IN_FLIGHT_MS: u64 = 2000;
+
+impl BrowserRef {
+    /// Asks every tab's page to leave, as closing a window does: each tab in turn (made
+    /// active, so the pane shows the page that asks) gets `Page.close`, which runs its
+    /// `beforeunload`. Returns true once no tab is left (or Chromium is gone, or the browser is
+    /// popped out: the window is the user's), false once a `beforeunload` dialog holds a tab
+    /// (answered OK, that tab goes: call again for the rest; Cancel keeps it and the others).
+    pub async fn unload(&self) -> Result<bool, BrowserError> {
+        // An answer sent just before this call may still be on its way to Chromium: a
+        // dialog that goes within a moment was answered, not pending.
+        let mut view = self.subscribe();
+        let answered = view.wait_for(|st| !st.dialog.as_ref().is_some_and(|d| d.kind == "beforeunload"));
+        let _ = tokio::time::timeout(Duration::from_millis(ANSWER_IN_FLIGHT_MS), answered).await;
+        drop(view);
+        loop {
+            if self.shared().popped_out {
+                return Ok(true);
+            }
+            let next = {
+                let s = self.shared();
+                if s.phase != Phase::Live {
+                    return Ok(true);
+                }
+                if s.dialog.as_ref().is_some_and(|d| d.kind == "beforeunload") {
+                    return Ok(false);
+                }
+                let first = s.active.clone().filter(|a| s.pages.contains_key(a));
+                first.or_else(|| s.tabs.iter().find(|t| s.pages.contains_key(&t.id)).map(|t| t.id.clone()))
+            };
+            let Some(tab) = next else { return Ok(true) };
+            if self.shared().active.as_deref() != Some(&tab) {
+                self.select_tab(&tab).await?;
+            }
+            let page = self.shared().pages.get(&tab).cloned();
+            let Some(page) = page else { continue };
+            let mut view = self.subscribe();
+            let closing = page.clone();
+            // As in `close_tab`: the reply races the session's detach; the tab leaving (or
+            // its dialog opening) is the answer.
+            tokio::spawn(async move {
+                if let Err(e) = bounded("Page.close", closing.execute(PageCloseParams::default())).await {
+                    tracing::debug!("unload tab: {e}");
+                }
+            });
+            let done = |st: &ViewState| {
+                !st.connected
+                    || !st.tabs.iter().any(|t| t.id == tab)
+                    || st.dialog.as_ref().is_some_and(|d| d.tab == tab)
+            };
+            let bound = Duration::from_millis(super::super::CDP_CALL_BOUND_MS);
+            let held = match tokio::time::timeout(bound, view.wait_for(done)).await {
+                Ok(Ok(st)) => st.dialog.as_ref().is_some_and(|d| d.tab == tab),
+                Ok(Err(_)) => false,
+                Err(_) => return Err(BrowserError::Timeout("Page.close")),
+            };
+            if held {
+                return Ok(false);
+            }
+        }
+    }
+}
+
 impl BrowserRef {
     /// Re-reads the titles of the tabs other than the active one (whose title the poll
     /// measures): CDP reports a title only at commit, so one a script sets later would
@@ -144,6 +208,7 @@ impl BrowserRef {
         let mut created = bounded("listen", browser.event_listener::<EventTargetCreated>()).await?;
         let mut changed = bounded("listen", browser.event_listener::<EventTargetInfoChanged>()).await?;
         let mut destroyed = bounded("listen", browser.event_listener::<EventTargetDestroyed>()).await?;
+        let mut crashed = bounded("listen", browser.event_listener::<EventTargetCrashed>()).await?;
         let weak = Arc::downgrade(&self.0);
         Ok(tokio::spawn(async move {
             loop {
@@ -159,6 +224,10 @@ impl BrowserRef {
                     Some(ev) = destroyed.next() => {
                         let Some(slot) = weak.upgrade() else { return };
                         BrowserRef(slot).on_target_gone(ev.target_id.as_ref(), generation);
+                    }
+                    Some(ev) = crashed.next() => {
+                        let Some(slot) = weak.upgrade() else { return };
+                        BrowserRef(slot).on_crashed(ev.target_id.as_ref(), generation);
                     }
                     else => return,
                 }
@@ -189,11 +258,31 @@ impl BrowserRef {
                 }
                 return;
             }
+            let mut committed = None;
             if is_new {
                 s.tabs.push(Tab { id: id.clone(), url: info.url.clone(), title: info.title.clone() });
             } else if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
+                if t.url != info.url {
+                    committed = s.pages.get(&id).cloned().filter(|_| !s.headed);
+                }
+                let t = s.tabs.iter_mut().find(|t| t.id == id).expect("found above");
                 t.url = info.url.clone();
                 t.title = info.title.clone();
+            }
+            if committed.is_some() {
+                if let Some(p) = s.loading.get_mut(&id) {
+                    *p = None;
+                }
+            }
+            if let Some(page) = committed {
+                // A navigation may swap the page's renderer while a crisp capture has it
+                // re-emulated at the capture's scale; the new renderer can keep that scale
+                // (every click then landed at 1/DPR of its target, issue #11). The wanted
+                // metrics are written again, through the gate, after whatever capture runs.
+                let me = self.clone();
+                tokio::spawn(async move {
+                    let _ = me.apply_wanted(&page).await;
+                });
             }
             if s.active.as_deref() == Some(&id) && is_http(&info.url) {
                 s.last_url = info.url.clone();
@@ -271,6 +360,8 @@ impl BrowserRef {
                 return;
             }
             s.pages.remove(id);
+            s.crashed.remove(id);
+            s.loading.remove(id);
             if s.dialog.as_ref().is_some_and(|d| d.tab == id) {
                 s.dialog = None;
             }

@@ -134,10 +134,31 @@ impl BrowserRef {
         let me = self.clone();
         let page = page.clone();
         let call = tokio::spawn(async move {
-            let r = me.0.emulation.run(bounded("Page.captureScreenshot", page.execute(params))).await?;
+            let r =
+                me.0.emulation
+                    .run(async {
+                        let r = bounded("Page.captureScreenshot", page.execute(params)).await;
+                        // The capture restores the page's metrics as it answers, but the renderer
+                        // takes them up on its own time, and input reaching it first is mapped
+                        // through the capture's scale. A round trip through the page's main
+                        // thread (short-bounded: a dialog may block it) lets the restore land.
+                        let barrier = eval_in(&page, "0".into());
+                        let _ = tokio::time::timeout(Duration::from_millis(RESTORE_BARRIER_MS), barrier).await;
+                        r
+                    })
+                    .await?;
             Ok(AsRef::<str>::as_ref(&r.result.data).to_string())
         });
         call.await.map_err(|e| BrowserError::Cdp(format!("Page.captureScreenshot: {e}")))?
+    }
+
+    /// Runs an input dispatch (`Input.*`) through the emulation gate, shared: never while a
+    /// capture is in flight. `Page.captureScreenshot` of an emulated page re-emulates it at
+    /// `scale` = emulated DPR ÷ the window's DPR while it runs, and Chromium maps input
+    /// through that scale: a click at (400,300) at DPR 2 landed at (200,150) (issue #11). A
+    /// dispatch answered after the capture's response lands right: the restore comes first.
+    pub async fn dispatch_input<T>(&self, call: impl std::future::Future<Output = T>) -> T {
+        self.0.emulation.share(call).await
     }
 
     pub(super) async fn measure_and_publish(&self, page: &Page) {
@@ -153,17 +174,28 @@ impl BrowserRef {
     }
 }
 
+/// Longest wait, after a capture, for the page's main thread to take up the restored metrics.
+const RESTORE_BARRIER_MS: u64 = 500;
+
 /// Serializes the CDP calls that change a page's device metrics: every
 /// `Emulation.setDeviceMetricsOverride` and every `Page.captureScreenshot` (which re-emulates
 /// for the capture and restores, on completion, the metrics it saw when it began). Runs one
-/// such call at a time, whole, in arrival order (tokio's mutex is fair).
+/// such call at a time, whole, in arrival order (tokio's lock is fair). Input dispatches
+/// share it: any number at once, never while a capture or a write runs.
 #[derive(Default)]
-pub(super) struct EmulationGate(tokio::sync::Mutex<()>);
+pub(super) struct EmulationGate(tokio::sync::RwLock<()>);
 
 impl EmulationGate {
     /// Runs `call` once no other call of the gate is in flight; the next waits until it ends.
     pub(super) async fn run<T>(&self, call: impl std::future::Future<Output = T>) -> T {
-        let _turn = self.0.lock().await;
+        let _turn = self.0.write().await;
+        call.await
+    }
+
+    /// Runs `call` once no exclusive call (capture, metrics write) is in flight or waiting
+    /// before it; other shared calls may run alongside.
+    pub(super) async fn share<T>(&self, call: impl std::future::Future<Output = T>) -> T {
+        let _turn = self.0.read().await;
         call.await
     }
 }
