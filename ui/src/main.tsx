@@ -2,14 +2,17 @@ import { createRoot } from 'react-dom/client';
 import '@xterm/xterm/css/xterm.css';
 import './styles.css';
 import { App } from './components/App';
+import { api } from './api/client';
+import { Settings } from './config/Settings';
 import type { Scheme } from './terminal/theme';
 import { WorkspaceStore } from './workspace/store';
 
 const media = window.matchMedia('(prefers-color-scheme: dark)');
 const scheme = (): Scheme => (media.matches ? 'dark' : 'light');
 
-const store = new WorkspaceStore(scheme());
-media.addEventListener('change', () => store.setScheme(scheme()));
+const settings = new Settings(scheme());
+media.addEventListener('change', () => settings.setSystemScheme(scheme()));
+const store = new WorkspaceStore(settings);
 
 // A small hook for end-to-end tests and debugging: read a pane's terminal text.
 (window as unknown as { __porthole: unknown }).__porthole = {
@@ -30,4 +33,9 @@ media.addEventListener('change', () => store.setScheme(scheme()));
 };
 
 createRoot(document.getElementById('root')!).render(<App store={store} />);
-void store.init();
+// The configuration before the first terminal opens (the UI channel brings each change later).
+void api
+  .config()
+  .then((c) => settings.apply(c))
+  .catch(() => {})
+  .finally(() => void store.init());

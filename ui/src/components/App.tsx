@@ -1,5 +1,6 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import { IDLE, keystrokeOf, step } from '../keys/prefix';
+import { ConfigBanner } from './ConfigBanner';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
 import { CloseConfirm } from './CloseConfirm';
@@ -14,7 +15,7 @@ function usePrefixKeys(store: WorkspaceStore) {
     const onKey = (e: KeyboardEvent) => {
       // Nothing to act on while Porthole doesn't answer (the overlay says so).
       if (e.isComposing || store.getSnapshot().liveness !== 'up') return;
-      const r = step(state, keystrokeOf(e));
+      const r = step(state, keystrokeOf(e), store.settings.config);
       state = r.state;
       document.body.classList.toggle('prefix-armed', state.armed);
       if (r.decision.kind === 'pass') return;
@@ -42,6 +43,7 @@ export function App({ store }: { store: WorkspaceStore }) {
   }, [store]);
   return (
     <div className="app" data-testid="app" data-ready={snap.ready ? 'true' : 'false'}>
+      <ConfigBanner settings={store.settings} />
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
       {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}

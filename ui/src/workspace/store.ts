@@ -22,7 +22,7 @@ import { openExternal } from '../ports/external';
 import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
 import * as L from '../layout/engine';
 import type { Action } from '../keys/prefix';
-import type { Scheme } from '../terminal/theme';
+import type { Settings } from '../config/Settings';
 import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
 import { type PaneStatus, PaneRuntime, type SpawnOptions, commandTitle } from './PaneRuntime';
 import { DesktopNotifier, nextWanting, notificationText } from './attention';
@@ -83,7 +83,6 @@ export interface Snapshot {
   panes: Record<L.PaneId, PaneModel>;
   /** every pane in creation order: the stable render order (never re-sorted) */
   order: L.PaneId[];
-  scheme: Scheme;
   ready: boolean;
   /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
@@ -141,8 +140,9 @@ export class WorkspaceStore {
   private channel: UiChannel | null = null;
   private readonly notifier = new DesktopNotifier();
 
-  constructor(scheme: Scheme) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+  /** The user's configuration (its own module; the store only hands it to panes and the channel). */
+  constructor(readonly settings: Settings) {
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
   }
 
   // --- external store protocol
@@ -289,7 +289,7 @@ export class WorkspaceStore {
 
   private createRuntime(model: PaneModel, spawn: SpawnOptions = {}) {
     const id = model.id;
-    const rt = new PaneRuntime(id, model.terminalId, this.snap.scheme, {
+    const rt = new PaneRuntime(id, model.terminalId, this.settings, {
       onTerminal: (terminalId, command) => {
         // The first terminal a pane runs names it; a restarted one keeps the name (created with `pane`).
         const handle = this.snap.panes[id]?.handle ?? terminalId;
@@ -490,6 +490,7 @@ export class WorkspaceStore {
       stateText: () => this.stateText(),
       apply: (r) => this.applyRequest(r),
       assignHandles: (assign) => this.assignHandles(assign),
+      config: (snapshot) => this.settings.apply(snapshot),
     });
     this.channel.listen(window);
   }
@@ -595,7 +596,7 @@ export class WorkspaceStore {
     const windowFocused = typeof document === 'undefined' || document.hasFocus();
     const shown = L.visiblePanes(this.snap.layout).includes(id);
     if (!(windowFocused && shown && this.snap.layout.focused === id)) this.updatePane(id, { attention: true });
-    if (!windowFocused) {
+    if (!windowFocused && this.settings.config.desktopNotifications) {
       const { title, body } = notificationText(paneLabel(p), a);
       void this.notifier.notify(id, title, body, () => this.reveal(id));
     }
@@ -1286,11 +1287,6 @@ export class WorkspaceStore {
     if (f) this.focusKeyboard(f, false);
   }
 
-  setScheme(scheme: Scheme) {
-    if (scheme === this.snap.scheme) return;
-    for (const rt of this.runtimes.values()) rt.host.setScheme(scheme);
-    this.set({ scheme });
-  }
 }
 
 /** Survivors compared by pid and name. */
