@@ -22,6 +22,8 @@ const store = new WorkspaceStore(settings);
     const t = store.runtime(paneId)?.host.term;
     return t ? { cols: t.cols, rows: t.rows } : null;
   },
+  /** the font size xterm.js renders the pane's terminal with, in CSS pixels */
+  paneFontSize: (paneId: string) => store.runtime(paneId)?.host.term.options.fontSize ?? null,
   renderer: (paneId: string) => store.runtime(paneId)?.host.renderer ?? null,
   /** the text of the top line of the pane's viewport (prompt navigation tests) */
   paneTopLine: (paneId: string) => {
