@@ -51,7 +51,7 @@ test('a font size saved in config.toml re-renders the terminal live; a broken fi
   save('[font]\nsize = 20\nfamily = "unterminated\n');
   const banner = page.getByTestId('config-banner');
   await expect(banner).toBeVisible({ timeout: 15_000 });
-  await expect(banner).toContainText(`${path.join(s.config, 'config.toml')}:3:10:`);
+  await expect(banner).toContainText(`${path.join(s.config, 'config.toml')}:3:23:`);
   expect(await font()).toBe(26); // the last good config stays in force
 
   save('[font]\nsize = 200\n');
