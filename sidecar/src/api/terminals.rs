@@ -268,13 +268,14 @@ pub async fn create(
 /// Spawns a terminal for pane `pane` (default: a new pane named after the terminal) with the
 /// control variables of protocol §9.1 in its environment.
 /// The shell and the shell-integration switch come from the configuration in force.
-pub async fn spawn_terminal(st: &AppState, mut spec: SpawnSpec, pane: Option<Handle>) -> Result<Arc<Terminal>, ApiError> {
+pub async fn spawn_terminal(
+    st: &AppState,
+    mut spec: SpawnSpec,
+    pane: Option<Handle>,
+) -> Result<Arc<Terminal>, ApiError> {
     let (reg, control, base) = (st.terminals.clone(), st.control.clone(), st.config.base_url());
     let shell = st.settings.current().config.shell.clone();
-    spec.shell = pty::ShellChoice {
-        program: Some(shell.program.0).filter(|p| !p.is_empty()),
-        args: shell.args.0,
-    };
+    spec.shell = pty::ShellChoice { program: Some(shell.program.0).filter(|p| !p.is_empty()), args: shell.args.0 };
     let integration = shell.integration;
     let env_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let failed = env_failed.clone();

@@ -9,8 +9,8 @@ use futures_util::{SinkExt, StreamExt};
 
 use super::error::ApiError;
 use super::state::AppState;
-use crate::control::{Control, MAX_UI_MESSAGE_BYTES};
 use crate::config::Snapshot;
+use crate::control::{Control, MAX_UI_MESSAGE_BYTES};
 use std::sync::Arc;
 use tokio::sync::watch;
 

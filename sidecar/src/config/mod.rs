@@ -157,8 +157,8 @@ mod tests {
     #[test]
     fn parse_errors_carry_line_and_column() {
         let e = p("[font]\nsize = 14\nfamily = \"x\n").unwrap_err();
-        assert_eq!((e.line, e.column), (Some(3), Some(10)), "{e}");
-        assert!(e.to_string().starts_with("/c/config.toml:3:10: "), "{e}");
+        assert_eq!((e.line, e.column), (Some(3), Some(12)), "{e}");
+        assert!(e.to_string().starts_with("/c/config.toml:3:12: "), "{e}");
         let e = p("[font]\nsize = \"big\"\n").unwrap_err();
         assert_eq!((e.line, e.column), (Some(2), Some(8)), "{e}");
     }

@@ -518,7 +518,9 @@ fn walk(table: &toml::Table, prefix: &str, out: &mut Vec<String>) {
                     path.strip_prefix(t).and_then(|r| r.strip_prefix('.')).is_some_and(|a| COLOR_SLOTS.contains(&a))
                 })
                 || p.strip_suffix(".@").is_some_and(|t| {
-                    path.strip_prefix(t).and_then(|r| r.strip_prefix('.')).is_some_and(|a| ACTIONS.iter().any(|(n, _)| *n == a))
+                    path.strip_prefix(t)
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|a| ACTIONS.iter().any(|(n, _)| *n == a))
                 })
         });
         if known {
