@@ -206,10 +206,15 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     let after = a.snapshot().await;
     assert_eq!(ref_of(&after, "button \"Clicked in frame\""), in_frame, "the same node, the same ref");
 
-    // Cross-site iframe (out of process): said, not silently dropped.
+    // Cross-site iframe (out of process): in place, under its frame element (the test
+    // `cross_site_frames_are_read_and_driven_in_place` acts in it).
     a.open(&base, "iframe_cross_site.html").await;
     let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
-    assert!(full.contains("\"Other site\" [cross-site frame: not included]"), "{full}");
+    let frame = full.lines().position(|l| l.trim_start().starts_with("- Iframe \"Other site\"")).expect(&full);
+    let inside = full.lines().position(|l| l.contains("button \"Late in frame\"")).expect(&full);
+    let indent = |i: usize| full.lines().nth(i).unwrap().len() - full.lines().nth(i).unwrap().trim_start().len();
+    assert!(inside > frame && indent(inside) > indent(frame), "in place: {full}");
+    assert!(!full.contains("not included"), "{full}");
 
     // Overlay: refused, naming the covering element; nothing was clicked.
     a.open(&base, "overlay.html").await;
@@ -889,4 +894,275 @@ async fn upload_drag_interruptions_and_editors() {
         "a secret leaked: {answers}"
     );
     assert!(answers.contains("[secret_value]"), "{answers}");
+}
+
+/// Chromium's own list of targets (`/json/list` on its DevTools port, read from browser
+/// `id`'s profile): what it made of the page, independently of the sidecar.
+fn chromium_targets(sc: &Sidecar, id: &str) -> Vec<Value> {
+    use std::io::{Read, Write};
+    let dir = sc.home.join(".local/share/porthole/browsers");
+    let profile = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(&format!("-{id}")))
+        .unwrap_or_else(|| panic!("no profile of {id} in {}", dir.display()))
+        .path();
+    let port = std::fs::read_to_string(profile.join("DevToolsActivePort")).unwrap();
+    let port = port.lines().next().unwrap().trim().to_string();
+    let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    s.set_read_timeout(Some(HANG)).unwrap();
+    write!(s, "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    // Chromium keeps the connection open: read the head, then Content-Length bytes.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        let Some(end) = text.find("\r\n\r\n") else { continue };
+        let len: usize = text[..end]
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+            .expect(&text);
+        if got.len() >= end + 4 + len {
+            return serde_json::from_slice(&got[end + 4..end + 4 + len]).unwrap_or_else(|e| panic!("{e}: {text}"));
+        }
+    }
+}
+
+/// A cross-site iframe (`localhost` inside `127.0.0.1`, which Chromium puts in another
+/// process: checked on Chromium's own target list) read and driven in place: its controls
+/// in the outline under the frame, a click and a fill landing through a scrolled page, a
+/// scrolling box, the frame's border and padding and its own scroll; scroll-to clipped by
+/// the frame; then the frame removed: its refs are stale (`frame_detached`), as are a
+/// same-site frame's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_site_frames_are_read_and_driven_in_place() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req(
+            "POST",
+            "/api/control/browser/open",
+            Some(&json!({"target": format!("{base}/iframe_cross_site.html"), "near": t1})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let id = win.browser_of(&pane).unwrap();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    a.open(&base, "iframe_cross_site.html").await;
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+
+    // Chromium made an out-of-process frame: a target of type iframe for the child.
+    let port = base.rsplit(':').next().unwrap();
+    let child = format!("http://localhost:{port}/iframe_cross_child.html");
+    let targets = chromium_targets(&sc, &id);
+    assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == child.as_str()), "{targets:#?}");
+    assert!(eval("(() => { try { return !!f.contentDocument; } catch (e) { return 'threw'; } })()").await == false);
+
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("iframe_cross_site"), "{text}");
+    assert_eq!(eval("scrollY").await, 0, "nothing scrolled yet");
+
+    // A click far down the frame: the page, the box and the frame scroll; the frame's own
+    // handler renames the button (a click at a wrong point would miss it).
+    let late = ref_of(&text, "\"Late in frame\"");
+    let r = a.act("click", &late).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(eval("scrollY").await.as_f64().unwrap() > 500.0, "the page scrolled to the frame");
+    let after = a.snapshot().await;
+    assert_eq!(ref_of(&after, "button \"Clicked late\""), late, "the same node, the same ref");
+
+    // A fill: focused in its frame, typed with trusted input, read back; the frame's input
+    // handler ran.
+    let name = ref_of(&text, "\"Name in frame\"");
+    let r = a.call("act", json!({"action": "fill", "ref": name, "text": "hello"})).await;
+    assert_eq!(r.json()["value"], "hello", "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(a.ok("get", json!({"what": "value", "ref": name})).await["value"], "hello");
+    let r = a.call("act", json!({"action": "type", "ref": name, "text": " you"})).await;
+    assert_eq!(r.json()["value"], "hello you", "keys reach the frame: {}", String::from_utf8_lossy(&r.body));
+    let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(full.contains("text: \"typed hello you\""), "{full}");
+
+    // check: verified in the frame.
+    let agree = ref_of(&text, "\"Agree in frame\"");
+    assert_eq!(a.call("act", json!({"action": "check", "ref": agree})).await.json()["changed"], true);
+    assert_eq!(ref_of(&a.snapshot().await, "checkbox \"Agree in frame\" [checked]"), agree);
+
+    // scroll-to: in top-level viewport px, inside the frame's content box as the page shows it.
+    eval("scrollTo(0, 0); box.scrollTop = 0").await;
+    let r = a.ok("scroll_to", json!({"ref": late})).await;
+    let g: Vec<f64> = serde_json::from_value(
+        eval("(() => { const r = f.getBoundingClientRect(), cs = getComputedStyle(f), b = box.getBoundingClientRect(); return [r.left + f.clientLeft + parseFloat(cs.paddingLeft), r.top + f.clientTop + parseFloat(cs.paddingTop), f.clientWidth - 12, f.clientHeight - 12, b.top + 4, b.bottom - 4]; })()").await,
+    )
+    .unwrap();
+    let n = |k: &str| r["rect"][k].as_f64().unwrap();
+    assert!((n("x") - (g[0] + 30.0)).abs() < 1.0 && (n("width") - 150.0).abs() < 1.0, "{r} {g:?}");
+    assert!((n("height") - 30.0).abs() < 1.0, "whole: {r} {g:?}");
+    assert!(n("y") >= g[1] - 0.5 && n("y") + n("height") <= g[1] + g[3] + 0.5, "in the frame: {r} {g:?}");
+    assert!(n("y") >= g[4] - 0.5 && n("y") + n("height") <= g[5] + 0.5, "in the box: {r} {g:?}");
+
+    // Covered on the way (the page is scrolled, and so is the frame): by the top page's
+    // overlay over the frame, then by the frame's own overlay; nothing is clicked.
+    eval("cover.style.display = 'block'").await;
+    let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
+    assert_eq!(e["by"], "div#cover \"Cover\"", "{e}");
+    eval("cover.style.display = 'none'").await;
+    a.ok("act", json!({"action": "click", "ref": ref_of(&text, "\"Shade it\"")})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
+    assert_eq!(e["by"], "div#shade \"Shade\"", "{e}");
+
+    // Reads in the frame: its text, and a PNG of just its box (150×30 CSS px at DPR 1).
+    assert_eq!(a.ok("get", json!({"what": "text", "ref": late})).await["text"], "Clicked late");
+    let png = a.ok("screenshot", json!({"ref": late})).await;
+    let png = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, png["png"].as_str().unwrap()).unwrap();
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((size(16), size(20)), (150, 30), "the element's box");
+
+    // snapshot --ref: one element of the frame.
+    let one = a.ok("snapshot", json!({"ref": name})).await;
+    assert_eq!(one["text"], format!("- textbox \"Name in frame\" [ref={name}]: \"hello you\"\n"), "{one}");
+    assert_eq!(one["root"], name.as_str());
+
+    // The frame removed: its refs are stale and say why; nothing is done.
+    eval("f.remove()").await;
+    for (action, r) in [("click", &late), ("fill", &name)] {
+        let body = if action == "fill" {
+            json!({"action": action, "ref": r, "text": "x"})
+        } else {
+            json!({"action": action, "ref": r})
+        };
+        let e = a.refused("act", body, "stale_ref").await;
+        assert_eq!(e["reason"], "frame_detached", "{e}");
+    }
+    let e = a.refused("snapshot", json!({"ref": agree}), "stale_ref").await;
+    assert_eq!(e["reason"], "frame_detached");
+    let (code, _, err) = tokio::task::block_in_place(|| ph(&sc, &["browser", "click", &late, "--pane", &pane]));
+    assert!(code == 2 && err.contains("frame_detached") && err.contains("[stale_ref]"), "{code} {err}");
+
+    // Nested: a cross-site frame in a cross-site frame, each its own target; a click on the
+    // inner one lands (its own handler renames it).
+    a.open(&base, "iframe_nested.html").await;
+    let targets = chromium_targets(&sc, &id);
+    let inner = format!("{base}/iframe_child.html");
+    assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == inner.as_str()), "{targets:#?}");
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("iframe_nested"), "{text}");
+    let in_frame = ref_of(&text, "\"In frame\"");
+    let r = a.act("click", &in_frame).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(ref_of(&a.snapshot().await, "button \"Clicked in frame\""), in_frame);
+
+    // A same-site frame removed: the same.
+    a.open(&base, "iframe_same_site.html").await;
+    let in_frame = ref_of(&a.snapshot().await, "In frame");
+    eval("document.querySelector('iframe').remove()").await;
+    let e = a.refused("act", json!({"action": "click", "ref": in_frame}), "stale_ref").await;
+    assert_eq!(e["reason"], "frame_detached");
+}
+
+/// `snapshot --ref` (one element and what is inside it) and `wait --ref-state` (each state,
+/// a timeout, a ref that goes stale while waited on), through the API and the real `ph`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/select.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+
+    // snapshot --ref: the listbox and its options, nothing else of the page.
+    a.open(&base, "select.html").await;
+    let toppings = ref_of(&a.snapshot().await, "Toppings");
+    let one = a.ok("snapshot", json!({"ref": toppings})).await;
+    assert_eq!(
+        unnumbered(one["text"].as_str().unwrap()),
+        "- listbox \"Toppings\" [ref]\n  - option \"Cheese\" [ref]\n  - option \"Ham\" [ref]\n  - option \"Olives\" [disabled]\n  - option \"Basil\" [ref]\n",
+        "{one}"
+    );
+    assert!(one["text"].as_str().unwrap().starts_with(&format!("- listbox \"Toppings\" [ref={toppings}]")));
+    let (code, out, err) = run(&["snapshot", "-i", "--ref", &toppings]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("page ") && out.lines().count() == 6 && !out.contains("Colour"), "{out}");
+    a.refused("snapshot", json!({"ref": "e999999"}), "unknown_ref").await;
+
+    // wait --ref-state: a state that does not come times out (exit 4 from ph).
+    a.open(&base, "controls.html").await;
+    let text = a.snapshot().await;
+    let agree = ref_of(&text, "\"Agree\"");
+    let e = a.refused("wait", json!({"ref": agree, "state": "checked", "timeout_ms": 1000}), "timed_out").await;
+    assert!(e["message"].as_str().unwrap().contains("1000 ms"), "{e}");
+    let (code, _, err) = run(&["wait", "--ref-state", &format!("{agree}=checked"), "--timeout", "1"]);
+    assert_eq!(code, 4, "{err}");
+    for (state, holds) in
+        [("unchecked", true), ("visible", true), ("hidden", false), ("enabled", true), ("editable", false)]
+    {
+        let r = a.call("wait", json!({"ref": agree, "state": state, "timeout_ms": 1000})).await;
+        assert_eq!(r.status == 200, holds, "{state}: {}", String::from_utf8_lossy(&r.body));
+    }
+    // One that comes while waiting: the wait sees the check.
+    let waiting = {
+        let body = json!({"pane": pane, "ref": agree, "state": "checked", "timeout_ms": 20000});
+        let sc = &sc;
+        async move { sc.req("POST", "/api/control/browser/wait", Some(&body)).await }
+    };
+    let check = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        a.ok("act", json!({"action": "check", "ref": agree})).await
+    };
+    let (waited, _) = tokio::join!(waiting, check);
+    assert_eq!(waited.status, 200, "{}", String::from_utf8_lossy(&waited.body));
+    let (code, out, err) = run(&["wait", "--ref-state", &format!("{agree}=checked")]);
+    assert!(code == 0 && out.starts_with("ok after "), "{out}{err}");
+
+    // disabled, focused, hidden as they come.
+    let q = ref_of(&text, "\"Search\"");
+    a.ok("wait", json!({"ref": q, "state": "editable", "timeout_ms": 1000})).await;
+    a.refused("wait", json!({"ref": q, "state": "focused", "timeout_ms": 500}), "timed_out").await;
+    a.ok("act", json!({"action": "focus", "ref": q})).await;
+    a.ok("wait", json!({"ref": q, "state": "focused", "timeout_ms": 5000})).await;
+    eval("q.disabled = true").await;
+    a.ok("wait", json!({"ref": q, "state": "disabled", "timeout_ms": 5000})).await;
+    let vanish = ref_of(&text, "\"Vanish\"");
+    eval("vanish.style.visibility = 'hidden'").await;
+    a.ok("wait", json!({"ref": vanish, "state": "hidden", "timeout_ms": 5000})).await;
+
+    // Refused: an unknown state, a state without a ref, checked on a button.
+    let e = a.refused("wait", json!({"ref": vanish, "state": "shiny"}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("visible, hidden"), "{e}");
+    a.refused("wait", json!({"state": "visible"}), "bad_request").await;
+    a.refused("wait", json!({"ref": vanish, "state": "checked", "timeout_ms": 1000}), "bad_request").await;
+
+    // The ref goes stale while waited on: stale_ref with its reason, not a timeout.
+    let twice = ref_of(&text, "\"Twice\"");
+    let waiting = {
+        let body = json!({"pane": pane, "ref": twice, "state": "hidden", "timeout_ms": 20000});
+        let sc = &sc;
+        async move { sc.req("POST", "/api/control/browser/wait", Some(&body)).await }
+    };
+    let remove = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        eval("twice.remove()").await
+    };
+    let (waited, _) = tokio::join!(waiting, remove);
+    assert_eq!(waited.code(), "stale_ref", "{}", String::from_utf8_lossy(&waited.body));
+    assert_eq!(waited.json()["error"]["reason"], "node_removed");
+    let (code, _, err) = run(&["wait", "--ref-state", &format!("{twice}=visible")]);
+    assert!(code == 2 && err.contains("[stale_ref]"), "{code} {err}");
 }

@@ -158,6 +158,20 @@ async fn ph_mcp_serves_the_verbs_as_tools() {
             std::thread::sleep(Duration::from_millis(200));
         }
 
+        // snapshot --ref and wait --ref-state are tool parameters too.
+        let wait = tools.iter().find(|t| t["name"] == "browser_wait").unwrap();
+        assert!(wait["inputSchema"]["properties"]["ref_state"].is_object(), "{wait}");
+        let (_, text, _) = mcp.call("browser_snapshot", json!({"interactive": true}));
+        let press = text.lines().find(|l| l.contains("Press me")).unwrap();
+        let r = &press[press.find("[ref=").unwrap() + 5..press.rfind(']').unwrap()];
+        let (err, one, _) = mcp.call("browser_snapshot", json!({"ref": r}));
+        assert!(!err && one.lines().nth(1) == Some(press) && one.lines().count() == 2, "{one}");
+        let (err, text, _) = mcp.call("browser_wait", json!({"ref_state": format!("{r}=visible"), "timeout": "5"}));
+        assert!(!err && text.starts_with("ok after "), "{text}");
+        let (err, text, sc_) = mcp.call("browser_wait", json!({"ref_state": format!("{r}=checked"), "timeout": "1"}));
+        assert!(err && text.ends_with("[bad_request]"), "{text}");
+        assert_eq!(sc_["code"], "bad_request");
+
         // Refusals are tool errors carrying the stable code.
         let (err, text, sc_) = mcp.call("browser_click", json!({"ref": "e9999"}));
         assert!(err, "{text}");

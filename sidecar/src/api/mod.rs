@@ -54,6 +54,11 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/relaunch", post(browsers::relaunch))
         .route("/api/browsers/{id}/popout", post(browsers::pop_out))
         .route("/api/browsers/{id}/popin", post(browsers::pop_in))
+        .route("/api/browsers/{id}/file-chooser/{chooser}", post(browsers::answer_file_chooser))
+        .route(
+            "/api/browsers/{id}/file-chooser/{chooser}/files",
+            post(browsers::upload_file).layer(DefaultBodyLimit::max(crate::browser::MAX_UPLOAD_BYTES)),
+        )
         .route("/api/capabilities", get(browsers::capabilities))
         .route("/api/browsers/{id}/viewer", post(browsers::grant))
         .route("/viewer/{grant}", get(browsers::upgrade))

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::cdp::{call, call_on};
 use super::error::{AutomationError, Interruption};
+use super::frames::Session;
 use super::keys::{self, KeyPress};
 use super::node::{check_not_covered, state, visible_point, Node};
 use super::outcome::{what_happened, Watch};
@@ -55,20 +56,22 @@ impl Action {
     }
 }
 
-/// Runs `steps` (CDP input calls, in order) unless a JavaScript dialog opens in `page`'s tab
+/// Runs `steps` (CDP calls, in order, on `session`: the page for input, a frame's session
+/// for a call about one of its nodes) unless a JavaScript dialog opens in the tab
 /// meanwhile: Chromium answers an input event only once its handlers have run, and a dialog
 /// holds them. Returns true if a dialog opened (the remaining steps are not sent).
 pub(super) async fn input(
     browser: &BrowserRef,
-    page: &Page,
+    session: impl Into<Session>,
     steps: Vec<(&'static str, Value)>,
 ) -> Result<bool, BrowserError> {
-    let tab = page.target_id().as_ref().to_string();
+    let session: Session = session.into();
+    let tab = session.page().target_id().as_ref().to_string();
     let mut view = browser.subscribe();
     let opened = view.wait_for(|s| s.dialog.as_ref().is_some_and(|d| d.tab == tab));
     let send = async {
         for (method, params) in steps {
-            call(page, method, params).await?;
+            call(&session, method, params).await?;
         }
         Ok::<(), BrowserError>(())
     };
@@ -122,7 +125,7 @@ pub async fn perform(
         let dialog = input(browser, page, key_events(k)).await?;
         return Ok(json!({"dialog": dialog_of(browser, dialog)}));
     };
-    let st = state(page, node).await?;
+    let st = state(node).await?;
     if st.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
     }
@@ -138,14 +141,14 @@ pub async fn perform(
     let mut out = json!({});
     let dialog = match action {
         Action::Focus | Action::Fill(_) | Action::Type(_) | Action::Press(_) => {
-            call(page, "DOM.focus", json!({"backendNodeId": node.backend})).await.map_err(|e| match e {
+            call(&node.session, "DOM.focus", json!({"backendNodeId": node.backend})).await.map_err(|e| match e {
                 BrowserError::Cdp(_) => AutomationError::NotVisible(node.name.clone()),
                 e => e.into(),
             })?;
             match action {
                 Action::Fill(text) => {
                     let mut watch = Watch::start(page, node).await?;
-                    call_on(page, &node.object, SELECT_ALL_JS, vec![]).await?;
+                    call_on(&node.session, &node.object, SELECT_ALL_JS, vec![]).await?;
                     let steps = if text.is_empty() {
                         key_events(&keys::parse("Delete").expect("Delete is a key"))
                     } else {
@@ -153,7 +156,7 @@ pub async fn perform(
                     };
                     let d = input(browser, page, steps).await?;
                     if !d {
-                        if let Some(why) = watch.changed(page, node).await? {
+                        if let Some(why) = watch.changed(node).await? {
                             return Err(AutomationError::UnknownOutcome {
                                 message: format!(
                                     "inserted the text into {}, {}: its value was not read back",
@@ -164,7 +167,7 @@ pub async fn perform(
                                 delivered: json!({"length": text.chars().count()}),
                             });
                         }
-                        verify_value(page, node, text, st.secret, &mut out).await?;
+                        verify_value(node, text, st.secret, &mut out).await?;
                     }
                     d
                 }
@@ -174,8 +177,8 @@ pub async fn perform(
             }
         }
         Action::Click | Action::DblClick | Action::Hover | Action::Check(_) => {
-            let (x, y) = visible_point(page, node).await?;
-            check_not_covered(page, node, x, y).await?;
+            let (x, y) = visible_point(node).await?;
+            check_not_covered(node, x, y).await?;
             out["point"] = json!({"x": x, "y": y});
             // Groups of input, watched between them: a navigation begun by one stops the rest.
             let mut groups = vec![vec![mouse("mouseMoved", x, y, 0)]];
@@ -205,7 +208,7 @@ pub async fn perform(
                 if last && !matches!(action, Action::Check(_)) {
                     break;
                 }
-                if let Some(why) = watch.changed(page, node).await? {
+                if let Some(why) = watch.changed(node).await? {
                     let what = if last {
                         format!(
                             "clicked {}, {}: its state was not read back",
@@ -229,7 +232,7 @@ pub async fn perform(
                 }
             }
             if let (Action::Check(want), false) = (action, d) {
-                let now = state(page, node).await?.checked;
+                let now = state(node).await?.checked;
                 if now != Some(*want) {
                     return Err(AutomationError::Mismatch {
                         message: format!(
@@ -281,20 +284,24 @@ async fn type_text(
     out: &mut Value,
 ) -> Result<bool, AutomationError> {
     let mut watch = Watch::start(page, node).await?;
-    call_on(page, &node.object, CARET_TO_END_JS, vec![]).await?;
-    let before = call_on(page, &node.object, VALUE_JS, vec![]).await?.as_str().unwrap_or("").to_string();
-    let multiline =
-        call_on(page, &node.object, "function(){return this.tagName === 'TEXTAREA' || this.isContentEditable}", vec![])
-            .await?
-            == Value::Bool(true);
-    watch.expect_focus(page, node).await?;
+    call_on(&node.session, &node.object, CARET_TO_END_JS, vec![]).await?;
+    let before = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?.as_str().unwrap_or("").to_string();
+    let multiline = call_on(
+        &node.session,
+        &node.object,
+        "function(){return this.tagName === 'TEXTAREA' || this.isContentEditable}",
+        vec![],
+    )
+    .await?
+        == Value::Bool(true);
+    watch.expect_focus(node).await?;
     let chars: Vec<char> = text.chars().collect();
     for (i, c) in chars.iter().enumerate() {
         if input(browser, page, key_events(&keys::for_char(*c))).await? {
             out["delivered"] = json!({"keys": i + 1, "of": chars.len()});
             return Ok(true);
         }
-        let why = watch.changed(page, node).await?;
+        let why = watch.changed(node).await?;
         if i + 1 == chars.len() {
             // Every key was sent: a navigation the last one began (Enter submitting a form)
             // is its outcome, and the value can no longer be read; focus moving on after the
@@ -326,7 +333,7 @@ async fn type_text(
             });
         }
     }
-    let got = call_on(page, &node.object, VALUE_JS, vec![]).await?.as_str().unwrap_or("").to_string();
+    let got = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?.as_str().unwrap_or("").to_string();
     let want = typed_value(&before, text, multiline);
     // innerText of a contenteditable ends lines its own way: trailing newlines do not count.
     let same = if multiline { got.trim_end_matches('\n') == want.trim_end_matches('\n') } else { got == want };
@@ -356,14 +363,8 @@ async fn type_text(
 
 /// Reads the field back after a fill: `mismatch` (with what it shows; a secret field's
 /// length only) when it is not `want`.
-async fn verify_value(
-    page: &Page,
-    node: &Node,
-    want: &str,
-    secret: bool,
-    out: &mut Value,
-) -> Result<(), AutomationError> {
-    let v = call_on(page, &node.object, VALUE_JS, vec![]).await?;
+async fn verify_value(node: &Node, want: &str, secret: bool, out: &mut Value) -> Result<(), AutomationError> {
+    let v = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?;
     let got = v.as_str().unwrap_or("");
     let observed = if secret { json!({"length": got.chars().count()}) } else { json!({"value": got}) };
     if got != want {

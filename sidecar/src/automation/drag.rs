@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use super::act::{input, with_dialog};
 use super::cdp::call;
 use super::error::AutomationError;
+use super::frames::Rect;
 use super::node::{check_not_covered, state, visible_point, Node};
 use super::outcome::{what_happened, Watch};
 use crate::browser::{bounded, BrowserRef};
@@ -26,27 +27,27 @@ use crate::browser::{bounded, BrowserRef};
 /// Mouse moves from the source to the target (Chromium starts a drag after a few px).
 const MOVES: usize = 8;
 
-/// The center of the node's first content quad inside the viewport, without scrolling.
-async fn point_now(page: &Page, node: &Node) -> Result<Option<(f64, f64)>, AutomationError> {
-    let quads = match call(page, "DOM.getContentQuads", json!({"backendNodeId": node.backend})).await {
+/// The center of the node's first content quad inside the viewport, without scrolling, in
+/// top-level viewport CSS px (through every frame, [`super::frames::Session::to_top`]).
+async fn point_now(node: &Node) -> Result<Option<(f64, f64)>, AutomationError> {
+    let s = &node.session;
+    let quads = match call(s, "DOM.getContentQuads", json!({"backendNodeId": node.backend})).await {
         Ok(v) => v["quads"].as_array().cloned().unwrap_or_default(),
         Err(_) => return Ok(None),
     };
-    let m = call(page, "Page.getLayoutMetrics", json!({})).await?;
-    let vw = m["cssLayoutViewport"]["clientWidth"].as_f64().unwrap_or(0.0);
-    let vh = m["cssLayoutViewport"]["clientHeight"].as_f64().unwrap_or(0.0);
+    let (vw, vh, _, _) = s.viewport().await?;
+    let viewport = Rect { x: 0.0, y: 0.0, width: vw, height: vh };
     for q in quads {
         let p: Vec<f64> = q.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
         if p.len() != 8 {
             continue;
         }
         let (xs, ys) = ([p[0], p[2], p[4], p[6]], [p[1], p[3], p[5], p[7]]);
-        let x0 = xs.iter().cloned().fold(f64::MAX, f64::min).max(0.0);
-        let x1 = xs.iter().cloned().fold(f64::MIN, f64::max).min(vw);
-        let y0 = ys.iter().cloned().fold(f64::MAX, f64::min).max(0.0);
-        let y1 = ys.iter().cloned().fold(f64::MIN, f64::max).min(vh);
-        if x1 - x0 >= 1.0 && y1 - y0 >= 1.0 {
-            return Ok(Some(((x0 + x1) / 2.0, (y0 + y1) / 2.0)));
+        let (x0, x1) = (xs.iter().cloned().fold(f64::MAX, f64::min), xs.iter().cloned().fold(f64::MIN, f64::max));
+        let (y0, y1) = (ys.iter().cloned().fold(f64::MAX, f64::min), ys.iter().cloned().fold(f64::MIN, f64::max));
+        let Some(r) = (Rect { x: x0, y: y0, width: x1 - x0, height: y1 - y0 }).clip(viewport) else { continue };
+        if let Some(r) = s.to_top(r).await? {
+            return Ok(Some((r.x + r.width / 2.0, r.y + r.height / 2.0)));
         }
     }
     Ok(None)
@@ -69,17 +70,17 @@ fn mouse(kind: &str, (x, y): (f64, f64), buttons: i64) -> (&'static str, Value) 
 /// the target at its.
 pub async fn drag(browser: &BrowserRef, page: &Page, from: &Node, to: &Node) -> Result<Value, AutomationError> {
     for n in [from, to] {
-        if state(page, n).await?.disabled {
+        if state(n).await?.disabled {
             return Err(AutomationError::Disabled(n.name.clone()));
         }
     }
-    visible_point(page, to).await?;
-    let a = visible_point(page, from).await?;
-    let b = point_now(page, to).await?.ok_or_else(|| {
+    visible_point(to).await?;
+    let a = visible_point(from).await?;
+    let b = point_now(to).await?.ok_or_else(|| {
         AutomationError::NotVisible(format!("{} (it does not show together with {})", to.name, from.name))
     })?;
-    check_not_covered(page, from, a.0, a.1).await?;
-    check_not_covered(page, to, b.0, b.1).await?;
+    check_not_covered(from, a.0, a.1).await?;
+    check_not_covered(to, b.0, b.1).await?;
 
     let mut watch = Watch::start(page, from).await?;
     let mut intercepted = bounded("listen", page.event_listener::<EventDragIntercepted>()).await?;
@@ -96,7 +97,7 @@ pub async fn drag(browser: &BrowserRef, page: &Page, from: &Node, to: &Node) -> 
             if input(browser, page, vec![step]).await? {
                 return Ok((None, true));
             }
-            if let Some(why) = watch.changed(page, from).await? {
+            if let Some(why) = watch.changed(from).await? {
                 return Err(AutomationError::UnknownOutcome {
                     message: format!(
                         "sent {} of {total} mouse events of the drag from {} to {}, {}: the rest were not sent",

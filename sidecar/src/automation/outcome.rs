@@ -75,14 +75,16 @@ impl Watch {
     pub async fn start(page: &Page, node: &Node) -> Result<Watch, BrowserError> {
         let loading = bounded("listen", page.event_listener::<EventFrameStartedLoading>()).await?;
         let requested = bounded("listen", page.event_listener::<EventFrameRequestedNavigation>()).await?;
-        let tree = call(page, "Page.getFrameTree", json!({})).await?;
+        // The element's process's frames (a cross-site frame's navigations are caught by its
+        // context going away: the focus check below fails).
+        let tree = call(&node.session, "Page.getFrameTree", json!({})).await?;
         Ok(Watch { frames: lineage(&tree, &node.frame), loading, requested, focus: false })
     }
 
     /// From now on, focus leaving `node` stops the action: only when the node has it now
     /// (a page whose document never had the focus cannot tell it moved).
-    pub async fn expect_focus(&mut self, page: &Page, node: &Node) -> Result<(), BrowserError> {
-        self.focus = call_on(page, &node.object, FOCUSED_JS, vec![]).await? == Value::Bool(true);
+    pub async fn expect_focus(&mut self, node: &Node) -> Result<(), BrowserError> {
+        self.focus = call_on(&node.session, &node.object, FOCUSED_JS, vec![]).await? == Value::Bool(true);
         Ok(())
     }
 
@@ -104,8 +106,8 @@ impl Watch {
     /// first, so that what the input's handlers started (a navigation's events are sent
     /// before the answer) has arrived; a node whose context is gone had its document
     /// replaced.
-    pub async fn changed(&mut self, page: &Page, node: &Node) -> Result<Option<Interruption>, AutomationError> {
-        let focused = call_on(page, &node.object, FOCUSED_JS, vec![]).await;
+    pub async fn changed(&mut self, node: &Node) -> Result<Option<Interruption>, AutomationError> {
+        let focused = call_on(&node.session, &node.object, FOCUSED_JS, vec![]).await;
         if self.navigated() {
             return Ok(Some(Interruption::Navigated));
         }

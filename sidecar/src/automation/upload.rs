@@ -3,7 +3,6 @@
 //! chooser would (the chooser is native: never drawn, never trusted input), then reads the
 //! input's `files` back. The paths were checked by the caller ([`UploadFile`]).
 
-use chromiumoxide::Page;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -77,29 +76,28 @@ struct Chosen {
 /// `{"files":[{"name","size"}],"dialog"}`. Refused: not a file input, or several files for
 /// an input without `multiple` (`bad_request`), a disabled input (`element_disabled`);
 /// `mismatch` when the input's `files` are not those after.
-pub async fn upload(
-    browser: &BrowserRef,
-    page: &Page,
-    node: &Node,
-    files: &[UploadFile],
-) -> Result<Value, AutomationError> {
+pub async fn upload(browser: &BrowserRef, node: &Node, files: &[UploadFile]) -> Result<Value, AutomationError> {
     let r = call(
-        page,
+        &node.session,
         "Runtime.callFunctionOn",
         json!({"objectId": node.object, "functionDeclaration": FILE_INPUT_JS, "returnByValue": false}),
     )
     .await?;
     let Some(object) = r["result"]["objectId"].as_str().map(str::to_string) else {
-        let tag =
-            call_on(page, &node.object, "function(){return (this.tagName || this.nodeName).toLowerCase()}", vec![])
-                .await?;
+        let tag = call_on(
+            &node.session,
+            &node.object,
+            "function(){return (this.tagName || this.nodeName).toLowerCase()}",
+            vec![],
+        )
+        .await?;
         return Err(AutomationError::BadRequest(format!(
             "{} is not a file input (it is <{}>): upload takes an <input type=file> or its <label>",
             node.name,
             tag.as_str().unwrap_or("?")
         )));
     };
-    let facts = facts_of(page, &object).await?;
+    let facts = facts_of(node, &object).await?;
     if facts.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
     }
@@ -114,10 +112,10 @@ pub async fn upload(
     let set = ("DOM.setFileInputFiles", json!({"files": paths, "objectId": object}));
     // The page's input and change handlers run before the call returns: a dialog they open
     // ends the wait.
-    if input(browser, page, vec![set]).await? {
+    if input(browser, &node.session, vec![set]).await? {
         return Ok(with_dialog(json!({"files": Value::Null}), browser, true));
     }
-    let now = facts_of(page, &object).await?.files;
+    let now = facts_of(node, &object).await?.files;
     let want: Vec<Chosen> = files.iter().map(|f| Chosen { name: f.name.clone(), size: f.size }).collect();
     let listed = json!(now.iter().map(|c| json!({"name": c.name, "size": c.size})).collect::<Vec<_>>());
     if now != want {
@@ -130,8 +128,8 @@ pub async fn upload(
     Ok(with_dialog(json!({"files": listed}), browser, false))
 }
 
-async fn facts_of(page: &Page, object: &str) -> Result<Facts, AutomationError> {
-    let v = call_on(page, object, FACTS_JS, vec![]).await?;
+async fn facts_of(node: &Node, object: &str) -> Result<Facts, AutomationError> {
+    let v = call_on(&node.session, object, FACTS_JS, vec![]).await?;
     serde_json::from_value(v).map_err(|e| AutomationError::Browser(BrowserError::Cdp(format!("file input: {e}"))))
 }
 

@@ -186,8 +186,8 @@ fn browser_request(
     let act = |action: &str, r: &str| post("act", json!({"action": action, "ref": r}));
     match cmd {
         BrowserCmd::Open { target, near } => post("open", json!({"target": target, "near": near})),
-        BrowserCmd::Snapshot { interactive, max_bytes } => {
-            post("snapshot", json!({"interactive": interactive, "max_bytes": max_bytes}))
+        BrowserCmd::Snapshot { interactive, target, max_bytes } => {
+            post("snapshot", json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes}))
         }
         BrowserCmd::Click { target } => act("click", target),
         BrowserCmd::Dblclick { target } => act("dblclick", target),
@@ -198,9 +198,13 @@ fn browser_request(
         BrowserCmd::Fill { target, text } => post("act", json!({"action": "fill", "ref": target, "text": text})),
         BrowserCmd::Type { target, text } => post("act", json!({"action": "type", "ref": target, "text": text})),
         BrowserCmd::Press { key, target } => post("act", json!({"action": "press", "ref": target, "key": key})),
-        BrowserCmd::Wait { text, gone, url, load, timeout } => {
+        BrowserCmd::Wait { text, gone, url, load, ref_state, timeout } => {
             let ms = (timeout * 1000.0).round() as u64;
             let mut body = json!({"text": text, "gone": gone, "url": url, "load": load, "timeout_ms": ms});
+            if let Some(rs) = ref_state {
+                body["ref"] = json!(rs.r#ref);
+                body["state"] = json!(rs.state);
+            }
             body["pane"] = json!(pane);
             Ok(("POST", "/api/control/browser/wait".into(), Some(body), Duration::from_millis(ms) + CALL_TIMEOUT))
         }
