@@ -63,3 +63,23 @@ test('a font size saved in config.toml re-renders the terminal live; a broken fi
   await expect.poll(font, { timeout: 15_000 }).toBe(16);
   expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
 });
+
+test('a rebound prefix and key apply live', async ({ page }) => {
+  test.setTimeout(90_000);
+  const { url } = await s.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  const wall = new Wall(page);
+  await wall.waitOpen(1);
+  const [id] = await wall.paneIds();
+  save('[keys]\nprefix = "C-a"\n[keys.bindings]\nsplit-right = "|"\n');
+  await expect.poll(() => page.evaluate(() => (window as any).__porthole.store.settings.config.prefixLetter), { timeout: 15_000 }).toBe('a');
+  await wall.click(id);
+  await page.keyboard.press('Control+a');
+  await page.keyboard.press('Shift+Backslash'); // "|"
+  await wall.waitOpen(2);
+  // The old prefix is an ordinary key again: Ctrl-b reaches the shell, no split follows.
+  await page.keyboard.press('Control+b');
+  await page.keyboard.press('Shift+Digit5');
+  await expect(wall.panes()).toHaveCount(2);
+});
