@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
-//! cargo xtask bench [pty|proxy|ports|screencast|control] run a benchmark (release build)
+//! cargo xtask bench [pty|proxy|ports|screencast|control|agent] run a benchmark (release build)
 //! ```
 
 mod deps;
@@ -50,12 +50,14 @@ usage: cargo xtask <command>
                  sidecar in web mode and print the URL to open instead
   test           build once, then run every suite (cargo tests, UI unit tests,
                  Playwright e2e, desktop smoke); prints `N passed, N failed`
-  bench [pty|proxy|ports|screencast|control]
+  bench [pty|proxy|ports|screencast|control|agent]
                  run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy;
                  ports: port scan latency with 50 busy terminals;
                  screencast: viewer fps vs bare CDP, input-to-frame latency;
-                 control: ph list/read round trips, reading 10,000 lines)
+                 control: ph list/read round trips, reading 10,000 lines;
+                 agent: ph browser vs Playwright MCP on the fixture corpus and
+                 a 5,000-element page)
 
 Both run and test first install what is missing: Debian packages (apt-get, as root
 or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/tools.
@@ -134,7 +136,7 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
 }
 
 /// The benchmarks `cargo xtask bench NAME` knows; each runs the sidecar example `bench_NAME`.
-const BENCHES: [&str; 5] = ["pty", "proxy", "ports", "screencast", "control"];
+const BENCHES: [&str; 6] = ["pty", "proxy", "ports", "screencast", "control", "agent"];
 
 fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
     let which = args.first().map(String::as_str).unwrap_or("pty");

@@ -113,7 +113,7 @@ pub async fn viewport(
     let vp = Viewport::checked(req.width, req.height, req.dpr.unwrap_or(1.0)).map_err(ApiError::BadRequest)?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     no_dialog(&b)?;
-    b.set_viewport(ViewportMode::Fixed(vp)).await?;
+    st.automation.mutate(&b, "viewport", async { Ok(b.set_viewport(ViewportMode::Fixed(vp)).await?) }).await?;
     let measured = b.measure().await.ok();
     Ok(with_pane(json!({"viewport": measured}), h))
 }
@@ -149,7 +149,7 @@ pub async fn tabs(
             return Err(ApiError::BadRequest("tabs new takes a url, not a tab".into()));
         }
         no_dialog(&b)?;
-        b.new_tab(url).await?;
+        st.automation.mutate(&b, "new tab", async { Ok(b.new_tab(url).await?) }).await?;
     } else if req.url.is_some() {
         return Err(ApiError::BadRequest("url goes with tabs new".into()));
     } else if let Some(action) = req.action.as_deref() {
@@ -165,9 +165,9 @@ pub async fn tabs(
         match action {
             "select" => {
                 no_dialog(&b)?;
-                b.select_tab(&id).await?
+                st.automation.mutate(&b, "select tab", async { Ok(b.select_tab(&id).await?) }).await?
             }
-            "close" => b.close_tab(&id).await?,
+            "close" => st.automation.mutate(&b, "close tab", async { Ok(b.close_tab(&id).await?) }).await?,
             _ => return Err(ApiError::BadRequest("action must be new, select or close".into())),
         }
     } else if req.tab.is_some() {

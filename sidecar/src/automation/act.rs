@@ -60,6 +60,10 @@ impl Action {
 /// for a call about one of its nodes) unless a JavaScript dialog opens in the tab
 /// meanwhile: Chromium answers an input event only once its handlers have run, and a dialog
 /// holds them. Returns true if a dialog opened (the remaining steps are not sent).
+///
+/// Cut short (a CDP error, or the action dropped because the human took over), a button or
+/// key these steps pressed and did not yet release is released, so Chromium is not left
+/// holding it; not when a dialog holds the press.
 pub(super) async fn input(
     browser: &BrowserRef,
     session: impl Into<Session>,
@@ -69,15 +73,67 @@ pub(super) async fn input(
     let tab = session.page().target_id().as_ref().to_string();
     let mut view = browser.subscribe();
     let opened = view.wait_for(|s| s.dialog.as_ref().is_some_and(|d| d.tab == tab));
+    let mut held = Held { session: session.clone(), release: None };
     let send = async {
         for (method, params) in steps {
+            let release = release_of(method, &params);
+            let ends_hold = matches!(params["type"].as_str(), Some("mouseReleased" | "keyUp"));
+            if release.is_some() {
+                held.release = release;
+            }
             call(&session, method, params).await?;
+            if ends_hold {
+                held.release = None;
+            }
         }
         Ok::<(), BrowserError>(())
     };
-    tokio::select! {
+    let r = tokio::select! {
         r = send => r.map(|()| false),
         _ = opened => Ok(true),
+    };
+    if r.is_ok() {
+        // Every step sent: a press left open is the caller's (a drag releases it in a later
+        // call). Or a dialog holds the press: a release sent now would land once it is
+        // answered and make a click nobody asked for (a user's release goes to the dialog).
+        held.release = None;
+    }
+    r
+}
+
+/// The release of a press step (`mousePressed` → `mouseReleased`, a key down → `keyUp`).
+fn release_of(method: &'static str, params: &Value) -> Option<(&'static str, Value)> {
+    let mut p = params.clone();
+    match params["type"].as_str()? {
+        "mousePressed" => p["type"] = "mouseReleased".into(),
+        "keyDown" | "rawKeyDown" => {
+            p["type"] = "keyUp".into();
+            if let Some(o) = p.as_object_mut() {
+                o.remove("text");
+                o.remove("unmodifiedText");
+            }
+        }
+        _ => return None,
+    }
+    Some((method, p))
+}
+
+/// A press sent without its release yet: released when dropped (the input was cut short).
+struct Held {
+    session: Session,
+    release: Option<(&'static str, Value)>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some((method, params)) = self.release.take() else { return };
+        // Drop cannot await: sent on its own, bounded like every call.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let session = self.session.clone();
+            rt.spawn(async move {
+                let _ = call(&session, method, params).await;
+            });
+        }
     }
 }
 
@@ -145,6 +201,7 @@ pub async fn perform(
                 BrowserError::Cdp(_) => AutomationError::NotVisible(node.name.clone()),
                 e => e.into(),
             })?;
+            show_box(browser, node).await;
             match action {
                 Action::Fill(text) => {
                     let mut watch = Watch::start(page, node).await?;
@@ -179,6 +236,7 @@ pub async fn perform(
         Action::Click | Action::DblClick | Action::Hover | Action::Check(_) => {
             let (x, y) = visible_point(node).await?;
             check_not_covered(node, x, y).await?;
+            browser.presence().mark_point(crate::browser::Point { x, y });
             out["point"] = json!({"x": x, "y": y});
             // Groups of input, watched between them: a navigation begun by one stops the rest.
             let mut groups = vec![vec![mouse("mouseMoved", x, y, 0)]];
@@ -249,6 +307,14 @@ pub async fn perform(
         }
     };
     Ok(with_dialog(out, browser, dialog))
+}
+
+/// Shows the views the box of the element keyboard input goes to (its visible part, in
+/// top-level viewport CSS px); nothing when it has none.
+async fn show_box(browser: &BrowserRef, node: &Node) {
+    if let Ok(r) = call_on(&node.session, &node.object, super::scroll::VISIBLE_RECT_JS, vec![]).await {
+        super::turn::mark_from(browser, &json!({"rect": r}));
+    }
 }
 
 /// Puts the caret at the end of a field's text (`type` types after what is there).

@@ -1,7 +1,7 @@
 //! The refusals of `ph browser` (protocol §9.7), each with a stable code. Nothing was done
 //! when one of them is returned, except `mismatch` (the input was sent; the page did not
-//! take it), `unknown_outcome` (part of the input was sent, then the page changed) and
-//! `timed_out`.
+//! take it), `unknown_outcome` (part of the input was sent, then the page changed),
+//! `user_interrupted` (stopped part way by the human) and `timed_out`.
 
 use std::fmt;
 
@@ -126,6 +126,13 @@ pub enum AutomationError {
     },
     /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
     TimedOut(String),
+    /// Occurs when a mutating verb (named) waited [`super::turn::TURN_WAIT_MS`] for the one
+    /// before it on the same tab. 409 `tab_busy`; nothing was done.
+    TabBusy(String),
+    /// Occurs when the human pressed a button or key in a view of the pane while the action
+    /// (named) ran: it was stopped where it was (part of its input may have reached the
+    /// page). 409 `user_interrupted`.
+    UserInterrupted(String),
     /// Occurs when the browser operation failed (protocol §8.3 codes).
     Browser(BrowserError),
 }
@@ -151,6 +158,8 @@ impl AutomationError {
             E::Mismatch { .. } => (409, "mismatch"),
             E::UnknownOutcome { .. } => (409, "unknown_outcome"),
             E::TimedOut(_) => (408, "timed_out"),
+            E::TabBusy(_) => (409, "tab_busy"),
+            E::UserInterrupted(_) => (409, "user_interrupted"),
             E::Browser(_) => return None,
         })
     }
@@ -202,6 +211,16 @@ impl fmt::Display for AutomationError {
             E::NotEditable(r) => write!(f, "{r} does not take text"),
             E::SecretValue(r) => write!(f, "{r} is a password or payment field: its value is never read"),
             E::Mismatch { message, .. } | E::UnknownOutcome { message, .. } => f.write_str(message),
+            E::TabBusy(v) => write!(
+                f,
+                "another action on this tab did not finish within {} s; the {v} was not done",
+                super::turn::TURN_WAIT_MS / 1000
+            ),
+            E::UserInterrupted(v) => write!(
+                f,
+                "the human pressed a button or key in the pane during the {v}: it was stopped there \
+                 (part of it may have been done); look at the page before acting again"
+            ),
             E::Browser(e) => write!(f, "{e}"),
         }
     }

@@ -24,6 +24,7 @@ mod refs;
 mod scroll;
 mod select;
 mod snapshot;
+mod turn;
 mod upload;
 
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
@@ -33,9 +34,11 @@ pub use logs::Level;
 pub use ref_state::{RefState, REF_STATES};
 pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
+pub use turn::TURN_WAIT_MS;
 pub use upload::{UploadFile, MAX_UPLOAD_FILES};
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,12 +80,12 @@ pub enum Read {
     Value,
 }
 
-/// Agent browsing's state: refs per browser, and one action at a time per browser. One per
-/// sidecar, shared behind an `Arc`.
+/// Agent browsing's state: refs per browser, and one mutating action at a time per tab
+/// ([`turn`]). One per sidecar, shared behind an `Arc`.
 #[derive(Default)]
 pub struct Automation {
     refs: Mutex<HashMap<String, Refs>>,
-    acting: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    turns: turn::Turns,
     logs: Arc<logs::Logs>,
 }
 
@@ -144,8 +147,16 @@ impl Automation {
         refs.get(browser).and_then(|r| r.get(n)).cloned().ok_or_else(unknown)
     }
 
-    fn turn(&self, browser: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.acting.lock().unwrap_or_else(|p| p.into_inner()).entry(browser.to_string()).or_default().clone()
+    /// Runs `f` as the mutating verb `verb` on `b`'s active tab: after the one before it
+    /// (at most [`TURN_WAIT_MS`], else `tab_busy`), shown to the pane's views while it runs,
+    /// and ended with `user_interrupted` by a human press in one of them ([`turn`]).
+    pub async fn mutate<T>(
+        &self,
+        b: &BrowserRef,
+        verb: &str,
+        f: impl Future<Output = Result<T, AutomationError>>,
+    ) -> Result<T, AutomationError> {
+        self.turns.run(b, verb, f).await
     }
 
     /// `snapshot [--ref R]`: the header and the outline (of the whole page, or of the element
@@ -211,44 +222,53 @@ impl Automation {
     }
 
     /// Performs `action` on ref `r` (`press` may go without one). → `{"ref","action",
-    /// "dialog",…}` (see [`act::perform`]). One action at a time per browser.
+    /// "dialog",…}` (see [`act::perform`]). A mutating verb ([`Automation::mutate`]).
     pub async fn act(&self, b: &BrowserRef, r: Option<&str>, action: &Action) -> Result<Value, AutomationError> {
-        let turn = self.turn(b.id());
-        let _turn = turn.lock().await;
-        let page = page(b)?;
-        let node = match r {
-            Some(r) => {
-                let minted = self.minted(b.id(), r)?;
-                Some(node::resolve(b, &page, r, &minted).await?)
-            }
-            None => None,
-        };
-        let mut out = act::perform(b, &page, node.as_ref(), action).await?;
-        out["ref"] = json!(r);
-        out["action"] = action.name().into();
-        Ok(out)
+        self.mutate(b, action.name(), async {
+            let page = page(b)?;
+            let node = match r {
+                Some(r) => {
+                    let minted = self.minted(b.id(), r)?;
+                    Some(node::resolve(b, &page, r, &minted).await?)
+                }
+                None => None,
+            };
+            let mut out = act::perform(b, &page, node.as_ref(), action).await?;
+            out["ref"] = json!(r);
+            out["action"] = action.name().into();
+            Ok(out)
+        })
+        .await
     }
 
-    /// Resolves `r` to a live node of the active page, one action at a time per browser,
-    /// and runs `f` on it.
-    async fn on_ref<T>(
+    /// Resolves `r` to a live node of the active page and runs `f` on it, as the mutating
+    /// verb `verb` ([`Automation::mutate`]).
+    async fn on_ref_as<T>(
         &self,
         b: &BrowserRef,
+        verb: &str,
         r: &str,
         f: impl AsyncFnOnce(&Page, &node::Node) -> Result<T, AutomationError>,
     ) -> Result<T, AutomationError> {
-        let turn = self.turn(b.id());
-        let _turn = turn.lock().await;
-        let page = page(b)?;
-        let minted = self.minted(b.id(), r)?;
-        let node = node::resolve(b, &page, r, &minted).await?;
-        f(&page, &node).await
+        self.mutate(b, verb, async {
+            let page = page(b)?;
+            let minted = self.minted(b.id(), r)?;
+            let node = node::resolve(b, &page, r, &minted).await?;
+            f(&page, &node).await
+        })
+        .await
     }
 
     /// `select REF VALUE…`: the options chosen with trusted input → `{"ref","value","label",
     /// "changed","dialog"}` (see [`select::select`]).
     pub async fn select(&self, b: &BrowserRef, r: &str, values: &[String]) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref(b, r, async |page, node| select::select(b, page, node, values).await).await?;
+        let mut out = self
+            .on_ref_as(b, "select", r, async |page, node| {
+                let out = select::select(b, page, node, values).await?;
+                turn::mark_from(b, &out);
+                Ok(out)
+            })
+            .await?;
         out["ref"] = r.into();
         Ok(out)
     }
@@ -256,7 +276,7 @@ impl Automation {
     /// `upload REF FILE…`: the files set on the file input (or its label) → `{"ref","files",
     /// "dialog"}` (see [`upload::upload`]).
     pub async fn upload(&self, b: &BrowserRef, r: &str, files: &[UploadFile]) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref(b, r, async |_, node| upload::upload(b, node, files).await).await?;
+        let mut out = self.on_ref_as(b, "upload", r, async |_, node| upload::upload(b, node, files).await).await?;
         out["ref"] = r.into();
         Ok(out)
     }
@@ -266,7 +286,7 @@ impl Automation {
     /// [`drag::drag`]).
     pub async fn drag(&self, b: &BrowserRef, from: &str, to: &str) -> Result<Value, AutomationError> {
         let mut out = self
-            .on_ref(b, from, async |page, source| {
+            .on_ref_as(b, "drag", from, async |page, source| {
                 let minted = self.minted(b.id(), to)?;
                 let target = node::resolve(b, page, to, &minted).await?;
                 drag::drag(b, page, source, &target).await
@@ -279,20 +299,29 @@ impl Automation {
 
     /// `scroll [--ref R] up|down|top|bottom|PX`: one trusted wheel event → `{"point","delta"}`.
     pub async fn scroll(&self, b: &BrowserRef, r: Option<&str>, how: Scroll) -> Result<Value, AutomationError> {
+        let shown = |out: Value| {
+            turn::mark_from(b, &out);
+            Ok(out)
+        };
         match r {
-            Some(r) => self.on_ref(b, r, async |page, node| scroll::scroll(page, Some(node), how).await).await,
-            None => {
-                let turn = self.turn(b.id());
-                let _turn = turn.lock().await;
-                scroll::scroll(&page(b)?, None, how).await
+            Some(r) => {
+                self.on_ref_as(b, "scroll", r, async |page, node| shown(scroll::scroll(page, Some(node), how).await?))
+                    .await
             }
+            None => self.mutate(b, "scroll", async { shown(scroll::scroll(&page(b)?, None, how).await?) }).await,
         }
     }
 
     /// `scroll-to REF` → `{"ref","rect"}`: the visible part of its border box in top-level
     /// viewport CSS px, after scrolling it and its ancestors.
     pub async fn scroll_to(&self, b: &BrowserRef, r: &str) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref(b, r, async |_, node| scroll::scroll_to(node).await).await?;
+        let mut out = self
+            .on_ref_as(b, "scroll-to", r, async |_, node| {
+                let out = scroll::scroll_to(node).await?;
+                turn::mark_from(b, &out);
+                Ok(out)
+            })
+            .await?;
         out["ref"] = r.into();
         Ok(out)
     }
@@ -405,21 +434,22 @@ impl Automation {
     /// leaving (a `beforeunload` asking to leave; never answered here), or null.
     pub async fn navigate(&self, b: &BrowserRef, url: String) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        b.navigate(url).await?;
+        self.mutate(b, "navigate", async { Ok(b.navigate(url).await?) }).await?;
         Ok(json!(b.subscribe().borrow().dialog))
     }
 
     /// `back` (−1) and `forward` (+1) → the dialog opened instead, or null.
     pub async fn history(&self, b: &BrowserRef, delta: i64) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        b.history(delta).await?;
+        let verb = if delta < 0 { "back" } else { "forward" };
+        self.mutate(b, verb, async { Ok(b.history(delta).await?) }).await?;
         Ok(json!(b.subscribe().borrow().dialog))
     }
 
     /// `reload` → the dialog opened instead, or null.
     pub async fn reload(&self, b: &BrowserRef) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        b.reload().await?;
+        self.mutate(b, "reload", async { Ok(b.reload().await?) }).await?;
         Ok(json!(b.subscribe().borrow().dialog))
     }
 
@@ -436,7 +466,8 @@ impl Automation {
     /// [`MAX_READ_BYTES`] refused.
     pub async fn eval(&self, b: &BrowserRef, js: String) -> Result<Value, AutomationError> {
         let page = page(b)?;
-        let v = crate::browser::eval_in(&page, js).await?;
+        // It may change the page: a mutating verb.
+        let v = self.mutate(b, "eval", async { Ok(crate::browser::eval_in(&page, js).await?) }).await?;
         if v.to_string().len() > MAX_READ_BYTES {
             return Err(AutomationError::BadRequest(format!("the value is over {MAX_READ_BYTES} bytes of JSON")));
         }

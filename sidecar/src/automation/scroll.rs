@@ -78,7 +78,7 @@ pub async fn scroll(page: &Page, node: Option<&Node>, how: Scroll) -> Result<Val
 /// The part of the element's border box visible in the top-level viewport (CSS px), or
 /// null: clipped by every ancestor that clips its overflow (through shadow roots), by its
 /// window, then by each frame element's content box up to the top.
-const VISIBLE_RECT_JS: &str = r#"function(){
+pub(super) const VISIBLE_RECT_JS: &str = r#"function(){
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el) return null;
   const st = getComputedStyle(el);

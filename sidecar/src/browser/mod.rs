@@ -8,8 +8,10 @@
 mod chrome;
 mod display;
 mod navigate;
+mod presence;
 mod slot;
 
+pub use presence::{Activity, Point, Presence, Rect};
 pub(crate) use slot::eval_in;
 pub use slot::{
     download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES,

@@ -151,6 +151,8 @@ struct Slot {
     emulation: EmulationGate,
     /// Told of every page this browser attaches ([`PageObserver`]).
     observer: Option<Arc<dyn PageObserver>>,
+    /// What an agent does here, and the human's input through views.
+    presence: super::Presence,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -241,6 +243,7 @@ impl BrowserRef {
             casting: Mutex::new(HashMap::new()),
             emulation: EmulationGate::default(),
             observer,
+            presence: super::Presence::default(),
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -289,6 +292,11 @@ impl BrowserRef {
                 true
             }
         });
+    }
+
+    /// The agent's activity here and the human's input through views ([`super::Presence`]).
+    pub fn presence(&self) -> &super::Presence {
+        &self.0.presence
     }
 
     /// The active tab's page, if the browser is live.

@@ -138,6 +138,7 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
         tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
         tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views, scroll)),
         tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
+        tokio::spawn(follow_agent(browser.clone(), out.clone())),
     ];
     let mut writer_done = false;
     loop {
@@ -183,6 +184,11 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                 });
             }
             Ok(input) => {
+                // Counted on arrival, before it waits behind other inputs: the human's press
+                // ends an agent's action at once (DESIGN §12); the input itself still goes.
+                if input.is_human_press() {
+                    browser.presence().human_input();
+                }
                 if in_tx.try_send(input).is_err() {
                     out.close(CLOSE_POLICY, "more than 256 inputs waiting");
                     break;
@@ -256,6 +262,20 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
         if rx.changed().await.is_err() {
             return;
         }
+    }
+}
+
+/// Sends `agent` messages: the action running when the view connects (if any), then every
+/// change of the agent's activity on this browser (protocol §8.4).
+async fn follow_agent(browser: BrowserRef, out: Outbox) {
+    let mut rx = browser.presence().activity();
+    let now = browser.presence().current();
+    if now.acting {
+        out.text(msg::agent(&now));
+    }
+    while rx.changed().await.is_ok() {
+        let a = rx.borrow_and_update().clone();
+        out.text(msg::agent(&a));
     }
 }
 
@@ -405,11 +425,12 @@ async fn run_page(
                 if last.as_deref() == Some(&jpeg[..]) {
                     continue;
                 }
-                let dpr = browser.last_measured().map(|v| v.dpr).unwrap_or(1.0);
+                let measured = browser.last_measured();
+                let dpr = measured.map(|v| v.dpr).unwrap_or(1.0);
                 // Ids count frames sent: a dropped frame does not use one.
                 let next = frame_id.wrapping_add(1);
-                let f = msg::frame(next, ev.metadata.device_width.round() as u32,
-                    ev.metadata.device_height.round() as u32, dpr, false, &jpeg);
+                let (w, h) = frame_css_size(ev.metadata.device_width, ev.metadata.device_height, measured);
+                let f = msg::frame(next, w, h, dpr, false, &jpeg);
                 if out.frame(f) {
                     *frame_id = next;
                     order.provisional_sent();
@@ -482,6 +503,21 @@ async fn run_page(
             }
         }
     }
+}
+
+/// A screencast frame's size for its header, in CSS px. Chromium gives it in CSS px, or (at
+/// an emulated DPR other than 1, seen at DPR 2 from the first frame until a capture) in
+/// pixels of the emulated device, CSS px × DPR: the size that is the measured viewport's
+/// times its DPR is that viewport's. The view maps its input and the agent's marks through
+/// this size, so a device size would put them at DPR × the place.
+fn frame_css_size(width: f64, height: f64, measured: Option<crate::browser::Viewport>) -> (u32, u32) {
+    if let Some(m) = measured {
+        let device = |css: u32, v: f64| (v - css as f64 * m.dpr).abs() <= 1.0;
+        if m.dpr != 1.0 && device(m.width, width) && device(m.height, height) {
+            return (m.width, m.height);
+        }
+    }
+    (width.round() as u32, height.round() as u32)
 }
 
 fn active_url(s: &ViewState) -> Option<String> {
@@ -671,6 +707,16 @@ mod tests {
         assert!(out.frame(f(1)), "2 MB waiting is not more than 2 MB");
         assert!(!out.frame(f(1)));
         assert_eq!(queued_frames(&mut rx).len(), 2);
+    }
+
+    #[test]
+    fn a_frame_sized_in_device_pixels_is_given_its_css_size() {
+        let vp = |width, height, dpr| Some(crate::browser::Viewport { width, height, dpr });
+        assert_eq!(frame_css_size(1600.0, 1200.0, vp(800, 600, 2.0)), (800, 600));
+        assert_eq!(frame_css_size(800.0, 600.0, vp(800, 600, 2.0)), (800, 600), "already CSS px");
+        assert_eq!(frame_css_size(1280.0, 800.0, vp(1280, 800, 1.0)), (1280, 800));
+        assert_eq!(frame_css_size(1000.0, 700.0, vp(800, 600, 2.0)), (1000, 700), "another size: as given");
+        assert_eq!(frame_css_size(1499.6, 1050.4, None), (1500, 1050));
     }
 
     #[test]

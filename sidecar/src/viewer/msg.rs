@@ -200,6 +200,25 @@ pub enum Inbound {
     },
 }
 
+impl Inbound {
+    /// True for the human taking a hand: a button pressed, the wheel turned, a key pressed,
+    /// a paste, an edit chord or a popup (or picker) choice. Moves, releases and the view's own messages
+    /// (sync, repaint) are not; a dialog answer is not (an action ends when a dialog opens).
+    pub fn is_human_press(&self) -> bool {
+        match self {
+            Inbound::Mouse { event, .. } => matches!(event, MouseEvent::Down | MouseEvent::Wheel),
+            Inbound::Key { event, .. } => *event == KeyEvent::Down,
+            Inbound::Text(_) | Inbound::PopupChoice(_) | Inbound::PopupValue(_) | Inbound::Edit(_) => true,
+            // The view's own zoom and a look at what is under a point change nothing in the page.
+            Inbound::Sync(_)
+            | Inbound::Repaint
+            | Inbound::Dialog { .. }
+            | Inbound::Zoom(_)
+            | Inbound::Inspect { .. } => false,
+        }
+    }
+}
+
 fn coord(name: &str, v: f64) -> Result<f64, String> {
     if v.is_finite() && v.abs() <= MAX_COORD_CSS {
         Ok(v)
@@ -330,6 +349,13 @@ pub fn sync(s: SyncState) -> String {
     json!({"type": "sync", "state": s}).to_string()
 }
 
+/// `{"type":"agent","seq","verb","acting","point","rect"}`: what an agent is doing in the
+/// browser (DESIGN §12); `point` and `rect` in top-level viewport CSS px, or null.
+pub fn agent(a: &crate::browser::Activity) -> String {
+    json!({"type": "agent", "seq": a.seq, "verb": a.verb, "acting": a.acting, "point": a.point, "rect": a.rect})
+        .to_string()
+}
+
 /// `{"type":"clipboard","text":…}`.
 pub fn clipboard(text: &str) -> String {
     json!({"type": "clipboard", "text": text}).to_string()
@@ -359,6 +385,20 @@ pub fn frame(id: u32, css_width: u32, css_height: u32, dpr: f64, crisp: bool, jp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presses_wheel_keys_and_pastes_are_the_human_taking_a_hand() {
+        let human = |m: &str| parse(m).unwrap().is_human_press();
+        assert!(human(r#"{"type":"input_mouse","event":"down","x":1,"y":2}"#));
+        assert!(human(r#"{"type":"input_mouse","event":"wheel","x":1,"y":2,"deltaY":10}"#));
+        assert!(human(r#"{"type":"input_keyboard","event":"down","key":"a","code":"KeyA","text":"a"}"#));
+        assert!(human(r#"{"type":"input_text","text":"hi"}"#));
+        assert!(!human(r#"{"type":"input_mouse","event":"move","x":1,"y":2}"#));
+        assert!(!human(r#"{"type":"input_mouse","event":"up","x":1,"y":2}"#));
+        assert!(!human(r#"{"type":"input_keyboard","event":"up","key":"a","code":"KeyA","text":""}"#));
+        assert!(!human(r#"{"type":"repaint"}"#));
+        assert!(!human(r#"{"type":"dialog","accept":true}"#));
+    }
 
     #[test]
     fn parses_every_kind() {

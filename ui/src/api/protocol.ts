@@ -278,7 +278,22 @@ export type ViewerOut =
   | { type: 'inspect'; x: number; y: number; link: string | null; image: { x: number; y: number; width: number; height: number } | null }
   | { type: 'scroll'; x: number; y: number; width: number; height: number; view_width: number; view_height: number }
   | { type: 'clipboard'; text: string }
+  | ({ type: 'agent' } & AgentActivity)
   | { type: 'error'; message: string };
+
+/**
+ * What an agent (`ph browser`) is doing in the browser, sent to every view (protocol §8.4
+ * `agent`): the verb, whether it still runs, and where it acts in the page's top-level
+ * viewport CSS px (a point for pointer input, a box for keys), or null. `seq` grows by one
+ * per action.
+ */
+export interface AgentActivity {
+  seq: number;
+  verb: string;
+  acting: boolean;
+  point: { x: number; y: number } | null;
+  rect: { x: number; y: number; width: number; height: number } | null;
+}
 
 // --- UI channel (protocol §10): `GET /api/ui/socket`, JSON text messages both ways
 

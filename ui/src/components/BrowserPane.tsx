@@ -396,6 +396,18 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           {btn('browser-reload', why('Reload'), ICONS.reload, () => store.browserReload(id), navOff)}
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
+        {sc?.agent && (
+          <span
+            className="agent-chip"
+            data-testid="agent-chip"
+            data-acting={sc.agent.acting ? 'true' : 'false'}
+            role="status"
+            title="An agent (ph browser) is driving this page. Click or type in the page to stop its action."
+          >
+            <span className="agent-chip-dot" />
+            agent: {sc.agent.verb}
+          </span>
+        )}
         <UrlField store={store} pane={pane} />
         {sc && sc.zoom !== 1 && (
           <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.setZoom(id, 1))}>

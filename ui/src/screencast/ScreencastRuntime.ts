@@ -5,7 +5,7 @@
 // The element is created once and mounted once into the pane's body (never re-parented).
 // Panes and components never touch the socket; they call the store, which calls this.
 import { ApiError, api } from '../api/client';
-import type { BrowserTab, Download, FileChooser, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
+import type { AgentActivity, BrowserTab, Download, FileChooser, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
 import { browserErrorText } from './errors';
@@ -25,6 +25,7 @@ import {
   toPage,
   wheelPx,
 } from './input';
+import { MARK_MS, VERB_LINGER_MS, markFor, markKey } from './agent';
 import { ViewerSession } from './ViewerSession';
 import { zoomChord } from './zoom';
 import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } from './viewport';
@@ -67,6 +68,8 @@ export interface ScreencastState {
   popping: 'out' | 'in' | null;
   /** why the last pop-out or pop-in failed (cleared by the next one) */
   popError: string | null;
+  /** an agent's action (`ph browser`) running, or just ended (shown for a moment): the header names its verb */
+  agent: { verb: string; acting: boolean } | null;
 }
 
 /** The canvas's context menu (see `ScreencastState.contextMenu`). */
@@ -107,6 +110,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   poppedOut: false,
   popping: null,
   popError: null,
+  agent: null,
 };
 
 export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey'> {
@@ -171,6 +175,11 @@ export class ScreencastRuntime {
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
   private popping: 'out' | 'in' | null = null;
+  /** the last agent mark drawn (`markKey`): each is drawn once */
+  private lastMark: string | null = null;
+  /** clears the header's verb a moment after the action ended */
+  private verbTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly markTimers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(
     readonly paneId: string,
@@ -546,6 +555,8 @@ export class ScreencastRuntime {
     this.disposed = true;
     if (this.parkTimer) clearTimeout(this.parkTimer);
     if (this.syncTimer) clearTimeout(this.syncTimer);
+    if (this.verbTimer) clearTimeout(this.verbTimer);
+    for (const t of this.markTimers) clearTimeout(t);
     cancelAnimationFrame(this.moveFrame);
     this.session.dispose();
     this.queue.close();
@@ -669,12 +680,63 @@ export class ScreencastRuntime {
       case 'clipboard':
         if (m.text) void writeClipboard(m.text).catch(() => {});
         break;
+      case 'agent': {
+        const { type: _t, ...a } = m;
+        this.onAgent(a);
+        break;
+      }
       case 'error':
         console.warn(`screencast ${this.paneId}: ${m.message}`);
         break;
       default:
         break;
     }
+  }
+
+  /**
+   * An agent acts (or acted) in this browser: its verb goes to the header (kept for
+   * `VERB_LINGER_MS` after it ends, so a quick click is seen), and each point or box it
+   * acts on gets a mark over the canvas that fades in `MARK_MS`. Nothing is drawn into the
+   * page: the mark is an element over the canvas, placed through the frame's fit.
+   */
+  private onAgent(a: AgentActivity) {
+    if (this.verbTimer) clearTimeout(this.verbTimer);
+    this.verbTimer = null;
+    this.events.onScreencast({ agent: { verb: a.verb, acting: a.acting } });
+    this.element.dataset.agentVerb = a.verb;
+    this.element.dataset.agentActing = String(a.acting);
+    if (!a.acting)
+      this.verbTimer = setTimeout(() => {
+        this.verbTimer = null;
+        if (this.disposed) return;
+        this.events.onScreencast({ agent: null });
+        delete this.element.dataset.agentVerb;
+        delete this.element.dataset.agentActing;
+      }, VERB_LINGER_MS);
+    const key = markKey(a);
+    if (!key || key === this.lastMark || !this.fit) return;
+    const mark = markFor(this.fit, a);
+    if (!mark) return;
+    this.lastMark = key;
+    const el = document.createElement('div');
+    el.className = `agent-mark agent-mark-${mark.kind}`;
+    el.setAttribute('data-testid', 'agent-mark');
+    el.dataset.kind = mark.kind;
+    el.dataset.verb = a.verb;
+    el.style.left = `${mark.x}px`;
+    el.style.top = `${mark.y}px`;
+    el.style.width = `${mark.width}px`;
+    el.style.height = `${mark.height}px`;
+    el.style.animationDuration = `${MARK_MS}ms`;
+    this.element.append(el);
+    // For tests and debugging: how many marks were drawn, and the last one's box (host CSS px).
+    this.element.dataset.agentMarks = String(Number(this.element.dataset.agentMarks ?? '0') + 1);
+    this.element.dataset.agentMark = [mark.x, mark.y, mark.width, mark.height].map((n) => Math.round(n * 100) / 100).join(',');
+    const t = setTimeout(() => {
+      this.markTimers.delete(t);
+      el.remove();
+    }, MARK_MS);
+    this.markTimers.add(t);
   }
 
   private paint(bmp: ImageBitmap, f: Frame) {

@@ -329,7 +329,7 @@ fn exit_for(code: &str) -> u8 {
         }
         "unknown_ref" => exit::USAGE,
         "timed_out" => exit::TIMED_OUT,
-        "unverified" | "mismatch" | "unknown_outcome" => exit::UNVERIFIED,
+        "unverified" | "mismatch" | "unknown_outcome" | "user_interrupted" => exit::UNVERIFIED,
         _ => exit::REFUSED,
     }
 }
@@ -347,6 +347,8 @@ mod tests {
         assert_eq!(exit_for("unverified"), exit::UNVERIFIED);
         assert_eq!(exit_for("mismatch"), exit::UNVERIFIED);
         assert_eq!(exit_for("unknown_outcome"), exit::UNVERIFIED);
+        assert_eq!(exit_for("user_interrupted"), exit::UNVERIFIED);
+        assert_eq!(exit_for("tab_busy"), exit::REFUSED);
         assert_eq!(exit_for("stale_ref"), exit::REFUSED);
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);
