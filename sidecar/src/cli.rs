@@ -18,6 +18,8 @@ pub struct Options {
     /// Most terminals open at once (running, or exited and not deleted), 1..=4096;
     /// `None`: [`DEFAULT_MAX_TERMINALS`].
     pub max_terminals: Option<usize>,
+    /// Print the commented default `config.toml` and exit (`--print-default-config`).
+    pub print_default_config: bool,
 }
 
 /// Most terminals open at once unless `--max-terminals` says otherwise.
@@ -34,7 +36,8 @@ impl Options {
 
 /// Usage text printed for `--help` and on errors.
 pub const USAGE: &str = "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] \
-                         [--log-file PATH] [--exit-with-parent] [--max-terminals N]";
+                         [--log-file PATH] [--exit-with-parent] [--max-terminals N] \
+                         [--print-default-config]";
 
 /// Why the command line was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +83,7 @@ fn parse_inner<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Strin
             }
             "--web" if inline.is_none() => o.web = true,
             "--exit-with-parent" if inline.is_none() => o.exit_with_parent = true,
+            "--print-default-config" if inline.is_none() => o.print_default_config = true,
             "--ui-dir" => o.ui_dir = Some(PathBuf::from(value("--ui-dir")?)),
             "--log-file" => o.log_file = Some(PathBuf::from(value("--log-file")?)),
             "--max-terminals" => {
@@ -124,6 +128,7 @@ mod tests {
         assert_eq!(p(&[]).unwrap(), Options::default());
         let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l", "--exit-with-parent"]).unwrap();
         assert!(o.exit_with_parent);
+        assert!(p(&["--print-default-config"]).unwrap().print_default_config);
         assert_eq!(o.port, 8080);
         assert!(o.web);
         assert_eq!(o.ui_dir, Some(PathBuf::from("/x")));

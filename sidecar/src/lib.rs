@@ -9,6 +9,7 @@ pub mod api;
 pub mod automation;
 pub mod browser;
 pub mod cli;
+pub mod config;
 pub mod constants;
 pub mod control;
 pub mod logging;
@@ -65,6 +66,8 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         web: opts.web,
         ui_dir: opts.ui_dir.clone().unwrap_or_else(cli::default_ui_dir),
         max_terminals: opts.max_terminals(),
+        // No home directory at all: a directory that cannot exist, so the built-in config applies.
+        config_dir: config::default_dir().unwrap_or_else(|| std::path::PathBuf::from("/nonexistent/porthole")),
     };
     if config.web && !config.ui_dir.join("index.html").is_file() {
         tracing::warn!(dir = %config.ui_dir.display(), "web mode: no index.html in the UI directory");

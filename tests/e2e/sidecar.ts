@@ -20,6 +20,8 @@ export interface Sidecar {
   home: string;
   /** `$XDG_DATA_HOME` (browser profiles live under `porthole/browsers`) */
   data: string;
+  /** the directory holding `config.toml` (`$XDG_CONFIG_HOME/porthole`; may not exist yet) */
+  config: string;
   log: string;
   /** Calls the API with the bearer token; a non-2xx answer throws with its body. */
   call(method: string, p: string, body?: unknown): Promise<any>;
@@ -90,5 +92,5 @@ export async function startSidecar(opts: { name: string; display?: string; env?:
     }
     if (!process.env.PORTHOLE_E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
   };
-  return { child, url: ready.url, token: ready.token, tmp, home: env.HOME!, data: env.XDG_DATA_HOME!, log, call, stop };
+  return { child, url: ready.url, token: ready.token, tmp, home: env.HOME!, data: env.XDG_DATA_HOME!, config: path.join(env.XDG_CONFIG_HOME!, 'porthole'), log, call, stop };
 }

@@ -20,6 +20,11 @@ pub async fn health() -> Json<Value> {
     Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "protocol": PROTOCOL_VERSION}))
 }
 
+/// `GET /api/config` → the configuration snapshot (protocol §4 `GET /api/config`).
+pub async fn config(State(st): State<AppState>) -> Json<crate::config::Snapshot> {
+    Json(st.settings.current())
+}
+
 /// `POST /api/login-codes` → `{"url":"…/login?code=…"}` (a fresh one-time login URL).
 pub async fn login_codes(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let code = st.auth.new_login_code().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;

@@ -36,6 +36,7 @@ use crate::constants::MAX_BODY_BYTES;
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(misc::health))
+        .route("/api/config", get(misc::config))
         .route("/api/login-codes", post(misc::login_codes))
         .route("/login", get(misc::login))
         .route("/api/terminals", post(terminals::create).get(terminals::list))

@@ -9,6 +9,7 @@ use tower_http::services::{ServeDir, ServeFile};
 use super::auth::Auth;
 use crate::automation::Automation;
 use crate::browser::Host;
+use crate::config::Settings;
 use crate::control::Control;
 use crate::ports::Ports;
 use crate::proxy::{Proxy, ProxyConfig};
@@ -26,6 +27,8 @@ pub struct ServerConfig {
     pub ui_dir: PathBuf,
     /// Most terminals open at once (`--max-terminals`).
     pub max_terminals: usize,
+    /// The directory holding `config.toml` (the `config` module watches it).
+    pub config_dir: PathBuf,
 }
 
 impl ServerConfig {
@@ -69,17 +72,21 @@ pub struct AppState {
     pub control: Arc<Control>,
     /// Refs and actions of `ph browser` (owned by the `automation` module).
     pub automation: Arc<Automation>,
+    /// The user's configuration in force (owned by the `config` module).
+    pub settings: Arc<Settings>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
 
 impl AppState {
-    /// Builds the state for a server on `config.port`.
+    /// Builds the state for a server on `config.port` and starts watching `config.toml`.
+    /// Must run inside a tokio runtime.
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
         let automation = Automation::new();
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
         let terminals = Arc::new(Registry::new(config.max_terminals));
         AppState {
+            settings: Settings::start(&config.config_dir),
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,

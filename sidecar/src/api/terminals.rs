@@ -166,7 +166,7 @@ pub fn validate_create(req: CreateTerminal) -> Result<SpawnSpec, ApiError> {
             p
         }
     };
-    Ok(SpawnSpec { cols, rows, cwd, command })
+    Ok(SpawnSpec { cols, rows, cwd, command, shell: Default::default() })
 }
 
 /// The most paths one `resolve` request may ask about.
@@ -267,18 +267,31 @@ pub async fn create(
 
 /// Spawns a terminal for pane `pane` (default: a new pane named after the terminal) with the
 /// control variables of protocol §9.1 in its environment.
-pub async fn spawn_terminal(st: &AppState, spec: SpawnSpec, pane: Option<Handle>) -> Result<Arc<Terminal>, ApiError> {
+/// The shell and the shell-integration switch come from the configuration in force.
+pub async fn spawn_terminal(
+    st: &AppState,
+    mut spec: SpawnSpec,
+    pane: Option<Handle>,
+) -> Result<Arc<Terminal>, ApiError> {
     let (reg, control, base) = (st.terminals.clone(), st.control.clone(), st.config.base_url());
+    let shell = st.settings.current().config.shell.clone();
+    spec.shell = pty::ShellChoice { program: Some(shell.program.0).filter(|p| !p.is_empty()), args: shell.args.0 };
+    let integration = shell.integration;
     let env_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let failed = env_failed.clone();
     let term = tokio::task::spawn_blocking(move || {
         reg.spawn(spec, |id| {
             let pane = pane.unwrap_or(Handle::of_terminal(id));
-            control.terminal_env(pane, id, &base).unwrap_or_else(|e| {
+            let mut env = control.terminal_env(pane, id, &base).unwrap_or_else(|e| {
                 tracing::error!("no pane token: {e}");
                 failed.store(true, std::sync::atomic::Ordering::SeqCst);
                 Vec::new()
-            })
+            });
+            if !integration {
+                // Read by Porthole's shell scripts (pty/shell.rs).
+                env.push((pty::INTEGRATION_VAR.to_string(), "0".to_string()));
+            }
+            env
         })
     })
     .await

@@ -9,8 +9,10 @@ use futures_util::{SinkExt, StreamExt};
 
 use super::error::ApiError;
 use super::state::AppState;
+use crate::config::Snapshot;
 use crate::control::{Control, MAX_UI_MESSAGE_BYTES};
 use std::sync::Arc;
+use tokio::sync::watch;
 
 /// WebSocket close code for a protocol violation (RFC 6455 "policy").
 const CLOSE_POLICY: u16 = 1008;
@@ -23,19 +25,31 @@ pub async fn upgrade(
 ) -> Result<Response, ApiError> {
     let ws = ws.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let control = st.control.clone();
+    let settings = st.settings.subscribe();
     Ok(ws
         .max_message_size(MAX_UI_MESSAGE_BYTES)
         .max_frame_size(MAX_UI_MESSAGE_BYTES)
-        .on_upgrade(move |socket| serve(socket, control)))
+        .on_upgrade(move |socket| serve(socket, control, settings)))
 }
 
-/// One window's connection: attach, forward relayed requests out, feed reports in, detach on
-/// any end (a failed send is a disconnect).
-async fn serve(socket: WebSocket, control: Arc<Control>) {
+/// One window's connection: attach, send the configuration, forward relayed requests and
+/// each configuration change out, feed reports in, detach on any end (a failed send is a
+/// disconnect).
+async fn serve(socket: WebSocket, control: Arc<Control>, mut settings: watch::Receiver<Snapshot>) {
     let (id, mut outbox) = control.windows.attach();
     let (mut tx, mut rx) = socket.split();
+    settings.mark_changed();
     loop {
         tokio::select! {
+            changed = settings.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let msg = config_message(&settings.borrow_and_update());
+                if tx.send(Message::Text(msg.into())).await.is_err() {
+                    break;
+                }
+            }
             out = outbox.recv() => {
                 let Some(text) = out else { break };
                 if tx.send(Message::Text(text.into())).await.is_err() {
@@ -65,4 +79,13 @@ async fn serve(socket: WebSocket, control: Arc<Control>) {
         }
     }
     control.windows.detach(id);
+}
+
+/// `{"type":"config",…Snapshot}` (protocol §10).
+fn config_message(snap: &Snapshot) -> String {
+    let mut v = serde_json::to_value(snap).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("type".into(), "config".into());
+    }
+    v.to_string()
 }

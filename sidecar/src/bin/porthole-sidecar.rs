@@ -12,6 +12,10 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if opts.print_default_config {
+        print!("{}", sidecar::config::DEFAULT_FILE);
+        std::process::exit(0);
+    }
     if let Err(e) = sidecar::logging::init(opts.log_file.as_deref()) {
         eprintln!("porthole-sidecar: cannot open log file: {e}");
         std::process::exit(2);

@@ -21,7 +21,10 @@ pub use id::{BadTerminalId, TerminalId};
 pub use integration::{Attention, Running, ShellInfo};
 pub use registry::Registry;
 pub use screen::ScreenText;
-pub use terminal::{Attachment, ClientHandle, Detached, Event, SpawnSpec, Survivor, Terminal, TerminalInfo};
+pub use shell::INTEGRATION_VAR;
+pub use terminal::{
+    Attachment, ClientHandle, Detached, Event, ShellChoice, SpawnSpec, Survivor, Terminal, TerminalInfo,
+};
 
 /// The user's home directory (`$HOME`, else the password database, else `/`): the default
 /// working directory of a new terminal.

@@ -27,6 +27,10 @@ use std::sync::OnceLock;
 
 use portable_pty::CommandBuilder;
 
+/// The environment variable that turns shell integration off when `0` (the config's
+/// `shell.integration = false` sets it for each new terminal).
+pub const INTEGRATION_VAR: &str = "PORTHOLE_SHELL_INTEGRATION";
+
 /// The environment variable naming the directory to put first on `PATH`.
 pub const BIN_DIR_VAR: &str = "PORTHOLE_BIN_DIR";
 

@@ -48,6 +48,18 @@ pub struct SpawnSpec {
     pub cwd: PathBuf,
     /// `argv`; `None` starts the user's shell as a login shell.
     pub command: Option<Vec<String>>,
+    /// The shell started when `command` is `None`: its path (`None`: `$SHELL`, else the
+    /// password database's) and extra arguments given after Porthole's own.
+    pub shell: ShellChoice,
+}
+
+/// Which shell a terminal without a command starts (the config's `[shell]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellChoice {
+    /// Absolute path; `None`: the user's shell.
+    pub program: Option<String>,
+    /// Extra arguments.
+    pub args: Vec<String>,
 }
 
 /// A snapshot of a terminal's public state (protocol §4 `Terminal`).
@@ -422,7 +434,7 @@ impl Terminal {
             }
             Some(argv) => (CommandBuilder::from_argv(argv.iter().map(Into::into).collect()), argv),
             None => {
-                let shell = sys::user_shell();
+                let shell = spec.shell.program.clone().unwrap_or_else(sys::user_shell);
                 let base = shell.rsplit('/').next().unwrap_or(&shell).to_string();
                 // Inside Porthole (the `ph` directory is given), bash, zsh and fish start with
                 // Porthole's scripts: `PATH` kept, shell integration injected (shell.rs).
@@ -430,12 +442,17 @@ impl Terminal {
                 let ours = super::shell::Kind::of(&shell)
                     .filter(|_| in_porthole)
                     .and_then(|kind| super::shell::command(&shell, kind));
-                let b = ours.unwrap_or_else(|| {
-                    // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
-                    let mut b = CommandBuilder::new_default_prog();
-                    b.env("SHELL", &shell);
-                    b
+                let mut b = ours.unwrap_or_else(|| {
+                    if spec.shell.args.is_empty() {
+                        // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
+                        let mut b = CommandBuilder::new_default_prog();
+                        b.env("SHELL", &shell);
+                        b
+                    } else {
+                        CommandBuilder::new(&shell)
+                    }
                 });
+                b.args(&spec.shell.args);
                 (b, vec![format!("-{base}")])
             }
         };
@@ -846,6 +863,7 @@ mod tests {
             rows: 24,
             cwd: std::env::temp_dir(),
             command: Some(argv.iter().map(|s| s.to_string()).collect()),
+            shell: Default::default(),
         }
     }
 

@@ -76,6 +76,8 @@ export const api = {
   /** Pops the browser back in (headless); resolves once its Chromium is up. */
   browserPopin: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popin`),
   /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */
+  /** `GET /api/config`: the configuration snapshot, unparsed (config/config.ts parses it). */
+  config: () => call<unknown>('GET', '/api/config'),
   capabilities: () => call<unknown>('GET', '/api/capabilities').then(parseCapabilities),
   /** A single-use viewer grant: the viewer socket's `ws://` URL (valid 60 s). */
   /** Sets the files the user picked on the page's file input (`[]` cancels); paths are absolute. */

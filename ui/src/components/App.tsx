@@ -1,5 +1,6 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import { keystrokeOf } from '../keys/prefix';
+import { ConfigBanner } from './ConfigBanner';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
 import { CloseConfirm } from './CloseConfirm';
@@ -40,6 +41,7 @@ export function App({ store }: { store: WorkspaceStore }) {
   }, [store]);
   return (
     <div className="app" data-testid="app" data-ready={snap.ready ? 'true' : 'false'}>
+      <ConfigBanner settings={store.settings} />
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
       {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}

@@ -162,6 +162,11 @@ function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: Pan
 }
 
 /** The Display menu: the render modes, Pop out, and in screencast mode the viewport choices. */
+/** The built-in presets with the config's (`browser.viewports`) after them; one of the same name replaces the built-in whole. */
+function viewportPresets(user: readonly { name: string; width: number; height: number; dpr: number }[]) {
+  return [...VIEWPORT_PRESETS.filter((p) => !user.some((u) => u.name === p.name)), ...user];
+}
+
 function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   const b = pane.browser!;
@@ -237,7 +242,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
               <span className="menu-check">{b.viewport.mode === 'pane' ? '✓' : ''}</span>Resize with pane
             </span>
           </button>
-          {VIEWPORT_PRESETS.map((p) => (
+          {viewportPresets(store.settings.config.viewports).map((p) => (
             <button
               key={p.name}
               role="menuitemradio"

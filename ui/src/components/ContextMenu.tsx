@@ -41,6 +41,11 @@ function items(menu: HTMLElement | null): HTMLButtonElement[] {
  * with their open actions, then copy, paste, split, zoom, minimize, close. Keys: 1–9 pick a
  * port, arrows move, Enter activates, Escape closes.
  */
+/** The open actions with the config's default render mode first (`browser.default_mode`; Enter opens it). */
+function openActions(first: PortOpenMode) {
+  return [...OPEN_ACTIONS.filter((a) => a.mode === first), ...OPEN_ACTIONS.filter((a) => a.mode !== first)];
+}
+
 export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStore; snap: Snapshot; at: MenuAt; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   const [pos, setPos] = useState({ x: at.x, y: at.y });
@@ -145,7 +150,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
         }
       } else if (e.key === 'Enter') {
         if (active instanceof HTMLButtonElement && menu.contains(active)) active.click();
-        else if (row) void open('iframe');
+        else if (row) void open(store.settings.config.defaultMode);
       } else {
         handled = false;
       }
@@ -237,7 +242,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
         ))}
         {row && (
           <div className="port-actions" data-testid="port-actions" data-port={row.port}>
-            {OPEN_ACTIONS.map((a) => {
+            {openActions(store.settings.config.defaultMode).map((a) => {
               // Only pop-out depends on the sidecar (a display); its reason is shown, not just a tooltip.
               const why = a.mode === 'popout' && !snap.popout.available ? (snap.popout.reason ?? 'not available') : null;
               return (

@@ -54,6 +54,10 @@ class FakeHost implements UiChannelHost {
   assignHandles(assign: Record<string, string>) {
     this.assigned.push(assign);
   }
+  configs: unknown[] = [];
+  config(snapshot: unknown) {
+    this.configs.push(snapshot);
+  }
 }
 
 let clock = 0;

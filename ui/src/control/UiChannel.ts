@@ -20,6 +20,8 @@ export interface UiChannelHost {
   apply(request: UiRequest): Promise<string | null>;
   /** Records the handles the sidecar gave browser panes (UI pane id → `bN`). */
   assignHandles(assign: Record<string, string>): void;
+  /** The configuration in force changed (or the channel connected): the snapshot, unparsed. */
+  config(snapshot: unknown): void;
 }
 
 export interface UiChannelOptions {
@@ -242,6 +244,10 @@ export class UiChannel {
     if (!msg) return;
     if (msg.type === 'handles') {
       this.host.assignHandles(msg.assign);
+      return;
+    }
+    if (msg.type === 'config') {
+      this.host.config(msg.snapshot);
       return;
     }
     if (msg.type === 'unusable') {

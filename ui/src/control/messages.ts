@@ -25,6 +25,8 @@ const PANE_ACTIONS: readonly UiPaneAction[] = ['focus', 'zoom', 'unzoom', 'minim
 export type Inbound =
   /** handles the sidecar gave browser panes reported with `handle: null`: UI pane id → `bN` */
   | { type: 'handles'; assign: Record<string, string> }
+  /** the configuration snapshot (parsed by config/config.ts, its owner) */
+  | { type: 'config'; snapshot: unknown }
   | { type: 'request'; request: UiRequest }
   /**
    * a request whose `id` is readable but whose verb is unknown or whose fields are not
@@ -49,6 +51,7 @@ export function parseInbound(text: string): Inbound | null {
   }
   if (!isObject(v)) return null;
   if (v.type === 'handles') return parseHandles(v);
+  if (v.type === 'config') return { type: 'config', snapshot: v };
   if (v.type === 'request') return parseRequest(v);
   return null;
 }

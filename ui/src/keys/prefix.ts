@@ -48,12 +48,20 @@ export type Decision =
 
 export const IDLE: PrefixState = { armed: false };
 
-/** The prefix key: Ctrl plus this letter (without Alt/Meta). */
+/** The prefix key: Ctrl plus this letter (without Alt/Meta), unless the config says otherwise. */
 export const PREFIX_LETTER = 'b';
+
+/** The prefix letter and the key after it for each action (the config's `[keys]`). */
+export interface Keymap {
+  prefixLetter: string;
+  /** `KeyboardEvent.key` → action */
+  bindings: Readonly<Record<string, Action>>;
+}
 
 const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'Meta', 'AltGraph', 'CapsLock', 'Dead', 'Compose']);
 
-const BINDINGS: Record<string, Action> = {
+/** The built-in bindings (docs/config.md `[keys.bindings]`). */
+export const BINDINGS: Record<string, Action> = {
   '%': { kind: 'splitRight' },
   '"': { kind: 'splitDown' },
   ArrowLeft: { kind: 'focusDir', dir: 'left' },
@@ -73,20 +81,23 @@ const BINDINGS: Record<string, Action> = {
   ']': { kind: 'promptNext' },
 };
 
-export function isPrefix(k: Keystroke): boolean {
-  return k.ctrl && !k.alt && !k.meta && k.key.toLowerCase() === PREFIX_LETTER;
+export const DEFAULT_KEYMAP: Keymap = { prefixLetter: PREFIX_LETTER, bindings: BINDINGS };
+
+export function isPrefix(k: Keystroke, letter: string = PREFIX_LETTER): boolean {
+  return k.ctrl && !k.alt && !k.meta && k.key.toLowerCase() === letter;
 }
 
-/** One step of the machine. */
-export function step(state: PrefixState, k: Keystroke): { state: PrefixState; decision: Decision } {
+/** One step of the machine under `keymap` (default: the built-in one). */
+export function step(state: PrefixState, k: Keystroke, keymap: Keymap = DEFAULT_KEYMAP): { state: PrefixState; decision: Decision } {
+  const isPrefix_ = (x: Keystroke) => isPrefix(x, keymap.prefixLetter);
   if (!state.armed) {
-    if (isPrefix(k)) return { state: { armed: true }, decision: { kind: 'consume' } };
+    if (isPrefix_(k)) return { state: { armed: true }, decision: { kind: 'consume' } };
     return { state, decision: { kind: 'pass' } };
   }
   // Armed: modifiers alone (Shift on the way to `%`) keep it armed.
   if (MODIFIER_KEYS.has(k.key)) return { state, decision: { kind: 'consume' } };
-  if (isPrefix(k)) return { state: IDLE, decision: { kind: 'action', action: { kind: 'sendPrefix' } } };
-  const action = k.ctrl || k.alt || k.meta ? undefined : BINDINGS[k.key];
+  if (isPrefix_(k)) return { state: IDLE, decision: { kind: 'action', action: { kind: 'sendPrefix' } } };
+  const action = k.ctrl || k.alt || k.meta || !Object.hasOwn(keymap.bindings, k.key) ? undefined : keymap.bindings[k.key];
   // Any other key (Escape included) cancels the prefix and is swallowed, as in tmux.
   return { state: IDLE, decision: action ? { kind: 'action', action } : { kind: 'consume' } };
 }
@@ -103,7 +114,11 @@ export function keystrokeOf(e: { key: string; ctrlKey: boolean; altKey: boolean;
 export class PrefixKeys {
   private state: PrefixState = IDLE;
 
-  constructor(private readonly onArmed: (armed: boolean) => void = () => undefined) {}
+  /** `keymap`: the prefix and bindings in force, asked at each key (the config may change them live). */
+  constructor(
+    private readonly onArmed: (armed: boolean) => void = () => undefined,
+    private readonly keymap: () => Keymap = () => DEFAULT_KEYMAP,
+  ) {}
 
   get armed(): boolean {
     return this.state.armed;
@@ -112,7 +127,7 @@ export class PrefixKeys {
   /** Steps the machine with `k`; returns what to do with the key. */
   feed(k: Keystroke): Decision {
     const was = this.state.armed;
-    const r = step(this.state, k);
+    const r = step(this.state, k, this.keymap());
     this.state = r.state;
     if (r.state.armed !== was) this.onArmed(r.state.armed);
     return r.decision;

@@ -14,7 +14,7 @@ import { sanitizePaste } from './paste';
 import { CSI_QUERIES, DCS_QUERY, OSC_QUERY_IDS, QueryGate, oscIsQuery } from './queryGate';
 import type { TerminalSink } from './TerminalSession';
 import { type RendererKind, preferredRenderer } from './renderer';
-import { type Scheme, themeFor } from './theme';
+import type { TerminalOptions } from '../config/config';
 import { PromptMarks } from './prompts';
 import { findPathRefs } from './pathLinks';
 
@@ -62,18 +62,13 @@ export class TerminalHost implements TerminalSink {
 
   constructor(
     private readonly events: HostEvents,
-    scheme: Scheme,
+    options: TerminalOptions,
   ) {
     this.element = document.createElement('div');
     this.element.className = 'xterm-host';
     this.term = new Terminal({
       allowProposedApi: true,
-      fontFamily: '"JetBrains Mono", "Fira Code", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace',
-      fontSize: 13,
-      lineHeight: 1.15,
-      cursorBlink: true,
-      scrollback: 10000,
-      theme: themeFor(scheme),
+      ...options,
       macOptionIsMeta: true,
       rightClickSelectsWord: false,
     });
@@ -209,8 +204,18 @@ export class TerminalHost implements TerminalSink {
     if (visible) this.scheduleFit();
   }
 
-  setScheme(scheme: Scheme): void {
-    this.term.options.theme = themeFor(scheme);
+  /**
+   * Applies the configuration's options live (font, line height, cursor, scrollback, theme);
+   * a change that moves the cell size refits, so the PTY learns the new size.
+   */
+  setOptions(options: TerminalOptions): void {
+    if (this.disposed) return;
+    const o = this.term.options;
+    const refit = o.fontFamily !== options.fontFamily || o.fontSize !== options.fontSize || o.lineHeight !== options.lineHeight;
+    for (const [k, v] of Object.entries(options)) {
+      if ((o as Record<string, unknown>)[k] !== v) (o as Record<string, unknown>)[k] = v;
+    }
+    if (refit) this.scheduleFit();
   }
 
   focus(): void {

@@ -5,7 +5,7 @@ import { ApiError, api } from '../api/client';
 import type { Attention, ShellState, Survivor } from '../api/protocol';
 import { TerminalHost } from '../terminal/TerminalHost';
 import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
-import type { Scheme } from '../terminal/theme';
+import type { Settings } from '../config/Settings';
 import { survivorText } from './survivors';
 import { commandTitle } from './title';
 
@@ -83,6 +83,7 @@ export class PaneRuntime {
   private exited = false;
   private respawning = false;
   private disposed = false;
+  private readonly unsubscribeSettings: () => void;
   /** what still runs in the exited terminal's session, as last asked */
   private survivors: Survivor[] = [];
   private survivorTimer: ReturnType<typeof setTimeout> | null = null;
@@ -97,7 +98,7 @@ export class PaneRuntime {
   constructor(
     readonly paneId: string,
     private terminalId: string | null,
-    scheme: Scheme,
+    settings: Settings,
     private readonly events: RuntimeEvents,
     private readonly spawnOptions: SpawnOptions = {},
   ) {
@@ -114,8 +115,10 @@ export class PaneRuntime {
         resolvePaths: (paths) => this.resolvePaths(paths),
         onPathLink: (file, line) => this.events.onPathLink(file, line),
       },
-      scheme,
+      settings.terminalOptions(),
     );
+    // Every configuration change applies to this pane live (DESIGN §14).
+    this.unsubscribeSettings = settings.subscribe(() => this.host.setOptions(settings.terminalOptions()));
   }
 
   get currentTerminalId(): string | null {
@@ -361,6 +364,7 @@ export class PaneRuntime {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.unsubscribeSettings();
     if (this.survivorTimer) clearTimeout(this.survivorTimer);
     this.stopForeground();
     this.session?.dispose();

@@ -22,7 +22,7 @@ import { openExternal } from '../ports/external';
 import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
 import * as L from '../layout/engine';
 import { type Action, type Decision, type Keystroke, PrefixKeys } from '../keys/prefix';
-import type { Scheme } from '../terminal/theme';
+import type { Settings } from '../config/Settings';
 import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
 import { type PaneStatus, PaneRuntime, type SpawnOptions, commandTitle } from './PaneRuntime';
 import { DesktopNotifier, nextWanting, notificationText } from './attention';
@@ -83,7 +83,6 @@ export interface Snapshot {
   panes: Record<L.PaneId, PaneModel>;
   /** every pane in creation order: the stable render order (never re-sorted) */
   order: L.PaneId[];
-  scheme: Scheme;
   ready: boolean;
   /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
@@ -139,13 +138,17 @@ export class WorkspaceStore {
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
   /** the prefix machine: the window's keydowns and the keys framed pages forward share it */
-  private readonly prefix = new PrefixKeys((armed) => document.body.classList.toggle('prefix-armed', armed));
+  private readonly prefix = new PrefixKeys(
+    (armed) => document.body.classList.toggle('prefix-armed', armed),
+    () => this.settings.config,
+  );
   /** the UI channel (protocol §10): opened once the wall is restored, for the app's life */
   private channel: UiChannel | null = null;
   private readonly notifier = new DesktopNotifier();
 
-  constructor(scheme: Scheme) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+  /** The user's configuration (its own module; the store only hands it to panes and the channel). */
+  constructor(readonly settings: Settings) {
+    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
   }
 
   // --- external store protocol
@@ -306,7 +309,7 @@ export class WorkspaceStore {
 
   private createRuntime(model: PaneModel, spawn: SpawnOptions = {}) {
     const id = model.id;
-    const rt = new PaneRuntime(id, model.terminalId, this.snap.scheme, {
+    const rt = new PaneRuntime(id, model.terminalId, this.settings, {
       onTerminal: (terminalId, command) => {
         // The first terminal a pane runs names it; a restarted one keeps the name (created with `pane`).
         const handle = this.snap.panes[id]?.handle ?? terminalId;
@@ -514,6 +517,7 @@ export class WorkspaceStore {
       stateText: () => this.stateText(),
       apply: (r) => this.applyRequest(r),
       assignHandles: (assign) => this.assignHandles(assign),
+      config: (snapshot) => this.settings.apply(snapshot),
     });
     this.channel.listen(window);
   }
@@ -619,7 +623,7 @@ export class WorkspaceStore {
     const windowFocused = typeof document === 'undefined' || document.hasFocus();
     const shown = L.visiblePanes(this.snap.layout).includes(id);
     if (!(windowFocused && shown && this.snap.layout.focused === id)) this.updatePane(id, { attention: true });
-    if (!windowFocused) {
+    if (!windowFocused && this.settings.config.desktopNotifications) {
       const { title, body } = notificationText(paneLabel(p), a);
       void this.notifier.notify(id, title, body, () => this.reveal(id));
     }
@@ -1369,11 +1373,6 @@ export class WorkspaceStore {
     if (f) this.focusKeyboard(f, false);
   }
 
-  setScheme(scheme: Scheme) {
-    if (scheme === this.snap.scheme) return;
-    for (const rt of this.runtimes.values()) rt.host.setScheme(scheme);
-    this.set({ scheme });
-  }
 }
 
 /** Survivors compared by pid and name. */

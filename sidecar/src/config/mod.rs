@@ -1,0 +1,205 @@
+//! The user's configuration file (DESIGN §14, docs/config.md): where it lives, parsing it
+//! into bounded typed values, and watching it for changes.
+//!
+//! **Architecture Invariant:** this module is the only reader of `config.toml`. Everyone
+//! else reads the current [`Snapshot`] from [`Settings`], which always holds the last good
+//! configuration (the built-in one until a file parses) and, beside it, the error that keeps
+//! a newer file from applying.
+
+mod schema;
+mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+pub use schema::{
+    Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily, FontSize, Keys, LineHeight,
+    Notifications, Prefix, RenderMode, Rgb, Scrollback, Shell, ShellArgs, ShellProgram, TerminalSection, Theme,
+    ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
+};
+pub use watch::{Settings, DEBOUNCE_MS};
+
+/// The commented default file (`porthole-sidecar --print-default-config`); it parses to
+/// [`Config::default`] with no warnings (pinned by a test).
+pub const DEFAULT_FILE: &str = include_str!("default.toml");
+
+/// Largest config file read, in bytes.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The file's name inside the config directory.
+pub const FILE_NAME: &str = "config.toml";
+
+/// Why a config file was not applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line of the offending text, when the parser gave a span.
+    pub line: Option<usize>,
+    /// 1-based column (in characters) of the offending text, when the parser gave a span.
+    pub column: Option<usize>,
+    /// The parser's message (or the OS error of reading the file).
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            write!(f, ":{l}:{c}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A file that parsed: its configuration and the unknown keys it holds (dotted paths).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The configuration (defaults for every key not given).
+    pub config: Config,
+    /// Keys Porthole does not know, ignored.
+    pub unknown: Vec<String>,
+}
+
+/// The config directory: the platform's (`directories`: `$XDG_CONFIG_HOME/porthole` on
+/// Linux), or `None` when no home directory is known.
+pub fn default_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "porthole").map(|d| d.config_dir().to_path_buf())
+}
+
+/// Parses `text` (the contents of `file`, named in errors). Syntax errors and values out of
+/// bounds carry the line and column of the offending text; unknown keys do not fail.
+pub fn parse(file: &Path, text: &str) -> Result<Parsed, ConfigError> {
+    let err = |e: toml::de::Error| {
+        let (line, column) = match e.span() {
+            Some(span) => {
+                let (l, c) = line_col(text, span.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        ConfigError { file: file.to_path_buf(), line, column, message: e.message().trim().to_string() }
+    };
+    let table: toml::Table = toml::from_str(text).map_err(err)?;
+    let config: Config = toml::from_str(text).map_err(err)?;
+    Ok(Parsed { config, unknown: schema::unknown_keys(&table) })
+}
+
+/// Reads and parses the file at `path`; a missing file is the built-in configuration.
+pub fn load(path: &Path) -> Result<Parsed, ConfigError> {
+    let io = |e: std::io::Error| ConfigError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        message: format!("cannot read the file: {e}"),
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Parsed { config: Config::default(), unknown: Vec::new() })
+        }
+        Err(e) => return Err(io(e)),
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(io(std::io::Error::other(format!("larger than {MAX_FILE_BYTES} bytes"))));
+    }
+    let text = std::fs::read_to_string(path).map_err(io)?;
+    parse(path, &text)
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
+}
+
+/// What the UI is told (protocol §10 `config`, `GET /api/config`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Snapshot {
+    /// The file watched.
+    pub file: PathBuf,
+    /// +1 each time the snapshot changes; starts at 1.
+    pub revision: u64,
+    /// The configuration in force: the last file that parsed, else the built-in one.
+    pub config: Arc<Config>,
+    /// Why the file as it is now is not applied; `None` when it is.
+    pub error: Option<ConfigError>,
+    /// Unknown keys of the configuration in force, as dotted paths.
+    pub unknown_keys: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Parsed, ConfigError> {
+        parse(Path::new("/c/config.toml"), text)
+    }
+
+    #[test]
+    fn default_file_is_the_builtin_config_without_warnings() {
+        let parsed = p(DEFAULT_FILE).unwrap();
+        assert_eq!(parsed.config, Config::default());
+        assert!(parsed.unknown.is_empty(), "{:?}", parsed.unknown);
+        assert_eq!(p("").unwrap().config, Config::default());
+    }
+
+    #[test]
+    fn parse_errors_carry_line_and_column() {
+        let e = p("[font]\nsize = 14\nfamily = \"x\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(3), Some(12)), "{e}");
+        assert!(e.to_string().starts_with("/c/config.toml:3:12: "), "{e}");
+        let e = p("[font]\nsize = \"big\"\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(2), Some(8)), "{e}");
+    }
+
+    #[test]
+    fn bounds_are_refused_at_the_value() {
+        for (text, line, col, words) in [
+            ("[font]\nsize = 200\n", 2, 8, "font.size must be 6..=72"),
+            ("[font]\nline_height = 0.5\n", 2, 15, "font.line_height"),
+            ("[terminal]\nscrollback_lines = 2000000\n", 2, 20, "scrollback_lines"),
+            ("[keys]\nprefix = \"C-B\"\n", 2, 10, "keys.prefix"),
+            ("[keys.bindings]\nzoom = \"x\"\n", 1, 1, "close and zoom are both bound"),
+            ("[keys.bindings]\nzoom = \"F12x\"\n", 1, 1, "keys.bindings.zoom"),
+            ("[theme.colors]\nred = \"red\"\n", 2, 7, "#RRGGBB"),
+            ("[theme]\nmode = \"blue\"\n", 2, 8, "blue"),
+            ("[cursor]\nstyle = \"box\"\n", 2, 9, "box"),
+            ("[shell]\nprogram = \"bash\"\n", 2, 11, "absolute path"),
+            ("[[browser.viewports]]\nname = \"A\"\nwidth = 50\nheight = 500\n", 3, 9, "viewport side"),
+        ] {
+            let e = p(text).unwrap_err();
+            assert!(e.message.contains(words), "{text:?}: {e}");
+            assert_eq!(e.line, Some(line), "{text:?}: {e}");
+            if line > 1 {
+                assert_eq!(e.column, Some(col), "{text:?}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_keys_warn_and_do_not_fail() {
+        let parsed = p("colour = 1\n[font]\nsize = 15\nweight = 3\n[theme.colors]\nred = \"#FF0000\"\nrde = \"#ff0000\"\n[keys.bindings]\nzoom = \"Z\"\nteleport = \"t\"\n[extra]\na = 1\n").unwrap();
+        assert_eq!(parsed.config.font.size, FontSize(15.0));
+        assert_eq!(parsed.config.keys.bindings.0["zoom"], "Z");
+        assert_eq!(parsed.config.keys.bindings.0["close"], "x", "unbound actions keep their key");
+        assert_eq!(parsed.config.theme.colors.0.get("red").map(|c| String::from(c.clone())), Some("#ff0000".into()));
+        assert_eq!(parsed.unknown, ["colour", "extra", "font.weight", "keys.bindings.teleport", "theme.colors.rde"]);
+    }
+
+    #[test]
+    fn missing_file_is_the_builtin_config() {
+        let parsed = load(Path::new("/nonexistent/porthole/config.toml")).unwrap();
+        assert_eq!(parsed.config, Config::default());
+    }
+}

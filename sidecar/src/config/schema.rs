@@ -1,0 +1,535 @@
+//! The configuration's typed values and their bounds, parsed from TOML text.
+//!
+//! Every value is checked while it is deserialized (`try_from`), so a value out of bounds is
+//! refused with the span of that value, like a syntax error. Keys serde does not know are
+//! ignored by the typed pass and listed by [`unknown_keys`] instead.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration (docs/config.md). `Default` is the built-in configuration, which
+/// `default.toml` spells out.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Terminal colours.
+    pub theme: Theme,
+    /// Terminal font.
+    pub font: Font,
+    /// Terminal cursor.
+    pub cursor: Cursor,
+    /// Terminal buffer.
+    pub terminal: TerminalSection,
+    /// The prefix key and what each key after it does.
+    pub keys: Keys,
+    /// The shell new terminals start.
+    pub shell: Shell,
+    /// Browser panes.
+    pub browser: Browser,
+    /// Desktop notifications.
+    pub notifications: Notifications,
+}
+
+/// `[theme]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Theme {
+    /// Light, dark, or the desktop's preference.
+    pub mode: ThemeMode,
+    /// Colour overrides by xterm.js theme slot (snake_case), applied over the mode's theme.
+    pub colors: Colors,
+}
+
+/// `theme.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeMode {
+    /// Follow `prefers-color-scheme`.
+    #[default]
+    System,
+    /// Always the light theme.
+    Light,
+    /// Always the dark theme.
+    Dark,
+}
+
+/// The terminal theme slots `theme.colors` may override (xterm.js `ITheme` names in
+/// snake_case).
+pub const COLOR_SLOTS: &[&str] = &[
+    "background",
+    "foreground",
+    "cursor",
+    "cursor_accent",
+    "selection_background",
+    "black",
+    "red",
+    "green",
+    "yellow",
+    "blue",
+    "magenta",
+    "cyan",
+    "white",
+    "bright_black",
+    "bright_red",
+    "bright_green",
+    "bright_yellow",
+    "bright_blue",
+    "bright_magenta",
+    "bright_cyan",
+    "bright_white",
+];
+
+/// Slot → colour; names not in [`COLOR_SLOTS`] are dropped (and warned of as unknown keys).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "BTreeMap<String, Rgb>")]
+pub struct Colors(pub BTreeMap<String, Rgb>);
+
+impl TryFrom<BTreeMap<String, Rgb>> for Colors {
+    type Error = String;
+    fn try_from(mut m: BTreeMap<String, Rgb>) -> Result<Self, String> {
+        m.retain(|k, _| COLOR_SLOTS.contains(&k.as_str()));
+        Ok(Colors(m))
+    }
+}
+
+/// A colour written `#RRGGBB` (six hex digits; stored lowercase).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Rgb(String);
+
+impl TryFrom<String> for Rgb {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        let ok = s.len() == 7 && s.starts_with('#') && s[1..].bytes().all(|b| b.is_ascii_hexdigit());
+        if ok {
+            Ok(Rgb(s.to_ascii_lowercase()))
+        } else {
+            Err(format!("a colour must be \"#RRGGBB\", got {s:?}"))
+        }
+    }
+}
+
+impl From<Rgb> for String {
+    fn from(c: Rgb) -> String {
+        c.0
+    }
+}
+
+/// `[font]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Font {
+    /// CSS `font-family` list, 1..=512 bytes.
+    pub family: FontFamily,
+    /// Font size in CSS pixels, 6..=72.
+    pub size: FontSize,
+    /// Line height as a multiple of the font size, 1.0..=3.0.
+    pub line_height: LineHeight,
+}
+
+impl Default for Font {
+    fn default() -> Self {
+        Font {
+            family: FontFamily(
+                r#""JetBrains Mono", "Fira Code", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace"#
+                    .into(),
+            ),
+            size: FontSize(13.0),
+            line_height: LineHeight(1.15),
+        }
+    }
+}
+
+/// Defines a bounded newtype deserialized through `try_from`, so a value out of bounds is a
+/// parse error at that value's span.
+macro_rules! bounded {
+    ($(#[$doc:meta])* $name:ident($ty:ty) from $from:literal, $lo:expr, $hi:expr, $what:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+        #[serde(try_from = $from)]
+        pub struct $name(pub $ty);
+        impl $name {
+            /// Smallest accepted value.
+            pub const MIN: $ty = $lo;
+            /// Largest accepted value.
+            pub const MAX: $ty = $hi;
+        }
+        impl TryFrom<$ty> for $name {
+            type Error = String;
+            fn try_from(v: $ty) -> Result<Self, String> {
+                if (Self::MIN..=Self::MAX).contains(&v) {
+                    Ok($name(v))
+                } else {
+                    Err(format!("{} must be {}..={}, got {}", $what, Self::MIN, Self::MAX, v))
+                }
+            }
+        }
+    };
+}
+
+bounded!(
+    /// Font size in CSS pixels.
+    FontSize(f64) from "f64", 6.0, 72.0, "font.size"
+);
+bounded!(
+    /// Line height as a multiple of the font size.
+    LineHeight(f64) from "f64", 1.0, 3.0, "font.line_height"
+);
+bounded!(
+    /// Lines of scrollback per terminal pane.
+    Scrollback(u32) from "u32", 0, 1_000_000, "terminal.scrollback_lines"
+);
+bounded!(
+    /// A viewport side in CSS pixels (protocol §8.2's bounds).
+    ViewportPx(u32) from "u32", 100, 7680, "a viewport side"
+);
+bounded!(
+    /// A device pixel ratio (protocol §8.2's bounds).
+    Dpr(f64) from "f64", 0.5, 4.0, "dpr"
+);
+
+/// A CSS font-family list, 1..=512 bytes, without control characters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String")]
+pub struct FontFamily(pub String);
+
+impl TryFrom<String> for FontFamily {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        if s.trim().is_empty() || s.len() > 512 || s.chars().any(char::is_control) {
+            return Err("font.family must be 1..=512 bytes of text without control characters".into());
+        }
+        Ok(FontFamily(s))
+    }
+}
+
+/// `[cursor]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Cursor {
+    /// The cursor's shape.
+    pub style: CursorStyle,
+    /// Whether it blinks.
+    pub blink: bool,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor { style: CursorStyle::Block, blink: true }
+    }
+}
+
+/// `cursor.style` (xterm.js `cursorStyle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum CursorStyle {
+    #[default]
+    Block,
+    Underline,
+    Bar,
+}
+
+/// `[terminal]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TerminalSection {
+    /// Lines each terminal pane keeps above its screen.
+    pub scrollback_lines: Scrollback,
+}
+
+impl Default for TerminalSection {
+    fn default() -> Self {
+        TerminalSection { scrollback_lines: Scrollback(10_000) }
+    }
+}
+
+/// The prefix actions that can be bound (the UI's `keys/prefix.ts` `Action`s, kebab-case).
+pub const ACTIONS: &[(&str, &str)] = &[
+    ("split-right", "%"),
+    ("split-down", "\""),
+    ("focus-left", "ArrowLeft"),
+    ("focus-right", "ArrowRight"),
+    ("focus-up", "ArrowUp"),
+    ("focus-down", "ArrowDown"),
+    ("focus-next", "o"),
+    ("close", "x"),
+    ("zoom", "z"),
+    ("minimize", "m"),
+    ("swap-prev", "{"),
+    ("swap-next", "}"),
+    ("open-browser", "b"),
+    ("context-menu", "p"),
+    ("next-attention", "a"),
+    ("prompt-prev", "["),
+    ("prompt-next", "]"),
+];
+
+/// Key names (`KeyboardEvent.key`) a binding may use besides a single character.
+pub const NAMED_KEYS: &[&str] = &[
+    "ArrowLeft",
+    "ArrowRight",
+    "ArrowUp",
+    "ArrowDown",
+    "Tab",
+    "Enter",
+    "Space",
+    "Backspace",
+    "Home",
+    "End",
+    "PageUp",
+    "PageDown",
+];
+
+/// `[keys]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Keys {
+    /// The prefix: Ctrl plus one letter.
+    pub prefix: Prefix,
+    /// Action name → the key after the prefix; every action of [`ACTIONS`] is present after
+    /// parsing (missing ones keep their default key), and no two share a key.
+    pub bindings: Bindings,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys { prefix: Prefix("C-b".into()), bindings: Bindings::default() }
+    }
+}
+
+/// The prefix key written `C-<letter>` (`C-a` ..= `C-z`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Prefix(pub String);
+
+impl TryFrom<String> for Prefix {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.strip_prefix("C-") {
+            Some(l) if l.len() == 1 && l.as_bytes()[0].is_ascii_lowercase() => Ok(Prefix(s)),
+            _ => Err(format!("keys.prefix must be Ctrl plus a letter, \"C-a\"..\"C-z\", got {s:?}")),
+        }
+    }
+}
+
+/// Action name → key, complete and without duplicate keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "BTreeMap<String, String>")]
+pub struct Bindings(pub BTreeMap<String, String>);
+
+impl Default for Bindings {
+    fn default() -> Self {
+        Bindings(ACTIONS.iter().map(|(a, k)| (a.to_string(), k.to_string())).collect())
+    }
+}
+
+impl TryFrom<BTreeMap<String, String>> for Bindings {
+    type Error = String;
+    /// Overlays `given` on the defaults; names not in [`ACTIONS`] are left to the unknown-key
+    /// warning. A key is one character (not a control character) or one of [`NAMED_KEYS`].
+    fn try_from(given: BTreeMap<String, String>) -> Result<Self, String> {
+        let mut out = Bindings::default().0;
+        for (action, key) in given {
+            if !out.contains_key(&action) {
+                continue;
+            }
+            let one_char = key.chars().count() == 1 && !key.chars().any(char::is_control);
+            if !one_char && !NAMED_KEYS.contains(&key.as_str()) {
+                return Err(format!(
+                    "keys.bindings.{action} must be one character or a key name ({}), got {key:?}",
+                    NAMED_KEYS.join(", ")
+                ));
+            }
+            out.insert(action, key);
+        }
+        let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+        for (action, key) in &out {
+            if let Some(other) = seen.insert(key, action) {
+                return Err(format!("keys.bindings: {other} and {action} are both bound to {key:?}"));
+            }
+        }
+        Ok(Bindings(out))
+    }
+}
+
+/// `[shell]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Shell {
+    /// The shell's path; empty: `$SHELL`, else the password database's.
+    pub program: ShellProgram,
+    /// Extra arguments, at most 32 of at most 4 KiB each.
+    pub args: ShellArgs,
+    /// Inject shell integration (DESIGN §13); false sets `PORTHOLE_SHELL_INTEGRATION=0`.
+    pub integration: bool,
+}
+
+impl Default for Shell {
+    fn default() -> Self {
+        Shell { program: ShellProgram(String::new()), args: ShellArgs(Vec::new()), integration: true }
+    }
+}
+
+/// `shell.program`: empty, or an absolute path of at most 4 KiB without NUL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String")]
+pub struct ShellProgram(pub String);
+
+impl TryFrom<String> for ShellProgram {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        if s.is_empty() || (s.starts_with('/') && s.len() <= 4096 && !s.contains('\0')) {
+            Ok(ShellProgram(s))
+        } else {
+            Err(format!("shell.program must be \"\" or an absolute path, got {s:?}"))
+        }
+    }
+}
+
+/// `shell.args`: at most 32 arguments of at most 4 KiB, without NUL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Vec<String>")]
+pub struct ShellArgs(pub Vec<String>);
+
+impl TryFrom<Vec<String>> for ShellArgs {
+    type Error = String;
+    fn try_from(v: Vec<String>) -> Result<Self, String> {
+        if v.len() > 32 || v.iter().any(|a| a.len() > 4096 || a.contains('\0')) {
+            return Err("shell.args takes at most 32 arguments of at most 4096 bytes, without NUL".into());
+        }
+        Ok(ShellArgs(v))
+    }
+}
+
+/// `[browser]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Browser {
+    /// How a port opens from a terminal's menu.
+    pub default_mode: RenderMode,
+    /// Extra viewport presets (after the built-in ones), at most 32.
+    pub viewports: Viewports,
+}
+
+/// `browser.default_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum RenderMode {
+    #[default]
+    Iframe,
+    Screencast,
+}
+
+/// `[[browser.viewports]]`, at most 32, names unique.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(try_from = "Vec<Viewport>")]
+pub struct Viewports(pub Vec<Viewport>);
+
+impl TryFrom<Vec<Viewport>> for Viewports {
+    type Error = String;
+    fn try_from(v: Vec<Viewport>) -> Result<Self, String> {
+        if v.len() > 32 {
+            return Err("browser.viewports takes at most 32 presets".into());
+        }
+        for (i, p) in v.iter().enumerate() {
+            if p.name.trim().is_empty() || p.name.len() > 64 || p.name.chars().any(char::is_control) {
+                return Err(format!("browser.viewports: name must be 1..=64 bytes of text, got {:?}", p.name));
+            }
+            if v[..i].iter().any(|q| q.name == p.name) {
+                return Err(format!("browser.viewports: {:?} is named twice", p.name));
+            }
+        }
+        Ok(Viewports(v))
+    }
+}
+
+/// One viewport preset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Viewport {
+    /// Shown in the Display menu.
+    pub name: String,
+    /// Width in CSS pixels.
+    pub width: ViewportPx,
+    /// Height in CSS pixels.
+    pub height: ViewportPx,
+    /// Device pixel ratio; default 1.
+    #[serde(default = "one_dpr")]
+    pub dpr: Dpr,
+}
+
+fn one_dpr() -> Dpr {
+    Dpr(1.0)
+}
+
+/// `[notifications]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Notifications {
+    /// Desktop notifications for attention in an unfocused window.
+    pub desktop: bool,
+}
+
+impl Default for Notifications {
+    fn default() -> Self {
+        Notifications { desktop: true }
+    }
+}
+
+/// Every key the file may hold, dotted (an array of tables is checked as one value by the
+/// typed pass); a last segment `#` stands for any of [`COLOR_SLOTS`], `@` for any action of
+/// [`ACTIONS`].
+const KNOWN: &[&str] = &[
+    "theme.mode",
+    "theme.colors.#",
+    "font.family",
+    "font.size",
+    "font.line_height",
+    "cursor.style",
+    "cursor.blink",
+    "terminal.scrollback_lines",
+    "keys.prefix",
+    "keys.bindings.@",
+    "shell.program",
+    "shell.args",
+    "shell.integration",
+    "browser.default_mode",
+    "browser.viewports",
+    "notifications.desktop",
+];
+
+/// The dotted paths of keys in `table` that Porthole does not know, sorted by path
+/// (`keys.bindings.<name>` is known only for the names of [`ACTIONS`], `theme.colors.<name>`
+/// only for [`COLOR_SLOTS`]).
+pub fn unknown_keys(table: &toml::Table) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(table, "", &mut out);
+    out
+}
+
+fn walk(table: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+    for (k, v) in table {
+        let path = format!("{prefix}{k}");
+        let known = KNOWN.iter().any(|p| {
+            p == &path
+                || p.strip_suffix(".#").is_some_and(|t| {
+                    path.strip_prefix(t).and_then(|r| r.strip_prefix('.')).is_some_and(|a| COLOR_SLOTS.contains(&a))
+                })
+                || p.strip_suffix(".@").is_some_and(|t| {
+                    path.strip_prefix(t)
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|a| ACTIONS.iter().any(|(n, _)| *n == a))
+                })
+        });
+        if known {
+            continue;
+        }
+        let is_table_prefix = KNOWN.iter().any(|p| p.starts_with(&format!("{path}.")));
+        match v {
+            toml::Value::Table(t) if is_table_prefix => walk(t, &format!("{path}."), out),
+            _ => out.push(path),
+        }
+    }
+}

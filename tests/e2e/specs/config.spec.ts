@@ -1,0 +1,85 @@
+// The config file (DESIGN §14, docs/config.md) applied live: a font size saved in
+// config.toml re-renders every terminal without a reload; a broken file shows a banner with
+// its file, line and column while the last good config stays; fixing it clears the banner.
+// A sidecar of its own, so the shared one's config stays untouched.
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { type Sidecar, startSidecar } from '../sidecar';
+import { Wall } from './fixtures';
+
+let s: Sidecar;
+test.beforeEach(async () => {
+  s = await startSidecar({ name: 'config' });
+});
+test.afterEach(async () => {
+  await s?.stop();
+});
+
+/** Saves the config the way editors do: a temp file renamed over the old one. */
+function save(text: string) {
+  fs.mkdirSync(s.config, { recursive: true });
+  const tmp = path.join(s.config, '.config.toml.tmp');
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, path.join(s.config, 'config.toml'));
+}
+
+test('a font size saved in config.toml re-renders the terminal live; a broken file shows where, fixing it clears it', async ({ page }) => {
+  test.setTimeout(90_000);
+  const { url } = await s.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  const wall = new Wall(page);
+  await wall.waitOpen(1);
+  const [id] = await wall.paneIds();
+  const font = () => page.evaluate((id) => (window as any).__porthole.paneFontSize(id), id);
+  const size = () => page.evaluate((id) => (window as any).__porthole.paneSize(id), id);
+  expect(await font()).toBe(13);
+  const before = await size();
+  // Marks this document: a reload would lose it.
+  await page.evaluate(() => ((window as any).__sameDocument = true));
+
+  save('[font]\nsize = 26\n');
+  await expect.poll(font, { timeout: 15_000 }).toBe(26);
+  // Bigger cells: the terminal refitted to fewer columns and rows.
+  await expect.poll(async () => (await size()).cols, { timeout: 15_000 }).toBeLessThan(before.cols);
+  expect((await size()).rows).toBeLessThan(before.rows);
+  await wall.click(id);
+  await wall.type('echo still-typing\n');
+  await wall.waitText(id, /^still-typing$/m);
+
+  save('[font]\nsize = 20\nfamily = "unterminated\n');
+  const banner = page.getByTestId('config-banner');
+  await expect(banner).toBeVisible({ timeout: 15_000 });
+  await expect(banner).toContainText(`${path.join(s.config, 'config.toml')}:3:23:`);
+  expect(await font()).toBe(26); // the last good config stays in force
+
+  save('[font]\nsize = 200\n');
+  await expect(banner).toContainText('config.toml:2:8:', { timeout: 15_000 });
+  await expect(banner).toContainText('font.size must be 6..=72');
+
+  save('[font]\nsize = 16\n');
+  await expect(banner).toHaveCount(0, { timeout: 15_000 });
+  await expect.poll(font, { timeout: 15_000 }).toBe(16);
+  expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
+});
+
+test('a rebound prefix and key apply live', async ({ page }) => {
+  test.setTimeout(90_000);
+  const { url } = await s.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  const wall = new Wall(page);
+  await wall.waitOpen(1);
+  const [id] = await wall.paneIds();
+  save('[keys]\nprefix = "C-a"\n[keys.bindings]\nsplit-right = "|"\n');
+  await expect.poll(() => page.evaluate(() => (window as any).__porthole.store.settings.config.prefixLetter), { timeout: 15_000 }).toBe('a');
+  await wall.click(id);
+  await page.keyboard.press('Control+a');
+  await page.keyboard.press('Shift+Backslash'); // "|"
+  await wall.waitOpen(2);
+  // The old prefix is an ordinary key again: Ctrl-b reaches the shell, no split follows.
+  await page.keyboard.press('Control+b');
+  await page.keyboard.press('Shift+Digit5');
+  await expect(wall.panes()).toHaveCount(2);
+});
