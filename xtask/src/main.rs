@@ -5,9 +5,11 @@
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
 //! cargo xtask bench [pty|proxy|ports|screencast|control] run a benchmark (release build)
+//! cargo xtask dist             release build, then a Debian package (target/dist/*.deb)
 //! ```
 
 mod deps;
+mod package;
 mod signals;
 mod util;
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&root, &args[1..]),
         Some("test") => cmd_test(&root, &args[1..]),
         Some("bench") => cmd_bench(&root, &args[1..]),
+        Some("dist") => cmd_dist(&root, &args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{}", USAGE);
             Ok(())
@@ -49,7 +52,9 @@ usage: cargo xtask <command>
                  with --web (or on Linux without DISPLAY/WAYLAND_DISPLAY) start the
                  sidecar in web mode and print the URL to open instead
   test           build once, then run every suite (cargo tests, UI unit tests,
-                 Playwright e2e, desktop smoke); prints `N passed, N failed`
+                 Playwright e2e, desktop smoke, packaging); prints `N passed, N failed`
+  dist           release build of the UI, the sidecar, ph and the desktop app, then a
+                 Debian package with Tauri's bundler; prints its path and size
   bench [pty|proxy|ports|screencast|control]
                  run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy;
@@ -57,8 +62,9 @@ usage: cargo xtask <command>
                  screencast: viewer fps vs bare CDP, input-to-frame latency;
                  control: ph list/read round trips, reading 10,000 lines)
 
-Both run and test first install what is missing: Debian packages (apt-get, as root
-or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/tools.
+run, test and dist first install what is missing: Debian packages (apt-get, as root
+or via sudo -n), npm packages (npm ci), for test tauri-driver, and for test and dist
+tauri-cli (its bundler) into target/tools.
 ";
 
 fn repo_root() -> PathBuf {
@@ -131,6 +137,29 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
     }
     std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::stdout()));
     signals::wait_forwarding(child)
+}
+
+/// `cargo xtask dist`: a release build, then the Debian package (DESIGN §15).
+fn cmd_dist(root: &Path, args: &[String]) -> Result<(), Failed> {
+    if let Some(arg) = args.first() {
+        return Err(Failed(format!("dist: unknown argument {arg:?}")));
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(Failed("dist builds a Debian package, on Linux only".into()));
+    }
+    deps::bootstrap(root, deps::Needs::Dist)?;
+    run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
+    run(cargo(root).args(["build", "--release", "-p", "sidecar", "-p", "porthole"]))?;
+    let staged = package::bundle(root, package::Profile::Release)?;
+    let deb = package::publish(root, &staged)?;
+    let bytes = package::file_size(&deb);
+    println!();
+    println!("  package: {}", deb.display());
+    println!("  size:    {bytes} bytes ({:.1} MiB)", bytes as f64 / (1024.0 * 1024.0));
+    println!("  installed size: {} KiB", package::control_field(&deb, "Installed-Size")?);
+    println!("  install: sudo apt install {}", deb.display());
+    println!();
+    Ok(())
 }
 
 /// The benchmarks `cargo xtask bench NAME` knows; each runs the sidecar example `bench_NAME`.
@@ -224,6 +253,7 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
             WHY_LINES,
         )
     });
+    step("packaging", &mut || package::check(root));
 
     println!();
     println!("==== summary ({} s) ====", started.elapsed().as_secs());
