@@ -28,6 +28,12 @@ pub const SLOW_CLIENT_DETACH_MS: u64 = 5_000;
 /// WebSocket close code (private range) of a terminal socket whose client was detached for
 /// staying over the high watermark: the client should reattach (and gets a fresh replay).
 pub const SLOW_CLIENT_CLOSE_CODE: u16 = 4001;
+/// At most one attention event (bell, notification, long command done) per terminal this
+/// often, in milliseconds: a `yes $'\a'` must not flood the desktop (protocol §5.3).
+pub const ATTENTION_MIN_INTERVAL_MS: u64 = 1_000;
+/// A command that ran at least this long, in milliseconds, wants attention when it ends
+/// (DESIGN §13).
+pub const LONG_COMMAND_MS: u64 = 10_000;
 
 // ---- Output batching (protocol §5) ----
 

@@ -20,6 +20,13 @@ media.addEventListener('change', () => store.setScheme(scheme()));
     return t ? { cols: t.cols, rows: t.rows } : null;
   },
   renderer: (paneId: string) => store.runtime(paneId)?.host.renderer ?? null,
+  /** the text of the top line of the pane's viewport (prompt navigation tests) */
+  paneTopLine: (paneId: string) => {
+    const t = store.runtime(paneId)?.host.term;
+    if (!t) return null;
+    const b = t.buffer.active;
+    return b.getLine(b.viewportY)?.translateToString(true) ?? null;
+  },
 };
 
 createRoot(document.getElementById('root')!).render(<App store={store} />);

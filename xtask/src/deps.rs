@@ -27,7 +27,8 @@ pub enum Needs {
 /// pop-out test's window check (sidecar/tests/popout.rs); vim and htop, the real programs
 /// the README's screenshot shows (tests/e2e/specs/screenshot.spec.ts); iproute2 and
 /// util-linux (`ip`, `unshare`) for the proxy tests that run in a private network namespace
-/// (sidecar/tests/proxy.rs); desktop-file-utils (`desktop-file-validate`) for the packaging
+/// (sidecar/tests/proxy.rs); zsh and fish for the shell-integration tests
+/// (sidecar/tests/shell.rs); desktop-file-utils (`desktop-file-validate`) for the packaging
 /// suite. `strip` (binutils) for the package comes with build-essential.
 fn debian_packages(needs: Needs) -> Vec<&'static str> {
     let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
@@ -45,6 +46,8 @@ fn debian_packages(needs: Needs) -> Vec<&'static str> {
             "htop",
             "iproute2",
             "util-linux",
+            "zsh",
+            "fish",
             "desktop-file-utils",
         ]);
     }

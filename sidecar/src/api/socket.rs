@@ -14,11 +14,11 @@ use serde::Deserialize;
 
 use super::error::ApiError;
 use super::state::AppState;
-use super::terminals::{cells, lookup};
+use super::terminals::{cells, lookup, ShellJson};
 use crate::constants::{
     MAX_ACK_BYTES, MAX_WS_MESSAGE_BYTES, REPLAY_CHUNK_BYTES, SLOW_CLIENT_CLOSE_CODE, SLOW_CLIENT_DETACH_MS,
 };
-use crate::pty::{ClientHandle, Event, Terminal};
+use crate::pty::{Attention, ClientHandle, Event, ShellInfo, Terminal};
 
 /// WebSocket close code for a protocol violation by the client (RFC 6455 "policy").
 const CLOSE_POLICY: u16 = 1008;
@@ -102,6 +102,27 @@ fn answerer_message(answers: bool) -> Message {
     Message::Text(Utf8Bytes::from(format!(r#"{{"type":"answerer","answers":{answers}}}"#)))
 }
 
+/// `{"type":"shell",…}`: the shell's state (protocol §5.3), the `shell` object of a `Terminal`.
+fn shell_message(s: &ShellInfo) -> Message {
+    let mut v = serde_json::to_value(ShellJson::new(s)).unwrap_or_default();
+    v["type"] = "shell".into();
+    Message::Text(Utf8Bytes::from(v.to_string()))
+}
+
+/// `{"type":"attention","kind":…}` (protocol §5.3).
+fn attention_message(a: &Attention) -> Message {
+    let v = match a {
+        Attention::Bell => serde_json::json!({"type": "attention", "kind": "bell"}),
+        Attention::Notify { title, body } => {
+            serde_json::json!({"type": "attention", "kind": "notify", "title": title, "body": body})
+        }
+        Attention::CommandDone { command, exit, duration_ms } => serde_json::json!({
+            "type": "attention", "kind": "command_done", "command": command, "exit": exit, "duration_ms": duration_ms
+        }),
+    };
+    Message::Text(Utf8Bytes::from(v.to_string()))
+}
+
 fn close_message(code: u16, reason: &str) -> Message {
     // A close reason is at most 123 bytes; cut at a char boundary.
     let mut end = reason.len().min(123);
@@ -128,6 +149,9 @@ async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
         if tx.feed(Message::Binary(Bytes::copy_from_slice(chunk))).await.is_err() {
             return;
         }
+    }
+    if att.shell != ShellInfo::default() && tx.feed(shell_message(&att.shell)).await.is_err() {
+        return;
     }
     if let Some(code) = att.exited {
         if tx.feed(exit_message(code)).await.is_err() {
@@ -229,6 +253,8 @@ async fn send_events(tx: &mut Sink, first: Event, events: &mut tokio::sync::mpsc
             Event::Output(b) => Message::Binary(b),
             Event::Exit(code) => exit_message(code),
             Event::Answerer(answers) => answerer_message(answers),
+            Event::Shell(s) => shell_message(&s),
+            Event::Attention(a) => attention_message(&a),
             Event::Closed => {
                 let _ = tx.send(close_message(CLOSE_NORMAL, "terminal deleted")).await;
                 return false;

@@ -13,7 +13,7 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::constants::{MAX_COMMAND_ITEMS, MAX_COMMAND_ITEM_BYTES, MAX_TERMINAL_CELLS, MIN_TERMINAL_CELLS};
 use crate::control::Handle;
-use crate::pty::{self, SpawnSpec, Terminal, TerminalId, TerminalInfo};
+use crate::pty::{self, ShellInfo, SpawnSpec, Terminal, TerminalId, TerminalInfo};
 use std::sync::Arc;
 
 /// Body of `POST /api/terminals` as received; validated by [`validate_create`].
@@ -51,6 +51,40 @@ pub struct TerminalJson {
     foreground: Option<String>,
     survivors: Vec<SurvivorJson>,
     pane: Option<String>,
+    cwd_now: Option<String>,
+    shell: ShellJson,
+}
+
+/// `shell` of a `Terminal` and the `shell` socket message (protocol §5.3): what the shell's
+/// integration reported.
+#[derive(Debug, Serialize)]
+pub struct ShellJson {
+    cwd: Option<String>,
+    integration: bool,
+    running: Option<RunningJson>,
+    last_exit: Option<i32>,
+}
+
+/// A command running now: its command line when the shell sent it, and for how long, in ms.
+#[derive(Debug, Serialize)]
+pub struct RunningJson {
+    command: Option<String>,
+    ms: u64,
+}
+
+impl ShellJson {
+    /// The wire form of `s`.
+    pub fn new(s: &ShellInfo) -> Self {
+        ShellJson {
+            cwd: s.cwd.clone(),
+            integration: s.integration,
+            running: s
+                .running
+                .as_ref()
+                .map(|r| RunningJson { command: r.command.clone(), ms: r.started.elapsed().as_millis() as u64 }),
+            last_exit: s.last_exit,
+        }
+    }
 }
 
 /// One entry of `survivors` (protocol §4): a process still running in an exited terminal's session.
@@ -76,6 +110,8 @@ impl TerminalJson {
             busy: i.busy,
             foreground: i.foreground,
             survivors: i.survivors.into_iter().map(|s| SurvivorJson { pid: s.pid, name: s.name }).collect(),
+            cwd_now: i.cwd_now,
+            shell: ShellJson::new(&i.shell),
         }
     }
 }
@@ -131,6 +167,75 @@ pub fn validate_create(req: CreateTerminal) -> Result<SpawnSpec, ApiError> {
         }
     };
     Ok(SpawnSpec { cols, rows, cwd, command })
+}
+
+/// The most paths one `resolve` request may ask about.
+const MAX_RESOLVE_PATHS: usize = 64;
+/// The longest path `resolve` accepts, in bytes (Linux's `PATH_MAX`).
+const MAX_RESOLVE_PATH_BYTES: usize = 4096;
+
+/// `POST /api/terminals/{id}/resolve` body: paths seen in the terminal's output.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveRequest {
+    /// 1..=64 paths, each 1..=4096 bytes without NUL; relative ones are read from the
+    /// terminal's working directory now, `~/…` from the user's home.
+    pub paths: Vec<String>,
+}
+
+/// One answer of `resolve`: the canonical absolute path and whether it is a file or a
+/// directory, or `null`s when nothing is there (or it cannot be read).
+#[derive(Debug, Serialize)]
+pub struct Resolved {
+    path: String,
+    resolved: Option<String>,
+    kind: Option<&'static str>,
+}
+
+/// `POST /api/terminals/{id}/resolve` → `200 {"paths":[Resolved…]}` in request order
+/// (protocol §4): which of the paths printed in a terminal exist, for its `path:line` links.
+pub async fn resolve(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(req): JsonBody<ResolveRequest>,
+) -> Result<impl IntoResponse, ApiError> {
+    let term = lookup(&st, &id)?;
+    if req.paths.is_empty() || req.paths.len() > MAX_RESOLVE_PATHS {
+        return Err(ApiError::BadRequest(format!("paths: 1..={MAX_RESOLVE_PATHS} items, got {}", req.paths.len())));
+    }
+    for (i, p) in req.paths.iter().enumerate() {
+        if p.is_empty() || p.len() > MAX_RESOLVE_PATH_BYTES || p.contains('\0') {
+            return Err(ApiError::BadRequest(format!("paths[{i}]: 1..={MAX_RESOLVE_PATH_BYTES} bytes without NUL")));
+        }
+    }
+    let cwd = PathBuf::from(term.current_cwd());
+    let out = tokio::task::spawn_blocking(move || {
+        req.paths
+            .into_iter()
+            .map(|p| {
+                // `~/…` is the user's home, as a shell would read it.
+                let full = match p.strip_prefix("~/") {
+                    Some(rest) => PathBuf::from(pty::home_dir()).join(rest),
+                    None => cwd.join(&p),
+                };
+                let found = std::fs::canonicalize(&full).ok().and_then(|c| {
+                    let meta = std::fs::metadata(&c).ok()?;
+                    let kind = if meta.is_dir() {
+                        "dir"
+                    } else if meta.is_file() {
+                        "file"
+                    } else {
+                        return None;
+                    };
+                    Some((c.to_string_lossy().into_owned(), kind))
+                });
+                Resolved { path: p, resolved: found.as_ref().map(|f| f.0.clone()), kind: found.map(|f| f.1) }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("resolve: {e}")))?;
+    Ok(Json(serde_json::json!({"paths": out})))
 }
 
 /// Parses a path id; an id that is not canonical is simply not found.

@@ -7,6 +7,8 @@
 mod error;
 mod flow;
 mod id;
+mod integration;
+mod marks;
 mod registry;
 mod ring;
 mod screen;
@@ -16,6 +18,7 @@ mod terminal;
 
 pub use error::PtyError;
 pub use id::{BadTerminalId, TerminalId};
+pub use integration::{Attention, Running, ShellInfo};
 pub use registry::Registry;
 pub use screen::ScreenText;
 pub use terminal::{Attachment, ClientHandle, Detached, Event, SpawnSpec, Survivor, Terminal, TerminalInfo};

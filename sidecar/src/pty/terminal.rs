@@ -22,6 +22,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::error::PtyError;
 use super::flow::Credit;
 use super::id::TerminalId;
+use super::integration::{Attention, ShellInfo, Tracker};
+use super::marks::{Mark, Scanner};
 use super::ring::Ring;
 use super::screen::{Backlog, Screen, ScreenText};
 use super::sys;
@@ -74,6 +76,11 @@ pub struct TerminalInfo {
     /// Once the child is reaped: the processes still alive in its process group or session
     /// (a `nohup` server, a job that ignored SIGHUP), by pid; empty while the child lives.
     pub survivors: Vec<Survivor>,
+    /// What the shell's integration reported (cwd, running command, last exit status).
+    pub shell: ShellInfo,
+    /// The working directory now: the shell's report (OSC 7), else the child's own
+    /// (`/proc/<pid>/cwd`); `None` once it ended or when neither can be read.
+    pub cwd_now: Option<String>,
 }
 
 /// A process left running in an exited terminal's session (protocol §4 `survivors`).
@@ -98,6 +105,12 @@ pub enum Event {
     /// terminal queries found in live output (see [`Terminal::attach`] for the rule). Ordered
     /// with `Output`: it applies to the output that follows it.
     Answerer(bool),
+    /// The shell's state changed (protocol §5.3): its cwd, the running command, the last
+    /// exit status. Ordered with `Output`: sent after the output that carried the marks.
+    Shell(ShellInfo),
+    /// Something in the output wants the human (bell, notification, long command done),
+    /// rate-limited per terminal.
+    Attention(Attention),
 }
 
 /// What a client gets when it attaches: the scrollback, the exit status if the program has
@@ -115,6 +128,8 @@ pub struct Attachment {
     /// follows (always true on attach: the newest client is the answerer; later changes
     /// arrive as [`Event::Answerer`]).
     pub answers: bool,
+    /// The shell's state at the moment of attaching (what the replay's marks said).
+    pub shell: ShellInfo,
     /// Live events after the scrollback.
     pub events: mpsc::UnboundedReceiver<Event>,
     /// Acks flow control; detaches the client when dropped.
@@ -195,6 +210,8 @@ struct Client {
 /// State shared by the terminal handle, its threads and its clients; one lock.
 struct Hub {
     ring: Ring,
+    /// What the output's shell-integration marks said so far.
+    shell: Tracker,
     clients: BTreeMap<u64, Client>,
     next_client: u64,
     /// Counts attaches and inputs; stamps `Client::active`.
@@ -308,7 +325,7 @@ impl Shared {
     }
 
     /// Appends one batch to the scrollback and queues it to every client.
-    fn publish(&self, data: &[u8]) {
+    fn publish(&self, data: &[u8], marks: &[Mark]) {
         let mut hub = self.lock();
         hub.last_output = Instant::now();
         if hub.closed {
@@ -326,6 +343,18 @@ impl Shared {
         }
         if over {
             hub.paused = true;
+        }
+        if !marks.is_empty() {
+            let changes = hub.shell.apply(marks, now);
+            let mut events: Vec<Event> = changes.attention.into_iter().map(Event::Attention).collect();
+            if changes.shell {
+                events.insert(0, Event::Shell(hub.shell.info().clone()));
+            }
+            for c in hub.clients.values() {
+                for e in &events {
+                    let _ = c.tx.send(e.clone());
+                }
+            }
         }
         drop(hub);
         self.screen.poke();
@@ -395,23 +424,18 @@ impl Terminal {
             None => {
                 let shell = sys::user_shell();
                 let base = shell.rsplit('/').next().unwrap_or(&shell).to_string();
-                let wants_path = env.iter().any(|(k, _)| k == super::shell::BIN_DIR_VAR);
-                let b = match super::shell::bash_login_init() {
-                    // Debian's /etc/profile resets PATH in a login shell: bash runs its login
-                    // files from our init file, which then puts the `ph` directory back first.
-                    Some(init) if wants_path && base == "bash" => {
-                        let mut b = CommandBuilder::new(&shell);
-                        b.arg("--init-file");
-                        b.arg(init);
-                        b
-                    }
-                    _ => {
-                        // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
-                        let mut b = CommandBuilder::new_default_prog();
-                        b.env("SHELL", &shell);
-                        b
-                    }
-                };
+                // Inside Porthole (the `ph` directory is given), bash, zsh and fish start with
+                // Porthole's scripts: `PATH` kept, shell integration injected (shell.rs).
+                let in_porthole = env.iter().any(|(k, _)| k == super::shell::BIN_DIR_VAR);
+                let ours = super::shell::Kind::of(&shell)
+                    .filter(|_| in_porthole)
+                    .and_then(|kind| super::shell::command(&shell, kind));
+                let b = ours.unwrap_or_else(|| {
+                    // portable-pty starts $SHELL (from the builder's env) with argv[0] "-<base>".
+                    let mut b = CommandBuilder::new_default_prog();
+                    b.env("SHELL", &shell);
+                    b
+                });
                 (b, vec![format!("-{base}")])
             }
         };
@@ -436,6 +460,7 @@ impl Terminal {
         let shared = Arc::new(Shared {
             hub: Mutex::new(Hub {
                 ring: Ring::new(SCROLLBACK_BYTES),
+                shell: Tracker::default(),
                 clients: BTreeMap::new(),
                 next_client: 0,
                 activity: 0,
@@ -497,9 +522,9 @@ impl Terminal {
     /// A snapshot of the public state. Reads the foreground process group with
     /// `tcgetpgrp(3)` and its name from `/proc`.
     pub fn info(&self) -> TerminalInfo {
-        let (cols, rows, exit_code) = {
+        let (cols, rows, exit_code, shell) = {
             let hub = self.shared.lock();
-            (hub.cols, hub.rows, hub.exit_code)
+            (hub.cols, hub.rows, hub.exit_code, hub.shell.info().clone())
         };
         let alive = exit_code.is_none();
         let pgrp =
@@ -516,6 +541,8 @@ impl Terminal {
             busy: pgrp.is_some_and(|p| p != self.pid),
             foreground: pgrp.and_then(sys::process_name),
             survivors: if alive { Vec::new() } else { self.survivors() },
+            cwd_now: if alive { shell.cwd.clone().or_else(|| sys::process_cwd(self.pid)) } else { None },
+            shell,
         }
     }
 
@@ -561,6 +588,7 @@ impl Terminal {
         hub.clients.insert(id, Client { tx, credit, kick, active });
         Attachment {
             replay,
+            shell: hub.shell.info().clone(),
             exited: if hub.exit_sent { hub.exit_code } else { None },
             closed: hub.closed,
             answers: true,
@@ -659,10 +687,11 @@ impl Terminal {
         self.shared.lock().exit_code
     }
 
-    /// The child's current working directory (`/proc/<pid>/cwd` on Linux), else where it
-    /// started.
+    /// The working directory now: the shell's OSC 7 report (protocol §5.3), else the child's
+    /// (`/proc/<pid>/cwd` on Linux), else where it started.
     pub fn current_cwd(&self) -> String {
-        sys::process_cwd(self.pid).unwrap_or_else(|| self.cwd.clone())
+        let reported = self.shared.lock().shell.info().cwd.clone();
+        reported.or_else(|| sys::process_cwd(self.pid)).unwrap_or_else(|| self.cwd.clone())
     }
 
     /// Marks the terminal closed (output discarded from now on, clients get `exit` then
@@ -728,6 +757,7 @@ fn reader_loop(shared: Arc<Shared>, mut f: File) {
     let mut buf = vec![0u8; BATCH_MAX_BYTES];
     let max_delay = Duration::from_micros(BATCH_MAX_DELAY_US);
     let mut eof = false;
+    let (mut scanner, mut marks) = (Scanner::default(), Vec::new());
     while !eof {
         shared.wait_unpaused();
         let n = match read_pty(&mut f, &mut buf) {
@@ -765,7 +795,9 @@ fn reader_loop(shared: Arc<Shared>, mut f: File) {
                 break;
             }
         }
-        shared.publish(&buf[..filled]);
+        marks.clear();
+        scanner.scan(&buf[..filled], &mut marks);
+        shared.publish(&buf[..filled], &marks);
     }
     let mut hub = shared.lock();
     hub.eof = true;
@@ -834,7 +866,7 @@ mod tests {
                     out.extend_from_slice(&b);
                 }
                 Ok(Event::Exit(c)) => exit = Some(c),
-                Ok(Event::Answerer(_)) => {}
+                Ok(Event::Answerer(_) | Event::Shell(_) | Event::Attention(_)) => {}
                 Ok(Event::Closed) | Err(mpsc::error::TryRecvError::Disconnected) => break,
                 Err(mpsc::error::TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(5)),
             }

@@ -333,7 +333,7 @@ pub struct Seen {
     pub closed: bool,
     /// The close frame's code, if one came.
     pub close_code: Option<u16>,
-    /// Control messages other than `exit` (`replay`, `answerer`), each with the number of
+    /// Control messages other than `exit` (`replay`, `answerer`, `shell`, `attention`), each with the number of
     /// output bytes that had arrived before it.
     pub controls: Vec<(usize, Value)>,
 }
@@ -362,7 +362,7 @@ pub async fn read_until(ws: &mut Ws, seen: &mut Seen, ack: bool, done: impl Fn(&
                 }
                 Some(Ok(Message::Text(t))) => {
                     let v: Value = serde_json::from_str(&t).unwrap();
-                    if v["type"] == "replay" || v["type"] == "answerer" {
+                    if ["replay", "answerer", "shell", "attention"].contains(&v["type"].as_str().unwrap_or("")) {
                         seen.controls.push((seen.bytes.len(), v));
                         continue;
                     }

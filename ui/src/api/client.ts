@@ -1,6 +1,6 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
-import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, TerminalInfo, ViewportBody } from './protocol';
+import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, ResolvedPath, TerminalInfo, ViewportBody } from './protocol';
 import { parseCapabilities } from '../browser/popout';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
@@ -47,6 +47,9 @@ export const api = {
   listTerminals: () => call<{ terminals: TerminalInfo[] }>('GET', '/api/terminals').then((r) => r.terminals),
   getTerminal: (id: string) => call<TerminalInfo>('GET', `/api/terminals/${encodeURIComponent(id)}`),
   createTerminal: (req: CreateTerminal) => call<{ id: string }>('POST', '/api/terminals', req).then((r) => r.id),
+  /** Which of `paths` (relative to the terminal's cwd, or absolute) exist (protocol §4 `resolve`). */
+  resolvePaths: (id: string, paths: string[]) =>
+    call<{ paths: ResolvedPath[] }>('POST', `/api/terminals/${encodeURIComponent(id)}/resolve`, { paths }).then((r) => r.paths),
   deleteTerminal: (id: string) => call<void>('DELETE', `/api/terminals/${encodeURIComponent(id)}`),
   getWorkspace: () => call<{ workspace: unknown; revision: number }>('GET', '/api/workspace'),
   putWorkspace: (workspace: unknown) => call<{ revision: number }>('PUT', '/api/workspace', { workspace }),

@@ -47,7 +47,38 @@ export interface TerminalInfo {
    * terminal replaced it in its pane). Absent from older sidecars.
    */
   pane?: string | null;
+  /** the working directory now: the shell's OSC 7 report, else the child's (protocol §4); absent from older sidecars */
+  cwd_now?: string | null;
+  /** what the shell's integration reported (protocol §5.3); absent from older sidecars */
+  shell?: ShellState;
 }
+
+/** One answer of `POST /api/terminals/{id}/resolve` (protocol §4). */
+export interface ResolvedPath {
+  /** the path as asked */
+  path: string;
+  /** its canonical absolute path, or null when nothing is there */
+  resolved: string | null;
+  kind: 'file' | 'dir' | null;
+}
+
+/** A terminal's shell state from its integration (protocol §5.3 `shell`). */
+export interface ShellState {
+  /** OSC 7 working directory, or null */
+  cwd: string | null;
+  /** true once an OSC 133 mark was seen */
+  integration: boolean;
+  /** the command running now (OSC 133 C..D); `command` null when the shell sent no command line; `ms` since it started */
+  running: { command: string | null; ms: number } | null;
+  /** the last OSC 133 D exit status */
+  last_exit: number | null;
+}
+
+/** Something in a terminal's output that wants the human (protocol §5.3 `attention`). */
+export type Attention =
+  | { kind: 'bell' }
+  | { kind: 'notify'; title: string; body: string }
+  | { kind: 'command_done'; command: string | null; exit: number | null; duration_ms: number };
 
 /** A process still running in an exited terminal's session (protocol §4). */
 export interface Survivor {
@@ -76,7 +107,9 @@ export interface CreateTerminal {
 export type ServerControl =
   | { type: 'replay'; bytes: number }
   | { type: 'answerer'; answers: boolean }
-  | { type: 'exit'; code: number };
+  | { type: 'exit'; code: number }
+  | ({ type: 'shell' } & ShellState)
+  | ({ type: 'attention' } & Attention);
 
 /** Client → server text messages on the terminal socket. */
 export type ClientControl = { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };

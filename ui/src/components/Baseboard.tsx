@@ -26,6 +26,11 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
             >
               <span className="chip-dot" data-status={p?.status} />
               {p ? paneLabel(p) : id}
+              {p?.attention && (
+                <span className="chip-attention" data-testid="chip-attention" title="Wants your attention">
+                  ●
+                </span>
+              )}
             </button>
           );
         })

@@ -168,6 +168,12 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     [
       { id: 'copy', label: 'Copy', keys: 'Ctrl+Shift+C', disabled: !store.hasSelection(id), run: () => void store.copy(id) },
       { id: 'paste', label: 'Paste', keys: 'Ctrl+Shift+V', run: () => void store.paste(id) },
+      {
+        id: 'copy-output',
+        label: "Copy last command's output",
+        disabled: store.lastOutput(id) === null,
+        run: () => void store.copyLastOutput(id),
+      },
       { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.setFinding(id, true) },
     ],
     [

@@ -1,15 +1,12 @@
 import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { Rect } from '../layout/engine';
-import { displayUrl } from '../browser/url';
+import { paneLabel, runningLabel, shortCwd } from '../workspace/label';
 import type { PaneModel, WorkspaceStore } from '../workspace/store';
 import { survivorBanner, survivorText } from '../workspace/survivors';
 import { Banner } from './Banner';
 import { OverflowMenu } from './OverflowMenu';
 
-export function paneLabel(p: PaneModel): string {
-  if (p.kind === 'browser') return p.title || (p.browser?.url ? displayUrl(p.browser.url) : '') || 'browser';
-  return p.title || p.command || 'terminal';
-}
+export { paneLabel } from '../workspace/label';
 
 interface PaneProps {
   store: WorkspaceStore;
@@ -114,6 +111,9 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
   }, [store, id, visible]);
 
   const label = paneLabel(pane);
+  const running = runningLabel(pane);
+  const cwd = pane.shell?.cwd ?? null;
+  const cwdShort = shortCwd(cwd);
   const btn = (testid: string, title: string, icon: string, onClick: () => void) => (
     <button
       className="pane-btn"
@@ -147,9 +147,19 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
     >
       <header className="pane-header" data-testid="pane-header" onDoubleClick={() => store.toggleZoom(id)}>
         <span className="pane-status" data-status={pane.status} title={pane.status} />
-        <span className="pane-title" data-testid="pane-title" title={label}>
+        <span className={`pane-title${running ? ' running' : ''}`} data-testid="pane-title" data-running={running ? 'true' : 'false'} title={running ? `Running: ${running}` : label}>
           {label}
         </span>
+        {cwdShort && (
+          <span className="pane-cwd" data-testid="pane-cwd" title={cwd ?? ''}>
+            {cwdShort}
+          </span>
+        )}
+        {pane.attention && (
+          <span className="pane-attention" data-testid="pane-attention" role="status" title="Wants your attention (Ctrl-b a jumps here)">
+            ●
+          </span>
+        )}
         {pane.status === 'exited' && (
           <span className="pane-badge" title="Press Enter in the terminal for a new shell">
             exited {pane.exitCode} · Enter restarts

@@ -18,7 +18,12 @@ export type Action =
   /** open the focused terminal pane's context menu (its ports first) */
   | { kind: 'contextMenu' }
   /** send a literal prefix byte (Ctrl-b = 0x02) to the focused terminal */
-  | { kind: 'sendPrefix' };
+  | { kind: 'sendPrefix' }
+  /** focus the next pane that wants attention (DESIGN §13) */
+  | { kind: 'nextAttention' }
+  /** scroll the focused terminal to its previous / next prompt (shell integration) */
+  | { kind: 'promptPrev' }
+  | { kind: 'promptNext' };
 
 export interface Keystroke {
   /** `KeyboardEvent.key` */
@@ -63,6 +68,9 @@ const BINDINGS: Record<string, Action> = {
   '}': { kind: 'swapNext' },
   b: { kind: 'openBrowser' },
   p: { kind: 'contextMenu' },
+  a: { kind: 'nextAttention' },
+  '[': { kind: 'promptPrev' },
+  ']': { kind: 'promptNext' },
 };
 
 export function isPrefix(k: Keystroke): boolean {

@@ -15,6 +15,8 @@ import { CSI_QUERIES, DCS_QUERY, OSC_QUERY_IDS, QueryGate, oscIsQuery } from './
 import type { TerminalSink } from './TerminalSession';
 import { type RendererKind, preferredRenderer } from './renderer';
 import { type Scheme, themeFor } from './theme';
+import { PromptMarks } from './prompts';
+import { findPathRefs } from './pathLinks';
 
 /** Resize settle time before the PTY is told (DESIGN §7). */
 export const RESIZE_SETTLE_MS = 100;
@@ -32,6 +34,12 @@ export interface HostEvents {
   onFocus: () => void;
   /** the user asked for the find bar (Ctrl+Shift+F / Cmd+F) */
   onFind: () => void;
+  /** the user Ctrl/Cmd+clicked a URL in the output */
+  onLink: (url: string) => void;
+  /** which of `paths` (as printed) exist as files: their absolute paths, null where none */
+  resolvePaths: (paths: string[]) => Promise<(string | null)[]>;
+  /** the user Ctrl/Cmd+clicked `file:line` (file absolute) in the output */
+  onPathLink: (file: string, line: number) => void;
 }
 
 export class TerminalHost implements TerminalSink {
@@ -49,6 +57,8 @@ export class TerminalHost implements TerminalSink {
   /** whether xterm may answer queries now; flipped in order with the output (protocol §5.2) */
   private readonly gate = new QueryGate();
   renderer: RendererKind = 'dom';
+  /** prompt marks from the shell integration's OSC 133 (protocol §5.3) */
+  readonly prompts: PromptMarks;
 
   constructor(
     private readonly events: HostEvents,
@@ -68,7 +78,16 @@ export class TerminalHost implements TerminalSink {
       rightClickSelectsWord: false,
     });
     this.term.loadAddon(this.fitAddon);
-    this.term.loadAddon(new WebLinksAddon());
+    // Ctrl/Cmd+click opens a link (a plain click selects, as in VS Code's terminal).
+    this.term.loadAddon(
+      new WebLinksAddon((event, uri) => {
+        if (isMac ? event.metaKey : event.ctrlKey) this.events.onLink(uri);
+      }),
+    );
+    this.prompts = new PromptMarks(this.term);
+    this.disposables.push(() => this.prompts.dispose());
+    const paths = this.term.registerLinkProvider({ provideLinks: (y, done) => void this.pathLinks(y, done) });
+    this.disposables.push(() => paths.dispose());
     this.term.loadAddon(new Unicode11Addon());
     this.term.loadAddon(this.search);
     this.term.unicode.activeVersion = '11';
@@ -97,6 +116,34 @@ export class TerminalHost implements TerminalSink {
     const onFocusIn = () => this.events.onFocus();
     this.element.addEventListener('focusin', onFocusIn);
     this.disposables.push(() => this.element.removeEventListener('focusin', onFocusIn));
+  }
+
+  /**
+   * `path:line[:col]` links on buffer row `y` (1-based): only the paths the sidecar finds as
+   * files under the terminal's cwd are underlined; Ctrl/Cmd+click opens the editor.
+   */
+  private async pathLinks(y: number, done: (links: import('@xterm/xterm').ILink[] | undefined) => void) {
+    const text = this.term.buffer.active.getLine(y - 1)?.translateToString(true) ?? '';
+    const refs = findPathRefs(text);
+    if (!refs.length) return done(undefined);
+    const found = await this.events.resolvePaths(refs.map((r) => r.path)).catch(() => refs.map(() => null));
+    const links = refs.flatMap((r, i) => {
+      const file = found[i];
+      if (!file) return [];
+      return [
+        {
+          // Columns are 1-based and inclusive; the text has one cell per UTF-16 unit here
+          // (a wide character before the reference shifts it: then the link is off, never wrong).
+          range: { start: { x: r.start + 1, y }, end: { x: r.end, y } },
+          text: text.slice(r.start, r.end),
+          decorations: { underline: true, pointerCursor: true },
+          activate: (e: MouseEvent) => {
+            if (isMac ? e.metaKey : e.ctrlKey) this.events.onPathLink(file, r.line);
+          },
+        },
+      ];
+    });
+    done(links.length ? links : undefined);
   }
 
   /**

@@ -3,7 +3,7 @@
 // It knows nothing of xterm.js or React: output goes to a `TerminalSink`, which the view
 // (TerminalHost) implements. One session serves one terminal id for its whole life.
 import { api, ApiError, terminalSocketUrl } from '../api/client';
-import { ACK_CHUNK_BYTES, type ClientControl, type ServerControl, SLOW_CLIENT_CLOSE_CODE, validDim } from '../api/protocol';
+import { ACK_CHUNK_BYTES, type Attention, type ClientControl, type ServerControl, type ShellState, SLOW_CLIENT_CLOSE_CODE, validDim } from '../api/protocol';
 
 /** Where the session delivers output. */
 export interface TerminalSink {
@@ -93,9 +93,15 @@ export class TerminalSession {
   private reattachWhenDrawn = false;
 
   private readonly _onExit = new Emitter<number>();
+  private readonly _onShell = new Emitter<ShellState>();
+  private readonly _onAttention = new Emitter<Attention>();
   private readonly _onStatus = new Emitter<SessionStatus>();
   /** fires once per program exit with its code (also after a reconnect to an exited terminal: once) */
   readonly onExit = (l: Listener<number>) => this._onExit.on(l);
+  /** the shell's state changed (protocol §5.3); fired once its output is processed */
+  readonly onShell = (l: Listener<ShellState>) => this._onShell.on(l);
+  /** something in the output wants the human (protocol §5.3); fired once the output before it is processed */
+  readonly onAttention = (l: Listener<Attention>) => this._onAttention.on(l);
   readonly onStatus = (l: Listener<SessionStatus>) => this._onStatus.on(l);
 
   constructor(
@@ -154,6 +160,8 @@ export class TerminalSession {
     }
     this.setStatus('closed');
     this._onExit.clear();
+    this._onShell.clear();
+    this._onAttention.clear();
     this._onStatus.clear();
   }
 
@@ -283,6 +291,16 @@ export class TerminalSession {
       if (msg.bytes > 0) this.sink.setReplaying(true);
     } else if (msg?.type === 'answerer' && typeof msg.answers === 'boolean') {
       this.sink.setAnswering(msg.answers);
+    } else if (msg?.type === 'shell' && typeof msg.integration === 'boolean') {
+      const { type: _t, ...state } = msg;
+      this.sink.write('', () => {
+        if (!this.disposed) this._onShell.fire(state);
+      });
+    } else if (msg?.type === 'attention' && typeof msg.kind === 'string') {
+      const { type: _t, ...att } = msg;
+      this.sink.write('', () => {
+        if (!this.disposed) this._onAttention.fire(att as Attention);
+      });
     } else if (msg?.type === 'exit' && typeof msg.code === 'number') {
       const first = !this.exited;
       this.exited = true;

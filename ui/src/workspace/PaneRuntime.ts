@@ -2,7 +2,7 @@
 // (TerminalSession). Created with the pane, disposed when the pane is closed; a minimized or
 // hidden pane keeps its runtime.
 import { ApiError, api } from '../api/client';
-import type { Survivor } from '../api/protocol';
+import type { Attention, ShellState, Survivor } from '../api/protocol';
 import { TerminalHost } from '../terminal/TerminalHost';
 import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
 import type { Scheme } from '../terminal/theme';
@@ -11,6 +11,11 @@ import { commandTitle } from './title';
 
 /** How often an exited pane asks again which processes of its session still run. */
 const SURVIVOR_POLL_MS = 2000;
+/**
+ * How often a pane whose shell reports no integration (sh, or integration off) asks what runs
+ * in its foreground, for the header (protocol §4 `busy`, `foreground`).
+ */
+const FOREGROUND_POLL_MS = 2000;
 
 export type PaneStatus = SessionStatus | 'starting' | 'exited' | 'failed';
 
@@ -40,7 +45,28 @@ export interface RuntimeEvents {
    * session still run: the pane keeps it until they end or the pane closes
    */
   onKept: (terminalId: string) => void;
+  /** the shell's state (protocol §5.3): cwd, running command, last exit status */
+  onShell: (shell: ShellState) => void;
+  /** without shell integration: the foreground program's name while one other than the shell runs, else null */
+  onForeground: (name: string | null) => void;
+  /** something in the output wants the human (protocol §5.3) */
+  onAttention: (a: Attention) => void;
+  /** a Ctrl/Cmd+clicked URL in the output */
+  onLink: (url: string) => void;
+  /** a Ctrl/Cmd+clicked `file:line` in the output (file absolute, existing) */
+  onPathLink: (file: string, line: number) => void;
 }
+
+/** How a new terminal starts. */
+export interface SpawnOptions {
+  /** resolves to the working directory to start in (absolute), or undefined for the default (home) */
+  cwd?: () => Promise<string | undefined>;
+  /** the program to run instead of the login shell */
+  command?: string[];
+}
+
+/** How long a path's existence (for `path:line` links) is remembered, in ms. */
+const RESOLVE_CACHE_MS = 5000;
 
 export { commandTitle } from './title';
 
@@ -64,12 +90,16 @@ export class PaneRuntime {
   touched: boolean;
   /** input typed before the terminal exists (while it is being created) */
   private early: Array<string | Uint8Array> = [];
+  /** the shell's state as last reported (null until it reported any) */
+  private shell: ShellState | null = null;
+  private foregroundTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     readonly paneId: string,
     private terminalId: string | null,
     scheme: Scheme,
     private readonly events: RuntimeEvents,
+    private readonly spawnOptions: SpawnOptions = {},
   ) {
     // A pane restored onto an existing terminal may have been used: never count it untouched.
     this.touched = terminalId !== null;
@@ -80,6 +110,9 @@ export class PaneRuntime {
         onTitle: (t) => this.events.onTitle(t),
         onFocus: () => this.events.onFocus(),
         onFind: () => this.events.onFind(),
+        onLink: (url) => this.events.onLink(url),
+        resolvePaths: (paths) => this.resolvePaths(paths),
+        onPathLink: (file, line) => this.events.onPathLink(file, line),
       },
       scheme,
     );
@@ -87,6 +120,35 @@ export class PaneRuntime {
 
   get currentTerminalId(): string | null {
     return this.terminalId;
+  }
+
+  private resolved = new Map<string, { file: string | null; at: number }>();
+
+  /** Which of `paths` exist as files for this terminal (cached briefly; the cwd may change). */
+  private async resolvePaths(paths: string[]): Promise<(string | null)[]> {
+    const id = this.terminalId;
+    if (!id) return paths.map(() => null);
+    const now = Date.now();
+    const key = (p: string) => `${this.shell?.cwd ?? ''}\0${p}`;
+    const missing = [...new Set(paths.filter((p) => (now - (this.resolved.get(key(p))?.at ?? -Infinity)) > RESOLVE_CACHE_MS))];
+    if (missing.length) {
+      const answers = await api.resolvePaths(id, missing);
+      if (this.resolved.size > 512) this.resolved.clear();
+      for (const a of answers) this.resolved.set(key(a.path), { file: a.kind === 'file' ? a.resolved : null, at: now });
+    }
+    return paths.map((p) => this.resolved.get(key(p))?.file ?? null);
+  }
+
+  /**
+   * The terminal's working directory now: the shell's last OSC 7 report, else what the
+   * sidecar reads (`cwd_now`, protocol §4); undefined when unknown. A split starts there.
+   */
+  async cwd(): Promise<string | undefined> {
+    if (this.shell?.cwd) return this.shell.cwd;
+    const id = this.terminalId;
+    if (!id || this.exited) return undefined;
+    const info = await api.getTerminal(id).catch(() => null);
+    return info?.cwd_now ?? undefined;
   }
 
   /** Puts the terminal into `container` (once; later calls are no-ops) and connects it. */
@@ -118,13 +180,23 @@ export class PaneRuntime {
     let id: string;
     let renamed = false;
     try {
+      const cwd = await this.spawnOptions.cwd?.().catch(() => undefined);
+      const command = this.spawnOptions.command;
+      const where = { cols, rows, ...(cwd ? { cwd } : {}), ...(command ? { command } : {}) };
       try {
-        id = await api.createTerminal(pane ? { cols, rows, pane } : { cols, rows });
+        id = await api.createTerminal(pane ? { ...where, pane } : where);
       } catch (e) {
-        // Refused under the pane's handle (4xx): a new pane's terminal is better than none.
-        if (!pane || !(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
-        id = await api.createTerminal({ cols, rows });
-        renamed = true;
+        if (!(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
+        if (cwd && e.code === 'bad_cwd') {
+          // The directory went away since the shell reported it: start at home instead.
+          const home = { cols, rows, ...(command ? { command } : {}) };
+          id = await api.createTerminal(pane ? { ...home, pane } : home);
+        } else {
+          // Refused under the pane's handle (4xx): a new pane's terminal is better than none.
+          if (!pane) throw e;
+          id = await api.createTerminal(where);
+          renamed = true;
+        }
       }
     } catch (e) {
       if (this.disposed) return;
@@ -163,6 +235,13 @@ export class PaneRuntime {
       if (!this.exited || st === 'gone') this.events.onStatus(st);
     });
     for (const d of this.early.splice(0)) s.send(d);
+    s.onShell((shell) => {
+      this.shell = shell;
+      if (shell.integration) this.stopForeground();
+      this.events.onShell(shell);
+    });
+    s.onAttention((a) => this.events.onAttention(a));
+    this.watchForeground(id);
     s.onExit((code) => {
       this.exited = true;
       this.host.notice(`\r\n[process exited with code ${code}]`);
@@ -170,6 +249,28 @@ export class PaneRuntime {
       this.watchSurvivors(id);
     });
     this.events.onStatus(s.status);
+  }
+
+  /**
+   * Without shell integration nothing tells the pane what runs in it: ask every
+   * FOREGROUND_POLL_MS until the shell reports integration or the terminal changes.
+   */
+  private watchForeground(id: string) {
+    this.stopForeground();
+    let last: string | null | undefined;
+    const ask = async () => {
+      if (this.disposed || this.exited || this.terminalId !== id || this.shell?.integration) return this.stopForeground();
+      const info = await api.getTerminal(id).catch(() => null);
+      if (!info || this.disposed || this.terminalId !== id || this.shell?.integration) return;
+      const name = info.alive && info.busy ? info.foreground : null;
+      if (name !== last) this.events.onForeground((last = name));
+    };
+    this.foregroundTimer = setInterval(() => void ask(), FOREGROUND_POLL_MS);
+  }
+
+  private stopForeground() {
+    if (this.foregroundTimer) clearInterval(this.foregroundTimer);
+    this.foregroundTimer = null;
   }
 
   private setSurvivors(list: Survivor[]) {
@@ -243,6 +344,7 @@ export class PaneRuntime {
       else void api.deleteTerminal(old).catch(() => undefined);
     }
     this.setSurvivors([]);
+    this.shell = null;
     this.host.term.reset();
     await this.spawn();
     this.respawning = false;
@@ -260,6 +362,7 @@ export class PaneRuntime {
     if (this.disposed) return;
     this.disposed = true;
     if (this.survivorTimer) clearTimeout(this.survivorTimer);
+    this.stopForeground();
     this.session?.dispose();
     this.session = null;
     this.host.dispose();

@@ -4,7 +4,7 @@
 // method here. Components never reach a runtime's socket.
 import { ApiError, api } from '../api/client';
 import { type Liveness, LivenessWatch, probeHealth } from '../api/liveness';
-import { BROWSER_HANDLE_RE, type ListeningPort, type Survivor, type TerminalInfo, type UiRequest } from '../api/protocol';
+import { type Attention, BROWSER_HANDLE_RE, type ListeningPort, type ShellState, type Survivor, type TerminalInfo, type UiRequest } from '../api/protocol';
 import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
 import { type RenderMode, modeForUrl } from '../browser/modes';
 import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
@@ -12,7 +12,7 @@ import { PANE_VIEWPORT, type ViewportChoice } from '../screencast/viewport';
 import { type PaneKind, decidePlacement } from '../browser/placement';
 import { grantKeepaliveMs } from '../browser/keepalive';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
-import { iframeRefusal, isHttpUrl } from '../browser/url';
+import { iframeRefusal, isHttpUrl, isLoopbackHost } from '../browser/url';
 import { Refused } from '../control/messages';
 import { besidePane, planSplit, roomBeside } from '../control/place';
 import { encodeState } from '../control/state';
@@ -24,7 +24,11 @@ import * as L from '../layout/engine';
 import type { Action } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
 import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
-import { type PaneStatus, PaneRuntime, commandTitle } from './PaneRuntime';
+import { type PaneStatus, PaneRuntime, type SpawnOptions, commandTitle } from './PaneRuntime';
+import { DesktopNotifier, nextWanting, notificationText } from './attention';
+import { paneLabel } from './label';
+import { editorCommand } from '../terminal/pathLinks';
+import { writeClipboard } from '../clipboard';
 import { type Orphan, closeReasons, findOrphans } from './survivors';
 
 export interface PaneModel {
@@ -60,6 +64,12 @@ export interface PaneModel {
   kept?: string[];
   /** what still runs in the `kept` terminals, as last swept */
   keptSurvivors?: Survivor[];
+  /** terminal panes: what the shell's integration reported (protocol §5.3) */
+  shell?: ShellState | null;
+  /** terminal panes without shell integration: the foreground program while one other than the shell runs */
+  foreground?: string | null;
+  /** something in the pane wants the human (cleared when the pane is focused) */
+  attention?: boolean;
 }
 
 /** A close that waits for the user's answer: the pane and why it asks (one line per reason). */
@@ -129,6 +139,7 @@ export class WorkspaceStore {
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
   /** the UI channel (protocol §10): opened once the wall is restored, for the app's life */
   private channel: UiChannel | null = null;
+  private readonly notifier = new DesktopNotifier();
 
   constructor(scheme: Scheme) {
     this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], scheme, ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
@@ -219,9 +230,16 @@ export class WorkspaceStore {
   }
 
   /** A terminal pane on terminal `terminalId` (null: it creates one when mounted), named `handle`. */
-  private newPane(terminalId: string | null, title = '', command: string | null = null, handle: string | null = null, id = this.takeId()): PaneModel {
+  private newPane(
+    terminalId: string | null,
+    title = '',
+    command: string | null = null,
+    handle: string | null = null,
+    id = this.takeId(),
+    spawn: SpawnOptions = {},
+  ): PaneModel {
     const model: PaneModel = { id, kind: 'terminal', handle, terminalId, title, command, status: 'connecting', exitCode: null };
-    this.createRuntime(model);
+    this.createRuntime(model, spawn);
     return model;
   }
 
@@ -269,14 +287,20 @@ export class WorkspaceStore {
     this.browsers.set(id, rt);
   }
 
-  private createRuntime(model: PaneModel) {
+  private createRuntime(model: PaneModel, spawn: SpawnOptions = {}) {
     const id = model.id;
     const rt = new PaneRuntime(id, model.terminalId, this.snap.scheme, {
       onTerminal: (terminalId, command) => {
         // The first terminal a pane runs names it; a restarted one keeps the name (created with `pane`).
         const handle = this.snap.panes[id]?.handle ?? terminalId;
-        this.updatePane(id, command === null ? { terminalId, handle } : { terminalId, command, handle });
+        const fresh = this.snap.panes[id]?.terminalId !== terminalId ? { shell: null, foreground: null } : {};
+        this.updatePane(id, command === null ? { terminalId, handle, ...fresh } : { terminalId, command, handle, ...fresh });
       },
+      onShell: (shell) => this.updatePane(id, { shell }),
+      onForeground: (foreground) => this.updatePane(id, { foreground }),
+      onAttention: (a) => this.attend(id, a),
+      onLink: (url) => this.openLink(id, url),
+      onPathLink: (file, line) => this.openInEditor(id, file, line),
       handle: () => this.snap.panes[id]?.handle ?? null,
       onHandle: (handle) => this.updatePane(id, { handle }),
       onTitle: (title) => this.updatePane(id, { title }),
@@ -293,7 +317,7 @@ export class WorkspaceStore {
         if (!kept.includes(terminalId)) this.updatePane(id, { kept: [...kept, terminalId] });
         void this.sweepKept();
       },
-    });
+    }, spawn);
     this.runtimes.set(id, rt);
   }
 
@@ -554,13 +578,101 @@ export class WorkspaceStore {
 
   // --- actions (mouse and keyboard paths share these)
   focus(id: L.PaneId) {
+    if (this.snap.panes[id]?.attention) this.updatePane(id, { attention: false });
     this.setLayout(L.focus(this.snap.layout, id));
+  }
+
+  // --- shell integration and attention (DESIGN §13)
+
+  /**
+   * Attention from pane `id`'s program: a badge unless the human is looking at the pane (it
+   * is focused, shown, and the window has the focus); a desktop notification while the
+   * window is not focused, whose click focuses the pane.
+   */
+  private attend(id: L.PaneId, a: Attention) {
+    const p = this.snap.panes[id];
+    if (!p) return;
+    const windowFocused = typeof document === 'undefined' || document.hasFocus();
+    const shown = L.visiblePanes(this.snap.layout).includes(id);
+    if (!(windowFocused && shown && this.snap.layout.focused === id)) this.updatePane(id, { attention: true });
+    if (!windowFocused) {
+      const { title, body } = notificationText(paneLabel(p), a);
+      void this.notifier.notify(id, title, body, () => this.reveal(id));
+    }
+  }
+
+  /** Shows pane `id` (restored if minimized, unzoomed if hidden behind a zoom) and focuses it. */
+  reveal(id: L.PaneId) {
+    if (!this.snap.panes[id]) return;
+    let layout = this.snap.layout;
+    if (layout.minimized.includes(id)) layout = L.restore(layout, id);
+    if (layout.zoomed && layout.zoomed !== id) layout = { ...layout, zoomed: null };
+    this.setLayout(layout);
+    this.focus(id);
+    this.focusTerminal();
+  }
+
+  /** Prefix + a: the next pane that wants attention (after the focused one, wrapping). */
+  nextAttention(): boolean {
+    const id = nextWanting(this.snap.order, this.snap.layout.focused, (p) => !!this.snap.panes[p]?.attention);
+    if (id) this.reveal(id);
+    return id !== null;
+  }
+
+  /**
+   * A Ctrl/Cmd+clicked URL in pane `id`'s output: a loopback URL opens in a browser pane
+   * beside the terminal; any other http(s) URL in the system browser.
+   */
+  openLink(id: L.PaneId, url: string) {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return;
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return;
+    if (isLoopbackHost(u.hostname)) this.openBrowser(id, u.href, { keepSource: true });
+    else void openExternal(u.href).catch(() => undefined);
+  }
+
+  /**
+   * Opens `file` at `line` in the user's editor (`$VISUAL`, `$EDITOR`, else `vi`) in a new
+   * terminal pane beside pane `id`, in that pane's working directory.
+   */
+  openInEditor(id: L.PaneId, file: string, line: number) {
+    if (!this.snap.panes[id]) return;
+    const src = this.runtimes.get(id);
+    const spawn = { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)), command: editorCommand(file, line) };
+    const p = this.newPane(null, '', file.split('/').pop() ?? 'editor', null, this.takeId(), spawn);
+    const side = (this.wall.w >= this.wall.h ? 'right' : 'down') as L.SplitSide;
+    this.setLayout(L.split(this.snap.layout, id, side, p.id), { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
+  }
+
+  /** Scrolls the focused terminal to its previous (−1) or next (+1) prompt (needs shell integration). */
+  jumpPrompt(dir: -1 | 1) {
+    const f = this.snap.layout.focused;
+    if (f) this.runtimes.get(f)?.host.prompts.jump(dir);
+  }
+
+  /** The output of pane `id`'s last finished command (needs shell integration), or null. */
+  lastOutput(id: L.PaneId): string | null {
+    return this.runtimes.get(id)?.host.prompts.lastOutput() ?? null;
+  }
+
+  /** Copies pane `id`'s last command's output to the clipboard; false if there is none. */
+  async copyLastOutput(id: L.PaneId): Promise<boolean> {
+    const text = this.lastOutput(id);
+    if (text === null) return false;
+    await writeClipboard(text);
+    return true;
   }
 
   split(id: L.PaneId | null, side: L.SplitSide) {
     const target = id ?? this.snap.layout.focused;
     if (!target || !L.visiblePanes(this.snap.layout).includes(target)) return;
-    const p = this.newPane(null);
+    // A terminal split from a terminal starts in that terminal's working directory.
+    const src = this.runtimes.get(target);
+    const p = this.newPane(null, '', null, null, this.takeId(), { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)) });
     const layout = L.split(this.snap.layout, target, side, p.id);
     this.setLayout(layout, { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
   }
@@ -671,6 +783,12 @@ export class WorkspaceStore {
         return this.openBrowser(null);
       case 'contextMenu':
         return this.requestMenu(s.focused);
+      case 'nextAttention':
+        return void this.nextAttention();
+      case 'promptPrev':
+        return this.jumpPrompt(-1);
+      case 'promptNext':
+        return this.jumpPrompt(1);
     }
   }
 
