@@ -14,7 +14,8 @@
 // the menu with the opener's message) and other origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
-// window into a page that says so, and takes its shells with it.
+// window into a page that says so, and takes its shells with it; and nothing was written
+// to HOME outside the XDG dirs.
 //
 // Needs: Xvfb, dbus-run-session, WebKitWebDriver (webkit2gtk-driver), python3 (for
 // tests/desktop/x11.py, which plays the window manager's close button), tauri-driver
@@ -592,6 +593,12 @@ async function main() {
       .catch(() => processesWithHome(home).filter((p) => p.pane));
     if (orphans.length) throw new Error(`shells outlived a killed sidecar: ${orphans.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
     log("no shell outlived the killed sidecar");
+
+    // 8. Everything the app wrote went to the XDG dirs: HOME holds at most the shell's own
+    //    history (bash writes it, not Porthole).
+    const inHome = fs.readdirSync(home, { recursive: true }).filter((f) => f !== ".bash_history");
+    if (inHome.length) throw new Error(`the app wrote outside the XDG dirs, in HOME: ${inHome.slice(0, 10).join(", ")}`);
+    log("HOME holds nothing but the shell's history: the app wrote only to the XDG dirs");
   } catch (e) {
     failure = e;
     if (lastState) log("last page state:", JSON.stringify(lastState).replace(/code=[0-9a-f]+/, "code=…"));
