@@ -51,8 +51,9 @@ usage: cargo xtask <command>
   run [--web]    build the UI, the sidecar and the desktop app, then start the app;
                  with --web (or on Linux without DISPLAY/WAYLAND_DISPLAY) start the
                  sidecar in web mode and print the URL to open instead
-  test           build once, then run every suite (cargo tests, UI unit tests,
-                 Playwright e2e, desktop smoke, packaging); prints `N passed, N failed`
+  test [SUITE]   build once, then run every suite (cargo tests, UI unit tests,
+                 Playwright e2e, desktop smoke, packaging); prints `N passed, N failed`;
+                 with SUITE (e.g. packaging), only that one
   dist           release build of the UI, the sidecar, ph and the desktop app, then a
                  Debian package with Tauri's bundler; prints its path and size
   bench [pty|proxy|ports|screencast|control]
@@ -193,13 +194,23 @@ fn plain(result: Result<(), Failed>) -> SuiteResult {
     result.map_err(|f| (f, Vec::new()))
 }
 
+/// The suites `cargo xtask test [SUITE]` runs, in order.
+const SUITES: [&str; 6] =
+    ["rustfmt", "cargo test", "ui unit (vitest)", "e2e (playwright)", "desktop smoke", "packaging"];
+
 fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
-    if let Some(arg) = args.first() {
-        return Err(Failed(format!("test: unknown argument {arg:?}")));
-    }
+    // One optional argument: the only suite to run (after the build).
+    let only: Option<&str> = match args {
+        [] => None,
+        [suite] if SUITES.contains(&suite.as_str()) => Some(suite.as_str()),
+        _ => return Err(Failed(format!("test: unknown arguments {args:?} (suites: {})", SUITES.join(", ")))),
+    };
     let started = Instant::now();
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut step = |name: &'static str, f: &mut dyn FnMut() -> SuiteResult| {
+        if name != "build" && only.is_some_and(|o| o != name) {
+            return true;
+        }
         banner(name);
         let t = Instant::now();
         let result = f();
@@ -219,11 +230,13 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     // the others, so one broken build still lets the unrelated suites run.
     let built = step("build", &mut || {
         plain(deps::bootstrap(root, deps::Needs::Test))?;
-        let parts = [
+        let mut parts = vec![
             run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui"))),
             run(cargo(root).args(["build", "-p", "sidecar", "-p", "porthole"])),
-            run(cargo(root).args(["test", "--workspace", "--no-run"])),
         ];
+        if only.map_or(true, |o| o == "cargo test") {
+            parts.push(run(cargo(root).args(["test", "--workspace", "--no-run"])));
+        }
         let failed: Vec<String> = parts.into_iter().filter_map(|r| r.err()).map(|Failed(m)| m).collect();
         if failed.is_empty() {
             Ok(())
