@@ -9,9 +9,15 @@
 //! - `scroll.*`: the same for a tall page scrolled by a wheel event every 16 ms;
 //! - `anim.bytes_per_frame`: mean JPEG bytes per delivered frame;
 //! - `anim.sidecar_cpu_ms_per_frame`: sidecar process CPU time (user+sys) per delivered frame;
-//! - `latency.p50_ms` / `latency.p95_ms`: keypress that flips the page colour → first frame.
+//! - `latency.p50_ms` / `latency.p95_ms`: keypress that flips the page colour → first frame;
+//! - `ui.delivered_fps` / `ui.painted_fps` / `ui.painted_ratio`: what the human sees. The
+//!   real UI (`ui/dist`, web mode, in a headless Chromium of its own) shows one screencast
+//!   pane of the animated page (fixed 1280×800); frames that reached the pane (the canvas's
+//!   `data-frame` id) and canvas paints (its `data-painted` count) per second, and painted ÷
+//!   `anim.bare_fps`. Skipped (said so) when `ui/dist` is missing (`npm run build` in `ui/`).
 //!
-//! Targets: ratio ≥ 0.9, ≥ 50 fps at 1280×800, latency p50 ≤ 50 ms.
+//! Targets: ratio ≥ 0.9, ≥ 50 fps at 1280×800, latency p50 ≤ 50 ms, painted ratio ≥ 0.9 on
+//! a quiet machine.
 //!
 //! The bare baseline is the same workload measured the same way, without the sidecar: same
 //! page and viewport, the same screencast parameters, each frame decoded and acked from its
@@ -31,7 +37,7 @@ use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, Disp
 use chromiumoxide::cdp::browser_protocol::page::{
     EventScreencastFrame, NavigateParams, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams,
 };
-use common::{cpu_seconds as cpu_secs, percentile as pct, start_sidecar, Sidecar};
+use common::{cpu_seconds as cpu_secs, percentile as pct, start_sidecar, start_sidecar_with, Sidecar};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -143,25 +149,7 @@ fn wheel_clock() -> tokio::time::Interval {
 /// Frames per second a bare CDP screencast of `url` delivers (see the module doc for how this
 /// matches the viewer measurement); with `wheel`, the wheel workload.
 async fn bare(url: &str, profile: &Path, wheel: bool) -> f64 {
-    let mut b = BrowserConfig::builder()
-        .new_headless_mode()
-        .viewport(None)
-        .user_data_dir(profile)
-        .arg("no-first-run")
-        .arg("no-default-browser-check")
-        .arg("disable-background-networking")
-        .arg("disable-component-update")
-        .arg("disable-sync");
-    if unsafe { libc::geteuid() } == 0 {
-        b = b.no_sandbox();
-    }
-    if let Ok(p) = std::env::var("PORTHOLE_CHROME") {
-        b = b.chrome_executable(p);
-    } else if Path::new("/usr/bin/chromium").exists() {
-        b = b.chrome_executable("/usr/bin/chromium");
-    }
-    let (mut browser, mut handler) = Browser::launch(b.build().unwrap()).await.expect("launch chromium");
-    let h = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let (mut browser, h) = launch_chromium(profile).await;
     let page = browser.new_page("about:blank").await.unwrap();
     page.execute(SetDeviceMetricsOverrideParams::new(1280, 800, 1.0, false)).await.unwrap();
     page.execute(NavigateParams::new(url)).await.unwrap();
@@ -306,6 +294,82 @@ async fn latency(sc: &Sidecar, url: &str) -> Vec<f64> {
     out
 }
 
+/// Launches a headless Chromium like [`bare`] does, on `profile`.
+async fn launch_chromium(profile: &Path) -> (Browser, tokio::task::JoinHandle<()>) {
+    let mut b = BrowserConfig::builder()
+        .new_headless_mode()
+        .viewport(None)
+        .user_data_dir(profile)
+        .arg("no-first-run")
+        .arg("no-default-browser-check")
+        .arg("disable-background-networking")
+        .arg("disable-component-update")
+        .arg("disable-sync");
+    if unsafe { libc::geteuid() } == 0 {
+        b = b.no_sandbox();
+    }
+    if let Ok(p) = std::env::var("PORTHOLE_CHROME") {
+        b = b.chrome_executable(p);
+    } else if Path::new("/usr/bin/chromium").exists() {
+        b = b.chrome_executable("/usr/bin/chromium");
+    }
+    let (browser, mut handler) = Browser::launch(b.build().unwrap()).await.expect("launch chromium");
+    let h = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    (browser, h)
+}
+
+/// A number the UI page computes from `expression` (`NaN` when it is not one).
+async fn ui_number(page: &chromiumoxide::Page, expression: &str) -> f64 {
+    match page.evaluate(expression).await {
+        Ok(v) => v.into_value::<f64>().unwrap_or(f64::NAN),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// What the human sees: the real UI (web mode) in its own headless Chromium showing one
+/// screencast pane of `url`; returns (frames reaching the pane per second, canvas paints per
+/// second) over [`MEASURE`], or `None` when `ui_dir` has no built UI.
+async fn painted(home: &Path, ui_dir: &Path, url: &str) -> Option<(f64, f64)> {
+    if !ui_dir.join("index.html").exists() {
+        return None;
+    }
+    let sc = start_sidecar_with(&home.join("ui-sidecar"), &["--web", "--ui-dir", ui_dir.to_str().unwrap()]);
+    let doc = json!({"workspace": {"version": 1,
+        "layout": {"root": {"kind": "leaf", "id": "p1"}, "minimized": [], "homes": {}, "zoomed": null, "focused": "p1"},
+        "panes": {"p1": {"kind": "browser", "url": url, "mode": "screencast", "title": "",
+            "viewport": {"mode": "fixed", "width": 1280, "height": 800, "dpr": 1}}},
+        "order": ["p1"]}});
+    sc.req("PUT", "/api/workspace", Some(doc)).await;
+    let login = sc.req("POST", "/api/login-codes", None).await["url"].as_str().expect("login url").to_string();
+    let (mut browser, h) = launch_chromium(&home.join("ui-chromium")).await;
+    let page = browser.new_page("about:blank").await.unwrap();
+    // Room for the pane to show the 1280×800 page about unscaled.
+    page.execute(SetDeviceMetricsOverrideParams::new(1300, 880, 1.0, false)).await.unwrap();
+    page.execute(NavigateParams::new(login)).await.unwrap();
+    let canvas = "document.querySelector('[data-testid=screencast-canvas]')";
+    let painted_js = format!("Number(({canvas} || {{dataset: {{}}}}).dataset.painted || 0)");
+    let frame_js = format!("Number(({canvas} || {{dataset: {{}}}}).dataset.frame || 0)");
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        if ui_number(&page, &painted_js).await > 0.0 {
+            break;
+        }
+        assert!(Instant::now() < until, "the UI painted no frame within 60 s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(WARM.max(Duration::from_secs(1))).await;
+    let (p0, f0, t0) = (ui_number(&page, &painted_js).await, ui_number(&page, &frame_js).await, Instant::now());
+    tokio::time::sleep(MEASURE).await;
+    let (p1, f1, secs) =
+        (ui_number(&page, &painted_js).await, ui_number(&page, &frame_js).await, t0.elapsed().as_secs_f64());
+    // The pane's browser goes with its sidecar; the UI's Chromium is ours to close.
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    h.abort();
+    drop(sc);
+    Some(((f1 - f0) / secs, (p1 - p0) / secs))
+}
+
 #[tokio::main]
 async fn main() {
     let home = std::env::temp_dir().join(format!("porthole-bench-screencast-{}", std::process::id()));
@@ -319,6 +383,10 @@ async fn main() {
     let (scroll_fps, scroll_bytes, scroll_cpu) = through_viewer(&sc, &format!("{base}/scroll"), true).await;
     let lat = latency(&sc, &format!("{base}/color")).await;
     drop(sc);
+    let ui_dir = std::env::var_os("PORTHOLE_UI_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist"));
+    let ui = painted(&home, &ui_dir, &format!("{base}/anim")).await;
     let _ = std::fs::remove_dir_all(&home);
     println!("anim.bare_fps {bare_anim:.1}");
     println!("anim.viewer_fps {anim_fps:.1}");
@@ -333,4 +401,12 @@ async fn main() {
     println!("latency.samples {}", lat.len());
     println!("latency.p50_ms {:.1}", pct(&lat, 0.5));
     println!("latency.p95_ms {:.1}", pct(&lat, 0.95));
+    match ui {
+        Some((delivered, painted)) => {
+            println!("ui.delivered_fps {delivered:.1}");
+            println!("ui.painted_fps {painted:.1}");
+            println!("ui.painted_ratio {:.3}", painted / bare_anim);
+        }
+        None => println!("ui.skipped {} has no built UI (npm run build in ui/)", ui_dir.display()),
+    }
 }

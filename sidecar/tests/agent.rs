@@ -13,13 +13,35 @@ use serde_json::{json, Value};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
 
-/// Serves `tests/fixtures/agent/NAME` at `/NAME`.
+/// Serves `tests/fixtures/agent/NAME` at `/NAME`, and the React fixture's bundle (built by
+/// [`react_bundle`]) at `/react_controlled.js`.
 fn pages(path: &str) -> Option<String> {
     let name = path.trim_start_matches('/');
     if name.is_empty() || name.contains("..") || name.contains('/') {
         return None;
     }
+    if name == "react_controlled.js" {
+        return std::fs::read_to_string(format!("{FIXTURES}/react/dist/react_controlled.js")).ok();
+    }
     std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+}
+
+/// Bundles the React fixture (`tests/fixtures/agent/react/`: React and react-dom from npm,
+/// pinned by its lockfile) with esbuild, running `npm ci` first when its `node_modules` is
+/// missing (`cargo xtask test` installs it beforehand).
+fn react_bundle() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = format!("{FIXTURES}/react");
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new("npm").args(args).current_dir(&dir).output().expect("npm on PATH");
+            assert!(out.status.success(), "npm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        if !std::path::Path::new(&format!("{dir}/node_modules/.package-lock.json")).exists() {
+            run(&["ci", "--no-audit", "--no-fund"]);
+        }
+        run(&["run", "build"]);
+    });
 }
 
 /// The outline a fixture expects (`#` lines are notes for the reader).
@@ -184,10 +206,15 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     let after = a.snapshot().await;
     assert_eq!(ref_of(&after, "button \"Clicked in frame\""), in_frame, "the same node, the same ref");
 
-    // Cross-site iframe (out of process): said, not silently dropped.
+    // Cross-site iframe (out of process): in place, under its frame element (the test
+    // `cross_site_frames_are_read_and_driven_in_place` acts in it).
     a.open(&base, "iframe_cross_site.html").await;
     let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
-    assert!(full.contains("\"Other site\" [cross-site frame: not included]"), "{full}");
+    let frame = full.lines().position(|l| l.trim_start().starts_with("- Iframe \"Other site\"")).expect(&full);
+    let inside = full.lines().position(|l| l.contains("button \"Late in frame\"")).expect(&full);
+    let indent = |i: usize| full.lines().nth(i).unwrap().len() - full.lines().nth(i).unwrap().trim_start().len();
+    assert!(inside > frame && indent(inside) > indent(frame), "in place: {full}");
+    assert!(!full.contains("not included"), "{full}");
 
     // Overlay: refused, naming the covering element; nothing was clicked.
     a.open(&base, "overlay.html").await;
@@ -657,4 +684,485 @@ async fn select_scroll_viewport_and_tabs() {
     }
     let (code, _, err) = run(&["tabs", "new", "ftp://x"]);
     assert_eq!(code, 1, "{err}");
+}
+
+/// `upload` (files checked on the sidecar, `multiple` honoured, read back), `drag` (HTML5
+/// drag and drop and pointer dragging), `unknown_outcome` (a key that navigates or moves the
+/// focus stops the rest), contenteditable, a React controlled input, a `beforeunload`
+/// dialog, and no password in any answer (fixtures `upload`, `drag`, `interrupt`,
+/// `contenteditable`, `react_controlled`, `beforeunload`, `password`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_drag_interruptions_and_editors() {
+    tokio::task::block_in_place(react_bundle);
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/upload.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+    let mut answers = String::new();
+
+    // upload: one file, several for a multiple input, a label's hidden input; refusals.
+    let dir = sc.home.join("up");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), b"hello").unwrap();
+    std::fs::write(dir.join("b.csv"), b"1,2,3\n").unwrap();
+    let (fa, fb) = (dir.join("a.txt"), dir.join("b.csv"));
+    let (fa, fb) = (fa.to_str().unwrap(), fb.to_str().unwrap());
+    a.open(&base, "upload.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("upload"), "{text}");
+    let avatar = ref_of(&text, "\"Avatar\"");
+    let (code, out, err) = run(&["upload", &avatar, fa]);
+    assert_eq!((code, out.as_str()), (0, format!("upload {avatar}: \"a.txt\"\n").as_str()), "{err}");
+    assert_eq!(eval("out.textContent").await, "avatar: a.txt 5", "the page saw its change event");
+    let e = a.refused("upload", json!({"ref": avatar, "files": [fa, fb]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("multiple"), "{e}");
+    let attachments = ref_of(&text, "\"Attachments\"");
+    let r = a.ok("upload", json!({"ref": attachments, "files": [fa, fb]})).await;
+    assert_eq!(r["files"], json!([{"name": "a.txt", "size": 5}, {"name": "b.csv", "size": 6}]), "{r}");
+    assert_eq!(eval("out.textContent").await, "attachments: a.txt 5, b.csv 6");
+    let cv = ref_of(&text, "Choose CV");
+    // Relative paths are the caller's: ph makes them absolute.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(["browser", "upload", &cv, "b.csv", "--pane", &pane])
+        .current_dir(&dir)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(eval("out.textContent").await, "cv: b.csv 6", "the label's input");
+    let send = ref_of(&text, "\"Send\"");
+    let e = a.refused("upload", json!({"ref": send, "files": [fa]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("not a file input"), "{e}");
+    for bad in [
+        json!([]),
+        json!(["relative.txt"]),
+        json!([dir.join("missing").to_str().unwrap()]),
+        json!([dir.to_str().unwrap()]),
+        json!([fa, fa]),
+    ] {
+        a.refused("upload", json!({"ref": avatar, "files": bad}), "bad_request").await;
+    }
+    let (code, _, err) = run(&["upload", &avatar, "/nonexistent/x"]);
+    assert!(code == 1 && err.contains("[bad_request]"), "{err}");
+    assert_eq!(eval("avatar.files[0].name").await, "a.txt", "a refusal changed nothing");
+
+    // drag: HTML5 drag and drop carries the page's drag data; pointer dragging gets moves.
+    a.open(&base, "drag.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("drag"), "{text}");
+    let (card, done) = (ref_of(&text, "\"Card A\""), ref_of(&text, "\"Done\""));
+    let (code, out, err) = run(&["drag", &card, &done]);
+    assert_eq!((code, out.as_str()), (0, format!("drag {card} to {done} (html5)\n").as_str()), "{err}");
+    assert_eq!(eval("out.textContent").await, "dropped Card A on Done");
+    assert_eq!(eval("card.parentElement.id").await, "done");
+    let (handle, bin) = (ref_of(&text, "\"Handle\""), ref_of(&text, "\"Bin\""));
+    let r = a.ok("drag", json!({"ref": handle, "to": bin})).await;
+    assert_eq!(r["kind"], "pointer", "{r}");
+    assert_eq!(eval("out.textContent").await, "handle dropped on bin after moves");
+    a.refused("drag", json!({"ref": handle, "to": handle}), "bad_request").await;
+    a.refused("drag", json!({"ref": handle, "to": "e999999"}), "unknown_ref").await;
+
+    // unknown_outcome: the third key moves the focus, or navigates; the rest is not sent.
+    a.open(&base, "interrupt.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("interrupt"), "{text}");
+    let jumpy = ref_of(&text, "\"Jumpy\"");
+    let (code, _, err) = run(&["type", &jumpy, "abcdef"]);
+    assert!(code == 3 && err.contains("[unknown_outcome]"), "{err}");
+    assert!(err.contains("typed 3 of 6 characters") && err.contains("focus moved"), "{err}");
+    assert_eq!(eval("[jumpy.value, other.value]").await, json!(["ab", "c"]), "nothing after the third key");
+    let e = a.refused("act", json!({"action": "type", "ref": jumpy, "text": "xyzw"}), "unknown_outcome").await;
+    assert_eq!(
+        (e["reason"].as_str(), &e["delivered"]),
+        (Some("focus_moved"), &json!({"keys": 3, "of": 4, "text": "xyz"})),
+        "{e}"
+    );
+    assert_eq!(eval("[jumpy.value, other.value]").await, json!(["abxy", "cz"]), "w was not sent");
+    let pin = ref_of(&text, "\"PIN\"");
+    let r = a.call("act", json!({"action": "type", "ref": pin, "text": "zq9x"})).await;
+    answers.push_str(&String::from_utf8_lossy(&r.body));
+    let e = &r.json()["error"];
+    assert_eq!((e["code"].as_str(), &e["delivered"]), (Some("unknown_outcome"), &json!({"keys": 2, "of": 4})), "{e}");
+    let leaving = ref_of(&text, "\"Leaving\"");
+    let e = a.refused("act", json!({"action": "type", "ref": leaving, "text": "abcdef"}), "unknown_outcome").await;
+    assert_eq!(
+        (e["reason"].as_str(), &e["delivered"]),
+        (Some("navigated"), &json!({"keys": 3, "of": 6, "text": "abc"})),
+        "{e}"
+    );
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    a.open(&base, "interrupt.html").await;
+    let away = ref_of(&a.snapshot().await, "\"Away\"");
+    let e = a.refused("act", json!({"action": "dblclick", "ref": away}), "unknown_outcome").await;
+    assert_eq!((e["reason"].as_str(), &e["delivered"]), (Some("navigated"), &json!({"steps": 2, "of": 3})), "{e}");
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+    // The last key's navigation (Enter submits) is the outcome, not an interruption.
+    a.open(&base, "interrupt.html").await;
+    let query = ref_of(&a.snapshot().await, "\"Query\"");
+    let (code, out, err) = run(&["type", &query, "cats\n"]);
+    assert_eq!((code, out.as_str()), (0, format!("type {query}: the last key began a navigation\n").as_str()), "{err}");
+    a.ok("wait", json!({"url": "navigation_target\\.html\\?q=cats$", "timeout_ms": 10000})).await;
+
+    // type verifies the keystrokes: what was there plus what was typed.
+    a.open(&base, "contenteditable.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("contenteditable"), "{text}");
+    let notes = ref_of(&text, "\"Notes\"");
+    let r = a.ok("act", json!({"action": "type", "ref": notes, "text": " more"})).await;
+    assert_eq!(r["value"], "draft more", "{r}");
+    let r = a.ok("act", json!({"action": "fill", "ref": notes, "text": "replaced"})).await;
+    assert_eq!(r["value"], "replaced", "{r}");
+    assert_eq!(a.ok("get", json!({"what": "value", "ref": notes})).await["value"], "replaced");
+    assert_eq!(eval("notes.textContent").await, "replaced");
+
+    // A React controlled input (React from npm): accepted values verify, a rejected one is a
+    // mismatch showing the value React kept.
+    a.open(&base, "react_controlled.html").await;
+    a.ok("wait", json!({"text": "state: empty", "timeout_ms": 10000})).await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("react_controlled"), "{text}");
+    let digits = ref_of(&text, "\"Digits (React)\"");
+    let (code, out, err) = run(&["fill", &digits, "42"]);
+    assert_eq!((code, out.as_str()), (0, format!("fill {digits}: \"42\"\n").as_str()), "{err}");
+    a.ok("wait", json!({"text": "state: 42", "timeout_ms": 10000})).await;
+    let (code, _, err) = run(&["fill", &digits, "4x2"]);
+    assert!(code == 3 && err.contains("[mismatch]") && err.contains("\"42\""), "{err}");
+    let e = a.refused("act", json!({"action": "fill", "ref": digits, "text": "abc"}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"value": "42"}));
+    let e = a.refused("act", json!({"action": "type", "ref": digits, "text": "7a"}), "mismatch").await;
+    assert_eq!(e["observed"], json!({"value": "427"}), "the digit was taken, the letter refused");
+    a.ok("wait", json!({"text": "state: 427", "timeout_ms": 10000})).await;
+
+    // beforeunload: navigating away is held by the page's dialog, reported, never accepted;
+    // accepting it lets the navigation proceed.
+    a.open(&base, "beforeunload.html").await;
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("beforeunload"), "{text}");
+    a.ok("act", json!({"action": "type", "ref": ref_of(&text, "\"Draft\""), "text": "unsaved"})).await;
+    // A click on a link: the answer says the dialog opened; dismissing it stays.
+    let r = a.act("click", &ref_of(&text, "\"Leave\"")).await;
+    assert_eq!(r.json()["dialog"]["kind"], "beforeunload", "{}", String::from_utf8_lossy(&r.body));
+    a.ok("dialog", json!({"action": "dismiss"})).await;
+    assert_eq!(eval("draft.value").await, "unsaved", "still on the page");
+    let (code, out, err) = run(&["navigate", &format!("{base}/navigation_target.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("the page opened a beforeunload "), "{out}");
+    let e = a.refused("snapshot", json!({}), "dialog_pending").await;
+    assert_eq!(e["dialog"]["kind"], "beforeunload");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let t = a.ok("tabs", json!({})).await;
+    assert_eq!(t["dialog"]["kind"], "beforeunload", "still pending: never auto-accepted {t}");
+    assert!(t["tabs"][0]["url"].as_str().unwrap().ends_with("beforeunload.html"), "{t}");
+    let (code, out, err) = run(&["dialog", "accept"]);
+    assert!(code == 0 && out.starts_with("accepted beforeunload"), "{out}{err}");
+    a.ok("wait", json!({"text": "You arrived", "timeout_ms": 10000})).await;
+
+    // Password: fill and type answer lengths; nothing shows the secret, the console neither.
+    a.open(&base, "password.html").await;
+    let text = a.snapshot().await;
+    let pw = ref_of(&text, "\"Password\"");
+    let r = a.call("act", json!({"action": "fill", "ref": pw, "text": "hunter2"})).await;
+    answers.push_str(&String::from_utf8_lossy(&r.body));
+    let (code, out, err) = run(&["type", &pw, "swordfish"]);
+    assert_eq!((code, out.as_str()), (0, format!("type {pw}: 16 characters\n").as_str()), "{err}");
+    answers.push_str(&out);
+    answers.push_str(&a.snapshot().await);
+    for args in [&["get", "value", pw.as_str()][..], &["console", "--level", "debug"], &["network"]] {
+        let (_, out, err) = run(args);
+        answers.push_str(&out);
+        answers.push_str(&err);
+    }
+    let (_, out, err) = run(&["snapshot"]);
+    answers.push_str(&out);
+    answers.push_str(&err);
+    assert!(
+        !answers.contains("hunter2") && !answers.contains("swordfish") && !answers.contains("zq"),
+        "a secret leaked: {answers}"
+    );
+    assert!(answers.contains("[secret_value]"), "{answers}");
+}
+
+/// Chromium's own list of targets (`/json/list` on its DevTools port, read from browser
+/// `id`'s profile): what it made of the page, independently of the sidecar.
+fn chromium_targets(sc: &Sidecar, id: &str) -> Vec<Value> {
+    use std::io::{Read, Write};
+    let dir = sc.home.join(".local/share/porthole/browsers");
+    let profile = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(&format!("-{id}")))
+        .unwrap_or_else(|| panic!("no profile of {id} in {}", dir.display()))
+        .path();
+    let port = std::fs::read_to_string(profile.join("DevToolsActivePort")).unwrap();
+    let port = port.lines().next().unwrap().trim().to_string();
+    let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    s.set_read_timeout(Some(HANG)).unwrap();
+    write!(s, "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    // Chromium keeps the connection open: read the head, then Content-Length bytes.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        let Some(end) = text.find("\r\n\r\n") else { continue };
+        let len: usize = text[..end]
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+            .expect(&text);
+        if got.len() >= end + 4 + len {
+            return serde_json::from_slice(&got[end + 4..end + 4 + len]).unwrap_or_else(|e| panic!("{e}: {text}"));
+        }
+    }
+}
+
+/// A cross-site iframe (`localhost` inside `127.0.0.1`, which Chromium puts in another
+/// process: checked on Chromium's own target list) read and driven in place: its controls
+/// in the outline under the frame, a click and a fill landing through a scrolled page, a
+/// scrolling box, the frame's border and padding and its own scroll; scroll-to clipped by
+/// the frame; then the frame removed: its refs are stale (`frame_detached`), as are a
+/// same-site frame's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_site_frames_are_read_and_driven_in_place() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req(
+            "POST",
+            "/api/control/browser/open",
+            Some(&json!({"target": format!("{base}/iframe_cross_site.html"), "near": t1})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let id = win.browser_of(&pane).unwrap();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    a.open(&base, "iframe_cross_site.html").await;
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+
+    // Chromium made an out-of-process frame: a target of type iframe for the child.
+    let port = base.rsplit(':').next().unwrap();
+    let child = format!("http://localhost:{port}/iframe_cross_child.html");
+    let targets = chromium_targets(&sc, &id);
+    assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == child.as_str()), "{targets:#?}");
+    assert!(eval("(() => { try { return !!f.contentDocument; } catch (e) { return 'threw'; } })()").await == false);
+
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("iframe_cross_site"), "{text}");
+    assert_eq!(eval("scrollY").await, 0, "nothing scrolled yet");
+
+    // A click far down the frame: the page, the box and the frame scroll; the frame's own
+    // handler renames the button (a click at a wrong point would miss it).
+    let late = ref_of(&text, "\"Late in frame\"");
+    let r = a.act("click", &late).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(eval("scrollY").await.as_f64().unwrap() > 500.0, "the page scrolled to the frame");
+    let after = a.snapshot().await;
+    assert_eq!(ref_of(&after, "button \"Clicked late\""), late, "the same node, the same ref");
+
+    // A fill: focused in its frame, typed with trusted input, read back; the frame's input
+    // handler ran.
+    let name = ref_of(&text, "\"Name in frame\"");
+    let r = a.call("act", json!({"action": "fill", "ref": name, "text": "hello"})).await;
+    assert_eq!(r.json()["value"], "hello", "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(a.ok("get", json!({"what": "value", "ref": name})).await["value"], "hello");
+    let r = a.call("act", json!({"action": "type", "ref": name, "text": " you"})).await;
+    assert_eq!(r.json()["value"], "hello you", "keys reach the frame: {}", String::from_utf8_lossy(&r.body));
+    let full = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(full.contains("text: \"typed hello you\""), "{full}");
+
+    // check: verified in the frame.
+    let agree = ref_of(&text, "\"Agree in frame\"");
+    assert_eq!(a.call("act", json!({"action": "check", "ref": agree})).await.json()["changed"], true);
+    assert_eq!(ref_of(&a.snapshot().await, "checkbox \"Agree in frame\" [checked]"), agree);
+
+    // scroll-to: in top-level viewport px, inside the frame's content box as the page shows it.
+    eval("scrollTo(0, 0); box.scrollTop = 0").await;
+    let r = a.ok("scroll_to", json!({"ref": late})).await;
+    let g: Vec<f64> = serde_json::from_value(
+        eval("(() => { const r = f.getBoundingClientRect(), cs = getComputedStyle(f), b = box.getBoundingClientRect(); return [r.left + f.clientLeft + parseFloat(cs.paddingLeft), r.top + f.clientTop + parseFloat(cs.paddingTop), f.clientWidth - 12, f.clientHeight - 12, b.top + 4, b.bottom - 4]; })()").await,
+    )
+    .unwrap();
+    let n = |k: &str| r["rect"][k].as_f64().unwrap();
+    assert!((n("x") - (g[0] + 30.0)).abs() < 1.0 && (n("width") - 150.0).abs() < 1.0, "{r} {g:?}");
+    assert!((n("height") - 30.0).abs() < 1.0, "whole: {r} {g:?}");
+    assert!(n("y") >= g[1] - 0.5 && n("y") + n("height") <= g[1] + g[3] + 0.5, "in the frame: {r} {g:?}");
+    assert!(n("y") >= g[4] - 0.5 && n("y") + n("height") <= g[5] + 0.5, "in the box: {r} {g:?}");
+
+    // Covered on the way (the page is scrolled, and so is the frame): by the top page's
+    // overlay over the frame, then by the frame's own overlay; nothing is clicked.
+    eval("cover.style.display = 'block'").await;
+    let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
+    assert_eq!(e["by"], "div#cover \"Cover\"", "{e}");
+    eval("cover.style.display = 'none'").await;
+    a.ok("act", json!({"action": "click", "ref": ref_of(&text, "\"Shade it\"")})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": late}), "element_occluded").await;
+    assert_eq!(e["by"], "div#shade \"Shade\"", "{e}");
+
+    // Reads in the frame: its text, and a PNG of just its box (150×30 CSS px at DPR 1).
+    assert_eq!(a.ok("get", json!({"what": "text", "ref": late})).await["text"], "Clicked late");
+    let png = a.ok("screenshot", json!({"ref": late})).await;
+    let png = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, png["png"].as_str().unwrap()).unwrap();
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((size(16), size(20)), (150, 30), "the element's box");
+
+    // snapshot --ref: one element of the frame.
+    let one = a.ok("snapshot", json!({"ref": name})).await;
+    assert_eq!(one["text"], format!("- textbox \"Name in frame\" [ref={name}]: \"hello you\"\n"), "{one}");
+    assert_eq!(one["root"], name.as_str());
+
+    // The frame removed: its refs are stale and say why; nothing is done.
+    eval("f.remove()").await;
+    for (action, r) in [("click", &late), ("fill", &name)] {
+        let body = if action == "fill" {
+            json!({"action": action, "ref": r, "text": "x"})
+        } else {
+            json!({"action": action, "ref": r})
+        };
+        let e = a.refused("act", body, "stale_ref").await;
+        assert_eq!(e["reason"], "frame_detached", "{e}");
+    }
+    let e = a.refused("snapshot", json!({"ref": agree}), "stale_ref").await;
+    assert_eq!(e["reason"], "frame_detached");
+    let (code, _, err) = tokio::task::block_in_place(|| ph(&sc, &["browser", "click", &late, "--pane", &pane]));
+    assert!(code == 2 && err.contains("frame_detached") && err.contains("[stale_ref]"), "{code} {err}");
+
+    // Nested: a cross-site frame in a cross-site frame, each its own target; a click on the
+    // inner one lands (its own handler renames it).
+    a.open(&base, "iframe_nested.html").await;
+    let targets = chromium_targets(&sc, &id);
+    let inner = format!("{base}/iframe_child.html");
+    assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == inner.as_str()), "{targets:#?}");
+    let text = a.snapshot().await;
+    assert_eq!(unnumbered(&text), expected("iframe_nested"), "{text}");
+    let in_frame = ref_of(&text, "\"In frame\"");
+    let r = a.act("click", &in_frame).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(ref_of(&a.snapshot().await, "button \"Clicked in frame\""), in_frame);
+
+    // A same-site frame removed: the same.
+    a.open(&base, "iframe_same_site.html").await;
+    let in_frame = ref_of(&a.snapshot().await, "In frame");
+    eval("document.querySelector('iframe').remove()").await;
+    let e = a.refused("act", json!({"action": "click", "ref": in_frame}), "stale_ref").await;
+    assert_eq!(e["reason"], "frame_detached");
+}
+
+/// `snapshot --ref` (one element and what is inside it) and `wait --ref-state` (each state,
+/// a timeout, a ref that goes stale while waited on), through the API and the real `ph`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/select.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
+
+    // snapshot --ref: the listbox and its options, nothing else of the page.
+    a.open(&base, "select.html").await;
+    let toppings = ref_of(&a.snapshot().await, "Toppings");
+    let one = a.ok("snapshot", json!({"ref": toppings})).await;
+    assert_eq!(
+        unnumbered(one["text"].as_str().unwrap()),
+        "- listbox \"Toppings\" [ref]\n  - option \"Cheese\" [ref]\n  - option \"Ham\" [ref]\n  - option \"Olives\" [disabled]\n  - option \"Basil\" [ref]\n",
+        "{one}"
+    );
+    assert!(one["text"].as_str().unwrap().starts_with(&format!("- listbox \"Toppings\" [ref={toppings}]")));
+    let (code, out, err) = run(&["snapshot", "-i", "--ref", &toppings]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("page ") && out.lines().count() == 6 && !out.contains("Colour"), "{out}");
+    a.refused("snapshot", json!({"ref": "e999999"}), "unknown_ref").await;
+
+    // wait --ref-state: a state that does not come times out (exit 4 from ph).
+    a.open(&base, "controls.html").await;
+    let text = a.snapshot().await;
+    let agree = ref_of(&text, "\"Agree\"");
+    let e = a.refused("wait", json!({"ref": agree, "state": "checked", "timeout_ms": 1000}), "timed_out").await;
+    assert!(e["message"].as_str().unwrap().contains("1000 ms"), "{e}");
+    let (code, _, err) = run(&["wait", "--ref-state", &format!("{agree}=checked"), "--timeout", "1"]);
+    assert_eq!(code, 4, "{err}");
+    for (state, holds) in
+        [("unchecked", true), ("visible", true), ("hidden", false), ("enabled", true), ("editable", false)]
+    {
+        let r = a.call("wait", json!({"ref": agree, "state": state, "timeout_ms": 1000})).await;
+        assert_eq!(r.status == 200, holds, "{state}: {}", String::from_utf8_lossy(&r.body));
+    }
+    // One that comes while waiting: the wait sees the check.
+    let waiting = {
+        let body = json!({"pane": pane, "ref": agree, "state": "checked", "timeout_ms": 20000});
+        let sc = &sc;
+        async move { sc.req("POST", "/api/control/browser/wait", Some(&body)).await }
+    };
+    let check = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        a.ok("act", json!({"action": "check", "ref": agree})).await
+    };
+    let (waited, _) = tokio::join!(waiting, check);
+    assert_eq!(waited.status, 200, "{}", String::from_utf8_lossy(&waited.body));
+    let (code, out, err) = run(&["wait", "--ref-state", &format!("{agree}=checked")]);
+    assert!(code == 0 && out.starts_with("ok after "), "{out}{err}");
+
+    // disabled, focused, hidden as they come.
+    let q = ref_of(&text, "\"Search\"");
+    a.ok("wait", json!({"ref": q, "state": "editable", "timeout_ms": 1000})).await;
+    a.refused("wait", json!({"ref": q, "state": "focused", "timeout_ms": 500}), "timed_out").await;
+    a.ok("act", json!({"action": "focus", "ref": q})).await;
+    a.ok("wait", json!({"ref": q, "state": "focused", "timeout_ms": 5000})).await;
+    eval("q.disabled = true").await;
+    a.ok("wait", json!({"ref": q, "state": "disabled", "timeout_ms": 5000})).await;
+    let vanish = ref_of(&text, "\"Vanish\"");
+    eval("vanish.style.visibility = 'hidden'").await;
+    a.ok("wait", json!({"ref": vanish, "state": "hidden", "timeout_ms": 5000})).await;
+
+    // Refused: an unknown state, a state without a ref, checked on a button.
+    let e = a.refused("wait", json!({"ref": vanish, "state": "shiny"}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("visible, hidden"), "{e}");
+    a.refused("wait", json!({"state": "visible"}), "bad_request").await;
+    a.refused("wait", json!({"ref": vanish, "state": "checked", "timeout_ms": 1000}), "bad_request").await;
+
+    // The ref goes stale while waited on: stale_ref with its reason, not a timeout.
+    let twice = ref_of(&text, "\"Twice\"");
+    let waiting = {
+        let body = json!({"pane": pane, "ref": twice, "state": "hidden", "timeout_ms": 20000});
+        let sc = &sc;
+        async move { sc.req("POST", "/api/control/browser/wait", Some(&body)).await }
+    };
+    let remove = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        eval("twice.remove()").await
+    };
+    let (waited, _) = tokio::join!(waiting, remove);
+    assert_eq!(waited.code(), "stale_ref", "{}", String::from_utf8_lossy(&waited.body));
+    assert_eq!(waited.json()["error"]["reason"], "node_removed");
+    let (code, _, err) = run(&["wait", "--ref-state", &format!("{twice}=visible")]);
+    assert!(code == 2 && err.contains("[stale_ref]"), "{code} {err}");
 }

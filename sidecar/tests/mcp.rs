@@ -110,9 +110,24 @@ async fn ph_mcp_serves_the_verbs_as_tools() {
         let list = mcp.ask("tools/list", json!({}));
         let tools = list["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        for n in ["list", "send", "read", "wait", "browser_open", "browser_snapshot", "browser_click"] {
+        for n in [
+            "list",
+            "send",
+            "read",
+            "wait",
+            "browser_open",
+            "browser_snapshot",
+            "browser_click",
+            "browser_upload",
+            "browser_drag",
+        ] {
             assert!(names.contains(&n), "{n} in {names:?}");
         }
+        let upload = tools.iter().find(|t| t["name"] == "browser_upload").unwrap();
+        assert_eq!(upload["inputSchema"]["required"], json!(["ref", "file"]), "{upload}");
+        assert_eq!(upload["inputSchema"]["properties"]["file"]["type"], "array", "{upload}");
+        let drag = tools.iter().find(|t| t["name"] == "browser_drag").unwrap();
+        assert_eq!(drag["inputSchema"]["required"], json!(["ref", "to"]), "{drag}");
         assert!(!names.contains(&"mcp") && !names.contains(&"completions"), "{names:?}");
         let send = tools.iter().find(|t| t["name"] == "send").unwrap();
         assert_eq!(send["inputSchema"]["required"], json!(["pane"]), "{send}");
@@ -142,6 +157,20 @@ async fn ph_mcp_serves_the_verbs_as_tools() {
             assert!(std::time::Instant::now() < deadline, "never loaded: {text}");
             std::thread::sleep(Duration::from_millis(200));
         }
+
+        // snapshot --ref and wait --ref-state are tool parameters too.
+        let wait = tools.iter().find(|t| t["name"] == "browser_wait").unwrap();
+        assert!(wait["inputSchema"]["properties"]["ref_state"].is_object(), "{wait}");
+        let (_, text, _) = mcp.call("browser_snapshot", json!({"interactive": true}));
+        let press = text.lines().find(|l| l.contains("Press me")).unwrap();
+        let r = &press[press.find("[ref=").unwrap() + 5..press.rfind(']').unwrap()];
+        let (err, one, _) = mcp.call("browser_snapshot", json!({"ref": r}));
+        assert!(!err && one.lines().nth(1) == Some(press) && one.lines().count() == 2, "{one}");
+        let (err, text, _) = mcp.call("browser_wait", json!({"ref_state": format!("{r}=visible"), "timeout": "5"}));
+        assert!(!err && text.starts_with("ok after "), "{text}");
+        let (err, text, sc_) = mcp.call("browser_wait", json!({"ref_state": format!("{r}=checked"), "timeout": "1"}));
+        assert!(err && text.ends_with("[bad_request]"), "{text}");
+        assert_eq!(sc_["code"], "bad_request");
 
         // Refusals are tool errors carrying the stable code.
         let (err, text, sc_) = mcp.call("browser_click", json!({"ref": "e9999"}));

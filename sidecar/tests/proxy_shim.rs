@@ -653,3 +653,130 @@ async fn encodings_compression_and_fetched_html_in_chromium() {
     assert_eq!(fetched["result"]["value"], "<li>a</li><li>b</li>", "fetched HTML is not instrumented");
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// An SPA that changes its title after `pushState` and then alone; loads from the upstream's
+/// own origins (`__UP__`: its port) that CORS blocks in the frame (a module script named by
+/// `localhost`, a `fetch` by `127.0.0.1`, an XHR), a relative fetch and an aborted one, which
+/// are not reported; and a key log the page posts to the app (not a shim message).
+const FIELDS: &str = r##"<!doctype html><html><head><title>Fields</title></head><body><input id=i>
+<script>
+addEventListener('keydown', function (e) { parent.postMessage({page: 'keydown', key: e.key}, '*'); });
+window.addEventListener('load', function () { setTimeout(function () {
+  history.pushState({}, '', '/spa');
+  document.title = 'After push';
+  setTimeout(function () {
+    document.title = 'Title only';
+    fetch('/relative').catch(function () {});
+    fetch('http://127.0.0.1:__UP__/data').catch(function () {});
+    var c = new AbortController();
+    fetch('http://127.0.0.1:__UP__/aborted', {signal: c.signal}).catch(function () {});
+    c.abort();
+    var s = document.createElement('script'); s.type = 'module'; s.src = 'http://localhost:__UP__/x.js';
+    document.head.appendChild(s);
+    var x = new XMLHttpRequest(); x.open('GET', 'http://localhost:__UP__/xhr'); x.send();
+  }, 50);
+}, 100); });
+</script></body></html>"##;
+
+/// `title`, `blocked` and `key` (protocol §6.5): what the app receives, and what the page
+/// does not (the prefix and the key after it).
+#[tokio::test]
+async fn title_blocked_and_key_messages_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let up_port: Arc<Mutex<u16>> = Arc::default();
+    let up = up_port.clone();
+    let (upstream, _) =
+        html_server(Arc::new(move |_: &str| FIELDS.replace("__UP__", &up.lock().unwrap().to_string()))).await;
+    *up_port.lock().unwrap() = upstream;
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
+    let proxy = g["origin"].as_str().unwrap().to_string();
+    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+
+    let (_chrome, mut cdp, home) = chromium().await;
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
+    let blocked = |m: &[Value], via: &str, url: &str| {
+        m.iter().any(|x| kind(x) == "blocked" && x["data"]["via"] == via && x["data"]["url"] == url)
+    };
+    let (f, l) = (format!("http://127.0.0.1:{upstream}/data"), format!("http://localhost:{upstream}"));
+    let msgs = cdp
+        .msgs_until("title and blocked reports", |m| {
+            m.iter().any(|x| kind(x) == "title" && x["data"]["title"] == "Title only")
+                && blocked(m, "fetch", &f)
+                && blocked(m, "script", &format!("{l}/x.js"))
+                && blocked(m, "xhr", &format!("{l}/xhr"))
+        })
+        .await;
+    let shim: Vec<&Value> = msgs.iter().filter(|x| x["data"]["porthole"] == "shim").collect();
+    let titles: Vec<&Value> = shim.iter().filter(|x| kind(x) == "title").map(|x| &x["data"]).collect();
+    assert_eq!(
+        titles,
+        [
+            &json!({"porthole": "shim", "v": 1, "kind": "title", "title": "After push"}),
+            &json!({"porthole": "shim", "v": 1, "kind": "title", "title": "Title only"}),
+        ],
+        "one report per change, none before the first location: {msgs:#?}"
+    );
+    let push = shim.iter().position(|x| x["data"]["url"] == format!("{proxy}/spa")).expect("pushState's location");
+    let after = shim.iter().position(|x| x["data"]["title"] == "After push" && kind(x) == "title").unwrap();
+    assert!(push < after, "the title set after pushState follows its location: {msgs:#?}");
+    assert_eq!(
+        shim.iter().filter(|x| kind(x) == "blocked").count(),
+        3,
+        "relative and aborted fetches are not reported: {msgs:#?}"
+    );
+    for m in &shim {
+        assert_eq!(m["origin"], proxy.as_str(), "{m}");
+    }
+
+    // Keys: a click puts the keyboard in the page's input; Ctrl-b and % go to the app, not the
+    // page; x goes to the page; Ctrl-b twice goes to the app twice, and the second to the page.
+    let at: Value = cdp
+        .eval("(function(){var r=document.querySelector('iframe').getBoundingClientRect();return [r.left,r.top]})()")
+        .await;
+    let (x, y) = (at[0].as_f64().unwrap() + 20.0, at[1].as_f64().unwrap() + 18.0);
+    for t in ["mousePressed", "mouseReleased"] {
+        cdp.call("Input.dispatchMouseEvent", json!({"type": t, "x": x, "y": y, "button": "left", "clickCount": 1}))
+            .await;
+    }
+    let key = |key: &str, code: &str, vk: u32, modifiers: u32, text: &str| json!({"key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers, "text": text});
+    let n = msgs.len();
+    let ctrl_b = key("b", "KeyB", 66, 2, "");
+    let press = [
+        ctrl_b.clone(),
+        key("%", "Digit5", 53, 8, "%"),
+        key("x", "KeyX", 88, 0, "x"),
+        ctrl_b.clone(),
+        ctrl_b,
+        key("y", "KeyY", 89, 0, "y"),
+    ];
+    for k in press {
+        let mut down = k.clone();
+        down["type"] = json!(if k["text"] == "" { "rawKeyDown" } else { "keyDown" });
+        cdp.call("Input.dispatchKeyEvent", down).await;
+        let mut upk = k.clone();
+        upk["type"] = json!("keyUp");
+        upk.as_object_mut().unwrap().remove("text");
+        cdp.call("Input.dispatchKeyEvent", upk).await;
+    }
+    let msgs = cdp
+        .msgs_until("the page's y", |m| {
+            m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
+        })
+        .await;
+    let keys: Vec<&Value> = msgs[n..].iter().filter(|x| kind(x) == "key").map(|x| &x["data"]).collect();
+    let b = json!({"porthole": "shim", "v": 1, "kind": "key", "key": "b", "ctrl": true, "alt": false, "meta": false, "shift": false});
+    let pct = json!({"porthole": "shim", "v": 1, "kind": "key", "key": "%", "ctrl": false, "alt": false, "meta": false, "shift": true});
+    assert_eq!(keys, [&b, &pct, &b, &b], "{msgs:#?}");
+    let page_keys: Vec<&Value> =
+        msgs[n..].iter().filter(|x| x["data"]["page"] == "keydown").map(|x| &x["data"]["key"]).collect();
+    assert_eq!(
+        page_keys,
+        [&json!("x"), &json!("b"), &json!("y")],
+        "the page saw the ordinary keys and the second prefix: {msgs:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}

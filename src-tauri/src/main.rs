@@ -84,6 +84,9 @@ fn main() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_dialog::init())
+        // Desktop notifications for panes that want attention (DESIGN §13); its script makes
+        // the page's `Notification` API show them through the desktop's notification server.
+        .plugin(tauri_plugin_notification::init())
         // No injected link-click handler: the UI decides what goes to the system browser.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .manage(shell.clone())
@@ -197,18 +200,25 @@ fn start_sidecar(app: &AppHandle) {
 }
 
 /// Grants the UI served by the sidecar, and only that origin (not other loopback ports,
-/// such as proxied dev servers), two plugins. The sidecar's port is only known now, so
+/// such as proxied dev servers), these plugin commands. The sidecar's port is only known now, so
 /// this capability is added at runtime rather than in `capabilities/`.
 ///
 /// - clipboard read/write text, because `navigator.clipboard` is unreliable in WebKitGTK;
+/// - notifications (attention, DESIGN §13): WebKitGTK's own `Notification` API is refused
+///   without a permission handler, so the notification plugin's stands in for it;
 /// - the opener's `open_url` ("Open in system browser", issue #5), scoped by
-///   [`opener_scope`] to http URLs on loopback and to the OS default program.
+///   [`opener_scope`] to http URLs on loopback and to the OS default program;
+/// - the dialog's file picker, for a screencast page's `<input type=file>` (issue #11), and
+///   the opener's "reveal in folder", for a screencast download's "Show in folder".
 fn grant_sidecar_origin(app: &AppHandle, sidecar_url: &str) -> Result<(), String> {
     let capability = tauri::ipc::CapabilityBuilder::new("sidecar-ui")
         .remote(sidecar_url.to_string())
         .window("main")
         .permission("clipboard-manager:allow-read-text")
         .permission("clipboard-manager:allow-write-text")
+        .permission("notification:default")
+        .permission("dialog:allow-open")
+        .permission("opener:allow-reveal-item-in-dir")
         .permission_scoped("opener:allow-open-url", opener_scope(), Vec::new());
     app.add_capability(capability).map_err(|e| e.to_string())
 }

@@ -378,6 +378,19 @@ async function main() {
     }
     log("clipboard round trip ok");
 
+    // 3b. Attention's desktop notifications (DESIGN §13): the notification plugin stands in
+    //     for the page's Notification API and answers the sidecar's origin.
+    const notes = await wd.call("POST", `${s}/execute/async`, {
+      script: `const done = arguments[arguments.length - 1];
+               window.__TAURI__.core.invoke('plugin:notification|is_permission_granted')
+                 .then((g) => done({ ok: true, granted: g, api: typeof window.Notification }), (e) => done({ ok: false, error: String(e) }));`,
+      args: [],
+    });
+    if (!notes.ok || notes.granted !== true || notes.api !== "function") {
+      throw new Error(`notifications are not wired: ${JSON.stringify(notes)}`);
+    }
+    log("notification plugin reachable, permission granted");
+
     // 4. Screenshot of the webview (before the browser pane: WebKitWebDriver's
     //    screenshot hangs once the page holds a cross-origin iframe).
     await sleep(300);

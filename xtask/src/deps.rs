@@ -78,6 +78,8 @@ pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
     npm_ci(&root.join("ui"))?;
     if needs == Needs::Test {
         npm_ci(&root.join("tests/e2e"))?;
+        // React and esbuild for the agent tests' React fixture (sidecar/tests/agent.rs).
+        npm_ci(&root.join("sidecar/tests/fixtures/agent/react"))?;
         install_tauri_driver(root)?;
     }
     if matches!(needs, Needs::Test | Needs::Dist) {

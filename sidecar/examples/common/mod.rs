@@ -57,9 +57,15 @@ pub struct Sidecar {
 /// bench touches nothing of the user's, and `--exit-with-parent`, so a bench that panics
 /// leaves no sidecar behind; blocks until its ready line (stdout) is read.
 pub fn start_sidecar(home: &Path) -> Sidecar {
+    start_sidecar_with(home, &[])
+}
+
+/// [`start_sidecar`] with extra arguments (e.g. `--web --ui-dir DIR` to serve the UI).
+pub fn start_sidecar_with(home: &Path, args: &[&str]) -> Sidecar {
     let exe = sidecar_binary();
     let mut child = Command::new(&exe)
         .arg("--exit-with-parent")
+        .args(args)
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
         .env("PORTHOLE_LOG", "warn")

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::error::ApiError;
+use crate::browser::MAX_UPLOAD_BYTES;
 use crate::constants::MAX_BODY_BYTES;
 
 /// A request body parsed as `T`. The size bound is the router's `DefaultBodyLimit`
@@ -95,19 +96,30 @@ where
 /// declared `Content-Length` is judged before anything is read; a chunked body is read here,
 /// up to the bound, and handed on whole.
 pub async fn refuse_oversized(req: Request, next: Next) -> Response {
+    let max = body_limit(req.uri().path());
     let headers = req.headers();
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+    if declared.is_some_and(|n| n > max as u64) {
         return ApiError::TooLarge.into_response();
     }
     if declared.is_some() || !headers.contains_key(header::TRANSFER_ENCODING) {
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+    match Limited::new(body, max).collect().await {
         Ok(whole) => next.run(Request::from_parts(parts, Body::from(whole.to_bytes()))).await,
         Err(e) if e.is::<LengthLimitError>() => ApiError::TooLarge.into_response(),
         Err(e) => ApiError::BadRequest(format!("the body could not be read: {e}")).into_response(),
+    }
+}
+
+/// The body bound of a request path: [`MAX_UPLOAD_BYTES`] for a file chooser's upload
+/// (`/api/browsers/{id}/file-chooser/{chooser}/files`), [`MAX_BODY_BYTES`] for the rest.
+pub fn body_limit(path: &str) -> usize {
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        ["", "api", "browsers", _, "file-chooser", _, "files"] => MAX_UPLOAD_BYTES,
+        _ => MAX_BODY_BYTES,
     }
 }
 
@@ -115,6 +127,14 @@ pub async fn refuse_oversized(req: Request, next: Next) -> Response {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    #[test]
+    fn only_a_file_chooser_upload_gets_the_larger_bound() {
+        assert_eq!(body_limit("/api/browsers/b1/file-chooser/3/files"), MAX_UPLOAD_BYTES);
+        assert_eq!(body_limit("/api/browsers/b1/file-chooser/3"), MAX_BODY_BYTES);
+        assert_eq!(body_limit("/api/browsers/b1/file-chooser/3/files/x"), MAX_BODY_BYTES);
+        assert_eq!(body_limit("/api/terminals"), MAX_BODY_BYTES);
+    }
 
     #[test]
     fn json_content_types() {

@@ -15,8 +15,8 @@ use super::control::{compile_regex, normalize_url, open, Caller, OpenReq, MAX_WA
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{
-    parse_key, Action, AutomationError, Read, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
-    MAX_TYPE_CHARS,
+    parse_key, Action, AutomationError, Read, RefState, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
+    MAX_TYPE_CHARS, REF_STATES,
 };
 use crate::browser::BrowserRef;
 use crate::control::{Handle, PaneKind, Target};
@@ -113,9 +113,12 @@ pub struct SnapshotReq {
     interactive: bool,
     #[serde(default)]
     max_bytes: Option<usize>,
+    #[serde(default, rename = "ref")]
+    r#ref: Option<String>,
 }
 
-/// `POST /api/control/browser/snapshot` → the outline (protocol §9.7).
+/// `POST /api/control/browser/snapshot` → the outline (protocol §9.7): of the page, or of the
+/// element `ref` and what is inside it.
 pub async fn snapshot(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -130,7 +133,7 @@ pub async fn snapshot(
         )));
     }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.snapshot(&b, req.interactive, max).await?, h))
+    Ok(with_pane(st.automation.snapshot(&b, req.interactive, max, req.r#ref.as_deref()).await?, h))
 }
 
 /// Body of `POST /api/control/browser/act`.
@@ -232,7 +235,8 @@ pub async fn get(
     Ok(with_pane(st.automation.get(&b, what, &req.r#ref).await?, h))
 }
 
-/// Body of `POST /api/control/browser/wait`: exactly one of `text`, `gone`, `url`, `load`.
+/// Body of `POST /api/control/browser/wait`: exactly one of `text`, `gone`, `url`, `load`,
+/// `ref` (with `state`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WaitReq {
@@ -246,6 +250,10 @@ pub struct WaitReq {
     url: Option<String>,
     #[serde(default)]
     load: bool,
+    #[serde(default, rename = "ref")]
+    r#ref: Option<String>,
+    #[serde(default)]
+    state: Option<String>,
     #[serde(default)]
     timeout_ms: Option<u64>,
 }
@@ -283,8 +291,22 @@ pub async fn wait(
     if req.load {
         conds.push(WaitFor::Load);
     }
+    match (req.r#ref, req.state) {
+        (Some(r), Some(s)) => {
+            let state = RefState::parse(&s).ok_or_else(|| {
+                ApiError::BadRequest(format!(
+                    "state must be one of {}, got {:?}",
+                    REF_STATES.join(", "),
+                    s.chars().take(32).collect::<String>()
+                ))
+            })?;
+            conds.push(WaitFor::RefState(r, state));
+        }
+        (None, None) => {}
+        _ => return Err(ApiError::BadRequest("ref and state go together".into())),
+    }
     let [what] = <[WaitFor; 1]>::try_from(conds)
-        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load".into()))?;
+        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref".into()))?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.wait(&b, &what, Duration::from_millis(ms)).await?, h))
 }
@@ -325,7 +347,8 @@ pub struct NavigateReq {
     url: String,
 }
 
-/// `POST /api/control/browser/navigate` → `{"url"}` once the navigation has started.
+/// `POST /api/control/browser/navigate` → `{"url","dialog"}` once the navigation has
+/// started, or once the page's `beforeunload` dialog holds it (`dialog`, never answered).
 pub async fn navigate(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -333,8 +356,8 @@ pub async fn navigate(
 ) -> Result<Json<Value>, ApiError> {
     let url = normalize_url(req.url.trim())?.to_string();
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    st.automation.navigate(&b, url.clone()).await?;
-    Ok(with_pane(json!({"url": url}), h))
+    let dialog = st.automation.navigate(&b, url.clone()).await?;
+    Ok(with_pane(json!({"url": url, "dialog": dialog}), h))
 }
 
 /// Body of `POST /api/control/browser/history`.
@@ -346,8 +369,8 @@ pub struct HistoryReq {
     action: String,
 }
 
-/// `POST /api/control/browser/history` `{"action":"back"|"forward"|"reload"}` → `{}` once
-/// started.
+/// `POST /api/control/browser/history` `{"action":"back"|"forward"|"reload"}` →
+/// `{"action","dialog"}` once started (or held by a `beforeunload` dialog).
 pub async fn history(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -360,11 +383,11 @@ pub async fn history(
         _ => return Err(ApiError::BadRequest("action must be back, forward or reload".into())),
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    match delta {
+    let dialog = match delta {
         Some(d) => st.automation.history(&b, d).await?,
         None => st.automation.reload(&b).await?,
-    }
-    Ok(with_pane(json!({"action": req.action}), h))
+    };
+    Ok(with_pane(json!({"action": req.action, "dialog": dialog}), h))
 }
 
 /// Body of `POST /api/control/browser/dialog`.

@@ -221,6 +221,61 @@ pub async fn pop_in(State(st): State<AppState>, Path(id): Path<String>) -> Resul
     Ok(ok())
 }
 
+/// `{"paths":[…]}`: the files the user picked (absolute paths); `[]` cancels.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChooserBody {
+    paths: Vec<String>,
+}
+
+/// `?name=…` of an upload.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadQuery {
+    name: String,
+}
+
+fn chooser_of(c: &str) -> Result<u64, ApiError> {
+    c.parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| ApiError::BadRequest("chooser must be a positive integer".into()))
+}
+
+/// `POST /api/browsers/{id}/file-chooser/{chooser}` `{"paths":[…]}`: sets the picked files
+/// on the page's file input (at most 64, one for a single-file input; each an absolute path
+/// to a regular file); `[]` cancels the chooser.
+pub async fn answer_file_chooser(
+    State(st): State<AppState>,
+    Path((id, chooser)): Path<(String, String)>,
+    JsonBody(b): JsonBody<ChooserBody>,
+) -> Result<Response, ApiError> {
+    let chooser = chooser_of(&chooser)?;
+    if b.paths.len() > crate::browser::MAX_CHOOSER_FILES || b.paths.iter().any(|p| p.is_empty() || p.len() > 4096) {
+        return Err(ApiError::BadRequest("paths must be at most 64 paths of 1..=4096 bytes".into()));
+    }
+    let paths = b.paths.into_iter().map(std::path::PathBuf::from).collect();
+    lookup(&st, &id)?.answer_file_chooser(chooser, paths).await?;
+    Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/file-chooser/{chooser}/files?name=N` with the file's bytes as the
+/// body (any content type, at most 64 MiB): keeps it for the chooser (web mode, where the
+/// view has bytes, not paths) → `{"path":P}` to name in the answer.
+pub async fn upload_file(
+    State(st): State<AppState>,
+    Path((id, chooser)): Path<(String, String)>,
+    axum::extract::Query(q): axum::extract::Query<UploadQuery>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let chooser = chooser_of(&chooser)?;
+    if q.name.is_empty() || q.name.len() > 1024 {
+        return Err(ApiError::BadRequest("name must be 1..=1024 bytes".into()));
+    }
+    let path = lookup(&st, &id)?.stage_upload(chooser, &q.name, &body)?;
+    Ok(Json(json!({"path": path.to_string_lossy()})).into_response())
+}
+
 /// `GET /api/capabilities` → `{"popout":{"available":bool,"reason":S|null}}`.
 pub async fn capabilities() -> Response {
     Json(json!({"popout": crate::browser::popout_capability().await})).into_response()

@@ -6,6 +6,7 @@
 mod auth;
 mod body;
 mod browser_control;
+mod browser_input;
 mod browser_logs;
 mod browser_page;
 mod browsers;
@@ -52,6 +53,11 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/relaunch", post(browsers::relaunch))
         .route("/api/browsers/{id}/popout", post(browsers::pop_out))
         .route("/api/browsers/{id}/popin", post(browsers::pop_in))
+        .route("/api/browsers/{id}/file-chooser/{chooser}", post(browsers::answer_file_chooser))
+        .route(
+            "/api/browsers/{id}/file-chooser/{chooser}/files",
+            post(browsers::upload_file).layer(DefaultBodyLimit::max(crate::browser::MAX_UPLOAD_BYTES)),
+        )
         .route("/api/capabilities", get(browsers::capabilities))
         .route("/api/browsers/{id}/viewer", post(browsers::grant))
         .route("/viewer/{grant}", get(browsers::upgrade))
@@ -85,6 +91,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/scroll", post(browser_page::scroll))
         .route("/api/control/browser/scroll_to", post(browser_page::scroll_to))
         .route("/api/control/browser/viewport", post(browser_page::viewport))
+        .route("/api/control/browser/upload", post(browser_input::upload))
+        .route("/api/control/browser/drag", post(browser_input::drag))
         .route("/api/control/browser/console", post(browser_logs::console))
         .route("/api/control/browser/network", post(browser_logs::network))
         .fallback(misc::fallback)

@@ -6,9 +6,11 @@ use chromiumoxide::Page;
 use serde_json::{json, Value};
 
 use super::cdp::{call, call_on};
-use super::error::AutomationError;
+use super::error::{AutomationError, Interruption};
+use super::frames::Session;
 use super::keys::{self, KeyPress};
 use super::node::{check_not_covered, state, visible_point, Node};
+use super::outcome::{what_happened, Watch};
 use crate::browser::{BrowserError, BrowserRef};
 
 /// Longest text `fill` takes, in bytes.
@@ -54,20 +56,22 @@ impl Action {
     }
 }
 
-/// Runs `steps` (CDP input calls, in order) unless a JavaScript dialog opens in `page`'s tab
+/// Runs `steps` (CDP calls, in order, on `session`: the page for input, a frame's session
+/// for a call about one of its nodes) unless a JavaScript dialog opens in the tab
 /// meanwhile: Chromium answers an input event only once its handlers have run, and a dialog
 /// holds them. Returns true if a dialog opened (the remaining steps are not sent).
 pub(super) async fn input(
     browser: &BrowserRef,
-    page: &Page,
+    session: impl Into<Session>,
     steps: Vec<(&'static str, Value)>,
 ) -> Result<bool, BrowserError> {
-    let tab = page.target_id().as_ref().to_string();
+    let session: Session = session.into();
+    let tab = session.page().target_id().as_ref().to_string();
     let mut view = browser.subscribe();
     let opened = view.wait_for(|s| s.dialog.as_ref().is_some_and(|d| d.tab == tab));
     let send = async {
         for (method, params) in steps {
-            call(page, method, params).await?;
+            call(&session, method, params).await?;
         }
         Ok::<(), BrowserError>(())
     };
@@ -121,7 +125,7 @@ pub async fn perform(
         let dialog = input(browser, page, key_events(k)).await?;
         return Ok(json!({"dialog": dialog_of(browser, dialog)}));
     };
-    let st = state(page, node).await?;
+    let st = state(node).await?;
     if st.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
     }
@@ -137,13 +141,14 @@ pub async fn perform(
     let mut out = json!({});
     let dialog = match action {
         Action::Focus | Action::Fill(_) | Action::Type(_) | Action::Press(_) => {
-            call(page, "DOM.focus", json!({"backendNodeId": node.backend})).await.map_err(|e| match e {
+            call(&node.session, "DOM.focus", json!({"backendNodeId": node.backend})).await.map_err(|e| match e {
                 BrowserError::Cdp(_) => AutomationError::NotVisible(node.name.clone()),
                 e => e.into(),
             })?;
             match action {
                 Action::Fill(text) => {
-                    call_on(page, &node.object, SELECT_ALL_JS, vec![]).await?;
+                    let mut watch = Watch::start(page, node).await?;
+                    call_on(&node.session, &node.object, SELECT_ALL_JS, vec![]).await?;
                     let steps = if text.is_empty() {
                         key_events(&keys::parse("Delete").expect("Delete is a key"))
                     } else {
@@ -151,48 +156,83 @@ pub async fn perform(
                     };
                     let d = input(browser, page, steps).await?;
                     if !d {
-                        verify_value(page, node, text, st.secret, &mut out).await?;
-                    }
-                    d
-                }
-                Action::Type(text) => {
-                    let steps = text.chars().flat_map(|c| key_events(&keys::for_char(c))).collect();
-                    let d = input(browser, page, steps).await?;
-                    if !d {
-                        let v = call_on(page, &node.object, VALUE_JS, vec![]).await?;
-                        let v = v.as_str().unwrap_or("");
-                        if st.secret {
-                            out["length"] = v.chars().count().into();
-                        } else {
-                            out["value"] = v.into();
+                        if let Some(why) = watch.changed(node).await? {
+                            return Err(AutomationError::UnknownOutcome {
+                                message: format!(
+                                    "inserted the text into {}, {}: its value was not read back",
+                                    node.name,
+                                    what_happened(why, &node.name)
+                                ),
+                                reason: why,
+                                delivered: json!({"length": text.chars().count()}),
+                            });
                         }
+                        verify_value(node, text, st.secret, &mut out).await?;
                     }
                     d
                 }
+                Action::Type(text) => type_text(browser, page, node, text, st.secret, &mut out).await?,
                 Action::Press(k) => input(browser, page, key_events(k)).await?,
                 _ => false,
             }
         }
         Action::Click | Action::DblClick | Action::Hover | Action::Check(_) => {
-            let (x, y) = visible_point(page, node).await?;
-            check_not_covered(page, node, x, y).await?;
+            let (x, y) = visible_point(node).await?;
+            check_not_covered(node, x, y).await?;
             out["point"] = json!({"x": x, "y": y});
-            let mut steps = vec![mouse("mouseMoved", x, y, 0)];
+            // Groups of input, watched between them: a navigation begun by one stops the rest.
+            let mut groups = vec![vec![mouse("mouseMoved", x, y, 0)]];
             match action {
                 Action::Hover => {}
                 Action::DblClick => {
-                    steps.extend([mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]);
-                    steps.extend([mouse("mousePressed", x, y, 2), mouse("mouseReleased", x, y, 2)]);
+                    groups.push(vec![mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]);
+                    groups.push(vec![mouse("mousePressed", x, y, 2), mouse("mouseReleased", x, y, 2)]);
                 }
                 Action::Check(want) if st.checked == Some(*want) => {
                     out["changed"] = false.into();
                     return Ok(with_dialog(out, browser, false));
                 }
-                _ => steps.extend([mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]),
+                _ => groups.push(vec![mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]),
             }
-            let d = input(browser, page, steps).await?;
+            let mut watch = Watch::start(page, node).await?;
+            let total = groups.len();
+            let mut d = false;
+            for (i, g) in groups.into_iter().enumerate() {
+                d = input(browser, page, g).await?;
+                if d {
+                    break;
+                }
+                // After the last group a navigation is the click's outcome, unless there is
+                // a state to read back.
+                let last = i + 1 == total;
+                if last && !matches!(action, Action::Check(_)) {
+                    break;
+                }
+                if let Some(why) = watch.changed(node).await? {
+                    let what = if last {
+                        format!(
+                            "clicked {}, {}: its state was not read back",
+                            node.name,
+                            what_happened(why, &node.name)
+                        )
+                    } else {
+                        let kind = if i == 0 { "moved onto" } else { "clicked" };
+                        format!(
+                            "{kind} {}, {}: the rest of the {} was not sent",
+                            node.name,
+                            what_happened(why, &node.name),
+                            action.name()
+                        )
+                    };
+                    return Err(AutomationError::UnknownOutcome {
+                        message: what,
+                        reason: why,
+                        delivered: json!({"steps": i + 1, "of": total}),
+                    });
+                }
+            }
             if let (Action::Check(want), false) = (action, d) {
-                let now = state(page, node).await?.checked;
+                let now = state(node).await?.checked;
                 if now != Some(*want) {
                     return Err(AutomationError::Mismatch {
                         message: format!(
@@ -211,16 +251,120 @@ pub async fn perform(
     Ok(with_dialog(out, browser, dialog))
 }
 
-/// Reads the field back after a fill: `mismatch` (with what it shows; a secret field's
-/// length only) when it is not `want`.
-async fn verify_value(
+/// Puts the caret at the end of a field's text (`type` types after what is there).
+const CARET_TO_END_JS: &str = r#"function(){
+  const d = this.ownerDocument;
+  if (this.isContentEditable) {
+    const r = d.createRange(); r.selectNodeContents(this); r.collapse(false);
+    const s = d.defaultView.getSelection(); s.removeAllRanges(); s.addRange(r);
+    return;
+  }
+  try { const n = String(this.value ?? '').length; this.setSelectionRange(n, n); } catch (e) { /* email, number: no caret API */ }
+}"#;
+
+/// What a field should show after `typed` is typed at the end of `before`: Enter adds a
+/// line in a textarea or contenteditable, nothing in an input.
+fn typed_value(before: &str, typed: &str, multiline: bool) -> String {
+    let keep = typed.chars().filter(|c| multiline || (*c != '\n' && *c != '\r'));
+    before.chars().chain(keep.map(|c| if c == '\r' { '\n' } else { c })).collect()
+}
+
+/// `type`: one key press per character at the end of the field, watched after each (a
+/// navigation or the focus moving stops the rest: `unknown_outcome` with what was sent),
+/// then the value read back: it must be what was there plus what was typed, else
+/// `mismatch` (a secret field: lengths only); `"navigated":true` instead when the last key
+/// began a navigation (nothing left to read). Returns whether a dialog opened (the rest
+/// is not sent).
+async fn type_text(
+    browser: &BrowserRef,
     page: &Page,
     node: &Node,
-    want: &str,
+    text: &str,
     secret: bool,
     out: &mut Value,
-) -> Result<(), AutomationError> {
-    let v = call_on(page, &node.object, VALUE_JS, vec![]).await?;
+) -> Result<bool, AutomationError> {
+    let mut watch = Watch::start(page, node).await?;
+    call_on(&node.session, &node.object, CARET_TO_END_JS, vec![]).await?;
+    let before = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?.as_str().unwrap_or("").to_string();
+    let multiline = call_on(
+        &node.session,
+        &node.object,
+        "function(){return this.tagName === 'TEXTAREA' || this.isContentEditable}",
+        vec![],
+    )
+    .await?
+        == Value::Bool(true);
+    watch.expect_focus(node).await?;
+    let chars: Vec<char> = text.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if input(browser, page, key_events(&keys::for_char(*c))).await? {
+            out["delivered"] = json!({"keys": i + 1, "of": chars.len()});
+            return Ok(true);
+        }
+        let why = watch.changed(node).await?;
+        if i + 1 == chars.len() {
+            // Every key was sent: a navigation the last one began (Enter submitting a form)
+            // is its outcome, and the value can no longer be read; focus moving on after the
+            // last key (a one-character box) leaves the value to verify.
+            if why == Some(Interruption::Navigated) {
+                out["navigated"] = true.into();
+                return Ok(false);
+            }
+            break;
+        }
+        if let Some(why) = why {
+            let sent: String = chars[..=i].iter().collect();
+            let mut delivered = json!({"keys": i + 1, "of": chars.len()});
+            let shown = if secret { String::new() } else { format!(" ({sent:?})") };
+            if !secret {
+                delivered["text"] = sent.clone().into();
+            }
+            return Err(AutomationError::UnknownOutcome {
+                message: format!(
+                    "typed {} of {} characters into {}{shown}, {}: the other {} were not sent",
+                    i + 1,
+                    chars.len(),
+                    node.name,
+                    what_happened(why, &node.name),
+                    chars.len() - i - 1
+                ),
+                reason: why,
+                delivered,
+            });
+        }
+    }
+    let got = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?.as_str().unwrap_or("").to_string();
+    let want = typed_value(&before, text, multiline);
+    // innerText of a contenteditable ends lines its own way: trailing newlines do not count.
+    let same = if multiline { got.trim_end_matches('\n') == want.trim_end_matches('\n') } else { got == want };
+    let observed = if secret { json!({"length": got.chars().count()}) } else { json!({"value": got}) };
+    if !same {
+        let message = if secret {
+            format!(
+                "typed {} characters into {} but it holds {}, not {}: the page changed or refused keys",
+                chars.len(),
+                node.name,
+                got.chars().count(),
+                want.chars().count()
+            )
+        } else {
+            format!(
+                "typed {text:?} into {} but it shows {got:?}, not {want:?}: the page changed or refused keys",
+                node.name
+            )
+        };
+        return Err(AutomationError::Mismatch { message, observed });
+    }
+    for (k, v) in observed.as_object().cloned().unwrap_or_default() {
+        out[k] = v;
+    }
+    Ok(false)
+}
+
+/// Reads the field back after a fill: `mismatch` (with what it shows; a secret field's
+/// length only) when it is not `want`.
+async fn verify_value(node: &Node, want: &str, secret: bool, out: &mut Value) -> Result<(), AutomationError> {
+    let v = call_on(&node.session, &node.object, VALUE_JS, vec![]).await?;
     let got = v.as_str().unwrap_or("");
     let observed = if secret { json!({"length": got.chars().count()}) } else { json!({"value": got}) };
     if got != want {
@@ -252,4 +396,16 @@ fn dialog_of(browser: &BrowserRef, opened: bool) -> Value {
 pub(super) fn with_dialog(mut out: Value, browser: &BrowserRef, opened: bool) -> Value {
     out["dialog"] = dialog_of(browser, opened);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text_lands_after_what_was_there() {
+        assert_eq!(typed_value("ab", "cd", false), "abcd");
+        assert_eq!(typed_value("", "a\nb", false), "ab", "Enter adds no line to an input");
+        assert_eq!(typed_value("x", "a\r\nb", true), "xa\n\nb");
+    }
 }

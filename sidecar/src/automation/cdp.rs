@@ -7,6 +7,7 @@ use chromiumoxide::types::{Command, Method, MethodId};
 use chromiumoxide::Page;
 use serde_json::Value;
 
+use super::frames::Session;
 use crate::browser::{bounded, BrowserError};
 
 /// One CDP command: `method` with `params`, answered with the JSON result.
@@ -32,18 +33,30 @@ impl Command for Raw {
     type Response = Value;
 }
 
-/// Calls `method` with `params` on `page`'s session, bounded like every CDP call (10 s,
+/// Calls `method` with `params` on `page`'s own session, bounded like every CDP call (10 s,
 /// `cdp_timeout` naming the method).
-pub async fn call(page: &Page, method: &'static str, params: Value) -> Result<Value, BrowserError> {
+pub async fn page_call(page: &Page, method: &'static str, params: Value) -> Result<Value, BrowserError> {
     let r = bounded(method, page.execute(Raw { method, params })).await?;
     Ok(r.result)
 }
 
+/// Calls `method` with `params` on a session: a page (its own session) or a
+/// [`Session`] (a frame process's; see [`super::frames`]), bounded the same way.
+pub async fn call(session: impl Into<Session>, method: &'static str, params: Value) -> Result<Value, BrowserError> {
+    session.into().call(method, params).await
+}
+
 /// Calls `function` (JavaScript source of a function) with `this` = the object `object_id`
-/// and `args` (each `{"value":…}` or `{"objectId":…}`); returns its value by value.
-pub async fn call_on(page: &Page, object_id: &str, function: &str, args: Vec<Value>) -> Result<Value, BrowserError> {
+/// (an object of `session`) and `args` (each `{"value":…}` or `{"objectId":…}`); returns its
+/// value by value.
+pub async fn call_on(
+    session: impl Into<Session>,
+    object_id: &str,
+    function: &str,
+    args: Vec<Value>,
+) -> Result<Value, BrowserError> {
     let r = call(
-        page,
+        session,
         "Runtime.callFunctionOn",
         serde_json::json!({
             "objectId": object_id,

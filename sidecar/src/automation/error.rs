@@ -1,6 +1,7 @@
 //! The refusals of `ph browser` (protocol §9.7), each with a stable code. Nothing was done
 //! when one of them is returned, except `mismatch` (the input was sent; the page did not
-//! take it) and `timed_out`.
+//! take it), `unknown_outcome` (part of the input was sent, then the page changed) and
+//! `timed_out`.
 
 use std::fmt;
 
@@ -36,6 +37,26 @@ impl StaleReason {
             StaleReason::TabClosed => "tab_closed",
             StaleReason::Relaunched => "relaunched",
             StaleReason::NodeRemoved => "node_removed",
+        }
+    }
+}
+
+/// What changed under an action and stopped it (`unknown_outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// A navigation began in the element's frame or one of its ancestors (its document is
+    /// being replaced).
+    Navigated,
+    /// The focus left the element the keys were typed into.
+    FocusMoved,
+}
+
+impl Interruption {
+    /// The reason's stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interruption::Navigated => "navigated",
+            Interruption::FocusMoved => "focus_moved",
         }
     }
 }
@@ -91,6 +112,18 @@ pub enum AutomationError {
         /// What the page shows now.
         observed: Value,
     },
+    /// Occurs when the element's document or the focus changed in the middle of an action
+    /// (a key press navigated, a handler moved the focus): the rest of its input was not
+    /// sent and nothing was verified. 409 `unknown_outcome` with `reason` (`navigated`,
+    /// `focus_moved`) and `delivered` (what was sent; a secret field's text never).
+    UnknownOutcome {
+        /// What was sent, what changed, and what was not sent, in a sentence.
+        message: String,
+        /// What changed.
+        reason: Interruption,
+        /// What was sent (`{"keys","of"}`, `{"text"}` unless secret, `{"steps"}`…).
+        delivered: Value,
+    },
     /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
     TimedOut(String),
     /// Occurs when the browser operation failed (protocol §8.3 codes).
@@ -116,6 +149,7 @@ impl AutomationError {
             E::NotEditable(_) => (409, "not_editable"),
             E::SecretValue(_) => (409, "secret_value"),
             E::Mismatch { .. } => (409, "mismatch"),
+            E::UnknownOutcome { .. } => (409, "unknown_outcome"),
             E::TimedOut(_) => (408, "timed_out"),
             E::Browser(_) => return None,
         })
@@ -129,6 +163,9 @@ impl AutomationError {
             AutomationError::DialogPending(d) => vec![("dialog", json!(d))],
             AutomationError::Mismatch { observed, .. } => vec![("observed", observed.clone())],
             AutomationError::Occluded { by, .. } => vec![("by", by.clone().into())],
+            AutomationError::UnknownOutcome { reason, delivered, .. } => {
+                vec![("reason", reason.as_str().into()), ("delivered", delivered.clone())]
+            }
             _ => Vec::new(),
         }
     }
@@ -164,7 +201,7 @@ impl fmt::Display for AutomationError {
             E::Occluded { r#ref, by } => write!(f, "{ref} is covered by {by}; nothing was done", ref = r#ref),
             E::NotEditable(r) => write!(f, "{r} does not take text"),
             E::SecretValue(r) => write!(f, "{r} is a password or payment field: its value is never read"),
-            E::Mismatch { message, .. } => f.write_str(message),
+            E::Mismatch { message, .. } | E::UnknownOutcome { message, .. } => f.write_str(message),
             E::Browser(e) => write!(f, "{e}"),
         }
     }

@@ -12,21 +12,28 @@
 mod act;
 mod cdp;
 mod dom;
+mod drag;
 mod error;
+mod frames;
 mod keys;
 mod logs;
 mod node;
+mod outcome;
+mod ref_state;
 mod refs;
 mod scroll;
 mod select;
 mod snapshot;
+mod upload;
 
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
-pub use error::{AutomationError, StaleReason};
+pub use error::{AutomationError, Interruption, StaleReason};
 pub use keys::parse as parse_key;
 pub use logs::Level;
+pub use ref_state::{RefState, REF_STATES};
 pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
+pub use upload::{UploadFile, MAX_UPLOAD_FILES};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -56,6 +63,9 @@ pub enum WaitFor {
     Url(regex::Regex),
     /// `document.readyState` is `complete`.
     Load,
+    /// The element with this ref is in this state (the ref is checked at every poll: a stale
+    /// ref ends the wait with `stale_ref`).
+    RefState(String, RefState),
 }
 
 /// What `get` reads.
@@ -138,29 +148,45 @@ impl Automation {
         self.acting.lock().unwrap_or_else(|p| p.into_inner()).entry(browser.to_string()).or_default().clone()
     }
 
-    /// `snapshot`: the header and the outline within `max_bytes`, refs minted for every
-    /// actionable element (shown or cut). → `{"url","title","tab","tabs","dialog","text",
-    /// "refs","cut":{"lines","refs","reason"}|null}`.
+    /// `snapshot [--ref R]`: the header and the outline (of the whole page, or of the element
+    /// `root` and what is inside it) within `max_bytes`, refs minted for every actionable
+    /// element (shown or cut). → `{"url","title","tab","tabs","dialog","text","refs","root",
+    /// "cut":{"lines","refs","reason"}|null}`. A stale `root` is `stale_ref`; one that is not
+    /// rendered is `element_not_visible`.
     pub async fn snapshot(
         &self,
         b: &BrowserRef,
         interactive: bool,
         max_bytes: usize,
+        root: Option<&str>,
     ) -> Result<Value, AutomationError> {
         let page = page(b)?;
         let generation = b.generation();
         let tab = page.target_id().as_ref().to_string();
+        let root = match root {
+            Some(r) => {
+                let minted = self.minted(b.id(), r)?;
+                node::resolve(b, &page, r, &minted).await?;
+                Some((r, minted.key))
+            }
+            None => None,
+        };
         let c = snapshot::capture(&page).await?;
         let lines = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
             let refs = all.entry(b.id().to_string()).or_default();
             let frames = c.frames.clone();
-            snapshot::outline(&c, &mut |frame, backend| {
+            let mut mint = |frame: &str, backend| {
                 let f = frames.iter().find(|f| f.id == frame)?;
                 let key =
                     NodeKey { generation, tab: tab.clone(), frame: f.id.clone(), loader: f.loader.clone(), backend };
-                Some(refs.mint(key, without_fragment(&f.url)))
-            })
+                Some(refs.mint(key, without_fragment(&f.url), &f.targets))
+            };
+            match &root {
+                None => snapshot::outline(&c, &mut mint),
+                Some((r, key)) => snapshot::outline_of(&c, &key.frame, key.backend, &mut mint)
+                    .ok_or_else(|| AutomationError::NotVisible(r.to_string()))?,
+            }
         };
         let (text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);
         let main = c.frames.first();
@@ -172,13 +198,14 @@ impl Automation {
         });
         Ok(json!({
             "url": main.map(|f| f.url.clone()),
-            "title": main.and_then(|f| c.dom.titles.get(&f.id)).cloned().unwrap_or_default(),
+            "title": main.and_then(|f| c.dom[0].titles.get(&f.id)).cloned().unwrap_or_default(),
             "tab": tab,
             "tab_index": index,
             "tabs": view.tabs.len(),
             "dialog": view.dialog,
             "text": text,
             "refs": lines.iter().filter(|l| l.has_ref).count(),
+            "root": root.map(|(r, _)| r),
             "cut": cut,
         }))
     }
@@ -226,6 +253,30 @@ impl Automation {
         Ok(out)
     }
 
+    /// `upload REF FILE…`: the files set on the file input (or its label) → `{"ref","files",
+    /// "dialog"}` (see [`upload::upload`]).
+    pub async fn upload(&self, b: &BrowserRef, r: &str, files: &[UploadFile]) -> Result<Value, AutomationError> {
+        let mut out = self.on_ref(b, r, async |_, node| upload::upload(b, node, files).await).await?;
+        out["ref"] = r.into();
+        Ok(out)
+    }
+
+    /// `drag REF REF`: trusted mouse input from `from` to `to` (HTML5 drags handed back by
+    /// Chromium and dropped with drag events) → `{"ref","target","from","to","kind","dialog"}` (see
+    /// [`drag::drag`]).
+    pub async fn drag(&self, b: &BrowserRef, from: &str, to: &str) -> Result<Value, AutomationError> {
+        let mut out = self
+            .on_ref(b, from, async |page, source| {
+                let minted = self.minted(b.id(), to)?;
+                let target = node::resolve(b, page, to, &minted).await?;
+                drag::drag(b, page, source, &target).await
+            })
+            .await?;
+        out["ref"] = from.into();
+        out["target"] = to.into();
+        Ok(out)
+    }
+
     /// `scroll [--ref R] up|down|top|bottom|PX`: one trusted wheel event → `{"point","delta"}`.
     pub async fn scroll(&self, b: &BrowserRef, r: Option<&str>, how: Scroll) -> Result<Value, AutomationError> {
         match r {
@@ -241,7 +292,7 @@ impl Automation {
     /// `scroll-to REF` → `{"ref","rect"}`: the visible part of its border box in top-level
     /// viewport CSS px, after scrolling it and its ancestors.
     pub async fn scroll_to(&self, b: &BrowserRef, r: &str) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref(b, r, async |page, node| scroll::scroll_to(page, node).await).await?;
+        let mut out = self.on_ref(b, r, async |_, node| scroll::scroll_to(node).await).await?;
         out["ref"] = r.into();
         Ok(out)
     }
@@ -251,20 +302,21 @@ impl Automation {
         let page = page(b)?;
         let minted = self.minted(b.id(), r)?;
         let node = node::resolve(b, &page, r, &minted).await?;
-        if what == Read::Value && node::state(&page, &node).await?.secret {
+        if what == Read::Value && node::state(&node).await?.secret {
             return Err(AutomationError::SecretValue(r.to_string()));
         }
         let f = match what {
             Read::Text => "function(){return String(this.innerText ?? this.textContent ?? '')}",
             Read::Value => "function(){return this.isContentEditable ? this.innerText : String(this.value ?? '')}",
         };
-        let v = cdp::call_on(&page, &node.object, f, vec![]).await?;
+        let v = cdp::call_on(&node.session, &node.object, f, vec![]).await?;
         let key = if what == Read::Text { "text" } else { "value" };
         Ok(json!({"ref": r, key: clip_bytes(v.as_str().unwrap_or(""), MAX_READ_BYTES)}))
     }
 
     /// `wait`: checks at once and every [`WAIT_POLL_MS`] until the condition holds →
-    /// `{"waited_ms"}`; `timed_out` after `timeout`; `dialog_pending` as soon as a dialog is.
+    /// `{"waited_ms"}`; `timed_out` after `timeout`; `dialog_pending` as soon as a dialog is;
+    /// `stale_ref` as soon as a waited-for ref is (nothing is guessed in its place).
     pub async fn wait(&self, b: &BrowserRef, what: &WaitFor, timeout: Duration) -> Result<Value, AutomationError> {
         let start = tokio::time::Instant::now();
         loop {
@@ -286,6 +338,11 @@ impl Automation {
                     // A page between documents has no body yet: not there.
                     let found = crate::browser::eval_in(&page, expr).await.ok() == Some(Value::Bool(true));
                     found == matches!(what, WaitFor::Text(_))
+                }
+                WaitFor::RefState(r, state) => {
+                    let minted = self.minted(b.id(), r)?;
+                    let node = node::resolve(b, &page, r, &minted).await?;
+                    ref_state::holds(&node, *state).await?
                 }
             };
             if holds {
@@ -311,17 +368,23 @@ impl Automation {
         if let Some(r) = r {
             let minted = self.minted(b.id(), r)?;
             let node = node::resolve(b, &page, r, &minted).await?;
-            node::visible_point(&page, &node).await?;
+            node::visible_point(&node).await?;
             let rect = cdp::call_on(
-                &page,
+                &node.session,
                 &node.object,
-                "function(){const r=this.getBoundingClientRect();return [r.left+scrollX,r.top+scrollY,r.width,r.height]}",
+                "function(){const r=this.getBoundingClientRect();return {x:r.left,y:r.top,width:r.width,height:r.height}}",
                 vec![],
             )
             .await?;
-            let n: Vec<f64> = rect.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
-            if n.len() == 4 && n[2] >= 1.0 && n[3] >= 1.0 {
-                p.clip = Some(Viewport { x: n[0], y: n[1], width: n[2], height: n[3], scale: 1.0 });
+            // In the top-level viewport (an out-of-process frame's part that shows), then in
+            // the page's coordinates.
+            let shown = match frames::Rect::from_json(&rect) {
+                Some(r) => node.session.to_top(r).await?,
+                None => None,
+            };
+            if let Some(r) = shown {
+                let (_, _, sx, sy) = frames::Session::from(&page).viewport().await?;
+                p.clip = Some(Viewport { x: r.x + sx, y: r.y + sy, width: r.width, height: r.height, scale: 1.0 });
             }
         } else if full {
             let m = cdp::call(&page, "Page.getLayoutMetrics", json!({})).await?;
@@ -338,22 +401,26 @@ impl Automation {
             .map_err(|e| AutomationError::Browser(crate::browser::BrowserError::Cdp(format!("screenshot: {e}"))))
     }
 
-    /// `navigate URL` (checked by the caller).
-    pub async fn navigate(&self, b: &BrowserRef, url: String) -> Result<(), AutomationError> {
+    /// `navigate URL` (checked by the caller) → the dialog the page opened instead of
+    /// leaving (a `beforeunload` asking to leave; never answered here), or null.
+    pub async fn navigate(&self, b: &BrowserRef, url: String) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        Ok(b.navigate(url).await?)
+        b.navigate(url).await?;
+        Ok(json!(b.subscribe().borrow().dialog))
     }
 
-    /// `back` (−1) and `forward` (+1).
-    pub async fn history(&self, b: &BrowserRef, delta: i64) -> Result<(), AutomationError> {
+    /// `back` (−1) and `forward` (+1) → the dialog opened instead, or null.
+    pub async fn history(&self, b: &BrowserRef, delta: i64) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        Ok(b.history(delta).await?)
+        b.history(delta).await?;
+        Ok(json!(b.subscribe().borrow().dialog))
     }
 
-    /// `reload`.
-    pub async fn reload(&self, b: &BrowserRef) -> Result<(), AutomationError> {
+    /// `reload` → the dialog opened instead, or null.
+    pub async fn reload(&self, b: &BrowserRef) -> Result<Value, AutomationError> {
         no_dialog(b)?;
-        Ok(b.reload().await?)
+        b.reload().await?;
+        Ok(json!(b.subscribe().borrow().dialog))
     }
 
     /// `dialog accept [--text T]|dismiss`: answers the pending dialog → `{"dialog"}` (the one

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::cdp::{call, call_on};
 use super::error::{AutomationError, StaleReason};
+use super::frames::{hit_test, Rect, Session};
 use super::refs::{without_fragment, Minted};
 use super::snapshot::frames;
 use crate::browser::{BrowserError, BrowserRef};
@@ -21,6 +22,11 @@ pub struct Node {
     pub backend: i64,
     /// A `Runtime.RemoteObjectId` for it in its frame's context.
     pub object: String,
+    /// The id of the frame whose document holds it.
+    pub frame: String,
+    /// The session of its frame's process (the tab's, or an out-of-process frame's): where
+    /// `backend` and `object` mean this node.
+    pub session: Session,
 }
 
 /// What the page says about an element before it is acted on.
@@ -37,7 +43,9 @@ pub struct ElementState {
 }
 
 /// Checks that `minted` still names a node and resolves it (DESIGN §12). The order of the
-/// checks gives the most telling reason: relaunch, tab, frame, document, node.
+/// checks gives the most telling reason: relaunch, tab, frame, document, node. A node of an
+/// out-of-process frame is reached through a child session on each frame target on the way
+/// ([`Minted::targets`]); a frame whose owner is gone is `frame_detached`.
 pub async fn resolve(browser: &BrowserRef, page: &Page, name: &str, minted: &Minted) -> Result<Node, AutomationError> {
     let stale = |reason| AutomationError::StaleRef { r#ref: name.to_string(), reason };
     let key = &minted.key;
@@ -51,7 +59,16 @@ pub async fn resolve(browser: &BrowserRef, page: &Page, name: &str, minted: &Min
     if view.active.as_deref() != Some(key.tab.as_str()) {
         return Err(AutomationError::NotActiveTab(name.to_string()));
     }
-    let tree = frames(&call(page, "Page.getFrameTree", json!({})).await?);
+    let mut session = Session::from(page);
+    for target in &minted.targets {
+        let Some(owner) = session.frame_owner(target).await? else { return Err(stale(StaleReason::FrameDetached)) };
+        session = match session.attach(target, owner).await {
+            Ok(s) => s,
+            Err(BrowserError::Cdp(_)) => return Err(stale(StaleReason::FrameDetached)),
+            Err(e) => return Err(e.into()),
+        };
+    }
+    let tree = frames(&call(&session, "Page.getFrameTree", json!({})).await?);
     let Some(frame) = tree.iter().find(|f| f.id == key.frame) else {
         return Err(stale(StaleReason::FrameDetached));
     };
@@ -59,16 +76,16 @@ pub async fn resolve(browser: &BrowserRef, page: &Page, name: &str, minted: &Min
         let same_url = without_fragment(&frame.url) == without_fragment(&minted.url);
         return Err(stale(if same_url { StaleReason::DocumentReplaced } else { StaleReason::Navigated }));
     }
-    let object = match call(page, "DOM.resolveNode", json!({"backendNodeId": key.backend})).await {
+    let object = match call(&session, "DOM.resolveNode", json!({"backendNodeId": key.backend})).await {
         Ok(v) => v["object"]["objectId"].as_str().map(str::to_string),
         Err(BrowserError::Cdp(_)) => None,
         Err(e) => return Err(e.into()),
     };
     let Some(object) = object else { return Err(stale(StaleReason::NodeRemoved)) };
-    if call_on(page, &object, "function(){return this.isConnected}", vec![]).await? != Value::Bool(true) {
+    if call_on(&session, &object, "function(){return this.isConnected}", vec![]).await? != Value::Bool(true) {
         return Err(stale(StaleReason::NodeRemoved));
     }
-    Ok(Node { name: name.to_string(), backend: key.backend, object })
+    Ok(Node { name: name.to_string(), backend: key.backend, object, frame: key.frame.clone(), session })
 }
 
 const STATE_JS: &str = r#"function(){
@@ -88,8 +105,8 @@ const STATE_JS: &str = r#"function(){
 }"#;
 
 /// Reads the element's state ([`ElementState`]).
-pub async fn state(page: &Page, node: &Node) -> Result<ElementState, AutomationError> {
-    let v = call_on(page, &node.object, STATE_JS, vec![]).await?;
+pub async fn state(node: &Node) -> Result<ElementState, AutomationError> {
+    let v = call_on(&node.session, &node.object, STATE_JS, vec![]).await?;
     Ok(ElementState {
         disabled: v["disabled"].as_bool().unwrap_or(false),
         editable: v["editable"].as_bool().unwrap_or(false),
@@ -99,12 +116,15 @@ pub async fn state(page: &Page, node: &Node) -> Result<ElementState, AutomationE
 }
 
 /// Scrolls the node into view and returns its visible point in top-level viewport CSS px:
-/// the center of the first of its content quads that is still visible once clipped to the
-/// viewport. `element_not_visible` when none is (hidden, zero-size, clipped away).
-pub async fn visible_point(page: &Page, node: &Node) -> Result<(f64, f64), AutomationError> {
+/// the center of the first of its content quads that is still visible once clipped to its
+/// frame's viewport and, for an out-of-process frame, to each frame owner's shown content box
+/// on the way up ([`Session::to_top`]). `element_not_visible` when none is (hidden,
+/// zero-size, clipped away).
+pub async fn visible_point(node: &Node) -> Result<(f64, f64), AutomationError> {
     let hidden = || AutomationError::NotVisible(node.name.clone());
+    let s = &node.session;
     let style = call_on(
-        page,
+        s,
         &node.object,
         "function(){const e=this.nodeType===1?this:this.parentElement;const s=getComputedStyle(e);return s.visibility==='visible'&&Number(s.opacity)>0}",
         vec![],
@@ -113,17 +133,17 @@ pub async fn visible_point(page: &Page, node: &Node) -> Result<(f64, f64), Autom
     if style != Value::Bool(true) {
         return Err(hidden());
     }
-    // Fails for a node with no layout object (display: none).
-    if call(page, "DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": node.backend})).await.is_err() {
+    // Fails for a node with no layout object (display: none). Scrolls the frames above an
+    // out-of-process frame too: Chromium passes the scroll up across processes.
+    if call(s, "DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": node.backend})).await.is_err() {
         return Err(hidden());
     }
-    let quads = match call(page, "DOM.getContentQuads", json!({"backendNodeId": node.backend})).await {
+    let quads = match call(s, "DOM.getContentQuads", json!({"backendNodeId": node.backend})).await {
         Ok(v) => v["quads"].as_array().cloned().unwrap_or_default(),
         Err(_) => return Err(hidden()),
     };
-    let m = call(page, "Page.getLayoutMetrics", json!({})).await?;
-    let vw = m["cssLayoutViewport"]["clientWidth"].as_f64().unwrap_or(0.0);
-    let vh = m["cssLayoutViewport"]["clientHeight"].as_f64().unwrap_or(0.0);
+    let (vw, vh, _, _) = s.viewport().await?;
+    let viewport = Rect { x: 0.0, y: 0.0, width: vw, height: vh };
     for q in quads {
         let p: Vec<f64> = q.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
         if p.len() != 8 {
@@ -131,12 +151,11 @@ pub async fn visible_point(page: &Page, node: &Node) -> Result<(f64, f64), Autom
         }
         let xs = [p[0], p[2], p[4], p[6]];
         let ys = [p[1], p[3], p[5], p[7]];
-        let (x0, x1) =
-            (xs.iter().cloned().fold(f64::MAX, f64::min).max(0.0), xs.iter().cloned().fold(f64::MIN, f64::max).min(vw));
-        let (y0, y1) =
-            (ys.iter().cloned().fold(f64::MAX, f64::min).max(0.0), ys.iter().cloned().fold(f64::MIN, f64::max).min(vh));
-        if x1 - x0 >= 1.0 && y1 - y0 >= 1.0 {
-            return Ok(((x0 + x1) / 2.0, (y0 + y1) / 2.0));
+        let (x0, x1) = (xs.iter().cloned().fold(f64::MAX, f64::min), xs.iter().cloned().fold(f64::MIN, f64::max));
+        let (y0, y1) = (ys.iter().cloned().fold(f64::MAX, f64::min), ys.iter().cloned().fold(f64::MIN, f64::max));
+        let Some(r) = (Rect { x: x0, y: y0, width: x1 - x0, height: y1 - y0 }).clip(viewport) else { continue };
+        if let Some(r) = s.to_top(r).await? {
+            return Ok((r.x + r.width / 2.0, r.y + r.height / 2.0));
         }
     }
     Err(hidden())
@@ -158,27 +177,41 @@ const COVER_JS: &str = r#"function(h){
   return t ? name + ' ' + JSON.stringify(t) : name;
 }"#;
 
-/// Hit-tests `(x, y)`: `element_occluded` naming the covering element unless the node (or
-/// something inside it, or one of its labels) is on top there.
-pub async fn check_not_covered(page: &Page, node: &Node, x: f64, y: f64) -> Result<(), AutomationError> {
-    let hit = call(
-        page,
-        "DOM.getNodeForLocation",
-        json!({"x": x.floor() as i64, "y": y.floor() as i64, "includeUserAgentShadowDOM": false, "ignorePointerEventsNone": false}),
-    )
-    .await?;
-    let Some(hit_backend) = hit["backendNodeId"].as_i64() else { return Ok(()) };
-    if hit_backend == node.backend {
+/// Hit-tests top-level point `(x, y)`: `element_occluded` naming the covering element unless
+/// the node (or something inside it, or one of its labels) is on top there. For a node of an
+/// out-of-process frame, each frame owner on the way must be on top in its parent first.
+pub async fn check_not_covered(node: &Node, x: f64, y: f64) -> Result<(), AutomationError> {
+    let (x, y) = match node.session.hit_down(x, y).await? {
+        Ok(p) => p,
+        Err(c) => {
+            let owner = call(&c.session, "DOM.resolveNode", json!({"backendNodeId": c.owner})).await?;
+            let owner = owner["object"]["objectId"].as_str().unwrap_or("").to_string();
+            return match covering(&c.session, &owner, c.hit).await? {
+                None => Ok(()),
+                Some(by) => Err(AutomationError::Occluded { r#ref: node.name.clone(), by }),
+            };
+        }
+    };
+    let Some(hit) = hit_test(&node.session, x, y).await? else { return Ok(()) };
+    if hit == node.backend {
         return Ok(());
     }
-    let hit_obj = call(page, "DOM.resolveNode", json!({"backendNodeId": hit_backend})).await?;
-    let Some(hit_obj) = hit_obj["object"]["objectId"].as_str() else { return Ok(()) };
-    let by = match call_on(page, &node.object, COVER_JS, vec![json!({"objectId": hit_obj})]).await {
-        Ok(Value::Null) => return Ok(()),
-        Ok(v) => v.as_str().unwrap_or("another element").to_string(),
+    match covering(&node.session, &node.object, hit).await? {
+        None => Ok(()),
+        Some(by) => Err(AutomationError::Occluded { r#ref: node.name.clone(), by }),
+    }
+}
+
+/// What node `hit` is, when it covers the element `object` (both of `session`): `None` when
+/// it is the element, inside it, or one of its labels.
+async fn covering(session: &Session, object: &str, hit: i64) -> Result<Option<String>, AutomationError> {
+    let hit_obj = call(session, "DOM.resolveNode", json!({"backendNodeId": hit})).await?;
+    let Some(hit_obj) = hit_obj["object"]["objectId"].as_str() else { return Ok(None) };
+    match call_on(session, object, COVER_JS, vec![json!({"objectId": hit_obj})]).await {
+        Ok(Value::Null) => Ok(None),
+        Ok(v) => Ok(Some(v.as_str().unwrap_or("another element").to_string())),
         // The hit is in another frame's context.
-        Err(BrowserError::Cdp(_)) => "an element of another frame".to_string(),
-        Err(e) => return Err(e.into()),
-    };
-    Err(AutomationError::Occluded { r#ref: node.name.clone(), by })
+        Err(BrowserError::Cdp(_)) => Ok(Some("an element of another frame".to_string())),
+        Err(e) => Err(e.into()),
+    }
 }

@@ -26,14 +26,17 @@ pub struct NodeKey {
     pub backend: i64,
 }
 
-/// A minted ref: its key and the frame's URL at the time (to tell a navigation from a
-/// same-URL document replacement).
+/// A minted ref: its key, the frame's URL at the time (to tell a navigation from a
+/// same-URL document replacement), and the out-of-process frames it is reached through.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Minted {
     /// The node.
     pub key: NodeKey,
     /// The frame's URL (fragment removed) when the ref was minted.
     pub url: String,
+    /// The out-of-process frame targets from the tab down to the node's frame process,
+    /// outermost first (empty when the tab's own process holds it).
+    pub targets: Vec<String>,
 }
 
 /// The refs of one browser. Owned by [`super::Automation`].
@@ -45,8 +48,9 @@ pub struct Refs {
 }
 
 impl Refs {
-    /// The number of `key`, minting the next one if it has none.
-    pub fn mint(&mut self, key: NodeKey, url: &str) -> u64 {
+    /// The number of `key`, minting the next one if it has none (`url` and `targets` as in
+    /// [`Minted`]).
+    pub fn mint(&mut self, key: NodeKey, url: &str, targets: &[String]) -> u64 {
         if let Some(n) = self.by_key.get(&key) {
             return *n;
         }
@@ -58,7 +62,7 @@ impl Refs {
         }
         self.next += 1;
         self.by_key.insert(key.clone(), self.next);
-        self.by_number.insert(self.next, Minted { key, url: url.to_string() });
+        self.by_number.insert(self.next, Minted { key, url: url.to_string(), targets: targets.to_vec() });
         self.next
     }
 
@@ -94,10 +98,10 @@ mod tests {
     #[test]
     fn a_node_keeps_its_number_and_numbers_are_never_reused() {
         let mut r = Refs::default();
-        assert_eq!(r.mint(key("L1", 5), "http://a/"), 1);
-        assert_eq!(r.mint(key("L1", 6), "http://a/"), 2);
-        assert_eq!(r.mint(key("L1", 5), "http://a/"), 1, "same node, same number");
-        assert_eq!(r.mint(key("L2", 5), "http://a/"), 3, "same backend id in a new document is another node");
+        assert_eq!(r.mint(key("L1", 5), "http://a/", &[]), 1);
+        assert_eq!(r.mint(key("L1", 6), "http://a/", &[]), 2);
+        assert_eq!(r.mint(key("L1", 5), "http://a/", &[]), 1, "same node, same number");
+        assert_eq!(r.mint(key("L2", 5), "http://a/", &[]), 3, "same backend id in a new document is another node");
         assert_eq!(r.get(1).unwrap().key.loader, "L1");
         assert!(r.get(4).is_none());
     }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::cdp::{call, call_on};
 use super::error::AutomationError;
+use super::frames::Rect;
 use super::node::{visible_point, Node};
 
 /// Wheel delta of `top`/`bottom`, in CSS px: past any page's end (Chromium stops at it).
@@ -61,8 +62,8 @@ pub async fn scroll(page: &Page, node: Option<&Node>, how: Scroll) -> Result<Val
     let vh = m["cssLayoutViewport"]["clientHeight"].as_f64().unwrap_or(0.0);
     let (x, y, height) = match node {
         Some(n) => {
-            let (x, y) = visible_point(page, n).await?;
-            let h = call_on(page, &n.object, "function(){return this.clientHeight || 0}", vec![]).await?;
+            let (x, y) = visible_point(n).await?;
+            let h = call_on(&n.session, &n.object, "function(){return this.clientHeight || 0}", vec![]).await?;
             (x, y, h.as_f64().filter(|h| *h > 0.0).unwrap_or(vh))
         }
         None => (vw / 2.0, vh / 2.0, vh),
@@ -111,18 +112,18 @@ const VISIBLE_RECT_JS: &str = r#"function(){
 }"#;
 
 /// `scroll-to`: `DOM.scrollIntoViewIfNeeded` (which scrolls every scrolling ancestor, frames
-/// included), then the visible part of the border box → `{"rect":{"x","y","width",
-/// "height"}}`; `element_not_visible` when nothing of it shows.
-pub async fn scroll_to(page: &Page, node: &Node) -> Result<Value, AutomationError> {
+/// included, across processes), then the visible part of the border box in its frame
+/// process, clipped on up through each out-of-process frame owner ([`super::frames::Session::to_top`]) →
+/// `{"rect":{"x","y","width","height"}}`; `element_not_visible` when nothing of it shows.
+pub async fn scroll_to(node: &Node) -> Result<Value, AutomationError> {
     let hidden = || AutomationError::NotVisible(node.name.clone());
-    if call(page, "DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": node.backend})).await.is_err() {
+    if call(&node.session, "DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": node.backend})).await.is_err() {
         return Err(hidden());
     }
-    let rect = call_on(page, &node.object, VISIBLE_RECT_JS, vec![]).await?;
-    if !rect.is_object() {
-        return Err(hidden());
-    }
-    Ok(json!({"rect": rect}))
+    let rect = call_on(&node.session, &node.object, VISIBLE_RECT_JS, vec![]).await?;
+    let rect = Rect::from_json(&rect).ok_or_else(hidden)?;
+    let rect = node.session.to_top(rect).await?.ok_or_else(hidden)?;
+    Ok(json!({"rect": rect.json()}))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::act::{input, key_events, with_dialog};
 use super::cdp::{call, call_on};
 use super::error::AutomationError;
+use super::frames::Rect;
 use super::keys;
 use super::node::{check_not_covered, state, Node};
 use crate::browser::{BrowserError, BrowserRef};
@@ -39,8 +40,8 @@ struct Opt {
     disabled: bool,
 }
 
-async fn options(page: &Page, node: &Node) -> Result<Options, AutomationError> {
-    let v = call_on(page, &node.object, OPTIONS_JS, vec![]).await?;
+async fn options(node: &Node) -> Result<Options, AutomationError> {
+    let v = call_on(&node.session, &node.object, OPTIONS_JS, vec![]).await?;
     if v.is_null() {
         return Err(AutomationError::BadRequest(format!("{} is not a <select>", node.name)));
     }
@@ -79,7 +80,7 @@ pub async fn select(
     node: &Node,
     wants: &[String],
 ) -> Result<Value, AutomationError> {
-    let o = options(page, node).await?;
+    let o = options(node).await?;
     let mut targets = wants.iter().map(|w| index_of(&o, node, w)).collect::<Result<Vec<_>, _>>()?;
     if o.multiple {
         targets.sort_unstable();
@@ -94,17 +95,17 @@ pub async fn select(
     if o.selected == target as i64 {
         return Ok(with_dialog(answer(false), browser, false));
     }
-    if state(page, node).await?.disabled {
+    if state(node).await?.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
     }
-    call(page, "DOM.focus", json!({"backendNodeId": node.backend})).await?;
+    call(&node.session, "DOM.focus", json!({"backendNodeId": node.backend})).await?;
     let mut now = o.selected;
     for _ in 0..=o.options.len() {
         let key = if now < target as i64 { "ArrowDown" } else { "ArrowUp" };
         if input(browser, page, key_events(&keys::parse(key).expect("an arrow is a key"))).await? {
             return Ok(with_dialog(answer(true), browser, true));
         }
-        let after = options(page, node).await?.selected;
+        let after = options(node).await?.selected;
         if after == target as i64 {
             return Ok(with_dialog(answer(true), browser, false));
         }
@@ -120,24 +121,26 @@ pub async fn select(
     })
 }
 
-/// The center of option `i` of the select, scrolled into view, in viewport CSS px.
-async fn option_point(page: &Page, node: &Node, i: usize) -> Result<(f64, f64), AutomationError> {
+/// The center of option `i` of the select, scrolled into view, in top-level viewport CSS px.
+async fn option_point(node: &Node, i: usize) -> Result<(f64, f64), AutomationError> {
     let hidden = || AutomationError::NotVisible(format!("{} option {}", node.name, i + 1));
     let r = call(
-        page,
+        &node.session,
         "Runtime.callFunctionOn",
         json!({"objectId": node.object, "functionDeclaration": "function(i){return this.options[i]}",
                "arguments": [{"value": i}], "returnByValue": false}),
     )
     .await?;
     let object = r["result"]["objectId"].as_str().ok_or_else(hidden)?.to_string();
-    call(page, "DOM.scrollIntoViewIfNeeded", json!({"objectId": object})).await.map_err(|_| hidden())?;
-    let quads = call(page, "DOM.getContentQuads", json!({"objectId": object})).await.map_err(|_| hidden())?;
+    call(&node.session, "DOM.scrollIntoViewIfNeeded", json!({"objectId": object})).await.map_err(|_| hidden())?;
+    let quads = call(&node.session, "DOM.getContentQuads", json!({"objectId": object})).await.map_err(|_| hidden())?;
     let q: Vec<f64> = quads["quads"][0].as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
     if q.len() != 8 {
         return Err(hidden());
     }
-    Ok(((q[0] + q[2] + q[4] + q[6]) / 4.0, (q[1] + q[3] + q[5] + q[7]) / 4.0))
+    let (x, y) = ((q[0] + q[2] + q[4] + q[6]) / 4.0, (q[1] + q[3] + q[5] + q[7]) / 4.0);
+    let r = node.session.to_top(Rect { x: x - 0.5, y: y - 0.5, width: 1.0, height: 1.0 }).await?.ok_or_else(hidden)?;
+    Ok((r.x + 0.5, r.y + 0.5))
 }
 
 /// A multiple-choice select: a plain click on the first option wanted, Ctrl+clicks on the
@@ -156,12 +159,12 @@ async fn select_many(
     if o.chosen == targets {
         return Ok(with_dialog(answer(false), browser, false));
     }
-    if state(page, node).await?.disabled {
+    if state(node).await?.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
     }
     for (n, i) in targets.iter().enumerate() {
-        let (x, y) = option_point(page, node, *i).await?;
-        check_not_covered(page, node, x, y).await?;
+        let (x, y) = option_point(node, *i).await?;
+        check_not_covered(node, x, y).await?;
         let modifiers = if n == 0 { 0 } else { 2 };
         let press = |kind: &str| {
             (
@@ -178,7 +181,7 @@ async fn select_many(
             return Ok(with_dialog(answer(true), browser, true));
         }
     }
-    let now = options(page, node).await?.chosen;
+    let now = options(node).await?.chosen;
     if now != targets {
         let shown: Vec<String> = now.iter().filter_map(|i| o.options.get(*i)).map(|x| x.label.clone()).collect();
         return Err(AutomationError::Mismatch {

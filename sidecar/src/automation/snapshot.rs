@@ -1,7 +1,9 @@
 //! `snapshot`: the page as an outline of roles, names and states, with refs on the elements
-//! that can be acted on (DESIGN §12). Sources: the accessibility tree of each same-process
-//! frame (`Accessibility.getFullAXTree`), fused with DOM facts from one
-//! `DOMSnapshot.captureSnapshot` ([`super::dom`]) joined by `backendNodeId`.
+//! that can be acted on (DESIGN §12). Sources: the accessibility tree of each frame
+//! (`Accessibility.getFullAXTree`), fused with DOM facts from one
+//! `DOMSnapshot.captureSnapshot` per frame process ([`super::dom`]) joined by
+//! `backendNodeId`. Out-of-process (cross-site) frames are read through a child session on
+//! their target ([`super::frames`]) and shown in place, under their `<iframe>`.
 //!
 //! Rules: an element gets a ref when it has an actionable role (or is a visible clickable
 //! element the accessibility tree ignores or calls generic) and is visible, enabled, not
@@ -15,6 +17,7 @@ use serde_json::Value;
 
 use super::cdp::call;
 use super::dom::{self, DomFacts, Facts};
+use super::frames::{Session, MAX_CHILD_SESSIONS};
 use crate::browser::BrowserError;
 
 /// Default output budget of a snapshot, in bytes.
@@ -62,9 +65,15 @@ pub struct Frame {
     pub loader: String,
     /// Its URL, without fragment.
     pub url: String,
+    /// The out-of-process frame targets from the tab down to its process, outermost first
+    /// (empty for the tab's own process).
+    pub targets: Vec<String>,
+    /// Its process's index in [`Captured::dom`].
+    pub process: usize,
 }
 
-/// The frames of a `Page.getFrameTree` answer, the main frame first.
+/// The frames of a `Page.getFrameTree` answer, its root first (`targets` empty, `process`
+/// 0: the caller sets them).
 pub fn frames(tree: &Value) -> Vec<Frame> {
     fn walk(t: &Value, out: &mut Vec<Frame>) {
         let f = &t["frame"];
@@ -72,6 +81,8 @@ pub fn frames(tree: &Value) -> Vec<Frame> {
             id: f["id"].as_str().unwrap_or("").to_string(),
             loader: f["loaderId"].as_str().unwrap_or("").to_string(),
             url: f["url"].as_str().unwrap_or("").to_string(),
+            targets: Vec::new(),
+            process: 0,
         });
         for c in t["childFrames"].as_array().into_iter().flatten() {
             walk(c, out);
@@ -104,37 +115,111 @@ impl AxTree {
     }
 }
 
-/// What one capture read: frames, DOM facts, and each frame's accessibility tree.
+/// What one capture read: frames, DOM facts per frame process, and each frame's
+/// accessibility tree.
 pub struct Captured {
-    /// Frames, the main frame first.
+    /// Frames, the main frame first, then its process's other frames, then each
+    /// out-of-process frame's.
     pub frames: Vec<Frame>,
-    /// DOM facts of every document.
-    pub dom: DomFacts,
+    /// DOM facts of each frame process (the tab's first): `backendNodeId`s are per process.
+    pub dom: Vec<DomFacts>,
     /// Accessibility trees by frame id (frames whose tree could not be read are missing).
     pub ax: HashMap<String, AxTree>,
 }
 
-/// Reads the frame tree, one DOM snapshot, and the accessibility tree of every frame.
-pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
-    let frames = frames(&call(page, "Page.getFrameTree", serde_json::json!({})).await?);
-    let snap = call(page, "DOMSnapshot.captureSnapshot", serde_json::json!({"computedStyles": dom::STYLES})).await?;
+impl Captured {
+    /// The DOM facts of node `backend` of frame `frame`.
+    fn facts(&self, frame: &str, backend: i64) -> Option<&Facts> {
+        let f = self.frames.iter().find(|f| f.id == frame)?;
+        self.dom.get(f.process)?.nodes.get(&backend)
+    }
+}
+
+/// What one frame process shows: its frames, its DOM facts and its frames' accessibility
+/// trees.
+async fn read(
+    session: &Session,
+    process: usize,
+) -> Result<(Vec<Frame>, DomFacts, HashMap<String, AxTree>), BrowserError> {
+    let mut frames = frames(&call(session, "Page.getFrameTree", serde_json::json!({})).await?);
+    let targets = session.targets();
+    for f in &mut frames {
+        f.targets = targets.clone();
+        f.process = process;
+    }
+    let snap = call(session, "DOMSnapshot.captureSnapshot", serde_json::json!({"computedStyles": dom::STYLES})).await?;
     let dom = dom::parse(&snap);
     let mut ax = HashMap::new();
     for (i, f) in frames.iter().enumerate() {
-        match call(page, "Accessibility.getFullAXTree", serde_json::json!({"frameId": f.id})).await {
+        match call(session, "Accessibility.getFullAXTree", serde_json::json!({"frameId": f.id})).await {
             Ok(v) => {
                 ax.insert(f.id.clone(), AxTree::parse(&v));
             }
-            // The main frame must be readable; a child frame may be going away.
+            // The process's root frame must be readable; a child frame may be going away.
             Err(e) if i == 0 => return Err(e),
             Err(e) => tracing::debug!("ax tree of frame {}: {e}", f.id),
         }
     }
     // Quiet by default: the renderer keeps no accessibility tree up to date between asks.
-    if let Err(e) = call(page, "Accessibility.disable", serde_json::json!({})).await {
+    if let Err(e) = call(session, "Accessibility.disable", serde_json::json!({})).await {
         tracing::debug!("Accessibility.disable: {e}");
     }
-    Ok(Captured { frames, dom, ax })
+    Ok((frames, dom, ax))
+}
+
+/// Reads the tab's frame process, then each out-of-process frame under a frame owner it
+/// shows, not inert (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
+/// owner whose frame was read gets it as its `child_frame`.
+pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
+    let top = Session::from(page);
+    let (frames, dom, ax) = read(&top, 0).await?;
+    let mut c = Captured { frames, dom: vec![dom], ax };
+    let mut sessions = vec![top];
+    let mut i = 0;
+    while i < sessions.len() {
+        let mut owners: Vec<i64> = c.dom[i]
+            .nodes
+            .iter()
+            // A frame the page does not show (or makes inert) offers nothing to act on.
+            .filter(|(_, f)| {
+                matches!(f.tag.as_str(), "iframe" | "frame") && f.child_frame.is_none() && f.visible && !f.inert
+            })
+            .map(|(b, _)| *b)
+            .collect();
+        owners.sort_unstable();
+        for owner in owners {
+            if sessions.len() > MAX_CHILD_SESSIONS {
+                break;
+            }
+            let d = call(&sessions[i], "DOM.describeNode", serde_json::json!({"backendNodeId": owner})).await;
+            let Some(frame) = d.ok().and_then(|d| d["node"]["frameId"].as_str().map(str::to_string)) else {
+                continue;
+            };
+            // A frame with no target of its own (not loaded yet, or gone) stays not included.
+            let child = match sessions[i].attach(&frame, owner).await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::debug!("attach to frame {frame}: {e}");
+                    continue;
+                }
+            };
+            let process = sessions.len();
+            match read(&child, process).await {
+                Ok((frames, dom, ax)) => {
+                    c.frames.extend(frames);
+                    c.dom.push(dom);
+                    c.ax.extend(ax);
+                    if let Some(f) = c.dom[i].nodes.get_mut(&owner) {
+                        f.child_frame = Some(frame);
+                    }
+                    sessions.push(child);
+                }
+                Err(e) => tracing::debug!("frame {frame}: {e}"),
+            }
+        }
+        i += 1;
+    }
+    Ok(c)
 }
 
 /// One line of the outline.
@@ -158,6 +243,23 @@ pub fn outline(c: &Captured, mint: &mut dyn FnMut(&str, i64) -> Option<u64>) -> 
         w.frame(&main.id, 0);
     }
     w.out
+}
+
+/// The outline of one element and what is inside it: node `backend` of frame `frame` at depth
+/// 0. `None` when the element is not in its frame's accessibility tree (not rendered).
+pub fn outline_of(
+    c: &Captured,
+    frame: &str,
+    backend: i64,
+    mint: &mut dyn FnMut(&str, i64) -> Option<u64>,
+) -> Option<Vec<Line>> {
+    let tree = c.ax.get(frame)?;
+    let id =
+        tree.nodes.iter().find(|(_, n)| n["backendDOMNodeId"].as_i64() == Some(backend)).map(|(id, _)| id.clone())?;
+    let mut w = Walker { c, mint, out: Vec::new(), visited: HashSet::new() };
+    w.visited.insert(frame.to_string());
+    w.node(frame, &id, 0, "");
+    Some(w.out)
 }
 
 struct Walker<'a> {
@@ -228,7 +330,7 @@ impl Walker<'_> {
         let role = s(&n["role"]["value"]);
         let name = clip(s(&n["name"]["value"]), MAX_NAME_CHARS);
         let backend = n["backendDOMNodeId"].as_i64();
-        let facts: Option<&Facts> = backend.and_then(|b| self.c.dom.nodes.get(&b));
+        let facts: Option<&Facts> = backend.and_then(|b| self.c.facts(frame, b));
         let children: Vec<String> = n["childIds"].as_array().into_iter().flatten().map(|c| s(c).to_string()).collect();
         let ignored = n["ignored"].as_bool().unwrap_or(false);
         let disabled = prop(n, "disabled").and_then(Value::as_bool).unwrap_or(false);
@@ -239,6 +341,12 @@ impl Walker<'_> {
             }
             return;
         }
+        // A contenteditable's editing host takes text like a textbox (the tree calls it
+        // generic, its descendants editable too).
+        let rich = |n: &Value| prop(n, "editable").and_then(Value::as_str) == Some("richtext");
+        let parent = n["parentId"].as_str().and_then(|p| self.c.ax.get(frame)?.nodes.get(p));
+        let editing_host = !ignored && GENERIC.contains(&role) && rich(n) && !parent.is_some_and(rich);
+        let role = if editing_host { "textbox" } else { role };
         let generic = ignored || GENERIC.contains(&role);
         // A container that only delegates its children's clicks (React listens on its root)
         // is not itself a control: its controls are.
@@ -280,13 +388,17 @@ impl Walker<'_> {
             }
             if TEXT_ENTRY.contains(&role) || role == "combobox" {
                 let secret = facts.is_some_and(Facts::secret);
-                let value = s(&n["value"]["value"]);
+                let mut value = clip(s(&n["value"]["value"]), MAX_NAME_CHARS);
+                if editing_host && value.is_empty() {
+                    self.text_of(frame, id, &mut value);
+                    value = clip(value.trim(), MAX_NAME_CHARS);
+                }
                 if secret {
                     if facts.is_some_and(|f| f.has_value) || !value.is_empty() {
                         text.push_str(": [filled]");
                     }
                 } else if !value.is_empty() {
-                    text.push_str(&format!(": {}", quote(&clip(value, MAX_NAME_CHARS))));
+                    text.push_str(&format!(": {}", quote(&value)));
                 }
             }
             if role == "Iframe" && facts.is_none_or(|f| f.child_frame.is_none()) {
@@ -415,8 +527,14 @@ mod tests {
         dom.nodes.insert(6, Facts { input_type: "password".into(), has_value: true, ..facts(true, false) });
         dom.nodes.insert(7, Facts { in_closed_shadow: true, ..facts(true, false) });
         let c = Captured {
-            frames: vec![Frame { id: "F".into(), loader: "L".into(), url: "http://a/".into() }],
-            dom,
+            frames: vec![Frame {
+                id: "F".into(),
+                loader: "L".into(),
+                url: "http://a/".into(),
+                targets: Vec::new(),
+                process: 0,
+            }],
+            dom: vec![dom],
             ax: HashMap::from([("F".to_string(), AxTree::parse(&nodes))]),
         };
         let mut next = 0;

@@ -102,6 +102,9 @@ const OUR_FLAGS: [&str; 7] = [
 /// popups go, and a pane has no "popup blocked" UI. `password-store=basic` and
 /// `use-mock-keychain`: no keyring or keychain prompt for a browser without a window.
 /// `force-color-profile=srgb`: frames are painted on an sRGB canvas.
+/// Site isolation stays on: a cross-origin iframe is an out-of-process frame of its own
+/// target, as in the user's Chromium (agent browsing reaches it through that target,
+/// `automation/frames.rs`).
 const HEADLESS_FLAGS: [&str; 11] = [
     "disable-dev-shm-usage",
     "disable-popup-blocking",

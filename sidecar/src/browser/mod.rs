@@ -11,7 +11,10 @@ mod navigate;
 mod slot;
 
 pub(crate) use slot::eval_in;
-pub use slot::{BrowserInfo, BrowserRef};
+pub use slot::{
+    download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES,
+    ZOOM_RANGE,
+};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -135,6 +138,12 @@ pub struct ViewState {
     /// True if and only if the browser is popped out to a window (or is being popped out,
     /// or popped back in): views stream no frames and their input is ignored.
     pub popped_out: bool,
+    /// A page's file input waiting for the user's files (headless only).
+    pub file_chooser: Option<FileChooser>,
+    /// This browser's downloads, oldest first.
+    pub downloads: Vec<Download>,
+    /// The page zoom factor (1 = none).
+    pub zoom: f64,
 }
 
 /// Errors of browser operations.

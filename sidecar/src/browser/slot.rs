@@ -32,9 +32,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 mod events;
+mod files;
 mod lifecycle;
 mod tabs;
 mod viewport;
+mod zoom;
 
 use viewport::*;
 
@@ -53,6 +55,9 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 /// A shared handle on one browser. Cheap to clone.
 #[derive(Clone)]
 pub struct BrowserRef(Arc<Slot>);
+
+pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
+pub use zoom::ZOOM_RANGE;
 
 /// Where a browser is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +107,16 @@ struct Shared {
     /// [`COOKIE_SNAPSHOT_POLLS`]). Kept through failed launches (a fallback or Relaunch sets
     /// them); cleared once a headless launch has set them.
     cookies: Vec<Cookie>,
+    /// The file chooser waiting for the user, with its input's node.
+    file_chooser: Option<(FileChooser, chromiumoxide::cdp::browser_protocol::dom::BackendNodeId)>,
+    /// The last chooser id given out.
+    next_chooser: u64,
+    /// Downloads of this browser, oldest first (at most [`files::MAX_DOWNLOADS`]).
+    downloads: Vec<Download>,
+    /// The page zoom factor of every tab (1 = none).
+    zoom: f64,
+    /// The zoom script registered in each tab.
+    zoom_scripts: zoom::ZoomScripts,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -185,6 +200,9 @@ impl BrowserRef {
             generation: 0,
             views: 0,
             popped_out: false,
+            file_chooser: None,
+            downloads: Vec::new(),
+            zoom: 1.0,
         });
         let (vp_tx, vp_rx) = watch::channel(VpReq { seq: 0, vp: None, settle: false });
         let (vp_done, _) = watch::channel(0u64);
@@ -211,6 +229,11 @@ impl BrowserRef {
                 headed: false,
                 views: 0,
                 cookies: Vec::new(),
+                file_chooser: None,
+                next_chooser: 0,
+                downloads: Vec::new(),
+                zoom: 1.0,
+                zoom_scripts: zoom::ZoomScripts::default(),
             }),
             view,
             vp_tx,
@@ -253,6 +276,9 @@ impl BrowserRef {
                 generation: s.generation,
                 views: s.views,
                 popped_out: s.popped_out,
+                file_chooser: s.file_chooser.as_ref().map(|(c, _)| c.clone()),
+                downloads: s.downloads.clone(),
+                zoom: s.zoom,
             }
         };
         self.0.view.send_if_modified(|old| {

@@ -15,10 +15,33 @@ use lol_html::{AsciiCompatibleEncoding, DocumentContentHandlers, ElementContentH
 /// inflated from a small compressed body) reaches it; the response is then cut off.
 pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 
-/// The shim's source with `__APP__` standing for the app origin (a JSON string literal).
-/// It posts only `location`, `navigating`, `pointerdown` and `open-window`, each to the app
-/// origin (never `*`); nested same-origin documents relay pointerdown/open-window to their
-/// parent, which forwards them. It obeys only `history` and `reload` from the app origin.
+/// The shim's source with `__APP__` standing for the app origin (a JSON string literal) and
+/// `__UPSTREAM__` for the upstream's own origins (a JSON array of strings). It posts only
+/// `location`, `title`, `navigating`, `pointerdown`, `open-window`, `blocked` and `key`, each
+/// to the app origin (never `*`); nested same-origin documents relay pointerdown/open-window/
+/// blocked/key to their parent, which forwards them. It obeys only `history` and `reload` from
+/// the app origin. Message shapes: protocol §6.5.
+///
+/// `title` (top document, after its first `location`): a MutationObserver on the head (where
+/// `<title>` lives; `document.title = …` edits or adds it there) posts the title whenever it
+/// differs from the last one sent, e.g. an SPA setting it after `pushState`.
+///
+/// `blocked`: a page that names the upstream by its own origin (`http://localhost:5173/x.js`)
+/// reaches it directly, cross-origin from the frame (whose origin is the proxy's), so a module
+/// script, a `crossorigin` script, `fetch` or XHR to it fails on CORS unless the dev server
+/// allows the proxy origin. The shim sees the failure (the script's `error` event, in the
+/// capture phase on `window`; `fetch`'s rejection, not an abort; XHR's `error`) and reports
+/// the URL once (at most 16 per document). `fetch` hands back a derived promise, so an
+/// unhandled rejection stays unhandled for the page.
+///
+/// `key`: the app's prefix key (Ctrl-b) and the key after it, pressed inside the frame, never
+/// reach the app's window. Trusted keydowns only, in the capture phase on `window` (before
+/// every element's listeners, and before window listeners added after the shim ran): the
+/// prefix and the next non-modifier key are
+/// forwarded and swallowed (default prevented, propagation stopped, their keyups swallowed too);
+/// modifiers in between are swallowed unforwarded; a blur disarms. The prefix pressed twice is
+/// forwarded both times, and the second reaches the page (tmux's send-prefix: a page's own
+/// Ctrl-b stays typeable).
 ///
 /// `navigating` (top proxied document only, like `location`): the parent cannot see a
 /// cross-origin frame's navigation start, only its end. Chromium's Navigation API `navigate`
@@ -39,9 +62,24 @@ pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 /// browser. A GET form aimed at a new window is turned into its URL (the app asks); a POST
 /// form cannot be replayed in a new pane, so it is submitted in its own frame (its target
 /// set to `_self` for that submission only). Must not contain `]]>` (XHTML wraps it in CDATA).
-const SHIM_TEMPLATE: &str = r#"(function(){var A=__APP__,W=window,P=W.parent,S=location.origin;if(P===W||W.__porthole_shim)return;W.__porthole_shim=1;var T=true;try{T=P.location.origin!==S}catch(e){}
+const SHIM_TEMPLATE: &str = r#"(function(){var A=__APP__,U=__UPSTREAM__,W=window,P=W.parent,S=location.origin;if(P===W||W.__porthole_shim)return;W.__porthole_shim=1;var T=true;try{T=P.location.origin!==S}catch(e){}
 function post(m){m.porthole="shim";m.v=1;try{P.postMessage(m,T?A:S)}catch(e){}}
-function loc(l){if(T)post({kind:"location",url:location.href,title:document.title,loaded:l})}
+var LT=null;function loc(l){if(T){LT=document.title;post({kind:"location",url:location.href,title:LT,loaded:l})}}
+function ttl(){if(T&&LT!==null&&document.title!==LT){LT=document.title;post({kind:"title",title:LT})}}
+var HD=document.head||document.documentElement;if(T&&HD&&W.MutationObserver)new MutationObserver(ttl).observe(HD,{subtree:true,childList:true,characterData:true});
+var BK={},BN=0;function own(u){try{return U.indexOf(new URL(String(u),document.baseURI).origin)>=0}catch(e){return false}}
+function blk(u,via){var k=via+" "+u;if(BK[k]||BN>=16)return;BK[k]=1;BN++;post({kind:"blocked",url:String(u),via:via})}
+W.addEventListener("error",function(e){var t=e.target;if(t instanceof HTMLScriptElement&&t.src&&(String(t.type).toLowerCase()==="module"||t.crossOrigin!==null)&&own(t.src))blk(t.src,"script")},true);
+var FE=W.fetch;if(FE)W.fetch=function(i){var u=null;try{u=i instanceof Request?i.url:new URL(String(i),document.baseURI).href}catch(x){}var p=FE.apply(W,arguments);
+return u&&own(u)?p.then(null,function(x){if(!x||x.name!=="AbortError")blk(u,"fetch");throw x}):p};
+var XP=XMLHttpRequest.prototype,XO=XP.open,XU=new WeakMap();XP.open=function(m,u){var x=this;try{var h=new URL(String(u),document.baseURI).href;
+if(!XU.has(x))x.addEventListener("error",function(){var v=XU.get(x);if(v)blk(v,"xhr")});XU.set(x,own(h)?h:"")}catch(e){}return XO.apply(x,arguments)};
+var KA=0,KU={},KM={Shift:1,Control:1,Alt:1,Meta:1,AltGraph:1,CapsLock:1,Dead:1,Compose:1};function eat(e){e.preventDefault();e.stopImmediatePropagation()}
+function keyM(k,c,a,m,s){post({kind:"key",key:k,ctrl:c,alt:a,meta:m,shift:s})}
+W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;var k=String(e.key),pre=e.ctrlKey&&!e.altKey&&!e.metaKey&&k.toLowerCase()==="b";
+if(!KA){if(!pre)return;KA=1}else if(KM[k]){eat(e);return}else{KA=0;if(pre){keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey);return}}
+eat(e);KU[e.code]=1;keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey)},true);
+W.addEventListener("keyup",function(e){if(KU[e.code]){delete KU[e.code];eat(e)}},true);W.addEventListener("blur",function(){KA=0});
 function openW(u){try{post({kind:"open-window",url:new URL(String(u),location.href).href})}catch(e){}}
 function at(el,n){return Element.prototype.getAttribute.call(el,n)}
 function root(){var w=W;for(;;){var p=w.parent;if(p===w)return w;try{if(p.location.origin!==S)return w}catch(e){return w}w=p}}
@@ -71,18 +109,32 @@ var FS=HTMLFormElement.prototype.submit;HTMLFormElement.prototype.submit=functio
 var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u);return null};
 W.addEventListener("message",function(e){var d=e.data;if(!d||typeof d!=="object")return;
 if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();return}
-if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url)}})})();"#;
+if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url);
+else if(d.kind==="blocked"&&typeof d.url==="string"&&(d.via==="script"||d.via==="fetch"||d.via==="xhr"))blk(d.url,d.via);
+else if(d.kind==="key"&&typeof d.key==="string")keyM(d.key,d.ctrl===true,d.alt===true,d.meta===true,d.shift===true)}})})();"#;
 
 /// The `<script>` element the proxy injects, parameterized with the app origin (the first
-/// entry of the validated embedder chain), escaped so it cannot end the script early. For
+/// entry of the validated embedder chain) and the upstream's own origins
+/// ([`super::target::Upstream::own_origins`]), escaped so they cannot end the script early. For
 /// XHTML (`xhtml`), the source is wrapped in `//<![CDATA[ … //]]>` so the XML parser reads
 /// its `&&` and `<` as text.
-pub fn shim_script(app_origin: &str, xhtml: bool) -> String {
-    let json = serde_json::to_string(app_origin).unwrap_or_else(|_| "\"\"".into());
-    // Only ASCII goes into a body (the rewriter encodes as windows-1252), and nothing that
-    // could end the script: `<`, `>`, `&` and every non-ASCII character become `\uXXXX`.
+pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool) -> String {
+    let src = SHIM_TEMPLATE
+        .replace("__APP__", &js_literal(&serde_json::json!(app_origin)))
+        .replace("__UPSTREAM__", &js_literal(&serde_json::json!(upstream_origins)));
+    if xhtml {
+        format!("<script>//<![CDATA[\n{src}\n//]]></script>")
+    } else {
+        format!("<script>{src}</script>")
+    }
+}
+
+/// `value` as a JavaScript literal (JSON) that is safe inside a `<script>` element: only
+/// ASCII goes into a body (the rewriter encodes as windows-1252), and nothing that could end
+/// the script: `<`, `>`, `&` and every non-ASCII character become `\uXXXX`.
+fn js_literal(value: &serde_json::Value) -> String {
     let mut lit = String::new();
-    for c in json.chars() {
+    for c in value.to_string().chars() {
         if c.is_ascii() && !matches!(c, '<' | '>' | '&') {
             lit.push(c);
         } else {
@@ -91,12 +143,7 @@ pub fn shim_script(app_origin: &str, xhtml: bool) -> String {
             }
         }
     }
-    let src = SHIM_TEMPLATE.replace("__APP__", &lit);
-    if xhtml {
-        format!("<script>//<![CDATA[\n{src}\n//]]></script>")
-    } else {
-        format!("<script>{src}</script>")
-    }
+    lit
 }
 
 /// What kind of markup a body is.
@@ -407,11 +454,11 @@ mod tests {
 
     #[test]
     fn xhtml_shim_is_character_data() {
-        let s = shim_script("http://127.0.0.1:4000", true);
+        let s = shim_script("http://127.0.0.1:4000", &[], true);
         let body = s.strip_prefix("<script>//<![CDATA[\n").and_then(|b| b.strip_suffix("\n//]]></script>")).expect(&s);
         assert!(!body.contains("]]>"), "the CDATA section must not end early");
         assert!(body.contains("&&") && body.contains('<'), "the source needs the CDATA wrapper");
-        let html = shim_script("http://127.0.0.1:4000", false);
+        let html = shim_script("http://127.0.0.1:4000", &[], false);
         assert_eq!(html, format!("<script>{body}</script>"), "same source, unwrapped for HTML");
         let out = String::from_utf8(run_as(
             &[b"<html xmlns=\"http://www.w3.org/1999/xhtml\"><head></head><body/></html>"],
@@ -513,15 +560,18 @@ mod tests {
 
     #[test]
     fn shim_literal_is_escaped_and_targets_the_app_origin() {
-        let s = shim_script("http://127.0.0.1:4000", false);
+        let s = shim_script("http://127.0.0.1:4000", &[], false);
         assert!(s.starts_with("<script>") && s.ends_with("</script>"));
         assert!(s.contains("var A=\"http://127.0.0.1:4000\""));
         assert!(!s.contains("\"*\""), "never targets *");
         assert!(!s.contains("returnValue="), "never asks for a beforeunload prompt");
-        let evil = shim_script("</script><script>alert(1)//", false);
+        let evil = shim_script("</script><script>alert(1)//", &["http://x</script>".into()], false);
         assert_eq!(evil.matches("</script>").count(), 1);
-        let wide = shim_script("tauri://\u{e9}\u{2028}\u{1F600}", false);
+        let wide = shim_script("tauri://\u{e9}\u{2028}\u{1F600}", &[], false);
         assert!(wide.is_ascii(), "only ASCII is injected");
         assert!(wide.contains(r#"var A="tauri://\u00e9\u2028\ud83d\ude00""#), "{wide}");
+        let up =
+            shim_script("http://127.0.0.1:4000", &["http://localhost:5173".into(), "http://[::1]:5173".into()], false);
+        assert!(up.contains(r#"U=["http://localhost:5173","http://[::1]:5173"]"#), "{up}");
     }
 }

@@ -152,7 +152,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let plan = app.and_then(|app| {
         let markup = markup(&parts.headers)?;
         let codings = codings(&parts.headers)?;
-        let shim = shim_script(app, markup.xhtml);
+        let shim = shim_script(app, &upstream.own_origins(), markup.xhtml);
         Some(Plan { codings, markup, shim, keep_meta_csp: rules.preserve_csp })
     });
     if plan.is_some() {
@@ -215,7 +215,8 @@ fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) ->
             ),
         ),
     };
-    let shim = chain.and_then(|c| c.first()).map(|app| shim_script(app, false)).unwrap_or_default();
+    let shim =
+        chain.and_then(|c| c.first()).map(|app| shim_script(app, &upstream.own_origins(), false)).unwrap_or_default();
     let page = format!(
         "<!doctype html><html><head><meta charset=utf-8><meta name=color-scheme content=\"light dark\">\
 <title>{title}</title><style>:root{{color-scheme:light dark}}body{{font:15px/1.5 system-ui,sans-serif;margin:0;padding:15vh 2em;\

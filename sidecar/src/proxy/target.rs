@@ -27,6 +27,26 @@ pub struct Upstream {
     pub loopback: bool,
 }
 
+impl Upstream {
+    /// The origins a page may use to name this upstream directly, bypassing the proxy (the
+    /// shim reports failed loads from them, protocol §6.5 `blocked`): its own origin and, for a
+    /// loopback upstream, the same port on `localhost`, `127.0.0.1` and `[::1]` (a dev server
+    /// answers on all of them, and a page often names a different one than the user typed).
+    pub fn own_origins(&self) -> Vec<String> {
+        let mut out = vec![self.origin.clone()];
+        if self.loopback {
+            let port = if self.port == 80 { String::new() } else { format!(":{}", self.port) };
+            for host in ["localhost", "127.0.0.1", "[::1]"] {
+                let o = format!("http://{host}{port}");
+                if !out.contains(&o) {
+                    out.push(o);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Parses the URL a grant is asked for. Returns the upstream and the URL's path + query
 /// (`/path?q`, fragment dropped).
 ///
@@ -166,6 +186,21 @@ mod tests {
             let (u, _) = parse_upstream(url).unwrap_or_else(|e| panic!("{url}: {e}"));
             assert_eq!((u.origin.as_str(), u.host_header.as_str(), u.loopback), (origin, host, loopback), "{url}");
         }
+    }
+
+    #[test]
+    fn own_origins_name_a_loopback_upstream_by_every_loopback_host() {
+        let own = |url: &str| parse_upstream(url).unwrap().0.own_origins();
+        assert_eq!(
+            own("http://localhost:5173/x"),
+            ["http://localhost:5173", "http://127.0.0.1:5173", "http://[::1]:5173"]
+        );
+        assert_eq!(
+            own("http://127.0.0.1:8000"),
+            ["http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"]
+        );
+        assert_eq!(own("http://127.0.0.1:80/"), ["http://127.0.0.1", "http://localhost", "http://[::1]"]);
+        assert_eq!(own("http://example.test:3000/"), ["http://example.test:3000"]);
     }
 
     #[test]

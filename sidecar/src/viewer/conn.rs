@@ -131,9 +131,12 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
     let views = browser.views();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<PumpCtl>();
     let (in_tx, in_rx) = mpsc::channel::<Inbound>(MAX_PENDING_INPUTS);
+    let scroll_out = out.clone();
+    let (scroll, scroll_task) = super::scroll::follow(move |m| scroll_out.text(m));
     let tasks = [
+        scroll_task,
         tokio::spawn(follow_state(browser.clone(), out.clone(), views)),
-        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views)),
+        tokio::spawn(pump(browser.clone(), out.clone(), ctl_rx, views, scroll)),
         tokio::spawn(input_worker(browser.clone(), out.clone(), in_rx, ctl_tx.clone())),
     ];
     let mut writer_done = false;
@@ -240,6 +243,15 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
         if prev.map(|p| p.sync) != Some(st.sync) {
             out.text(msg::sync(st.sync));
         }
+        if prev.map(|p| &p.file_chooser) != Some(&st.file_chooser) {
+            out.text(msg::file_chooser(st.file_chooser.as_ref()));
+        }
+        if prev.map(|p| &p.downloads) != Some(&st.downloads) {
+            out.text(msg::downloads(&st.downloads));
+        }
+        if prev.map(|p| p.zoom) != Some(st.zoom) {
+            out.text(msg::zoom(st.zoom));
+        }
         last = Some(st);
         if rx.changed().await.is_err() {
             return;
@@ -250,7 +262,13 @@ async fn follow_state(browser: BrowserRef, out: Outbox, views: u64) {
 /// The frame pump: a CDP screencast of the active tab (provisional frames), and a crisp
 /// capture after [`CRISP_QUIET_MS`] without frames or input. Restarts on a tab switch and
 /// on a browser back from a pop-out (a fresh crisp capture first); idle while popped out.
-async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver<PumpCtl>, views: u64) {
+async fn pump(
+    browser: BrowserRef,
+    out: Outbox,
+    mut ctl: mpsc::UnboundedReceiver<PumpCtl>,
+    views: u64,
+    scroll: super::scroll::ScrollPoke,
+) {
     let mut state = browser.subscribe();
     let mut frame_id: u32 = 0;
     loop {
@@ -271,7 +289,9 @@ async fn pump(browser: BrowserRef, out: Outbox, mut ctl: mpsc::UnboundedReceiver
             continue;
         };
         let cast = CastGuard::begin(&browser, &page);
-        let ended = run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first).await;
+        scroll.page(&page);
+        let ended =
+            run_page(&browser, &page, &out, &mut ctl, &mut state, &mut frame_id, &active, cast.first, &scroll).await;
         // Awaited here, so a restart on the same tab starts only after this stop.
         cast.end().await;
         if ended {
@@ -340,6 +360,7 @@ async fn run_page(
     frame_id: &mut u32,
     active: &Option<String>,
     first: bool,
+    scroll: &super::scroll::ScrollPoke,
 ) -> bool {
     let Ok(mut frames) = bounded("listen", page.event_listener::<EventScreencastFrame>()).await else {
         // Wait for a change rather than spin.
@@ -379,6 +400,7 @@ async fn run_page(
                 tokio::spawn(async move {
                     let _ = bounded("Page.screencastFrameAck", p.execute(ScreencastFrameAckParams::new(sid))).await;
                 });
+                scroll.frame(page, ev.metadata.scroll_offset_x, ev.metadata.scroll_offset_y);
                 let Ok(jpeg) = b64.decode(AsRef::<str>::as_ref(&ev.data)) else { continue };
                 if last.as_deref() == Some(&jpeg[..]) {
                     continue;
@@ -532,8 +554,11 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             // after the first press in a tab this costs nothing.
             if event == MouseEvent::Down && button == MouseButton::Left {
                 if let Err(e) = popups.ensure(&page).await {
-                    tracing::debug!("select probe: {e}");
+                    tracing::debug!("popup probe: {e}");
                 }
+            }
+            if matches!(event, MouseEvent::Down | MouseEvent::Up) {
+                popups.pointer(event == MouseEvent::Down, x, y);
             }
             let kind = match event {
                 MouseEvent::Down => DispatchMouseEventType::MousePressed,
@@ -587,6 +612,9 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
             }
         }
         Inbound::PopupChoice(i) => popups.choose(&browser.active_page()?, i).await?,
+        Inbound::PopupValue(v) => popups.set_value(&browser.active_page()?, &v).await?,
+        Inbound::Zoom(f) => browser.set_zoom(f).await?,
+        Inbound::Inspect { x, y } => out.text(super::inspect::inspect(&browser.active_page()?, x, y).await?),
         Inbound::Edit(op) => {
             let v = browser.eval(edit_script(op).to_string()).await?;
             if op != EditOp::SelectAll {

@@ -6,10 +6,12 @@
 //! field by field ([`msg::parse`]).
 
 mod conn;
+mod inspect;
 pub(crate) mod keys;
 pub mod msg;
 mod paint;
-mod popup;
+pub(crate) mod popup;
+mod scroll;
 
 pub use conn::serve;
 

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::browser::{Dialog, SyncState, Tab, Viewport};
+use crate::browser::{Dialog, Download, FileChooser, SyncState, Tab, Viewport};
 
 /// Length of the binary frame header, in bytes.
 pub const FRAME_HEADER_BYTES: usize = 16;
@@ -57,6 +57,16 @@ enum Wire {
     Repaint {},
     PopupChoice {
         index: i64,
+    },
+    PopupValue {
+        value: String,
+    },
+    Zoom {
+        factor: f64,
+    },
+    Inspect {
+        x: f64,
+        y: f64,
     },
     Edit {
         op: EditOp,
@@ -167,6 +177,18 @@ pub enum Inbound {
     Repaint,
     /// The option index picked from the last reported `<select>` popup.
     PopupChoice(usize),
+    /// The value picked for the last reported picker input (checked against its type by
+    /// the popup owner, which knows the type).
+    PopupValue(String),
+    /// Set the page zoom of every tab (in [`crate::browser::ZOOM_RANGE`]).
+    Zoom(f64),
+    /// What is at (x, y) CSS px of the page viewport (the context menu's link and image).
+    Inspect {
+        /// CSS px from the viewport's left edge.
+        x: f64,
+        /// CSS px from the viewport's top edge.
+        y: f64,
+    },
     /// An edit operation.
     Edit(EditOp),
     /// The user's answer to the pending dialog.
@@ -235,6 +257,19 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
             }
             Inbound::PopupChoice(index as usize)
         }
+        Wire::PopupValue { value } => {
+            if value.len() > super::popup::MAX_POPUP_VALUE_BYTES {
+                return Err("popup_value value must be at most 64 bytes".into());
+            }
+            Inbound::PopupValue(value)
+        }
+        Wire::Zoom { factor } => {
+            if !factor.is_finite() || !crate::browser::ZOOM_RANGE.contains(&factor) {
+                return Err(format!("zoom factor must be in 0.25..=5, got {factor}"));
+            }
+            Inbound::Zoom(factor)
+        }
+        Wire::Inspect { x, y } => Inbound::Inspect { x: coord("x", x)?, y: coord("y", y)? },
         Wire::Edit { op } => Inbound::Edit(op),
         Wire::Dialog { accept, text } => {
             if text.as_ref().is_some_and(|t| t.len() > MAX_PROMPT_BYTES) {
@@ -273,6 +308,21 @@ pub fn url(url: &str, title: &str) -> String {
 /// `{"type":"dialog","dialog":…}`; `null` once it is gone.
 pub fn dialog(d: Option<&Dialog>) -> String {
     json!({"type": "dialog", "dialog": d}).to_string()
+}
+
+/// `{"type":"file_chooser","chooser":…}`; `null` once it is answered or gone.
+pub fn file_chooser(c: Option<&FileChooser>) -> String {
+    json!({"type": "file_chooser", "chooser": c}).to_string()
+}
+
+/// `{"type":"downloads","downloads":[…]}`.
+pub fn downloads(d: &[Download]) -> String {
+    json!({"type": "downloads", "downloads": d}).to_string()
+}
+
+/// `{"type":"zoom","factor":…}`.
+pub fn zoom(factor: f64) -> String {
+    json!({"type": "zoom", "factor": factor}).to_string()
 }
 
 /// `{"type":"sync","state":…}`.
@@ -326,7 +376,13 @@ mod tests {
         assert!(matches!(parse(r#"{"type":"sync","width":800,"height":600,"dpr":2}"#), Ok(Inbound::Sync(_))));
         assert_eq!(parse(r#"{"type":"repaint"}"#), Ok(Inbound::Repaint));
         assert_eq!(parse(r#"{"type":"popup_choice","index":2}"#), Ok(Inbound::PopupChoice(2)));
+        assert_eq!(
+            parse(r#"{"type":"popup_value","value":"2026-12-01"}"#),
+            Ok(Inbound::PopupValue("2026-12-01".into()))
+        );
         assert_eq!(parse(r#"{"type":"edit","op":"selectAll"}"#), Ok(Inbound::Edit(EditOp::SelectAll)));
+        assert_eq!(parse(r#"{"type":"zoom","factor":1.25}"#), Ok(Inbound::Zoom(1.25)));
+        assert_eq!(parse(r#"{"type":"inspect","x":1,"y":2}"#), Ok(Inbound::Inspect { x: 1.0, y: 2.0 }));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
     }
 
@@ -346,7 +402,10 @@ mod tests {
             r#"{"type":"sync","width":50,"height":600,"dpr":1}"#,
             r#"{"type":"sync","width":800,"height":600,"dpr":9}"#,
             r#"{"type":"popup_choice","index":-1}"#,
+            r#"{"type":"popup_value","value":"0123456789012345678901234567890123456789012345678901234567890123456789"}"#,
             r#"{"type":"edit","op":"paste"}"#,
+            r#"{"type":"zoom","factor":6}"#,
+            r#"{"type":"zoom","factor":0.2}"#,
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }

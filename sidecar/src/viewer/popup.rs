@@ -1,8 +1,20 @@
-//! `<select>` popups without a round trip per click. A host-owned probe runs in an isolated
-//! world (`porthole`) of every document of a tab: a capture-phase `mousedown` listener that,
-//! for a single-choice `<select>`, prevents the native popup (it would never appear in
-//! frames), focuses the element and reports its box and options through a CDP binding. The
-//! report becomes the view's `popup` message; `popup_choice` runs in the reporting world.
+//! Native popups without a round trip per click: `<select>` lists and the pickers of
+//! `<input type=date|time|datetime-local|month|week|color>`. Headless Chromium opens them as
+//! separate widgets that never appear in frames and take no input from `Input.*`, so the
+//! pane draws its own and the host applies the choice.
+//!
+//! A host-owned probe runs in an isolated world (`porthole`) of every document of a tab: a
+//! capture-phase `mousedown` listener that, for a single-choice `<select>`, prevents the
+//! native popup, and a capture-phase `click` listener that does the same for a picker input
+//! (Chromium opens those on the click's default action). Either focuses the element and
+//! reports its box through a CDP binding. The report becomes the view's `popup` message;
+//! `popup_choice` / `popup_value` run in the reporting world.
+//!
+//! Frames: the browser runs without site isolation (`chrome.rs`), so a cross-origin iframe
+//! is a frame of the tab's own target and gets the probe too. Its box is in the iframe's own
+//! coordinates, and a cross-origin parent cannot be read from inside: the host maps it with
+//! the press it dispatched itself (top viewport point − the event's client point = the
+//! frame's offset), which holds at any nesting depth.
 //!
 //! The probe is installed once per tab (the first view to press in it installs it; later
 //! views find it there), so a click costs no extra CDP call.
@@ -21,34 +33,40 @@ use crate::browser::{bounded, BrowserError};
 /// The isolated world the probe lives in; the page's own scripts cannot see it.
 const WORLD: &str = "porthole";
 /// The binding the probe calls with a JSON report.
-const BINDING: &str = "__portholeSelectOpened";
+const BINDING: &str = "__portholePopupOpened";
 /// Largest report accepted from a probe, in bytes (a `<select>` of thousands of options).
 const MAX_REPORT_BYTES: usize = 1 << 20;
+/// Largest `popup_value`, in bytes (the longest valid value is a datetime-local with ms).
+pub const MAX_POPUP_VALUE_BYTES: usize = 64;
 
-/// The probe. Idempotent per world (a second run does nothing). Coordinates are CSS px of the
-/// top page's viewport: an iframe's offset (box plus border) is added per same-origin level.
+/// The probe. Idempotent per world (a second run does nothing). Coordinates are CSS px of
+/// the reporting frame's viewport, with the event's client point to map them by.
 const PROBE: &str = r#"(() => {
   if (globalThis.__portholeProbe) return;
   globalThis.__portholeProbe = true;
+  const PICKERS = ['date', 'time', 'datetime-local', 'month', 'week', 'color'];
+  const report = (el, e, fields) => {
+    globalThis.__portholePopupTarget = el;
+    el.focus();
+    const r = el.getBoundingClientRect();
+    globalThis.__portholePopupOpened(JSON.stringify(Object.assign({ x: r.left, y: r.top,
+      width: r.width, height: r.height, client_x: e.clientX, client_y: e.clientY }, fields)));
+  };
   addEventListener('mousedown', (e) => {
     if (e.button !== 0 || !e.isTrusted) return;
     const t = e.target;
     const s = t && t.closest ? t.closest('select') : null;
     if (!s || s.disabled || s.multiple || s.size > 1) return;
     e.preventDefault();
-    globalThis.__portholeSelect = s;
-    s.focus();
-    const r = s.getBoundingClientRect();
-    let x = r.left, y = r.top, w = window;
-    try {
-      while (w.frameElement) {
-        const f = w.frameElement, fr = f.getBoundingClientRect();
-        x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
-      }
-    } catch (_) {}
-    globalThis.__portholeSelectOpened(JSON.stringify({ x, y, width: r.width, height: r.height,
-      selected: s.selectedIndex,
-      options: Array.from(s.options).map(o => ({ label: o.label || o.text, value: o.value, disabled: o.disabled })) }));
+    report(s, e, { kind: 'select', selected: s.selectedIndex,
+      options: Array.from(s.options).map(o => ({ label: o.label || o.text, value: o.value, disabled: o.disabled })) });
+  }, true);
+  addEventListener('click', (e) => {
+    if (e.button !== 0 || !e.isTrusted) return;
+    const t = e.target;
+    if (!t || t.tagName !== 'INPUT' || !PICKERS.includes(t.type) || t.disabled || t.readOnly) return;
+    e.preventDefault();
+    report(t, e, { kind: 'input', input_type: t.type, value: t.value, min: t.min, max: t.max, step: t.step });
   }, true);
 })()"#;
 
@@ -61,46 +79,113 @@ struct SelectOption {
     disabled: bool,
 }
 
-/// What the probe reports: the element's box in CSS px of the page viewport, its options and
-/// the selected index (−1 for none).
-#[derive(Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct SelectReport {
-    x: f64,
-    y: f64,
-    width: f64,
-    height: f64,
-    selected: i64,
-    options: Vec<SelectOption>,
+/// The type of a picker input.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputType {
+    /// `YYYY-MM-DD`.
+    Date,
+    /// `HH:MM[:SS[.mmm]]`.
+    Time,
+    /// `YYYY-MM-DDTHH:MM[:SS[.mmm]]`.
+    DatetimeLocal,
+    /// `YYYY-MM`.
+    Month,
+    /// `YYYY-Www`.
+    Week,
+    /// `#rrggbb`.
+    Color,
 }
 
-/// The outbound `popup` message.
-#[derive(Serialize)]
-struct PopupMessage<'a> {
-    r#type: &'static str,
-    kind: &'static str,
-    #[serde(flatten)]
-    report: &'a SelectReport,
+impl InputType {
+    /// True if and only if `v` is a value of this type as HTML defines it (the empty string
+    /// clears any type but `color`, which always has a value).
+    fn accepts(self, v: &str) -> bool {
+        let re = match self {
+            InputType::Date => r"^(\d{4,6}-\d{2}-\d{2})?$",
+            InputType::Time => r"^(\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?$",
+            InputType::DatetimeLocal => r"^(\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?$",
+            InputType::Month => r"^(\d{4,6}-\d{2})?$",
+            InputType::Week => r"^(\d{4,6}-W\d{2})?$",
+            InputType::Color => r"^#[0-9a-f]{6}$",
+        };
+        v.len() <= MAX_POPUP_VALUE_BYTES && regex::Regex::new(re).is_ok_and(|r| r.is_match(v))
+    }
 }
 
-/// Parses a probe's report into the `popup` message; `None` (logged) for anything else.
-fn popup_message(payload: &str) -> Option<String> {
+/// What the probe reports: the element's box in CSS px of its frame's viewport, the client
+/// point of the event that opened it, and what to draw.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum Report {
+    Select {
+        x: f64,
+        y: f64,
+        width: f64,
+        height: f64,
+        client_x: f64,
+        client_y: f64,
+        /// The selected index (−1 for none).
+        selected: i64,
+        options: Vec<SelectOption>,
+    },
+    Input {
+        x: f64,
+        y: f64,
+        width: f64,
+        height: f64,
+        client_x: f64,
+        client_y: f64,
+        input_type: InputType,
+        value: String,
+        min: String,
+        max: String,
+        step: String,
+    },
+}
+
+/// Parses a probe's report into the `popup` message, its box moved into the top viewport by
+/// `(dx, dy)` (the reporting frame's offset); `None` (logged) for anything else. Also
+/// returns the picker type of an input popup.
+fn popup_message(payload: &str, point: (f64, f64)) -> Option<(String, Option<InputType>)> {
     if payload.len() > MAX_REPORT_BYTES {
-        tracing::debug!("select report over {MAX_REPORT_BYTES} bytes ignored");
+        tracing::debug!("popup report over {MAX_REPORT_BYTES} bytes ignored");
         return None;
     }
-    let report: SelectReport = match serde_json::from_str(payload) {
+    let report: Report = match serde_json::from_str(payload) {
         Ok(r) => r,
         Err(e) => {
-            tracing::debug!("bad select report: {e}");
+            tracing::debug!("bad popup report: {e}");
             return None;
         }
     };
-    let finite = [report.x, report.y, report.width, report.height].iter().all(|v| v.is_finite());
-    if !finite {
+    let (x, y, width, height, cx, cy) = match &report {
+        Report::Select { x, y, width, height, client_x, client_y, .. }
+        | Report::Input { x, y, width, height, client_x, client_y, .. } => {
+            (*x, *y, *width, *height, *client_x, *client_y)
+        }
+    };
+    if ![x, y, width, height, cx, cy].iter().all(|v| v.is_finite()) {
         return None;
     }
-    serde_json::to_string(&PopupMessage { r#type: "popup", kind: "select", report: &report }).ok()
+    let (dx, dy) = (point.0 - cx, point.1 - cy);
+    let (x, y) = (x + dx, y + dy);
+    let m = match report {
+        Report::Select { selected, options, .. } => (
+            serde_json::json!({"type": "popup", "kind": "select", "x": x, "y": y, "width": width, "height": height,
+                "selected": selected, "options": options}),
+            None,
+        ),
+        Report::Input { input_type, value, min, max, step, .. } => {
+            let clip = |s: String| if s.len() > MAX_POPUP_VALUE_BYTES { String::new() } else { s };
+            (
+                serde_json::json!({"type": "popup", "kind": "input", "x": x, "y": y, "width": width, "height": height,
+                    "input_type": input_type, "value": clip(value), "min": clip(min), "max": clip(max), "step": clip(step)}),
+                Some(input_type),
+            )
+        }
+    };
+    Some((m.0.to_string(), m.1))
 }
 
 /// Script: pick option `i` of the reported `<select>` firing `input` then `change` once, as a
@@ -109,8 +194,8 @@ fn popup_message(payload: &str) -> Option<String> {
 fn choose_script(i: usize) -> String {
     format!(
         r#"(() => {{
-  const s = globalThis.__portholeSelect;
-  if (!s || !s.isConnected || {i} >= s.options.length || s.options[{i}].disabled) return false;
+  const s = globalThis.__portholePopupTarget;
+  if (!s || !s.isConnected || s.tagName !== 'SELECT' || {i} >= s.options.length || s.options[{i}].disabled) return false;
   if (s.selectedIndex !== {i}) {{
     s.selectedIndex = {i};
     s.dispatchEvent(new Event('input', {{ bubbles: true }}));
@@ -121,18 +206,51 @@ fn choose_script(i: usize) -> String {
     )
 }
 
-/// One view's side of the popups: the tab it watches for reports and the world of the last
-/// report. Owned by the view's input worker.
+/// Script: set the reported picker input (still of type `ty`) to `value` (checked by the
+/// caller) firing `input` then `change` once, as the native picker does; nothing fires when
+/// the value is unchanged. False when it is gone or changed type.
+fn value_script(ty: InputType, value: &str) -> String {
+    let ty = serde_json::to_string(&ty).unwrap_or_default();
+    let v = serde_json::to_string(value).unwrap_or_default();
+    format!(
+        r#"(() => {{
+  const t = globalThis.__portholePopupTarget;
+  if (!t || !t.isConnected || t.tagName !== 'INPUT' || t.type !== {ty}) return false;
+  if (t.value !== {v}) {{
+    t.value = {v};
+    t.dispatchEvent(new Event('input', {{ bubbles: true }}));
+    t.dispatchEvent(new Event('change', {{ bubbles: true }}));
+  }}
+  return true;
+}})()"#
+    )
+}
+
+/// One view's side of the popups: the tab it watches for reports, where its last press and
+/// release went, and the world of the last report. Owned by the view's input worker.
 #[derive(Default)]
 pub(super) struct Popups {
     /// The tab whose reports `events` carries.
     tab: Option<String>,
     events: Option<EventStream<EventBindingCalled>>,
-    /// Where the last popup came from: (tab, the probe's execution context).
-    open: Option<(String, ExecutionContextId)>,
+    /// Where the last press and the last release were dispatched (top viewport CSS px).
+    down: (f64, f64),
+    up: (f64, f64),
+    /// Where the last popup came from: (tab, the probe's execution context, picker type).
+    open: Option<(String, ExecutionContextId, Option<InputType>)>,
 }
 
 impl Popups {
+    /// Records a press (`down`) or release dispatched at (x, y): a report of the event maps
+    /// its frame's coordinates with it.
+    pub(super) fn pointer(&mut self, down: bool, x: f64, y: f64) {
+        if down {
+            self.down = (x, y);
+        } else {
+            self.up = (x, y);
+        }
+    }
+
     /// Makes sure `page` runs the probe and this view hears its reports. Costs CDP calls only
     /// the first time per tab for this view (and installs only if no view did before).
     pub(super) async fn ensure(&mut self, page: &Page) -> Result<(), BrowserError> {
@@ -153,7 +271,8 @@ impl Popups {
         let ctx = bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id;
         let present = eval_in_world(page, ctx, "!!globalThis.__portholeProbe".into()).await?;
         if present != serde_json::Value::Bool(true) {
-            // New documents of every frame get it; the current ones get it now.
+            // New documents of every frame get it; the current ones get it now (the main
+            // frame here; frames already loaded get it at their next document).
             let mut s = AddScriptToEvaluateOnNewDocumentParams::new(PROBE);
             s.world_name = Some(WORLD.into());
             s.run_immediately = Some(true);
@@ -180,30 +299,56 @@ impl Popups {
             if ev.name != BINDING {
                 continue;
             }
-            let Some(m) = popup_message(&ev.payload) else {
+            // A select reports on the press, a picker input on the click (the release).
+            let point = if ev.payload.contains(r#""kind":"input""#) { self.up } else { self.down };
+            let Some((m, ty)) = popup_message(&ev.payload, point) else {
                 continue;
             };
-            self.open = self.tab.clone().map(|t| (t, ev.execution_context_id));
+            self.open = self.tab.clone().map(|t| (t, ev.execution_context_id, ty));
             return Some(m);
         }
     }
 
-    /// Applies `popup_choice` `i` to the last reported `<select>` in `page` (the active tab).
-    pub(super) async fn choose(&self, page: &Page, i: usize) -> Result<(), BrowserError> {
-        let stale = || BrowserError::BadRequest("the popup is stale or the option does not exist".into());
-        let Some((tab, ctx)) = &self.open else {
+    /// The reporting world of the last popup if it is in `page` (the active tab) and of the
+    /// wanted kind; else the stale-popup error.
+    fn world(&self, page: &Page, input: bool) -> Result<(ExecutionContextId, Option<InputType>), BrowserError> {
+        let stale = || BrowserError::BadRequest("the popup is stale or the choice does not exist".into());
+        let Some((tab, ctx, ty)) = &self.open else {
             return Err(stale());
         };
-        if page.target_id().as_ref() != tab {
+        if page.target_id().as_ref() != tab || ty.is_some() != input {
             return Err(stale());
         }
-        // A navigation destroyed the world: the evaluation fails, which is a stale popup too.
-        let v = eval_in_world(page, *ctx, choose_script(i)).await.map_err(|_| stale())?;
-        if v != serde_json::Value::Bool(true) {
-            return Err(stale());
-        }
-        Ok(())
+        Ok((*ctx, *ty))
     }
+
+    /// Applies `popup_choice` `i` to the last reported `<select>` in `page` (the active tab).
+    pub(super) async fn choose(&self, page: &Page, i: usize) -> Result<(), BrowserError> {
+        let (ctx, _) = self.world(page, false)?;
+        run_applied(page, ctx, choose_script(i)).await
+    }
+
+    /// Applies `popup_value` to the last reported picker input in `page` (the active tab).
+    /// Errors: `BadRequest` for a value its type does not accept, or a stale popup.
+    pub(super) async fn set_value(&self, page: &Page, value: &str) -> Result<(), BrowserError> {
+        let (ctx, ty) = self.world(page, true)?;
+        let ty = ty.expect("an input popup has a type");
+        if !ty.accepts(value) {
+            return Err(BrowserError::BadRequest(format!("{value:?} is not a valid {ty:?} value")));
+        }
+        run_applied(page, ctx, value_script(ty, value)).await
+    }
+}
+
+/// Runs a choice script that answers true when it applied; anything else is a stale popup.
+async fn run_applied(page: &Page, ctx: ExecutionContextId, script: String) -> Result<(), BrowserError> {
+    let stale = || BrowserError::BadRequest("the popup is stale or the choice does not exist".into());
+    // A navigation destroyed the world: the evaluation fails, which is a stale popup too.
+    let v = eval_in_world(page, ctx, script).await.map_err(|_| stale())?;
+    if v != serde_json::Value::Bool(true) {
+        return Err(stale());
+    }
+    Ok(())
 }
 
 /// Evaluates a host-owned `expression` in the execution context `ctx` (by value).
@@ -227,27 +372,58 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_report_becomes_the_popup_message_and_anything_else_is_ignored() {
-        let ok = r#"{"x":20,"y":20.5,"width":200,"height":30,"selected":0,
+    fn a_report_becomes_the_popup_message_moved_by_the_frame_offset_and_anything_else_is_ignored() {
+        let ok = r#"{"kind":"select","x":20,"y":20.5,"width":200,"height":30,"client_x":30,"client_y":25,"selected":0,
             "options":[{"label":"Alpha","value":"a","disabled":false}]}"#;
-        let m: serde_json::Value = serde_json::from_str(&popup_message(ok).unwrap()).unwrap();
+        // Pressed at (130, 75) in the top viewport, (30, 25) in the frame: the frame is at (100, 50).
+        let (m, ty) = popup_message(ok, (130.0, 75.0)).unwrap();
+        assert_eq!(ty, None);
+        let m: serde_json::Value = serde_json::from_str(&m).unwrap();
         assert_eq!(
             m,
-            serde_json::json!({"type":"popup","kind":"select","x":20.0,"y":20.5,"width":200.0,"height":30.0,
+            serde_json::json!({"type":"popup","kind":"select","x":120.0,"y":70.5,"width":200.0,"height":30.0,
                 "selected":0,"options":[{"label":"Alpha","value":"a","disabled":false}]})
         );
+        let date = r#"{"kind":"input","x":0,"y":0,"width":100,"height":20,"client_x":5,"client_y":5,
+            "input_type":"datetime-local","value":"","min":"2020-01-01T00:00","max":"","step":""}"#;
+        let (m, ty) = popup_message(date, (5.0, 5.0)).unwrap();
+        assert_eq!(ty, Some(InputType::DatetimeLocal));
+        let m: serde_json::Value = serde_json::from_str(&m).unwrap();
+        assert_eq!(m["input_type"], "datetime-local");
+        assert_eq!(m["min"], "2020-01-01T00:00");
         for bad in [
             "not json",
-            r#"{"x":1,"y":1,"width":1,"height":1,"selected":0}"#,
-            r#"{"x":1,"y":1,"width":1,"height":1,"selected":0,"options":[],"extra":1}"#,
-            r#"{"x":"1","y":1,"width":1,"height":1,"selected":0,"options":[]}"#,
+            r#"{"kind":"select","x":1,"y":1,"width":1,"height":1,"client_x":0,"client_y":0,"selected":0}"#,
+            r#"{"kind":"select","x":1,"y":1,"width":1,"height":1,"client_x":0,"client_y":0,"selected":0,"options":[],"extra":1}"#,
+            r#"{"kind":"select","x":"1","y":1,"width":1,"height":1,"client_x":0,"client_y":0,"selected":0,"options":[]}"#,
+            r#"{"kind":"input","x":1,"y":1,"width":1,"height":1,"client_x":0,"client_y":0,"input_type":"text","value":"","min":"","max":"","step":""}"#,
         ] {
-            assert_eq!(popup_message(bad), None, "{bad}");
+            assert_eq!(popup_message(bad, (0.0, 0.0)), None, "{bad}");
         }
         let huge = format!(
-            r#"{{"x":1,"y":1,"width":1,"height":1,"selected":0,"options":[],"pad":"{}"}}"#,
+            r#"{{"kind":"select","x":1,"y":1,"width":1,"height":1,"client_x":0,"client_y":0,"selected":0,"options":[],"pad":"{}"}}"#,
             "x".repeat(MAX_REPORT_BYTES)
         );
-        assert_eq!(popup_message(&huge), None);
+        assert_eq!(popup_message(&huge, (0.0, 0.0)), None);
+    }
+
+    #[test]
+    fn picker_values_are_checked_by_type() {
+        use InputType::*;
+        for (ty, ok, bad) in [
+            (Date, "2026-12-01", "2026-12-1"),
+            (Time, "13:45", "1:45"),
+            (Time, "13:45:10.5", "13:45:10.5555"),
+            (DatetimeLocal, "2026-12-01T13:45", "2026-12-01 13:45"),
+            (Month, "2026-12", "2026-12-01"),
+            (Week, "2026-W49", "2026-49"),
+            (Color, "#12ab00", "red"),
+        ] {
+            assert!(ty.accepts(ok), "{ty:?} {ok}");
+            assert!(!ty.accepts(bad), "{ty:?} {bad}");
+        }
+        assert!(Date.accepts(""), "clearing a date");
+        assert!(!Color.accepts(""), "a colour always has a value");
+        assert!(!Date.accepts("2026-12-01\"); alert(1); (\""));
     }
 }

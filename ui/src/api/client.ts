@@ -17,11 +17,12 @@ export class ApiError extends Error {
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
+    const raw = body instanceof Blob;
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined || raw ? undefined : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
     });
   } catch (e) {
     // The user never sees "sidecar": this is the message panes and menus show.
@@ -75,6 +76,12 @@ export const api = {
   /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */
   capabilities: () => call<unknown>('GET', '/api/capabilities').then(parseCapabilities),
   /** A single-use viewer grant: the viewer socket's `ws://` URL (valid 60 s). */
+  /** Sets the files the user picked on the page's file input (`[]` cancels); paths are absolute. */
+  browserAnswerChooser: (id: string, chooser: number, paths: string[]) =>
+    call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/file-chooser/${chooser}`, { paths }),
+  /** Hands one picked file's bytes to the sidecar for `chooser` (web mode) → the path to answer with. */
+  browserUploadFile: (id: string, chooser: number, file: File) =>
+    call<{ path: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/file-chooser/${chooser}/files?name=${encodeURIComponent(file.name)}`, file).then((r) => r.path),
   browserViewer: (id: string) => call<{ url: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/viewer`).then((r) => r.url),
 };
 

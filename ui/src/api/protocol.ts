@@ -220,6 +220,49 @@ export interface SelectPopup {
   selected: number;
 }
 
+/** The type of a picker input the pane draws its own picker for. */
+export type PickerType = 'date' | 'time' | 'datetime-local' | 'month' | 'week' | 'color';
+
+/** A picker input (`<input type=date|…|color>`) the page asked to open (protocol §8.4 `popup`). */
+export interface InputPopup {
+  kind: 'input';
+  /** the element's box in page CSS px */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  input_type: PickerType;
+  /** the element's value, min, max and step attributes as HTML spells them ("" when unset) */
+  value: string;
+  min: string;
+  max: string;
+  step: string;
+}
+
+/** A page's file input waiting for the user's files (protocol §8.4 `file_chooser`). */
+export interface FileChooser {
+  id: number;
+  tab: string;
+  multiple: boolean;
+  /** the input's `accept` attribute ("" for any file) */
+  accept: string;
+}
+
+/** One download of a screencast browser (protocol §8.4 `downloads`). */
+export interface Download {
+  id: string;
+  name: string;
+  url: string;
+  /** bytes */
+  received: number;
+  /** bytes; 0 when unknown */
+  total: number;
+  state: 'in_progress' | 'completed' | 'canceled' | 'failed';
+  /** where it was saved (completed) */
+  path: string | null;
+  error: string | null;
+}
+
 /** Viewer socket messages, sidecar → view (JSON text). */
 export type ViewerOut =
   | { type: 'status'; connected: boolean; launching: boolean; viewport: MeasuredViewport | null; popped_out: boolean }
@@ -228,6 +271,12 @@ export type ViewerOut =
   | { type: 'dialog'; dialog: PageDialog | null }
   | { type: 'sync'; state: 'off' | 'applying' | 'synced' }
   | ({ type: 'popup' } & SelectPopup)
+  | ({ type: 'popup' } & InputPopup)
+  | { type: 'file_chooser'; chooser: FileChooser | null }
+  | { type: 'downloads'; downloads: Download[] }
+  | { type: 'zoom'; factor: number }
+  | { type: 'inspect'; x: number; y: number; link: string | null; image: { x: number; y: number; width: number; height: number } | null }
+  | { type: 'scroll'; x: number; y: number; width: number; height: number; view_width: number; view_height: number }
   | { type: 'clipboard'; text: string }
   | { type: 'error'; message: string };
 

@@ -14,7 +14,8 @@ import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './inst
 import type { RenderMode } from './modes';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
 import type { ViewportChoice } from '../screencast/viewport';
-import { type Grant, type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
+import type { Keystroke } from '../keys/prefix';
+import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
 
 /** What the pane shows, as the header and the panels read it. */
@@ -32,6 +33,8 @@ export interface BrowserView {
   loading: boolean;
   /** a load came with no location report from the shim (not HTML, off the proxy, or refused); the banner can be dismissed (false again) */
   uninstrumented: boolean;
+  /** the page's first failed load from the upstream's own origin (CORS: shim `blocked`), until the next navigation or a dismissal */
+  blocked: { url: string; via: BlockedVia } | null;
   /** a page asked to open this URL in a new window; the pane asks the user */
   prompt: string | null;
   /** the screencast viewport choice (kept across mode switches; persisted) */
@@ -46,6 +49,8 @@ export interface BrowserEvents {
   onChange: (patch: Partial<BrowserView>) => void;
   /** the user pressed a pointer inside the frame */
   onFocus: () => void;
+  /** the prefix key or the key after it, pressed inside the frame (the shim swallowed it there) */
+  onKey: (k: Keystroke) => void;
 }
 
 /** The iframe's sandbox: never `allow-top-navigation` (that would let a page bust out of the frame). */
@@ -91,6 +96,10 @@ export class BrowserRuntime {
   private leavingTimer: ReturnType<typeof setTimeout> | null = null;
   /** the title the shim last reported (restored when a navigation away never left) */
   private title = '';
+  /** the frame's current document has sent a location report (its `title` reports count from then on) */
+  private followed = false;
+  /** a `blocked` report is on show (later ones from the same page add nothing) */
+  private blockedShown = false;
 
   /** `keepaliveMs`: how often the held grant is asked for again (`grantKeepaliveMs`). */
   constructor(
@@ -189,11 +198,29 @@ export class BrowserRuntime {
         this.events.onChange({ prompt: url });
         return;
       }
+      case 'key':
+        this.events.onKey(msg.key);
+        return;
+      case 'title': {
+        // Before the frame's document reported, it may be the page being left.
+        if (!this.hasSrc || !this.followed) return;
+        this.title = msg.title;
+        // While a navigation away runs the title stays blank (`navigating`); it is restored if it never left.
+        if (!this.leavingTimer) this.events.onChange({ title: msg.title });
+        return;
+      }
+      case 'blocked': {
+        if (!this.hasSrc || this.blockedShown) return;
+        this.blockedShown = true;
+        this.events.onChange({ blocked: { url: msg.url, via: msg.via } });
+        return;
+      }
       case 'navigating': {
         if (!this.hasSrc) return; // a panel covers the frame: its load ends nothing
         // As a load from the URL field: the bar runs and the old title goes (the start of a
         // cross-origin frame's own navigation is invisible to the app otherwise).
         this.stopLeaving();
+        this.clearBlocked();
         this.leavingTimer = setTimeout(() => {
           this.leavingTimer = null;
           if (!this.disposed) this.events.onChange({ loading: false, title: this.title });
@@ -210,6 +237,7 @@ export class BrowserRuntime {
           this.apply(this.judge.report(performance.now()));
         }
         this.frameOrigin = origin;
+        this.followed = true;
         // The frame may be on another pane's grant now: hold that one (routing checked it is live).
         const g = this.grants.get(origin);
         if (g && g.grant !== this.held?.grant) this.hold(g);
@@ -272,6 +300,8 @@ export class BrowserRuntime {
     this.stepping = false;
     this.stopLeaving();
     this.title = '';
+    this.followed = false;
+    this.clearBlocked();
     const refusal = iframeRefusal(url);
     if (refusal) {
       this.blank();
@@ -303,6 +333,8 @@ export class BrowserRuntime {
     this.stepping = false;
     this.stopLeaving();
     this.hasSrc = true;
+    this.followed = false;
+    this.clearBlocked();
     // Reports from the page being left must not vouch for the next one.
     this.judge.newSource();
     this.iframe.src = withFragment(grant.url, url);
@@ -416,6 +448,13 @@ export class BrowserRuntime {
     if (this.revealed) return;
     this.revealed = true;
     this.iframe.style.visibility = '';
+  }
+
+  /** Forgets the page's `blocked` report (a new document is on its way). */
+  private clearBlocked() {
+    if (!this.blockedShown) return;
+    this.blockedShown = false;
+    this.events.onChange({ blocked: null });
   }
 
   /** Ends the wait that `navigating` started; true if one was running. */

@@ -4,6 +4,7 @@
 // Pure: no DOM access beyond the types. Every message from a frame is untrusted: it is
 // accepted only when its origin is a live grant origin this app obtained, its source is a
 // pane's own iframe window, and every field is one of the fixed shapes below.
+import type { Keystroke } from '../keys/prefix';
 import { isHttpUrl } from './url';
 
 /** A proxy grant as `POST /api/proxy/grants` returned it. */
@@ -22,12 +23,23 @@ export type ShimMessage =
   /** the top proxied document is being left: a navigation away from it started (protocol §6.5) */
   | { kind: 'navigating' }
   | { kind: 'pointerdown' }
-  | { kind: 'open-window'; url: string };
+  | { kind: 'open-window'; url: string }
+  /** the top document's title changed (after its first `location`) */
+  | { kind: 'title'; title: string }
+  /** a load from the upstream's own origin (not through the proxy) failed: CORS, most likely (protocol §6.5) */
+  | { kind: 'blocked'; url: string; via: BlockedVia }
+  /** the prefix key, or the key after it, pressed inside the frame (swallowed there) */
+  | { kind: 'key'; key: Keystroke };
+
+/** What failed to load in a `blocked` report: a module (or `crossorigin`) script, a `fetch`, an XHR. */
+export type BlockedVia = 'script' | 'fetch' | 'xhr';
 
 /** App → shim. */
 export type AppMessage = { porthole: 'app'; v: 1; kind: 'history'; delta: -1 | 1 } | { porthole: 'app'; v: 1; kind: 'reload' };
 
 const MAX_TITLE_CHARS = 1024;
+/** `KeyboardEvent.key` values are short ("ArrowLeft", "%"): anything longer is not one. */
+const MAX_KEY_CHARS = 32;
 
 /** Validates a shim message's data; returns null for anything that is not exactly one of ours. */
 export function parseShimMessage(data: unknown): ShimMessage | null {
@@ -46,6 +58,15 @@ export function parseShimMessage(data: unknown): ShimMessage | null {
       return { kind: 'pointerdown' };
     case 'open-window':
       return isHttpUrl(o.url) ? { kind: 'open-window', url: o.url } : null;
+    case 'title':
+      return typeof o.title === 'string' ? { kind: 'title', title: o.title.slice(0, MAX_TITLE_CHARS) } : null;
+    case 'blocked':
+      return isHttpUrl(o.url) && (o.via === 'script' || o.via === 'fetch' || o.via === 'xhr') ? { kind: 'blocked', url: o.url, via: o.via } : null;
+    case 'key': {
+      const flags = [o.ctrl, o.alt, o.meta, o.shift];
+      if (typeof o.key !== 'string' || o.key.length === 0 || o.key.length > MAX_KEY_CHARS || flags.some((f) => typeof f !== 'boolean')) return null;
+      return { kind: 'key', key: { key: o.key, ctrl: o.ctrl as boolean, alt: o.alt as boolean, meta: o.meta as boolean, shift: o.shift as boolean } };
+    }
     default:
       return null;
   }

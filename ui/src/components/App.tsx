@@ -1,5 +1,5 @@
 import { useEffect, useSyncExternalStore } from 'react';
-import { IDLE, keystrokeOf, step } from '../keys/prefix';
+import { keystrokeOf } from '../keys/prefix';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
 import { CloseConfirm } from './CloseConfirm';
@@ -7,20 +7,18 @@ import { StoppedOverlay } from './StoppedOverlay';
 import { paneLabel } from './Pane';
 import { Wall } from './Wall';
 
-/** Catches the prefix in the capture phase on window, before xterm sees the key. */
+/**
+ * Catches the prefix in the capture phase on window, before xterm sees the key (keys pressed
+ * inside a framed page come through the shim instead: `WorkspaceStore.prefixKey`).
+ */
 function usePrefixKeys(store: WorkspaceStore) {
   useEffect(() => {
-    let state = IDLE;
     const onKey = (e: KeyboardEvent) => {
-      // Nothing to act on while Porthole doesn't answer (the overlay says so).
-      if (e.isComposing || store.getSnapshot().liveness !== 'up') return;
-      const r = step(state, keystrokeOf(e));
-      state = r.state;
-      document.body.classList.toggle('prefix-armed', state.armed);
-      if (r.decision.kind === 'pass') return;
+      if (e.isComposing) return;
+      const d = store.prefixKey(keystrokeOf(e));
+      if (d.kind === 'pass') return;
       e.preventDefault();
       e.stopImmediatePropagation();
-      if (r.decision.kind === 'action') store.dispatch(r.decision.action);
     };
     window.addEventListener('keydown', onKey, { capture: true });
     return () => window.removeEventListener('keydown', onKey, { capture: true });

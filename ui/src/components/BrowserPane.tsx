@@ -10,6 +10,10 @@ import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencas
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
+import { PickerPopupOverlay } from './PickerPopup';
+import { DownloadsShelf, FileChooserPanel } from './Transfers';
+import { zoomLabel } from '../screencast/zoom';
+import { CanvasMenu } from './CanvasMenu';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -279,6 +283,35 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
   );
 }
 
+/** A navigation the frame waits on names its address after this long (a hung upstream otherwise shows blank white for the proxy's 30 s bound). */
+export const WAITING_NOTE_MS = 3000;
+
+/** True once `on` has held for `ms` without a break; false again as soon as it ends. */
+function useHeldFor(on: boolean, ms: number): boolean {
+  const [held, setHeld] = useState(false);
+  useEffect(() => {
+    setHeld(false);
+    if (!on) return;
+    const t = setTimeout(() => setHeld(true), ms);
+    return () => clearTimeout(t);
+  }, [on, ms]);
+  return on && held;
+}
+
+/** `host[:port]` of an http(s) URL ('' when it is not one). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+}
+
+/** The banner's text for a `blocked` report. */
+function blockedText(url: string): string {
+  return `Loading ${url} failed: the page names its server's own address, which inside the embedded view is another origin, so the browser most likely blocked it (CORS). The page may be incomplete; a screencast shows it at its own origin.`;
+}
+
 const UNFOLLOWED =
   "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
 
@@ -296,6 +329,15 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
     store.browserVisible(id, visible);
   }, [store, id, visible]);
   const sc = b.screencast;
+  // A page's popup (select list, picker) closes when the pane loses focus, as a native one does.
+  const popupOpen = !!sc?.popup;
+  useEffect(() => {
+    if (!focused && popupOpen) store.dismissPopup(id);
+  }, [store, id, focused, popupOpen]);
+  const menuOpen = !!sc?.contextMenu;
+  useEffect(() => {
+    if (!focused && menuOpen) store.closeCanvasMenu(id);
+  }, [store, id, focused, menuOpen]);
 
   const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
     <button
@@ -318,12 +360,16 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   const stopped = sc !== null && chromiumStopped(sc);
   const navOff = noUrl || stopped;
   const why = (label: string) => (stopped ? `${label} (Chromium stopped: Relaunch first)` : label);
-  // The iframe renderer's banner takes its own row above the frame (the frame slot moves down).
+  // The iframe renderer's banners take their own row above the frame (the frame slot moves
+  // down), one at a time: a page the shim can't follow sends no `blocked` either.
   const banner = b.uninstrumented && b.view === 'ready' && !sc;
+  const blockedBanner = !banner && !!b.blocked && b.view === 'ready' && !sc;
+  // A page the frame waits on (URL field, reload, a link): its address after a few seconds.
+  const waitingFor = useHeldFor(b.loading && !sc && b.view === 'ready', WAITING_NOTE_MS) ? hostOf(b.url) : '';
 
   return (
     <section
-      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}${banner ? ' has-banner' : ''}`}
+      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}${banner || blockedBanner ? ' has-banner' : ''}`}
       data-testid="pane"
       data-pane-id={id}
       data-kind="browser"
@@ -346,6 +392,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
         <UrlField store={store} pane={pane} />
+        {sc && sc.zoom !== 1 && (
+          <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.setZoom(id, 1))}>
+            {zoomLabel(sc.zoom)}
+          </button>
+        )}
         <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
           <span className="display-anchor">
@@ -378,7 +429,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <TabStrip store={store} paneId={id} sc={sc} />}
         <div className="frame-slot" ref={hostRef} />
         {sc && <SelectPopupOverlay store={store} paneId={id} sc={sc} />}
+        {sc?.popup?.kind === 'input' && <PickerPopupOverlay store={store} paneId={id} popup={sc.popup} />}
         {sc && <PageDialogOverlay store={store} paneId={id} sc={sc} />}
+        {sc && <FileChooserPanel store={store} paneId={id} sc={sc} />}
+        {sc && <DownloadsShelf sc={sc} />}
+        {sc && <CanvasMenu store={store} paneId={id} sc={sc} />}
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}
@@ -429,6 +484,27 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
               <Icon d={ICONS.close} />
             </button>
           </Banner>
+        )}
+        {blockedBanner && b.blocked && (
+          <Banner testid="browser-blocked" role="alert" text={blockedText(b.blocked.url)}>
+            <button className="panel-btn primary" data-testid="browser-blocked-screencast" onClick={() => store.setRenderMode(id, 'screencast')}>
+              Open as screencast
+            </button>
+            <button
+              className="pane-btn"
+              data-testid="browser-blocked-dismiss"
+              title="Dismiss"
+              aria-label="Dismiss"
+              onClick={() => store.dismissBlocked(id)}
+            >
+              <Icon d={ICONS.close} />
+            </button>
+          </Banner>
+        )}
+        {waitingFor && (
+          <div className="browser-waiting" data-testid="browser-waiting" role="status">
+            Waiting for {waitingFor}…
+          </div>
         )}
         {b.prompt && (
           <div className="browser-prompt-backdrop">

@@ -11,9 +11,29 @@ import { Banner } from './Banner';
 
 /** Tabs, shown at two or more. */
 export function TabStrip({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
-  if (sc.tabs.length < 2) return null;
+  const ref = useRef<HTMLDivElement>(null);
+  const many = sc.tabs.length >= 2;
+  // The active tab is always in view (the strip scrolls to it); the wheel scrolls the strip.
+  // (Again when a label changes: a longer title before it pushes it out.)
+  const labels = sc.tabs.map((t) => t.title || t.url).join('\n');
+  useEffect(() => {
+    ref.current?.querySelector('.browser-tab.active')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [sc.activeTab, labels, many]);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const wheel = (e: WheelEvent) => {
+      const d = Math.abs(e.deltaX) > Math.abs(e.deltaY) ? e.deltaX : e.deltaY;
+      if (!d || el.scrollWidth <= el.clientWidth) return;
+      e.preventDefault();
+      el.scrollLeft += e.deltaMode === 1 ? d * 16 : d;
+    };
+    el.addEventListener('wheel', wheel, { passive: false });
+    return () => el.removeEventListener('wheel', wheel);
+  }, [many]);
+  if (!many) return null;
   return (
-    <div className="browser-tabs" role="tablist" data-testid="browser-tabs">
+    <div className="browser-tabs" role="tablist" data-testid="browser-tabs" ref={ref}>
       {sc.tabs.map((t) => (
         <span key={t.id} className={`browser-tab${t.id === sc.activeTab ? ' active' : ''}`} role="tab" aria-selected={t.id === sc.activeTab}>
           <button className="browser-tab-title" data-testid="browser-tab" title={t.url} onMouseDown={(e) => e.stopPropagation()} onClick={() => store.selectTab(paneId, t.id)}>
@@ -72,7 +92,7 @@ export function PageDialogOverlay({ store, paneId, sc }: { store: WorkspaceStore
 
 /** The page's `<select>` list, drawn under the element's box; Escape or a click elsewhere dismisses it. */
 export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
-  const p = sc.popup;
+  const p = sc.popup?.kind === 'select' ? sc.popup : null;
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!p) return;

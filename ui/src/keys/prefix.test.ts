@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Decision, type Keystroke, IDLE, step } from './prefix';
+import { type Decision, type Keystroke, IDLE, PrefixKeys, step } from './prefix';
 
 const k = (key: string, mods: Partial<Keystroke> = {}): Keystroke => ({ key, ctrl: false, alt: false, meta: false, shift: false, ...mods });
 const ctrlB = k('b', { ctrl: true });
@@ -52,4 +52,18 @@ describe('prefix state machine', () => {
       expect(r.armed).toBe(armed);
     });
   }
+});
+
+describe('PrefixKeys', () => {
+  it('keeps one state across feeds and reports arming changes', () => {
+    const seen: boolean[] = [];
+    const p = new PrefixKeys((a) => seen.push(a));
+    expect(p.feed(k('a'))).toEqual(pass);
+    expect(p.feed(ctrlB)).toEqual(consume);
+    expect(p.armed).toBe(true);
+    expect(p.feed(k('Shift', { shift: true }))).toEqual(consume);
+    expect(p.feed(k('%', { shift: true }))).toEqual(act({ kind: 'splitRight' }));
+    expect(p.armed).toBe(false);
+    expect(seen).toEqual([true, false]);
+  });
 });

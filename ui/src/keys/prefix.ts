@@ -94,3 +94,27 @@ export function step(state: PrefixState, k: Keystroke): { state: PrefixState; de
 export function keystrokeOf(e: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean; shiftKey: boolean }): Keystroke {
   return { key: e.key, ctrl: e.ctrlKey, alt: e.altKey, meta: e.metaKey, shift: e.shiftKey };
 }
+
+/**
+ * The one prefix state of the app: the window's own keydowns and the keys a framed page's
+ * shim forwards (protocol §6.5 `key`) go through the same machine, so Ctrl-b pressed in one
+ * and the next key in the other still make a pair. `onArmed` hears every change of `armed`.
+ */
+export class PrefixKeys {
+  private state: PrefixState = IDLE;
+
+  constructor(private readonly onArmed: (armed: boolean) => void = () => undefined) {}
+
+  get armed(): boolean {
+    return this.state.armed;
+  }
+
+  /** Steps the machine with `k`; returns what to do with the key. */
+  feed(k: Keystroke): Decision {
+    const was = this.state.armed;
+    const r = step(this.state, k);
+    this.state = r.state;
+    if (r.state.armed !== was) this.onArmed(r.state.armed);
+    return r.decision;
+  }
+}

@@ -5,7 +5,7 @@
 // The element is created once and mounted once into the pane's body (never re-parented).
 // Panes and components never touch the socket; they call the store, which calls this.
 import { ApiError, api } from '../api/client';
-import type { BrowserTab, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
+import type { BrowserTab, Download, FileChooser, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents } from '../browser/BrowserRuntime';
 import { browserErrorText } from './errors';
@@ -26,6 +26,7 @@ import {
   wheelPx,
 } from './input';
 import { ViewerSession } from './ViewerSession';
+import { zoomChord } from './zoom';
 import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } from './viewport';
 
 /** A hidden or off-screen pane closes its viewer socket after this long (DESIGN §7). */
@@ -40,8 +41,18 @@ export interface ScreencastState {
   tabs: BrowserTab[];
   activeTab: string | null;
   dialog: PageDialog | null;
-  /** a `<select>` the page asked to show, with its box mapped to the pane body's CSS px */
-  popup: (SelectPopup & { box: { x: number; y: number; width: number; height: number } }) | null;
+  /** a `<select>` or picker input the page asked to open, with its box mapped to the pane body's CSS px */
+  popup: ((SelectPopup | InputPopup) & { box: { x: number; y: number; width: number; height: number } }) | null;
+  /** a page's file input waiting for the user's files */
+  fileChooser: FileChooser | null;
+  /** why answering the file chooser failed (shown in its panel) */
+  fileChooserError: string | null;
+  /** this browser's downloads, oldest first */
+  downloads: Download[];
+  /** the page zoom factor of every tab (1 = none) */
+  zoom: number;
+  /** the canvas's context menu: where (pane body CSS px), and the link and image under it once the sidecar said (`pending` until then) */
+  contextMenu: CanvasMenuState | null;
   /** the viewer socket is closed because the pane is hidden */
   parked: boolean;
   /** a relaunch asked for by the user is under way (its button is disabled) */
@@ -58,6 +69,20 @@ export interface ScreencastState {
   popError: string | null;
 }
 
+/** The canvas's context menu (see `ScreencastState.contextMenu`). */
+export interface CanvasMenuState {
+  /** where it opened, in pane body CSS px */
+  x: number;
+  y: number;
+  /** the page point (CSS px) it was opened on */
+  page: { x: number; y: number };
+  link: string | null;
+  /** the image's box in page CSS px */
+  image: { x: number; y: number; width: number; height: number } | null;
+  /** the sidecar has not said yet what is there */
+  pending: boolean;
+}
+
 /** Chromium has stopped (crashed, killed, closed) and nothing is starting it: Relaunch (or a navigation) brings it back. */
 export function chromiumStopped(sc: ScreencastState): boolean {
   return !sc.connected && !sc.launching;
@@ -70,6 +95,11 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   activeTab: null,
   dialog: null,
   popup: null,
+  fileChooser: null,
+  fileChooserError: null,
+  downloads: [],
+  zoom: 1,
+  contextMenu: null,
   parked: false,
   relaunching: false,
   relaunchError: null,
@@ -79,7 +109,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   popError: null,
 };
 
-export interface ScreencastEvents extends BrowserEvents {
+export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey'> {
   /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
   onBrowserId: (id: string | null) => void;
   onScreencast: (patch: Partial<ScreencastState>) => void;
@@ -126,7 +156,17 @@ export class ScreencastRuntime {
   private composing = false;
   private pendingMove: PointerEvent | null = null;
   private moveFrame = 0;
-  private popup: SelectPopup | null = null;
+  private popup: SelectPopup | InputPopup | null = null;
+  private menu: CanvasMenuState | null = null;
+  /** the page zoom: the last factor sent, else the one the sidecar last reported */
+  private zoom = 1;
+  /** the last factor sent that the sidecar has not reported back yet */
+  private zoomSent: number | null = null;
+  /** the scroll indicator (a thumb on the right edge; headless Chromium draws no scrollbars) */
+  private readonly scrollBar: HTMLDivElement;
+  private readonly scrollThumb: HTMLDivElement;
+  /** the page's last scroll position (CSS px), from the sidecar's `scroll` */
+  private scroll: { y: number; height: number; view_height: number } | null = null;
   private relaunching = false;
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
@@ -156,7 +196,14 @@ export class ScreencastRuntime {
     this.catcher.autocapitalize = 'off';
     this.catcher.spellcheck = false;
     this.catcher.tabIndex = -1;
-    this.element.append(this.canvas, this.catcher);
+    this.scrollBar = document.createElement('div');
+    this.scrollBar.className = 'screencast-scroll';
+    this.scrollBar.setAttribute('data-testid', 'scroll-indicator');
+    this.scrollBar.hidden = true;
+    this.scrollThumb = document.createElement('div');
+    this.scrollThumb.className = 'screencast-scroll-thumb';
+    this.scrollBar.append(this.scrollThumb);
+    this.element.append(this.canvas, this.scrollBar, this.catcher);
 
     this.queue = new LatestOnlyQueue<Frame, ImageBitmap>(
       (f) => createImageBitmap(new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' })),
@@ -166,6 +213,7 @@ export class ScreencastRuntime {
     this.session = new ViewerSession(() => this.grant(), {
       onOpen: () => {
         this.queue.reset();
+        this.zoomSent = null;
         this.element.dataset.socket = 'open';
         this.events.onScreencast({ parked: false, error: null });
         this.sendSync(true);
@@ -411,9 +459,40 @@ export class ScreencastRuntime {
     this.session.send(text === undefined ? { type: 'dialog', accept } : { type: 'dialog', accept, text });
   }
 
-  /** Picks option `index` of the popup shown, or dismisses it (null). */
+  /** Picks option `index` of the `<select>` popup shown, or dismisses it (null). */
   choosePopup(index: number | null): void {
-    if (index !== null && this.popup) this.session.send({ type: 'popup_choice', index });
+    if (index !== null && this.popup?.kind === 'select') this.session.send({ type: 'popup_choice', index });
+    this.popup = null;
+    this.events.onScreencast({ popup: null });
+    this.focus(true);
+  }
+
+  /**
+   * Answers the page's file chooser `chooser` with `files` (web mode: their bytes go to the
+   * sidecar first) or `paths` (the desktop app's dialog), or cancels it (`[]`). A failure
+   * shows in the chooser's panel.
+   */
+  answerFileChooser(chooser: number, pick: { files: File[] } | { paths: string[] }): void {
+    void this.withBrowser(async (id) => {
+      try {
+        const paths = 'paths' in pick ? pick.paths : await Promise.all(pick.files.map((f) => api.browserUploadFile(id, chooser, f)));
+        await api.browserAnswerChooser(id, chooser, paths);
+      } catch (e) {
+        if (!this.disposed) this.events.onScreencast({ fileChooserError: errorText(e) });
+      }
+    });
+  }
+
+  /** Closes the popup shown without answering and without taking the keyboard (the pane lost focus). */
+  dismissPopup(): void {
+    if (!this.popup) return;
+    this.popup = null;
+    this.events.onScreencast({ popup: null });
+  }
+
+  /** Sets the picker input shown to `value` (as HTML spells its type's values), or dismisses it (null). */
+  setPopupValue(value: string | null): void {
+    if (value !== null && this.popup?.kind === 'input') this.session.send({ type: 'popup_value', value });
     this.popup = null;
     this.events.onScreencast({ popup: null });
     this.focus(true);
@@ -563,6 +642,30 @@ export class ScreencastRuntime {
         this.events.onScreencast({ popup: { ...p, box } });
         break;
       }
+      case 'file_chooser':
+        this.events.onScreencast({ fileChooser: m.chooser, fileChooserError: null });
+        break;
+      case 'downloads':
+        this.events.onScreencast({ downloads: m.downloads });
+        break;
+      case 'inspect':
+        if (this.menu && this.menu.pending && this.menu.page.x === m.x && this.menu.page.y === m.y) {
+          this.menu = { ...this.menu, link: m.link, image: m.image, pending: false };
+          this.events.onScreencast({ contextMenu: this.menu });
+        }
+        break;
+      case 'zoom':
+        // While presses of ours are on their way, an echo of an earlier one is not the truth:
+        // the sidecar applies them in order and its last word is the last factor sent.
+        if (this.zoomSent !== null && m.factor !== this.zoomSent) break;
+        this.zoomSent = null;
+        this.zoom = m.factor;
+        this.events.onScreencast({ zoom: m.factor });
+        break;
+      case 'scroll':
+        this.scroll = { y: m.y, height: m.height, view_height: m.view_height };
+        this.placeScroll();
+        break;
       case 'clipboard':
         if (m.text) void writeClipboard(m.text).catch(() => {});
         break;
@@ -582,6 +685,61 @@ export class ScreencastRuntime {
     this.canvas.dataset.frame = String(f.id);
     this.canvas.dataset.crisp = f.crisp ? 'true' : 'false';
     this.canvas.dataset.painted = String(Number(this.canvas.dataset.painted ?? '0') + 1);
+  }
+
+  /** Closes the canvas's context menu. */
+  closeMenu(): void {
+    if (!this.menu) return;
+    this.menu = null;
+    this.events.onScreencast({ contextMenu: null });
+  }
+
+  /**
+   * Copies the image the context menu was opened on, as PNG, from the frame on screen (the
+   * pixels the user sees; no refetch that could differ or be refused). Throws when there is
+   * none or the clipboard refuses it.
+   */
+  async copyImage(box: { x: number; y: number; width: number; height: number }): Promise<void> {
+    const last = this.last;
+    if (!last) throw new Error('nothing painted yet');
+    const s = last.bmp.width / last.frame.width;
+    const c = document.createElement('canvas');
+    c.width = Math.max(1, Math.round(box.width * s));
+    c.height = Math.max(1, Math.round(box.height * s));
+    c.getContext('2d')!.drawImage(last.bmp, box.x * s, box.y * s, box.width * s, box.height * s, 0, 0, c.width, c.height);
+    const blob = await new Promise<Blob | null>((res) => c.toBlob(res, 'image/png'));
+    if (!blob) throw new Error('could not encode the image');
+    await navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);
+  }
+
+  /** Sets the page zoom of every tab (a factor in 0.25..=5; 1 resets). */
+  setZoom(factor: number): void {
+    if (factor === this.zoom) return;
+    // Taken at once, so presses faster than the sidecar's answer step from each other.
+    if (this.session.send({ type: 'zoom', factor })) {
+      this.zoom = factor;
+      this.zoomSent = factor;
+    }
+  }
+
+  /**
+   * Places the scroll indicator's thumb over the painted frame's right edge: its top and
+   * height are the viewport's share of the page's height. Hidden when nothing scrolls.
+   */
+  private placeScroll() {
+    const s = this.scroll;
+    const fit = this.fit;
+    const scrollable = !!s && !!fit && s.height > s.view_height + 1;
+    this.scrollBar.hidden = !scrollable;
+    if (!scrollable || !s || !fit) return;
+    const h = Math.max(16, (s.view_height / s.height) * fit.h);
+    const top = (s.y / Math.max(1, s.height - s.view_height)) * (fit.h - h);
+    this.scrollBar.style.left = `${fit.x + fit.w - 6}px`;
+    this.scrollBar.style.top = `${fit.y}px`;
+    this.scrollBar.style.height = `${fit.h}px`;
+    this.scrollThumb.style.top = `${Math.max(0, Math.min(fit.h - h, top))}px`;
+    this.scrollThumb.style.height = `${h}px`;
+    this.scrollBar.dataset.y = String(Math.round(s.y));
   }
 
   /** Sizes the canvas to the body's CSS size × devicePixelRatio. */
@@ -616,6 +774,7 @@ export class ScreencastRuntime {
     this.canvas.dataset.fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
     ctx.imageSmoothingQuality = 'high';
     ctx.drawImage(this.last.bmp, this.fit.x * dpr, this.fit.y * dpr, this.fit.w * dpr, this.fit.h * dpr);
+    this.placeScroll();
   }
 
   /** Resize with pane: tells the host the body's size (`now`, or after the settle). */
@@ -690,9 +849,23 @@ export class ScreencastRuntime {
       },
       { passive: false },
     );
-    this.on(c, 'contextmenu', (e) => e.preventDefault());
+    this.on(c, 'contextmenu', (e) => {
+      e.preventDefault();
+      const p = this.pagePoint(e);
+      if (!p) return;
+      const r = this.element.getBoundingClientRect();
+      this.menu = { x: e.clientX - r.left, y: e.clientY - r.top, page: p, link: null, image: null, pending: true };
+      this.events.onScreencast({ contextMenu: this.menu });
+      this.session.send({ type: 'inspect', ...p });
+    });
     this.on(c, 'keydown', (e) => {
       if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      const zoom = zoomChord(e, MAC, this.zoom);
+      if (zoom !== null) {
+        e.preventDefault();
+        this.setZoom(zoom);
+        return;
+      }
       const chord = editChord(e, MAC);
       if (chord) {
         e.preventDefault();

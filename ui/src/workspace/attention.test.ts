@@ -37,6 +37,10 @@ describe('attention', () => {
     now += NOTIFY_MIN_INTERVAL_MS;
     expect(await n.notify('p1', 'three', '', () => {})).toBe(true);
     expect(shown).toEqual(['one', 'other pane', 'three']);
+    expect(n.takeNotified()).toBe(null); // two panes: the human picks
+    await n.notify('p3', 'four', '', () => {});
+    expect(n.takeNotified()).toBe('p3');
+    expect(n.takeNotified()).toBe(null);
     delete (globalThis as any).Notification;
   });
 });

@@ -40,6 +40,8 @@ export function nextWanting(order: readonly string[], focused: string | null, wa
  */
 export class DesktopNotifier {
   private last = new Map<string, number>();
+  /** panes notified since `takeNotified` was last called (the window was away) */
+  private notified = new Set<string>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -58,6 +60,7 @@ export class DesktopNotifier {
     let permission = N.permission;
     if (permission === 'default') permission = await N.requestPermission().catch(() => 'denied' as NotificationPermission);
     if (permission !== 'granted') return false;
+    this.notified.add(paneId);
     const n = new N(title, { body, tag: `porthole-${paneId}` });
     n.onclick = () => {
       window.focus();
@@ -65,6 +68,16 @@ export class DesktopNotifier {
       n.close();
     };
     return true;
+  }
+
+  /**
+   * The one pane notified since the last call, or null when none or several were (the
+   * human then picks); clears the record.
+   */
+  takeNotified(): string | null {
+    const only = this.notified.size === 1 ? [...this.notified][0] : null;
+    this.notified.clear();
+    return only;
   }
 
   /** Forgets pane `paneId` (closed). */

@@ -21,7 +21,7 @@ import { type PortOpenMode, type PortOrigin, type PortRow, sameOrigin, servingPa
 import { openExternal } from '../ports/external';
 import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
 import * as L from '../layout/engine';
-import type { Action } from '../keys/prefix';
+import { type Action, type Decision, type Keystroke, PrefixKeys } from '../keys/prefix';
 import type { Scheme } from '../terminal/theme';
 import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
 import { type PaneStatus, PaneRuntime, type SpawnOptions, commandTitle } from './PaneRuntime';
@@ -108,6 +108,7 @@ const EMPTY_BROWSER: BrowserView = {
   message: null,
   loading: false,
   uninstrumented: false,
+  blocked: null,
   prompt: null,
   viewport: PANE_VIEWPORT,
   browserId: null,
@@ -137,6 +138,8 @@ export class WorkspaceStore {
   private lastSaved = '';
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
+  /** the prefix machine: the window's keydowns and the keys framed pages forward share it */
+  private readonly prefix = new PrefixKeys((armed) => document.body.classList.toggle('prefix-armed', armed));
   /** the UI channel (protocol §10): opened once the wall is restored, for the app's life */
   private channel: UiChannel | null = null;
   private readonly notifier = new DesktopNotifier();
@@ -283,7 +286,21 @@ export class WorkspaceStore {
             },
             onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
           })
-        : new BrowserRuntime(id, b.url, this.grants, { onChange, onFocus: () => this.focus(id) }, grantKeepaliveMs(location.search));
+        : new BrowserRuntime(
+            id,
+            b.url,
+            this.grants,
+            {
+              onChange,
+              onFocus: () => this.focus(id),
+              // The keyboard is in this pane's frame: the pane is the one an action applies to.
+              onKey: (k) => {
+                if (this.snap.layout.focused !== id) this.focus(id);
+                this.prefixKey(k);
+              },
+            },
+            grantKeepaliveMs(location.search),
+          );
     this.browsers.set(id, rt);
   }
 
@@ -386,6 +403,13 @@ export class WorkspaceStore {
       layout = L.single(p.id);
     }
     window.addEventListener('message', this.onMessage);
+    // Coming back to the window after one pane's notification lands in that pane: the desktop
+    // app's notifications (the Tauri plugin) report no click on every desktop, and a web
+    // notification's click focuses the window first.
+    window.addEventListener('focus', () => {
+      const only = this.notifier.takeNotified();
+      if (only && this.snap.panes[only]?.attention) this.reveal(only);
+    });
     this.liveness.watch(LIVENESS_EVERY_MS, () => document.visibilityState === 'visible');
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible') this.liveness.suspect();
@@ -723,6 +747,7 @@ export class WorkspaceStore {
     this.browsers.get(target)?.dispose();
     this.browsers.delete(target);
     this.slots.delete(target);
+    this.notifier.forget(target);
     let layout = L.close(this.snap.layout, target);
     const panes = { ...this.snap.panes };
     delete panes[target];
@@ -754,6 +779,18 @@ export class WorkspaceStore {
 
   resizeGap(path: number[], index: number, delta: number) {
     this.setLayout(L.resize(this.snap.layout, path, index, delta, this.wall, { gap: GAP_PX, minSize: MIN_PANE_PX }));
+  }
+
+  /**
+   * One keystroke for the prefix machine, from the window's keydown or forwarded by a framed
+   * page's shim; acts on an action. Returns the decision (the window's caller swallows all but
+   * `pass`). Nothing is acted on while Porthole doesn't answer (the overlay says so).
+   */
+  prefixKey(k: Keystroke): Decision {
+    if (this.snap.liveness !== 'up') return { kind: 'pass' };
+    const d = this.prefix.feed(k);
+    if (d.kind === 'action') this.dispatch(d.action);
+    return d;
   }
 
   dispatch(a: Action) {
@@ -1141,6 +1178,7 @@ export class WorkspaceStore {
       view: nextUrl ? 'loading' : 'empty',
       message: null,
       uninstrumented: false,
+      blocked: null,
       prompt: null,
       browserId: null,
       screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null,
@@ -1180,6 +1218,37 @@ export class WorkspaceStore {
 
   choosePopup(id: L.PaneId, index: number | null) {
     this.screencast(id)?.choosePopup(index);
+  }
+
+  /** Answers the file chooser of screencast pane `id` (files in web mode, paths from the desktop dialog; `[]` cancels). */
+  answerFileChooser(id: L.PaneId, chooser: number, pick: { files: File[] } | { paths: string[] }) {
+    this.screencast(id)?.answerFileChooser(chooser, pick);
+  }
+
+  /** Closes the canvas context menu of screencast pane `id`. */
+  closeCanvasMenu(id: L.PaneId) {
+    this.screencast(id)?.closeMenu();
+  }
+
+  /** Copies an image of screencast pane `id`'s page (its box in page CSS px) from the frame on screen. */
+  copyPageImage(id: L.PaneId, box: { x: number; y: number; width: number; height: number }): Promise<void> {
+    const rt = this.screencast(id);
+    return rt ? rt.copyImage(box) : Promise.reject(new Error('not a screencast pane'));
+  }
+
+  /** Sets the page zoom of screencast pane `id` (1 resets). */
+  setZoom(id: L.PaneId, factor: number) {
+    this.screencast(id)?.setZoom(factor);
+  }
+
+  /** Closes the popup of screencast pane `id` without answering or taking the keyboard. */
+  dismissPopup(id: L.PaneId) {
+    this.screencast(id)?.dismissPopup();
+  }
+
+  /** Answers the picker input popup of screencast pane `id` with `value`, or dismisses it (null). */
+  setPopupValue(id: L.PaneId, value: string | null) {
+    this.screencast(id)?.setPopupValue(value);
   }
 
   selectTab(id: L.PaneId, tab: string) {
@@ -1224,6 +1293,12 @@ export class WorkspaceStore {
   dismissBanner(id: L.PaneId) {
     const p = this.snap.panes[id];
     if (p?.browser?.uninstrumented) this.updatePane(id, { browser: { ...p.browser, uninstrumented: false } });
+  }
+
+  /** Hides the "blocked by CORS" banner for the rest of the page (until the frame navigates). */
+  dismissBlocked(id: L.PaneId) {
+    const p = this.snap.panes[id];
+    if (p?.browser?.blocked) this.updatePane(id, { browser: { ...p.browser, blocked: null } });
   }
 
   browserReload(id: L.PaneId, hard = false) {

@@ -70,6 +70,24 @@ fn parse_until(s: &str) -> Result<Until, String> {
     Err(format!("expected quiet, quiet=MS, exit or text=REGEX, got {s:?}"))
 }
 
+/// `wait --ref-state`'s value: a ref and the state to wait for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefStateArg {
+    /// The ref (e3).
+    pub r#ref: String,
+    /// The state's name (checked by the sidecar).
+    pub state: String,
+}
+
+fn parse_ref_state(s: &str) -> Result<RefStateArg, String> {
+    match s.split_once('=') {
+        Some((r, state)) if !r.is_empty() && !state.is_empty() => {
+            Ok(RefStateArg { r#ref: r.to_string(), state: state.to_string() })
+        }
+        _ => Err(format!("expected REF=STATE (e3=visible), got {s:?}")),
+    }
+}
+
 fn parse_timeout(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
     if !(0.001..=600.0).contains(&v) {
@@ -290,11 +308,14 @@ pub enum BrowserCmd {
         near: Option<String>,
     },
     /// Print the page as an outline of roles, names and states, with refs (e1, e2, …) on
-    /// what can be acted on.
+    /// what can be acted on; cross-site frames and open shadow roots in place.
     Snapshot {
         /// Only the controls, one per line.
         #[arg(short, long)]
         interactive: bool,
+        /// Only this element and what is inside it.
+        #[arg(long = "ref", value_name = "REF")]
+        target: Option<String>,
         /// The outline's budget in bytes (default 16384, 1024..=1048576).
         #[arg(long, value_name = "N")]
         max_bytes: Option<usize>,
@@ -360,9 +381,10 @@ pub enum BrowserCmd {
         #[arg(long = "ref", value_name = "REF")]
         target: Option<String>,
     },
-    /// Wait until the page shows (or no longer shows) a text, its URL matches, or it has
-    /// loaded. Exit 4 when the timeout passes.
-    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "gone", "url", "load"])))]
+    /// Wait until the page shows (or no longer shows) a text, its URL matches, it has
+    /// loaded, or an element is in a state. Exit 4 when the timeout passes; exit 2
+    /// (stale_ref) when the element's ref goes stale meanwhile.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "gone", "url", "load", "ref_state"])))]
     Wait {
         /// The page's text contains T.
         #[arg(long, value_name = "T")]
@@ -376,6 +398,10 @@ pub enum BrowserCmd {
         /// The page has loaded (document.readyState is complete).
         #[arg(long)]
         load: bool,
+        /// REF=STATE: the element is visible, hidden, enabled, disabled, checked, unchecked,
+        /// editable or focused.
+        #[arg(long, value_parser = parse_ref_state, value_name = "REF=STATE")]
+        ref_state: Option<RefStateArg>,
         /// Give up after S seconds (default 30, at most 600).
         #[arg(long, value_parser = parse_timeout, default_value = "30", value_name = "S")]
         timeout: f64,
@@ -449,6 +475,26 @@ pub enum BrowserCmd {
         /// A ref from the last snapshot.
         #[arg(value_name = "REF")]
         target: String,
+    },
+    /// Give files to a file input (or the <label> of one) as the file chooser would, then
+    /// read its files back. Several files only for an input with the multiple attribute.
+    Upload {
+        /// A ref from the last snapshot: the file input or its label.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The files (relative to this directory), 1 to 64.
+        #[arg(required = true, num_args = 1..=64, value_name = "FILE")]
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Drag one element onto another with the mouse (trusted input from the first one's
+    /// visible point to the second one's): HTML5 drag and drop and pointer-event dragging.
+    Drag {
+        /// The element to drag: a ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The element to drop it on.
+        #[arg(value_name = "TO")]
+        to: String,
     },
     /// Set the page's viewport to W×H CSS pixels (fixed; the pane scales it).
     Viewport {
@@ -538,9 +584,21 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "wait"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "wait", "--text", "a", "--load"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i"]).is_ok());
+        assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i", "--ref", "e4"]).is_ok());
+        match Cli::try_parse_from(["ph", "browser", "wait", "--ref-state", "e3=checked"]).unwrap().cmd {
+            Cmd::Browser { cmd: BrowserCmd::Wait { ref_state: Some(rs), .. }, .. } => {
+                assert_eq!((rs.r#ref.as_str(), rs.state.as_str()), ("e3", "checked"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["ph", "browser", "wait", "--ref-state", "e3"]).is_err(), "needs =STATE");
+        assert!(Cli::try_parse_from(["ph", "browser", "wait", "--ref-state", "e3=visible", "--load"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "screenshot", "--ref", "e1", "--full"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "scroll", "-200", "--ref", "e3"]).is_ok(), "negative PX");
         assert!(Cli::try_parse_from(["ph", "browser", "tabs", "close"]).is_err(), "close needs a tab");
         assert!(Cli::try_parse_from(["ph", "browser", "select", "e1"]).is_err(), "select needs a value");
+        assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1"]).is_err(), "upload needs a file");
+        assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1", "a", "b"]).is_ok());
+        assert!(Cli::try_parse_from(["ph", "browser", "drag", "e1"]).is_err(), "drag needs a target");
     }
 }

@@ -186,8 +186,8 @@ fn browser_request(
     let act = |action: &str, r: &str| post("act", json!({"action": action, "ref": r}));
     match cmd {
         BrowserCmd::Open { target, near } => post("open", json!({"target": target, "near": near})),
-        BrowserCmd::Snapshot { interactive, max_bytes } => {
-            post("snapshot", json!({"interactive": interactive, "max_bytes": max_bytes}))
+        BrowserCmd::Snapshot { interactive, target, max_bytes } => {
+            post("snapshot", json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes}))
         }
         BrowserCmd::Click { target } => act("click", target),
         BrowserCmd::Dblclick { target } => act("dblclick", target),
@@ -198,9 +198,13 @@ fn browser_request(
         BrowserCmd::Fill { target, text } => post("act", json!({"action": "fill", "ref": target, "text": text})),
         BrowserCmd::Type { target, text } => post("act", json!({"action": "type", "ref": target, "text": text})),
         BrowserCmd::Press { key, target } => post("act", json!({"action": "press", "ref": target, "key": key})),
-        BrowserCmd::Wait { text, gone, url, load, timeout } => {
+        BrowserCmd::Wait { text, gone, url, load, ref_state, timeout } => {
             let ms = (timeout * 1000.0).round() as u64;
             let mut body = json!({"text": text, "gone": gone, "url": url, "load": load, "timeout_ms": ms});
+            if let Some(rs) = ref_state {
+                body["ref"] = json!(rs.r#ref);
+                body["state"] = json!(rs.state);
+            }
             body["pane"] = json!(pane);
             Ok(("POST", "/api/control/browser/wait".into(), Some(body), Duration::from_millis(ms) + CALL_TIMEOUT))
         }
@@ -225,6 +229,16 @@ fn browser_request(
         BrowserCmd::Select { target, values } => post("select", json!({"ref": target, "values": values})),
         BrowserCmd::Scroll { to, target } => post("scroll", json!({"to": to, "ref": target})),
         BrowserCmd::ScrollTo { target } => post("scroll_to", json!({"ref": target})),
+        BrowserCmd::Upload { target, files } => {
+            // The sidecar checks the files; it needs them absolute (its directory is not ours).
+            let files = files
+                .iter()
+                .map(|f| std::path::absolute(f).map(|p| p.to_string_lossy().into_owned()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("a file path: {e}"))?;
+            post("upload", json!({"ref": target, "files": files}))
+        }
+        BrowserCmd::Drag { target, to } => post("drag", json!({"ref": target, "to": to})),
         BrowserCmd::Viewport { width, height, dpr } => {
             post("viewport", json!({"width": width, "height": height, "dpr": dpr}))
         }
@@ -315,7 +329,7 @@ fn exit_for(code: &str) -> u8 {
         }
         "unknown_ref" => exit::USAGE,
         "timed_out" => exit::TIMED_OUT,
-        "unverified" | "mismatch" => exit::UNVERIFIED,
+        "unverified" | "mismatch" | "unknown_outcome" => exit::UNVERIFIED,
         _ => exit::REFUSED,
     }
 }
@@ -332,6 +346,7 @@ mod tests {
         assert_eq!(exit_for("unauthorized"), exit::REFUSED);
         assert_eq!(exit_for("unverified"), exit::UNVERIFIED);
         assert_eq!(exit_for("mismatch"), exit::UNVERIFIED);
+        assert_eq!(exit_for("unknown_outcome"), exit::UNVERIFIED);
         assert_eq!(exit_for("stale_ref"), exit::REFUSED);
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);

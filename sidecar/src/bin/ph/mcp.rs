@@ -225,6 +225,12 @@ mod tests {
         let snap = verb(&["browser", "snapshot"]);
         let line = argv(&snap, &obj(json!({"interactive": true, "max_bytes": 4096}))).unwrap();
         assert_eq!(line, ["ph", "browser", "snapshot", "--interactive", "--max-bytes=4096"]);
+        let line = argv(&snap, &obj(json!({"ref": "e4"}))).unwrap();
+        assert_eq!(line, ["ph", "browser", "snapshot", "--ref=e4"]);
+        let wait = verb(&["browser", "wait"]);
+        let line = argv(&wait, &obj(json!({"ref_state": "e3=checked", "timeout": 5}))).unwrap();
+        assert_eq!(line, ["ph", "browser", "wait", "--ref-state=e3=checked", "--timeout=5"]);
+        assert!(Cli::try_parse_from(&line).is_ok());
         let split = verb(&["split"]);
         let line = argv(&split, &obj(json!({"down": true, "cmd": ["python3", "-m", "http.server"]}))).unwrap();
         assert_eq!(line, ["ph", "split", "--down", "--", "python3", "-m", "http.server"]);

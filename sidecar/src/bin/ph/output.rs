@@ -64,6 +64,9 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             }
             out
         }
+        BrowserCmd::Type { .. } if v["navigated"] == true => {
+            format!("type {}: the last key began a navigation{opened}", s("ref"))
+        }
         BrowserCmd::Fill { .. } | BrowserCmd::Type { .. } => match (v.get("value"), v.get("length")) {
             (Some(val), _) => format!("{} {}: {val}{opened}", s("action"), s("ref")),
             (None, Some(n)) => format!("{} {}: {n} characters{opened}", s("action"), s("ref")),
@@ -104,6 +107,17 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             let n = |k: &str| v["rect"][k].as_f64().unwrap_or(0.0).round();
             format!("{} visible at x {} y {}, {}×{}\n", s("ref"), n("x"), n("y"), n("width"), n("height"))
         }
+        BrowserCmd::Upload { .. } => match v["files"].as_array() {
+            Some(files) => {
+                let names: Vec<String> = files.iter().map(|f| f["name"].to_string()).collect();
+                format!("upload {}: {}{opened}", s("ref"), names.join(", "))
+            }
+            None => format!("upload {}{opened}", s("ref")),
+        },
+        BrowserCmd::Drag { .. } => match v["kind"].as_str() {
+            Some(kind) => format!("drag {} to {} ({kind}){opened}", s("ref"), s("target")),
+            None => format!("drag {} to {}{opened}", s("ref"), s("target")),
+        },
         BrowserCmd::Viewport { .. } => match v["viewport"].as_object() {
             Some(m) => format!("viewport {}×{} @{}\n", m["width"], m["height"], m["dpr"]),
             None => "viewport set (not measured)\n".into(),
@@ -132,7 +146,12 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
         BrowserCmd::Eval { .. } => format!("{}\n", v["value"]),
         BrowserCmd::Console { .. } => console(v),
         BrowserCmd::Network { .. } => network(v),
-        BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => String::new(),
+        BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
+            match v["dialog"].is_object() {
+                true => format!("the page opened a {} dialog instead of leaving\n", dialog(&v["dialog"])),
+                false => String::new(),
+            }
+        }
         BrowserCmd::Screenshot { .. } => String::new(),
     }
 }

@@ -115,6 +115,12 @@ mod tests {
         let tabs = verbs.iter().find(|v| v.words == ["browser", "tabs"]).unwrap();
         let names: Vec<String> = tabs.params().into_iter().map(|p| p.name).collect();
         assert_eq!(names, ["action", "tab", "pane"]);
+        let upload = verbs.iter().find(|v| v.words == ["browser", "upload"]).expect("browser upload");
+        let p = upload.params();
+        assert_eq!(p.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["ref", "file", "pane"]);
+        assert!(p[1].is_list() && p[1].arg.is_required_set(), "upload takes a list of files");
+        let drag = verbs.iter().find(|v| v.words == ["browser", "drag"]).expect("browser drag");
+        assert_eq!(drag.params().into_iter().map(|p| p.name).collect::<Vec<_>>(), ["ref", "to", "pane"]);
         let split = verbs.iter().find(|v| v.words == ["split"]).unwrap();
         assert!(split.params().iter().any(|p| p.name == "cmd" && p.is_list() && p.arg.is_last_set()));
     }

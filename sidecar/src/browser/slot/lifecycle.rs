@@ -256,6 +256,9 @@ impl BrowserRef {
             s.generation += 1;
             s.gone.clear();
             s.headed = headed;
+            // A chooser of the old Chromium can no longer be answered; its zoom scripts are gone.
+            s.file_chooser = None;
+            s.zoom_scripts = super::zoom::ZoomScripts::default();
             s.generation
         };
         self.publish();
@@ -325,6 +328,9 @@ impl BrowserRef {
                 return Err(e);
             }
         }
+        // Downloads of a headless browser go to the user's download directory (a headed
+        // window has its own download shelf).
+        let downloads = if headed { None } else { self.follow_downloads(&browser, generation).await.ok() };
         let _ = self.apply_wanted(&first).await;
         self.watch_page(&first, generation);
         let first_id_for_nav = first_id.clone();
@@ -339,7 +345,10 @@ impl BrowserRef {
                 browser: tokio::sync::Mutex::new(browser),
                 pid,
                 devtools: devtools.clone(),
-                tasks: vec![handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))],
+                tasks: [handler_task, follow, tokio::spawn(poll_title(Arc::downgrade(&self.0), generation))]
+                    .into_iter()
+                    .chain(downloads)
+                    .collect(),
             }));
             s.phase = Phase::Live;
             if !headed {
@@ -492,6 +501,10 @@ pub(super) async fn poll_title(slot: Weak<Slot>, generation: u64) {
             let _ = me.measure().await;
         }
         n = n.wrapping_add(1);
+        // The other tabs' titles, once a second (the strip shows them).
+        if me.0.view.receiver_count() > 0 && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
+            me.refresh_other_titles().await;
+        }
         // Viewed headless browsers too: a crash loses the session cookies Chromium keeps in
         // memory only, and Relaunch carries this snapshot over.
         let viewed = me.0.view.receiver_count() > 0;

@@ -102,6 +102,37 @@ impl BrowserRef {
     }
 }
 
+impl BrowserRef {
+    /// Re-reads the titles of the tabs other than the active one (whose title the poll
+    /// measures): CDP reports a title only at commit, so one a script sets later would
+    /// never reach the tab strip. A tab held by a dialog is skipped (its scripts are blocked).
+    pub(super) async fn refresh_other_titles(&self) {
+        let pages: Vec<(String, Page)> = {
+            let s = self.shared();
+            s.pages
+                .iter()
+                .filter(|(id, _)| s.active.as_ref() != Some(*id) && !s.dialog.as_ref().is_some_and(|d| &d.tab == *id))
+                .map(|(id, p)| (id.clone(), p.clone()))
+                .collect()
+        };
+        let mut changed = false;
+        for (id, page) in pages {
+            let read = tokio::time::timeout(Duration::from_secs(2), eval_in(&page, "document.title".into())).await;
+            let Ok(Ok(serde_json::Value::String(title))) = read else { continue };
+            let mut s = self.shared();
+            if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
+                if t.title != title {
+                    t.title = title;
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            self.publish();
+        }
+    }
+}
+
 // ---- page targets: which are tabs, opened and gone ----
 
 impl BrowserRef {

@@ -1,0 +1,379 @@
+//! CDP sessions per frame process: the tab's own page session, or a child session on an
+//! out-of-process (cross-site) iframe's target (DESIGN §12: "attach to their targets").
+//!
+//! chromiumoxide sends commands only on a page's own session, so a child session is attached
+//! through the page's session without `flatten` (`Target.attachToTarget`), its commands go
+//! out as `Target.sendMessageToTarget` and its answers come back as
+//! `Target.receivedMessageFromTarget` events on the page's session. A child session lives as
+//! long as its [`Session`] clones (one verb) and is detached when the last one drops.
+//!
+//! Geometry: a child session's coordinates are its frame's own viewport CSS px. A point or
+//! rectangle goes up to the top-level viewport through each frame owner (`<iframe>`): moved
+//! by the owner's content-box origin in its parent, clipped by the part of that content box
+//! the parent shows (every scroller and frame above it).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::target::EventReceivedMessageFromTarget;
+use chromiumoxide::listeners::EventStream;
+use chromiumoxide::Page;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use super::cdp;
+use crate::browser::{BrowserError, CDP_CALL_BOUND_MS};
+
+/// Most out-of-process frames one snapshot attaches to; past it a frame is shown as not
+/// included, saying why.
+pub const MAX_CHILD_SESSIONS: usize = 32;
+
+/// Where CDP commands about a node or frame go: the tab's page session, or a child session
+/// on an out-of-process frame. Cheap to clone.
+#[derive(Clone)]
+pub struct Session {
+    page: Page,
+    child: Option<Arc<Child>>,
+}
+
+/// A child session: its id, the frame target it is attached to, and the frame owner
+/// (`<iframe>` element, a `backendNodeId` of the parent session) that shows it.
+struct Child {
+    id: String,
+    target: String,
+    parent: Session,
+    owner: i64,
+    answers: tokio::sync::Mutex<EventStream<EventReceivedMessageFromTarget>>,
+    next: AtomicU64,
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let (page, id) = (self.parent.page.clone(), self.id.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                // A frame that went away took its session with it.
+                if let Err(e) = cdp::call(&page, "Target.detachFromTarget", json!({"sessionId": id})).await {
+                    tracing::debug!("detach from frame session: {e}");
+                }
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("targets", &self.targets()).finish()
+    }
+}
+
+impl From<&Page> for Session {
+    fn from(page: &Page) -> Session {
+        Session { page: page.clone(), child: None }
+    }
+}
+
+impl From<&Session> for Session {
+    fn from(s: &Session) -> Session {
+        s.clone()
+    }
+}
+
+/// An axis-aligned rectangle in CSS px.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+impl Rect {
+    /// The part of `self` inside `other`, or `None` when less than 1 px of it is.
+    pub fn clip(self, other: Rect) -> Option<Rect> {
+        let (x0, y0) = (self.x.max(other.x), self.y.max(other.y));
+        let (x1, y1) =
+            ((self.x + self.width).min(other.x + other.width), (self.y + self.height).min(other.y + other.height));
+        (x1 - x0 >= 1.0 && y1 - y0 >= 1.0).then_some(Rect { x: x0, y: y0, width: x1 - x0, height: y1 - y0 })
+    }
+
+    /// The rectangle as `{"x","y","width","height"}`.
+    pub fn json(self) -> Value {
+        json!({"x": self.x, "y": self.y, "width": self.width, "height": self.height})
+    }
+
+    /// Reads `{"x","y","width","height"}`.
+    pub fn from_json(v: &Value) -> Option<Rect> {
+        Some(Rect {
+            x: v["x"].as_f64()?,
+            y: v["y"].as_f64()?,
+            width: v["width"].as_f64()?,
+            height: v["height"].as_f64()?,
+        })
+    }
+}
+
+/// The owner's content-box origin in its window's viewport, and the part of its content box
+/// that window shows (clipped by every scroller and same-process frame above it), or null.
+const OWNER_JS: &str = r#"function(){
+  const up = n => n.parentElement || (n.getRootNode && n.getRootNode().host) || null;
+  const cs = getComputedStyle(this);
+  const b = this.getBoundingClientRect();
+  const ox = b.left + this.clientLeft + parseFloat(cs.paddingLeft), oy = b.top + this.clientTop + parseFloat(cs.paddingTop);
+  let r = {l: ox, t: oy, r: ox + this.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight),
+           b: oy + this.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)};
+  const clip = (l, t, rr, bb) => { r = {l: Math.max(r.l, l), t: Math.max(r.t, t), r: Math.min(r.r, rr), b: Math.min(r.b, bb)}; };
+  let node = this, win = this.ownerDocument.defaultView;
+  for (;;) {
+    for (let a = up(node); a; a = up(a)) {
+      if (a === win.document.documentElement || a === win.document.body) continue;
+      const s = win.getComputedStyle(a);
+      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
+        const c = a.getBoundingClientRect();
+        clip(c.left + a.clientLeft, c.top + a.clientTop, c.left + a.clientLeft + a.clientWidth, c.top + a.clientTop + a.clientHeight);
+      }
+    }
+    const de = win.document.documentElement;
+    clip(0, 0, de.clientWidth || win.innerWidth, de.clientHeight || win.innerHeight);
+    const fe = win.frameElement;
+    if (!fe) break;
+    const f = fe.getBoundingClientRect();
+    const fs = win.parent.getComputedStyle(fe);
+    const dx = f.left + fe.clientLeft + parseFloat(fs.paddingLeft), dy = f.top + fe.clientTop + parseFloat(fs.paddingTop);
+    r = {l: r.l + dx, t: r.t + dy, r: r.r + dx, b: r.b + dy};
+    node = fe; win = win.parent;
+  }
+  const shown = (r.r - r.l < 1 || r.b - r.t < 1) ? null : {x: r.l, y: r.t, width: r.r - r.l, height: r.b - r.t};
+  let x = ox, y = oy;
+  for (let w = this.ownerDocument.defaultView; w.frameElement; w = w.parent) {
+    const fe = w.frameElement, f = fe.getBoundingClientRect(), fs = w.parent.getComputedStyle(fe);
+    x += f.left + fe.clientLeft + parseFloat(fs.paddingLeft); y += f.top + fe.clientTop + parseFloat(fs.paddingTop);
+  }
+  return {x, y, shown};
+}"#;
+
+/// One frame owner between a child session and its parent: where the child's viewport
+/// origin is in the parent session's viewport px, and what of it the parent shows.
+struct Hop {
+    origin: (f64, f64),
+    shown: Option<Rect>,
+}
+
+impl Session {
+    /// The tab's page (whose session carries a child session's messages).
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// The out-of-process frame targets from the tab down to this session, outermost first
+    /// (empty for the tab's own session).
+    pub fn targets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut s = self;
+        while let Some(c) = &s.child {
+            out.push(c.target.clone());
+            s = &c.parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Sends `method` with `params` on this session → the JSON result, bounded like every CDP
+    /// call (`cdp_timeout` naming the method).
+    pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, BrowserError> {
+        let Some(c) = &self.child else { return cdp::page_call(&self.page, method, params).await };
+        let mut answers = c.answers.lock().await;
+        let id = c.next.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"id": id, "method": method, "params": params}).to_string();
+        cdp::page_call(&self.page, "Target.sendMessageToTarget", json!({"sessionId": c.id, "message": message}))
+            .await?;
+        let answer = async {
+            while let Some(ev) = answers.next().await {
+                if ev.session_id.as_ref() != c.id {
+                    continue;
+                }
+                let Ok(v) = serde_json::from_str::<Value>(&ev.message) else { continue };
+                if v["id"].as_u64() == Some(id) {
+                    return Some(v);
+                }
+            }
+            None
+        };
+        let v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), answer).await {
+            Ok(Some(v)) => v,
+            Ok(None) => return Err(BrowserError::Cdp(format!("{method}: the page's session ended"))),
+            Err(_) => return Err(BrowserError::Timeout(method)),
+        };
+        if let Some(e) = v.get("error") {
+            return Err(BrowserError::Cdp(format!("{method}: {}", e["message"].as_str().unwrap_or("failed"))));
+        }
+        Ok(v["result"].clone())
+    }
+
+    /// Attaches a child session to the out-of-process frame `target` whose owner element is
+    /// `owner` (a `backendNodeId` of this session).
+    pub async fn attach(&self, target: &str, owner: i64) -> Result<Session, BrowserError> {
+        // Listening before the first message is sent, so no answer is missed.
+        let answers = crate::browser::bounded(
+            "Target.receivedMessageFromTarget",
+            self.page.event_listener::<EventReceivedMessageFromTarget>(),
+        )
+        .await?;
+        let r =
+            cdp::page_call(&self.page, "Target.attachToTarget", json!({"targetId": target, "flatten": false})).await?;
+        let id = r["sessionId"]
+            .as_str()
+            .ok_or_else(|| BrowserError::Cdp("Target.attachToTarget: no sessionId".into()))?
+            .to_string();
+        let child = Child {
+            id,
+            target: target.to_string(),
+            parent: self.clone(),
+            owner,
+            answers: tokio::sync::Mutex::new(answers),
+            next: AtomicU64::new(1),
+        };
+        Ok(Session { page: self.page.clone(), child: Some(Arc::new(child)) })
+    }
+
+    /// The frame owner of frame `frame` (a child frame of this session's process), as a
+    /// `backendNodeId` of this session; `None` when it is not there.
+    pub async fn frame_owner(&self, frame: &str) -> Result<Option<i64>, BrowserError> {
+        match self.call("DOM.getFrameOwner", json!({"frameId": frame})).await {
+            Ok(v) => Ok(v["backendNodeId"].as_i64()),
+            Err(BrowserError::Cdp(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// This session's viewport (its frame's, for a child session) in its own CSS px, and its
+    /// scroll offset: `(width, height, scroll x, scroll y)`.
+    pub async fn viewport(&self) -> Result<(f64, f64, f64, f64), BrowserError> {
+        let m = self.call("Page.getLayoutMetrics", json!({})).await?;
+        let v = &m["cssLayoutViewport"];
+        let n = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        Ok((n("clientWidth"), n("clientHeight"), n("pageX"), n("pageY")))
+    }
+
+    /// The frame owners from this session up to the tab, innermost first: each one's content
+    /// origin and shown part, in its parent session's viewport px.
+    async fn hops(&self) -> Result<Vec<Hop>, BrowserError> {
+        let mut out = Vec::new();
+        let mut s = self;
+        while let Some(c) = &s.child {
+            let owner = c.parent.call("DOM.resolveNode", json!({"backendNodeId": c.owner})).await?;
+            let object = owner["object"]["objectId"]
+                .as_str()
+                .ok_or_else(|| BrowserError::Cdp("DOM.resolveNode: the frame owner is gone".into()))?;
+            let v = cdp::call_on(&c.parent, object, OWNER_JS, vec![]).await?;
+            out.push(Hop {
+                origin: (v["x"].as_f64().unwrap_or(0.0), v["y"].as_f64().unwrap_or(0.0)),
+                shown: Rect::from_json(&v["shown"]),
+            });
+            s = &c.parent;
+        }
+        Ok(out)
+    }
+
+    /// True when every frame owner from this session up to the tab is rendered with a box
+    /// of positive size, `visibility: visible` and opacity above 0 (in the viewport or not).
+    pub async fn owners_visible(&self) -> Result<bool, BrowserError> {
+        let mut s = self;
+        while let Some(c) = &s.child {
+            let owner = c.parent.call("DOM.resolveNode", json!({"backendNodeId": c.owner})).await?;
+            let Some(object) = owner["object"]["objectId"].as_str() else { return Ok(false) };
+            let f = "function(){const r=this.getBoundingClientRect();return r.width>0&&r.height>0&&this.checkVisibility({opacityProperty:true,visibilityProperty:true})}";
+            if cdp::call_on(&c.parent, object, f, vec![]).await? != Value::Bool(true) {
+                return Ok(false);
+            }
+            s = &c.parent;
+        }
+        Ok(true)
+    }
+
+    /// `r` (this session's viewport px) in top-level viewport CSS px, clipped by each frame
+    /// owner's shown content box on the way up; `None` when nothing of it shows. The caller
+    /// clips by this session's own viewport first.
+    pub async fn to_top(&self, r: Rect) -> Result<Option<Rect>, BrowserError> {
+        let mut r = r;
+        for h in self.hops().await? {
+            let moved = Rect { x: r.x + h.origin.0, y: r.y + h.origin.1, ..r };
+            match h.shown.and_then(|s| moved.clip(s)) {
+                Some(c) => r = c,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(r))
+    }
+
+    /// Hit-tests top-level point `(x, y)` down through the frame owners to this session:
+    /// `Ok(Ok((x, y)))` (the point in this session's viewport px) when every owner on the way
+    /// is on top there, else `Ok(Err(covered))`: what covers which owner.
+    pub async fn hit_down(&self, x: f64, y: f64) -> Result<Result<(f64, f64), Covered>, BrowserError> {
+        let mut chain = Vec::new();
+        let mut s = self;
+        while let Some(c) = &s.child {
+            chain.push(c.clone());
+            s = &c.parent;
+        }
+        let hops = self.hops().await?;
+        let (mut x, mut y) = (x, y);
+        // Outermost first: each owner must be what its parent hits at the point.
+        for (c, h) in chain.iter().zip(hops.iter()).rev() {
+            if let Some(hit) = hit_test(&c.parent, x, y).await?.filter(|b| *b != c.owner) {
+                return Ok(Err(Covered { session: c.parent.clone(), hit, owner: c.owner }));
+            }
+            x -= h.origin.0;
+            y -= h.origin.1;
+        }
+        Ok(Ok((x, y)))
+    }
+}
+
+/// What covers a frame owner at a point.
+pub struct Covered {
+    /// The parent session, where both nodes live.
+    pub session: Session,
+    /// The node on top.
+    pub hit: i64,
+    /// The frame owner it covers.
+    pub owner: i64,
+}
+
+/// The node `session` hit-tests at its viewport point `(x, y)` (`DOM.getNodeForLocation`
+/// takes document coordinates: the scroll offset is added), `None` when nothing is there.
+pub async fn hit_test(session: &Session, x: f64, y: f64) -> Result<Option<i64>, BrowserError> {
+    let (_, _, sx, sy) = session.viewport().await?;
+    let hit = session
+        .call(
+            "DOM.getNodeForLocation",
+            json!({"x": (x + sx).floor() as i64, "y": (y + sy).floor() as i64,
+                   "includeUserAgentShadowDOM": false, "ignorePointerEventsNone": false}),
+        )
+        .await;
+    match hit {
+        Ok(v) => Ok(v["backendNodeId"].as_i64()),
+        // "No node found at given location".
+        Err(BrowserError::Cdp(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rects_clip() {
+        let a = Rect { x: 0.0, y: 0.0, width: 100.0, height: 50.0 };
+        let b = Rect { x: 80.0, y: 10.0, width: 100.0, height: 100.0 };
+        assert_eq!(a.clip(b), Some(Rect { x: 80.0, y: 10.0, width: 20.0, height: 40.0 }));
+        assert_eq!(a.clip(Rect { x: 99.5, ..b }), None, "less than a pixel");
+        assert_eq!(Rect::from_json(&a.json()), Some(a));
+    }
+}

@@ -1,0 +1,131 @@
+// Files in and out of a screencast page: the page's file chooser (the user picks files: the
+// desktop app's dialog, else a file input whose bytes go to the sidecar) and the downloads
+// shelf (name, size, state, "Show in folder"; in web mode the saved path is shown instead).
+import { useRef, useState } from 'react';
+import type { Download, FileChooser } from '../api/protocol';
+import { formatBytes, isDesktop, pickFilesNative, revealInFolder } from '../native';
+import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import type { WorkspaceStore } from '../workspace/store';
+
+/** Largest file the web-mode picker sends, in bytes (the sidecar's bound, protocol §8). */
+export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+
+/** The page asks for files: the user picks them here (or cancels). */
+export function FileChooserPanel({ store, paneId, sc }: { store: WorkspaceStore; paneId: string; sc: ScreencastState }) {
+  const c: FileChooser | null = sc.fileChooser;
+  const input = useRef<HTMLInputElement>(null);
+  const [tooBig, setTooBig] = useState<string | null>(null);
+  if (!c) return null;
+  const cancel = () => store.answerFileChooser(paneId, c.id, { paths: [] });
+  const choose = () => {
+    if (!isDesktop()) {
+      input.current?.click();
+      return;
+    }
+    void pickFilesNative(c.multiple, c.accept).then(
+      (paths) => store.answerFileChooser(paneId, c.id, { paths }),
+      () => input.current?.click(),
+    );
+  };
+  return (
+    <div className="browser-prompt-backdrop">
+      <div className="browser-prompt" role="dialog" aria-label="The page asks for files" data-testid="file-chooser" onMouseDown={(e) => e.stopPropagation()}>
+        <h3>{c.multiple ? 'The page asks for files' : 'The page asks for a file'}</h3>
+        {c.accept && (
+          <p className="page-dialog-message" data-testid="file-chooser-accept">
+            Accepted: {c.accept}
+          </p>
+        )}
+        <input
+          ref={input}
+          type="file"
+          hidden
+          data-testid="file-chooser-input"
+          multiple={c.multiple}
+          accept={c.accept || undefined}
+          onChange={(e) => {
+            const files = Array.from(e.target.files ?? []);
+            e.target.value = '';
+            if (!files.length) return;
+            const big = files.find((f) => f.size > MAX_UPLOAD_BYTES);
+            if (big) {
+              setTooBig(`${big.name} is over ${formatBytes(MAX_UPLOAD_BYTES)}`);
+              return;
+            }
+            setTooBig(null);
+            store.answerFileChooser(paneId, c.id, { files });
+          }}
+        />
+        {(tooBig ?? sc.fileChooserError) && (
+          <p className="browser-panel-error" role="alert" data-testid="file-chooser-error">
+            {tooBig ?? sc.fileChooserError}
+          </p>
+        )}
+        <div className="browser-panel-actions">
+          <button className="panel-btn" data-testid="file-chooser-cancel" onClick={cancel}>
+            Cancel
+          </button>
+          <button className="panel-btn primary" data-testid="file-chooser-choose" autoFocus onClick={choose}>
+            {c.multiple ? 'Choose files…' : 'Choose a file…'}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+const STATE_TEXT: Record<Download['state'], string> = { in_progress: 'downloading', completed: 'done', canceled: 'cancelled', failed: 'failed' };
+
+function DownloadRow({ d, onDismiss }: { d: Download; onDismiss: () => void }) {
+  const [shown, setShown] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const size = d.state === 'in_progress' && d.total > 0 ? `${formatBytes(d.received)} of ${formatBytes(d.total)}` : formatBytes(d.state === 'completed' ? Math.max(d.received, d.total) : d.received);
+  return (
+    <div className="download" data-testid="download" data-state={d.state} data-name={d.name}>
+      <span className="download-name" title={d.url}>
+        {d.name}
+      </span>
+      <span className="download-size" data-testid="download-size">
+        {size}
+      </span>
+      <span className="download-state" data-testid="download-state">
+        {STATE_TEXT[d.state]}
+        {d.error ? `: ${d.error}` : ''}
+      </span>
+      {d.state === 'completed' && d.path && (
+        <button
+          className="panel-btn"
+          data-testid="download-show"
+          onClick={() => {
+            if (isDesktop()) void revealInFolder(d.path!).catch((e) => setError(String(e)));
+            else setShown((s) => !s);
+          }}
+        >
+          Show in folder
+        </button>
+      )}
+      <button className="pane-btn" data-testid="download-dismiss" aria-label="Dismiss" title="Dismiss" onClick={onDismiss}>
+        ×
+      </button>
+      {(shown || error) && (
+        <span className="download-path" data-testid="download-path">
+          {error ?? d.path}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** The pane's downloads (those not dismissed), newest last. */
+export function DownloadsShelf({ sc }: { sc: ScreencastState }) {
+  const [dismissed, setDismissed] = useState<ReadonlySet<string>>(new Set());
+  const list = sc.downloads.filter((d) => !dismissed.has(d.id));
+  if (!list.length) return null;
+  return (
+    <div className="downloads" data-testid="downloads" role="status" onMouseDown={(e) => e.stopPropagation()}>
+      {list.map((d) => (
+        <DownloadRow key={d.id} d={d} onDismiss={() => setDismissed(new Set([...dismissed, d.id]))} />
+      ))}
+    </div>
+  );
+}
