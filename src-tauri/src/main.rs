@@ -9,6 +9,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod http;
+mod layout;
 mod process;
 mod sidecar;
 
@@ -143,20 +144,6 @@ fn exe_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Where the built UI lives: `$PORTHOLE_UI_DIR`, else `ui/` beside the executable
-/// (an installed layout), else `<exe dir>/../../ui/dist` (a dev checkout, where the
-/// executable is `target/debug/porthole`).
-fn ui_dir(exe_dir: &Path) -> PathBuf {
-    if let Some(dir) = std::env::var_os("PORTHOLE_UI_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let beside = exe_dir.join("ui");
-    if beside.join("index.html").is_file() {
-        return beside;
-    }
-    exe_dir.join("../../ui/dist")
-}
-
 /// Spawns the sidecar on the calling (main) thread, then waits for its ready line
 /// on a helper thread and navigates the main window to the login URL.
 ///
@@ -164,14 +151,13 @@ fn ui_dir(exe_dir: &Path) -> PathBuf {
 /// parent-death signal (Linux) fires when the *spawning thread* exits.
 fn start_sidecar(app: &AppHandle) {
     let shell = app.state::<Arc<Shell>>().inner().clone();
-    let dir = exe_dir();
-    let ui = ui_dir(&dir);
-    let program = dir.join(format!("porthole-sidecar{}", std::env::consts::EXE_SUFFIX));
+    let ui_override = std::env::var_os("PORTHOLE_UI_DIR").filter(|d| !d.is_empty()).map(PathBuf::from);
+    let layout = layout::resolve(&exe_dir(), ui_override);
 
-    let spawned = if !ui.join("index.html").is_file() {
-        Err(StartError::UiMissing(ui.clone()))
-    } else {
-        Sidecar::spawn(&program, &ui)
+    let spawned = match layout.sidecar {
+        Err(looked_at) => Err(StartError::NotFound(looked_at)),
+        Ok(_) if !layout.ui.join("index.html").is_file() => Err(StartError::UiMissing(layout.ui.clone())),
+        Ok(program) => Sidecar::spawn(&program, &layout.ui),
     };
     let sidecar = match spawned {
         Ok(sidecar) => Arc::new(sidecar),

@@ -38,8 +38,9 @@ pub struct Ready {
 pub enum StartError {
     /// Occurs when the built UI (`index.html`) is not in the resolved UI directory.
     UiMissing(PathBuf),
-    /// Occurs when `porthole-sidecar` is not beside the `porthole` executable.
-    NotFound(PathBuf),
+    /// Occurs when `porthole-sidecar` is in none of the places the layout looks at
+    /// (`layout::resolve`); holds those paths.
+    NotFound(Vec<PathBuf>),
     /// Occurs when spawning the sidecar fails for another reason.
     Spawn(PathBuf, std::io::Error),
     /// Occurs when the sidecar exits before printing its ready line.
@@ -60,8 +61,9 @@ impl fmt::Display for StartError {
             StartError::UiMissing(dir) => {
                 write!(f, "the built UI was not found: {} has no index.html", dir.display())
             }
-            StartError::NotFound(path) => {
-                write!(f, "porthole-sidecar was not found at {}", path.display())
+            StartError::NotFound(paths) => {
+                let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                write!(f, "porthole-sidecar was not found at {}", paths.join(" or "))
             }
             StartError::Spawn(path, e) => {
                 write!(f, "failed to spawn {}: {e}", path.display())
@@ -92,7 +94,8 @@ impl StartError {
                 .into(),
             StartError::NotFound(_) | StartError::Spawn(..) => "Build it with \
                 `cargo build -p sidecar` (or use `cargo xtask run`); it must sit in the \
-                same directory as the porthole executable."
+                same directory as the porthole executable, or in ../lib/porthole/ from it \
+                (the installed package's layout). Reinstalling the package restores it."
                 .into(),
             StartError::Exited(_) | StartError::BadReadyLine(_) | StartError::Timeout(_) => {
                 "The sidecar's last log lines are below.".into()
@@ -120,7 +123,7 @@ impl Sidecar {
     /// auth), exactly like a browser in web mode; the sidecar still binds loopback only.
     pub fn spawn(program: &Path, ui_dir: &Path) -> Result<Sidecar, StartError> {
         if !program.is_file() {
-            return Err(StartError::NotFound(program.to_path_buf()));
+            return Err(StartError::NotFound(vec![program.to_path_buf()]));
         }
         let ui_dir = ui_dir.canonicalize().unwrap_or_else(|_| ui_dir.to_path_buf());
         let mut cmd = Command::new(program);

@@ -1,17 +1,21 @@
 #!/usr/bin/env node
-// Desktop smoke test: the real `target/debug/porthole` under Xvfb, driven through
-// tauri-driver + WebKitWebDriver with plain WebDriver HTTP calls.
+// Desktop smoke test: the real `target/debug/porthole` (or, from the packaging suite, the
+// one unpacked from the .deb) under Xvfb, driven through tauri-driver + WebKitWebDriver
+// with plain WebDriver HTTP calls.
 //
 // Proves: without a sidecar the window shows why; with one, the window leaves the
 // bundled start page for the sidecar's UI, a terminal
-// appears, typed input reaches a real shell and its output is rendered, the clipboard
+// appears, typed input reaches a real shell and its output is rendered, `ph` in that
+// shell is the one shipped beside the sidecar, the window's X11 WM_CLASS is the desktop
+// entry's StartupWMClass (so docks group the window under the entry), the clipboard
 // plugin answers the sidecar's origin (and no other loopback origin), "Open in system
 // browser" in a terminal's context menu hands a port's URL to the OS opener (a fake
 // `xdg-open` first on PATH) while the opener's scope refuses non-loopback URLs (shown in
 // the menu with the opener's message) and other origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
 // porthole, sidecar or shell process; a sidecar killed under a running app turns the
-// window into a page that says so, and takes its shells with it.
+// window into a page that says so, and takes its shells with it; and nothing was written
+// to HOME outside the XDG dirs.
 //
 // Needs: Xvfb, dbus-run-session, WebKitWebDriver (webkit2gtk-driver), python3 (for
 // tests/desktop/x11.py, which plays the window manager's close button), tauri-driver
@@ -19,8 +23,11 @@
 // Writes target/desktop-smoke.png (the webview) and, when ImageMagick's `import` is
 // present, target/desktop-smoke-screen.png (the whole X screen).
 //
-// Environment overrides: PORTHOLE_SMOKE_APP (the app), PORTHOLE_TAURI_DRIVER,
-// PORTHOLE_NATIVE_DRIVER (WebKitWebDriver), PORTHOLE_SMOKE_KEEP=1 (keep temp dir).
+// Environment overrides: PORTHOLE_SMOKE_APP (the app), PORTHOLE_SMOKE_PH (the `ph` a pane
+// must find first on its PATH; default: beside the app), PORTHOLE_SMOKE_DESKTOP_ENTRY (the
+// entry whose StartupWMClass the window must carry; default: the package's template),
+// PORTHOLE_TAURI_DRIVER, PORTHOLE_NATIVE_DRIVER (WebKitWebDriver), PORTHOLE_SMOKE_KEEP=1
+// (keep temp dir).
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -32,6 +39,10 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const APP = path.resolve(process.env.PORTHOLE_SMOKE_APP || path.join(ROOT, "target/debug/porthole"));
+const PH = path.resolve(process.env.PORTHOLE_SMOKE_PH || path.join(path.dirname(APP), "ph"));
+const DESKTOP_ENTRY = path.resolve(
+  process.env.PORTHOLE_SMOKE_DESKTOP_ENTRY || path.join(ROOT, "src-tauri/packaging/porthole.desktop"),
+);
 const TAURI_DRIVER = process.env.PORTHOLE_TAURI_DRIVER || path.join(ROOT, "target/tools/bin/tauri-driver");
 const NATIVE_DRIVER = process.env.PORTHOLE_NATIVE_DRIVER || "/usr/bin/WebKitWebDriver";
 const SHOT = path.join(ROOT, "target/desktop-smoke.png");
@@ -179,9 +190,14 @@ const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 // ---- the test ------------------------------------------------------------------
 
 async function main() {
-  for (const [what, file] of [["app", APP], ["tauri-driver", TAURI_DRIVER], ["WebKitWebDriver", NATIVE_DRIVER]]) {
+  for (const [what, file] of [
+    ["app", APP], ["ph", PH], ["desktop entry", DESKTOP_ENTRY], ["tauri-driver", TAURI_DRIVER],
+    ["WebKitWebDriver", NATIVE_DRIVER],
+  ]) {
     if (!fs.existsSync(file)) throw new Error(`${what} not found at ${file}`);
   }
+  const wmClass = /^StartupWMClass=(.+)$/m.exec(fs.readFileSync(DESKTOP_ENTRY, "utf8"))?.[1];
+  if (!wmClass) throw new Error(`${DESKTOP_ENTRY} has no StartupWMClass line`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "porthole-smoke-"));
   const home = path.join(tmp, "home");
   const logDir = path.join(tmp, "logs");
@@ -239,13 +255,18 @@ async function main() {
     });
     log(`tauri-driver on ${port} (group ${driver.pid})`);
 
-    // 0. Without a sidecar beside it, the window says why instead of hanging. A hard
-    //    link in its own directory (same file system as the build, so no copy).
-    const lonelyDir = path.join(path.dirname(APP), "..", "smoke-no-sidecar");
-    fs.mkdirSync(lonelyDir, { recursive: true });
+    // 0. Without a sidecar beside it (nor in ../lib/porthole, the installed layout), the
+    //    window says why instead of hanging. A hard link (no copy) when the temp dir is on
+    //    the app's file system.
+    const lonelyDir = path.join(tmp, "lonely");
+    fs.mkdirSync(lonelyDir);
     const lonely = path.join(lonelyDir, path.basename(APP));
-    fs.rmSync(lonely, { force: true });
-    fs.linkSync(APP, lonely);
+    try {
+      fs.linkSync(APP, lonely);
+    } catch {
+      fs.copyFileSync(APP, lonely);
+      fs.chmodSync(lonely, 0o755);
+    }
     // No browserName: tauri-driver maps tauri:options onto WebKitWebDriver's options.
     session = (await wd.call("POST", "/session", {
       capabilities: { alwaysMatch: { "tauri:options": { application: lonely } } },
@@ -319,6 +340,27 @@ async function main() {
       throw e;
     });
     log("shell output rendered:", expected);
+
+    // 2b. The shell finds the `ph` shipped beside the sidecar first on its PATH.
+    const phMark = `porthole-ph-${nonce}`;
+    await typeLine(`echo "${phMark}=$(command -v ph)"`);
+    const wantPh = `${phMark}=${fs.realpathSync(PH)}`;
+    await waitFor(`"${wantPh}" in the terminal`, OUTPUT_TIMEOUT_MS, async () =>
+      (await exec(readScreen)).split("\n").some((line) => line.trim() === wantPh),
+    ).catch(async (e) => {
+      log("terminal text was:\n" + (await exec(readScreen).catch(() => "?")));
+      throw e;
+    });
+    log("ph in a pane is", fs.realpathSync(PH));
+
+    // 2c. The window's WM_CLASS (as xprop reads it) names the desktop entry's StartupWMClass.
+    const xprop = spawnSync("xprop", ["-name", "Porthole", "WM_CLASS"], { env, encoding: "utf8", timeout: 10_000 });
+    const classes = /^WM_CLASS\(STRING\) = (.*)$/m.exec(xprop.stdout || "")?.[1].match(/"[^"]*"/g)?.map((c) => c.slice(1, -1));
+    if (!classes || classes[1] !== wmClass) {
+      throw new Error(`the window's WM_CLASS is ${JSON.stringify(classes)} (xprop: ${xprop.stdout || xprop.stderr || xprop.error}), ` +
+        `the desktop entry's StartupWMClass is ${wmClass}`);
+    }
+    log("window WM_CLASS", JSON.stringify(classes), "matches StartupWMClass", wmClass);
 
     // 3. The clipboard plugin is reachable from the sidecar's origin.
     const clip = `porthole-clip-${nonce}`;
@@ -564,6 +606,12 @@ async function main() {
       .catch(() => processesWithHome(home).filter((p) => p.pane));
     if (orphans.length) throw new Error(`shells outlived a killed sidecar: ${orphans.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
     log("no shell outlived the killed sidecar");
+
+    // 8. Everything the app wrote went to the XDG dirs: HOME holds at most the shell's own
+    //    history (bash writes it, not Porthole).
+    const inHome = fs.readdirSync(home, { recursive: true }).filter((f) => f !== ".bash_history");
+    if (inHome.length) throw new Error(`the app wrote outside the XDG dirs, in HOME: ${inHome.slice(0, 10).join(", ")}`);
+    log("HOME holds nothing but the shell's history: the app wrote only to the XDG dirs");
   } catch (e) {
     failure = e;
     if (lastState) log("last page state:", JSON.stringify(lastState).replace(/code=[0-9a-f]+/, "code=…"));

@@ -1,5 +1,5 @@
-//! Dependency bootstrap shared by `run` and `test`: Debian packages, npm packages,
-//! and (for `test`) tauri-driver in a project-local root.
+//! Dependency bootstrap shared by `run`, `test` and `dist`: Debian packages, npm packages,
+//! and (for `test` and `dist`) tauri-driver and tauri-cli in a project-local root.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +16,8 @@ pub enum Needs {
     Desktop,
     /// `test`: everything, plus the browsers, X server and drivers the suites use.
     Test,
+    /// `dist`: what `run` needs, plus Tauri's bundler (tauri-cli).
+    Dist,
 }
 
 /// Debian packages per need. Build: a C toolchain and pkg-config for the -sys
@@ -26,7 +28,8 @@ pub enum Needs {
 /// the README's screenshot shows (tests/e2e/specs/screenshot.spec.ts); iproute2 and
 /// util-linux (`ip`, `unshare`) for the proxy tests that run in a private network namespace
 /// (sidecar/tests/proxy.rs); zsh and fish for the shell-integration tests
-/// (sidecar/tests/shell.rs).
+/// (sidecar/tests/shell.rs); desktop-file-utils (`desktop-file-validate`) for the packaging
+/// suite. `strip` (binutils) for the package comes with build-essential.
 fn debian_packages(needs: Needs) -> Vec<&'static str> {
     let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
     if needs != Needs::Web {
@@ -45,6 +48,7 @@ fn debian_packages(needs: Needs) -> Vec<&'static str> {
             "util-linux",
             "zsh",
             "fish",
+            "desktop-file-utils",
         ]);
     }
     pkgs
@@ -55,6 +59,11 @@ const TAURI_DRIVER_VERSION: &str = "^2";
 
 pub fn tauri_driver_path(root: &Path) -> PathBuf {
     root.join("target/tools/bin").join(format!("tauri-driver{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// tauri-cli (`cargo tauri`, for its bundler), installed by [`bootstrap`] for `test` and `dist`.
+pub fn tauri_cli_path(root: &Path) -> PathBuf {
+    root.join("target/tools/bin").join(format!("cargo-tauri{}", std::env::consts::EXE_SUFFIX))
 }
 
 pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
@@ -72,6 +81,9 @@ pub fn bootstrap(root: &Path, needs: Needs) -> Result<(), Failed> {
         // React and esbuild for the agent tests' React fixture (sidecar/tests/agent.rs).
         npm_ci(&root.join("sidecar/tests/fixtures/agent/react"))?;
         install_tauri_driver(root)?;
+    }
+    if matches!(needs, Needs::Test | Needs::Dist) {
+        install_tauri_cli(root)?;
     }
     Ok(())
 }
@@ -158,4 +170,59 @@ fn install_tauri_driver(root: &Path) -> Result<(), Failed> {
     run(cargo(root)
         .args(["install", "tauri-driver", "--version", TAURI_DRIVER_VERSION, "--locked", "--root"])
         .arg(root.join("target/tools")))
+}
+
+/// The `major.minor` of the `tauri` crate in Cargo.lock: tauri-cli is released in step with
+/// it, and its bundler must understand the app's tauri.conf.json.
+fn locked_tauri_minor(root: &Path) -> Result<String, Failed> {
+    let lock =
+        std::fs::read_to_string(root.join("Cargo.lock")).map_err(|e| Failed(format!("cannot read Cargo.lock: {e}")))?;
+    tauri_minor_in_lock(&lock).ok_or_else(|| Failed("Cargo.lock has no tauri package".into()))
+}
+
+fn tauri_minor_in_lock(lock: &str) -> Option<String> {
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == r#"name = "tauri""# {
+            let version = lines.next()?.trim().strip_prefix("version = \"")?.strip_suffix('"')?;
+            let mut parts = version.split('.');
+            return Some(format!("{}.{}", parts.next()?, parts.next()?));
+        }
+    }
+    None
+}
+
+/// Installs tauri-cli `~MAJOR.MINOR` of the locked tauri into target/tools, unless the one
+/// there already is that version. Without default features: they only add TLS for the
+/// bundle formats that download tools (AppImage, NSIS, WiX), which we do not build.
+fn install_tauri_cli(root: &Path) -> Result<(), Failed> {
+    let minor = locked_tauri_minor(root)?;
+    let bin = tauri_cli_path(root);
+    if let Ok(out) = Command::new(&bin).arg("--version").output() {
+        // "tauri-cli 2.12.4"
+        let text = String::from_utf8_lossy(&out.stdout);
+        let installed = text.split_whitespace().nth(1).unwrap_or("");
+        if installed.starts_with(&format!("{minor}.")) {
+            return Ok(());
+        }
+        println!("xtask: tauri-cli {installed} does not match tauri {minor}.x; reinstalling");
+    }
+    run(cargo(root)
+        .args(["install", "tauri-cli", "--version", &format!("~{minor}"), "--locked", "--no-default-features"])
+        .arg("--force")
+        .arg("--root")
+        .arg(root.join("target/tools")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tauri_minor_in_lock;
+
+    #[test]
+    fn tauri_minor_is_read_from_the_lock_file_and_not_from_similar_names() {
+        let lock = "[[package]]\nname = \"tauri-build\"\nversion = \"2.7.4\"\n\n\
+                    [[package]]\nname = \"tauri\"\nversion = \"2.12.5\"\nsource = \"registry\"\n";
+        assert_eq!(tauri_minor_in_lock(lock).as_deref(), Some("2.12"));
+        assert_eq!(tauri_minor_in_lock("[[package]]\nname = \"tauri-utils\"\nversion = \"2.10.2\"\n"), None);
+    }
 }

@@ -5,9 +5,11 @@
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
 //! cargo xtask bench [pty|proxy|ports|screencast|control|agent] run a benchmark (release build)
+//! cargo xtask dist             release build, then a Debian package (target/dist/*.deb)
 //! ```
 
 mod deps;
+mod package;
 mod signals;
 mod util;
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&root, &args[1..]),
         Some("test") => cmd_test(&root, &args[1..]),
         Some("bench") => cmd_bench(&root, &args[1..]),
+        Some("dist") => cmd_dist(&root, &args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{}", USAGE);
             Ok(())
@@ -48,8 +51,11 @@ usage: cargo xtask <command>
   run [--web]    build the UI, the sidecar and the desktop app, then start the app;
                  with --web (or on Linux without DISPLAY/WAYLAND_DISPLAY) start the
                  sidecar in web mode and print the URL to open instead
-  test           build once, then run every suite (cargo tests, UI unit tests,
-                 Playwright e2e, desktop smoke); prints `N passed, N failed`
+  test [SUITE]   build once, then run every suite (cargo tests, UI unit tests,
+                 Playwright e2e, desktop smoke, packaging); prints `N passed, N failed`;
+                 with SUITE (e.g. packaging), only that one
+  dist           release build of the UI, the sidecar, ph and the desktop app, then a
+                 Debian package with Tauri's bundler; prints its path and size
   bench [pty|proxy|ports|screencast|control|agent]
                  run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy;
@@ -59,8 +65,9 @@ usage: cargo xtask <command>
                  agent: ph browser vs Playwright MCP on the fixture corpus and
                  a 5,000-element page)
 
-Both run and test first install what is missing: Debian packages (apt-get, as root
-or via sudo -n), npm packages (npm ci), and for test tauri-driver into target/tools.
+run, test and dist first install what is missing: Debian packages (apt-get, as root
+or via sudo -n), npm packages (npm ci), for test tauri-driver, and for test and dist
+tauri-cli (its bundler) into target/tools.
 ";
 
 fn repo_root() -> PathBuf {
@@ -135,6 +142,29 @@ fn run_web(root: &Path, sidecar: &Path) -> Result<(), Failed> {
     signals::wait_forwarding(child)
 }
 
+/// `cargo xtask dist`: a release build, then the Debian package (DESIGN §15).
+fn cmd_dist(root: &Path, args: &[String]) -> Result<(), Failed> {
+    if let Some(arg) = args.first() {
+        return Err(Failed(format!("dist: unknown argument {arg:?}")));
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(Failed("dist builds a Debian package, on Linux only".into()));
+    }
+    deps::bootstrap(root, deps::Needs::Dist)?;
+    run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui")))?;
+    run(cargo(root).args(["build", "--release", "-p", "sidecar", "-p", "porthole"]))?;
+    let staged = package::bundle(root, package::Profile::Release)?;
+    let deb = package::publish(root, &staged)?;
+    let bytes = package::file_size(&deb);
+    println!();
+    println!("  package: {}", deb.display());
+    println!("  size:    {bytes} bytes ({:.1} MiB)", bytes as f64 / (1024.0 * 1024.0));
+    println!("  installed size: {} KiB", package::control_field(&deb, "Installed-Size")?);
+    println!("  install: sudo apt install {}", deb.display());
+    println!();
+    Ok(())
+}
+
 /// The benchmarks `cargo xtask bench NAME` knows; each runs the sidecar example `bench_NAME`.
 const BENCHES: [&str; 6] = ["pty", "proxy", "ports", "screencast", "control", "agent"];
 
@@ -166,13 +196,23 @@ fn plain(result: Result<(), Failed>) -> SuiteResult {
     result.map_err(|f| (f, Vec::new()))
 }
 
+/// The suites `cargo xtask test [SUITE]` runs, in order.
+const SUITES: [&str; 6] =
+    ["rustfmt", "cargo test", "ui unit (vitest)", "e2e (playwright)", "desktop smoke", "packaging"];
+
 fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
-    if let Some(arg) = args.first() {
-        return Err(Failed(format!("test: unknown argument {arg:?}")));
-    }
+    // One optional argument: the only suite to run (after the build).
+    let only: Option<&str> = match args {
+        [] => None,
+        [suite] if SUITES.contains(&suite.as_str()) => Some(suite.as_str()),
+        _ => return Err(Failed(format!("test: unknown arguments {args:?} (suites: {})", SUITES.join(", ")))),
+    };
     let started = Instant::now();
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut step = |name: &'static str, f: &mut dyn FnMut() -> SuiteResult| {
+        if name != "build" && only.is_some_and(|o| o != name) {
+            return true;
+        }
         banner(name);
         let t = Instant::now();
         let result = f();
@@ -192,11 +232,13 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
     // the others, so one broken build still lets the unrelated suites run.
     let built = step("build", &mut || {
         plain(deps::bootstrap(root, deps::Needs::Test))?;
-        let parts = [
+        let mut parts = vec![
             run(Command::new("npm").args(["run", "build"]).current_dir(root.join("ui"))),
             run(cargo(root).args(["build", "-p", "sidecar", "-p", "porthole"])),
-            run(cargo(root).args(["test", "--workspace", "--no-run"])),
         ];
+        if only.map_or(true, |o| o == "cargo test") {
+            parts.push(run(cargo(root).args(["test", "--workspace", "--no-run"])));
+        }
         let failed: Vec<String> = parts.into_iter().filter_map(|r| r.err()).map(|Failed(m)| m).collect();
         if failed.is_empty() {
             Ok(())
@@ -226,6 +268,7 @@ fn cmd_test(root: &Path, args: &[String]) -> Result<(), Failed> {
             WHY_LINES,
         )
     });
+    step("packaging", &mut || package::check(root));
 
     println!();
     println!("==== summary ({} s) ====", started.elapsed().as_secs());
