@@ -198,20 +198,39 @@ fn tauri_minor_in_lock(lock: &str) -> Option<String> {
 fn install_tauri_cli(root: &Path) -> Result<(), Failed> {
     let minor = locked_tauri_minor(root)?;
     let bin = tauri_cli_path(root);
-    if let Ok(out) = Command::new(&bin).arg("--version").output() {
-        // "tauri-cli 2.12.4"
-        let text = String::from_utf8_lossy(&out.stdout);
-        let installed = text.split_whitespace().nth(1).unwrap_or("");
-        if installed.starts_with(&format!("{minor}.")) {
+    // "tauri-cli 2.12.4" → "2.12.4"
+    let version = |program: &Path| {
+        let out = Command::new(program).arg("--version").output().ok().filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&out.stdout).split_whitespace().nth(1).unwrap_or("").to_string())
+    };
+    let matches = |v: &str| v.starts_with(&format!("{minor}."));
+    if let Some(installed) = version(&bin) {
+        if matches(&installed) {
             return Ok(());
         }
         println!("xtask: tauri-cli {installed} does not match tauri {minor}.x; reinstalling");
+    }
+    // A matching one the user already installed (`cargo install tauri-cli` puts it in
+    // $CARGO_HOME/bin) is linked in rather than built again: building it takes long.
+    if let Some(found) = which_on_path("cargo-tauri").filter(|p| version(p).is_some_and(|v| matches(&v))) {
+        std::fs::create_dir_all(bin.parent().unwrap_or(root))
+            .map_err(|e| Failed(format!("create {}: {e}", bin.display())))?;
+        let _ = std::fs::remove_file(&bin);
+        std::os::unix::fs::symlink(&found, &bin)
+            .map_err(|e| Failed(format!("link {} to {}: {e}", bin.display(), found.display())))?;
+        println!("xtask: using {} (tauri-cli {minor}.x)", found.display());
+        return Ok(());
     }
     run(cargo(root)
         .args(["install", "tauri-cli", "--version", &format!("~{minor}"), "--locked", "--no-default-features"])
         .arg("--force")
         .arg("--root")
         .arg(root.join("target/tools")))
+}
+
+/// The first executable `name` in `$PATH`.
+fn which_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 #[cfg(test)]
