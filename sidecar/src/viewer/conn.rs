@@ -437,6 +437,9 @@ async fn run_page(
     let mut capture: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>> + Send>>> = None;
     let mut order = PaintOrder::default();
     let mut capture_ended: Option<Instant> = None;
+    // The viewport the last frame was shown at: a frame at a new one (even an echo, dropped
+    // below) arms one crisp capture, or a static page would keep showing the old size.
+    let mut shown_vp = browser.last_measured();
     loop {
         let quiet = quiet_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         tokio::select! {
@@ -452,7 +455,15 @@ async fn run_page(
                 // (and the identical one its restore paints) are not the page changing.
                 let recent = capture.is_some() || capture_ended.is_some_and(|t| t.elapsed() < ECHO_WINDOW);
                 let size = (ev.metadata.device_width, ev.metadata.device_height);
-                if recent && is_capture_echo(size, browser.last_measured()) {
+                let vp_now = browser.last_measured();
+                let new_vp = vp_now.map(|v| (v.width, v.height, v.dpr.to_bits())) != shown_vp.map(|v| (v.width, v.height, v.dpr.to_bits()));
+                if new_vp {
+                    shown_vp = vp_now;
+                    if capture.is_none() {
+                        quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                    }
+                }
+                if recent && is_capture_echo(size, vp_now) {
                     continue;
                 }
                 scroll.frame(page, ev.metadata.scroll_offset_x, ev.metadata.scroll_offset_y);
