@@ -57,14 +57,7 @@ async fn upstream_on(addr: &str) -> (u16, Log) {
 }
 
 async fn serve_one(mut s: TcpStream, port: u16, log: Log) {
-    let mut buf = Vec::new();
-    let mut b = [0u8; 4096];
-    while !contains(&buf, b"\r\n\r\n") {
-        match s.read(&mut b).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&b[..n]),
-        }
-    }
+    let Some(buf) = common::request_head(&mut s).await else { return };
     let head = String::from_utf8_lossy(&buf).to_string();
     let mut lines = head.split("\r\n");
     let path = lines.next().unwrap().split(' ').nth(1).unwrap().to_string();
@@ -903,14 +896,7 @@ async fn session_upstream() -> (u16, CookieLog) {
         while let Ok((mut s, _)) = l.accept().await {
             let log = log2.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut b = [0u8; 4096];
-                while !contains(&buf, b"\r\n\r\n") {
-                    match s.read(&mut b).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&b[..n]),
-                    }
-                }
+                let Some(buf) = common::request_head(&mut s).await else { return };
                 let head = String::from_utf8_lossy(&buf).to_string();
                 let path = head.split(' ').nth(1).unwrap().to_string();
                 let header = |name: &str| {

@@ -41,14 +41,7 @@ async fn upstream(route: Route) -> u16 {
         while let Ok((mut s, _)) = l.accept().await {
             let route = route.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut b = [0u8; 4096];
-                while !contains(&buf, b"\r\n\r\n") {
-                    match s.read(&mut b).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&b[..n]),
-                    }
-                }
+                let Some(buf) = common::request_head(&mut s).await else { return };
                 let path = String::from_utf8_lossy(&buf).split(' ').nth(1).unwrap_or("/").to_string();
                 let r = route(&path);
                 let head = format!(

@@ -107,14 +107,7 @@ async fn html_server_held(route: Arc<dyn Fn(&str) -> String + Send + Sync>, rele
             let log = log2.clone();
             let release = release.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut b = [0u8; 4096];
-                while !contains(&buf, b"\r\n\r\n") {
-                    match s.read(&mut b).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&b[..n]),
-                    }
-                }
+                let Some(buf) = common::request_head(&mut s).await else { return };
                 let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
                 let head = String::from_utf8_lossy(&buf[..end]).to_string();
                 let mut words = head.split(' ');
@@ -125,6 +118,7 @@ async fn html_server_held(route: Arc<dyn Fn(&str) -> String + Send + Sync>, rele
                     k.trim().eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
                 });
                 let mut have = buf.len() - end;
+                let mut b = [0u8; 4096];
                 while have < len.unwrap_or(0) {
                     match s.read(&mut b).await {
                         Ok(0) | Err(_) => return,
@@ -596,14 +590,7 @@ async fn bodies_server() -> u16 {
         while let Ok((mut s, _)) = l.accept().await {
             let gz = gz.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut b = [0u8; 4096];
-                while !contains(&buf, b"\r\n\r\n") {
-                    match s.read(&mut b).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&b[..n]),
-                    }
-                }
+                let Some(buf) = common::request_head(&mut s).await else { return };
                 let path = String::from_utf8_lossy(&buf).split(' ').nth(1).unwrap_or("/").to_string();
                 let (extra, body): (&str, &[u8]) = match path.as_str() {
                     "/frag.html" => ("", b"<li>a</li><li>b</li>"),

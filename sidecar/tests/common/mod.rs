@@ -406,6 +406,21 @@ pub async fn send_text(ws: &mut Ws, text: &str) {
     ws.send(Message::Text(text.to_string().into())).await.unwrap();
 }
 
+/// Reads an HTTP request head (through its blank line) from `s`, for the test upstreams;
+/// `None` if the client closed first or the read failed. Anything read past the head stays in
+/// the returned bytes.
+pub async fn request_head(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    while !contains(&buf, b"\r\n\r\n") {
+        match s.read(&mut b).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&b[..n]),
+        }
+    }
+    Some(buf)
+}
+
 pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
