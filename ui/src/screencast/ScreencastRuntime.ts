@@ -866,7 +866,8 @@ export class ScreencastRuntime {
     const s = this.scroll;
     const fit = this.fit;
     const scrollable = !!s && !!fit && s.height > s.view_height + 1;
-    this.scrollBar.hidden = !scrollable;
+    // Called at every paint: an unchanged attribute is not written again (no style work).
+    if (this.scrollBar.hidden === scrollable) this.scrollBar.hidden = !scrollable;
     if (!scrollable || !s || !fit) return;
     const h = Math.max(16, (s.view_height / s.height) * fit.h);
     const top = (s.y / Math.max(1, s.height - s.view_height)) * (fit.h - h);
@@ -909,7 +910,8 @@ export class ScreencastRuntime {
     this.fit = fitFrame(f.width, f.height, this.cssW, this.cssH);
     if (!this.fit) return;
     // Where page CSS px land in the body (for tests and debugging): x, y, scale.
-    this.canvas.dataset.fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
+    const fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
+    if (this.canvas.dataset.fit !== fit) this.canvas.dataset.fit = fit;
     // A provisional frame is replaced within a frame interval (or by the crisp capture once
     // the page rests): bilinear scaling is enough for it; the crisp one gets the best.
     ctx.imageSmoothingQuality = f.crisp ? 'high' : 'low';
