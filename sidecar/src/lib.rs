@@ -14,6 +14,7 @@ pub mod constants;
 pub mod control;
 pub mod logging;
 pub mod ports;
+pub mod project;
 pub mod proxy;
 pub mod pty;
 pub mod viewer;
