@@ -361,6 +361,14 @@ impl Windows {
         inner.follow_answerer();
     }
 
+    /// Sends `msg` (a JSON object with its `type`; protocol §10) to the answering window
+    /// without waiting for an answer. Returns whether a window took it.
+    pub fn tell(&self, msg: &serde_json::Value) -> bool {
+        let inner = self.lock();
+        let Some(w) = inner.answerer().and_then(|id| inner.windows.get(&id)) else { return false };
+        w.tx.send(msg.to_string()).is_ok()
+    }
+
     /// A fresh browser handle, for a pane the sidecar asks a window to open.
     pub fn new_browser_handle(&self) -> Handle {
         let mut inner = self.lock();
