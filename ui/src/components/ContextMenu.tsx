@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { type PortOpenMode, type PortRow, portRows } from '../ports/ports';
 import type { Snapshot, WorkspaceStore } from '../workspace/store';
+import { LayoutItems } from '../project/LayoutItems';
 
 export interface MenuAt {
   paneId: string;
@@ -274,6 +275,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
           </div>
         )}
       </div>
+      <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} />
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (

@@ -17,6 +17,7 @@ import { Refused } from '../control/messages';
 import { besidePane, planSplit, roomBeside } from '../control/place';
 import { encodeState } from '../control/state';
 import { UiChannel } from '../control/UiChannel';
+import { projectPrompts } from '../project/prompts';
 import { type PortOpenMode, type PortOrigin, type PortRow, sameOrigin, servingPane } from '../ports/ports';
 import { openExternal } from '../ports/external';
 import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
@@ -518,6 +519,7 @@ export class WorkspaceStore {
       apply: (r) => this.applyRequest(r),
       assignHandles: (assign) => this.assignHandles(assign),
       config: (snapshot) => this.settings.apply(snapshot),
+      projectTrust: (question) => projectPrompts.ask(question),
     });
     this.channel.listen(window);
   }
