@@ -1,7 +1,10 @@
 // The trust prompt for a project file (DESIGN §14): the file, and every command its layouts
 // would run, before anything runs. Only the human answers it (an agent cannot trust a file).
-import { useSyncExternalStore } from 'react';
+import { useEffect, useSyncExternalStore } from 'react';
 import { commandText, type ProjectPrompts } from './project';
+
+/** How long "Layout dev: 1 started, 2 reused" stays, in milliseconds. */
+const DONE_NOTICE_MS = 6000;
 
 /**
  * "Trust this project file?" with the file's path and, per layout, the commands (with their
@@ -12,12 +15,19 @@ import { commandText, type ProjectPrompts } from './project';
 export function TrustPrompt({ prompts }: { prompts: ProjectPrompts }) {
   const st = useSyncExternalStore(prompts.subscribe, prompts.state);
   const q = st.question;
+  const notice = q ? null : (st.error ?? st.done);
+  useEffect(() => {
+    // What a start did is news for a moment; an error stays until dismissed.
+    if (!notice || st.error) return;
+    const t = setTimeout(() => prompts.clearNotice(), DONE_NOTICE_MS);
+    return () => clearTimeout(t);
+  }, [notice, st.error, prompts]);
   if (!q) {
-    if (!st.error) return null;
+    if (!notice) return null;
     return (
-      <div className="project-notice" data-testid="project-notice" role="alert">
-        <span>{st.error}</span>
-        <button className="pane-btn" aria-label="Dismiss" onClick={() => prompts.clearError()}>
+      <div className={`project-notice${st.error ? ' failed' : ''}`} data-testid="project-notice" role={st.error ? 'alert' : 'status'}>
+        <span>{notice}</span>
+        <button className="pane-btn" aria-label="Dismiss" onClick={() => prompts.clearNotice()}>
           ×
         </button>
       </div>

@@ -23,7 +23,7 @@ class FakeApi implements ProjectApi {
   }
   up(near: string, layout: string) {
     this.calls.push(`up ${near} ${layout}`);
-    return Promise.resolve({});
+    return Promise.resolve({ layout, panes: [{ reused: true }, { reused: false }], browsers: [{ reused: true }] });
   }
 }
 
@@ -47,6 +47,7 @@ describe('project', () => {
     await p.start('t1', 't1', 'dev');
     expect(api.calls).toEqual(['project t1', 'up t1 dev']);
     expect(p.state().question).toBeNull();
+    expect(p.state().done).toBe('Layout dev: 1 started, 2 reused');
   });
 
   it('asks before an untrusted layout starts, and starts it only once trusted', async () => {
@@ -61,7 +62,7 @@ describe('project', () => {
     await p.start('t1', 't1', 'dev');
     await p.trust();
     expect(api.calls).toEqual(['project t1', 'project t1', 'trust /p/.porthole.toml bbbb', 'up t1 dev']);
-    expect(p.state()).toEqual({ question: null, busy: false, error: null });
+    expect(p.state()).toEqual({ question: null, busy: false, error: null, done: 'Layout dev: 1 started, 2 reused' });
   });
 
   it('a prompt the sidecar asked for trusts without starting anything', async () => {

@@ -124,11 +124,21 @@ export interface ProjectApi {
   up(near: string, layout: string): Promise<unknown>;
 }
 
-/** The prompt's state: the question shown (null: none), whether an answer is being sent, and the last error. */
+/** The prompt's state: the question shown (null: none), whether an answer is being sent, the last error, and what the last start did. */
 export interface PromptState {
   question: TrustQuestion | null;
   busy: boolean;
   error: string | null;
+  done: string | null;
+}
+
+/** "Layout dev: 2 started, 1 reused" from `POST /api/control/up`'s answer. */
+export function upSummary(v: unknown): string {
+  const o = isObject(v) ? v : {};
+  const items = [...(Array.isArray(o.panes) ? o.panes : []), ...(Array.isArray(o.browsers) ? o.browsers : [])];
+  const reused = items.filter((i) => isObject(i) && i.reused === true).length;
+  const layout = str(o.layout) ?? '?';
+  return `Layout ${layout}: ${items.length - reused} started, ${reused} reused`;
 }
 
 function message(e: unknown): string {
@@ -140,7 +150,7 @@ function message(e: unknown): string {
  * from the window. Subscribe with `subscribe`, read with `state`.
  */
 export class ProjectPrompts {
-  private st: PromptState = { question: null, busy: false, error: null };
+  private st: PromptState = { question: null, busy: false, error: null, done: null };
   private listeners = new Set<() => void>();
 
   constructor(private readonly api: ProjectApi) {}
@@ -159,7 +169,7 @@ export class ProjectPrompts {
 
   /** Asks the human to trust a file (the sidecar refused `ph up` on it). */
   ask(q: TrustQuestion) {
-    this.set({ question: q, busy: false, error: null });
+    this.set({ question: q, busy: false, error: null, done: null });
   }
 
   /** The human declined: nothing is trusted, nothing starts. */
@@ -180,9 +190,8 @@ export class ProjectPrompts {
         this.ask({ file: info.file, sha256: info.sha256, layouts: info.layouts, layout, start: { near, layout } });
         return;
       }
-      this.set({ busy: true, error: null });
-      await this.api.up(near, layout);
-      this.set({ busy: false });
+      this.set({ busy: true, error: null, done: null });
+      this.set({ busy: false, done: upSummary(await this.api.up(near, layout)) });
     } catch (e) {
       this.set({ busy: false, error: `Couldn't start ${layout}: ${message(e)}` });
     }
@@ -196,15 +205,15 @@ export class ProjectPrompts {
     try {
       await this.api.trust(q.file, q.sha256);
       this.set({ question: null });
-      if (q.start) await this.api.up(q.start.near, q.start.layout);
-      this.set({ busy: false });
+      const done = q.start ? upSummary(await this.api.up(q.start.near, q.start.layout)) : null;
+      this.set({ busy: false, done });
     } catch (e) {
       this.set({ busy: false, error: message(e) });
     }
   }
 
   /** Hides the notice. */
-  clearError() {
-    this.set({ error: null });
+  clearNotice() {
+    this.set({ error: null, done: null });
   }
 }
