@@ -54,6 +54,11 @@ async fn ph_up_refuses_an_untrusted_file_then_starts_and_reuses_the_layout() {
     let file = project.join(".porthole.toml");
     let text = format!(
         r#"# a test project
+[[viewports]]
+name = "Phone"
+width = 400
+height = 700
+
 [[layouts]]
 name = "dev"
 [[layouts.panes]]
@@ -125,6 +130,22 @@ command = "sleep 2000"
     let handles = win.handles();
     assert_eq!(handles.len(), 4, "{handles:?}");
     assert_eq!(handles.iter().filter(|h| h.starts_with('b')).count(), 1, "{handles:?}");
+
+    // The browser pane's presets: the project of the terminal serving its port, whose
+    // "Phone" replaces the built-in one whole.
+    let info = sc.req("GET", &format!("/api/project?port={port}"), None).await.json();
+    assert_eq!(info["file"], file.to_string_lossy().as_ref(), "{info}");
+    let presets: Vec<(String, u64, f64)> = info["viewports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap().to_string(), v["width"].as_u64().unwrap(), v["dpr"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(presets.last(), Some(&("Phone".to_string(), 400, 1.0)), "{presets:?}");
+    assert_eq!(presets.iter().filter(|p| p.0 == "Phone").count(), 1, "{presets:?}");
+    assert!(presets.iter().any(|p| p.0 == "Desktop"), "{presets:?}");
+    let none = sc.req("GET", &format!("/api/project?port={}", free_port()), None).await.json();
+    assert_eq!(none["file"], Value::Null);
 
     // Again (the default layout is the first): everything is reused, nothing started.
     let out = run_in(&sc, &t1, "ph up --json > /tmp/up.$$.json; echo \"up4 rc=$?\"; python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(\"reused=\" + \",\".join(str(p[\"reused\"]) for p in d[\"panes\"] + d[\"browsers\"]))' /tmp/up.$$.json", "^reused=").await;

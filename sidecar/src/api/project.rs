@@ -128,20 +128,45 @@ async fn wait_listening(port: u16, deadline: tokio::time::Instant) -> bool {
     }
 }
 
-/// Query of `GET /api/project`.
+/// Query of `GET /api/project`: one of `terminal` and `port`.
 #[derive(Debug, Deserialize)]
 pub struct ProjectQuery {
-    terminal: String,
+    #[serde(default)]
+    terminal: Option<String>,
+    #[serde(default)]
+    port: Option<u16>,
 }
 
-/// `GET /api/project?terminal=tN` → the project file nearest terminal tN's cwd: `{"file":
-/// null}` when there is none, else `{"file","sha256","trusted","layouts","viewports"}`
-/// (`layouts`: each layout's plan; `viewports`: the presets in force for its panes, built-in
-/// then user then project). A file that does not parse is `400 bad_project` with its line and
-/// column.
+/// The directory whose project applies: terminal `terminal`'s current one, or that of the
+/// first live terminal whose processes listen on `port` (a browser pane showing a dev server
+/// belongs to the project of the terminal running it). `None`: no terminal listens there.
+async fn project_dir(st: &AppState, q: ProjectQuery) -> Result<Option<PathBuf>, ApiError> {
+    match (q.terminal, q.port) {
+        (Some(t), None) => Ok(Some(PathBuf::from(lookup(st, &t)?.current_cwd()))),
+        (None, Some(port)) if port > 0 => {
+            for term in st.terminals.list() {
+                if term.exit_code().is_some() {
+                    continue;
+                }
+                let root = crate::ports::Root { pid: term.pid(), tree: !term.reaped() };
+                // A terminal whose scan fails (a process gone meanwhile) just does not match.
+                if st.ports.scan(root).await.is_ok_and(|rows| rows.iter().any(|r| r.port == port)) {
+                    return Ok(Some(PathBuf::from(term.current_cwd())));
+                }
+            }
+            Ok(None)
+        }
+        _ => Err(ApiError::BadRequest("give one of terminal=tN and port=1..65535".into())),
+    }
+}
+
+/// `GET /api/project?terminal=tN` (or `?port=N`: the terminal listening on that port) → the
+/// project file nearest that terminal's cwd: `{"file": null}` when there is none, else
+/// `{"file","sha256","trusted","layouts","viewports"}` (`layouts`: each layout's plan;
+/// `viewports`: the presets in force for its panes, built-in then user then project). A file
+/// that does not parse is `400 bad_project` with its line and column.
 pub async fn get(State(st): State<AppState>, Query(q): Query<ProjectQuery>) -> Result<Json<Value>, ApiError> {
-    let term = lookup(&st, &q.terminal)?;
-    let cwd = PathBuf::from(term.current_cwd());
+    let Some(cwd) = project_dir(&st, q).await? else { return Ok(Json(json!({"file": null}))) };
     let project = match st.projects.for_cwd(&cwd) {
         Ok(p) => p,
         Err(ProjectError::NotFound(_)) => return Ok(Json(json!({"file": null}))),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandText, parseProjectInfo, ProjectPrompts, type ProjectApi } from './project';
+import { commandText, loopbackPort, parsePresets, parseProjectInfo, ProjectPrompts, type ProjectApi } from './project';
 
 const sha = 'b'.repeat(64);
 const info = (trusted: boolean) => ({
@@ -33,6 +33,16 @@ describe('project', () => {
     expect(parseProjectInfo(info(true))?.layouts[0].panes[0].command).toEqual(['sleep', '9']);
     expect(() => parseProjectInfo({ ...info(true), sha256: 'x' })).toThrow();
     expect(() => parseProjectInfo({ ...info(true), layouts: [{ layout: 'a', panes: [{ command: [], cwd: '/' }], browsers: [] }] })).toThrow();
+  });
+
+  it('parses the presets in force and finds the loopback port of a pane URL', () => {
+    expect(parsePresets({ file: null })).toBeNull();
+    expect(parsePresets({ ...info(true), viewports: [{ name: 'Phone', width: 400, height: 700, dpr: 3 }] })).toEqual([{ name: 'Phone', width: 400, height: 700, dpr: 3 }]);
+    expect(() => parsePresets({ ...info(true), viewports: [{ name: 'Phone', width: 40, height: 700, dpr: 3 }] })).toThrow();
+    expect(loopbackPort('http://localhost:5173/x')).toBe(5173);
+    expect(loopbackPort('http://127.0.0.1/')).toBe(80);
+    expect(loopbackPort('https://example.com:5173/')).toBeNull();
+    expect(loopbackPort('about:blank')).toBeNull();
   });
 
   it('shows a shell line as typed and quotes argv words that need it', () => {

@@ -217,3 +217,49 @@ export class ProjectPrompts {
     this.set({ error: null, done: null });
   }
 }
+
+/** A viewport preset as the sidecar sends it. */
+export interface Preset {
+  name: string;
+  width: number;
+  height: number;
+  dpr: number;
+}
+
+/**
+ * The presets of a `GET /api/project` answer (built-in, then the user's, then the
+ * project's, already merged by the sidecar); null when no project file was found. Throws on
+ * a malformed answer.
+ */
+export function parsePresets(v: unknown): Preset[] | null {
+  if (!isObject(v)) throw new Error('malformed project answer');
+  if (v.file === null) return null;
+  if (!Array.isArray(v.viewports) || v.viewports.length > 128) throw new Error('malformed project answer');
+  return v.viewports.map((p) => {
+    const ok =
+      isObject(p) &&
+      typeof p.name === 'string' &&
+      p.name.length > 0 &&
+      p.name.length <= 64 &&
+      [p.width, p.height].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 7680) &&
+      typeof p.dpr === 'number' &&
+      p.dpr >= 0.5 &&
+      p.dpr <= 4;
+    if (!ok) throw new Error('malformed viewport preset');
+    return { name: p.name as string, width: p.width as number, height: p.height as number, dpr: p.dpr as number };
+  });
+}
+
+/** The loopback port a browser pane's URL shows (`localhost`, `127.0.0.1`, `[::1]`), else null. */
+export function loopbackPort(url: string): number | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  const loop = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]' || u.hostname.endsWith('.localhost');
+  if (!loop) return null;
+  return u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+}
