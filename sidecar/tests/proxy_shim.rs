@@ -665,11 +665,9 @@ window.addEventListener('load', function () { setTimeout(function () {
 }, 100); });
 </script></body></html>"##;
 
-/// `title`, `blocked` and `key` (protocol §6.5): what the app receives, and what the page
-/// does not (the prefix and the key after it).
-#[tokio::test]
-async fn title_blocked_and_key_messages_in_chromium() {
-    let sc = Sidecar::start(&[]);
+/// The FIELDS page on an upstream of its own, framed through a proxy grant by an app page on
+/// another server: (the upstream's port, the app's origin, the proxy's origin).
+async fn fields_in_app(sc: &Sidecar) -> (u16, String, String) {
     let up_port: Arc<Mutex<u16>> = Arc::default();
     let up = up_port.clone();
     let (upstream, _) =
@@ -682,6 +680,15 @@ async fn title_blocked_and_key_messages_in_chromium() {
     let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
     let proxy = g["origin"].as_str().unwrap().to_string();
     *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    (upstream, app, proxy)
+}
+
+/// `title`, `blocked` and `key` (protocol §6.5): what the app receives, and what the page
+/// does not (the prefix and the key after it).
+#[tokio::test]
+async fn title_blocked_and_key_messages_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let (upstream, app, proxy) = fields_in_app(&sc).await;
 
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
@@ -800,18 +807,7 @@ async fn a_rebound_prefix_is_the_one_framed_pages_forward() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(rebound, "config.toml's prefix never applied");
-    let up_port: Arc<Mutex<u16>> = Arc::default();
-    let up = up_port.clone();
-    let (upstream, _) =
-        html_server(Arc::new(move |_: &str| FIELDS.replace("__UP__", &up.lock().unwrap().to_string()))).await;
-    *up_port.lock().unwrap() = upstream;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
-    let proxy = g["origin"].as_str().unwrap().to_string();
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    let (_, app, proxy) = fields_in_app(&sc).await;
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
     cdp.msgs_until("the page's location", |m| m.iter().any(|x| kind(x) == "location")).await;
