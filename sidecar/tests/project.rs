@@ -172,3 +172,20 @@ command = "sleep 2000"
     assert_eq!(r.code(), "bad_project");
     assert_eq!((r.json()["error"]["line"].clone(), r.json()["error"]["column"].clone()), (json!(4), json!(1)));
 }
+
+#[test]
+fn ph_config_default_prints_the_sidecars_default_file_even_outside_porthole() {
+    let ph = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(["config", "default"])
+        .env_remove("PORTHOLE_URL")
+        .env_remove("PORTHOLE_TOKEN")
+        .output()
+        .unwrap();
+    let sidecar = std::process::Command::new(env!("CARGO_BIN_EXE_porthole-sidecar"))
+        .arg("--print-default-config")
+        .output()
+        .unwrap();
+    assert!(ph.status.success() && sidecar.status.success());
+    assert!(String::from_utf8_lossy(&ph.stdout).contains("[font]"), "{}", String::from_utf8_lossy(&ph.stdout));
+    assert_eq!(ph.stdout, sidecar.stdout);
+}

@@ -210,6 +210,7 @@ impl IntoResponse for ApiError {
             ApiError::Browser(e) => tracing::warn!(code, "{e}"),
             ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
             ApiError::Ports(e) => tracing::warn!(code, "{e}"),
+            ApiError::Project(e @ crate::project::ProjectError::Store(_)) => tracing::error!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
         let mut body = serde_json::json!({"error": {"code": code, "message": self.message()}});
