@@ -92,6 +92,13 @@ test('Start layout from the context menu: trust prompt, then the panes start; a 
     await prompt.getByTestId('trust-cancel').click();
     await expect(prompt).toBeHidden();
     expect((await api('GET', '/api/terminals')).terminals).toHaveLength(2);
+
+    // A broken file: the menu names the file, line and column instead of offering layouts.
+    fs.writeFileSync(file, '[[layouts]]\nname = "dev"\n[[layouts.panes]]\ncomand = "x"\n');
+    await rightClick(wall, term);
+    await expect(page.getByTestId('project-broken')).toContainText(`${file}:4:1: unknown field`);
+    await expect(item).toHaveCount(0);
+    await page.keyboard.press('Escape');
   } finally {
     await site.close();
     fs.rmSync(dir, { recursive: true, force: true });

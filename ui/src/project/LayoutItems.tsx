@@ -1,7 +1,7 @@
 // "Start layout ▸ NAME" in a terminal pane's context menu: one item per layout of the project
 // file nearest the pane's cwd, shown only when there is one (asked when the menu opens).
 import { useEffect, useState } from 'react';
-import { api } from '../api/client';
+import { ApiError, api } from '../api/client';
 import { parseProjectInfo, type ProjectInfo } from './project';
 import { projectPrompts } from './prompts';
 
@@ -19,13 +19,14 @@ export function LayoutItems({ terminal, handle, onPicked }: { terminal: string |
     let live = true;
     api.project(terminal).then(
       (v) => live && setInfo(parseProjectInfo(v)),
-      (e: unknown) => live && setBroken(e instanceof Error ? e.message : String(e)),
+      // A file that does not parse says so (file, line, column); other failures hide the group.
+      (e: unknown) => live && e instanceof ApiError && e.code === 'bad_project' && setBroken(e.message),
     );
     return () => {
       live = false;
     };
   }, [terminal]);
-  if (broken && /bad_project|porthole\.toml/.test(broken)) {
+  if (broken) {
     return (
       <div className="menu-group" data-testid="project-section">
         <div className="menu-note menu-error" data-testid="project-broken" role="alert">
