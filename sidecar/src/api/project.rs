@@ -82,9 +82,11 @@ pub async fn up(
     };
     let project = st.projects.for_cwd(&cwd)?;
     let layout = project.layout(req.layout.as_deref())?;
-    if let Err(e) = st.projects.check_trusted(&project) {
-        st.control.windows.tell(&trust_prompt(&project, Some(&layout.name.0)));
-        return Err(e.into());
+    if !st.projects.is_trusted(&project) {
+        let asked = st.control.windows.tell(&trust_prompt(&project, Some(&layout.name.0)));
+        return Err(
+            ProjectError::Untrusted { file: project.file.clone(), sha256: project.sha256.clone(), asked }.into()
+        );
     }
     let plan = project.plan(layout);
     let default_mode = match st.settings.current().config.browser.default_mode {

@@ -56,6 +56,8 @@ pub enum ProjectError {
         file: PathBuf,
         /// SHA-256 of its bytes.
         sha256: String,
+        /// Whether a window was sent the trust prompt.
+        asked: bool,
     },
     /// Occurs when the human trusts a version that is no longer the file's (it changed
     /// while the prompt was shown). 409 `project_changed`.
@@ -87,7 +89,7 @@ impl ProjectError {
             ProjectError::UnknownLayout { file, available, .. } => {
                 vec![("file", json!(file)), ("candidates", json!(available))]
             }
-            ProjectError::Untrusted { file, sha256 } => vec![("file", json!(file)), ("sha256", json!(sha256))],
+            ProjectError::Untrusted { file, sha256, .. } => vec![("file", json!(file)), ("sha256", json!(sha256))],
             ProjectError::Changed(file) => vec![("file", json!(file))],
             _ => Vec::new(),
         }
@@ -106,10 +108,15 @@ impl std::fmt::Display for ProjectError {
                 if available.is_empty() { "none".to_string() } else { available.join(", ") }
             ),
             ProjectError::UnknownLayout { file, name: None, .. } => write!(f, "{} has no layouts", file.display()),
-            ProjectError::Untrusted { file, .. } => write!(
+            ProjectError::Untrusted { file, asked, .. } => write!(
                 f,
-                "{} is not trusted yet (it can start commands); nothing was started. Trust it in the Porthole window, which now asks, then run this again",
-                file.display()
+                "{} is not trusted yet (it can start commands); nothing was started. {}",
+                file.display(),
+                if *asked {
+                    "Trust it in the Porthole window, which now asks, then run this again"
+                } else {
+                    "No Porthole window is open to ask; open it, then run this again"
+                }
             ),
             ProjectError::Changed(file) => {
                 write!(f, "{} changed since it was shown; look at it again before trusting it", file.display())
@@ -288,15 +295,6 @@ impl Projects {
         self.trust.is_trusted(&p.file, &p.sha256)
     }
 
-    /// `Ok` when trusted, else [`ProjectError::Untrusted`].
-    pub fn check_trusted(&self, p: &Project) -> Result<(), ProjectError> {
-        if self.is_trusted(p) {
-            Ok(())
-        } else {
-            Err(ProjectError::Untrusted { file: p.file.clone(), sha256: p.sha256.clone() })
-        }
-    }
-
     /// The human trusts `file` as it was shown (`sha256`): re-read, it must still hash to
     /// that, else [`ProjectError::Changed`].
     pub fn grant(&self, file: &Path, sha256: &str) -> Result<Project, ProjectError> {
@@ -435,7 +433,7 @@ port = 8000
         assert_eq!(pr.sha256, sha256_hex(b"[[layouts]]\nname = \"inner\"\n"));
         assert_eq!(pr.sha256.len(), 64);
         // Trust is by content hash: a changed file asks again.
-        assert_eq!(projects.check_trusted(&pr).unwrap_err().status_and_code().1, "untrusted_project");
+        assert!(!projects.is_trusted(&pr));
         assert_eq!(
             projects.grant(&pr.file, "0".repeat(64).as_str()).unwrap_err().status_and_code().1,
             "project_changed"
