@@ -545,6 +545,23 @@ mod tests {
         assert_eq!(s.panes.len(), 1, "kept after the window went");
     }
 
+    #[test]
+    fn tell_goes_to_the_answering_window_only() {
+        let w = Windows::default();
+        assert!(!w.tell(&serde_json::json!({"type":"project_trust"})), "no window: nobody told");
+        let (a, mut rx_a) = w.attach();
+        let (b, mut rx_b) = w.attach();
+        w.on_message(a, &state_msg(true, TERM)).unwrap();
+        w.on_message(b, &state_msg(false, TERM)).unwrap();
+        w.on_message(a, r#"{"type":"active"}"#).unwrap();
+        while rx_a.try_recv().is_ok() {}
+        while rx_b.try_recv().is_ok() {}
+        assert!(w.tell(&serde_json::json!({"type":"project_trust","file":"/p/.porthole.toml"})));
+        let told: serde_json::Value = serde_json::from_str(&rx_a.try_recv().unwrap()).unwrap();
+        assert_eq!(told["file"], "/p/.porthole.toml");
+        assert!(rx_b.try_recv().is_err(), "the other window is not asked");
+    }
+
     #[tokio::test]
     async fn relay_delivers_and_returns_the_reply() {
         let w = std::sync::Arc::new(Windows::default());
