@@ -11,9 +11,24 @@ import { projectPrompts } from './prompts';
  * Picking an item closes the menu (`onPicked`) and starts the layout, asking for trust first
  * when the file is not trusted.
  */
-export function LayoutItems({ terminal, handle, onPicked }: { terminal: string | null; handle: string | null; onPicked: () => void }) {
+export function LayoutItems({
+  terminal,
+  handle,
+  onPicked,
+  onShown,
+}: {
+  terminal: string | null;
+  handle: string | null;
+  onPicked: () => void;
+  /** called once the group has something to show (the menu re-fits itself in the window) */
+  onShown: () => void;
+}) {
   const [info, setInfo] = useState<ProjectInfo | null>(null);
   const [broken, setBroken] = useState<string | null>(null);
+  const shown = broken !== null || (info !== null && info.layouts.length > 0);
+  useEffect(() => {
+    if (shown) onShown();
+  }, [shown, onShown]);
   useEffect(() => {
     if (!terminal) return;
     let live = true;
