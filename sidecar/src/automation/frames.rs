@@ -204,7 +204,7 @@ impl Session {
             }
             None
         };
-        let v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), answer).await {
+        let mut v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), answer).await {
             Ok(Some(v)) => v,
             Ok(None) => return Err(BrowserError::Cdp(format!("{method}: the page's session ended"))),
             Err(_) => return Err(BrowserError::Timeout(method)),
@@ -212,7 +212,7 @@ impl Session {
         if let Some(e) = v.get("error") {
             return Err(BrowserError::Cdp(format!("{method}: {}", e["message"].as_str().unwrap_or("failed"))));
         }
-        Ok(v["result"].clone())
+        Ok(v["result"].take())
     }
 
     /// Attaches a child session to the out-of-process frame `target` whose owner element is
