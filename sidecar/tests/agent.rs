@@ -486,11 +486,24 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
     assert_eq!(levels.iter().filter(|l| **l == "warning").count(), 1, "{out}");
     assert!(levels.iter().all(|l| *l == "warning" || *l == "error") && levels.len() == 5, "{out}");
 
-    let (code, out, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--failed", "--pane", &pane]));
-    assert_eq!(code, 0);
-    let mut failed: Vec<&str> = out.lines().collect();
-    failed.sort();
-    assert_eq!(failed, want_failed, "{out}");
+    // A failed request is logged when Chromium reports its failure, which may come after the
+    // console messages: poll like the console list.
+    loop {
+        let (code, out, _) =
+            tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--failed", "--pane", &pane]));
+        assert_eq!(code, 0);
+        let mut failed: Vec<&str> = out.lines().collect();
+        failed.sort();
+        if failed == want_failed {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "network --failed:\n{out}\nwanted:\n{}",
+            want_failed.join("\n")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let (_, all, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
     assert!(all.lines().any(|l| l == format!("GET 200 {base}/console.html (document)")), "{all}");
 
