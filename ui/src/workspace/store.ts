@@ -30,6 +30,19 @@ import { ControlRelay } from './relay';
 import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
 import { closeReasons, findOrphans } from './survivors';
+import {
+  WORKSPACES_MAX,
+  byDigit,
+  cycle,
+  makeWorkspace,
+  movePane,
+  nextWorkspaceId,
+  panesByWorkspace,
+  renamed,
+  unemptied,
+  withLayout,
+  workspaceOf,
+} from './workspaces';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
@@ -62,7 +75,7 @@ export class WorkspaceStore {
 
   /** The user's configuration (its own module; the store only hands it to panes and the channel). */
   constructor(readonly settings: Settings) {
-    this.state = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+    this.state = { layout: L.EMPTY_LAYOUT, workspaces: [makeWorkspace('w1')], active: 'w1', renaming: null, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
     const store = this;
     this.browser = new BrowserPanes({
       get snap() {
@@ -82,7 +95,6 @@ export class WorkspaceStore {
       openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
       popOut: (id) => this.browser.popOut(id),
       showPane: (id) => this.showPane(id),
-      focus: (id) => this.focus(id),
     });
     this.relay = new ControlRelay({
       get snap() {
@@ -92,7 +104,8 @@ export class WorkspaceStore {
         return store.wall;
       },
       set: (next) => this.set(next),
-      setLayout: (layout, extra) => this.setLayout(layout, extra),
+      layoutNear: (near) => this.layoutIn(this.workspaceIdOf(near)),
+      setLayoutNear: (near, layout, extra) => this.setLayoutIn(this.workspaceIdOf(near), layout, extra),
       takeId: () => this.takeId(),
       newPane: (terminalId, title, command, handle, id) => this.newPane(terminalId, title, command, handle, id),
       openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
@@ -117,7 +130,13 @@ export class WorkspaceStore {
 
   private set(next: Partial<Snapshot>) {
     const prevFocus = this.snap.layout.focused;
-    this.state = { ...this.state, ...next };
+    let state = { ...this.state, ...next };
+    // One truth for the wall on screen: a new list brings the active workspace's layout; a
+    // new layout is written into the active workspace's entry.
+    const active = state.workspaces.find((w) => w.id === state.active);
+    if (active && next.workspaces && !next.layout) state.layout = active.layout;
+    else if (active && active.layout !== state.layout) state = { ...state, workspaces: withLayout(state.workspaces, state.active, state.layout) };
+    this.state = state;
     for (const l of [...this.listeners]) l();
     if (this.snap.ready) this.saver.schedule();
     this.channel?.changed();
@@ -164,6 +183,23 @@ export class WorkspaceStore {
     const p = this.snap.panes[id];
     if (!p) return;
     this.set({ panes: { ...this.snap.panes, [id]: { ...p, ...patch } } });
+  }
+
+  /** The id of the workspace pane `id` is in; the active one for null or an unknown pane. */
+  private workspaceIdOf(id: L.PaneId | null): string {
+    return (id !== null && workspaceOf(this.snap.workspaces, id)?.id) || this.snap.active;
+  }
+
+  /** Workspace `ws`'s layout (the wall on screen for the active one). */
+  private layoutIn(ws: string): L.LayoutState {
+    if (ws === this.snap.active) return this.snap.layout;
+    return this.snap.workspaces.find((w) => w.id === ws)?.layout ?? this.snap.layout;
+  }
+
+  /** Sets workspace `ws`'s layout (with `extra` snapshot fields), on screen or not. */
+  private setLayoutIn(ws: string, layout: L.LayoutState, extra: Partial<Snapshot> = {}) {
+    if (ws === this.snap.active) this.setLayout(layout, extra);
+    else this.set({ workspaces: withLayout(this.snap.workspaces, ws, layout), ...extra });
   }
 
   // --- runtimes
@@ -240,24 +276,27 @@ export class WorkspaceStore {
     const known = new Set(terms.map((t) => t.id));
     const doc = parseDoc(ws?.workspace);
     let panes: Record<string, PaneModel> = {};
-    let layout: L.LayoutState = L.EMPTY_LAYOUT;
+    let workspaces = this.snap.workspaces;
+    let active = this.snap.active;
     let order: string[] = [];
     if (doc) {
       const wall = restoreDoc(doc, known);
-      ({ layout, panes, order } = wall);
+      if (wall.workspaces.length) ({ workspaces, active } = wall);
+      ({ panes, order } = wall);
       this.nextId = Math.max(this.nextId, wall.nextId);
       for (const id of order) {
         if (panes[id].kind === 'browser') this.browser.create(panes[id]);
         else this.createRuntime(panes[id]);
       }
     }
-    if (!layout.root && layout.minimized.length) layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
-    if (!layout.root) {
+    if (!workspaces.some((w) => w.layout.root)) {
       const p = this.newPane(null);
       panes[p.id] = p;
       order.push(p.id);
-      layout = L.single(p.id);
+      workspaces = [makeWorkspace(workspaces[0]?.id ?? 'w1', L.single(p.id), workspaces[0]?.name)];
+      active = workspaces[0].id;
     }
+    const layout = workspaces.find((w) => w.id === active)!.layout;
     window.addEventListener('message', this.browser.onMessage);
     // Coming back to the window after one pane's notification lands in that pane: the desktop
     // app's notifications (the Tauri plugin) report no click on every desktop, and a web
@@ -278,7 +317,7 @@ export class WorkspaceStore {
       for (const k of p.kept ?? []) shown.add(k);
     }
     const orphans = findOrphans(terms, shown);
-    this.set({ layout, panes, order, ready: true, orphans });
+    this.set({ workspaces, active, layout, panes, order, ready: true, orphans });
     this.refreshPopout();
     this.openChannel();
     setInterval(() => void this.sweepKept(), KEPT_SWEEP_MS);
@@ -431,6 +470,7 @@ export class WorkspaceStore {
   /** Shows pane `id` (restored if minimized, unzoomed if hidden behind a zoom) and focuses it. */
   reveal(id: L.PaneId) {
     if (!this.snap.panes[id]) return;
+    this.showWorkspaceOf(id);
     let layout = this.snap.layout;
     if (layout.minimized.includes(id)) layout = L.restore(layout, id);
     if (layout.zoomed && layout.zoomed !== id) layout = { ...layout, zoomed: null };
@@ -441,7 +481,7 @@ export class WorkspaceStore {
 
   /** Prefix + a: the next pane that wants attention (after the focused one, wrapping). */
   nextAttention(): boolean {
-    const id = nextWanting(this.snap.order, this.snap.layout.focused, (p) => !!this.snap.panes[p]?.attention);
+    const id = nextWanting(panesByWorkspace(this.snap.workspaces, this.snap.order), this.snap.layout.focused, (p) => !!this.snap.panes[p]?.attention);
     if (id) this.reveal(id);
     return id !== null;
   }
@@ -539,8 +579,9 @@ export class WorkspaceStore {
     const q = this.snap.closing;
     if (!q) return;
     this.set({ closing: null });
-    if (close) this.close(q.paneId);
-    else this.focusTerminal();
+    if (!close) this.focusTerminal();
+    else if ('workspaceId' in q) this.closeWorkspace(q.workspaceId);
+    else this.close(q.paneId);
   }
 
   /** Stops what still runs in exited terminal pane `id`'s session (its banner's "Stop it"). */
@@ -548,42 +589,61 @@ export class WorkspaceStore {
     void this.runtimes.get(id)?.stopSurvivors();
   }
 
-  /** Closes pane `id` (default: the focused one) at once, stopping its terminal and any it kept. */
+  /**
+   * Closes pane `id` (default: the focused one) at once, stopping its terminal and any it
+   * kept. A workspace left without panes is closed when there are others, else it starts a
+   * fresh terminal.
+   */
   close(id: L.PaneId | null) {
     const target = id ?? this.snap.layout.focused;
     if (!target || !this.snap.panes[target]) return;
-    for (const k of this.snap.panes[target].kept ?? []) void api.deleteTerminal(k).catch(() => undefined);
-    this.runtimes.get(target)?.close();
-    this.runtimes.delete(target);
-    this.browser.dispose(target);
-    this.notifier.forget(target);
-    let layout = L.close(this.snap.layout, target);
+    const ws = this.workspaceIdOf(target);
+    this.disposePane(target);
     const panes = { ...this.snap.panes };
     delete panes[target];
     let order = this.snap.order.filter((o) => o !== target);
-    if (!layout.root && layout.minimized.length) {
-      layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
+    const layout = unemptied(L.close(this.layoutIn(ws), target));
+    if (!layout.root && this.snap.workspaces.length > 1) {
+      this.dropWorkspace(ws, { panes, order });
+      return;
     }
     if (!layout.root) {
       const p = this.newPane(null);
       panes[p.id] = p;
       order = [...order, p.id];
-      layout = L.single(p.id);
+      this.setLayoutIn(ws, L.single(p.id), { panes, order });
+      return;
     }
-    this.setLayout(layout, { panes, order });
+    this.setLayoutIn(ws, layout, { panes, order });
   }
 
+  /** Stops pane `id`'s runtime (its terminal and any it kept, or its browser) and forgets it; the models are the caller's. */
+  private disposePane(id: L.PaneId) {
+    for (const k of this.snap.panes[id]?.kept ?? []) void api.deleteTerminal(k).catch(() => undefined);
+    this.runtimes.get(id)?.close();
+    this.runtimes.delete(id);
+    this.browser.dispose(id);
+    this.notifier.forget(id);
+  }
+
+  /** Zooms or unzooms pane `id` (default: the focused one) in its workspace. */
   toggleZoom(id: L.PaneId | null) {
-    this.setLayout(L.toggleZoom(this.snap.layout, id ?? this.snap.layout.focused));
+    const ws = this.workspaceIdOf(id);
+    this.setLayoutIn(ws, L.toggleZoom(this.layoutIn(ws), id ?? this.snap.layout.focused));
   }
 
+  /** Minimizes pane `id` (default: the focused one) to its workspace's baseboard. */
   minimize(id: L.PaneId | null) {
     const target = id ?? this.snap.layout.focused;
-    if (target) this.setLayout(L.minimize(this.snap.layout, target));
+    if (!target) return;
+    const ws = this.workspaceIdOf(target);
+    this.setLayoutIn(ws, L.minimize(this.layoutIn(ws), target));
   }
 
+  /** Brings minimized pane `id` back to its workspace's wall. */
   restore(id: L.PaneId) {
-    this.setLayout(L.restore(this.snap.layout, id));
+    const ws = this.workspaceIdOf(id);
+    this.setLayoutIn(ws, L.restore(this.layoutIn(ws), id));
   }
 
   resizeGap(path: number[], index: number, delta: number) {
@@ -635,7 +695,147 @@ export class WorkspaceStore {
         return this.jumpPrompt(-1);
       case 'promptNext':
         return this.jumpPrompt(1);
+      case 'newWorkspace':
+        return void this.newWorkspace();
+      case 'nextWorkspace':
+        return this.cycleWorkspace(1);
+      case 'prevWorkspace':
+        return this.cycleWorkspace(-1);
+      case 'selectWorkspace': {
+        const id = byDigit(this.snap.workspaces, a.digit);
+        return id ? this.switchWorkspace(id) : undefined;
+      }
+      case 'renameWorkspace':
+        return this.startRename();
+      case 'closeWorkspace':
+        return void this.requestCloseWorkspace();
     }
+  }
+
+  // --- workspaces (DESIGN §14): walls in a strip; switching hides and shows panes, never moves their elements
+
+  /** Shows workspace `id` (its own layout and focus); the panes of the one left are hidden, not moved. */
+  switchWorkspace(id: string) {
+    const w = this.snap.workspaces.find((x) => x.id === id);
+    if (!w || id === this.snap.active) return;
+    this.set({ active: id, layout: w.layout, renaming: null });
+  }
+
+  /** Shows the workspace of pane `id` if it is another than the one on screen. */
+  private showWorkspaceOf(id: L.PaneId) {
+    const ws = workspaceOf(this.snap.workspaces, id);
+    if (ws) this.switchWorkspace(ws.id);
+  }
+
+  /** Prefix n / p: the next (+1) or previous (−1) workspace, wrapping. */
+  cycleWorkspace(delta: 1 | -1) {
+    this.switchWorkspace(cycle(this.snap.workspaces, this.snap.active, delta));
+  }
+
+  /**
+   * Prefix c: a new workspace after the others with one terminal (in the focused terminal's
+   * working directory), shown at once. Returns its id; null when WORKSPACES_MAX are open.
+   */
+  newWorkspace(): string | null {
+    const list = this.snap.workspaces;
+    if (list.length >= WORKSPACES_MAX) return null;
+    const f = this.snap.layout.focused;
+    const src = f ? this.runtimes.get(f) : undefined;
+    const p = this.newPane(null, '', null, null, this.takeId(), { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)) });
+    const w = makeWorkspace(nextWorkspaceId(list), L.single(p.id));
+    this.set({ workspaces: [...list, w], active: w.id, layout: w.layout, panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id], renaming: null });
+    return w.id;
+  }
+
+  /** Prefix , or a double-click: the strip edits workspace `id`'s name (default: the one on screen). */
+  startRename(id: string | null = null) {
+    const ws = id ?? this.snap.active;
+    if (this.snap.workspaces.some((w) => w.id === ws)) this.set({ renaming: ws });
+  }
+
+  /** Names workspace `id` `name` (cleaned; '' goes back to the focused pane's label), or (null) keeps its name; the edit ends. */
+  renameWorkspace(id: string, name: string | null) {
+    this.set({ renaming: null, ...(name === null ? {} : { workspaces: renamed(this.snap.workspaces, id, name) }) });
+    this.scheduleFocusSync();
+  }
+
+  /**
+   * Moves pane `id` to workspace `to` ('new': a new workspace after the others) beside that
+   * workspace's focused pane; the workspace on screen stays unless the pane was the last
+   * one of it (then the pane's new workspace is shown). Nothing is re-parented.
+   */
+  moveToWorkspace(id: L.PaneId, to: string | 'new') {
+    const from = workspaceOf(this.snap.workspaces, id);
+    if (!from || !this.snap.panes[id]) return;
+    let list = this.snap.workspaces;
+    let target = to;
+    if (to === 'new') {
+      if (list.length >= WORKSPACES_MAX) return;
+      target = nextWorkspaceId(list);
+      list = [...list, makeWorkspace(target)];
+    }
+    if (target === from.id) return;
+    const side = (this.wall.w >= this.wall.h ? 'right' : 'down') as L.SplitSide;
+    list = movePane(list, id, target, side);
+    const left = list.find((w) => w.id === from.id)!;
+    const rest = unemptied(left.layout);
+    if (!rest.root) {
+      list = list.filter((w) => w.id !== from.id);
+      const active = from.id === this.snap.active ? target : this.snap.active;
+      this.set({ workspaces: list, active, layout: list.find((w) => w.id === active)!.layout });
+      return;
+    }
+    this.set({ workspaces: withLayout(list, from.id, rest) });
+  }
+
+  /**
+   * Prefix &: closes workspace `id` (default: the one on screen) and every pane in it, first
+   * asking (`closing`) when a terminal in it is busy or its sessions still have processes.
+   */
+  async requestCloseWorkspace(id: string | null = null): Promise<void> {
+    const ws = this.snap.workspaces.find((w) => w.id === (id ?? this.snap.active));
+    if (!ws || this.snap.closing) return;
+    const ask = (t: string) => api.getTerminal(t).catch(() => null);
+    const terminals = L.allPanes(ws.layout)
+      .map((p) => this.snap.panes[p])
+      .filter((p): p is PaneModel => p?.kind === 'terminal');
+    const answers = await Promise.all(
+      terminals.map(async (p) => {
+        const [current, ...kept] = await Promise.all([p.terminalId ? ask(p.terminalId) : Promise.resolve(null), ...(p.kept ?? []).map(ask)]);
+        return closeReasons(current, kept.filter((k): k is TerminalInfo => k !== null)).map((r) => `${paneLabel(p)}: ${r}`);
+      }),
+    );
+    if (this.snap.closing || !this.snap.workspaces.some((w) => w.id === ws.id)) return;
+    const reasons = answers.flat();
+    if (reasons.length) this.set({ closing: { workspaceId: ws.id, reasons } });
+    else this.closeWorkspace(ws.id);
+  }
+
+  /** Closes workspace `id` at once with every pane in it; the last one is replaced by a fresh one with one terminal. */
+  closeWorkspace(id: string) {
+    const ws = this.snap.workspaces.find((w) => w.id === id);
+    if (!ws) return;
+    const gone = new Set(L.allPanes(ws.layout));
+    for (const p of gone) this.disposePane(p);
+    const panes = { ...this.snap.panes };
+    for (const p of gone) delete panes[p];
+    const order = this.snap.order.filter((o) => !gone.has(o));
+    if (this.snap.workspaces.length > 1) {
+      this.dropWorkspace(id, { panes, order });
+      return;
+    }
+    const p = this.newPane(null);
+    const fresh = makeWorkspace(nextWorkspaceId(this.snap.workspaces), L.single(p.id));
+    this.set({ workspaces: [fresh], active: fresh.id, layout: fresh.layout, panes: { ...panes, [p.id]: p }, order: [...order, p.id], renaming: null });
+  }
+
+  /** Removes workspace `id` from the strip (its panes already gone or moved), showing its neighbour if it was on screen. */
+  private dropWorkspace(id: string, extra: Partial<Snapshot>) {
+    const list = this.snap.workspaces;
+    const i = list.findIndex((w) => w.id === id);
+    const rest = list.filter((w) => w.id !== id);
+    const active = id === this.snap.active ? rest[Math.max(0, i - 1)].id : this.snap.active;
+    this.set({ ...extra, workspaces: rest, active, layout: rest.find((w) => w.id === active)!.layout, renaming: null });
   }
 
   // --- browser panes
@@ -655,7 +855,10 @@ export class WorkspaceStore {
   ): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
-    const placement = decidePlacement(this.snap.layout, target, this.wall, (id) => {
+    // In the workspace of the pane it opens from (a relayed open may come from a hidden one).
+    const ws = this.workspaceIdOf(target);
+    const base = this.layoutIn(ws);
+    const placement = decidePlacement(base, target, this.wall, (id) => {
       const p = this.snap.panes[id];
       if (!p) return undefined;
       // From the context menu the source terminal is always kept, even an untouched one.
@@ -674,18 +877,19 @@ export class WorkspaceStore {
       this.runtimes.delete(old);
       delete panes[old];
       order = order.filter((o) => o !== old);
-      layout = L.focus(L.replace(this.snap.layout, old, p.id), p.id);
+      layout = L.focus(L.replace(base, old, p.id), p.id);
     } else {
-      layout = L.split(this.snap.layout, placement.target, placement.side, p.id);
+      layout = L.split(base, placement.target, placement.side, p.id);
     }
-    const before = this.snap.layout.focused;
+    const before = base.focused;
     if (opts.keepFocus && before !== null && L.leaves(layout.root).includes(before)) layout = { ...layout, focused: before };
-    this.setLayout(layout, { panes, order });
+    this.setLayoutIn(ws, layout, { panes, order });
     return p.id;
   }
 
   /** Focuses pane `id`, restoring it first when it is minimized. */
   showPane(id: L.PaneId) {
+    this.showWorkspaceOf(id);
     if (this.snap.layout.minimized.includes(id)) this.restore(id);
     else this.focus(id);
   }
