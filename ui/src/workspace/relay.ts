@@ -12,6 +12,7 @@ import * as L from '../layout/engine';
 import { openExternal } from '../ports/external';
 import { commandTitle } from './PaneRuntime';
 import { GAP_PX, MIN_PANE_PX, type PaneModel, type Snapshot } from './model';
+import { workspaceNumber } from './workspaces';
 
 /** What the relay needs from the store: the snapshot and the actions the wall's buttons use. */
 export interface RelayHost {
@@ -44,6 +45,7 @@ export class ControlRelay {
       order: s.order,
       panes: s.panes,
       minimized: s.workspaces.flatMap((w) => (w.id === s.active ? s.layout : w.layout).minimized),
+      workspaces: Object.fromEntries(s.workspaces.flatMap((w, i) => L.allPanes(w.id === s.active ? s.layout : w.layout).map((id) => [id, workspaceNumber(i)]))),
       focused: s.layout.focused,
       active: typeof document !== 'undefined' && document.hasFocus(),
     });

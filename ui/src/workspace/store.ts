@@ -169,6 +169,8 @@ export class WorkspaceStore {
     if (this.focusTimer) return;
     this.focusTimer = setTimeout(() => {
       this.focusTimer = null;
+      // The strip's name field keeps the keyboard while it is open.
+      if (this.snap.renaming) return;
       const f = this.snap.layout.focused;
       if (f) this.focusKeyboard(f, false);
     }, 0);

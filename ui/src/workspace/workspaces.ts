@@ -6,7 +6,7 @@ import * as L from '../layout/engine';
 
 /** One wall of the strip. */
 export interface Workspace {
-  /** `w1`, `w2`, …: stable for the workspace's life, never reused in a window */
+  /** `w1`, `w2`, …: stable for the workspace's life, unique among the open ones */
   id: string;
   /** the name the human gave it; '' shows the focused pane's label instead */
   name: string;

@@ -1,0 +1,288 @@
+// Workspaces (issue 14 item 5, DESIGN §14): several walls in a strip, like tmux windows.
+// Switching hides and shows panes without moving their elements: an embedded page in a
+// hidden workspace is not loaded again (a real upstream started here counts its requests),
+// a terminal keeps its screen. Create, switch (prefix and click), rename, move a pane
+// across, close a workspace whose terminal is busy (it asks), the attention badge and
+// prefix a, ph split from a pane of a hidden workspace, and the document surviving a reload.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Frame, Page } from '@playwright/test';
+import { type Wall, api, expect, test } from './fixtures';
+
+/** A loopback page whose every request of `/` is counted; the page shows its own count. */
+async function countingServer(): Promise<{ url: string; loads: () => number; close: () => Promise<void> }> {
+  let loads = 0;
+  const server = http.createServer((req, res) => {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/') {
+      res.writeHead(404).end();
+      return;
+    }
+    loads += 1;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(`<!doctype html><title>Counter</title><h1 id="n">load ${loads}</h1>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    loads: () => loads,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const tabs = (page: Page) => page.getByTestId('ws-tab');
+const tab = (page: Page, n: number) => tabs(page).nth(n - 1);
+
+/** Waits until workspace number `n` (1-based) is the one on screen. */
+async function onWorkspace(page: Page, n: number) {
+  await expect(tab(page, n)).toHaveAttribute('data-active', 'true');
+}
+
+async function frameObject(page: Page, paneId: string): Promise<Frame> {
+  const handle = await page.locator(`[data-testid=pane][data-pane-id="${paneId}"] iframe[data-testid=browser-frame]`).elementHandle();
+  return (await handle!.contentFrame())!;
+}
+
+/** The ids of the panes on screen. */
+async function shown(wall: Wall): Promise<string[]> {
+  return wall.visiblePanes().evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.paneId!));
+}
+
+test.describe('workspaces', () => {
+  test('create, switch by prefix and by click, rename; an iframe in a hidden workspace is not reloaded and a terminal keeps its screen', async ({ wall, page }) => {
+    test.setTimeout(120_000);
+    const site = await countingServer();
+    try {
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type('echo KEEP-$((6*7))\n');
+      await wall.waitText(term, /^KEEP-42$/m);
+      const terminalId = await wall.pane(term).getAttribute('data-terminal-id');
+      await expect(tabs(page)).toHaveCount(1);
+
+      // An embedded page beside it, with a mark in its window that only the same document keeps.
+      const web = await wall.openBrowserWithPrefix();
+      const input = wall.pane(web).getByTestId('browser-url-input');
+      await input.fill(site.url);
+      await input.press('Enter');
+      const frame = page.frameLocator(`[data-testid=pane][data-pane-id="${web}"] iframe[data-testid=browser-frame]`);
+      await expect(frame.locator('#n')).toHaveText('load 1', { timeout: 20_000 });
+      await (await frameObject(page, web)).evaluate(() => ((window as any).__kept = 'same document'));
+      const frameEl = await page.locator(`[data-pane-id="${web}"] iframe`).elementHandle();
+      expect(site.loads()).toBe(1);
+
+      // Ctrl-b c: a second workspace with its own terminal, shown at once; the first's panes hide.
+      await wall.click(term);
+      await wall.prefix('c');
+      await expect(tabs(page)).toHaveCount(2);
+      await onWorkspace(page, 2);
+      await wall.waitOpen(1);
+      const [second] = await shown(wall);
+      expect([term, web]).not.toContain(second);
+      await expect(wall.pane(term)).toHaveAttribute('data-visible', 'false');
+      await expect(wall.pane(web)).toHaveAttribute('data-visible', 'false');
+      await wall.type('echo SECOND-$((1+1))\n');
+      await wall.waitText(second, /^SECOND-2$/m);
+
+      // Ctrl-b p: back to the first, with its focus, its page not loaded again, its screen as it was.
+      await wall.prefix('p');
+      await onWorkspace(page, 1);
+      expect((await shown(wall)).sort()).toEqual([term, web].sort());
+      await expect(wall.pane(term)).toHaveAttribute('data-focused', 'true');
+      await expect(frame.locator('#n')).toHaveText('load 1');
+      expect(await (await frameObject(page, web)).evaluate(() => (window as any).__kept)).toBe('same document');
+      expect(await frameEl!.evaluate((el) => el.isConnected)).toBe(true);
+      expect(site.loads()).toBe(1);
+      expect(await wall.text(term)).toMatch(/^KEEP-42$/m);
+      await expect(wall.pane(term)).toHaveAttribute('data-terminal-id', terminalId!);
+      // Its terminal still answers.
+      await wall.type('echo AFTER-$((2+3))\n');
+      await wall.waitText(term, /^AFTER-5$/m);
+
+      // By number, next/previous wrapping, and by clicking a tab.
+      await wall.prefix('2');
+      await onWorkspace(page, 2);
+      await expect(wall.pane(second)).toHaveAttribute('data-focused', 'true');
+      await wall.prefix('n');
+      await onWorkspace(page, 1);
+      await wall.prefix('n');
+      await onWorkspace(page, 2);
+      await tab(page, 1).click();
+      await onWorkspace(page, 1);
+      await wall.waitKeyboardFocus();
+      expect(site.loads()).toBe(1);
+
+      // Ctrl-b , renames the one on screen; a double-click renames another; Escape keeps the name.
+      await page.keyboard.press('Control+b');
+      await page.keyboard.press(',');
+      const field = page.getByTestId('ws-rename');
+      await expect(field).toBeFocused();
+      await field.fill('build');
+      await field.press('Enter');
+      await expect(tab(page, 1).getByTestId('ws-name')).toHaveText('build');
+      await wall.waitKeyboardFocus();
+      await tab(page, 2).dblclick();
+      await expect(field).toBeFocused();
+      await field.fill('logs');
+      await field.press('Enter');
+      await expect(tab(page, 2).getByTestId('ws-name')).toHaveText('logs');
+      await tab(page, 2).dblclick();
+      await field.fill('not kept');
+      await field.press('Escape');
+      await expect(tab(page, 2).getByTestId('ws-name')).toHaveText('logs');
+
+      // The document (version 2) keeps both walls, names and the one on screen across a reload.
+      await expect.poll(async () => (await api('GET', '/api/workspace')).workspace?.workspaces?.map((w: any) => w.name)).toEqual(['build', 'logs']);
+      const doc = (await api('GET', '/api/workspace')).workspace;
+      expect(doc.version).toBe(2);
+      expect(doc.workspaces.map((w: any) => w.order)).toEqual([[term, web], [second]]);
+      await page.reload();
+      await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+      await expect(tabs(page).getByTestId('ws-name')).toHaveText(['build', 'logs']);
+      await onWorkspace(page, 2);
+      expect(await shown(wall)).toEqual([second]);
+      await wall.prefix('1');
+      expect((await shown(wall)).sort()).toEqual([term, web].sort());
+      await wall.waitText(term, /^AFTER-5$/m);
+    } finally {
+      await site.close();
+    }
+  });
+
+  test('move a pane to a new workspace; closing a workspace whose terminal is busy asks first', async ({ wall, page }) => {
+    const [first] = await wall.paneIds();
+    await wall.click(first);
+    await wall.prefix('Shift+Digit5'); // % split right
+    await wall.waitOpen(2);
+    const moved = await wall.focusedId();
+    await wall.type('echo MOVED-$((3*3))\n');
+    await wall.waitText(moved, /^MOVED-9$/m);
+    const movedEl = await wall.pane(moved).elementHandle();
+
+    // The context menu: Move to workspace ▸ New workspace. The wall on screen stays.
+    await wall.pane(moved).getByTestId('terminal-body').click({ button: 'right' });
+    await page.getByTestId('menu-move').click();
+    await page.getByTestId('menu-move-new').click();
+    await expect(tabs(page)).toHaveCount(2);
+    await onWorkspace(page, 1);
+    expect(await shown(wall)).toEqual([first]);
+    await tab(page, 2).click();
+    await onWorkspace(page, 2);
+    expect(await shown(wall)).toEqual([moved]);
+    expect(await movedEl!.evaluate((el) => el.isConnected)).toBe(true);
+    expect(await wall.text(moved)).toMatch(/^MOVED-9$/m);
+
+    // Back into workspace 1 from the menu (beside its pane), then out again to close it there.
+    await wall.pane(moved).getByTestId('terminal-body').click({ button: 'right' });
+    await page.getByTestId('menu-move').click();
+    await page.getByTestId('menu-move-w1').click();
+    // The workspace it left is empty: it closes, and the pane's new one is shown.
+    await expect(tabs(page)).toHaveCount(1);
+    expect((await shown(wall)).sort()).toEqual([first, moved].sort());
+    await wall.click(moved);
+    await wall.pane(moved).getByTestId('terminal-body').click({ button: 'right' });
+    await page.getByTestId('menu-move').click();
+    await page.getByTestId('menu-move-new').click();
+    await tab(page, 2).click();
+    await wall.waitOpen(1);
+
+    // A busy terminal in it: Ctrl-b & asks; Cancel keeps everything.
+    const terminal = (await wall.pane(moved).getAttribute('data-terminal-id'))!;
+    await wall.click(moved);
+    await wall.type('sleep 600\n');
+    await expect.poll(async () => (await api('GET', `/api/terminals/${terminal}`)).busy).toBe(true);
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press('Shift+Digit7'); // &
+    const ask = page.getByTestId('close-confirm');
+    await expect(ask).toBeVisible();
+    await expect(ask).toHaveAttribute('aria-label', 'Close this workspace?');
+    await expect(ask.getByTestId('close-confirm-reasons').locator('li')).toHaveText([/sleep is running in this pane/]);
+    await expect(ask.getByTestId('close-confirm-cancel')).toBeFocused();
+    await page.keyboard.press('Escape');
+    await expect(ask).toHaveCount(0);
+    await expect(tabs(page)).toHaveCount(2);
+    await onWorkspace(page, 2);
+
+    // Again, and Close and stop: the workspace and its terminal are gone; the other one shows.
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press('Shift+Digit7');
+    await ask.getByTestId('close-confirm-ok').click();
+    await expect(tabs(page)).toHaveCount(1);
+    await onWorkspace(page, 1);
+    expect(await shown(wall)).toEqual([first]);
+    await expect(wall.pane(moved)).toHaveCount(0);
+    await expect.poll(() => api('GET', `/api/terminals/${terminal}`).then(() => 200, () => 404)).toBe(404);
+
+    // A workspace whose terminal is idle closes without asking.
+    await wall.prefix('c');
+    await expect(tabs(page)).toHaveCount(2);
+    await wall.waitOpen(1);
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press('Shift+Digit7');
+    await expect(tabs(page)).toHaveCount(1);
+    await expect(page.getByTestId('close-confirm')).toHaveCount(0);
+    expect(await shown(wall)).toEqual([first]);
+  });
+
+  test('a bell in a hidden workspace badges its tab; prefix a goes there; ph split from it opens there', async ({ wall, page }) => {
+    const [first] = await wall.paneIds();
+    await wall.click(first);
+    const handle = (await wall.pane(first).getAttribute('data-handle'))!;
+    // Rings and splits a few seconds later, when another workspace is on screen.
+    await wall.type("sleep 2; printf '\\a'; ph split -- bash; echo SPLIT-DONE\n");
+    await wall.prefix('c');
+    await onWorkspace(page, 2);
+    const [second] = await shown(wall);
+    await expect(tab(page, 1).getByTestId('ws-attention')).toBeVisible({ timeout: 15_000 });
+    await expect(tab(page, 2).getByTestId('ws-attention')).toHaveCount(0);
+    await wall.waitText(first, /^SPLIT-DONE$/m, 20_000);
+    // The new pane went to the caller's workspace: this one still shows only its own.
+    await expect(wall.panes()).toHaveCount(3);
+    expect(await shown(wall)).toEqual([second]);
+    await expect(wall.pane(second)).toHaveAttribute('data-focused', 'true');
+
+    await wall.prefix('a');
+    await onWorkspace(page, 1);
+    await expect(wall.pane(first)).toHaveAttribute('data-focused', 'true');
+    await expect(tab(page, 1).getByTestId('ws-attention')).toHaveCount(0);
+    const here = await shown(wall);
+    expect(here).toHaveLength(2);
+    expect(here).toContain(first);
+    const split = here.find((id) => id !== first)!;
+    await expect(wall.pane(split)).toHaveAttribute('data-kind', 'terminal');
+    expect(handle).toMatch(/^t\d+$/);
+  });
+});
+
+test.describe('workspaces at device pixel ratio 2', () => {
+  test.use({ deviceScaleFactor: 2 });
+
+  test('the strip is crisp and usable: create, switch back, a terminal keeps its screen', async ({ wall, page }) => {
+    const [term] = await wall.paneIds();
+    await wall.click(term);
+    await wall.type('echo HIDPI-$((4*4))\n');
+    await wall.waitText(term, /^HIDPI-16$/m);
+    const before = await wall.size(term);
+    await page.getByTestId('ws-new').click();
+    await expect(tabs(page)).toHaveCount(2);
+    await onWorkspace(page, 2);
+    await wall.waitOpen(1);
+    // Both tabs fit in the baseboard's row, side by side.
+    const board = (await page.getByTestId('baseboard').boundingBox())!;
+    const [a, b] = [(await tab(page, 1).boundingBox())!, (await tab(page, 2).boundingBox())!];
+    for (const r of [a, b]) {
+      expect(r.y).toBeGreaterThanOrEqual(board.y);
+      expect(r.y + r.height).toBeLessThanOrEqual(board.y + board.height + 0.5);
+      expect(r.height).toBeGreaterThan(10);
+    }
+    expect(b.x).toBeGreaterThanOrEqual(a.x + a.width);
+    await tab(page, 1).click();
+    await onWorkspace(page, 1);
+    await wall.waitKeyboardFocus();
+    expect(await wall.text(term)).toMatch(/^HIDPI-16$/m);
+    expect(await wall.size(term)).toEqual(before);
+    expect(await page.evaluate(() => devicePixelRatio)).toBe(2);
+  });
+});
