@@ -203,9 +203,9 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       .map(({ w, i }) => ({
         id: `move-${w.id}`,
         label: `${workspaceNumber(i)} ${workspaceLabel(w, snap.panes)}`.trim(),
-        run: () => store.moveToWorkspace(id, w.id),
+        run: () => store.ws.movePane(id, w.id),
       })),
-    { id: 'move-new', label: 'New workspace', disabled: snap.workspaces.length >= WORKSPACES_MAX, run: () => store.moveToWorkspace(id, 'new') },
+    { id: 'move-new', label: 'New workspace', disabled: snap.workspaces.length >= WORKSPACES_MAX, run: () => store.ws.movePane(id, 'new') },
   ];
   const runItem = (item: Item) => {
     close(false);

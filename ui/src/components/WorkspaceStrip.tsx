@@ -19,7 +19,7 @@ function RenameField({ store, w, label }: { store: WorkspaceStore; w: Workspace;
   const finish = (name: string | null) => {
     if (done.current) return;
     done.current = true;
-    store.renameWorkspace(w.id, name);
+    store.ws.rename(w.id, name);
   };
   return (
     <input
@@ -68,12 +68,12 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
             data-ws-id={w.id}
             data-active={active ? 'true' : 'false'}
             title={`${label || 'workspace'}${n <= 10 ? ` (Ctrl-b ${n % 10})` : ''} · double-click to rename`}
-            onClick={() => (active ? store.focusTerminal() : store.switchWorkspace(w.id))}
-            onDoubleClick={() => store.startRename(w.id)}
+            onClick={() => (active ? store.focusTerminal() : store.ws.switchTo(w.id))}
+            onDoubleClick={() => store.ws.startRename(w.id)}
             onKeyDown={(e) => {
               if (e.key === 'F2') {
                 e.preventDefault();
-                store.startRename(w.id);
+                store.ws.startRename(w.id);
               }
             }}
           >
@@ -93,7 +93,7 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
         title="New workspace (Ctrl-b c)"
         aria-label="New workspace"
         disabled={snap.workspaces.length >= WORKSPACES_MAX}
-        onClick={() => store.newWorkspace()}
+        onClick={() => store.ws.create()}
       >
         +
       </button>

@@ -80,7 +80,7 @@ export interface Snapshot {
   /** every pane in creation order: the stable render order (never re-sorted) */
   order: L.PaneId[];
   ready: boolean;
-  /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
+  /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b >) */
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
   /** whether "Pop out" can be chosen (`GET /api/capabilities`, asked at start and whenever a menu offering it opens) */
   popout: PopoutOffer;

@@ -27,22 +27,11 @@ import { GAP_PX, MIN_PANE_PX, type PaneModel, type Snapshot, browserModel, termi
 import { DocSaver, restoreDoc, toDoc } from './persist';
 import { PortPanes } from './portPanes';
 import { ControlRelay } from './relay';
+import { WorkspaceActions } from './workspaceActions';
 import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
 import { closeReasons, findOrphans } from './survivors';
-import {
-  WORKSPACES_MAX,
-  byDigit,
-  cycle,
-  makeWorkspace,
-  movePane,
-  nextWorkspaceId,
-  panesByWorkspace,
-  renamed,
-  unemptied,
-  withLayout,
-  workspaceOf,
-} from './workspaces';
+import { byDigit, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
@@ -71,6 +60,8 @@ export class WorkspaceStore {
   readonly browser: BrowserPanes;
   /** Terminal panes' listening ports, opened in browser panes. */
   readonly ports: PortPanes;
+  /** The workspaces' actions: switch, cycle, create, rename, move a pane, close. */
+  readonly ws: WorkspaceActions;
   private readonly relay: ControlRelay;
 
   /** The user's configuration (its own module; the store only hands it to panes and the channel). */
@@ -95,6 +86,21 @@ export class WorkspaceStore {
       openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
       popOut: (id) => this.browser.popOut(id),
       showPane: (id) => this.showPane(id),
+    });
+    this.ws = new WorkspaceActions({
+      get snap() {
+        return store.snap;
+      },
+      get wall() {
+        return store.wall;
+      },
+      set: (next) => this.set(next),
+      newTerminal: (cwdOf) => {
+        const src = cwdOf ? this.runtimes.get(cwdOf) : undefined;
+        return this.newPane(null, '', null, null, this.takeId(), src ? { cwd: () => src.cwd() } : {});
+      },
+      disposePane: (id) => this.disposePane(id),
+      scheduleFocusSync: () => this.scheduleFocusSync(),
     });
     this.relay = new ControlRelay({
       get snap() {
@@ -582,7 +588,7 @@ export class WorkspaceStore {
     if (!q) return;
     this.set({ closing: null });
     if (!close) this.focusTerminal();
-    else if ('workspaceId' in q) this.closeWorkspace(q.workspaceId);
+    else if ('workspaceId' in q) this.ws.close(q.workspaceId);
     else this.close(q.paneId);
   }
 
@@ -606,7 +612,7 @@ export class WorkspaceStore {
     let order = this.snap.order.filter((o) => o !== target);
     const layout = unemptied(L.close(this.layoutIn(ws), target));
     if (!layout.root && this.snap.workspaces.length > 1) {
-      this.dropWorkspace(ws, { panes, order });
+      this.ws.drop(ws, { panes, order });
       return;
     }
     if (!layout.root) {
@@ -698,146 +704,28 @@ export class WorkspaceStore {
       case 'promptNext':
         return this.jumpPrompt(1);
       case 'newWorkspace':
-        return void this.newWorkspace();
+        return void this.ws.create();
       case 'nextWorkspace':
-        return this.cycleWorkspace(1);
+        return this.ws.cycle(1);
       case 'prevWorkspace':
-        return this.cycleWorkspace(-1);
+        return this.ws.cycle(-1);
       case 'selectWorkspace': {
         const id = byDigit(this.snap.workspaces, a.digit);
-        return id ? this.switchWorkspace(id) : undefined;
+        return id ? this.ws.switchTo(id) : undefined;
       }
       case 'renameWorkspace':
-        return this.startRename();
+        return this.ws.startRename();
       case 'closeWorkspace':
-        return void this.requestCloseWorkspace();
+        return void this.ws.requestClose();
     }
   }
 
-  // --- workspaces (DESIGN §14): walls in a strip; switching hides and shows panes, never moves their elements
-
-  /** Shows workspace `id` (its own layout and focus); the panes of the one left are hidden, not moved. */
-  switchWorkspace(id: string) {
-    const w = this.snap.workspaces.find((x) => x.id === id);
-    if (!w || id === this.snap.active) return;
-    this.set({ active: id, layout: w.layout, renaming: null });
-  }
+  // --- workspaces (DESIGN §14): their actions are `ws` (workspaceActions.ts)
 
   /** Shows the workspace of pane `id` if it is another than the one on screen. */
   private showWorkspaceOf(id: L.PaneId) {
     const ws = workspaceOf(this.snap.workspaces, id);
-    if (ws) this.switchWorkspace(ws.id);
-  }
-
-  /** Prefix n / p: the next (+1) or previous (−1) workspace, wrapping. */
-  cycleWorkspace(delta: 1 | -1) {
-    this.switchWorkspace(cycle(this.snap.workspaces, this.snap.active, delta));
-  }
-
-  /**
-   * Prefix c: a new workspace after the others with one terminal (in the focused terminal's
-   * working directory), shown at once. Returns its id; null when WORKSPACES_MAX are open.
-   */
-  newWorkspace(): string | null {
-    const list = this.snap.workspaces;
-    if (list.length >= WORKSPACES_MAX) return null;
-    const f = this.snap.layout.focused;
-    const src = f ? this.runtimes.get(f) : undefined;
-    const p = this.newPane(null, '', null, null, this.takeId(), { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)) });
-    const w = makeWorkspace(nextWorkspaceId(list), L.single(p.id));
-    this.set({ workspaces: [...list, w], active: w.id, layout: w.layout, panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id], renaming: null });
-    return w.id;
-  }
-
-  /** Prefix , or a double-click: the strip edits workspace `id`'s name (default: the one on screen). */
-  startRename(id: string | null = null) {
-    const ws = id ?? this.snap.active;
-    if (this.snap.workspaces.some((w) => w.id === ws)) this.set({ renaming: ws });
-  }
-
-  /** Names workspace `id` `name` (cleaned; '' goes back to the focused pane's label), or (null) keeps its name; the edit ends. */
-  renameWorkspace(id: string, name: string | null) {
-    this.set({ renaming: null, ...(name === null ? {} : { workspaces: renamed(this.snap.workspaces, id, name) }) });
-    this.scheduleFocusSync();
-  }
-
-  /**
-   * Moves pane `id` to workspace `to` ('new': a new workspace after the others) beside that
-   * workspace's focused pane; the workspace on screen stays unless the pane was the last
-   * one of it (then the pane's new workspace is shown). Nothing is re-parented.
-   */
-  moveToWorkspace(id: L.PaneId, to: string | 'new') {
-    const from = workspaceOf(this.snap.workspaces, id);
-    if (!from || !this.snap.panes[id]) return;
-    let list = this.snap.workspaces;
-    let target = to;
-    if (to === 'new') {
-      if (list.length >= WORKSPACES_MAX) return;
-      target = nextWorkspaceId(list);
-      list = [...list, makeWorkspace(target)];
-    }
-    if (target === from.id) return;
-    const side = (this.wall.w >= this.wall.h ? 'right' : 'down') as L.SplitSide;
-    list = movePane(list, id, target, side);
-    const left = list.find((w) => w.id === from.id)!;
-    const rest = unemptied(left.layout);
-    if (!rest.root) {
-      list = list.filter((w) => w.id !== from.id);
-      const active = from.id === this.snap.active ? target : this.snap.active;
-      this.set({ workspaces: list, active, layout: list.find((w) => w.id === active)!.layout });
-      return;
-    }
-    this.set({ workspaces: withLayout(list, from.id, rest) });
-  }
-
-  /**
-   * Prefix &: closes workspace `id` (default: the one on screen) and every pane in it, first
-   * asking (`closing`) when a terminal in it is busy or its sessions still have processes.
-   */
-  async requestCloseWorkspace(id: string | null = null): Promise<void> {
-    const ws = this.snap.workspaces.find((w) => w.id === (id ?? this.snap.active));
-    if (!ws || this.snap.closing) return;
-    const ask = (t: string) => api.getTerminal(t).catch(() => null);
-    const terminals = L.allPanes(ws.layout)
-      .map((p) => this.snap.panes[p])
-      .filter((p): p is PaneModel => p?.kind === 'terminal');
-    const answers = await Promise.all(
-      terminals.map(async (p) => {
-        const [current, ...kept] = await Promise.all([p.terminalId ? ask(p.terminalId) : Promise.resolve(null), ...(p.kept ?? []).map(ask)]);
-        return closeReasons(current, kept.filter((k): k is TerminalInfo => k !== null)).map((r) => `${paneLabel(p)}: ${r}`);
-      }),
-    );
-    if (this.snap.closing || !this.snap.workspaces.some((w) => w.id === ws.id)) return;
-    const reasons = answers.flat();
-    if (reasons.length) this.set({ closing: { workspaceId: ws.id, reasons } });
-    else this.closeWorkspace(ws.id);
-  }
-
-  /** Closes workspace `id` at once with every pane in it; the last one is replaced by a fresh one with one terminal. */
-  closeWorkspace(id: string) {
-    const ws = this.snap.workspaces.find((w) => w.id === id);
-    if (!ws) return;
-    const gone = new Set(L.allPanes(ws.layout));
-    for (const p of gone) this.disposePane(p);
-    const panes = { ...this.snap.panes };
-    for (const p of gone) delete panes[p];
-    const order = this.snap.order.filter((o) => !gone.has(o));
-    if (this.snap.workspaces.length > 1) {
-      this.dropWorkspace(id, { panes, order });
-      return;
-    }
-    const p = this.newPane(null);
-    const fresh = makeWorkspace(nextWorkspaceId(this.snap.workspaces), L.single(p.id));
-    this.set({ workspaces: [fresh], active: fresh.id, layout: fresh.layout, panes: { ...panes, [p.id]: p }, order: [...order, p.id], renaming: null });
-  }
-
-  /** Removes workspace `id` from the strip (its panes already gone or moved), showing its neighbour if it was on screen. */
-  private dropWorkspace(id: string, extra: Partial<Snapshot>) {
-    const list = this.snap.workspaces;
-    const i = list.findIndex((w) => w.id === id);
-    const rest = list.filter((w) => w.id !== id);
-    const active = id === this.snap.active ? rest[Math.max(0, i - 1)].id : this.snap.active;
-    this.set({ ...extra, workspaces: rest, active, layout: rest.find((w) => w.id === active)!.layout, renaming: null });
+    if (ws) this.ws.switchTo(ws.id);
   }
 
   // --- browser panes
