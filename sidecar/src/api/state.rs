@@ -85,8 +85,10 @@ impl AppState {
         let automation = Automation::new();
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
         let terminals = Arc::new(Registry::new(config.max_terminals));
+        let settings = Settings::start(&config.config_dir);
+        let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), ..ProxyConfig::from_env() };
         AppState {
-            settings: Settings::start(&config.config_dir),
+            settings,
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,
@@ -97,7 +99,7 @@ impl AppState {
             ui: Arc::new(ui),
             automation,
             ports: Ports::new(),
-            proxy: Proxy::new(ProxyConfig::from_env()),
+            proxy: Proxy::new(proxy_config),
             control: Control::new(std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))),
         }
     }
