@@ -161,9 +161,14 @@ test.describe('workspaces', () => {
     await wall.waitText(moved, /^MOVED-9$/m);
     const movedEl = await wall.pane(moved).elementHandle();
 
-    // The context menu: Move to workspace ▸ New workspace. The wall on screen stays.
-    await wall.pane(moved).getByTestId('terminal-body').click({ button: 'right' });
+    // The context menu (opened low on the pane): Move to workspace ▸ New workspace, kept inside
+    // the window when the list opens. The wall on screen stays.
+    const body = (await wall.pane(moved).getByTestId('terminal-body').boundingBox())!;
+    await wall.pane(moved).getByTestId('terminal-body').click({ button: 'right', position: { x: 20, y: body.height - 10 } });
+    await expect(page.getByTestId('ports-section')).toHaveAttribute('data-state', 'ok');
     await page.getByTestId('menu-move').click();
+    const menu = (await page.getByTestId('context-menu').boundingBox())!;
+    expect(menu.y + menu.height).toBeLessThanOrEqual(page.viewportSize()!.height);
     await page.getByTestId('menu-move-new').click();
     await expect(tabs(page)).toHaveCount(2);
     await onWorkspace(page, 1);

@@ -83,10 +83,10 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   }, [store, id]);
 
   useLayoutEffect(() => {
-    // Keep the menu inside the window (again once the ports section has its size).
+    // Keep the menu inside the window (again once the ports section has its size, and when the workspace list opens).
     const r = ref.current!.getBoundingClientRect();
     setPos({ x: Math.max(4, Math.min(at.x, innerWidth - r.width - 4)), y: Math.max(4, Math.min(at.y, innerHeight - r.height - 4)) });
-  }, [at.x, at.y, scan.kind]);
+  }, [at.x, at.y, scan.kind, moving]);
 
   useLayoutEffect(() => {
     // Take the keyboard from the terminal so keys drive the menu.
