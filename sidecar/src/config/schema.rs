@@ -269,6 +269,7 @@ pub const ACTIONS: &[(&str, &str)] = &[
     ("prev-workspace", "p"),
     ("rename-workspace", ","),
     ("close-workspace", "&"),
+    ("break-pane", "!"),
     ("workspace-1", "1"),
     ("workspace-2", "2"),
     ("workspace-3", "3"),

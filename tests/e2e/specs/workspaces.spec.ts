@@ -2,8 +2,9 @@
 // Switching hides and shows panes without moving their elements: an embedded page in a
 // hidden workspace is not loaded again (a real upstream started here counts its requests),
 // a terminal keeps its screen. Create, switch (prefix and click), rename, move a pane
-// across, close a workspace whose terminal is busy (it asks), the attention badge and
-// prefix a, ph split from a pane of a hidden workspace, and the document surviving a reload.
+// across (the menu, and Ctrl-b ! from inside a framed page), close a workspace whose
+// terminal is busy (it asks), the attention badge and prefix a, ph split from a pane of a
+// hidden workspace, and the document surviving a reload.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Frame, Page } from '@playwright/test';
@@ -146,6 +147,23 @@ test.describe('workspaces', () => {
       await wall.prefix('1');
       expect((await shown(wall)).sort()).toEqual([term, web].sort());
       await wall.waitText(term, /^AFTER-5$/m);
+
+      // Ctrl-b ! from inside the framed page (its shim forwards the keys): the browser pane
+      // moves to a new workspace, still the same document; the one on screen keeps the terminal.
+      await expect(frame.locator('#n')).toHaveText('load 2', { timeout: 20_000 });
+      const loads = site.loads();
+      await frame.locator('#n').click();
+      await expect(wall.pane(web)).toHaveAttribute('data-focused', 'true');
+      await (await frameObject(page, web)).evaluate(() => ((window as any).__kept = 'after reload'));
+      await page.keyboard.press('Control+b');
+      await page.keyboard.press('Shift+Digit1'); // !
+      await expect(tabs(page)).toHaveCount(3);
+      await onWorkspace(page, 1);
+      expect(await shown(wall)).toEqual([term]);
+      await tab(page, 3).click();
+      expect(await shown(wall)).toEqual([web]);
+      expect(await (await frameObject(page, web)).evaluate(() => (window as any).__kept)).toBe('after reload');
+      expect(site.loads()).toBe(loads);
     } finally {
       await site.close();
     }

@@ -68,6 +68,7 @@ export const ACTION_NAMES: Record<string, Action> = {
   'prev-workspace': { kind: 'prevWorkspace' },
   'rename-workspace': { kind: 'renameWorkspace' },
   'close-workspace': { kind: 'closeWorkspace' },
+  'break-pane': { kind: 'breakPane' },
   ...Object.fromEntries(Array.from({ length: 10 }, (_, d) => [`workspace-${d}`, { kind: 'selectWorkspace', digit: d } as Action])),
 };
 
@@ -101,6 +102,7 @@ export const DEFAULT_CONFIG: UiConfig = {
     'prev-workspace': 'p',
     'rename-workspace': ',',
     'close-workspace': '&',
+    'break-pane': '!',
     ...Object.fromEntries(Array.from({ length: 10 }, (_, d) => [`workspace-${d}`, String(d)])),
   })!,
   defaultMode: 'iframe',

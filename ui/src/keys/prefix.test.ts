@@ -39,6 +39,7 @@ describe('prefix state machine', () => {
     ['c makes a workspace', [ctrlB, k('c')], [consume, act({ kind: 'newWorkspace' })], false],
     ['n and p cycle workspaces', [ctrlB, k('n'), ctrlB, k('p')], [consume, act({ kind: 'nextWorkspace' }), consume, act({ kind: 'prevWorkspace' })], false],
     ['1 and 0 select workspaces by number', [ctrlB, k('1'), ctrlB, k('0')], [consume, act({ kind: 'selectWorkspace', digit: 1 }), consume, act({ kind: 'selectWorkspace', digit: 0 })], false],
+    ['! moves the pane to a new workspace', [ctrlB, k('!', { shift: true })], [consume, act({ kind: 'breakPane' })], false],
     [', renames and & closes the workspace', [ctrlB, k(','), ctrlB, k('&', { shift: true })], [consume, act({ kind: 'renameWorkspace' }), consume, act({ kind: 'closeWorkspace' })], false],
     ['B (shifted) is not b', [ctrlB, k('B', { shift: true })], [consume, consume], false],
     ['prefix twice sends the prefix', [ctrlB, ctrlB], [consume, act({ kind: 'sendPrefix' })], false],

@@ -30,7 +30,9 @@ export type Action =
   | { kind: 'prevWorkspace' }
   | { kind: 'selectWorkspace'; digit: number }
   | { kind: 'renameWorkspace' }
-  | { kind: 'closeWorkspace' };
+  | { kind: 'closeWorkspace' }
+  /** move the focused pane to a new workspace (tmux's break-pane) */
+  | { kind: 'breakPane' };
 
 export interface Keystroke {
   /** `KeyboardEvent.key` */
@@ -91,6 +93,7 @@ export const BINDINGS: Record<string, Action> = {
   p: { kind: 'prevWorkspace' },
   ',': { kind: 'renameWorkspace' },
   '&': { kind: 'closeWorkspace' },
+  '!': { kind: 'breakPane' },
   ...Object.fromEntries(Array.from({ length: 10 }, (_, d) => [String(d), { kind: 'selectWorkspace', digit: d } as Action])),
 };
 

@@ -717,6 +717,8 @@ export class WorkspaceStore {
         return this.ws.startRename();
       case 'closeWorkspace':
         return void this.ws.requestClose();
+      case 'breakPane':
+        return s.focused ? this.ws.movePane(s.focused, 'new') : undefined;
     }
   }
 
