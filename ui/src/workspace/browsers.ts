@@ -38,7 +38,16 @@ export class BrowserPanes {
   /** proxy grants held by open iframe panes: the only origins shim messages are accepted from */
   readonly grants = new GrantRegistry();
 
+  /** the app's prefix letter (Ctrl plus it), which framed pages must guard */
+  private prefixLetter = 'b';
+
   constructor(private readonly host: BrowserHost) {}
+
+  /** The prefix key is now Ctrl plus `letter`: every framed page is told (protocol §6.5 `prefix`). */
+  setPrefixLetter(letter: string) {
+    this.prefixLetter = letter;
+    for (const r of this.renderers.values()) if (r instanceof BrowserRuntime) r.setPrefixLetter(letter);
+  }
 
   /** Pane `id`'s renderer, if it is a browser pane. */
   get(id: L.PaneId): BrowserRenderer | undefined {
@@ -102,6 +111,7 @@ export class BrowserPanes {
             },
             grantKeepaliveMs(location.search),
           );
+    if (rt instanceof BrowserRuntime) rt.setPrefixLetter(this.prefixLetter);
     this.renderers.set(id, rt);
   }
 

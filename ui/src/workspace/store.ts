@@ -79,6 +79,7 @@ export class WorkspaceStore {
       scheduleFocusSync: () => this.scheduleFocusSync(),
       openBrowser: (ref, url) => this.openBrowser(ref, url),
     });
+    settings.subscribe(() => this.browser.setPrefixLetter(settings.config.prefixLetter));
     this.ports = new PortPanes({
       get snap() {
         return store.snap;
