@@ -7,6 +7,7 @@ import type { WorkspaceStore } from '../workspace/store';
 import { workspaceLabel } from '../workspace/label';
 import { WORKSPACES_MAX, WORKSPACE_NAME_MAX, type Workspace, workspaceNumber } from '../workspace/workspaces';
 import * as L from '../layout/engine';
+import { keyHint, withHint } from '../keys/hints';
 
 /** The name field of the tab being renamed: Enter keeps the text, Escape or leaving it drops the edit. */
 function RenameField({ store, w, label }: { store: WorkspaceStore; w: Workspace; label: string }) {
@@ -40,8 +41,16 @@ function RenameField({ store, w, label }: { store: WorkspaceStore; w: Workspace;
   );
 }
 
+/** ` (Ctrl-b 3)`: the key that shows the workspace at `index`, '' when none does. */
+function hintOf(keymap: Parameters<typeof keyHint>[0], index: number): string {
+  const hint = index < 10 ? keyHint(keymap, { kind: 'selectWorkspace', digit: (index + 1) % 10 }) : null;
+  return hint ? ` (${hint})` : '';
+}
+
 /** The strip of workspaces, at the start of the baseboard. */
 export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
+  // The keys as the config binds them now (a tooltip read at render is fresh enough).
+  const keymap = store.settings.config;
   return (
     <div className="ws-strip" role="tablist" aria-label="Workspaces" data-testid="ws-strip">
       {snap.workspaces.map((w, i) => {
@@ -67,7 +76,7 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
             data-testid="ws-tab"
             data-ws-id={w.id}
             data-active={active ? 'true' : 'false'}
-            title={`${label || 'workspace'}${n <= 10 ? ` (Ctrl-b ${n % 10})` : ''} · double-click to rename`}
+            title={`${label || 'workspace'}${hintOf(keymap, i)} · double-click to rename`}
             onClick={() => (active ? store.focusTerminal() : store.ws.switchTo(w.id))}
             onDoubleClick={() => store.ws.startRename(w.id)}
             onKeyDown={(e) => {
@@ -90,7 +99,7 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
       <button
         className="ws-new"
         data-testid="ws-new"
-        title="New workspace (Ctrl-b c)"
+        title={withHint('New workspace', keymap, { kind: 'newWorkspace' })}
         aria-label="New workspace"
         disabled={snap.workspaces.length >= WORKSPACES_MAX}
         onClick={() => store.ws.create()}
