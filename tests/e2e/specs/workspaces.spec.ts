@@ -282,7 +282,7 @@ test.describe('workspaces', () => {
 test.describe('workspaces at device pixel ratio 2', () => {
   test.use({ deviceScaleFactor: 2 });
 
-  test('the strip is crisp and usable: create, switch back, a terminal keeps its screen', async ({ wall, page }) => {
+  test('the strip fits the baseboard and works from the keyboard: create, switch back, a terminal keeps its screen and size', async ({ wall, page }) => {
     const [term] = await wall.paneIds();
     await wall.click(term);
     await wall.type('echo HIDPI-$((4*4))\n');
@@ -301,7 +301,16 @@ test.describe('workspaces at device pixel ratio 2', () => {
       expect(r.height).toBeGreaterThan(10);
     }
     expect(b.x).toBeGreaterThanOrEqual(a.x + a.width);
-    await tab(page, 1).click();
+    // From the keyboard: the arrows walk the strip, Enter shows the tab.
+    await tab(page, 2).focus();
+    await page.keyboard.press('ArrowRight');
+    await expect(page.getByTestId('ws-new')).not.toBeFocused();
+    await expect(tab(page, 1)).toBeFocused();
+    await page.keyboard.press('ArrowLeft');
+    await expect(tab(page, 2)).toBeFocused();
+    await page.keyboard.press('ArrowLeft');
+    await expect(tab(page, 1)).toBeFocused();
+    await page.keyboard.press('Enter');
     await onWorkspace(page, 1);
     await wall.waitKeyboardFocus();
     expect(await wall.text(term)).toMatch(/^HIDPI-16$/m);

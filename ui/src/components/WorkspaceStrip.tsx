@@ -1,6 +1,7 @@
 // The workspace strip (DESIGN §14): one tab per workspace, numbered as the digit keys reach
 // them, named (else its focused pane's label), with a badge when a pane inside wants
-// attention. Click shows one, double-click (or F2, or Ctrl-b ,) renames, + makes a new one.
+// attention. Click shows one, double-click (or F2, or Ctrl-b ,) renames, + makes a new one;
+// Tab reaches the strip and the arrows move along it.
 import { useLayoutEffect, useRef } from 'react';
 import type { Snapshot } from '../workspace/model';
 import type { WorkspaceStore } from '../workspace/store';
@@ -83,6 +84,12 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
               if (e.key === 'F2') {
                 e.preventDefault();
                 store.ws.startRename(w.id);
+              } else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+                // The tablist pattern: arrows move between tabs (wrapping); Enter or Space shows one.
+                e.preventDefault();
+                const all = Array.from(e.currentTarget.parentElement?.querySelectorAll<HTMLButtonElement>('button.ws-tab') ?? []);
+                const at = all.indexOf(e.currentTarget);
+                all[(at + (e.key === 'ArrowRight' ? 1 : -1) + all.length) % all.length]?.focus();
               }
             }}
           >
