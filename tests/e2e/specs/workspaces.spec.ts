@@ -279,6 +279,34 @@ test.describe('workspaces', () => {
   });
 });
 
+test('a version-1 document (one wall, from before workspaces) loads as one workspace', async ({ wall, page }) => {
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.type('echo OLD-$((5*5))\n');
+  await wall.waitText(first, /^OLD-25$/m);
+  const terminal = (await wall.pane(first).getAttribute('data-terminal-id'))!;
+  const second = await api('POST', '/api/terminals', { cols: 80, rows: 24 });
+  const layout = {
+    root: { kind: 'split', dir: 'row', weights: [1, 1], children: [{ kind: 'leaf', id: 'p7' }, { kind: 'leaf', id: 'p9' }] },
+    minimized: [],
+    homes: {},
+    zoomed: null,
+    focused: 'p9',
+  };
+  const panes = { p7: { terminalId: terminal, title: '', command: null }, p9: { terminalId: second.id, title: '', command: null } };
+  await api('PUT', '/api/workspace', { workspace: { version: 1, layout, order: ['p7', 'p9'], panes } });
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await wall.waitOpen(2);
+  await expect(tabs(page)).toHaveCount(1);
+  expect(await shown(wall)).toEqual(['p7', 'p9']);
+  await expect(wall.pane('p9')).toHaveAttribute('data-focused', 'true');
+  await wall.waitText('p7', /^OLD-25$/m);
+  // Saved again as version 2.
+  await expect.poll(async () => (await api('GET', '/api/workspace')).workspace?.version).toBe(2);
+  expect((await api('GET', '/api/workspace')).workspace.workspaces).toMatchObject([{ order: ['p7', 'p9'], focus: 'p9' }]);
+});
+
 test.describe('workspaces at device pixel ratio 2', () => {
   test.use({ deviceScaleFactor: 2 });
 
