@@ -4,11 +4,12 @@
 // a terminal keeps its screen. Create, switch (prefix and click), rename, move a pane
 // across (the menu, and Ctrl-b ! from inside a framed page), close a workspace whose
 // terminal is busy (it asks), the attention badge and prefix a, ph split from a pane of a
-// hidden workspace, and the document surviving a reload.
+// hidden workspace, a hidden screencast parking, and the document (version 2, and a
+// version-1 one) surviving a reload.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Frame, Page } from '@playwright/test';
-import { type Wall, api, expect, test } from './fixtures';
+import { type Wall, api, expect, openScreencast, servePages, test } from './fixtures';
 
 /** A loopback page whose every request of `/` is counted; the page shows its own count. */
 async function countingServer(): Promise<{ url: string; loads: () => number; close: () => Promise<void> }> {
@@ -277,6 +278,29 @@ test.describe('workspaces', () => {
     await expect(wall.pane(split)).toHaveAttribute('data-kind', 'terminal');
     expect(handle).toMatch(/^t\d+$/);
   });
+});
+
+test('a screencast pane in a hidden workspace parks (its viewer socket closes) and comes back painting, its browser kept', async ({ wall, page }) => {
+  const site = await servePages({ '/': '<!doctype html><title>Parked</title><h1 style="font:40px sans-serif">parked page</h1>' });
+  try {
+    const { id, browser } = await openScreencast(wall, `${site.origin}/`);
+    const pane = wall.pane(id);
+    await expect(pane.locator('.screencast-host')).toHaveAttribute('data-socket', 'open');
+    await wall.prefix('c');
+    await onWorkspace(page, 2);
+    await expect(pane).toHaveAttribute('data-visible', 'false');
+    await expect(pane.locator('.screencast-host')).toHaveAttribute('data-socket', 'parked', { timeout: 10_000 });
+    expect((await api('GET', `/api/browsers/${browser}`)).connected).toBe(true);
+    const painted = Number(await pane.getByTestId('screencast-canvas').getAttribute('data-painted'));
+    await wall.prefix('p');
+    await onWorkspace(page, 1);
+    await expect(pane).toHaveAttribute('data-visible', 'true');
+    await expect(pane).toHaveAttribute('data-browser-id', browser);
+    await expect(pane.locator('.screencast-host')).toHaveAttribute('data-socket', 'open', { timeout: 10_000 });
+    await expect.poll(async () => Number(await pane.getByTestId('screencast-canvas').getAttribute('data-painted')), { timeout: 15_000 }).toBeGreaterThan(painted);
+  } finally {
+    await site.close();
+  }
 });
 
 test('a version-1 document (one wall, from before workspaces) loads as one workspace', async ({ wall, page }) => {
