@@ -12,6 +12,7 @@ use crate::browser::Host;
 use crate::config::Settings;
 use crate::control::Control;
 use crate::ports::Ports;
+use crate::project::Projects;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
 use crate::viewer::Grants;
@@ -29,6 +30,8 @@ pub struct ServerConfig {
     pub max_terminals: usize,
     /// The directory holding `config.toml` (the `config` module watches it).
     pub config_dir: PathBuf,
+    /// The directory for state kept across runs (project trust); `None`: no home directory.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -74,6 +77,8 @@ pub struct AppState {
     pub automation: Arc<Automation>,
     /// The user's configuration in force (owned by the `config` module).
     pub settings: Arc<Settings>,
+    /// Project files and their trust (owned by the `project` module).
+    pub projects: Arc<Projects>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
@@ -89,6 +94,7 @@ impl AppState {
         let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), ..ProxyConfig::from_env() };
         AppState {
             settings,
+            projects: Projects::new(config.state_dir.as_deref()),
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,

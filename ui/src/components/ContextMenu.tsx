@@ -5,6 +5,7 @@ import type { WorkspaceStore } from '../workspace/store';
 import type { Snapshot } from '../workspace/model';
 import { workspaceLabel } from '../workspace/label';
 import { WORKSPACES_MAX, workspaceNumber, workspaceOf } from '../workspace/workspaces';
+import { LayoutItems } from '../project/LayoutItems';
 
 export interface MenuAt {
   paneId: string;
@@ -60,6 +61,8 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   const canZoom = zoomed || visibleCount > 1;
 
   const [scan, setScan] = useState<Scan>({ kind: 'scanning' });
+  /** the project section appeared (it loads on its own): the menu may need to move to stay inside */
+  const [projectShown, setProjectShown] = useState(false);
   const [selected, setSelected] = useState(0);
   const [pending, setPending] = useState<PortOpenMode | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -86,7 +89,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     // Keep the menu inside the window (again once the ports section has its size, and when the workspace list opens).
     const r = ref.current!.getBoundingClientRect();
     setPos({ x: Math.max(4, Math.min(at.x, innerWidth - r.width - 4)), y: Math.max(4, Math.min(at.y, innerHeight - r.height - 4)) });
-  }, [at.x, at.y, scan.kind, moving]);
+  }, [at.x, at.y, scan.kind, projectShown, moving]);
 
   useLayoutEffect(() => {
     // Take the keyboard from the terminal so keys drive the menu.
@@ -297,6 +300,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
           </div>
         )}
       </div>
+      <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (
