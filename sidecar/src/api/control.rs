@@ -127,6 +127,7 @@ async fn pane_json(
         "url": ui.and_then(|p| p.url.clone()),
         "mode": ui.and_then(|p| p.mode.clone()),
         "minimized": ui.is_some_and(|p| p.minimized),
+        "workspace": ui.and_then(|p| p.workspace),
         "focused": focused,
         "shown": true,
     });

@@ -47,6 +47,9 @@ pub struct UiPane {
     pub mode: Option<String>,
     /// On the baseboard.
     pub minimized: bool,
+    /// The number of the workspace the pane is in (its place in the window's strip, from 1;
+    /// DESIGN §14); `None` from a window that reports none.
+    pub workspace: Option<u16>,
     /// Screencast and popped-out panes: the sidecar's browser id (`b7`, protocol §8), once
     /// the pane has one.
     pub browser: Option<String>,
@@ -161,8 +164,13 @@ struct RawPane {
     #[serde(default)]
     minimized: bool,
     #[serde(default)]
+    workspace: Option<u16>,
+    #[serde(default)]
     browser: Option<String>,
 }
+
+/// The highest workspace number a window may report.
+const MAX_WORKSPACE: u16 = 1000;
 
 /// True if and only if `s` is a sidecar browser id: `^b[0-9]{1,18}$`.
 fn is_browser_id(s: &str) -> bool {
@@ -210,6 +218,9 @@ fn parse_pane(p: RawPane) -> Result<UiPane, String> {
             return Err(format!("unknown mode {m:?}"));
         }
     }
+    if p.workspace.is_some_and(|w| w == 0 || w > MAX_WORKSPACE) {
+        return Err(format!("workspace number out of 1..={MAX_WORKSPACE}"));
+    }
     if let Some(b) = &p.browser {
         if kind != PaneKind::Browser || !is_browser_id(b) {
             return Err(format!("bad browser id {:?}", b.chars().take(32).collect::<String>()));
@@ -224,6 +235,7 @@ fn parse_pane(p: RawPane) -> Result<UiPane, String> {
         url: p.url,
         mode: p.mode,
         minimized: p.minimized,
+        workspace: p.workspace,
         browser: p.browser,
     })
 }
@@ -506,6 +518,18 @@ mod tests {
             state_msg(true, r#"{"id":"p1","handle":null,"kind":"fridge","terminal":null,"url":null,"mode":null}"#),
             state_msg(true, r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"tv"}"#),
             state_msg(true, r#"{"id":"","handle":null,"kind":"browser","terminal":null,"url":null,"mode":null}"#),
+            state_msg(
+                true,
+                r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":null,"workspace":0}"#,
+            ),
+            state_msg(
+                true,
+                r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":null,"workspace":1001}"#,
+            ),
+            state_msg(
+                true,
+                r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":null,"workspace":"2"}"#,
+            ),
             state_msg(
                 true,
                 r#"{"id":"p1","handle":null,"kind":"browser","terminal":null,"url":null,"mode":"screencast","browser":"x1"}"#,

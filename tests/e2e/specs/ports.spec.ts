@@ -60,10 +60,10 @@ test('a listening port opens embedded beside its terminal, is reused, and the ch
   await expect(frameOf(wall, browser).locator('a', { hasText: 'hello-ports.txt' })).toBeVisible();
   await expect(wall.pane(browser).getByTestId('browser-url')).toHaveText(`localhost:${port}`);
 
-  // The same again, from the keyboard (Ctrl-b p, 1, Enter): focuses that pane, no new one.
+  // The same again, from the keyboard (Ctrl-b >, 1, Enter): focuses that pane, no new one.
   await wall.click(term);
   await page.keyboard.press('Control+b');
-  await page.keyboard.press('p');
+  await page.keyboard.press('Shift+Period'); // >
   await expect(menu.locator(`[data-testid=port-row][data-port="${port}"]`)).toBeVisible();
   await page.keyboard.press('1');
   await expect(menu.getByTestId('port-open-iframe')).toBeFocused();

@@ -327,6 +327,8 @@ export interface UiPane {
   url: string | null;
   mode: UiMode | null;
   minimized: boolean;
+  /** the number of the workspace the pane is in (its place in the strip, from 1); absent when unknown */
+  workspace?: number;
   /** screencast and popped-out panes: the sidecar's browser id (`b7`, §8), once it has one */
   browser: string | null;
 }

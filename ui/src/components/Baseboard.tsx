@@ -2,16 +2,18 @@ import type { WorkspaceStore } from '../workspace/store';
 import type { Snapshot } from '../workspace/model';
 import { OrphanNotice } from './OrphanNotice';
 import { paneLabel } from './Pane';
+import { WorkspaceStrip } from './WorkspaceStrip';
 
-/** Minimized panes as chips along the bottom; a click restores one. */
+/** The workspace strip, then the workspace's minimized panes as chips along the bottom; a click restores one. */
 export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
   const mins = snap.layout.minimized;
   return (
     <div className="baseboard" data-testid="baseboard">
+      <WorkspaceStrip store={store} snap={snap} />
       <OrphanNotice store={store} orphans={snap.orphans} />
       {mins.length === 0 ? (
         <span className="baseboard-hint">
-          <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>b</kbd> browser · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close
+          <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>b</kbd> browser · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close · <kbd>c</kbd> workspace
         </span>
       ) : (
         mins.map((id) => {

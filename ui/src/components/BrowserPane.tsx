@@ -21,7 +21,7 @@ interface BrowserPaneProps {
   store: WorkspaceStore;
   pane: PaneModel;
   rect: Rect;
-  /** false for minimized panes and panes hidden behind a zoom: they stay mounted */
+  /** false for minimized panes, panes hidden behind a zoom and panes of other workspaces: they stay mounted */
   visible: boolean;
   focused: boolean;
   zoomed: boolean;

@@ -2,6 +2,8 @@
 import type { WorkspaceStore } from '../workspace/store';
 import type { CloseQuestion, Snapshot } from '../workspace/model';
 import { paneLabel } from './Pane';
+import { workspaceLabel } from '../workspace/label';
+import { workspaceNumber } from '../workspace/workspaces';
 
 /**
  * "Close "<pane>"? vim is running in this pane · python3 (pid 1234) still runs from this
@@ -9,28 +11,32 @@ import { paneLabel } from './Pane';
  * pane); "Close and stop" closes it. Over the whole app, like the quit question.
  */
 export function CloseConfirm({ store, snap, q }: { store: WorkspaceStore; snap: Snapshot; q: CloseQuestion }) {
-  const p = snap.panes[q.paneId];
+  const ws = 'workspaceId' in q ? snap.workspaces.findIndex((w) => w.id === q.workspaceId) : -1;
+  const p = 'paneId' in q ? snap.panes[q.paneId] : undefined;
+  const what = 'paneId' in q ? (p ? paneLabel(p) : q.paneId) : ws >= 0 ? `workspace ${workspaceNumber(ws)} ${workspaceLabel(snap.workspaces[ws], snap.panes)}` : 'workspace';
   return (
     <div className="browser-prompt-backdrop close-confirm-backdrop" onMouseDown={(e) => e.target === e.currentTarget && store.answerClose(false)}>
       <div
         className="browser-prompt"
         data-testid="close-confirm"
         role="alertdialog"
-        aria-label="Close this pane?"
+        aria-label={'paneId' in q ? 'Close this pane?' : 'Close this workspace?'}
         onKeyDown={(e) => {
           e.stopPropagation();
           if (e.key === 'Escape') store.answerClose(false);
         }}
       >
         <p>
-          <strong>Close “{p ? paneLabel(p) : q.paneId}”?</strong>
+          <strong>Close “{what}”?</strong>
         </p>
         <ul className="close-confirm-reasons" data-testid="close-confirm-reasons">
           {q.reasons.map((r) => (
             <li key={r}>{r}</li>
           ))}
         </ul>
-        <p>Closing the pane stops {q.reasons.length > 1 ? 'them' : 'it'}.</p>
+        <p>
+          Closing the {'paneId' in q ? 'pane' : 'workspace'} stops {q.reasons.length > 1 ? 'them' : 'it'}.
+        </p>
         <div className="browser-panel-actions">
           <button className="panel-btn" data-testid="close-confirm-cancel" autoFocus onClick={() => store.answerClose(false)}>
             Cancel

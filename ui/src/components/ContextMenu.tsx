@@ -1,7 +1,10 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { leaves } from '../layout/engine';
 import { type PortOpenMode, type PortRow, portRows } from '../ports/ports';
 import type { WorkspaceStore } from '../workspace/store';
 import type { Snapshot } from '../workspace/model';
+import { workspaceLabel } from '../workspace/label';
+import { WORKSPACES_MAX, workspaceNumber, workspaceOf } from '../workspace/workspaces';
 import { LayoutItems } from '../project/LayoutItems';
 
 export interface MenuAt {
@@ -53,7 +56,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   const [pos, setPos] = useState({ x: at.x, y: at.y });
   const id = at.paneId;
   const zoomed = snap.layout.zoomed === id;
-  const visibleCount = Object.keys(snap.panes).length - snap.layout.minimized.length;
+  const visibleCount = leaves(snap.layout.root).length;
   const canMinimize = snap.layout.zoomed === null && visibleCount > 1;
   const canZoom = zoomed || visibleCount > 1;
 
@@ -63,6 +66,8 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   const [selected, setSelected] = useState(0);
   const [pending, setPending] = useState<PortOpenMode | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  /** the "Move to workspace" list is open */
+  const [moving, setMoving] = useState(false);
   const pendingRef = useRef(false);
   /** set when the menu goes away: a late open result must not act or dismiss another menu */
   const cancelled = useRef({ cancelled: false });
@@ -81,10 +86,10 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   }, [store, id]);
 
   useLayoutEffect(() => {
-    // Keep the menu inside the window (again once the ports section has its size).
+    // Keep the menu inside the window (again once the ports section has its size, and when the workspace list opens).
     const r = ref.current!.getBoundingClientRect();
     setPos({ x: Math.max(4, Math.min(at.x, innerWidth - r.width - 4)), y: Math.max(4, Math.min(at.y, innerHeight - r.height - 4)) });
-  }, [at.x, at.y, scan.kind, projectShown]);
+  }, [at.x, at.y, scan.kind, projectShown, moving]);
 
   useLayoutEffect(() => {
     // Take the keyboard from the terminal so keys drive the menu.
@@ -193,6 +198,23 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     ],
     [{ id: 'close', label: 'Close', keys: 'Ctrl-b x', run: () => void store.requestClose(id) }],
   ];
+  const home = workspaceOf(snap.workspaces, id)?.id;
+  const destinations: Item[] = [
+    ...snap.workspaces
+      .map((w, i) => ({ w, i }))
+      .filter(({ w }) => w.id !== home)
+      .map(({ w, i }) => ({
+        id: `move-${w.id}`,
+        label: `${workspaceNumber(i)} ${workspaceLabel(w, snap.panes)}`.trim(),
+        run: () => store.ws.movePane(id, w.id),
+      })),
+    { id: 'move-new', label: 'New workspace', disabled: snap.workspaces.length >= WORKSPACES_MAX, run: () => store.ws.movePane(id, 'new') },
+  ];
+  const runItem = (item: Item) => {
+    close(false);
+    item.run();
+    if (item.id !== 'find') store.focusTerminal();
+  };
 
   return (
     <div
@@ -289,16 +311,45 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
               data-testid={`menu-${item.id}`}
               disabled={item.disabled}
               onMouseDown={(e) => e.preventDefault()}
-              onClick={() => {
-                close(false);
-                item.run();
-                if (item.id !== 'find') store.focusTerminal();
-              }}
+              onClick={() => runItem(item)}
             >
               <span>{item.label}</span>
               {item.keys && <kbd className="menu-keys">{item.keys}</kbd>}
             </button>
           ))}
+          {i === groups.length - 2 && (
+            <>
+              <button
+                role="menuitem"
+                className="menu-item"
+                data-testid="menu-move"
+                aria-haspopup="menu"
+                aria-expanded={moving}
+                onMouseDown={(e) => e.preventDefault()}
+                onClick={() => setMoving((m) => !m)}
+              >
+                <span>Move to workspace</span>
+                <span className="menu-keys">{moving ? '▾' : '▸'}</span>
+              </button>
+              {moving && (
+                <div className="menu-sub" role="menu" aria-label="Move to workspace" data-testid="menu-move-list">
+                  {destinations.map((item) => (
+                    <button
+                      key={item.id}
+                      role="menuitem"
+                      className="menu-item"
+                      data-testid={`menu-${item.id}`}
+                      disabled={item.disabled}
+                      onMouseDown={(e) => e.preventDefault()}
+                      onClick={() => runItem(item)}
+                    >
+                      <span className="menu-sub-label">{item.label}</span>
+                    </button>
+                  ))}
+                </div>
+              )}
+            </>
+          )}
         </div>
       ))}
     </div>

@@ -13,7 +13,7 @@ interface PaneProps {
   store: WorkspaceStore;
   pane: PaneModel;
   rect: Rect;
-  /** false for minimized panes and panes hidden behind a zoom: they stay mounted */
+  /** false for minimized panes, panes hidden behind a zoom and panes of other workspaces: they stay mounted */
   visible: boolean;
   focused: boolean;
   zoomed: boolean;

@@ -70,7 +70,7 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
     [snap.layout, size],
   );
 
-  // Ctrl-b p: the menu opens near the pane's top-left corner.
+  // Ctrl-b >: the menu opens near the pane's top-left corner.
   const req = snap.menuRequest;
   useEffect(() => {
     if (!req) return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IDLE, step } from '../keys/prefix';
+import { BINDINGS, IDLE, step } from '../keys/prefix';
 import { DEFAULT_CONFIG, parseSnapshot, problemText, terminalOptions } from './config';
 
 /** A snapshot as the sidecar sends it (sidecar/src/config, protocol §10). */
@@ -65,5 +65,13 @@ describe('config snapshot', () => {
   it('names file, line and column of a problem', () => {
     const s = parseSnapshot(wire({}, { file: '/c/config.toml', line: 3, column: 8, message: 'invalid string' }))!;
     expect(problemText(s.error!)).toBe('/c/config.toml:3:8: invalid string');
+  });
+});
+
+describe('the built-in bindings', () => {
+  it('are the same in the config defaults and the prefix machine (workspaces included)', () => {
+    expect(DEFAULT_CONFIG.bindings).toEqual(BINDINGS);
+    expect(BINDINGS['c']).toEqual({ kind: 'newWorkspace' });
+    expect(BINDINGS['0']).toEqual({ kind: 'selectWorkspace', digit: 0 });
   });
 });

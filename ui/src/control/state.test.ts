@@ -119,3 +119,16 @@ describe('encodeState', () => {
     expect(JSON.parse(text).panes).toHaveLength(UI_PANES_MAX);
   });
 });
+
+describe('buildState: workspaces', () => {
+  it("reports each pane's workspace number when the store gives one, and nothing otherwise", () => {
+    const panes = {
+      p1: { id: 'p1', kind: 'terminal' as const, handle: 't1', terminalId: 't1', title: '', command: null },
+      p2: { id: 'p2', kind: 'terminal' as const, handle: 't2', terminalId: 't2', title: '', command: null },
+    };
+    const s = buildState({ order: ['p1', 'p2'], panes, minimized: [], focused: 'p1', active: true, workspaces: { p1: 1, p2: 3 } });
+    expect(s.panes.map((p) => p.workspace)).toEqual([1, 3]);
+    const none = buildState({ order: ['p1'], panes, minimized: [], focused: 'p1', active: true });
+    expect(none.panes[0]).not.toHaveProperty('workspace');
+  });
+});

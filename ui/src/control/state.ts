@@ -34,6 +34,8 @@ export interface ReportInput {
   focused: string | null;
   /** the window has the focus (`document.hasFocus()`) */
   active: boolean;
+  /** pane id → the number of its workspace (from 1); a pane not in it reports none */
+  workspaces?: Readonly<Record<string, number>>;
 }
 
 const encoder = new TextEncoder();
@@ -96,6 +98,7 @@ export function buildState(input: ReportInput, stringBytes = UI_STRING_MAX_BYTES
       url,
       mode: reportedMode(p),
       minimized: minimized.has(id),
+      ...(input.workspaces?.[id] !== undefined ? { workspace: input.workspaces[id] } : {}),
       browser: reportedBrowser(p),
     });
   }

@@ -23,7 +23,16 @@ export type Action =
   | { kind: 'nextAttention' }
   /** scroll the focused terminal to its previous / next prompt (shell integration) */
   | { kind: 'promptPrev' }
-  | { kind: 'promptNext' };
+  | { kind: 'promptNext' }
+  /** workspaces (DESIGN §14): a new one, the next / previous, one by its digit (1…9, 0 the tenth), rename and close the one on screen */
+  | { kind: 'newWorkspace' }
+  | { kind: 'nextWorkspace' }
+  | { kind: 'prevWorkspace' }
+  | { kind: 'selectWorkspace'; digit: number }
+  | { kind: 'renameWorkspace' }
+  | { kind: 'closeWorkspace' }
+  /** move the focused pane to a new workspace (tmux's break-pane) */
+  | { kind: 'breakPane' };
 
 export interface Keystroke {
   /** `KeyboardEvent.key` */
@@ -75,10 +84,17 @@ export const BINDINGS: Record<string, Action> = {
   '{': { kind: 'swapPrev' },
   '}': { kind: 'swapNext' },
   b: { kind: 'openBrowser' },
-  p: { kind: 'contextMenu' },
+  '>': { kind: 'contextMenu' },
   a: { kind: 'nextAttention' },
   '[': { kind: 'promptPrev' },
   ']': { kind: 'promptNext' },
+  c: { kind: 'newWorkspace' },
+  n: { kind: 'nextWorkspace' },
+  p: { kind: 'prevWorkspace' },
+  ',': { kind: 'renameWorkspace' },
+  '&': { kind: 'closeWorkspace' },
+  '!': { kind: 'breakPane' },
+  ...Object.fromEntries(Array.from({ length: 10 }, (_, d) => [String(d), { kind: 'selectWorkspace', digit: d } as Action])),
 };
 
 export const DEFAULT_KEYMAP: Keymap = { prefixLetter: PREFIX_LETTER, bindings: BINDINGS };

@@ -6,6 +6,7 @@ import { isHttpUrl } from '../browser/url';
 import * as L from '../layout/engine';
 import { type PortOrigin, isPortOrigin } from '../ports/ports';
 import { type ViewportChoice, parseViewportChoice } from '../screencast/viewport';
+import { WORKSPACES_MAX, WORKSPACE_ID_RE, cleanName } from './workspaces';
 
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
@@ -13,30 +14,77 @@ export type SavedPane =
   | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string };
 
 /**
- * The saved document. Terminal entries predate `kind` and may lack it; `kept` lists the
- * earlier terminals of a pane whose sessions still had processes when it restarted.
+ * One workspace in the saved document: its layout, its panes in render order (a subset of
+ * the document's `panes`) and its focused pane (also the layout's `focused`).
  */
-export interface WorkspaceDoc {
-  version: 1;
+export interface SavedWorkspace {
+  id: string;
+  name: string;
   layout: L.LayoutState;
-  panes: Record<string, SavedPane>;
   order: string[];
+  focus: string | null;
 }
 
 /**
- * Reads a saved workspace document field by field; null when it is not one (a wrong
+ * The saved document, version 2: the workspaces in strip order, the active one, and every
+ * pane of every workspace. Terminal entries predate `kind` and may lack it; `kept` lists the
+ * earlier terminals of a pane whose sessions still had processes when it restarted. A
+ * version-1 document (`{version:1, layout, panes, order}`, one wall) reads as one workspace.
+ */
+export interface WorkspaceDoc {
+  version: 2;
+  workspaces: SavedWorkspace[];
+  active: string;
+  panes: Record<string, SavedPane>;
+}
+
+/**
+ * Reads a saved workspace document field by field; null when it is not one (an unknown
  * version, no valid layout). Panes that do not parse are left out; a handle that is not
  * one (`tN` for terminals, `bN` for browsers) is dropped, and documents from before
- * handles (none at all) are accepted.
+ * handles (none at all) are accepted. A workspace whose id or layout does not parse, or
+ * whose id came before, is left out, as is a pane already in an earlier workspace; past
+ * WORKSPACES_MAX they are dropped. An unknown `active` is the first workspace.
  */
 export function parseDoc(v: unknown): WorkspaceDoc | null {
   if (typeof v !== 'object' || v === null) return null;
   const o = v as Record<string, unknown>;
-  if (o.version !== 1) return null;
-  const layout = L.parseLayout(o.layout);
-  if (!layout || typeof o.panes !== 'object' || o.panes === null) return null;
+  if (o.version !== 1 && o.version !== 2) return null;
+  if (typeof o.panes !== 'object' || o.panes === null) return null;
+  const panes = parsePanes(o.panes as Record<string, unknown>);
+  if (o.version === 1) {
+    const layout = L.parseLayout(o.layout);
+    if (!layout) return null;
+    return { version: 2, workspaces: [{ id: 'w1', name: '', layout, order: parseOrder(o.order), focus: layout.focused }], active: 'w1', panes };
+  }
+  if (!Array.isArray(o.workspaces)) return null;
+  const workspaces: SavedWorkspace[] = [];
+  const taken = new Set<string>();
+  for (const w of o.workspaces) {
+    if (workspaces.length >= WORKSPACES_MAX) break;
+    if (typeof w !== 'object' || w === null) continue;
+    const q = w as Record<string, unknown>;
+    if (typeof q.id !== 'string' || !WORKSPACE_ID_RE.test(q.id) || workspaces.some((x) => x.id === q.id)) continue;
+    let layout = L.parseLayout(q.layout);
+    if (!layout) continue;
+    // A pane is in one workspace: a later claim is dropped.
+    layout = L.prune(layout, (id) => !taken.has(id));
+    if (typeof q.focus === 'string') layout = L.focus(layout, q.focus);
+    for (const id of L.allPanes(layout)) taken.add(id);
+    workspaces.push({ id: q.id, name: typeof q.name === 'string' ? cleanName(q.name) : '', layout, order: parseOrder(q.order), focus: layout.focused });
+  }
+  if (!workspaces.length) return null;
+  const active = typeof o.active === 'string' && workspaces.some((w) => w.id === o.active) ? o.active : workspaces[0].id;
+  return { version: 2, workspaces, active, panes };
+}
+
+function parseOrder(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
   const panes: WorkspaceDoc['panes'] = {};
-  for (const [id, p] of Object.entries(o.panes as Record<string, unknown>)) {
+  for (const [id, p] of Object.entries(raw)) {
     if (typeof p !== 'object' || p === null) continue;
     const q = p as Record<string, unknown>;
     if (q.kind === 'browser') {
@@ -62,6 +110,5 @@ export function parseDoc(v: unknown): WorkspaceDoc | null {
       ...(Array.isArray(q.kept) ? { kept: q.kept.filter((k): k is string => typeof k === 'string' && TERMINAL_ID_RE.test(k)) } : {}),
     };
   }
-  const order = Array.isArray(o.order) ? o.order.filter((x): x is string => typeof x === 'string') : [];
-  return { version: 1, layout, panes, order };
+  return panes;
 }

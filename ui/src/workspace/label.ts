@@ -3,11 +3,20 @@
 // shell; beside it, a short working directory.
 import { displayUrl } from '../browser/url';
 import type { PaneModel } from './model';
+import type { Workspace } from './workspaces';
 
 /** The pane's name in its header and baseboard chip. */
 export function paneLabel(p: PaneModel): string {
   if (p.kind === 'browser') return p.title || (p.browser?.url ? displayUrl(p.browser.url) : '') || 'browser';
   return runningLabel(p) ?? (p.title || p.command || 'terminal');
+}
+
+/** A workspace's name in the strip: the one given, else its focused pane's label. */
+export function workspaceLabel(w: Workspace, panes: Readonly<Record<string, PaneModel | undefined>>): string {
+  if (w.name) return w.name;
+  const f = w.layout.focused ?? w.layout.minimized[0];
+  const p = f ? panes[f] : undefined;
+  return p ? paneLabel(p) : '';
 }
 
 /** What runs in terminal pane `p` now, if anything other than its shell: the command line, else the program's name. */

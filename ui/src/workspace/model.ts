@@ -13,6 +13,7 @@ import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT } from '../screencast/viewport';
 import type { PaneStatus } from './PaneRuntime';
 import type { Orphan } from './survivors';
+import type { Workspace } from './workspaces';
 
 /** The gap between panes on the wall, in CSS px. */
 export const GAP_PX = 6;
@@ -60,19 +61,26 @@ export interface PaneModel {
   attention?: boolean;
 }
 
-/** A close that waits for the user's answer: the pane and why it asks (one line per reason). */
-export interface CloseQuestion {
-  paneId: L.PaneId;
-  reasons: string[];
-}
+/**
+ * A close that waits for the user's answer: the pane (or, closing a workspace, the
+ * workspace) and why it asks (one line per reason).
+ */
+export type CloseQuestion = { paneId: L.PaneId; reasons: string[] } | { workspaceId: string; reasons: string[] };
 
 export interface Snapshot {
+  /** the active workspace's layout (the wall on screen); its entry in `workspaces` is kept equal */
   layout: L.LayoutState;
+  /** every workspace in strip order (at least one once ready) */
+  workspaces: Workspace[];
+  /** the id of the workspace on screen */
+  active: string;
+  /** the workspace whose name the strip is editing, or null */
+  renaming: string | null;
   panes: Record<L.PaneId, PaneModel>;
   /** every pane in creation order: the stable render order (never re-sorted) */
   order: L.PaneId[];
   ready: boolean;
-  /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
+  /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b >) */
   menuRequest: { paneId: L.PaneId; nonce: number } | null;
   /** whether "Pop out" can be chosen (`GET /api/capabilities`, asked at start and whenever a menu offering it opens) */
   popout: PopoutOffer;

@@ -6,12 +6,13 @@ import * as L from '../layout/engine';
 import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT } from '../screencast/viewport';
 import type { SavedPane, WorkspaceDoc } from './doc';
+import { type Workspace, unemptied } from './workspaces';
 import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
 
 /** How long the wall must stay unchanged before it is saved, in ms. */
 const SAVE_DEBOUNCE_MS = 300;
 
-/** The saved document for snapshot `s`: terminal panes with a terminal, and browser panes. */
+/** The saved document (version 2) for snapshot `s`: every workspace, terminal panes with a terminal, and browser panes. */
 export function toDoc(s: Snapshot): WorkspaceDoc {
   const panes: WorkspaceDoc['panes'] = {};
   for (const id of s.order) {
@@ -26,12 +27,20 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}) };
     }
   }
-  return { version: 1, layout: s.layout, panes, order: s.order.filter((id) => panes[id]) };
+  const workspaces = s.workspaces.map((w) => {
+    const layout = w.id === s.active ? s.layout : w.layout;
+    const mine = new Set(L.allPanes(layout));
+    return { id: w.id, name: w.name, layout, order: s.order.filter((id) => panes[id] && mine.has(id)), focus: layout.focused };
+  });
+  return { version: 2, workspaces, active: s.active, panes };
 }
 
-/** A wall restored from a saved document: its layout, pane models (no runtimes yet) and render order. */
+/** A wall restored from a saved document: its workspaces, pane models (no runtimes yet) and render order. */
 export interface RestoredWall {
-  layout: L.LayoutState;
+  /** the workspaces that still show a pane, in strip order (empty when none does) */
+  workspaces: Workspace[];
+  /** the active one (the first when the saved one is gone; '' when there is none) */
+  active: string;
   panes: Record<L.PaneId, PaneModel>;
   order: L.PaneId[];
   /** the smallest pane number (`pN`) not taken by a restored pane */
@@ -40,8 +49,9 @@ export interface RestoredWall {
 
 /**
  * The wall of document `doc`, dropping terminal panes whose terminal is not in `known` (the
- * sidecar's terminals now) and the earlier terminals they kept that are gone. The layout may
- * be empty (every pane dropped); the caller starts a fresh pane then.
+ * sidecar's terminals now) and the earlier terminals they kept that are gone. A workspace
+ * left with nothing on its wall brings back its last minimized pane; one left with no pane
+ * at all is dropped (the caller starts a fresh pane when none is left).
  */
 export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>): RestoredWall {
   const panes: Record<string, PaneModel> = {};
@@ -50,10 +60,17 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>): Resto
     const d = doc.panes[id];
     return !!d && (d.kind === 'browser' || known.has(d.terminalId));
   };
-  const layout = L.prune(doc.layout, keep);
-  const present = new Set(L.allPanes(layout));
-  const order = doc.order.filter((id) => present.has(id));
-  for (const id of L.allPanes(layout)) if (!order.includes(id)) order.push(id);
+  const workspaces: Workspace[] = [];
+  const order: L.PaneId[] = [];
+  for (const w of doc.workspaces) {
+    const layout = unemptied(L.prune(w.layout, keep));
+    const present = new Set(L.allPanes(layout));
+    if (!present.size) continue;
+    workspaces.push({ id: w.id, name: w.name, layout });
+    const mine = w.order.filter((id) => present.has(id) && !order.includes(id));
+    for (const id of L.allPanes(layout)) if (!mine.includes(id)) mine.push(id);
+    order.push(...mine);
+  }
   for (const id of order) {
     const d = doc.panes[id];
     if (d.kind === 'browser') {
@@ -87,7 +104,8 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>): Resto
     const n = Number(id.slice(1));
     if (Number.isInteger(n) && n >= nextId) nextId = n + 1;
   }
-  return { layout, panes, order, nextId };
+  const active = workspaces.some((w) => w.id === doc.active) ? doc.active : workspaces[0]?.id ?? '';
+  return { workspaces, active, panes, order, nextId };
 }
 
 /**

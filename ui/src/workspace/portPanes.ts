@@ -13,8 +13,8 @@ export interface PortHost {
   readonly snap: Snapshot;
   openBrowser(ref: L.PaneId | null, url: string, opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode }): L.PaneId | null;
   popOut(id: L.PaneId): void;
+  /** focuses pane `id` (restored, its workspace shown) */
   showPane(id: L.PaneId): void;
-  focus(id: L.PaneId): void;
 }
 
 /** The port actions of terminal panes. */
@@ -84,7 +84,7 @@ export class PortPanes {
     if (!L.visiblePanes(this.host.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
     const again = this.findPortPane(origin);
     if (again) {
-      this.host.focus(again);
+      this.host.showPane(again);
       return;
     }
     if (!this.host.openBrowser(id, row.url, { keepSource: true, origin })) throw new Error("couldn't place a browser pane here");

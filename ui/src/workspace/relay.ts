@@ -12,6 +12,7 @@ import * as L from '../layout/engine';
 import { openExternal } from '../ports/external';
 import { commandTitle } from './PaneRuntime';
 import { GAP_PX, MIN_PANE_PX, type PaneModel, type Snapshot } from './model';
+import { workspaceNumber } from './workspaces';
 
 /** What the relay needs from the store: the snapshot and the actions the wall's buttons use. */
 export interface RelayHost {
@@ -19,7 +20,10 @@ export interface RelayHost {
   /** the wall's size (splits are planned against it) */
   readonly wall: L.Rect;
   set(next: Partial<Snapshot>): void;
-  setLayout(layout: L.LayoutState, extra?: Partial<Snapshot>): void;
+  /** the layout of pane `near`'s workspace (the one on screen for null): a relayed request acts where its pane is */
+  layoutNear(near: L.PaneId | null): L.LayoutState;
+  /** sets the layout of pane `near`'s workspace (with `extra` snapshot fields) */
+  setLayoutNear(near: L.PaneId | null, layout: L.LayoutState, extra?: Partial<Snapshot>): void;
   takeId(): L.PaneId;
   /** a terminal pane's model with its runtime, on existing terminal `terminalId` */
   newPane(terminalId: string, title: string, command: string | null, handle: string, id: L.PaneId): PaneModel;
@@ -40,7 +44,8 @@ export class ControlRelay {
     return encodeState({
       order: s.order,
       panes: s.panes,
-      minimized: s.layout.minimized,
+      minimized: s.workspaces.flatMap((w) => (w.id === s.active ? s.layout : w.layout).minimized),
+      workspaces: Object.fromEntries(s.workspaces.flatMap((w, i) => L.allPanes(w.id === s.active ? s.layout : w.layout).map((id) => [id, workspaceNumber(i)]))),
       focused: s.layout.focused,
       active: typeof document !== 'undefined' && document.hasFocus(),
     });
@@ -104,13 +109,14 @@ export class ControlRelay {
     const again = this.paneByHandle(terminal);
     if (again) return again;
     this.checkNear(near);
-    const target = besidePane(this.host.snap.layout, near);
+    const base = this.host.layoutNear(near);
+    const target = besidePane(base, near);
     if (!target) throw new Refused('there is no pane on the wall to split');
     const id = this.host.takeId();
-    const plan = planSplit(this.host.snap.layout, this.host.wall, target, side, id, { gap: GAP_PX, minSize: MIN_PANE_PX });
+    const plan = planSplit(base, this.host.wall, target, side, id, { gap: GAP_PX, minSize: MIN_PANE_PX });
     if (!plan.ok) throw new Refused(plan.message);
     const p = this.host.newPane(terminal, '', command, terminal, id);
-    this.host.setLayout(plan.layout, { panes: { ...this.host.snap.panes, [p.id]: p }, order: [...this.host.snap.order, p.id] });
+    this.host.setLayoutNear(near, plan.layout, { panes: { ...this.host.snap.panes, [p.id]: p }, order: [...this.host.snap.order, p.id] });
     return p.id;
   }
 
@@ -154,9 +160,10 @@ export class ControlRelay {
     const again = handle ? this.paneByHandle(handle) : null;
     if (again) return again;
     this.checkNear(near);
-    const target = besidePane(this.host.snap.layout, near);
+    const base = this.host.layoutNear(near);
+    const target = besidePane(base, near);
     if (!target) throw new Refused('there is no pane on the wall to open beside');
-    const room = roomBeside(this.host.snap.layout, this.host.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
+    const room = roomBeside(base, this.host.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
     if (room) throw new Refused(room);
     const id = this.host.openBrowser(target, url, { keepSource: true, mode: mode === 'iframe' ? 'iframe' : 'screencast', handle, keepFocus: true });
     if (!id) throw new Refused(`couldn't place a browser pane beside pane ${target}`);
@@ -167,7 +174,7 @@ export class ControlRelay {
   /** `ph focus|zoom|unzoom|minimize|restore|close`: as the header's buttons and the baseboard do; zoom and unzoom set, never toggle. */
   private relayPane(id: L.PaneId, action: 'focus' | 'zoom' | 'unzoom' | 'minimize' | 'restore' | 'close'): L.PaneId {
     if (!this.host.snap.panes[id]) throw new Refused(`there is no pane ${id} in this window (closed meanwhile?)`);
-    const s = this.host.snap.layout;
+    const s = this.host.layoutNear(id);
     const minimized = s.minimized.includes(id);
     switch (action) {
       case 'focus':
@@ -177,17 +184,17 @@ export class ControlRelay {
         // A minimized pane comes back first; a lone pane has nothing to zoom over (it fills the wall).
         let next = minimized ? L.restore(s, id) : s;
         if (next.zoomed !== id) next = L.toggleZoom(next, id);
-        this.host.setLayout(next);
+        this.host.setLayoutNear(id, next);
         break;
       }
       case 'unzoom':
-        if (s.zoomed === id) this.host.setLayout(L.toggleZoom(s, id));
+        if (s.zoomed === id) this.host.setLayoutNear(id, L.toggleZoom(s, id));
         break;
       case 'minimize':
         if (!minimized) {
           const next = L.minimize(s, id);
           if (next === s) throw new Refused(`pane ${id} is the only pane on the wall: the last one cannot be minimized`);
-          this.host.setLayout(next);
+          this.host.setLayoutNear(id, next);
         }
         break;
       case 'restore':

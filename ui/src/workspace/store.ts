@@ -28,9 +28,11 @@ import { GAP_PX, MIN_PANE_PX, type PaneModel, type Snapshot, browserModel, termi
 import { DocSaver, restoreDoc, toDoc } from './persist';
 import { PortPanes } from './portPanes';
 import { ControlRelay } from './relay';
+import { WorkspaceActions } from './workspaceActions';
 import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
 import { closeReasons, findOrphans } from './survivors';
+import { byDigit, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
@@ -59,11 +61,13 @@ export class WorkspaceStore {
   readonly browser: BrowserPanes;
   /** Terminal panes' listening ports, opened in browser panes. */
   readonly ports: PortPanes;
+  /** The workspaces' actions: switch, cycle, create, rename, move a pane, close. */
+  readonly ws: WorkspaceActions;
   private readonly relay: ControlRelay;
 
   /** The user's configuration (its own module; the store only hands it to panes and the channel). */
   constructor(readonly settings: Settings) {
-    this.state = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+    this.state = { layout: L.EMPTY_LAYOUT, workspaces: [makeWorkspace('w1')], active: 'w1', renaming: null, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
     const store = this;
     this.browser = new BrowserPanes({
       get snap() {
@@ -84,7 +88,21 @@ export class WorkspaceStore {
       openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
       popOut: (id) => this.browser.popOut(id),
       showPane: (id) => this.showPane(id),
-      focus: (id) => this.focus(id),
+    });
+    this.ws = new WorkspaceActions({
+      get snap() {
+        return store.snap;
+      },
+      get wall() {
+        return store.wall;
+      },
+      set: (next) => this.set(next),
+      newTerminal: (cwdOf) => {
+        const src = cwdOf ? this.runtimes.get(cwdOf) : undefined;
+        return this.newPane(null, '', null, null, this.takeId(), src ? { cwd: () => src.cwd() } : {});
+      },
+      disposePane: (id) => this.disposePane(id),
+      scheduleFocusSync: () => this.scheduleFocusSync(),
     });
     this.relay = new ControlRelay({
       get snap() {
@@ -94,7 +112,8 @@ export class WorkspaceStore {
         return store.wall;
       },
       set: (next) => this.set(next),
-      setLayout: (layout, extra) => this.setLayout(layout, extra),
+      layoutNear: (near) => this.layoutIn(this.workspaceIdOf(near)),
+      setLayoutNear: (near, layout, extra) => this.setLayoutIn(this.workspaceIdOf(near), layout, extra),
       takeId: () => this.takeId(),
       newPane: (terminalId, title, command, handle, id) => this.newPane(terminalId, title, command, handle, id),
       openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
@@ -119,7 +138,13 @@ export class WorkspaceStore {
 
   private set(next: Partial<Snapshot>) {
     const prevFocus = this.snap.layout.focused;
-    this.state = { ...this.state, ...next };
+    let state = { ...this.state, ...next };
+    // One truth for the wall on screen: a new list brings the active workspace's layout; a
+    // new layout is written into the active workspace's entry.
+    const active = state.workspaces.find((w) => w.id === state.active);
+    if (active && next.workspaces && !next.layout) state.layout = active.layout;
+    else if (active && active.layout !== state.layout) state = { ...state, workspaces: withLayout(state.workspaces, state.active, state.layout) };
+    this.state = state;
     for (const l of [...this.listeners]) l();
     if (this.snap.ready) this.saver.schedule();
     this.channel?.changed();
@@ -152,6 +177,8 @@ export class WorkspaceStore {
     if (this.focusTimer) return;
     this.focusTimer = setTimeout(() => {
       this.focusTimer = null;
+      // The strip's name field keeps the keyboard while it is open.
+      if (this.snap.renaming) return;
       const f = this.snap.layout.focused;
       if (f) this.focusKeyboard(f, false);
     }, 0);
@@ -166,6 +193,23 @@ export class WorkspaceStore {
     const p = this.snap.panes[id];
     if (!p) return;
     this.set({ panes: { ...this.snap.panes, [id]: { ...p, ...patch } } });
+  }
+
+  /** The id of the workspace pane `id` is in; the active one for null or an unknown pane. */
+  private workspaceIdOf(id: L.PaneId | null): string {
+    return (id !== null && workspaceOf(this.snap.workspaces, id)?.id) || this.snap.active;
+  }
+
+  /** Workspace `ws`'s layout (the wall on screen for the active one). */
+  private layoutIn(ws: string): L.LayoutState {
+    if (ws === this.snap.active) return this.snap.layout;
+    return this.snap.workspaces.find((w) => w.id === ws)?.layout ?? this.snap.layout;
+  }
+
+  /** Sets workspace `ws`'s layout (with `extra` snapshot fields), on screen or not. */
+  private setLayoutIn(ws: string, layout: L.LayoutState, extra: Partial<Snapshot> = {}) {
+    if (ws === this.snap.active) this.setLayout(layout, extra);
+    else this.set({ workspaces: withLayout(this.snap.workspaces, ws, layout), ...extra });
   }
 
   // --- runtimes
@@ -242,24 +286,27 @@ export class WorkspaceStore {
     const known = new Set(terms.map((t) => t.id));
     const doc = parseDoc(ws?.workspace);
     let panes: Record<string, PaneModel> = {};
-    let layout: L.LayoutState = L.EMPTY_LAYOUT;
+    let workspaces = this.snap.workspaces;
+    let active = this.snap.active;
     let order: string[] = [];
     if (doc) {
       const wall = restoreDoc(doc, known);
-      ({ layout, panes, order } = wall);
+      if (wall.workspaces.length) ({ workspaces, active } = wall);
+      ({ panes, order } = wall);
       this.nextId = Math.max(this.nextId, wall.nextId);
       for (const id of order) {
         if (panes[id].kind === 'browser') this.browser.create(panes[id]);
         else this.createRuntime(panes[id]);
       }
     }
-    if (!layout.root && layout.minimized.length) layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
-    if (!layout.root) {
+    if (!workspaces.some((w) => w.layout.root)) {
       const p = this.newPane(null);
       panes[p.id] = p;
       order.push(p.id);
-      layout = L.single(p.id);
+      workspaces = [makeWorkspace(workspaces[0]?.id ?? 'w1', L.single(p.id), workspaces[0]?.name)];
+      active = workspaces[0].id;
     }
+    const layout = workspaces.find((w) => w.id === active)!.layout;
     window.addEventListener('message', this.browser.onMessage);
     // Coming back to the window after one pane's notification lands in that pane: the desktop
     // app's notifications (the Tauri plugin) report no click on every desktop, and a web
@@ -280,7 +327,7 @@ export class WorkspaceStore {
       for (const k of p.kept ?? []) shown.add(k);
     }
     const orphans = findOrphans(terms, shown);
-    this.set({ layout, panes, order, ready: true, orphans });
+    this.set({ workspaces, active, layout, panes, order, ready: true, orphans });
     this.refreshPopout();
     this.openChannel();
     setInterval(() => void this.sweepKept(), KEPT_SWEEP_MS);
@@ -434,6 +481,7 @@ export class WorkspaceStore {
   /** Shows pane `id` (restored if minimized, unzoomed if hidden behind a zoom) and focuses it. */
   reveal(id: L.PaneId) {
     if (!this.snap.panes[id]) return;
+    this.showWorkspaceOf(id);
     let layout = this.snap.layout;
     if (layout.minimized.includes(id)) layout = L.restore(layout, id);
     if (layout.zoomed && layout.zoomed !== id) layout = { ...layout, zoomed: null };
@@ -444,7 +492,7 @@ export class WorkspaceStore {
 
   /** Prefix + a: the next pane that wants attention (after the focused one, wrapping). */
   nextAttention(): boolean {
-    const id = nextWanting(this.snap.order, this.snap.layout.focused, (p) => !!this.snap.panes[p]?.attention);
+    const id = nextWanting(panesByWorkspace(this.snap.workspaces, this.snap.order), this.snap.layout.focused, (p) => !!this.snap.panes[p]?.attention);
     if (id) this.reveal(id);
     return id !== null;
   }
@@ -542,8 +590,9 @@ export class WorkspaceStore {
     const q = this.snap.closing;
     if (!q) return;
     this.set({ closing: null });
-    if (close) this.close(q.paneId);
-    else this.focusTerminal();
+    if (!close) this.focusTerminal();
+    else if ('workspaceId' in q) this.ws.close(q.workspaceId);
+    else this.close(q.paneId);
   }
 
   /** Stops what still runs in exited terminal pane `id`'s session (its banner's "Stop it"). */
@@ -551,42 +600,61 @@ export class WorkspaceStore {
     void this.runtimes.get(id)?.stopSurvivors();
   }
 
-  /** Closes pane `id` (default: the focused one) at once, stopping its terminal and any it kept. */
+  /**
+   * Closes pane `id` (default: the focused one) at once, stopping its terminal and any it
+   * kept. A workspace left without panes is closed when there are others, else it starts a
+   * fresh terminal.
+   */
   close(id: L.PaneId | null) {
     const target = id ?? this.snap.layout.focused;
     if (!target || !this.snap.panes[target]) return;
-    for (const k of this.snap.panes[target].kept ?? []) void api.deleteTerminal(k).catch(() => undefined);
-    this.runtimes.get(target)?.close();
-    this.runtimes.delete(target);
-    this.browser.dispose(target);
-    this.notifier.forget(target);
-    let layout = L.close(this.snap.layout, target);
+    const ws = this.workspaceIdOf(target);
+    this.disposePane(target);
     const panes = { ...this.snap.panes };
     delete panes[target];
     let order = this.snap.order.filter((o) => o !== target);
-    if (!layout.root && layout.minimized.length) {
-      layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
+    const layout = unemptied(L.close(this.layoutIn(ws), target));
+    if (!layout.root && this.snap.workspaces.length > 1) {
+      this.ws.drop(ws, { panes, order });
+      return;
     }
     if (!layout.root) {
       const p = this.newPane(null);
       panes[p.id] = p;
       order = [...order, p.id];
-      layout = L.single(p.id);
+      this.setLayoutIn(ws, L.single(p.id), { panes, order });
+      return;
     }
-    this.setLayout(layout, { panes, order });
+    this.setLayoutIn(ws, layout, { panes, order });
   }
 
+  /** Stops pane `id`'s runtime (its terminal and any it kept, or its browser) and forgets it; the models are the caller's. */
+  private disposePane(id: L.PaneId) {
+    for (const k of this.snap.panes[id]?.kept ?? []) void api.deleteTerminal(k).catch(() => undefined);
+    this.runtimes.get(id)?.close();
+    this.runtimes.delete(id);
+    this.browser.dispose(id);
+    this.notifier.forget(id);
+  }
+
+  /** Zooms or unzooms pane `id` (default: the focused one) in its workspace. */
   toggleZoom(id: L.PaneId | null) {
-    this.setLayout(L.toggleZoom(this.snap.layout, id ?? this.snap.layout.focused));
+    const ws = this.workspaceIdOf(id);
+    this.setLayoutIn(ws, L.toggleZoom(this.layoutIn(ws), id ?? this.snap.layout.focused));
   }
 
+  /** Minimizes pane `id` (default: the focused one) to its workspace's baseboard. */
   minimize(id: L.PaneId | null) {
     const target = id ?? this.snap.layout.focused;
-    if (target) this.setLayout(L.minimize(this.snap.layout, target));
+    if (!target) return;
+    const ws = this.workspaceIdOf(target);
+    this.setLayoutIn(ws, L.minimize(this.layoutIn(ws), target));
   }
 
+  /** Brings minimized pane `id` back to its workspace's wall. */
   restore(id: L.PaneId) {
-    this.setLayout(L.restore(this.snap.layout, id));
+    const ws = this.workspaceIdOf(id);
+    this.setLayoutIn(ws, L.restore(this.layoutIn(ws), id));
   }
 
   resizeGap(path: number[], index: number, delta: number) {
@@ -638,7 +706,31 @@ export class WorkspaceStore {
         return this.jumpPrompt(-1);
       case 'promptNext':
         return this.jumpPrompt(1);
+      case 'newWorkspace':
+        return void this.ws.create();
+      case 'nextWorkspace':
+        return this.ws.cycle(1);
+      case 'prevWorkspace':
+        return this.ws.cycle(-1);
+      case 'selectWorkspace': {
+        const id = byDigit(this.snap.workspaces, a.digit);
+        return id ? this.ws.switchTo(id) : undefined;
+      }
+      case 'renameWorkspace':
+        return this.ws.startRename();
+      case 'closeWorkspace':
+        return void this.ws.requestClose();
+      case 'breakPane':
+        return s.focused ? this.ws.movePane(s.focused, 'new') : undefined;
     }
+  }
+
+  // --- workspaces (DESIGN §14): their actions are `ws` (workspaceActions.ts)
+
+  /** Shows the workspace of pane `id` if it is another than the one on screen. */
+  private showWorkspaceOf(id: L.PaneId) {
+    const ws = workspaceOf(this.snap.workspaces, id);
+    if (ws) this.ws.switchTo(ws.id);
   }
 
   // --- browser panes
@@ -658,7 +750,10 @@ export class WorkspaceStore {
   ): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
-    const placement = decidePlacement(this.snap.layout, target, this.wall, (id) => {
+    // In the workspace of the pane it opens from (a relayed open may come from a hidden one).
+    const ws = this.workspaceIdOf(target);
+    const base = this.layoutIn(ws);
+    const placement = decidePlacement(base, target, this.wall, (id) => {
       const p = this.snap.panes[id];
       if (!p) return undefined;
       // From the context menu the source terminal is always kept, even an untouched one.
@@ -677,18 +772,19 @@ export class WorkspaceStore {
       this.runtimes.delete(old);
       delete panes[old];
       order = order.filter((o) => o !== old);
-      layout = L.focus(L.replace(this.snap.layout, old, p.id), p.id);
+      layout = L.focus(L.replace(base, old, p.id), p.id);
     } else {
-      layout = L.split(this.snap.layout, placement.target, placement.side, p.id);
+      layout = L.split(base, placement.target, placement.side, p.id);
     }
-    const before = this.snap.layout.focused;
+    const before = base.focused;
     if (opts.keepFocus && before !== null && L.leaves(layout.root).includes(before)) layout = { ...layout, focused: before };
-    this.setLayout(layout, { panes, order });
+    this.setLayoutIn(ws, layout, { panes, order });
     return p.id;
   }
 
   /** Focuses pane `id`, restoring it first when it is minimized. */
   showPane(id: L.PaneId) {
+    this.showWorkspaceOf(id);
     if (this.snap.layout.minimized.includes(id)) this.restore(id);
     else this.focus(id);
   }

@@ -276,6 +276,8 @@ fn tilde(path: &str) -> String {
 
 fn list(v: &Value, with_ports: bool) -> String {
     let panes = v["panes"].as_array().cloned().unwrap_or_default();
+    // Which workspace a pane is in only tells something when the window has several.
+    let workspaces: std::collections::BTreeSet<u64> = panes.iter().filter_map(|p| p["workspace"].as_u64()).collect();
     let mut rows: Vec<[String; 5]> = vec![["HANDLE", "KIND", "TITLE", "WHERE", "STATE"].map(String::from)];
     for p in panes {
         let kind = match (p["kind"].as_str(), p["mode"].as_str()) {
@@ -294,6 +296,9 @@ fn list(v: &Value, with_ports: bool) -> String {
         }
         if p["minimized"].as_bool() == Some(true) {
             state.push("minimized".to_string());
+        }
+        if let (true, Some(w)) = (workspaces.len() > 1, p["workspace"].as_u64()) {
+            state.push(format!("workspace {w}"));
         }
         if p["shown"].as_bool() == Some(false) {
             state.push("not shown".to_string());
@@ -365,5 +370,15 @@ mod tests {
         assert!(b.contains("iframe") && b.contains("http://localhost:8000/") && b.ends_with("minimized"), "{t}");
         assert!(b.contains("Directory listing for /"), "{t}");
         assert!(lines.iter().all(|l| l.chars().count() < 90), "compact: {t}");
+    }
+
+    #[test]
+    fn list_names_the_workspace_only_when_there_are_several() {
+        let pane = |h: &str, w: u64| json!({"handle":h,"kind":"terminal","title":"bash","cwd":"/","url":null,"mode":null,"minimized":false,"focused":false,"exit_code":null,"shown":true,"workspace":w});
+        let t = list(&json!({"window": true, "panes": [pane("t1", 1), pane("t2", 2)]}), false);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].ends_with("workspace 1") && lines[2].ends_with("workspace 2"), "{t}");
+        let one = list(&json!({"window": true, "panes": [pane("t1", 1), pane("t2", 1)]}), false);
+        assert!(!one.contains("workspace"), "{one}");
     }
 }

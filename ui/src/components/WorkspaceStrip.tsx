@@ -1,0 +1,118 @@
+// The workspace strip (DESIGN §14): one tab per workspace, numbered as the digit keys reach
+// them, named (else its focused pane's label), with a badge when a pane inside wants
+// attention. Click shows one, double-click (or F2, or Ctrl-b ,) renames, + makes a new one;
+// Tab reaches the strip and the arrows move along it.
+import { useLayoutEffect, useRef } from 'react';
+import type { Snapshot } from '../workspace/model';
+import type { WorkspaceStore } from '../workspace/store';
+import { workspaceLabel } from '../workspace/label';
+import { WORKSPACES_MAX, WORKSPACE_NAME_MAX, type Workspace, workspaceNumber } from '../workspace/workspaces';
+import * as L from '../layout/engine';
+import { keyHint, withHint } from '../keys/hints';
+
+/** The name field of the tab being renamed: Enter keeps the text, Escape or leaving it drops the edit. */
+function RenameField({ store, w, label }: { store: WorkspaceStore; w: Workspace; label: string }) {
+  const ref = useRef<HTMLInputElement>(null);
+  const done = useRef(false);
+  useLayoutEffect(() => {
+    ref.current?.focus();
+    ref.current?.select();
+  }, []);
+  const finish = (name: string | null) => {
+    if (done.current) return;
+    done.current = true;
+    store.ws.rename(w.id, name);
+  };
+  return (
+    <input
+      ref={ref}
+      className="ws-rename"
+      data-testid="ws-rename"
+      aria-label="Workspace name"
+      defaultValue={w.name || label}
+      maxLength={WORKSPACE_NAME_MAX}
+      size={Math.max(6, Math.min(24, (w.name || label).length + 1))}
+      onKeyDown={(e) => {
+        e.stopPropagation();
+        if (e.key === 'Enter') finish(e.currentTarget.value);
+        else if (e.key === 'Escape') finish(null);
+      }}
+      onBlur={() => finish(null)}
+    />
+  );
+}
+
+/** ` (Ctrl-b 3)`: the key that shows the workspace at `index`, '' when none does. */
+function hintOf(keymap: Parameters<typeof keyHint>[0], index: number): string {
+  const hint = index < 10 ? keyHint(keymap, { kind: 'selectWorkspace', digit: (index + 1) % 10 }) : null;
+  return hint ? ` (${hint})` : '';
+}
+
+/** The strip of workspaces, at the start of the baseboard. */
+export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
+  // The keys as the config binds them now (a tooltip read at render is fresh enough).
+  const keymap = store.settings.config;
+  return (
+    <div className="ws-strip" role="tablist" aria-label="Workspaces" data-testid="ws-strip">
+      {snap.workspaces.map((w, i) => {
+        const active = w.id === snap.active;
+        const layout = active ? snap.layout : w.layout;
+        const label = workspaceLabel({ ...w, layout }, snap.panes);
+        const wants = L.allPanes(layout).some((p) => snap.panes[p]?.attention);
+        const n = workspaceNumber(i);
+        if (snap.renaming === w.id) {
+          return (
+            <span key={w.id} className="ws-tab renaming" data-testid="ws-tab" data-ws-id={w.id} data-active={active ? 'true' : 'false'}>
+              <span className="ws-num">{n}</span>
+              <RenameField store={store} w={w} label={label} />
+            </span>
+          );
+        }
+        return (
+          <button
+            key={w.id}
+            role="tab"
+            aria-selected={active}
+            className={`ws-tab${active ? ' active' : ''}`}
+            data-testid="ws-tab"
+            data-ws-id={w.id}
+            data-active={active ? 'true' : 'false'}
+            title={`${label || 'workspace'}${hintOf(keymap, i)} · double-click to rename`}
+            onClick={() => (active ? store.focusTerminal() : store.ws.switchTo(w.id))}
+            onDoubleClick={() => store.ws.startRename(w.id)}
+            onKeyDown={(e) => {
+              if (e.key === 'F2') {
+                e.preventDefault();
+                store.ws.startRename(w.id);
+              } else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+                // The tablist pattern: arrows move between tabs (wrapping); Enter or Space shows one.
+                e.preventDefault();
+                const all = Array.from(e.currentTarget.parentElement?.querySelectorAll<HTMLButtonElement>('button.ws-tab') ?? []);
+                const at = all.indexOf(e.currentTarget);
+                all[(at + (e.key === 'ArrowRight' ? 1 : -1) + all.length) % all.length]?.focus();
+              }
+            }}
+          >
+            <span className="ws-num">{n}</span>
+            {label && <span className="ws-name" data-testid="ws-name">{label}</span>}
+            {wants && (
+              <span className="ws-attention" data-testid="ws-attention" title="A pane here wants your attention">
+                ●
+              </span>
+            )}
+          </button>
+        );
+      })}
+      <button
+        className="ws-new"
+        data-testid="ws-new"
+        title={withHint('New workspace', keymap, { kind: 'newWorkspace' })}
+        aria-label="New workspace"
+        disabled={snap.workspaces.length >= WORKSPACES_MAX}
+        onClick={() => store.ws.create()}
+      >
+        +
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,148 @@
+// The workspace actions (DESIGN §14, issue 14 item 5): switch, cycle, create, rename, move a
+// pane, close. The store owns the snapshot (every workspace's layout, the active one's the
+// wall on screen) and the panes' runtimes; this changes the strip through a narrow host.
+import { api } from '../api/client';
+import type { TerminalInfo } from '../api/protocol';
+import * as L from '../layout/engine';
+import { paneLabel } from './label';
+import type { PaneModel, Snapshot } from './model';
+import { closeReasons } from './survivors';
+import { WORKSPACES_MAX, cycle, makeWorkspace, movePane as movePaneTo, nextWorkspaceId, renamed, unemptied, withLayout, workspaceOf } from './workspaces';
+
+/** What the workspace actions need from the store. */
+export interface WorkspaceHost {
+  readonly snap: Snapshot;
+  /** the wall's size (a moved pane goes right of the focused one on a wide wall, below on a tall one) */
+  readonly wall: L.Rect;
+  set(next: Partial<Snapshot>): void;
+  /** a new terminal pane's model with its runtime, starting in pane `cwdOf`'s working directory when given */
+  newTerminal(cwdOf: L.PaneId | null): PaneModel;
+  /** stops pane `id`'s runtime (terminal, kept terminals, browser); the models are the caller's */
+  disposePane(id: L.PaneId): void;
+  scheduleFocusSync(): void;
+}
+
+/** The strip's actions. */
+export class WorkspaceActions {
+  constructor(private readonly host: WorkspaceHost) {}
+
+  private get snap(): Snapshot {
+    return this.host.snap;
+  }
+
+  /** Shows workspace `id` (its own layout and focus); the panes of the one left are hidden, not moved. */
+  switchTo(id: string) {
+    const w = this.snap.workspaces.find((x) => x.id === id);
+    if (!w || id === this.snap.active) return;
+    this.host.set({ active: id, layout: w.layout, renaming: null });
+  }
+
+  /** Prefix n / p: the next (+1) or previous (−1) workspace, wrapping. */
+  cycle(delta: 1 | -1) {
+    this.switchTo(cycle(this.snap.workspaces, this.snap.active, delta));
+  }
+
+  /**
+   * Prefix c: a new workspace after the others with one terminal (in the focused terminal's
+   * working directory), shown at once. Returns its id; null when WORKSPACES_MAX are open.
+   */
+  create(): string | null {
+    const list = this.snap.workspaces;
+    if (list.length >= WORKSPACES_MAX) return null;
+    const p = this.host.newTerminal(this.snap.layout.focused);
+    const w = makeWorkspace(nextWorkspaceId(list), L.single(p.id));
+    this.host.set({ workspaces: [...list, w], active: w.id, layout: w.layout, panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id], renaming: null });
+    return w.id;
+  }
+
+  /** Prefix , or a double-click: the strip edits workspace `id`'s name (default: the one on screen). */
+  startRename(id: string | null = null) {
+    const ws = id ?? this.snap.active;
+    if (this.snap.workspaces.some((w) => w.id === ws)) this.host.set({ renaming: ws });
+  }
+
+  /** Names workspace `id` `name` (cleaned; '' goes back to the focused pane's label), or (null) keeps its name; the edit ends. */
+  rename(id: string, name: string | null) {
+    this.host.set({ renaming: null, ...(name === null ? {} : { workspaces: renamed(this.snap.workspaces, id, name) }) });
+    this.host.scheduleFocusSync();
+  }
+
+  /**
+   * Moves pane `id` to workspace `to` ('new': a new workspace after the others) beside that
+   * workspace's focused pane; the workspace on screen stays unless the pane was the last
+   * one of it (then the pane's new workspace is shown). Nothing is re-parented.
+   */
+  movePane(id: L.PaneId, to: string | 'new') {
+    const from = workspaceOf(this.snap.workspaces, id);
+    if (!from || !this.snap.panes[id]) return;
+    let list = this.snap.workspaces;
+    let target = to;
+    if (to === 'new') {
+      if (list.length >= WORKSPACES_MAX) return;
+      target = nextWorkspaceId(list);
+      list = [...list, makeWorkspace(target)];
+    }
+    if (target === from.id) return;
+    const side = (this.host.wall.w >= this.host.wall.h ? 'right' : 'down') as L.SplitSide;
+    list = movePaneTo(list, id, target, side);
+    const left = list.find((w) => w.id === from.id)!;
+    const rest = unemptied(left.layout);
+    if (!rest.root) {
+      list = list.filter((w) => w.id !== from.id);
+      const active = from.id === this.snap.active ? target : this.snap.active;
+      this.host.set({ workspaces: list, active, layout: list.find((w) => w.id === active)!.layout });
+      return;
+    }
+    this.host.set({ workspaces: withLayout(list, from.id, rest) });
+  }
+
+  /**
+   * Prefix &: closes workspace `id` (default: the one on screen) and every pane in it, first
+   * asking (`closing`) when a terminal in it is busy or its sessions still have processes.
+   */
+  async requestClose(id: string | null = null): Promise<void> {
+    const ws = this.snap.workspaces.find((w) => w.id === (id ?? this.snap.active));
+    if (!ws || this.snap.closing) return;
+    const ask = (t: string) => api.getTerminal(t).catch(() => null);
+    const terminals = L.allPanes(ws.layout)
+      .map((p) => this.snap.panes[p])
+      .filter((p): p is PaneModel => p?.kind === 'terminal');
+    const answers = await Promise.all(
+      terminals.map(async (p) => {
+        const [current, ...kept] = await Promise.all([p.terminalId ? ask(p.terminalId) : Promise.resolve(null), ...(p.kept ?? []).map(ask)]);
+        return closeReasons(current, kept.filter((k): k is TerminalInfo => k !== null)).map((r) => `${paneLabel(p)}: ${r}`);
+      }),
+    );
+    if (this.snap.closing || !this.snap.workspaces.some((w) => w.id === ws.id)) return;
+    const reasons = answers.flat();
+    if (reasons.length) this.host.set({ closing: { workspaceId: ws.id, reasons } });
+    else this.close(ws.id);
+  }
+
+  /** Closes workspace `id` at once with every pane in it; the last one is replaced by a fresh one with one terminal. */
+  close(id: string) {
+    const ws = this.snap.workspaces.find((w) => w.id === id);
+    if (!ws) return;
+    const gone = new Set(L.allPanes(ws.layout));
+    for (const p of gone) this.host.disposePane(p);
+    const panes = { ...this.snap.panes };
+    for (const p of gone) delete panes[p];
+    const order = this.snap.order.filter((o) => !gone.has(o));
+    if (this.snap.workspaces.length > 1) {
+      this.drop(id, { panes, order });
+      return;
+    }
+    const p = this.host.newTerminal(null);
+    const fresh = makeWorkspace(nextWorkspaceId(this.snap.workspaces), L.single(p.id));
+    this.host.set({ workspaces: [fresh], active: fresh.id, layout: fresh.layout, panes: { ...panes, [p.id]: p }, order: [...order, p.id], renaming: null });
+  }
+
+  /** Removes workspace `id` from the strip (its panes already gone or moved), showing its neighbour if it was on screen. */
+  drop(id: string, extra: Partial<Snapshot>) {
+    const list = this.snap.workspaces;
+    const i = list.findIndex((w) => w.id === id);
+    const rest = list.filter((w) => w.id !== id);
+    const active = id === this.snap.active ? rest[Math.max(0, i - 1)].id : this.snap.active;
+    this.host.set({ ...extra, workspaces: rest, active, layout: rest.find((w) => w.id === active)!.layout, renaming: null });
+  }
+}
