@@ -76,6 +76,10 @@ test('a rebound prefix and key apply live', async ({ page }) => {
   const [id] = await wall.paneIds();
   save('[keys]\nprefix = "C-a"\n[keys.bindings]\nsplit-right = "|"\n');
   await expect.poll(() => page.evaluate(() => (window as any).__porthole.store.settings.config.prefixLetter), { timeout: 15_000 }).toBe('a');
+  // Where the keys are printed, the rebound ones show.
+  await expect(page.getByTestId('prefix-indicator')).toContainText('Ctrl-a');
+  await expect(page.locator('.baseboard-hint')).toContainText('Ctrl-a | split right');
+  await expect(wall.pane(id).getByTestId('pane-split-right')).toHaveAttribute('title', 'Split right (Ctrl-a |)');
   await wall.click(id);
   await page.keyboard.press('Control+a');
   await page.keyboard.press('Shift+Backslash'); // "|"

@@ -1,19 +1,44 @@
 import type { WorkspaceStore } from '../workspace/store';
 import type { Snapshot } from '../workspace/model';
+import { keyCap, boundKey, prefixCap } from '../keys/hints';
+import type { Action } from '../keys/prefix';
 import { OrphanNotice } from './OrphanNotice';
+import { useKeymap } from './useKeymap';
 import { paneLabel } from './Pane';
 import { WorkspaceStrip } from './WorkspaceStrip';
 
 /** The workspace strip, then the workspace's minimized panes as chips along the bottom; a click restores one. */
+/** The actions the idle baseboard reminds of, with their short names. */
+const HINTS: [Action, string][] = [
+  [{ kind: 'splitRight' }, 'split right'],
+  [{ kind: 'splitDown' }, 'down'],
+  [{ kind: 'openBrowser' }, 'browser'],
+  [{ kind: 'zoom' }, 'zoom'],
+  [{ kind: 'minimize' }, 'minimize'],
+  [{ kind: 'close' }, 'close'],
+  [{ kind: 'newWorkspace' }, 'workspace'],
+];
+
 export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
   const mins = snap.layout.minimized;
+  const keymap = useKeymap(store.settings);
+  const hints = HINTS.flatMap(([a, label]) => {
+    const key = boundKey(keymap, a);
+    return key === null ? [] : [{ key, label }];
+  });
   return (
     <div className="baseboard" data-testid="baseboard">
       <WorkspaceStrip store={store} snap={snap} />
       <OrphanNotice store={store} orphans={snap.orphans} />
       {mins.length === 0 ? (
         <span className="baseboard-hint">
-          <kbd>Ctrl-b</kbd> <kbd>%</kbd> split right · <kbd>"</kbd> down · <kbd>b</kbd> browser · <kbd>z</kbd> zoom · <kbd>m</kbd> minimize · <kbd>x</kbd> close · <kbd>c</kbd> workspace
+          <kbd>{prefixCap(keymap)}</kbd>{' '}
+          {hints.map((h, i) => (
+            <span key={h.label}>
+              {i > 0 && ' · '}
+              <kbd>{keyCap(h.key)}</kbd> {h.label}
+            </span>
+          ))}
         </span>
       ) : (
         mins.map((id) => {
@@ -39,7 +64,7 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
         })
       )}
       <span className="prefix-indicator" data-testid="prefix-indicator">
-        <kbd>Ctrl-b</kbd> …
+        <kbd>{prefixCap(keymap)}</kbd> …
       </span>
     </div>
   );

@@ -1,4 +1,6 @@
 import { memo, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { withHint } from '../keys/hints';
+import { useKeymap } from './useKeymap';
 import { RENDER_MODES } from '../browser/modes';
 import { blockedAddress, displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
@@ -330,6 +332,7 @@ const UNFOLLOWED =
 
 /** A browser pane: header (URL, back/forward/reload, Display) over an iframe. Never re-parented. */
 export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visible, focused, zoomed }: BrowserPaneProps) {
+  const keymap = useKeymap(store.settings);
   const hostRef = useRef<HTMLDivElement>(null);
   const [menu, setMenu] = useState(false);
   const id = pane.id;
@@ -441,11 +444,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             </button>
             {menu && <DisplayMenu store={store} pane={pane} onClose={() => setMenu(false)} />}
           </span>
-          {btn('pane-open-browser', 'Open another browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
-          {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
-          {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
+          {btn('pane-open-browser', withHint('Open another browser pane', keymap, { kind: 'openBrowser' }), ICONS.browser, () => store.openBrowser(id))}
+          {btn('pane-zoom', withHint(zoomed ? 'Unzoom' : 'Zoom', keymap, { kind: 'zoom' }), zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
+          {btn('pane-minimize', withHint('Minimize', keymap, { kind: 'minimize' }), ICONS.minimize, () => store.minimize(id))}
           <OverflowMenu />
-          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => void store.requestClose(id))}
+          {btn('pane-close', withHint('Close', keymap, { kind: 'close' }), ICONS.close, () => void store.requestClose(id))}
         </span>
         {b.loading && <span className="browser-progress" data-testid="browser-progress" role="progressbar" aria-label="Loading the page" />}
       </header>

@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { keyHint } from '../keys/hints';
+import { useKeymap } from './useKeymap';
 import { leaves } from '../layout/engine';
 import { type PortOpenMode, type PortRow, portRows } from '../ports/ports';
 import type { WorkspaceStore } from '../workspace/store';
@@ -17,7 +19,7 @@ export interface MenuAt {
 interface Item {
   id: string;
   label: string;
-  keys?: string;
+  keys?: string | null;
   disabled?: boolean;
   run: () => void;
 }
@@ -52,6 +54,7 @@ function openActions(first: PortOpenMode) {
 }
 
 export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStore; snap: Snapshot; at: MenuAt; onClose: () => void }) {
+  const keymap = useKeymap(store.settings);
   const ref = useRef<HTMLDivElement>(null);
   const [pos, setPos] = useState({ x: at.x, y: at.y });
   const id = at.paneId;
@@ -191,12 +194,12 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.setFinding(id, true) },
     ],
     [
-      { id: 'split-right', label: 'Split right', keys: 'Ctrl-b %', run: () => store.split(id, 'right') },
-      { id: 'split-down', label: 'Split down', keys: 'Ctrl-b "', run: () => store.split(id, 'down') },
-      { id: 'zoom', label: zoomed ? 'Unzoom' : 'Zoom', keys: 'Ctrl-b z', disabled: !canZoom, run: () => store.toggleZoom(id) },
-      { id: 'minimize', label: 'Minimize', keys: 'Ctrl-b m', disabled: !canMinimize, run: () => store.minimize(id) },
+      { id: 'split-right', label: 'Split right', keys: keyHint(keymap, { kind: 'splitRight' }), run: () => store.split(id, 'right') },
+      { id: 'split-down', label: 'Split down', keys: keyHint(keymap, { kind: 'splitDown' }), run: () => store.split(id, 'down') },
+      { id: 'zoom', label: zoomed ? 'Unzoom' : 'Zoom', keys: keyHint(keymap, { kind: 'zoom' }), disabled: !canZoom, run: () => store.toggleZoom(id) },
+      { id: 'minimize', label: 'Minimize', keys: keyHint(keymap, { kind: 'minimize' }), disabled: !canMinimize, run: () => store.minimize(id) },
     ],
-    [{ id: 'close', label: 'Close', keys: 'Ctrl-b x', run: () => void store.requestClose(id) }],
+    [{ id: 'close', label: 'Close', keys: keyHint(keymap, { kind: 'close' }), run: () => void store.requestClose(id) }],
   ];
   const home = workspaceOf(snap.workspaces, id)?.id;
   const destinations: Item[] = [

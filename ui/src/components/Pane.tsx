@@ -1,4 +1,6 @@
 import { memo, useLayoutEffect, useRef, useState } from 'react';
+import { keyHint, withHint } from '../keys/hints';
+import { useKeymap } from './useKeymap';
 import type { Rect } from '../layout/engine';
 import { paneLabel, runningLabel, shortCwd } from '../workspace/label';
 import type { WorkspaceStore } from '../workspace/store';
@@ -98,8 +100,14 @@ function FindBar({ store, id }: { store: WorkspaceStore; id: string }) {
   );
 }
 
+/** The attention dot's tooltip: what it means and the keys that jump to the next one. */
+function attentionTitle(hint: string | null): string {
+  return hint ? `Wants your attention (${hint} jumps here)` : 'Wants your attention';
+}
+
 /** A terminal pane: header + xterm body. Positioned absolutely; never re-parented. */
 export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zoomed, onMenu }: PaneProps) {
+  const keymap = useKeymap(store.settings);
   const bodyRef = useRef<HTMLDivElement>(null);
   const id = pane.id;
 
@@ -157,7 +165,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           </span>
         )}
         {pane.attention && (
-          <span className="pane-attention" data-testid="pane-attention" role="status" title="Wants your attention (Ctrl-b a jumps here)">
+          <span className="pane-attention" data-testid="pane-attention" role="status" title={attentionTitle(keyHint(keymap, { kind: 'nextAttention' }))}>
             ●
           </span>
         )}
@@ -178,13 +186,13 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
         )}
         <HandleLabel handle={pane.handle} />
         <span className="pane-actions">
-          {btn('pane-split-right', 'Split right (Ctrl-b %)', ICONS.splitRight, () => store.split(id, 'right'))}
-          {btn('pane-split-down', 'Split down (Ctrl-b ")', ICONS.splitDown, () => store.split(id, 'down'))}
-          {btn('pane-open-browser', 'Open a browser pane (Ctrl-b b)', ICONS.browser, () => store.openBrowser(id))}
-          {btn('pane-zoom', zoomed ? 'Unzoom (Ctrl-b z)' : 'Zoom (Ctrl-b z)', zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
-          {btn('pane-minimize', 'Minimize (Ctrl-b m)', ICONS.minimize, () => store.minimize(id))}
+          {btn('pane-split-right', withHint('Split right', keymap, { kind: 'splitRight' }), ICONS.splitRight, () => store.split(id, 'right'))}
+          {btn('pane-split-down', withHint('Split down', keymap, { kind: 'splitDown' }), ICONS.splitDown, () => store.split(id, 'down'))}
+          {btn('pane-open-browser', withHint('Open a browser pane', keymap, { kind: 'openBrowser' }), ICONS.browser, () => store.openBrowser(id))}
+          {btn('pane-zoom', withHint(zoomed ? 'Unzoom' : 'Zoom', keymap, { kind: 'zoom' }), zoomed ? ICONS.unzoom : ICONS.zoom, () => store.toggleZoom(id))}
+          {btn('pane-minimize', withHint('Minimize', keymap, { kind: 'minimize' }), ICONS.minimize, () => store.minimize(id))}
           <OverflowMenu />
-          {btn('pane-close', 'Close (Ctrl-b x)', ICONS.close, () => void store.requestClose(id))}
+          {btn('pane-close', withHint('Close', keymap, { kind: 'close' }), ICONS.close, () => void store.requestClose(id))}
         </span>
       </header>
       {pane.status === 'exited' && !!pane.survivors?.length && (
