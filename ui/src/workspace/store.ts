@@ -30,6 +30,7 @@ import { paneLabel } from './label';
 import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
 import { type Orphan, closeReasons, findOrphans } from './survivors';
+import { RestorePlan, parseProblem, reportProblem } from './restore';
 
 export interface PaneModel {
   id: L.PaneId;
@@ -342,7 +343,10 @@ export class WorkspaceStore {
   }
 
   // --- load / save
-  /** Restores the saved wall (dropping panes whose terminal is gone) or starts one terminal. */
+  /**
+   * Restores the saved wall (dropping panes whose terminal is gone, unless the restored
+   * session describes it: restore.ts) or starts one terminal.
+   */
   async init(): Promise<void> {
     const [ws, terms] = await Promise.all([
       api.getWorkspace().catch(() => null),
@@ -350,20 +354,24 @@ export class WorkspaceStore {
     ]);
     const known = new Set(terms.map((t) => t.id));
     const doc = parseDoc(ws?.workspace);
+    // After a sidecar restart: the saved session's panes come back (restore.ts).
+    const plan = RestorePlan.from(ws);
+    if (ws?.revision === 0) reportProblem(parseProblem(ws.problem));
     const panes: Record<string, PaneModel> = {};
     let layout: L.LayoutState = L.EMPTY_LAYOUT;
     let order: string[] = [];
     if (doc) {
       const keep = (id: string) => {
         const d = doc.panes[id];
-        return !!d && (d.kind === 'browser' || known.has(d.terminalId));
+        return !!d && (d.kind === 'browser' || known.has(d.terminalId) || !!plan?.has(d.terminalId));
       };
       layout = L.prune(doc.layout, keep);
       const present = new Set(L.allPanes(layout));
       order = doc.order.filter((id) => present.has(id));
       for (const id of L.allPanes(layout)) if (!order.includes(id)) order.push(id);
       for (const id of order) {
-        const d = doc.panes[id];
+        const saved = doc.panes[id];
+        const d = plan && saved.kind === 'browser' ? plan.browser(saved) : saved;
         if (d.kind === 'browser') {
           panes[id] = {
             id,
@@ -388,11 +396,13 @@ export class WorkspaceStore {
           };
           this.createBrowserRuntime(panes[id]);
         } else {
+          // A terminal gone with the sidecar the session restores: a new one, named by the new sidecar.
+          const restored = known.has(d.terminalId) ? null : (plan?.terminal(d.terminalId) ?? null);
           // A document older than handles: the terminal it shows is the best name there is.
-          const handle = d.handle ?? d.terminalId;
+          const handle = restored ? null : (d.handle ?? d.terminalId);
           const kept = (d.kept ?? []).filter((k) => known.has(k));
-          panes[id] = { id, kind: 'terminal', handle, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
-          this.createRuntime(panes[id]);
+          panes[id] = { id, kind: 'terminal', handle, terminalId: restored ? null : d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
+          this.createRuntime(panes[id], restored ? { restored } : {});
         }
         const n = Number(id.slice(1));
         if (Number.isInteger(n) && n >= this.nextId) this.nextId = n + 1;

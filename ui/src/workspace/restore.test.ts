@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { RestorePlan, cwdGoneNotice, parseProblem, problemText, restoredPrelude } from './restore';
+
+const rec = { cwd: '/tmp', command: ['-bash'], running: null, scrollback: '$ echo hi\nhi\n$ ' };
+
+describe('restore', () => {
+  it('plans only the document the sidecar restored (revision 0 with restore)', () => {
+    const restore = { saved_at: 0, terminals: { t1: rec, bogus: rec, t2: { cwd: 1 } } };
+    expect(RestorePlan.from({ revision: 1, restore })).toBeNull();
+    expect(RestorePlan.from({ revision: 0, restore: null })).toBeNull();
+    expect(RestorePlan.from(null)).toBeNull();
+    const plan = RestorePlan.from({ revision: 0, restore })!;
+    expect(plan.has('t1')).toBe(true);
+    expect(plan.has('bogus')).toBe(false);
+    expect(plan.has('t2')).toBe(false);
+    expect(plan.terminal('t1')!.cwd).toBe('/tmp');
+    expect(plan.terminal('t9')).toBeNull();
+  });
+
+  it('writes the saved output above a divider, controls removed, CR LF line ends', () => {
+    const p = restoredPrelude({ ...rec, scrollback: 'a\x1b[31mred\x07\nb', running: 'npm run dev' }, new Date(2026, 11, 1, 21, 5).getTime());
+    expect(p.startsWith('a[31mred\r\nb\r\n')).toBe(true);
+    expect(p).toContain('restored 2026-12-01 21:05');
+    expect(p).toContain('was running: npm run dev');
+    expect(p.indexOf('b\r\n')).toBeLessThan(p.indexOf('restored'));
+    expect(restoredPrelude({ ...rec, scrollback: '' }, 0).startsWith('\x1b[2m')).toBe(true);
+    expect(cwdGoneNotice('/gone\x1b')).toContain('/gone is gone');
+  });
+
+  it('drops a browser pane’s browser id and handle: no Chromium survives a restart', () => {
+    const plan = RestorePlan.from({ revision: 0, restore: { saved_at: 1, terminals: {} } })!;
+    const saved = { kind: 'browser' as const, url: 'http://x/', mode: 'screencast' as const, title: '', browser: 'b3', handle: 'b3' };
+    expect(plan.browser(saved)).toEqual({ kind: 'browser', url: 'http://x/', mode: 'screencast', title: '' });
+  });
+
+  it('names the moved-aside file in the banner text', () => {
+    const p = parseProblem({ file: '/s/session.json', moved_to: '/s/session.json.corrupt-9', message: 'not a session file: EOF' })!;
+    expect(problemText(p)).toContain('/s/session.json.corrupt-9');
+    expect(problemText(p)).toContain('EOF');
+    expect(parseProblem(null)).toBeNull();
+    expect(problemText({ ...p, movedTo: null })).toContain('stays at /s/session.json');
+  });
+});
