@@ -1,0 +1,115 @@
+// Session restore (DESIGN §14, protocol §4 `GET /api/workspace`): a wall of a terminal that
+// went to /tmp and printed a marker, beside a browser pane on a real upstream; the sidecar is
+// shut down and a new one started on the same state directory → the same layout comes back,
+// the marker above the "restored" divider, a shell in /tmp, the browser pane at its URL. A
+// truncated session file → a fresh wall and a banner naming where the file was moved.
+// Sidecars of their own: the test restarts them.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Page, expect, test } from '@playwright/test';
+import { type Sidecar, startSidecar } from '../sidecar';
+import { Wall, servePages } from './fixtures';
+
+let sidecars: Sidecar[] = [];
+test.afterEach(async () => {
+  for (const s of sidecars) await s.stop();
+  sidecars = [];
+});
+
+async function start(tmp?: string): Promise<Sidecar> {
+  const s = await startSidecar({ name: 'restore', tmp });
+  sidecars.push(s);
+  return s;
+}
+
+async function open(page: Page, s: Sidecar): Promise<Wall> {
+  const { url } = await s.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  return new Wall(page);
+}
+
+test('after a restart the layout, the terminal (cwd and output above the divider) and the browser pane come back', async ({ page }) => {
+  test.setTimeout(120_000);
+  const site = await servePages({ '/page': '<!doctype html><title>restored page</title><h1 id=h>upstream-page-42</h1>' });
+  try {
+    const s1 = await start();
+    let wall = await open(page, s1);
+    await wall.waitOpen(1);
+    const [term] = await wall.paneIds();
+    await wall.click(term);
+    await wall.type('cd /tmp\n');
+    await wall.type('echo RESTORE-MARK-$((6*7))\n');
+    await wall.waitText(term, /^RESTORE-MARK-42$/m);
+    const url = `${site.origin}/page`;
+    const browser = await wall.openBrowserWithPrefix();
+    const input = wall.pane(browser).getByTestId('browser-url-input');
+    await input.fill(url);
+    await input.press('Enter');
+    await expect(page.frameLocator(`[data-pane-id="${browser}"] iframe[data-testid=browser-frame]`).locator('#h')).toHaveText('upstream-page-42');
+    const before = { term: await wall.rect(term), browser: await wall.rect(browser) };
+    expect(before.browser.x).toBeGreaterThan(before.term.x + before.term.width - 1); // split right
+    // The UI has put the wall (debounced): the sidecar holds both panes.
+    await expect
+      .poll(async () => JSON.stringify((await s1.call('GET', '/api/workspace')).workspace ?? null), { timeout: 15_000 })
+      .toContain(url);
+
+    // Quit (the graceful path: POST /api/shutdown saves the session), start again on the same state.
+    await s1.stop({ keep: true });
+    expect(fs.readdirSync(s1.state)).toEqual(['session.json']); // written through a temp file, renamed
+    const oldTerminal = JSON.parse(fs.readFileSync(path.join(s1.state, 'session.json'), 'utf8')).workspace.panes[term].terminalId;
+    const s2 = await start(s1.tmp);
+    wall = await open(page, s2);
+    await wall.waitOpen(2);
+    expect((await wall.paneIds()).sort()).toEqual([term, browser].sort());
+    await expect(wall.pane(term)).toHaveAttribute('data-kind', 'terminal');
+    await expect(wall.pane(browser)).toHaveAttribute('data-kind', 'browser');
+    const after = { term: await wall.rect(term), browser: await wall.rect(browser) };
+    expect(after).toEqual(before);
+
+    // The saved output sits above the divider; the new shell starts in /tmp below it.
+    await wall.waitText(term, /restored \d{4}-\d\d-\d\d \d\d:\d\d/);
+    const text = await wall.text(term);
+    const mark = text.search(/^RESTORE-MARK-42$/m);
+    expect(mark).toBeGreaterThanOrEqual(0);
+    expect(mark).toBeLessThan(text.indexOf('restored '));
+    await wall.click(term);
+    await wall.type('pwd\n');
+    await expect.poll(async () => (await wall.text(term)).slice(text.indexOf('restored ')), { timeout: 10_000 }).toMatch(/^\/tmp$/m);
+    // A new terminal, not the old one: its id is past the restored session's.
+    const info = await s2.call('GET', '/api/terminals');
+    expect(info.terminals.map((t: { id: string }) => t.id)).not.toContain(oldTerminal);
+
+    // The browser pane is back at its URL, rendering the page.
+    await expect(wall.pane(browser).getByTestId('browser-url')).toContainText(url.replace(/^http:\/\//, ''));
+    await expect(page.frameLocator(`[data-pane-id="${browser}"] iframe[data-testid=browser-frame]`).locator('#h')).toHaveText('upstream-page-42');
+  } finally {
+    await site.close();
+  }
+});
+
+test('a truncated session file: a fresh wall and a banner naming where it was moved', async ({ page }) => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-e2e-restore-'));
+  const state = path.join(tmp, 'state/porthole');
+  fs.mkdirSync(state, { recursive: true });
+  const whole = JSON.stringify({ format: 1, saved_at: 1, workspace: { version: 1, panes: {} }, terminals: {} });
+  fs.writeFileSync(path.join(state, 'session.json'), whole.slice(0, 30));
+  const s = await start(tmp);
+  const wall = await open(page, s);
+  await wall.waitOpen(1);
+  const banner = page.getByTestId('restore-banner');
+  await expect(banner).toBeVisible();
+  await expect(banner).toContainText(path.join(state, 'session.json.corrupt-'));
+  await expect(banner).toContainText('fresh wall');
+  const moved = fs.readdirSync(state).filter((n) => n.startsWith('session.json.corrupt-'));
+  expect(moved).toHaveLength(1);
+  expect(fs.readFileSync(path.join(state, moved[0]), 'utf8')).toBe(whole.slice(0, 30));
+  // The wall works: a command runs in its terminal.
+  const [term] = await wall.paneIds();
+  await wall.click(term);
+  await wall.type('echo fresh-$((1+1))\n');
+  await wall.waitText(term, /^fresh-2$/m);
+  await page.getByTestId('restore-banner-dismiss').click();
+  await expect(banner).toHaveCount(0);
+});
