@@ -721,15 +721,7 @@ async fn title_blocked_and_key_messages_in_chromium() {
 
     // Keys: a click puts the keyboard in the page's input; Ctrl-b and % go to the app, not the
     // page; x goes to the page; Ctrl-b twice goes to the app twice, and the second to the page.
-    let at: Value = cdp
-        .eval("(function(){var r=document.querySelector('iframe').getBoundingClientRect();return [r.left,r.top]})()")
-        .await;
-    let (x, y) = (at[0].as_f64().unwrap() + 20.0, at[1].as_f64().unwrap() + 18.0);
-    for t in ["mousePressed", "mouseReleased"] {
-        cdp.call("Input.dispatchMouseEvent", json!({"type": t, "x": x, "y": y, "button": "left", "clickCount": 1}))
-            .await;
-    }
-    let key = |key: &str, code: &str, vk: u32, modifiers: u32, text: &str| json!({"key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers, "text": text});
+    click_into_frame(&mut cdp).await;
     let n = msgs.len();
     let ctrl_b = key("b", "KeyB", 66, 2, "");
     let press = [
@@ -740,15 +732,7 @@ async fn title_blocked_and_key_messages_in_chromium() {
         ctrl_b,
         key("y", "KeyY", 89, 0, "y"),
     ];
-    for k in press {
-        let mut down = k.clone();
-        down["type"] = json!(if k["text"] == "" { "rawKeyDown" } else { "keyDown" });
-        cdp.call("Input.dispatchKeyEvent", down).await;
-        let mut upk = k.clone();
-        upk["type"] = json!("keyUp");
-        upk.as_object_mut().unwrap().remove("text");
-        cdp.call("Input.dispatchKeyEvent", upk).await;
-    }
+    press_keys(&mut cdp, &press).await;
     let msgs = cdp
         .msgs_until("the page's y", |m| {
             m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
@@ -765,5 +749,121 @@ async fn title_blocked_and_key_messages_in_chromium() {
         [&json!("x"), &json!("b"), &json!("y")],
         "the page saw the ordinary keys and the second prefix: {msgs:#?}"
     );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// A CDP key event for `key` (`modifiers`: CDP's bit set, 2 = Ctrl, 8 = Shift).
+fn key(key: &str, code: &str, vk: u32, modifiers: u32, text: &str) -> Value {
+    json!({"key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers, "text": text})
+}
+
+/// Presses and releases each key of `keys` ([`key`]) in order, as trusted input.
+async fn press_keys(cdp: &mut Cdp, keys: &[Value]) {
+    for k in keys {
+        let mut down = k.clone();
+        down["type"] = json!(if k["text"] == "" { "rawKeyDown" } else { "keyDown" });
+        cdp.call("Input.dispatchKeyEvent", down).await;
+        let mut upk = k.clone();
+        upk["type"] = json!("keyUp");
+        upk.as_object_mut().unwrap().remove("text");
+        cdp.call("Input.dispatchKeyEvent", upk).await;
+    }
+}
+
+/// Clicks the framed page's input (top left of the app page's iframe), giving it the keyboard.
+async fn click_into_frame(cdp: &mut Cdp) {
+    let at: Value = cdp
+        .eval("(function(){var r=document.querySelector('iframe').getBoundingClientRect();return [r.left,r.top]})()")
+        .await;
+    let (x, y) = (at[0].as_f64().unwrap() + 20.0, at[1].as_f64().unwrap() + 18.0);
+    for t in ["mousePressed", "mouseReleased"] {
+        cdp.call("Input.dispatchMouseEvent", json!({"type": t, "x": x, "y": y, "button": "left", "clickCount": 1}))
+            .await;
+    }
+}
+
+/// A prefix rebound in `config.toml` (`[keys] prefix = "C-a"`) is the one a framed page guards,
+/// from its load; the app's `prefix` message changes it live; Ctrl-b is then the page's own.
+#[tokio::test]
+async fn a_rebound_prefix_is_the_one_framed_pages_forward() {
+    let sc = Sidecar::start(&[]);
+    let dir = sc.home.join(".config/porthole");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".config.toml.tmp"), "[keys]\nprefix = \"C-a\"\n").unwrap();
+    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
+    let mut rebound = false;
+    for _ in 0..400 {
+        if sc.req("GET", "/api/config", None).await.json()["config"]["keys"]["prefix"] == "C-a" {
+            rebound = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(rebound, "config.toml's prefix never applied");
+    let up_port: Arc<Mutex<u16>> = Arc::default();
+    let up = up_port.clone();
+    let (upstream, _) =
+        html_server(Arc::new(move |_: &str| FIELDS.replace("__UP__", &up.lock().unwrap().to_string()))).await;
+    *up_port.lock().unwrap() = upstream;
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
+    let proxy = g["origin"].as_str().unwrap().to_string();
+    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    let (_chrome, mut cdp, home) = chromium().await;
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
+    cdp.msgs_until("the page's location", |m| m.iter().any(|x| kind(x) == "location")).await;
+    click_into_frame(&mut cdp).await;
+    let shim_key = |k: &str| json!({"porthole": "shim", "v": 1, "kind": "key", "key": k, "ctrl": true, "alt": false, "meta": false, "shift": false});
+    let plain = |k: &str| json!({"porthole": "shim", "v": 1, "kind": "key", "key": k, "ctrl": false, "alt": false, "meta": false, "shift": false});
+    let keys_after = |msgs: &[Value], n: usize| -> (Vec<Value>, Vec<Value>) {
+        let keys = msgs[n..].iter().filter(|x| kind(x) == "key").map(|x| x["data"].clone()).collect();
+        let page =
+            msgs[n..].iter().filter(|x| x["data"]["page"] == "keydown").map(|x| x["data"]["key"].clone()).collect();
+        (keys, page)
+    };
+
+    // Ctrl-a and x go to the app; Ctrl-b is the page's; y marks the end.
+    let n = cdp.msgs_until("any", |_| true).await.len();
+    let press = [
+        key("a", "KeyA", 65, 2, ""),
+        key("x", "KeyX", 88, 0, "x"),
+        key("b", "KeyB", 66, 2, ""),
+        key("y", "KeyY", 89, 0, "y"),
+    ];
+    press_keys(&mut cdp, &press).await;
+    let msgs = cdp
+        .msgs_until("the page's y", |m| {
+            m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
+        })
+        .await;
+    let (keys, page) = keys_after(&msgs, n);
+    assert_eq!(keys, [shim_key("a"), plain("x")], "{msgs:#?}");
+    assert_eq!(page, [json!("b"), json!("y")], "{msgs:#?}");
+
+    // The app rebinds to Ctrl-q while the page stays loaded.
+    let set = format!(
+        "document.querySelector('iframe').contentWindow.postMessage({{porthole:'app',v:1,kind:'prefix',letter:'q'}}, {})",
+        serde_json::to_string(&proxy).unwrap()
+    );
+    cdp.eval(&set).await;
+    let n = msgs.len();
+    let press = [
+        key("a", "KeyA", 65, 2, ""),
+        key("q", "KeyQ", 81, 2, ""),
+        key("z", "KeyZ", 90, 0, "z"),
+        key("y", "KeyY", 89, 0, "y"),
+    ];
+    press_keys(&mut cdp, &press).await;
+    let msgs = cdp
+        .msgs_until("the page's y again", |m| {
+            m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
+        })
+        .await;
+    let (keys, page) = keys_after(&msgs, n);
+    assert_eq!(keys, [shim_key("q"), plain("z")], "{msgs:#?}");
+    assert_eq!(page, [json!("a"), json!("y")], "{msgs:#?}");
     let _ = std::fs::remove_dir_all(&home);
 }

@@ -83,6 +83,21 @@ fn page(path: &str) -> Option<String> {
             s.addEventListener('change',()=>{{parent.document.title='inner:'+s.value}});
             parent.document.title='ready'</script>"#
         ),
+        // A cross-site frame: the same server under `localhost` inside a page on 127.0.0.1
+        // (another site, so Chromium renders it in another process). It scrolls itself by
+        // 100 px; its select is then at (10, 20) of its viewport.
+        "/xframe-outer" => format!(
+            r#"{head}<title>outer</title><iframe id=f style="position:absolute;left:100px;top:50px;width:400px;height:200px;border:5px solid black"></iframe>
+            <script>f.src='http://localhost:'+location.port+'/xframe-inner';
+            addEventListener('message',e=>{{document.title=String(e.data)}})</script>"#
+        ),
+        "/xframe-inner" => format!(
+            r#"{head}<div style="height:2000px"></div><select id=s style="position:absolute;left:10px;top:120px;width:150px;height:30px">
+            <option value=x>Ex<option value=y>Why<option value=z>Zed</select>
+            <script>const s=document.getElementById('s');
+            s.addEventListener('change',()=>parent.postMessage('inner:'+s.value,'*'));
+            scrollTo(0,100);parent.postMessage('ready:'+scrollY,'*')</script>"#
+        ),
         _ => return None,
     };
     Some(body)
@@ -369,4 +384,34 @@ async fn a_select_in_a_same_origin_iframe_gets_the_popup_at_its_page_position() 
     send(&mut ws, json!({"type":"popup_choice","index":1})).await;
     assert_eq!(until_title(sc, &id, |t| t.starts_with("inner:")).await, "inner:y");
     delete(sc, &id).await;
+}
+
+/// A `<select>` in a cross-site iframe (an out-of-process frame: checked on Chromium's own
+/// target list) gets the popup at its place in top-level viewport CSS px (the frame's offset,
+/// border and own scroll), at DPR 1 and 2, and the choice reaches the frame.
+#[tokio::test]
+async fn a_select_in_a_cross_site_iframe_gets_the_popup_at_its_page_position() {
+    let sc = sidecar();
+    for dpr in [1.0, 2.0] {
+        let id = create_at(sc, &format!("{}/xframe-outer", server()), fixed(1280, 800, dpr)).await;
+        let mut ws = view(sc, &id).await;
+        until_title(sc, &id, |t| t == "ready:100").await;
+        let port = server().rsplit(':').next().unwrap();
+        let child = format!("http://localhost:{port}/xframe-inner");
+        let targets = common::browser::chromium_targets(sc, &id);
+        assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == child.as_str()), "{targets:#?}");
+        // iframe content at (105, 55); the select at (10, 20) of the frame's scrolled viewport.
+        click(&mut ws, 105.0 + 10.0 + 50.0, 55.0 + 20.0 + 15.0).await;
+        let p = until_popup(&mut ws).await;
+        assert_eq!(
+            (p["x"].as_f64(), p["y"].as_f64(), p["width"].as_f64(), p["height"].as_f64()),
+            (Some(115.0), Some(75.0), Some(150.0), Some(30.0)),
+            "dpr {dpr}: {p}"
+        );
+        let labels: Vec<&str> = p["options"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
+        assert_eq!(labels, ["Ex", "Why", "Zed"]);
+        send(&mut ws, json!({"type":"popup_choice","index":1})).await;
+        assert_eq!(until_title(sc, &id, |t| t.starts_with("inner:")).await, "inner:y", "dpr {dpr}");
+        delete(sc, &id).await;
+    }
 }

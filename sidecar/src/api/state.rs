@@ -83,6 +83,7 @@ impl AppState {
         let settings = Settings::start(&config.config_dir);
         let session = Session::open(&config.state_dir, settings.current().config.session.restore, &terminals);
         session.start_saver(terminals.clone());
+        let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), ..ProxyConfig::from_env() };
         AppState {
             settings,
             session,
@@ -95,7 +96,7 @@ impl AppState {
             ui: Arc::new(ui),
             automation,
             ports: Ports::new(),
-            proxy: Proxy::new(ProxyConfig::from_env()),
+            proxy: Proxy::new(proxy_config),
             control: Control::new(std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))),
         }
     }

@@ -5,12 +5,12 @@
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use super::cdp::{call, call_on};
 use super::error::{AutomationError, Interruption};
-use super::frames::Session;
 use super::keys::{self, KeyPress};
 use super::node::{check_not_covered, state, visible_point, Node};
 use super::outcome::{what_happened, Watch};
+use crate::browser::session::Session;
+use crate::browser::session::{call, call_on};
 use crate::browser::{BrowserError, BrowserRef};
 
 /// Longest text `fill` takes, in bytes.

@@ -17,11 +17,11 @@ use futures_util::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 
 use super::act::{input, with_dialog};
-use super::cdp::call;
 use super::error::AutomationError;
 use super::frames::Rect;
 use super::node::{check_not_covered, state, visible_point, Node};
 use super::outcome::{what_happened, Watch};
+use crate::browser::session::call;
 use crate::browser::{bounded, BrowserRef};
 
 /// Mouse moves from the source to the target (Chromium starts a drag after a few px).

@@ -1,84 +1,17 @@
-//! CDP sessions per frame process: the tab's own page session, or a child session on an
-//! out-of-process (cross-site) iframe's target (DESIGN §12: "attach to their targets").
-//!
-//! chromiumoxide sends commands only on a page's own session, so a child session is attached
-//! through the page's session without `flatten` (`Target.attachToTarget`), its commands go
-//! out as `Target.sendMessageToTarget` and its answers come back as
-//! `Target.receivedMessageFromTarget` events on the page's session. A child session lives as
-//! long as its [`Session`] clones (one verb) and is detached when the last one drops.
-//!
-//! Geometry: a child session's coordinates are its frame's own viewport CSS px. A point or
+//! Geometry through out-of-process frames: a child session's ([`Session`],
+//! `browser/session.rs`) coordinates are its frame's own viewport CSS px. A point or
 //! rectangle goes up to the top-level viewport through each frame owner (`<iframe>`): moved
 //! by the owner's content-box origin in its parent, clipped by the part of that content box
 //! the parent shows (every scroller and frame above it).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
-use chromiumoxide::cdp::browser_protocol::target::EventReceivedMessageFromTarget;
-use chromiumoxide::listeners::EventStream;
-use chromiumoxide::Page;
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use super::cdp;
-use crate::browser::{BrowserError, CDP_CALL_BOUND_MS};
+use crate::browser::session::{call_on, Session};
+use crate::browser::BrowserError;
 
 /// Most out-of-process frames one snapshot attaches to; past it a frame is shown as not
 /// included, saying why.
 pub const MAX_CHILD_SESSIONS: usize = 32;
-
-/// Where CDP commands about a node or frame go: the tab's page session, or a child session
-/// on an out-of-process frame. Cheap to clone.
-#[derive(Clone)]
-pub struct Session {
-    page: Page,
-    child: Option<Arc<Child>>,
-}
-
-/// A child session: its id, the frame target it is attached to, and the frame owner
-/// (`<iframe>` element, a `backendNodeId` of the parent session) that shows it.
-struct Child {
-    id: String,
-    target: String,
-    parent: Session,
-    owner: i64,
-    answers: tokio::sync::Mutex<EventStream<EventReceivedMessageFromTarget>>,
-    next: AtomicU64,
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let (page, id) = (self.parent.page.clone(), self.id.clone());
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                // A frame that went away took its session with it.
-                if let Err(e) = cdp::call(&page, "Target.detachFromTarget", json!({"sessionId": id})).await {
-                    tracing::debug!("detach from frame session: {e}");
-                }
-            });
-        }
-    }
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("targets", &self.targets()).finish()
-    }
-}
-
-impl From<&Page> for Session {
-    fn from(page: &Page) -> Session {
-        Session { page: page.clone(), child: None }
-    }
-}
-
-impl From<&Session> for Session {
-    fn from(s: &Session) -> Session {
-        s.clone()
-    }
-}
 
 /// An axis-aligned rectangle in CSS px.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -165,117 +98,22 @@ struct Hop {
 }
 
 impl Session {
-    /// The tab's page (whose session carries a child session's messages).
-    pub fn page(&self) -> &Page {
-        &self.page
-    }
-
-    /// The out-of-process frame targets from the tab down to this session, outermost first
-    /// (empty for the tab's own session).
-    pub fn targets(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut s = self;
-        while let Some(c) = &s.child {
-            out.push(c.target.clone());
-            s = &c.parent;
-        }
-        out.reverse();
-        out
-    }
-
-    /// Sends `method` with `params` on this session → the JSON result, bounded like every CDP
-    /// call (`cdp_timeout` naming the method).
-    pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, BrowserError> {
-        let Some(c) = &self.child else { return cdp::page_call(&self.page, method, params).await };
-        let mut answers = c.answers.lock().await;
-        let id = c.next.fetch_add(1, Ordering::Relaxed);
-        let message = json!({"id": id, "method": method, "params": params}).to_string();
-        cdp::page_call(&self.page, "Target.sendMessageToTarget", json!({"sessionId": c.id, "message": message}))
-            .await?;
-        let answer = async {
-            while let Some(ev) = answers.next().await {
-                if ev.session_id.as_ref() != c.id {
-                    continue;
-                }
-                let Ok(v) = serde_json::from_str::<Value>(&ev.message) else { continue };
-                if v["id"].as_u64() == Some(id) {
-                    return Some(v);
-                }
-            }
-            None
-        };
-        let v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), answer).await {
-            Ok(Some(v)) => v,
-            Ok(None) => return Err(BrowserError::Cdp(format!("{method}: the page's session ended"))),
-            Err(_) => return Err(BrowserError::Timeout(method)),
-        };
-        if let Some(e) = v.get("error") {
-            return Err(BrowserError::Cdp(format!("{method}: {}", e["message"].as_str().unwrap_or("failed"))));
-        }
-        Ok(v["result"].clone())
-    }
-
-    /// Attaches a child session to the out-of-process frame `target` whose owner element is
-    /// `owner` (a `backendNodeId` of this session).
-    pub async fn attach(&self, target: &str, owner: i64) -> Result<Session, BrowserError> {
-        // Listening before the first message is sent, so no answer is missed.
-        let answers = crate::browser::bounded(
-            "Target.receivedMessageFromTarget",
-            self.page.event_listener::<EventReceivedMessageFromTarget>(),
-        )
-        .await?;
-        let r =
-            cdp::page_call(&self.page, "Target.attachToTarget", json!({"targetId": target, "flatten": false})).await?;
-        let id = r["sessionId"]
-            .as_str()
-            .ok_or_else(|| BrowserError::Cdp("Target.attachToTarget: no sessionId".into()))?
-            .to_string();
-        let child = Child {
-            id,
-            target: target.to_string(),
-            parent: self.clone(),
-            owner,
-            answers: tokio::sync::Mutex::new(answers),
-            next: AtomicU64::new(1),
-        };
-        Ok(Session { page: self.page.clone(), child: Some(Arc::new(child)) })
-    }
-
-    /// The frame owner of frame `frame` (a child frame of this session's process), as a
-    /// `backendNodeId` of this session; `None` when it is not there.
-    pub async fn frame_owner(&self, frame: &str) -> Result<Option<i64>, BrowserError> {
-        match self.call("DOM.getFrameOwner", json!({"frameId": frame})).await {
-            Ok(v) => Ok(v["backendNodeId"].as_i64()),
-            Err(BrowserError::Cdp(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// This session's viewport (its frame's, for a child session) in its own CSS px, and its
-    /// scroll offset: `(width, height, scroll x, scroll y)`.
-    pub async fn viewport(&self) -> Result<(f64, f64, f64, f64), BrowserError> {
-        let m = self.call("Page.getLayoutMetrics", json!({})).await?;
-        let v = &m["cssLayoutViewport"];
-        let n = |k: &str| v[k].as_f64().unwrap_or(0.0);
-        Ok((n("clientWidth"), n("clientHeight"), n("pageX"), n("pageY")))
-    }
-
     /// The frame owners from this session up to the tab, innermost first: each one's content
     /// origin and shown part, in its parent session's viewport px.
     async fn hops(&self) -> Result<Vec<Hop>, BrowserError> {
         let mut out = Vec::new();
         let mut s = self;
-        while let Some(c) = &s.child {
-            let owner = c.parent.call("DOM.resolveNode", json!({"backendNodeId": c.owner})).await?;
+        while let Some((parent, owner)) = s.owner() {
+            let owner = parent.call("DOM.resolveNode", json!({"backendNodeId": owner})).await?;
             let object = owner["object"]["objectId"]
                 .as_str()
                 .ok_or_else(|| BrowserError::Cdp("DOM.resolveNode: the frame owner is gone".into()))?;
-            let v = cdp::call_on(&c.parent, object, OWNER_JS, vec![]).await?;
+            let v = call_on(parent, object, OWNER_JS, vec![]).await?;
             out.push(Hop {
                 origin: (v["x"].as_f64().unwrap_or(0.0), v["y"].as_f64().unwrap_or(0.0)),
                 shown: Rect::from_json(&v["shown"]),
             });
-            s = &c.parent;
+            s = parent;
         }
         Ok(out)
     }
@@ -284,14 +122,14 @@ impl Session {
     /// of positive size, `visibility: visible` and opacity above 0 (in the viewport or not).
     pub async fn owners_visible(&self) -> Result<bool, BrowserError> {
         let mut s = self;
-        while let Some(c) = &s.child {
-            let owner = c.parent.call("DOM.resolveNode", json!({"backendNodeId": c.owner})).await?;
+        while let Some((parent, owner)) = s.owner() {
+            let owner = parent.call("DOM.resolveNode", json!({"backendNodeId": owner})).await?;
             let Some(object) = owner["object"]["objectId"].as_str() else { return Ok(false) };
             let f = "function(){const r=this.getBoundingClientRect();return r.width>0&&r.height>0&&this.checkVisibility({opacityProperty:true,visibilityProperty:true})}";
-            if cdp::call_on(&c.parent, object, f, vec![]).await? != Value::Bool(true) {
+            if call_on(parent, object, f, vec![]).await? != Value::Bool(true) {
                 return Ok(false);
             }
-            s = &c.parent;
+            s = parent;
         }
         Ok(true)
     }
@@ -317,16 +155,16 @@ impl Session {
     pub async fn hit_down(&self, x: f64, y: f64) -> Result<Result<(f64, f64), Covered>, BrowserError> {
         let mut chain = Vec::new();
         let mut s = self;
-        while let Some(c) = &s.child {
-            chain.push(c.clone());
-            s = &c.parent;
+        while let Some((parent, owner)) = s.owner() {
+            chain.push((parent, owner));
+            s = parent;
         }
         let hops = self.hops().await?;
         let (mut x, mut y) = (x, y);
         // Outermost first: each owner must be what its parent hits at the point.
-        for (c, h) in chain.iter().zip(hops.iter()).rev() {
-            if let Some(hit) = hit_test(&c.parent, x, y).await?.filter(|b| *b != c.owner) {
-                return Ok(Err(Covered { session: c.parent.clone(), hit, owner: c.owner }));
+        for ((parent, owner), h) in chain.iter().zip(hops.iter()).rev() {
+            if let Some(hit) = hit_test(parent, x, y).await?.filter(|b| b != owner) {
+                return Ok(Err(Covered { session: (*parent).clone(), hit, owner: *owner }));
             }
             x -= h.origin.0;
             y -= h.origin.1;

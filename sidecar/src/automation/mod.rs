@@ -10,7 +10,6 @@
 //! `browser`, it knows nothing of HTTP.
 
 mod act;
-mod cdp;
 mod dom;
 mod drag;
 mod error;
@@ -47,6 +46,7 @@ use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, Captur
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
+use crate::browser::session::{call, call_on, Session};
 use crate::browser::{BrowserRef, PageObserver};
 use refs::{parse_ref, without_fragment, Minted, NodeKey, Refs};
 
@@ -338,7 +338,7 @@ impl Automation {
             Read::Text => "function(){return String(this.innerText ?? this.textContent ?? '')}",
             Read::Value => "function(){return this.isContentEditable ? this.innerText : String(this.value ?? '')}",
         };
-        let v = cdp::call_on(&node.session, &node.object, f, vec![]).await?;
+        let v = call_on(&node.session, &node.object, f, vec![]).await?;
         let key = if what == Read::Text { "text" } else { "value" };
         Ok(json!({"ref": r, key: clip_bytes(v.as_str().unwrap_or(""), MAX_READ_BYTES)}))
     }
@@ -398,7 +398,7 @@ impl Automation {
             let minted = self.minted(b.id(), r)?;
             let node = node::resolve(b, &page, r, &minted).await?;
             node::visible_point(&node).await?;
-            let rect = cdp::call_on(
+            let rect = call_on(
                 &node.session,
                 &node.object,
                 "function(){const r=this.getBoundingClientRect();return {x:r.left,y:r.top,width:r.width,height:r.height}}",
@@ -412,11 +412,11 @@ impl Automation {
                 None => None,
             };
             if let Some(r) = shown {
-                let (_, _, sx, sy) = frames::Session::from(&page).viewport().await?;
+                let (_, _, sx, sy) = Session::from(&page).viewport().await?;
                 p.clip = Some(Viewport { x: r.x + sx, y: r.y + sy, width: r.width, height: r.height, scale: 1.0 });
             }
         } else if full {
-            let m = cdp::call(&page, "Page.getLayoutMetrics", json!({})).await?;
+            let m = call(&page, "Page.getLayoutMetrics", json!({})).await?;
             let w = m["cssContentSize"]["width"].as_f64().unwrap_or(0.0);
             let h = m["cssContentSize"]["height"].as_f64().unwrap_or(0.0);
             if w >= 1.0 && h >= 1.0 {

@@ -6,11 +6,12 @@
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use super::cdp::{call, call_on};
 use super::error::{AutomationError, StaleReason};
-use super::frames::{hit_test, Rect, Session};
+use super::frames::{hit_test, Rect};
 use super::refs::{without_fragment, Minted};
 use super::snapshot::frames;
+use crate::browser::session::Session;
+use crate::browser::session::{call, call_on};
 use crate::browser::{BrowserError, BrowserRef};
 
 /// A ref resolved to a node that is still in its document.

@@ -14,10 +14,10 @@ use chromiumoxide::Page;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 
-use super::cdp::{call, call_on};
 use super::error::{AutomationError, Interruption};
 use super::node::Node;
 use super::refs::without_fragment;
+use crate::browser::session::{call, call_on};
 use crate::browser::{bounded, BrowserError};
 
 /// Whether the node (or, in a contenteditable, something inside it) has the focus of its

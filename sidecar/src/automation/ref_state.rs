@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::cdp::call_on;
 use super::error::AutomationError;
 use super::node::{state, Node};
+use crate::browser::session::call_on;
 
 /// A state `wait --ref-state` waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

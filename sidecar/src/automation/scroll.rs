@@ -5,10 +5,10 @@
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use super::cdp::{call, call_on};
 use super::error::AutomationError;
 use super::frames::Rect;
 use super::node::{visible_point, Node};
+use crate::browser::session::{call, call_on};
 
 /// Wheel delta of `top`/`bottom`, in CSS px: past any page's end (Chromium stops at it).
 const TO_THE_END_PX: f64 = 1_000_000.0;

@@ -10,11 +10,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::act::{input, key_events, with_dialog};
-use super::cdp::{call, call_on};
 use super::error::AutomationError;
 use super::frames::Rect;
 use super::keys;
 use super::node::{check_not_covered, state, Node};
+use crate::browser::session::{call, call_on};
 use crate::browser::{BrowserError, BrowserRef};
 
 const OPTIONS_JS: &str = r#"function(){

@@ -15,9 +15,10 @@ use std::collections::{HashMap, HashSet};
 use chromiumoxide::Page;
 use serde_json::Value;
 
-use super::cdp::call;
 use super::dom::{self, DomFacts, Facts};
-use super::frames::{Session, MAX_CHILD_SESSIONS};
+use super::frames::MAX_CHILD_SESSIONS;
+use crate::browser::session::call;
+use crate::browser::session::Session;
 use crate::browser::BrowserError;
 
 /// Default output budget of a snapshot, in bytes.

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::act::{input, with_dialog};
-use super::cdp::{call, call_on};
 use super::error::AutomationError;
 use super::node::Node;
+use crate::browser::session::{call, call_on};
 use crate::browser::{BrowserError, BrowserRef};
 
 /// Most files one `upload` sets.

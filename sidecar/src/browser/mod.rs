@@ -9,6 +9,7 @@ mod chrome;
 mod display;
 mod navigate;
 mod presence;
+pub(crate) mod session;
 mod slot;
 
 pub use presence::{Activity, Point, Presence, Rect};

@@ -379,6 +379,12 @@ impl BrowserRef {
         self.shared().popped_out
     }
 
+    /// True if and only if the active tab's renderer crashed and nothing loaded since (the
+    /// `crashed` of [`ViewState`], read now rather than from a subscription).
+    pub fn crashed(&self) -> bool {
+        active_crashed(&self.shared())
+    }
+
     /// Navigates the active tab; returns once Chromium has started the navigation, or once
     /// the page's beforeunload dialog holds it (the user's answer decides).
     pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {

@@ -306,6 +306,13 @@ impl Default for Keys {
 #[serde(try_from = "String")]
 pub struct Prefix(pub String);
 
+impl Prefix {
+    /// The letter pressed with Ctrl (`'a'..='z'`; validated on parse).
+    pub fn letter(&self) -> char {
+        self.0.chars().nth(2).unwrap_or('b')
+    }
+}
+
 impl TryFrom<String> for Prefix {
     type Error = String;
     fn try_from(s: String) -> Result<Self, String> {

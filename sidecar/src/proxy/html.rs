@@ -34,7 +34,8 @@ pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 /// the URL once (at most 16 per document). `fetch` hands back a derived promise, so an
 /// unhandled rejection stays unhandled for the page.
 ///
-/// `key`: the app's prefix key (Ctrl-b) and the key after it, pressed inside the frame, never
+/// `key`: the app's prefix key (Ctrl plus the configured letter, `prefix`: Ctrl-b by default;
+/// the app's `prefix` message changes it live) and the key after it, pressed inside the frame, never
 /// reach the app's window. Trusted keydowns only, in the capture phase on `window` (before
 /// every element's listeners, and before window listeners added after the shim ran): the
 /// prefix and the next non-modifier key are
@@ -74,9 +75,9 @@ var FE=W.fetch;if(FE)W.fetch=function(i){var u=null;try{u=i instanceof Request?i
 return u&&own(u)?p.then(null,function(x){if(!x||x.name!=="AbortError")blk(u,"fetch");throw x}):p};
 var XP=XMLHttpRequest.prototype,XO=XP.open,XU=new WeakMap();XP.open=function(m,u){var x=this;try{var h=new URL(String(u),document.baseURI).href;
 if(!XU.has(x))x.addEventListener("error",function(){var v=XU.get(x);if(v)blk(v,"xhr")});XU.set(x,own(h)?h:"")}catch(e){}return XO.apply(x,arguments)};
-var KA=0,KU={},KM={Shift:1,Control:1,Alt:1,Meta:1,AltGraph:1,CapsLock:1,Dead:1,Compose:1};function eat(e){e.preventDefault();e.stopImmediatePropagation()}
+var PK=__PREFIX__,KA=0,KU={},KM={Shift:1,Control:1,Alt:1,Meta:1,AltGraph:1,CapsLock:1,Dead:1,Compose:1};function eat(e){e.preventDefault();e.stopImmediatePropagation()}
 function keyM(k,c,a,m,s){post({kind:"key",key:k,ctrl:c,alt:a,meta:m,shift:s})}
-W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;var k=String(e.key),pre=e.ctrlKey&&!e.altKey&&!e.metaKey&&k.toLowerCase()==="b";
+W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;var k=String(e.key),pre=e.ctrlKey&&!e.altKey&&!e.metaKey&&k.toLowerCase()===PK;
 if(!KA){if(!pre)return;KA=1}else if(KM[k]){eat(e);return}else{KA=0;if(pre){keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey);return}}
 eat(e);KU[e.code]=1;keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey)},true);
 W.addEventListener("keyup",function(e){if(KU[e.code]){delete KU[e.code];eat(e)}},true);W.addEventListener("blur",function(){KA=0});
@@ -108,7 +109,8 @@ if(d.get){e.preventDefault();openW(d.url)}else setTimeout(inFrame(f,s),0)});
 var FS=HTMLFormElement.prototype.submit;HTMLFormElement.prototype.submit=function(){var d=null;try{d=formNav(this,null)}catch(x){}if(!d)return FS.call(this);if(d.get)return openW(d.url);var r=inFrame(this,null);try{return FS.call(this)}finally{r()}};
 var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u);return null};
 W.addEventListener("message",function(e){var d=e.data;if(!d||typeof d!=="object")return;
-if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();return}
+if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();
+else if(d.kind==="prefix"&&typeof d.letter==="string"&&/^[a-z]$/.test(d.letter)){PK=d.letter;KA=0}return}
 if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url);
 else if(d.kind==="blocked"&&typeof d.url==="string"&&(d.via==="script"||d.via==="fetch"||d.via==="xhr"))blk(d.url,d.via);
 else if(d.kind==="key"&&typeof d.key==="string")keyM(d.key,d.ctrl===true,d.alt===true,d.meta===true,d.shift===true)}})})();"#;
@@ -118,8 +120,10 @@ else if(d.kind==="key"&&typeof d.key==="string")keyM(d.key,d.ctrl===true,d.alt==
 /// ([`super::target::Upstream::own_origins`]), escaped so they cannot end the script early. For
 /// XHTML (`xhtml`), the source is wrapped in `//<![CDATA[ … //]]>` so the XML parser reads
 /// its `&&` and `<` as text.
-pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool) -> String {
+pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool, prefix: char) -> String {
+    let prefix = if prefix.is_ascii_lowercase() { prefix } else { 'b' };
     let src = SHIM_TEMPLATE
+        .replace("__PREFIX__", &js_literal(&serde_json::json!(prefix.to_string())))
         .replace("__APP__", &js_literal(&serde_json::json!(app_origin)))
         .replace("__UPSTREAM__", &js_literal(&serde_json::json!(upstream_origins)));
     if xhtml {
@@ -454,11 +458,11 @@ mod tests {
 
     #[test]
     fn xhtml_shim_is_character_data() {
-        let s = shim_script("http://127.0.0.1:4000", &[], true);
+        let s = shim_script("http://127.0.0.1:4000", &[], true, 'b');
         let body = s.strip_prefix("<script>//<![CDATA[\n").and_then(|b| b.strip_suffix("\n//]]></script>")).expect(&s);
         assert!(!body.contains("]]>"), "the CDATA section must not end early");
         assert!(body.contains("&&") && body.contains('<'), "the source needs the CDATA wrapper");
-        let html = shim_script("http://127.0.0.1:4000", &[], false);
+        let html = shim_script("http://127.0.0.1:4000", &[], false, 'b');
         assert_eq!(html, format!("<script>{body}</script>"), "same source, unwrapped for HTML");
         let out = String::from_utf8(run_as(
             &[b"<html xmlns=\"http://www.w3.org/1999/xhtml\"><head></head><body/></html>"],
@@ -560,18 +564,22 @@ mod tests {
 
     #[test]
     fn shim_literal_is_escaped_and_targets_the_app_origin() {
-        let s = shim_script("http://127.0.0.1:4000", &[], false);
+        let s = shim_script("http://127.0.0.1:4000", &[], false, 'b');
         assert!(s.starts_with("<script>") && s.ends_with("</script>"));
         assert!(s.contains("var A=\"http://127.0.0.1:4000\""));
         assert!(!s.contains("\"*\""), "never targets *");
         assert!(!s.contains("returnValue="), "never asks for a beforeunload prompt");
-        let evil = shim_script("</script><script>alert(1)//", &["http://x</script>".into()], false);
+        let evil = shim_script("</script><script>alert(1)//", &["http://x</script>".into()], false, 'b');
         assert_eq!(evil.matches("</script>").count(), 1);
-        let wide = shim_script("tauri://\u{e9}\u{2028}\u{1F600}", &[], false);
+        let wide = shim_script("tauri://\u{e9}\u{2028}\u{1F600}", &[], false, 'b');
         assert!(wide.is_ascii(), "only ASCII is injected");
         assert!(wide.contains(r#"var A="tauri://\u00e9\u2028\ud83d\ude00""#), "{wide}");
-        let up =
-            shim_script("http://127.0.0.1:4000", &["http://localhost:5173".into(), "http://[::1]:5173".into()], false);
+        let up = shim_script(
+            "http://127.0.0.1:4000",
+            &["http://localhost:5173".into(), "http://[::1]:5173".into()],
+            false,
+            'b',
+        );
         assert!(up.contains(r#"U=["http://localhost:5173","http://[::1]:5173"]"#), "{up}");
     }
 }

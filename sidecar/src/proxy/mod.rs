@@ -46,6 +46,9 @@ pub struct ProxyConfig {
     pub upstream_idle: Duration,
     /// Maximum number of live grants.
     pub max_grants: usize,
+    /// The configuration in force, for the prefix key the shim guards in framed pages
+    /// (`None`: the built-in Ctrl-b).
+    pub settings: Option<tokio::sync::watch::Receiver<crate::config::Snapshot>>,
 }
 
 impl Default for ProxyConfig {
@@ -54,11 +57,17 @@ impl Default for ProxyConfig {
             grant_ttl: Duration::from_millis(GRANT_IDLE_TTL_MS),
             upstream_idle: Duration::from_millis(UPSTREAM_IDLE_MS),
             max_grants: MAX_GRANTS,
+            settings: None,
         }
     }
 }
 
 impl ProxyConfig {
+    /// The letter of the app's prefix key (Ctrl plus it) as the configuration has it now.
+    pub fn prefix_letter(&self) -> char {
+        self.settings.as_ref().map_or('b', |s| s.borrow().config.keys.prefix.letter())
+    }
+
     /// The defaults, with the test-only environment overrides applied when set to a positive
     /// number of milliseconds.
     pub fn from_env() -> Self {

@@ -105,7 +105,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
     parts.uri = match path.parse() {
         Ok(u) => u,
-        Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref())),
+        Err(_) => return Ok(error_page(ErrorKind::Connect, upstream, chain.as_deref(), grant.config.prefix_letter())),
     };
     parts.version = hyper::Version::HTTP_11;
     let up_req = Request::from_parts(parts, body.boxed());
@@ -120,7 +120,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
                 UpstreamError::Blocked(ip) => ErrorKind::Blocked(ip),
                 UpstreamError::Timeout => ErrorKind::Timeout,
             };
-            return Ok(error_page(kind, upstream, chain.as_deref()));
+            return Ok(error_page(kind, upstream, chain.as_deref(), grant.config.prefix_letter()));
         }
     };
     if let Some(url) = &jar_url {
@@ -152,7 +152,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let plan = app.and_then(|app| {
         let markup = markup(&parts.headers)?;
         let codings = codings(&parts.headers)?;
-        let shim = shim_script(app, &upstream.own_origins(), markup.xhtml);
+        let shim = shim_script(app, &upstream.own_origins(), markup.xhtml, grant.config.prefix_letter());
         Some(Plan { codings, markup, shim, keep_meta_csp: rules.preserve_csp })
     });
     if plan.is_some() {
@@ -190,7 +190,7 @@ fn escape(s: &str) -> String {
 /// The Porthole error page for `kind`, in the system colour scheme, naming the upstream (a
 /// loopback upstream is "the dev server"). Carries the shim and the framing policy when a
 /// chain is known, so the app sees the page load and can reload it.
-fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) -> Response<ProxyBody> {
+fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>, prefix: char) -> Response<ProxyBody> {
     let who = if upstream.loopback { "the dev server" } else { "the server" };
     let origin = escape(&upstream.origin);
     let secs = UPSTREAM_IDLE_MS / 1000;
@@ -215,8 +215,10 @@ fn error_page(kind: ErrorKind, upstream: &Upstream, chain: Option<&[String]>) ->
             ),
         ),
     };
-    let shim =
-        chain.and_then(|c| c.first()).map(|app| shim_script(app, &upstream.own_origins(), false)).unwrap_or_default();
+    let shim = chain
+        .and_then(|c| c.first())
+        .map(|app| shim_script(app, &upstream.own_origins(), false, prefix))
+        .unwrap_or_default();
     let page = format!(
         "<!doctype html><html><head><meta charset=utf-8><meta name=color-scheme content=\"light dark\">\
 <title>{title}</title><style>:root{{color-scheme:light dark}}body{{font:15px/1.5 system-ui,sans-serif;margin:0;padding:15vh 2em;\
@@ -273,8 +275,8 @@ mod tests {
     fn error_pages_are_distinct_and_name_the_upstream() {
         let (lo, _) = super::super::parse_upstream("http://localhost:5173/").unwrap();
         let (lan, _) = super::super::parse_upstream("http://10.0.0.5:8080/").unwrap();
-        let c = error_page(ErrorKind::Connect, &lo, None);
-        let t = error_page(ErrorKind::Timeout, &lan, None);
+        let c = error_page(ErrorKind::Connect, &lo, None, 'b');
+        let t = error_page(ErrorKind::Timeout, &lan, None, 'b');
         assert_eq!(c.status(), 502);
         assert_eq!(t.status(), 504);
         let body = |r: Response<ProxyBody>| {

@@ -192,6 +192,10 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
             }
             // The popped-out window takes the user's input itself: a view's is ignored.
             Ok(_) if browser.popped_out() => {}
+            // Input to a crashed page is dropped as it arrives, not when the worker reaches
+            // it: queued, it would land on the page a Reload brings back (a click nobody aimed
+            // at the new page).
+            Ok(_) if browser.crashed() => {}
             Ok(Inbound::Dialog { accept, text }) => {
                 // Not behind the inputs: the input that opened the dialog (a click whose
                 // handler called alert()) waits on the dialog until it is answered.

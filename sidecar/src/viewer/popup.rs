@@ -10,24 +10,31 @@
 //! reports its box through a CDP binding. The report becomes the view's `popup` message;
 //! `popup_choice` / `popup_value` run in the reporting world.
 //!
-//! Frames: the browser runs without site isolation (`chrome.rs`), so a cross-origin iframe
-//! is a frame of the tab's own target and gets the probe too. Its box is in the iframe's own
-//! coordinates, and a cross-origin parent cannot be read from inside: the host maps it with
-//! the press it dispatched itself (top viewport point − the event's client point = the
-//! frame's offset), which holds at any nesting depth.
+//! Frames: a same-process iframe is a frame of the tab's own target and gets the probe with
+//! it. A cross-site iframe is an out-of-process frame (site isolation stays on, `chrome.rs`)
+//! with a target of its own: the view attaches a child session to each one of its tab
+//! (`browser/session.rs`, as agent browsing does) and installs the probe there too. A frame's
+//! box is in its own viewport's coordinates (its scroll included), and a cross-origin parent
+//! cannot be read from inside: the host maps it with the press it dispatched itself (top
+//! viewport point − the event's client point = the frame's viewport origin), which holds at
+//! any nesting depth and any device pixel ratio (both are CSS px).
 //!
-//! The probe is installed once per tab (the first view to press in it installs it; later
-//! views find it there), so a click costs no extra CDP call.
+//! The probe is installed once per tab on the tab's own session (the first view to press in
+//! it installs it; later views find it there). Out-of-process frames are looked up at each
+//! left press (one `Target.getTargets`); only a frame not seen before costs more calls.
+
+use std::collections::{HashMap, HashSet};
 
 use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams};
-use chromiumoxide::cdp::js_protocol::runtime::{
-    AddBindingParams, EvaluateParams, EventBindingCalled, ExecutionContextId,
-};
+use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
 use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
 
+use crate::browser::session::Session;
 use crate::browser::{bounded, BrowserError};
 
 /// The isolated world the probe lives in; the page's own scripts cannot see it.
@@ -38,6 +45,12 @@ const BINDING: &str = "__portholePopupOpened";
 const MAX_REPORT_BYTES: usize = 1 << 20;
 /// Largest `popup_value`, in bytes (the longest valid value is a datetime-local with ms).
 pub const MAX_POPUP_VALUE_BYTES: usize = 64;
+/// Most out-of-process frames of one tab a view probes; frames past it open native popups
+/// the pane cannot show (logged).
+const MAX_PROBED_FRAMES: usize = 32;
+/// Reports from out-of-process frames waiting to be read, past which one is dropped (a
+/// human presses one select at a time).
+const FRAME_REPORTS_QUEUED: usize = 16;
 
 /// The probe. Idempotent per world (a second run does nothing). Coordinates are CSS px of
 /// the reporting frame's viewport, with the event's client point to map them by.
@@ -226,18 +239,53 @@ fn value_script(ty: InputType, value: &str) -> String {
     )
 }
 
-/// One view's side of the popups: the tab it watches for reports, where its last press and
-/// release went, and the world of the last report. Owned by the view's input worker.
-#[derive(Default)]
+/// One view's side of the popups: the tab it watches for reports, the out-of-process frames
+/// of that tab it probes, where its last press and release went, and where the last report
+/// came from. Owned by the view's input worker.
 pub(super) struct Popups {
-    /// The tab whose reports `events` carries.
+    /// The tab whose reports `events` carries, and its own session.
     tab: Option<String>,
+    top: Option<Session>,
     events: Option<EventStream<EventBindingCalled>>,
+    /// The tab's out-of-process frames probed by this view, by target id.
+    frames: HashMap<String, Session>,
+    /// Every frame target of the browser at the last look (a change means a new look).
+    seen: HashSet<String>,
+    /// Reports of the probed frames: (frame target, `Runtime.bindingCalled` params).
+    frame_tx: mpsc::Sender<(String, Value)>,
+    frame_rx: mpsc::Receiver<(String, Value)>,
     /// Where the last press and the last release were dispatched (top viewport CSS px).
     down: (f64, f64),
     up: (f64, f64),
-    /// Where the last popup came from: (tab, the probe's execution context, picker type).
-    open: Option<(String, ExecutionContextId, Option<InputType>)>,
+    /// Where the last popup came from.
+    open: Option<Open>,
+}
+
+/// The origin of the last popup: its tab, the session and execution context (the probe's
+/// world) of its frame, and the picker type of an input popup.
+struct Open {
+    tab: String,
+    session: Session,
+    ctx: i64,
+    ty: Option<InputType>,
+}
+
+impl Default for Popups {
+    fn default() -> Self {
+        let (frame_tx, frame_rx) = mpsc::channel(FRAME_REPORTS_QUEUED);
+        Popups {
+            tab: None,
+            top: None,
+            events: None,
+            frames: HashMap::new(),
+            seen: HashSet::new(),
+            frame_tx,
+            frame_rx,
+            down: (0.0, 0.0),
+            up: (0.0, 0.0),
+            open: None,
+        }
+    }
 }
 
 impl Popups {
@@ -251,13 +299,23 @@ impl Popups {
         }
     }
 
-    /// Makes sure `page` runs the probe and this view hears its reports. Costs CDP calls only
-    /// the first time per tab for this view (and installs only if no view did before).
+    /// Makes sure `page` and each of its out-of-process frames run the probe and this view
+    /// hears their reports. Costs one CDP call when nothing changed since the last press in
+    /// this tab (and installs on the tab only if no view did before).
     pub(super) async fn ensure(&mut self, page: &Page) -> Result<(), BrowserError> {
         let tab = page.target_id().as_ref().to_string();
-        if self.tab.as_deref() == Some(tab.as_str()) && self.events.is_some() {
-            return Ok(());
+        if self.tab.as_deref() != Some(tab.as_str()) || self.events.is_none() {
+            self.frames.clear();
+            self.seen.clear();
+            self.ensure_tab(page).await?;
+            self.tab = Some(tab);
+            self.top = Some(Session::from(page));
         }
+        self.ensure_frames(page).await
+    }
+
+    /// The probe on the tab's own session (its main frame and same-process frames).
+    async fn ensure_tab(&mut self, page: &Page) -> Result<(), BrowserError> {
         // Listen before anything can report.
         let events = bounded("listen", page.event_listener::<EventBindingCalled>()).await?;
         let mut b = AddBindingParams::new(BINDING);
@@ -269,102 +327,187 @@ impl Popups {
         let mut w = CreateIsolatedWorldParams::new(frame);
         w.world_name = Some(WORLD.into());
         let ctx = bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id;
-        let present = eval_in_world(page, ctx, "!!globalThis.__portholeProbe".into()).await?;
-        if present != serde_json::Value::Bool(true) {
+        let present = eval_in_world(&Session::from(page), *ctx.inner(), "!!globalThis.__portholeProbe".into()).await?;
+        if present != Value::Bool(true) {
             // New documents of every frame get it; the current ones get it now (the main
             // frame here; frames already loaded get it at their next document).
             let mut s = AddScriptToEvaluateOnNewDocumentParams::new(PROBE);
             s.world_name = Some(WORLD.into());
             s.run_immediately = Some(true);
             bounded("Page.addScriptToEvaluateOnNewDocument", page.execute(s)).await?;
-            eval_in_world(page, ctx, PROBE.into()).await?;
+            eval_in_world(&Session::from(page), *ctx.inner(), PROBE.into()).await?;
         }
-        self.tab = Some(tab);
         self.events = Some(events);
         Ok(())
+    }
+
+    /// The probe in every out-of-process frame of the tab not probed yet: the browser's frame
+    /// targets whose parent frame is rendered by the tab or by a frame already probed
+    /// (nesting at any depth), each attached from the session that shows it.
+    async fn ensure_frames(&mut self, page: &Page) -> Result<(), BrowserError> {
+        let top = Session::from(page);
+        let list = top.call("Target.getTargets", json!({})).await?;
+        let targets: Vec<(String, String)> = list["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "iframe")
+            .filter_map(|t| Some((t["targetId"].as_str()?.to_string(), t["parentFrameId"].as_str()?.to_string())))
+            .collect();
+        let seen: HashSet<String> = targets.iter().map(|(t, _)| t.clone()).collect();
+        if seen == self.seen {
+            return Ok(());
+        }
+        self.frames.retain(|t, _| seen.contains(t));
+        // Which session renders each frame of the tab.
+        let mut renders: HashMap<String, Session> = HashMap::new();
+        for s in std::iter::once(top.clone()).chain(self.frames.values().cloned()) {
+            for f in s.frame_ids().await.unwrap_or_default() {
+                renders.insert(f, s.clone());
+            }
+        }
+        loop {
+            let next = targets
+                .iter()
+                .find(|(t, parent)| !self.frames.contains_key(t) && renders.contains_key(parent))
+                .cloned();
+            let Some((target, parent)) = next else { break };
+            if self.frames.len() >= MAX_PROBED_FRAMES {
+                tracing::debug!("popup probe: more than {MAX_PROBED_FRAMES} out-of-process frames");
+                break;
+            }
+            let via = renders[&parent].clone();
+            match self.probe_frame(&via, &target).await {
+                Ok(s) => {
+                    for f in s.frame_ids().await.unwrap_or_default() {
+                        renders.insert(f, s.clone());
+                    }
+                    self.frames.insert(target, s);
+                }
+                Err(e) => {
+                    // Gone meanwhile, or not loaded yet: looked at again at the next press.
+                    tracing::debug!("popup probe in frame {target}: {e}");
+                    self.seen.clear();
+                    return Ok(());
+                }
+            }
+        }
+        self.seen = seen;
+        Ok(())
+    }
+
+    /// Attaches to out-of-process frame `target` (shown by `via`) and installs the probe
+    /// there: bindings need the Runtime domain, scripts for new documents the Page domain;
+    /// `runImmediately` puts it in the documents already loaded (same-process subframes too).
+    async fn probe_frame(&self, via: &Session, target: &str) -> Result<Session, BrowserError> {
+        let owner =
+            via.frame_owner(target).await?.ok_or_else(|| BrowserError::Cdp(format!("frame {target} has no owner")))?;
+        let s = via.attach(target, owner).await?;
+        s.subscribe("Runtime.bindingCalled", self.frame_tx.clone());
+        s.call("Runtime.enable", json!({})).await?;
+        s.call("Page.enable", json!({})).await?;
+        s.call("Runtime.addBinding", json!({"name": BINDING, "executionContextName": WORLD})).await?;
+        s.call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": PROBE, "worldName": WORLD, "runImmediately": true}),
+        )
+        .await?;
+        Ok(s)
     }
 
     /// The next report as a `popup` message; pending forever while nothing is watched.
     pub(super) async fn next(&mut self) -> Option<String> {
         loop {
-            let Some(events) = self.events.as_mut() else {
-                return std::future::pending().await;
+            let (session, name, payload, ctx) = tokio::select! {
+                ev = async {
+                    match self.events.as_mut() {
+                        Some(events) => events.next().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    let Some(ev) = ev else {
+                        // The tab's session ended.
+                        self.events = None;
+                        self.tab = None;
+                        self.top = None;
+                        continue;
+                    };
+                    let Some(top) = self.top.clone() else { continue };
+                    (top, ev.name.clone(), ev.payload.clone(), *ev.execution_context_id.inner())
+                }
+                Some((target, params)) = self.frame_rx.recv() => {
+                    let Some(s) = self.frames.get(&target) else { continue };
+                    let name = params["name"].as_str().unwrap_or_default().to_string();
+                    let payload = params["payload"].as_str().unwrap_or_default().to_string();
+                    let Some(ctx) = params["executionContextId"].as_i64() else { continue };
+                    (s.clone(), name, payload, ctx)
+                }
             };
-            let Some(ev) = events.next().await else {
-                // The tab's session ended.
-                self.events = None;
-                self.tab = None;
-                continue;
-            };
-            if ev.name != BINDING {
+            if name != BINDING {
                 continue;
             }
             // A select reports on the press, a picker input on the click (the release).
-            let point = if ev.payload.contains(r#""kind":"input""#) { self.up } else { self.down };
-            let Some((m, ty)) = popup_message(&ev.payload, point) else {
+            let point = if payload.contains(r#""kind":"input""#) { self.up } else { self.down };
+            let Some((m, ty)) = popup_message(&payload, point) else {
                 continue;
             };
-            self.open = self.tab.clone().map(|t| (t, ev.execution_context_id, ty));
+            self.open = self.tab.clone().map(|tab| Open { tab, session, ctx, ty });
             return Some(m);
         }
     }
 
-    /// The reporting world of the last popup if it is in `page` (the active tab) and of the
-    /// wanted kind; else the stale-popup error.
-    fn world(&self, page: &Page, input: bool) -> Result<(ExecutionContextId, Option<InputType>), BrowserError> {
-        let stale = || BrowserError::BadRequest("the popup is stale or the choice does not exist".into());
-        let Some((tab, ctx, ty)) = &self.open else {
-            return Err(stale());
-        };
-        if page.target_id().as_ref() != tab || ty.is_some() != input {
+    /// The session and world of the last popup if it is in `page` (the active tab) and of
+    /// the wanted kind; else the stale-popup error.
+    fn world(&self, page: &Page, input: bool) -> Result<(Session, i64, Option<InputType>), BrowserError> {
+        let Some(o) = &self.open else { return Err(stale()) };
+        if page.target_id().as_ref() != o.tab || o.ty.is_some() != input {
             return Err(stale());
         }
-        Ok((*ctx, *ty))
+        Ok((o.session.clone(), o.ctx, o.ty))
     }
 
     /// Applies `popup_choice` `i` to the last reported `<select>` in `page` (the active tab).
     pub(super) async fn choose(&self, page: &Page, i: usize) -> Result<(), BrowserError> {
-        let (ctx, _) = self.world(page, false)?;
-        run_applied(page, ctx, choose_script(i)).await
+        let (session, ctx, _) = self.world(page, false)?;
+        run_applied(&session, ctx, choose_script(i)).await
     }
 
     /// Applies `popup_value` to the last reported picker input in `page` (the active tab).
     /// Errors: `BadRequest` for a value its type does not accept, or a stale popup.
     pub(super) async fn set_value(&self, page: &Page, value: &str) -> Result<(), BrowserError> {
-        let (ctx, ty) = self.world(page, true)?;
+        let (session, ctx, ty) = self.world(page, true)?;
         let ty = ty.expect("an input popup has a type");
         if !ty.accepts(value) {
             return Err(BrowserError::BadRequest(format!("{value:?} is not a valid {ty:?} value")));
         }
-        run_applied(page, ctx, value_script(ty, value)).await
+        run_applied(&session, ctx, value_script(ty, value)).await
     }
 }
 
+/// The error for a choice that no longer applies.
+fn stale() -> BrowserError {
+    BrowserError::BadRequest("the popup is stale or the choice does not exist".into())
+}
+
 /// Runs a choice script that answers true when it applied; anything else is a stale popup.
-async fn run_applied(page: &Page, ctx: ExecutionContextId, script: String) -> Result<(), BrowserError> {
-    let stale = || BrowserError::BadRequest("the popup is stale or the choice does not exist".into());
+async fn run_applied(session: &Session, ctx: i64, script: String) -> Result<(), BrowserError> {
     // A navigation destroyed the world: the evaluation fails, which is a stale popup too.
-    let v = eval_in_world(page, ctx, script).await.map_err(|_| stale())?;
-    if v != serde_json::Value::Bool(true) {
+    let v = eval_in_world(session, ctx, script).await.map_err(|_| stale())?;
+    if v != Value::Bool(true) {
         return Err(stale());
     }
     Ok(())
 }
 
-/// Evaluates a host-owned `expression` in the execution context `ctx` (by value).
-async fn eval_in_world(
-    page: &Page,
-    ctx: ExecutionContextId,
-    expression: String,
-) -> Result<serde_json::Value, BrowserError> {
-    let mut p = EvaluateParams::new(expression);
-    p.context_id = Some(ctx);
-    p.return_by_value = Some(true);
-    let r = bounded("Runtime.evaluate", page.execute(p)).await?;
-    if let Some(ex) = &r.result.exception_details {
-        return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
+/// Evaluates a host-owned `expression` in the execution context `ctx` of `session` (by value).
+async fn eval_in_world(session: &Session, ctx: i64, expression: String) -> Result<Value, BrowserError> {
+    let r = session
+        .call("Runtime.evaluate", json!({"expression": expression, "contextId": ctx, "returnByValue": true}))
+        .await?;
+    if let Some(ex) = r.get("exceptionDetails") {
+        return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex["text"].as_str().unwrap_or("?"))));
     }
-    Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
+    Ok(r["result"]["value"].clone())
 }
 
 #[cfg(test)]

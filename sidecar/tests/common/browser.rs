@@ -190,3 +190,38 @@ pub async fn delete(sc: &Sidecar, id: &str) {
     let r = sc.req("DELETE", &format!("/api/browsers/{id}"), None).await;
     assert_eq!(r.status, 204);
 }
+
+/// Chromium's own list of targets (`/json/list` on its DevTools port, read from browser
+/// `id`'s profile): what it made of the page, independently of the sidecar.
+pub fn chromium_targets(sc: &Sidecar, id: &str) -> Vec<Value> {
+    use std::io::{Read, Write};
+    let dir = sc.home.join(".local/share/porthole/browsers");
+    let profile = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(&format!("-{id}")))
+        .unwrap_or_else(|| panic!("no profile of {id} in {}", dir.display()))
+        .path();
+    let port = std::fs::read_to_string(profile.join("DevToolsActivePort")).unwrap();
+    let port = port.lines().next().unwrap().trim().to_string();
+    let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    s.set_read_timeout(Some(HANG)).unwrap();
+    write!(s, "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    // Chromium keeps the connection open: read the head, then Content-Length bytes.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        let Some(end) = text.find("\r\n\r\n") else { continue };
+        let len: usize = text[..end]
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+            .expect(&text);
+        if got.len() >= end + 4 + len {
+            return serde_json::from_slice(&got[end + 4..end + 4 + len]).unwrap_or_else(|e| panic!("{e}: {text}"));
+        }
+    }
+}

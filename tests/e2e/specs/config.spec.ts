@@ -3,6 +3,8 @@
 // its file, line and column while the last good config stays; fixing it clears the banner.
 // A sidecar of its own, so the shared one's config stays untouched.
 import fs from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
@@ -83,3 +85,51 @@ test('a rebound prefix and key apply live', async ({ page }) => {
   await page.keyboard.press('Shift+Digit5');
   await expect(wall.panes()).toHaveCount(2);
 });
+
+test('a framed page guards the rebound prefix live, and the old one becomes the page’s own key', async ({ page }) => {
+  test.setTimeout(90_000);
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(`<!doctype html><html><head><title>Keys</title></head><body><input id=i autocomplete=off>
+<script>window.seen = []; addEventListener('keydown', function (e) { seen.push((e.ctrlKey ? 'C-' : '') + e.key) });</script></body></html>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (server.address() as net.AddressInfo).port;
+    const { url } = await s.call('POST', '/api/login-codes');
+    await page.goto(new URL(url, s.url).toString());
+    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+    const wall = new Wall(page);
+    await wall.waitOpen(1);
+    // A touched terminal stays beside the browser pane (an untouched one is replaced).
+    await wall.click((await wall.paneIds())[0]);
+    await wall.type('echo touched\n');
+    const id = await wall.openBrowserWithPrefix();
+    const input = page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
+    await input.fill(`127.0.0.1:${port}/`);
+    await input.press('Enter');
+    const frame = page.frameLocator(`[data-testid=pane][data-pane-id="${id}"] iframe[data-testid=browser-frame]`);
+    await expect(frame.locator('#i')).toBeVisible();
+    // Rebound while the page stays loaded: the page is told, no reload.
+    save('[keys]\nprefix = "C-a"\n');
+    await expect.poll(() => page.evaluate(() => (window as any).__porthole.store.settings.config.prefixLetter), { timeout: 15_000 }).toBe('a');
+    await frame.locator('#i').click();
+    await page.keyboard.type('x');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.press('Shift+Digit5');
+    await wall.waitOpen(3);
+    const seen = () => frame.locator('body').evaluate(() => (window as any).seen as string[]);
+    expect((await seen()).filter((k) => k === 'C-a' || k === '%')).toEqual([]);
+    // Ctrl-b is the page's own key now: it reaches the page, and no split follows.
+    await frame.locator('#i').click();
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press('Shift+Digit5');
+    await expect.poll(async () => (await seen()).filter((k) => k === 'C-b' || k === '%')).toEqual(['C-b', '%']);
+    await expect(wall.panes()).toHaveCount(3);
+    await expect(frame.locator('#i')).toHaveValue('x%');
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
+

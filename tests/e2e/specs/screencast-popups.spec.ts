@@ -83,10 +83,9 @@ test.describe('screencast native popups', () => {
     }
   });
 
-  // Known gap (issue #11 item 2): with site isolation on (as it stays: agent browsing and
-  // the user's own Chromium see out-of-process frames), a cross-origin iframe is a target of
-  // its own, which the popup probe (viewer/popup.rs) does not attach to yet.
-  test.fixme('a <select> inside a cross-origin iframe opens at its place and picks with the mouse', async ({ wall, page }) => {
+  // Site isolation stays on: the cross-origin iframe is an out-of-process frame with a
+  // target of its own, which the popup probe (viewer/popup.rs) attaches to.
+  test('a <select> inside a cross-origin iframe opens at its place and picks with the mouse', async ({ wall, page }) => {
     test.setTimeout(90_000);
     await page.setViewportSize({ width: 1280, height: 800 });
     const frames = await servePages({ '/frame': frame });

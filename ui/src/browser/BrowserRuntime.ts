@@ -15,7 +15,7 @@ import type { RenderMode } from './modes';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
 import type { ViewportChoice } from '../screencast/viewport';
 import type { Keystroke } from '../keys/prefix';
-import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, reloadMessage } from './shim';
+import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
 
 /** What the pane shows, as the header and the panels read it. */
@@ -86,6 +86,8 @@ export class BrowserRuntime {
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly judge = new InstrumentationJudge();
   private instrumented: boolean | null = null;
+  /** the prefix letter the framed page must guard (null: the one the proxy served it with) */
+  private prefixLetter: string | null = null;
   /** the grant this pane holds (the one its frame is on), null while no proxied page shows */
   private held: Grant | null = null;
   private keepTimer: ReturnType<typeof setInterval> | null = null;
@@ -181,6 +183,16 @@ export class BrowserRuntime {
     void this.load(this.url);
   }
 
+  /**
+   * The app's prefix key is now Ctrl plus `letter` (`a`..`z`): told to the framed page at once
+   * and again at each page it loads (one served before the change would guard the old key).
+   */
+  setPrefixLetter(letter: string): void {
+    if (letter === this.prefixLetter) return;
+    this.prefixLetter = letter;
+    if (this.instrumented) this.post(prefixMessage(letter));
+  }
+
   /** Reloads by re-resolving the grant (the banner's Reload: the shim may not be there). */
   hardReload(): void {
     if (!this.disposed && this.url) void this.load(this.url);
@@ -238,6 +250,7 @@ export class BrowserRuntime {
         }
         this.frameOrigin = origin;
         this.followed = true;
+        if (msg.loaded && this.prefixLetter) this.post(prefixMessage(this.prefixLetter));
         // The frame may be on another pane's grant now: hold that one (routing checked it is live).
         const g = this.grants.get(origin);
         if (g && g.grant !== this.held?.grant) this.hold(g);

@@ -35,7 +35,10 @@ export type ShimMessage =
 export type BlockedVia = 'script' | 'fetch' | 'xhr';
 
 /** App → shim. */
-export type AppMessage = { porthole: 'app'; v: 1; kind: 'history'; delta: -1 | 1 } | { porthole: 'app'; v: 1; kind: 'reload' };
+export type AppMessage =
+  | { porthole: 'app'; v: 1; kind: 'history'; delta: -1 | 1 }
+  | { porthole: 'app'; v: 1; kind: 'reload' }
+  | { porthole: 'app'; v: 1; kind: 'prefix'; letter: string };
 
 const MAX_TITLE_CHARS = 1024;
 /** `KeyboardEvent.key` values are short ("ArrowLeft", "%"): anything longer is not one. */
@@ -173,4 +176,13 @@ export function historyMessage(delta: -1 | 1): AppMessage {
 /** Builds the app → shim reload message. */
 export function reloadMessage(): AppMessage {
   return { porthole: 'app', v: 1, kind: 'reload' };
+}
+
+/**
+ * Builds the app → shim prefix message: the app's prefix key is now Ctrl plus `letter`
+ * (`a`..`z`, as `config.toml`'s `keys.prefix`); the page guards that one from then on
+ * (protocol §6.5).
+ */
+export function prefixMessage(letter: string): AppMessage {
+  return { porthole: 'app', v: 1, kind: 'prefix', letter };
 }

@@ -1,4 +1,5 @@
-import type { Snapshot, WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import type { Snapshot } from '../workspace/model';
 import { OrphanNotice } from './OrphanNotice';
 import { paneLabel } from './Pane';
 

@@ -2,7 +2,8 @@ import { memo, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStor
 import { RENDER_MODES } from '../browser/modes';
 import { blockedAddress, displayUrl, normalizeUrl } from '../browser/url';
 import type { Rect } from '../layout/engine';
-import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import type { PaneModel } from '../workspace/model';
 import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
 import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
@@ -111,12 +112,12 @@ function UrlField({ store, pane }: { store: WorkspaceStore; pane: PaneModel }) {
             }
             setEditing(false);
             setError(null);
-            store.navigate(pane.id, r.url);
-            store.focusBrowserBody(pane.id);
+            store.browser.navigate(pane.id, r.url);
+            store.browser.focusBrowserBody(pane.id);
           } else if (e.key === 'Escape') {
             e.preventDefault();
             discard();
-            store.focusBrowserBody(pane.id);
+            store.browser.focusBrowserBody(pane.id);
           }
         }}
         onBlur={discard}
@@ -144,7 +145,7 @@ function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: Pan
       disabled={why !== null}
       onClick={() => {
         onClose();
-        store.popOut(pane.id);
+        store.browser.popOut(pane.id);
       }}
     >
       <span>
@@ -191,7 +192,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
     };
   }, [onClose]);
   const pick = (c: ViewportChoice) => {
-    store.setViewport(pane.id, c);
+    store.browser.setViewport(pane.id, c);
     onClose();
   };
   const isPreset = (name: string) => fixed?.preset === name;
@@ -208,7 +209,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
           data-testid={`display-${m.mode}`}
           onClick={() => {
             onClose();
-            store.setRenderMode(pane.id, m.mode);
+            store.browser.setRenderMode(pane.id, m.mode);
           }}
         >
           <span>
@@ -329,20 +330,20 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   const b = pane.browser!;
 
   useLayoutEffect(() => {
-    if (hostRef.current) store.mountBrowser(id, hostRef.current);
+    if (hostRef.current) store.browser.mount(id, hostRef.current);
   }, [store, id]);
   useEffect(() => {
-    store.browserVisible(id, visible);
+    store.browser.browserVisible(id, visible);
   }, [store, id, visible]);
   const sc = b.screencast;
   // A page's popup (select list, picker) closes when the pane loses focus, as a native one does.
   const popupOpen = !!sc?.popup;
   useEffect(() => {
-    if (!focused && popupOpen) store.dismissPopup(id);
+    if (!focused && popupOpen) store.browser.dismissPopup(id);
   }, [store, id, focused, popupOpen]);
   const menuOpen = !!sc?.contextMenu;
   useEffect(() => {
-    if (!focused && menuOpen) store.closeCanvasMenu(id);
+    if (!focused && menuOpen) store.browser.closeCanvasMenu(id);
   }, [store, id, focused, menuOpen]);
 
   const btn = (testid: string, title: string, icon: string, onClick: () => void, disabled = false) => (
@@ -392,9 +393,9 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
     >
       <header className="pane-header browser-header" data-testid="pane-header" onDoubleClick={() => store.toggleZoom(id)}>
         <span className="browser-nav">
-          {btn('browser-back', why('Back'), ICONS.back, () => store.browserGo(id, -1), navOff)}
-          {btn('browser-forward', why('Forward'), ICONS.forward, () => store.browserGo(id, 1), navOff)}
-          {btn('browser-reload', why('Reload'), ICONS.reload, () => store.browserReload(id), navOff)}
+          {btn('browser-back', why('Back'), ICONS.back, () => store.browser.browserGo(id, -1), navOff)}
+          {btn('browser-forward', why('Forward'), ICONS.forward, () => store.browser.browserGo(id, 1), navOff)}
+          {btn('browser-reload', why('Reload'), ICONS.reload, () => store.browser.browserReload(id), navOff)}
         </span>
         <DevServerChip store={store} pane={pane} visible={visible} />
         {sc?.agent && (
@@ -411,7 +412,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         )}
         <UrlField store={store} pane={pane} />
         {sc && sc.zoom !== 1 && (
-          <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.setZoom(id, 1))}>
+          <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.browser.setZoom(id, 1))}>
             {zoomLabel(sc.zoom)}
           </button>
         )}
@@ -468,7 +469,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             <p>{b.message}</p>
             <p className="browser-panel-url">{b.url}</p>
             <div className="browser-panel-actions">
-              <button className="panel-btn primary" data-testid="browser-open-screencast" onClick={() => store.setRenderMode(id, 'screencast')}>
+              <button className="panel-btn primary" data-testid="browser-open-screencast" onClick={() => store.browser.setRenderMode(id, 'screencast')}>
                 Open as screencast
               </button>
             </div>
@@ -482,7 +483,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             <h3>Couldn't open this page</h3>
             <p>{b.message}</p>
             <div className="browser-panel-actions">
-              <button className="panel-btn" data-testid="browser-error-retry" onClick={() => store.browserReload(id, true)}>
+              <button className="panel-btn" data-testid="browser-error-retry" onClick={() => store.browser.browserReload(id, true)}>
                 Try again
               </button>
             </div>
@@ -490,7 +491,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         )}
         {banner && (
           <Banner testid="browser-banner" role="status" text={UNFOLLOWED}>
-            <button className="panel-btn" data-testid="browser-banner-reload" onClick={() => store.browserReload(id, true)}>
+            <button className="panel-btn" data-testid="browser-banner-reload" onClick={() => store.browser.browserReload(id, true)}>
               Reload
             </button>
             <button
@@ -498,7 +499,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
               data-testid="browser-banner-dismiss"
               title="Dismiss"
               aria-label="Dismiss"
-              onClick={() => store.dismissBanner(id)}
+              onClick={() => store.browser.dismissBanner(id)}
             >
               <Icon d={ICONS.close} />
             </button>
@@ -506,7 +507,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         )}
         {blockedBanner && b.blocked && (
           <Banner testid="browser-blocked" role="alert" text={blockedText(b.blocked.url)}>
-            <button className="panel-btn primary" data-testid="browser-blocked-screencast" onClick={() => store.setRenderMode(id, 'screencast')}>
+            <button className="panel-btn primary" data-testid="browser-blocked-screencast" onClick={() => store.browser.setRenderMode(id, 'screencast')}>
               Open as screencast
             </button>
             <button
@@ -514,7 +515,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
               data-testid="browser-blocked-dismiss"
               title="Dismiss"
               aria-label="Dismiss"
-              onClick={() => store.dismissBlocked(id)}
+              onClick={() => store.browser.dismissBlocked(id)}
             >
               <Icon d={ICONS.close} />
             </button>
@@ -532,10 +533,10 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
                 Open <span className="browser-prompt-url">{b.prompt}</span> in a new pane?
               </p>
               <div className="browser-panel-actions">
-                <button className="panel-btn" data-testid="browser-prompt-cancel" onClick={() => store.answerPrompt(id, false)}>
+                <button className="panel-btn" data-testid="browser-prompt-cancel" onClick={() => store.browser.answerPrompt(id, false)}>
                   Cancel
                 </button>
-                <button className="panel-btn primary" data-testid="browser-prompt-accept" autoFocus onClick={() => store.answerPrompt(id, true)}>
+                <button className="panel-btn primary" data-testid="browser-prompt-accept" autoFocus onClick={() => store.browser.answerPrompt(id, true)}>
                   Open
                 </button>
               </div>

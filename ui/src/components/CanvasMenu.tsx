@@ -15,13 +15,13 @@ export function CanvasMenu({ store, paneId, sc }: { store: WorkspaceStore; paneI
     if (!m) return;
     setError(null);
     const down = (e: MouseEvent) => {
-      if (!ref.current?.contains(e.target as Node)) store.closeCanvasMenu(paneId);
+      if (!ref.current?.contains(e.target as Node)) store.browser.closeCanvasMenu(paneId);
     };
     const key = (e: KeyboardEvent) => {
       if (e.key !== 'Escape') return;
       e.preventDefault();
       e.stopPropagation();
-      store.closeCanvasMenu(paneId);
+      store.browser.closeCanvasMenu(paneId);
     };
     window.addEventListener('mousedown', down, true);
     window.addEventListener('keydown', key, true);
@@ -35,7 +35,7 @@ export function CanvasMenu({ store, paneId, sc }: { store: WorkspaceStore; paneI
     void Promise.resolve()
       .then(f)
       .then(
-        () => store.closeCanvasMenu(paneId),
+        () => store.browser.closeCanvasMenu(paneId),
         (e: unknown) => setError(`Couldn't copy: ${e instanceof Error ? e.message : String(e)}`),
       );
   };
@@ -55,12 +55,12 @@ export function CanvasMenu({ store, paneId, sc }: { store: WorkspaceStore; paneI
       onMouseDown={(e) => e.stopPropagation()}
       onContextMenu={(e) => e.preventDefault()}
     >
-      {item('canvas-back', 'Back', () => store.browserGo(paneId, -1))}
-      {item('canvas-forward', 'Forward', () => store.browserGo(paneId, 1))}
-      {item('canvas-reload', 'Reload', () => store.browserReload(paneId))}
+      {item('canvas-back', 'Back', () => store.browser.browserGo(paneId, -1))}
+      {item('canvas-forward', 'Forward', () => store.browser.browserGo(paneId, 1))}
+      {item('canvas-reload', 'Reload', () => store.browser.browserReload(paneId))}
       <div className="menu-sep" />
       {item('canvas-copy-link', 'Copy link address', () => writeClipboard(m.link!), !m.link)}
-      {item('canvas-copy-image', 'Copy image', () => store.copyPageImage(paneId, m.image!), !m.image)}
+      {item('canvas-copy-image', 'Copy image', () => store.browser.copyPageImage(paneId, m.image!), !m.image)}
       {error && (
         <div className="menu-error" role="alert" data-testid="canvas-menu-error">
           {error}

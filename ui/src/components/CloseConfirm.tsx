@@ -1,5 +1,6 @@
 // The question asked before closing a pane whose processes still run (as quitting asks).
-import type { CloseQuestion, Snapshot, WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import type { CloseQuestion, Snapshot } from '../workspace/model';
 import { paneLabel } from './Pane';
 
 /**

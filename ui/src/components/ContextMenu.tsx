@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { type PortOpenMode, type PortRow, portRows } from '../ports/ports';
-import type { Snapshot, WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import type { Snapshot } from '../workspace/model';
 
 export interface MenuAt {
   paneId: string;
@@ -67,7 +68,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     const token = { cancelled: false };
     cancelled.current = token;
     store.refreshPopout();
-    store.listPorts(id).then(
+    store.ports.listPorts(id).then(
       (ports) => !token.cancelled && setScan({ kind: 'ok', rows: portRows(ports) }),
       (e) => !token.cancelled && setScan({ kind: 'error', message: errorText(e) }),
     );
@@ -107,7 +108,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       setPending(mode);
       setFailure(null);
       try {
-        await store.openPort(id, row, mode, token);
+        await store.ports.openPort(id, row, mode, token);
         if (token.cancelled) return;
         onClose(); // placed or reused: the browser pane has the focus
         if (mode === 'system') store.focusTerminal();

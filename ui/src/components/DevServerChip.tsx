@@ -1,6 +1,7 @@
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { loopbackTarget } from '../ports/ports';
-import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import type { PaneModel } from '../workspace/model';
 import { paneLabel } from './Pane';
 
 /** How often a visible browser pane on a loopback URL asks again which terminal serves it. */
@@ -26,7 +27,7 @@ export function DevServerChip({ store, pane, visible }: { store: WorkspaceStore;
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const tick = async () => {
-      const id = await store.findServingPane(url).catch(() => null);
+      const id = await store.ports.findServingPane(url).catch(() => null);
       if (!live) return;
       setOwner(id);
       timer = setTimeout(() => void tick(), DEV_SERVER_POLL_MS);

@@ -1,7 +1,8 @@
 import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { Rect } from '../layout/engine';
 import { paneLabel, runningLabel, shortCwd } from '../workspace/label';
-import type { PaneModel, WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import type { PaneModel } from '../workspace/model';
 import { survivorBanner, survivorText } from '../workspace/survivors';
 import { Banner } from './Banner';
 import { OverflowMenu } from './OverflowMenu';

@@ -177,13 +177,13 @@ export function PickerPopupOverlay({ store, paneId, popup }: { store: WorkspaceS
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const down = (e: MouseEvent) => {
-      if (!ref.current?.contains(e.target as Node)) store.setPopupValue(paneId, null);
+      if (!ref.current?.contains(e.target as Node)) store.browser.setPopupValue(paneId, null);
     };
     const key = (e: KeyboardEvent) => {
       if (e.key !== 'Escape') return;
       e.preventDefault();
       e.stopPropagation();
-      store.setPopupValue(paneId, null);
+      store.browser.setPopupValue(paneId, null);
     };
     window.addEventListener('mousedown', down, true);
     window.addEventListener('keydown', key, true);
@@ -203,7 +203,7 @@ export function PickerPopupOverlay({ store, paneId, popup }: { store: WorkspaceS
       style={{ left: popup.box.x, top: popup.box.y + popup.box.height }}
       onMouseDown={(e) => e.stopPropagation()}
     >
-      <PickerBody key={`${popup.input_type}:${popup.value}:${popup.x},${popup.y}`} p={popup} done={(v) => store.setPopupValue(paneId, v)} />
+      <PickerBody key={`${popup.input_type}:${popup.value}:${popup.x},${popup.y}`} p={popup} done={(v) => store.browser.setPopupValue(paneId, v)} />
     </div>
   );
 }

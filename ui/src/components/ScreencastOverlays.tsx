@@ -36,10 +36,10 @@ export function TabStrip({ store, paneId, sc }: { store: WorkspaceStore; paneId:
     <div className="browser-tabs" role="tablist" data-testid="browser-tabs" ref={ref}>
       {sc.tabs.map((t) => (
         <span key={t.id} className={`browser-tab${t.id === sc.activeTab ? ' active' : ''}`} role="tab" aria-selected={t.id === sc.activeTab}>
-          <button className="browser-tab-title" data-testid="browser-tab" title={t.url} onMouseDown={(e) => e.stopPropagation()} onClick={() => store.selectTab(paneId, t.id)}>
+          <button className="browser-tab-title" data-testid="browser-tab" title={t.url} onMouseDown={(e) => e.stopPropagation()} onClick={() => store.browser.selectTab(paneId, t.id)}>
             {t.title || t.url || 'New tab'}
           </button>
-          <button className="browser-tab-close" data-testid="browser-tab-close" aria-label="Close tab" title="Close tab" onMouseDown={(e) => e.stopPropagation()} onClick={() => store.closeTab(paneId, t.id)}>
+          <button className="browser-tab-close" data-testid="browser-tab-close" aria-label="Close tab" title="Close tab" onMouseDown={(e) => e.stopPropagation()} onClick={() => store.browser.closeTab(paneId, t.id)}>
             ×
           </button>
         </span>
@@ -56,7 +56,7 @@ export function PageDialogOverlay({ store, paneId, sc }: { store: WorkspaceStore
   const [text, setText] = useState('');
   useEffect(() => setText(d?.default_prompt ?? ''), [d]);
   if (!d || !dialogInPane(sc)) return null;
-  const answer = (accept: boolean) => store.answerDialog(paneId, accept, d.kind === 'prompt' && accept ? text : undefined);
+  const answer = (accept: boolean) => store.browser.answerDialog(paneId, accept, d.kind === 'prompt' && accept ? text : undefined);
   return (
     <div className="browser-prompt-backdrop">
       <div className="browser-prompt" role="dialog" aria-label={DIALOG_TITLE[d.kind]} data-testid="page-dialog" data-kind={d.kind} onMouseDown={(e) => e.stopPropagation()}>
@@ -97,7 +97,7 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
   useEffect(() => {
     if (!p) return;
     const down = (e: MouseEvent) => {
-      if (!ref.current?.contains(e.target as Node)) store.choosePopup(paneId, null);
+      if (!ref.current?.contains(e.target as Node)) store.browser.choosePopup(paneId, null);
     };
     const buttons = () => Array.from(ref.current?.querySelectorAll<HTMLButtonElement>('button[role=option]') ?? []);
     const enabled = p.options.map((o) => !o.disabled);
@@ -105,7 +105,7 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
       if (e.key === 'Escape') {
         e.preventDefault();
         e.stopPropagation();
-        store.choosePopup(paneId, null);
+        store.browser.choosePopup(paneId, null);
         return;
       }
       const list = buttons();
@@ -142,7 +142,7 @@ export function SelectPopupOverlay({ store, paneId, sc }: { store: WorkspaceStor
           className={`menu-item${i === p.selected ? ' selected' : ''}`}
           data-testid="select-option"
           disabled={o.disabled}
-          onClick={() => store.choosePopup(paneId, i)}
+          onClick={() => store.browser.choosePopup(paneId, i)}
         >
           {o.label}
         </button>
@@ -165,7 +165,7 @@ export function DisconnectedPanel({ store, paneId, sc }: { store: WorkspaceStore
         </p>
       )}
       <div className="browser-panel-actions">
-        <button className="panel-btn primary" data-testid="screencast-relaunch" disabled={sc.relaunching} onClick={() => store.relaunchBrowser(paneId)}>
+        <button className="panel-btn primary" data-testid="screencast-relaunch" disabled={sc.relaunching} onClick={() => store.browser.relaunchBrowser(paneId)}>
           {sc.relaunching ? 'Relaunching…' : 'Relaunch'}
         </button>
       </div>
@@ -181,7 +181,7 @@ export function CrashedPanel({ store, paneId, sc }: { store: WorkspaceStore; pan
       <h3>The page crashed</h3>
       <p>Its renderer ran out of memory or was killed. What it showed is gone; Reload loads it again.</p>
       <div className="browser-panel-actions">
-        <button className="panel-btn primary" data-testid="screencast-crashed-reload" onClick={() => store.browserReload(paneId)}>
+        <button className="panel-btn primary" data-testid="screencast-crashed-reload" onClick={() => store.browser.browserReload(paneId)}>
           Reload
         </button>
       </div>
@@ -204,7 +204,7 @@ export function ScreencastErrorBanner({ store, paneId, sc }: { store: WorkspaceS
   if (!sc.error || !sc.connected) return null;
   return (
     <Banner testid="screencast-error" role="alert" text={sc.error}>
-      <button className="panel-btn" data-testid="screencast-error-dismiss" onClick={() => store.dismissScreencastError(paneId)}>
+      <button className="panel-btn" data-testid="screencast-error-dismiss" onClick={() => store.browser.dismissScreencastError(paneId)}>
         Dismiss
       </button>
     </Banner>
@@ -246,11 +246,11 @@ export function PopoutStub({ store, paneId, sc }: { store: WorkspaceStore; paneI
       {(state === 'out' || state === 'crashed') && (
         <div className="browser-panel-actions">
           {state === 'crashed' && (
-            <button className="panel-btn" data-testid="popout-relaunch" disabled={sc.relaunching} onClick={() => store.relaunchBrowser(paneId)}>
+            <button className="panel-btn" data-testid="popout-relaunch" disabled={sc.relaunching} onClick={() => store.browser.relaunchBrowser(paneId)}>
               {sc.relaunching ? 'Relaunching…' : 'Relaunch'}
             </button>
           )}
-          <button className="panel-btn primary" data-testid="popout-popin" onClick={() => store.popIn(paneId)}>
+          <button className="panel-btn primary" data-testid="popout-popin" onClick={() => store.browser.popIn(paneId)}>
             Pop back in
           </button>
         </div>

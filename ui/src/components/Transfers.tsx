@@ -16,14 +16,14 @@ export function FileChooserPanel({ store, paneId, sc }: { store: WorkspaceStore;
   const input = useRef<HTMLInputElement>(null);
   const [tooBig, setTooBig] = useState<string | null>(null);
   if (!c) return null;
-  const cancel = () => store.answerFileChooser(paneId, c.id, { paths: [] });
+  const cancel = () => store.browser.answerFileChooser(paneId, c.id, { paths: [] });
   const choose = () => {
     if (!isDesktop()) {
       input.current?.click();
       return;
     }
     void pickFilesNative(c.multiple, c.accept).then(
-      (paths) => store.answerFileChooser(paneId, c.id, { paths }),
+      (paths) => store.browser.answerFileChooser(paneId, c.id, { paths }),
       () => input.current?.click(),
     );
   };
@@ -53,7 +53,7 @@ export function FileChooserPanel({ store, paneId, sc }: { store: WorkspaceStore;
               return;
             }
             setTooBig(null);
-            store.answerFileChooser(paneId, c.id, { files });
+            store.browser.answerFileChooser(paneId, c.id, { files });
           }}
         />
         {(tooBig ?? sc.fileChooserError) && (

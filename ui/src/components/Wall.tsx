@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { type Gap, type Rect, computeLayout } from '../layout/engine';
-import { GAP_PX, type Snapshot, type WorkspaceStore } from '../workspace/store';
+import type { WorkspaceStore } from '../workspace/store';
+import { GAP_PX, type Snapshot } from '../workspace/model';
 import { BrowserPane } from './BrowserPane';
 import { ContextMenu, type MenuAt } from './ContextMenu';
 import { Pane } from './Pane';

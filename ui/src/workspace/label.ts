@@ -2,7 +2,7 @@
 // running in it (from the shell integration, else the foreground program), else its title or
 // shell; beside it, a short working directory.
 import { displayUrl } from '../browser/url';
-import type { PaneModel } from './store';
+import type { PaneModel } from './model';
 
 /** The pane's name in its header and baseboard chip. */
 export function paneLabel(p: PaneModel): string {

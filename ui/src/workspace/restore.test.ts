@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import * as L from '../layout/engine';
+import { restoreDoc } from './persist';
+import { parseDoc } from './doc';
 import { RestorePlan, cwdGoneNotice, parseProblem, problemText, restoredPrelude } from './restore';
 
 const rec = { cwd: '/tmp', command: ['-bash'], running: null, scrollback: '$ echo hi\nhi\n$ ' };
@@ -39,5 +42,36 @@ describe('restore', () => {
     expect(problemText(p)).toContain('EOF');
     expect(parseProblem(null)).toBeNull();
     expect(problemText({ ...p, movedTo: null })).toContain('stays at /s/session.json');
+  });
+});
+
+describe('restoreDoc with a plan', () => {
+  const doc = {
+    version: 1 as const,
+    layout: L.split(L.split(L.single('p1'), 'p1', 'right', 'p2'), 'p2', 'right', 'p3'),
+    panes: {
+      p1: { terminalId: 't1', title: 'bash', command: null, handle: 't1' },
+      p2: { kind: 'browser' as const, url: 'http://127.0.0.1:5173/', mode: 'screencast' as const, title: 'app', browser: 'b1', handle: 'b1' },
+      p3: { terminalId: 't2', title: 'gone', command: null },
+    },
+    order: ['p1', 'p2', 'p3'],
+  };
+
+  it('keeps the panes the session describes, with a new terminal to start, and drops the rest', () => {
+    const parsed = parseDoc(doc);
+    expect(parsed).not.toBeNull();
+    const plan = RestorePlan.from({ revision: 0, restore: { saved_at: 0, terminals: { t1: rec } } });
+    const wall = restoreDoc(parsed!, new Set(), plan);
+    expect(wall.order).toEqual(['p1', 'p2']);
+    expect(wall.panes.p1.terminalId).toBeNull();
+    expect(wall.panes.p1.handle).toBeNull();
+    expect(wall.restored.p1.cwd).toBe('/tmp');
+    expect(wall.panes.p2.browser?.browserId).toBeNull();
+    expect(wall.panes.p2.browser?.mode).toBe('screencast');
+    expect(wall.panes.p2.handle).toBeNull();
+    // Without a plan (no restart): panes whose terminal is gone are dropped as before.
+    const plain = restoreDoc(parsed!, new Set(), null);
+    expect(plain.order).toEqual(['p2']);
+    expect(plain.panes.p2.browser?.browserId).toBe('b1');
   });
 });

@@ -1,141 +1,48 @@
 // The workspace: layout state + pane models + runtimes, persisted to the sidecar.
 //
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
-// method here. Components never reach a runtime's socket.
+// method here or in the modules it owns: `browser` (browser panes' renderers and actions),
+// `ports` (opening a terminal's ports), the control relay, and the saver (persist.ts).
+// Components never reach a runtime's socket.
 import { ApiError, api } from '../api/client';
-import { type Liveness, LivenessWatch, probeHealth } from '../api/liveness';
-import { type Attention, BROWSER_HANDLE_RE, type ListeningPort, type ShellState, type Survivor, type TerminalInfo, type UiRequest } from '../api/protocol';
-import { type BrowserView, BrowserRuntime } from '../browser/BrowserRuntime';
+import { LivenessWatch, probeHealth } from '../api/liveness';
+import type { Attention, Survivor, TerminalInfo } from '../api/protocol';
 import { type RenderMode, modeForUrl } from '../browser/modes';
-import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
-import { PANE_VIEWPORT, type ViewportChoice } from '../screencast/viewport';
-import { type PaneKind, decidePlacement } from '../browser/placement';
-import { grantKeepaliveMs } from '../browser/keepalive';
-import { GrantRegistry, routeShimMessage } from '../browser/shim';
-import { iframeRefusal, isHttpUrl, isLoopbackHost } from '../browser/url';
-import { Refused } from '../control/messages';
-import { besidePane, planSplit, roomBeside } from '../control/place';
-import { encodeState } from '../control/state';
+import { decidePlacement } from '../browser/placement';
+import { isHttpUrl, isLoopbackHost } from '../browser/url';
+import { besidePane, planSplit } from '../control/place';
 import { UiChannel } from '../control/UiChannel';
-import { type PortOpenMode, type PortOrigin, type PortRow, sameOrigin, servingPane } from '../ports/ports';
+import type { PortOrigin } from '../ports/ports';
 import { openExternal } from '../ports/external';
-import { POPOUT_CHECKING, type PopoutOffer, popoutOffer } from '../browser/popout';
+import { POPOUT_CHECKING, popoutOffer } from '../browser/popout';
 import * as L from '../layout/engine';
 import { type Action, type Decision, type Keystroke, PrefixKeys } from '../keys/prefix';
 import type { Settings } from '../config/Settings';
-import { type SavedPane, type WorkspaceDoc, parseDoc } from './doc';
-import { type PaneStatus, PaneRuntime, type SpawnOptions, commandTitle } from './PaneRuntime';
+import { parseDoc } from './doc';
+import { PaneRuntime, type SpawnOptions } from './PaneRuntime';
 import { DesktopNotifier, nextWanting, notificationText } from './attention';
+import { BrowserPanes } from './browsers';
 import { paneLabel } from './label';
+import { GAP_PX, MIN_PANE_PX, type PaneModel, type Snapshot, browserModel, terminalModel } from './model';
+import { DocSaver, restoreDoc, toDoc } from './persist';
+import { PortPanes } from './portPanes';
+import { ControlRelay } from './relay';
 import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
-import { type Orphan, closeReasons, findOrphans } from './survivors';
+import { closeReasons, findOrphans } from './survivors';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
 
-export interface PaneModel {
-  id: L.PaneId;
-  kind: PaneKind;
-  /**
-   * the pane's handle for `ph` (protocol §9.2), stable for the pane's life: a terminal pane's
-   * is the id of the first terminal it ran (null until that exists); a browser pane's is
-   * the `bN` the sidecar assigned (null until it has)
-   */
-  handle: string | null;
-  /** the pane's terminal (terminal panes; null until it exists, always null for browsers) */
-  terminalId: string | null;
-  /** OSC title, else the command, else '' */
-  title: string;
-  command: string | null;
-  status: PaneStatus;
-  exitCode: number | null;
-  /** the find bar is open */
-  finding?: boolean;
-  /** browser panes: what the pane shows */
-  browser?: BrowserView;
-  /** browser panes: bumped to ask the header to open (and focus) the URL field */
-  editNonce?: number;
-  /** browser panes opened from a terminal's port (context menu): which one; reuse looks it up */
-  portOrigin?: PortOrigin;
-  /** terminal panes, once exited: the processes still running in the terminal's session */
-  survivors?: Survivor[];
-  /**
-   * terminal panes: earlier terminals of this pane kept registered at a restart because
-   * processes of their sessions still ran; deleted when those end (swept) or the pane closes
-   */
-  kept?: string[];
-  /** what still runs in the `kept` terminals, as last swept */
-  keptSurvivors?: Survivor[];
-  /** terminal panes: what the shell's integration reported (protocol §5.3) */
-  shell?: ShellState | null;
-  /** terminal panes without shell integration: the foreground program while one other than the shell runs */
-  foreground?: string | null;
-  /** something in the pane wants the human (cleared when the pane is focused) */
-  attention?: boolean;
-}
-
-/** A close that waits for the user's answer: the pane and why it asks (one line per reason). */
-export interface CloseQuestion {
-  paneId: L.PaneId;
-  reasons: string[];
-}
-
-export interface Snapshot {
-  layout: L.LayoutState;
-  panes: Record<L.PaneId, PaneModel>;
-  /** every pane in creation order: the stable render order (never re-sorted) */
-  order: L.PaneId[];
-  ready: boolean;
-  /** bumped to ask the wall to open pane `paneId`'s context menu from the keyboard (Ctrl-b p) */
-  menuRequest: { paneId: L.PaneId; nonce: number } | null;
-  /** whether "Pop out" can be chosen (`GET /api/capabilities`, asked at start and whenever a menu offering it opens) */
-  popout: PopoutOffer;
-  /** whether Porthole still answers (asked after a pane's connection drops); not `up` covers the wall */
-  liveness: Liveness;
-  /** a close waiting for the user's answer (the pane's program is busy or its processes still run) */
-  closing: CloseQuestion | null;
-  /** running terminals no pane showed when this window started (offered: Show, Stop) */
-  orphans: Orphan[];
-}
-
-/** A browser pane's renderer: the iframe one or the screencast one (same surface for the store). */
-type BrowserRenderer = BrowserRuntime | ScreencastRuntime;
-
-const EMPTY_BROWSER: BrowserView = {
-  url: '',
-  mode: 'iframe',
-  title: '',
-  view: 'empty',
-  message: null,
-  loading: false,
-  uninstrumented: false,
-  blocked: null,
-  prompt: null,
-  viewport: PANE_VIEWPORT,
-  browserId: null,
-  screencast: null,
-};
-
-export const GAP_PX = 6;
-export const MIN_PANE_PX = 80;
-const SAVE_DEBOUNCE_MS = 300;
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
 /** How often the terminals panes keep for their survivors are checked (and deleted once nothing runs in them). */
 const KEPT_SWEEP_MS = 5_000;
 
 export class WorkspaceStore {
-  private snap: Snapshot;
+  private state: Snapshot;
   private listeners = new Set<() => void>();
   private runtimes = new Map<L.PaneId, PaneRuntime>();
-  private browsers = new Map<L.PaneId, BrowserRenderer>();
-  /** each browser pane's body slot (where its renderer's element is mounted) */
-  private slots = new Map<L.PaneId, HTMLElement>();
-  /** proxy grants held by open iframe panes: the only origins shim messages are accepted from */
-  readonly grants = new GrantRegistry();
   private nextId = 1;
   private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
-  private saveTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastSaved = '';
   private focusTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
   /** the prefix machine: the window's keydowns and the keys framed pages forward share it */
@@ -146,10 +53,61 @@ export class WorkspaceStore {
   /** the UI channel (protocol §10): opened once the wall is restored, for the app's life */
   private channel: UiChannel | null = null;
   private readonly notifier = new DesktopNotifier();
+  private readonly saver = new DocSaver(() => toDoc(this.snap));
+
+  /** Browser panes: their renderers and the actions of their headers and overlays. */
+  readonly browser: BrowserPanes;
+  /** Terminal panes' listening ports, opened in browser panes. */
+  readonly ports: PortPanes;
+  private readonly relay: ControlRelay;
 
   /** The user's configuration (its own module; the store only hands it to panes and the channel). */
   constructor(readonly settings: Settings) {
-    this.snap = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+    this.state = { layout: L.EMPTY_LAYOUT, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+    const store = this;
+    this.browser = new BrowserPanes({
+      get snap() {
+        return store.snap;
+      },
+      updatePane: (id, patch) => this.updatePane(id, patch),
+      focus: (id) => this.focus(id),
+      prefixKey: (k) => this.prefixKey(k),
+      suspect: () => this.liveness.suspect(),
+      scheduleFocusSync: () => this.scheduleFocusSync(),
+      openBrowser: (ref, url) => this.openBrowser(ref, url),
+    });
+    settings.subscribe(() => this.browser.setPrefixLetter(settings.config.prefixLetter));
+    this.ports = new PortPanes({
+      get snap() {
+        return store.snap;
+      },
+      openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
+      popOut: (id) => this.browser.popOut(id),
+      showPane: (id) => this.showPane(id),
+      focus: (id) => this.focus(id),
+    });
+    this.relay = new ControlRelay({
+      get snap() {
+        return store.snap;
+      },
+      get wall() {
+        return store.wall;
+      },
+      set: (next) => this.set(next),
+      setLayout: (layout, extra) => this.setLayout(layout, extra),
+      takeId: () => this.takeId(),
+      newPane: (terminalId, title, command, handle, id) => this.newPane(terminalId, title, command, handle, id),
+      openBrowser: (ref, url, opts) => this.openBrowser(ref, url, opts),
+      popOut: (id) => this.browser.popOut(id),
+      showPane: (id) => this.showPane(id),
+      restore: (id) => this.restore(id),
+      close: (id) => this.close(id),
+    });
+  }
+
+  /** The current snapshot. */
+  private get snap(): Snapshot {
+    return this.state;
   }
 
   // --- external store protocol
@@ -157,13 +115,13 @@ export class WorkspaceStore {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   };
-  getSnapshot = () => this.snap;
+  getSnapshot = () => this.state;
 
   private set(next: Partial<Snapshot>) {
     const prevFocus = this.snap.layout.focused;
-    this.snap = { ...this.snap, ...next };
+    this.state = { ...this.state, ...next };
     for (const l of [...this.listeners]) l();
-    if (this.snap.ready) this.scheduleSave();
+    if (this.snap.ready) this.saver.schedule();
     this.channel?.changed();
     const f = this.snap.layout.focused;
     if (f !== prevFocus) {
@@ -182,7 +140,7 @@ export class WorkspaceStore {
       if (!host.element.contains(document.activeElement)) host.focus();
       return;
     }
-    const b = this.browsers.get(id);
+    const b = this.browser.get(id);
     if (b && b.element.isConnected) b.focus();
   }
 
@@ -215,22 +173,6 @@ export class WorkspaceStore {
     return this.runtimes.get(id);
   }
 
-  browserRuntime(id: L.PaneId): BrowserRenderer | undefined {
-    return this.browsers.get(id);
-  }
-
-  /** The screencast renderer of pane `id`, if it is in screencast mode. */
-  private screencast(id: L.PaneId): ScreencastRuntime | undefined {
-    const r = this.browsers.get(id);
-    return r instanceof ScreencastRuntime ? r : undefined;
-  }
-
-  /** Mounts browser pane `id`'s renderer into its body slot (the pane calls this once; a mode switch remounts). */
-  mountBrowser(id: L.PaneId, slot: HTMLElement) {
-    this.slots.set(id, slot);
-    this.browsers.get(id)?.mount(slot);
-  }
-
   /** A fresh pane id (`p1`, `p2`, …), never given out before in this window. */
   private takeId(): L.PaneId {
     return `p${this.nextId++}`;
@@ -245,67 +187,15 @@ export class WorkspaceStore {
     id = this.takeId(),
     spawn: SpawnOptions = {},
   ): PaneModel {
-    const model: PaneModel = { id, kind: 'terminal', handle, terminalId, title, command, status: 'connecting', exitCode: null };
+    const model = terminalModel(id, terminalId, title, command, handle);
     this.createRuntime(model, spawn);
     return model;
   }
 
   private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe', handle: string | null = null): PaneModel {
-    const id = this.takeId();
-    const model: PaneModel = {
-      id,
-      kind: 'browser',
-      handle,
-      terminalId: null,
-      title,
-      command: null,
-      status: 'open',
-      exitCode: null,
-      browser: { ...EMPTY_BROWSER, url, title, mode, screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null },
-      editNonce: url ? 0 : 1,
-    };
-    this.createBrowserRuntime(model);
+    const model = browserModel(this.takeId(), url, title, mode, handle);
+    this.browser.create(model);
     return model;
-  }
-
-  private createBrowserRuntime(model: PaneModel) {
-    const id = model.id;
-    const b = model.browser ?? EMPTY_BROWSER;
-    const onChange = (patch: Partial<BrowserView>) => {
-      const p = this.snap.panes[id];
-      if (!p?.browser || this.browsers.get(id) !== rt) return;
-      const browser = { ...p.browser, ...patch };
-      this.updatePane(id, { browser, title: browser.title });
-    };
-    const rt: BrowserRenderer =
-      b.mode === 'screencast'
-        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport }, {
-            onChange,
-            onFocus: () => this.focus(id),
-            onBrowserId: (browserId) => onChange({ browserId }),
-            onScreencast: (patch: Partial<ScreencastState>) => {
-              if (patch.connected === false || patch.error) this.liveness.suspect();
-              const sc = this.snap.panes[id]?.browser?.screencast ?? EMPTY_SCREENCAST;
-              onChange({ screencast: { ...sc, ...patch } });
-            },
-            onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
-          })
-        : new BrowserRuntime(
-            id,
-            b.url,
-            this.grants,
-            {
-              onChange,
-              onFocus: () => this.focus(id),
-              // The keyboard is in this pane's frame: the pane is the one an action applies to.
-              onKey: (k) => {
-                if (this.snap.layout.focused !== id) this.focus(id);
-                this.prefixKey(k);
-              },
-            },
-            grantKeepaliveMs(location.search),
-          );
-    this.browsers.set(id, rt);
   }
 
   private createRuntime(model: PaneModel, spawn: SpawnOptions = {}) {
@@ -357,55 +247,16 @@ export class WorkspaceStore {
     // After a sidecar restart: the saved session's panes come back (restore.ts).
     const plan = RestorePlan.from(ws);
     if (ws?.revision === 0) reportProblem(parseProblem(ws.problem));
-    const panes: Record<string, PaneModel> = {};
+    let panes: Record<string, PaneModel> = {};
     let layout: L.LayoutState = L.EMPTY_LAYOUT;
     let order: string[] = [];
     if (doc) {
-      const keep = (id: string) => {
-        const d = doc.panes[id];
-        return !!d && (d.kind === 'browser' || known.has(d.terminalId) || !!plan?.has(d.terminalId));
-      };
-      layout = L.prune(doc.layout, keep);
-      const present = new Set(L.allPanes(layout));
-      order = doc.order.filter((id) => present.has(id));
-      for (const id of L.allPanes(layout)) if (!order.includes(id)) order.push(id);
+      const wall = restoreDoc(doc, known, plan);
+      ({ layout, panes, order } = wall);
+      this.nextId = Math.max(this.nextId, wall.nextId);
       for (const id of order) {
-        const saved = doc.panes[id];
-        const d = plan && saved.kind === 'browser' ? plan.browser(saved) : saved;
-        if (d.kind === 'browser') {
-          panes[id] = {
-            id,
-            kind: 'browser',
-            handle: d.handle ?? null,
-            terminalId: null,
-            title: d.title,
-            command: null,
-            status: 'open',
-            exitCode: null,
-            browser: {
-              ...EMPTY_BROWSER,
-              url: d.url,
-              mode: d.mode,
-              title: d.title,
-              viewport: d.viewport ?? PANE_VIEWPORT,
-              browserId: d.browser ?? null,
-              screencast: d.mode === 'screencast' ? EMPTY_SCREENCAST : null,
-            },
-            editNonce: d.url ? 0 : 1,
-            ...(d.origin ? { portOrigin: d.origin } : {}),
-          };
-          this.createBrowserRuntime(panes[id]);
-        } else {
-          // A terminal gone with the sidecar the session restores: a new one, named by the new sidecar.
-          const restored = known.has(d.terminalId) ? null : (plan?.terminal(d.terminalId) ?? null);
-          // A document older than handles: the terminal it shows is the best name there is.
-          const handle = restored ? null : (d.handle ?? d.terminalId);
-          const kept = (d.kept ?? []).filter((k) => known.has(k));
-          panes[id] = { id, kind: 'terminal', handle, terminalId: restored ? null : d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
-          this.createRuntime(panes[id], restored ? { restored } : {});
-        }
-        const n = Number(id.slice(1));
-        if (Number.isInteger(n) && n >= this.nextId) this.nextId = n + 1;
+        if (panes[id].kind === 'browser') this.browser.create(panes[id]);
+        else this.createRuntime(panes[id], wall.restored[id] ? { restored: wall.restored[id] } : {});
       }
     }
     if (!layout.root && layout.minimized.length) layout = L.restore(layout, layout.minimized[layout.minimized.length - 1]);
@@ -415,7 +266,7 @@ export class WorkspaceStore {
       order.push(p.id);
       layout = L.single(p.id);
     }
-    window.addEventListener('message', this.onMessage);
+    window.addEventListener('message', this.browser.onMessage);
     // Coming back to the window after one pane's notification lands in that pane: the desktop
     // app's notifications (the Tauri plugin) report no click on every desktop, and a web
     // notification's click focuses the window first.
@@ -524,9 +375,9 @@ export class WorkspaceStore {
   private openChannel() {
     if (this.channel) return;
     this.channel = new UiChannel({
-      stateText: () => this.stateText(),
-      apply: (r) => this.applyRequest(r),
-      assignHandles: (assign) => this.assignHandles(assign),
+      stateText: () => this.relay.stateText(),
+      apply: (r) => this.relay.applyRequest(r),
+      assignHandles: (assign) => this.relay.assignHandles(assign),
       config: (snapshot) => this.settings.apply(snapshot),
     });
     this.channel.listen(window);
@@ -551,69 +402,15 @@ export class WorkspaceStore {
       .finally(() => (this.popoutAsking = false));
   }
 
-  /** Every `message` event: only a valid shim message from a pane's own frame, on a live grant origin, gets through. */
-  private onMessage = (e: MessageEvent) => {
-    const frames = [...this.browsers.values()].map((b) => ({ paneId: b.paneId, window: b.frameWindow }));
-    const routed = routeShimMessage(e, frames, this.grants.isLive);
-    if (routed) this.browsers.get(routed.paneId)?.handleShim(e.origin, routed.message);
-  };
-
-  private toDoc(): WorkspaceDoc {
-    const panes: WorkspaceDoc['panes'] = {};
-    for (const id of this.snap.order) {
-      const p = this.snap.panes[id];
-      if (p?.kind === 'browser' && p.browser) {
-        panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title, viewport: p.browser.viewport };
-        if (p.browser.mode === 'screencast' && p.browser.browserId) panes[id] = { ...panes[id], browser: p.browser.browserId } as SavedPane;
-        if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
-        if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
-      }
-      else if (p?.terminalId) {
-        panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}) };
-      }
-    }
-    return { version: 1, layout: this.snap.layout, panes, order: this.snap.order.filter((id) => panes[id]) };
-  }
-
-  private scheduleSave() {
-    if (this.saveTimer) clearTimeout(this.saveTimer);
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = null;
-      void this.saveNow();
-    }, SAVE_DEBOUNCE_MS);
-  }
-
-  /** Saves at once if anything changed since the last save. */
-  async saveNow(keepalive = false): Promise<void> {
-    const doc = this.toDoc();
-    const text = JSON.stringify(doc);
-    if (text === this.lastSaved) return;
-    this.lastSaved = text;
-    try {
-      if (keepalive) {
-        await fetch('/api/workspace', {
-          method: 'PUT',
-          keepalive: true,
-          credentials: 'same-origin',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ workspace: doc }),
-        });
-      } else {
-        await api.putWorkspace(doc);
-      }
-    } catch {
-      this.lastSaved = ''; // try again on the next change
-    }
+  /** Saves the wall at once if anything changed since the last save (`keepalive`: the page is going away). */
+  saveNow(keepalive = false): Promise<void> {
+    return this.saver.saveNow(keepalive);
   }
 
   // --- wall geometry
   setWall(w: number, h: number) {
     this.wall = { x: 0, y: 0, w, h };
   }
-  get wallRect(): L.Rect {
-    return this.wall;
-  }
-
   // --- actions (mouse and keyboard paths share these)
   focus(id: L.PaneId) {
     if (this.snap.panes[id]?.attention) this.updatePane(id, { attention: false });
@@ -727,7 +524,7 @@ export class WorkspaceStore {
     const target = id ?? this.snap.layout.focused;
     const p = target ? this.snap.panes[target] : undefined;
     if (!target || !p) return;
-    const sc = this.screencast(target);
+    const sc = this.browser.screencast(target);
     if (sc && !this.snap.closing) {
       // The page's beforeunload decides (its dialog shows in the pane): close only on Leave.
       if (await sc.unload()) this.close(target);
@@ -766,9 +563,7 @@ export class WorkspaceStore {
     for (const k of this.snap.panes[target].kept ?? []) void api.deleteTerminal(k).catch(() => undefined);
     this.runtimes.get(target)?.close();
     this.runtimes.delete(target);
-    this.browsers.get(target)?.dispose();
-    this.browsers.delete(target);
-    this.slots.delete(target);
+    this.browser.dispose(target);
     this.notifier.forget(target);
     let layout = L.close(this.snap.layout, target);
     const panes = { ...this.snap.panes };
@@ -897,258 +692,6 @@ export class WorkspaceStore {
     return p.id;
   }
 
-  // --- the control plane (protocol §10): what this window reports and the requests it is relayed
-
-  /** The `state` message for the UI channel, as JSON text: every pane, the focused one, and whether this window has the focus. */
-  private stateText(): string {
-    const s = this.snap;
-    return encodeState({
-      order: s.order,
-      panes: s.panes,
-      minimized: s.layout.minimized,
-      focused: s.layout.focused,
-      active: typeof document !== 'undefined' && document.hasFocus(),
-    });
-  }
-
-  /** Records the `bN` handles the sidecar gave browser panes reported without one; other entries are ignored. */
-  private assignHandles(assign: Record<string, string>) {
-    let panes = this.snap.panes;
-    for (const [id, handle] of Object.entries(assign)) {
-      const p = panes[id];
-      if (p?.kind !== 'browser' || p.handle !== null || !BROWSER_HANDLE_RE.test(handle)) continue;
-      panes = { ...panes, [id]: { ...p, handle } };
-    }
-    if (panes !== this.snap.panes) this.set({ panes });
-  }
-
-  /** The pane named `handle` in this window, if any. */
-  private paneByHandle(handle: string): L.PaneId | null {
-    return this.snap.order.find((id) => this.snap.panes[id]?.handle === handle) ?? null;
-  }
-
-  /** Refuses when pane `near` (a relayed request's reference pane) is not in this window. */
-  private checkNear(near: L.PaneId | null) {
-    if (near !== null && !this.snap.panes[near]) throw new Refused(`there is no pane ${near} in this window (closed meanwhile?)`);
-  }
-
-  /**
-   * Carries out a request the sidecar relayed from `ph` (protocol §10) exactly as the
-   * equivalent click would, and resolves with the new or acted-on pane's id (null for a
-   * `system` open). Rejects with `Refused` (or the API's error, whose message says why)
-   * having changed nothing. A request asked again after a reload whose change is already
-   * on the wall (the same handle) resolves with that pane.
-   */
-  async applyRequest(r: UiRequest): Promise<L.PaneId | null> {
-    switch (r.verb) {
-      case 'split':
-        return this.relaySplit(r.near, r.side, r.terminal);
-      case 'open':
-        return this.relayOpen(r.near, r.url, r.mode, r.handle);
-      case 'pane':
-        return this.relayPane(r.pane, r.action);
-    }
-  }
-
-  /**
-   * A new terminal pane on existing terminal `terminal` (its handle), beside `near` (or, when
-   * that is minimized or null, the focused pane) on `side` (null: right when that pane is
-   * wider than tall, else down). The focus stays where it was.
-   */
-  private async relaySplit(near: L.PaneId | null, side: L.SplitSide | null, terminal: string): Promise<L.PaneId> {
-    const existing = this.paneByHandle(terminal);
-    if (existing) return existing;
-    this.checkNear(near);
-    let command: string | null;
-    try {
-      command = commandTitle((await api.getTerminal(terminal)).command);
-    } catch (e) {
-      throw new Refused(e instanceof ApiError && e.status === 404 ? `terminal ${terminal} has ended` : errorText(e));
-    }
-    // The wall may have changed while the terminal was asked about.
-    const again = this.paneByHandle(terminal);
-    if (again) return again;
-    this.checkNear(near);
-    const target = besidePane(this.snap.layout, near);
-    if (!target) throw new Refused('there is no pane on the wall to split');
-    const id = this.takeId();
-    const plan = planSplit(this.snap.layout, this.wall, target, side, id, { gap: GAP_PX, minSize: MIN_PANE_PX });
-    if (!plan.ok) throw new Refused(plan.message);
-    const p = this.newPane(terminal, '', command, terminal, id);
-    this.setLayout(plan.layout, { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
-    return p.id;
-  }
-
-  /**
-   * A browser pane named `handle` at `url` in `mode`, beside `near` (or the focused pane) by
-   * the placement rule, never replacing it, the focus staying where it was; as the context
-   * menu's port entries do: `iframe` takes its proxy grant first (its refusal is the
-   * answer), `popout` opens a screencast and pops it out, `system` hands the URL to the
-   * system browser.
-   */
-  private async relayOpen(near: L.PaneId | null, url: string, mode: 'iframe' | 'screencast' | 'popout' | 'system', handle: string | null): Promise<L.PaneId | null> {
-    if (mode === 'system') {
-      try {
-        await openExternal(url);
-      } catch (e) {
-        throw new Refused(errorText(e));
-      }
-      return null;
-    }
-    const existing = handle ? this.paneByHandle(handle) : null;
-    if (existing) return existing;
-    this.checkNear(near);
-    if (mode === 'popout') {
-      // Asked afresh, as the menu offering it does (a display may have come or gone; a window
-      // reloaded a moment ago may not know yet).
-      const popout = popoutOffer(await api.capabilities().catch((e: unknown) => ({ error: errorText(e) })));
-      this.set({ popout });
-      if (!popout.available) throw new Refused(`pop-out is not available: ${popout.reason ?? 'no display'}`);
-    }
-    if (mode === 'iframe') {
-      const refusal = iframeRefusal(url);
-      if (refusal) throw new Refused(refusal);
-      try {
-        // Fails here (blocked address, too many grants, sidecar gone) before anything moves.
-        await api.createProxyGrant({ url, embedders: [location.origin, ...Array.from(location.ancestorOrigins ?? [])] });
-      } catch (e) {
-        throw new Refused(errorText(e));
-      }
-    }
-    // The wall may have changed while the sidecar was asked.
-    const again = handle ? this.paneByHandle(handle) : null;
-    if (again) return again;
-    this.checkNear(near);
-    const target = besidePane(this.snap.layout, near);
-    if (!target) throw new Refused('there is no pane on the wall to open beside');
-    const room = roomBeside(this.snap.layout, this.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
-    if (room) throw new Refused(room);
-    const id = this.openBrowser(target, url, { keepSource: true, mode: mode === 'iframe' ? 'iframe' : 'screencast', handle, keepFocus: true });
-    if (!id) throw new Refused(`couldn't place a browser pane beside pane ${target}`);
-    if (mode === 'popout') this.popOut(id);
-    return id;
-  }
-
-  /** `ph focus|zoom|unzoom|minimize|restore|close`: as the header's buttons and the baseboard do; zoom and unzoom set, never toggle. */
-  private relayPane(id: L.PaneId, action: 'focus' | 'zoom' | 'unzoom' | 'minimize' | 'restore' | 'close'): L.PaneId {
-    if (!this.snap.panes[id]) throw new Refused(`there is no pane ${id} in this window (closed meanwhile?)`);
-    const s = this.snap.layout;
-    const minimized = s.minimized.includes(id);
-    switch (action) {
-      case 'focus':
-        this.showPane(id);
-        break;
-      case 'zoom': {
-        // A minimized pane comes back first; a lone pane has nothing to zoom over (it fills the wall).
-        let next = minimized ? L.restore(s, id) : s;
-        if (next.zoomed !== id) next = L.toggleZoom(next, id);
-        this.setLayout(next);
-        break;
-      }
-      case 'unzoom':
-        if (s.zoomed === id) this.setLayout(L.toggleZoom(s, id));
-        break;
-      case 'minimize':
-        if (!minimized) {
-          const next = L.minimize(s, id);
-          if (next === s) throw new Refused(`pane ${id} is the only pane on the wall: the last one cannot be minimized`);
-          this.setLayout(next);
-        }
-        break;
-      case 'restore':
-        if (minimized) this.restore(id);
-        break;
-      case 'close':
-        this.close(id);
-        break;
-    }
-    return id;
-  }
-
-  // --- ports (context menu, dev-server chip)
-
-  /** Asks pane `id`'s terminal for its listening ports (protocol §7). Rejects with an `ApiError`. */
-  async listPorts(id: L.PaneId): Promise<ListeningPort[]> {
-    const t = this.snap.panes[id]?.terminalId;
-    if (!t) throw new Error('this pane has no terminal yet');
-    return api.terminalPorts(t);
-  }
-
-  /** The browser pane that was opened for (pane, port, mode), if it is still open. */
-  findPortPane(origin: PortOrigin): L.PaneId | null {
-    for (const id of this.snap.order) {
-      const p = this.snap.panes[id];
-      if (p?.kind === 'browser' && sameOrigin(p.portOrigin, origin)) return id;
-    }
-    return null;
-  }
-
-  /**
-   * Opens terminal pane `id`'s port `row` in `mode`. `iframe`: reuses (focuses, restoring a
-   * minimized one) the browser pane opened before for the same pane, port and mode; else
-   * asks the proxy for a grant first, then splits a browser pane beside the terminal (never
-   * replacing it). `popout`: the (pane, port) screencast pane (the browser screencast and
-   * pop-out share), placed like `screencast` when there is none, then popped out (the pane
-   * shows the stub). `system`: hands the URL to the system browser. Rejects, with the layout
-   * and focus untouched, when the open cannot happen or `cancel.cancelled` was set meanwhile
-   * (the menu closed).
-   */
-  async openPort(id: L.PaneId, row: PortRow, mode: PortOpenMode, cancel: { cancelled: boolean } = { cancelled: false }): Promise<void> {
-    if (mode === 'system') {
-      await openExternal(row.url);
-      return;
-    }
-    if (mode === 'popout') {
-      if (!this.snap.popout.available) throw new Error(this.snap.popout.reason ?? 'pop-out is not available');
-      const shared: PortOrigin = { pane: id, port: row.port, mode: 'screencast' };
-      let pane = this.findPortPane(shared);
-      if (pane) this.showPane(pane);
-      else {
-        if (!L.visiblePanes(this.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
-        pane = this.openBrowser(id, row.url, { keepSource: true, origin: shared, mode: 'screencast' });
-        if (!pane) throw new Error("couldn't place a browser pane here");
-      }
-      this.popOut(pane);
-      return;
-    }
-    if (mode !== 'iframe' && mode !== 'screencast') throw new Error(`${mode} is not available yet`);
-    const origin: PortOrigin = { pane: id, port: row.port, mode };
-    const existing = this.findPortPane(origin);
-    if (existing) {
-      this.showPane(existing);
-      return;
-    }
-    if (mode === 'screencast') {
-      // The browser starts when the pane mounts; its failure shows in the pane.
-      if (!L.visiblePanes(this.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
-      if (!this.openBrowser(id, row.url, { keepSource: true, origin, mode })) throw new Error("couldn't place a browser pane here");
-      return;
-    }
-    // Fails here (blocked address, too many grants, sidecar gone) before anything moves.
-    await api.createProxyGrant({ url: row.url, embedders: [location.origin, ...Array.from(location.ancestorOrigins ?? [])] });
-    if (cancel.cancelled) throw new Error('cancelled');
-    if (!L.visiblePanes(this.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
-    const again = this.findPortPane(origin);
-    if (again) {
-      this.focus(again);
-      return;
-    }
-    if (!this.openBrowser(id, row.url, { keepSource: true, origin })) throw new Error("couldn't place a browser pane here");
-  }
-
-  /**
-   * The one terminal pane (visible or minimized) whose processes serve loopback `url`, asking
-   * every terminal for its ports; null when none or several do. A terminal whose scan fails
-   * counts as serving nothing.
-   */
-  async findServingPane(url: string): Promise<L.PaneId | null> {
-    const terminals = this.snap.order.filter((id) => this.snap.panes[id]?.kind === 'terminal' && this.snap.panes[id]?.terminalId);
-    const scans = await Promise.all(
-      terminals.map(async (paneId) => ({ paneId, ports: await api.terminalPorts(this.snap.panes[paneId]!.terminalId!).catch(() => []) })),
-    );
-    return servingPane(url, scans);
-  }
-
   /** Focuses pane `id`, restoring it first when it is minimized. */
   showPane(id: L.PaneId) {
     if (this.snap.layout.minimized.includes(id)) this.restore(id);
@@ -1159,194 +702,6 @@ export class WorkspaceStore {
   requestMenu(id: L.PaneId | null) {
     if (!id || this.snap.panes[id]?.kind !== 'terminal') return;
     this.set({ menuRequest: { paneId: id, nonce: (this.snap.menuRequest?.nonce ?? 0) + 1 } });
-  }
-
-  /** Navigates browser pane `id` to `url` (an already normalized http(s) URL). */
-  navigate(id: L.PaneId, url: string) {
-    if (!isHttpUrl(url)) return;
-    const p = this.snap.panes[id];
-    // https cannot be framed: it opens as a screencast (the pane keeps its place).
-    if (p?.browser?.mode === 'iframe' && modeForUrl(url) === 'screencast') {
-      this.setRenderMode(id, 'screencast', url);
-      return;
-    }
-    // Chromium stopped (crashed, killed): going somewhere relaunches it there.
-    const sc = p?.browser?.screencast;
-    if (sc && chromiumStopped(sc)) {
-      this.screencast(id)?.relaunch(url);
-      return;
-    }
-    this.browsers.get(id)?.navigate(url);
-  }
-
-  /**
-   * Switches browser pane `id` to render `mode` (same pane, same element, same URL, or `url`
-   * when given): the old renderer is disposed (a screencast's browser is deleted) and the new
-   * one mounts into the same body slot.
-   */
-  setRenderMode(id: L.PaneId, mode: RenderMode, url?: string) {
-    const p = this.snap.panes[id];
-    if (!p?.browser || (p.browser.mode === mode && url === undefined)) return;
-    if (p.browser.mode === mode && url !== undefined) {
-      this.browsers.get(id)?.navigate(url);
-      return;
-    }
-    const nextUrl = url ?? this.browsers.get(id)?.currentUrl ?? p.browser.url;
-    this.browsers.get(id)?.dispose();
-    const browser: BrowserView = {
-      ...p.browser,
-      url: nextUrl,
-      mode,
-      view: nextUrl ? 'loading' : 'empty',
-      message: null,
-      uninstrumented: false,
-      blocked: null,
-      prompt: null,
-      browserId: null,
-      screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null,
-    };
-    const model = { ...p, browser };
-    this.updatePane(id, { browser });
-    this.createBrowserRuntime(model);
-    const slot = this.slots.get(id);
-    if (slot) this.browsers.get(id)?.mount(slot);
-    this.browserVisible(id, L.visiblePanes(this.snap.layout).includes(id));
-    this.focus(id);
-    // The old renderer's element (or a panel button) had the keyboard: give it to the new one.
-    this.scheduleFocusSync();
-  }
-
-  /** Pane `id` is on screen (true) or hidden/minimized (false): a hidden screencast parks after 1 s. */
-  browserVisible(id: L.PaneId, visible: boolean) {
-    this.screencast(id)?.setVisible(visible);
-  }
-
-  /**
-   * Screencast viewport: Resize with pane, or a fixed size (persisted with the pane). With a
-   * runtime the choice is recorded once the sidecar took it (never one it refused, e.g.
-   * while popped out); without one (not mounted yet) it is recorded for the browser's creation.
-   */
-  setViewport(id: L.PaneId, choice: ViewportChoice) {
-    const p = this.snap.panes[id];
-    if (!p?.browser) return;
-    const rt = this.screencast(id);
-    if (rt) rt.setViewport(choice);
-    else this.updatePane(id, { browser: { ...p.browser, viewport: choice } });
-  }
-
-  answerDialog(id: L.PaneId, accept: boolean, text?: string) {
-    this.screencast(id)?.answerDialog(accept, text);
-  }
-
-  choosePopup(id: L.PaneId, index: number | null) {
-    this.screencast(id)?.choosePopup(index);
-  }
-
-  /** Answers the file chooser of screencast pane `id` (files in web mode, paths from the desktop dialog; `[]` cancels). */
-  answerFileChooser(id: L.PaneId, chooser: number, pick: { files: File[] } | { paths: string[] }) {
-    this.screencast(id)?.answerFileChooser(chooser, pick);
-  }
-
-  /** Closes the canvas context menu of screencast pane `id`. */
-  closeCanvasMenu(id: L.PaneId) {
-    this.screencast(id)?.closeMenu();
-  }
-
-  /** Copies an image of screencast pane `id`'s page (its box in page CSS px) from the frame on screen. */
-  copyPageImage(id: L.PaneId, box: { x: number; y: number; width: number; height: number }): Promise<void> {
-    const rt = this.screencast(id);
-    return rt ? rt.copyImage(box) : Promise.reject(new Error('not a screencast pane'));
-  }
-
-  /** Sets the page zoom of screencast pane `id` (1 resets). */
-  setZoom(id: L.PaneId, factor: number) {
-    this.screencast(id)?.setZoom(factor);
-  }
-
-  /** Closes the popup of screencast pane `id` without answering or taking the keyboard. */
-  dismissPopup(id: L.PaneId) {
-    this.screencast(id)?.dismissPopup();
-  }
-
-  /** Answers the picker input popup of screencast pane `id` with `value`, or dismisses it (null). */
-  setPopupValue(id: L.PaneId, value: string | null) {
-    this.screencast(id)?.setPopupValue(value);
-  }
-
-  selectTab(id: L.PaneId, tab: string) {
-    this.screencast(id)?.selectTab(tab);
-  }
-
-  closeTab(id: L.PaneId, tab: string) {
-    this.screencast(id)?.closeTab(tab);
-  }
-
-  relaunchBrowser(id: L.PaneId) {
-    this.screencast(id)?.relaunch();
-  }
-
-  /** Hides screencast pane `id`'s error banner. */
-  dismissScreencastError(id: L.PaneId) {
-    this.screencast(id)?.dismissError();
-  }
-
-  /**
-   * Pops browser pane `id` out to a window (protocol §8.5); the pane shows a stub. An
-   * embedded (iframe) pane becomes a screencast first: pop-out and screencast share one
-   * sidecar browser (its profile and cookies), so popping back in lands in the screencast.
-   */
-  popOut(id: L.PaneId) {
-    if (!this.snap.popout.available) return;
-    const b = this.snap.panes[id]?.browser;
-    if (b && b.mode !== 'screencast') this.setRenderMode(id, 'screencast');
-    this.screencast(id)?.popOut();
-  }
-
-  /** Brings screencast pane `id`'s popped-out browser back into the pane. */
-  popIn(id: L.PaneId) {
-    this.screencast(id)?.popIn();
-  }
-
-  browserGo(id: L.PaneId, delta: -1 | 1) {
-    this.browsers.get(id)?.go(delta);
-  }
-
-  /** Hides the "can't follow this page" banner until a later load is judged uninstrumented again. */
-  dismissBanner(id: L.PaneId) {
-    const p = this.snap.panes[id];
-    if (p?.browser?.uninstrumented) this.updatePane(id, { browser: { ...p.browser, uninstrumented: false } });
-  }
-
-  /** Hides the "blocked by CORS" banner for the rest of the page (until the frame navigates). */
-  dismissBlocked(id: L.PaneId) {
-    const p = this.snap.panes[id];
-    if (p?.browser?.blocked) this.updatePane(id, { browser: { ...p.browser, blocked: null } });
-  }
-
-  browserReload(id: L.PaneId, hard = false) {
-    const b = this.browsers.get(id);
-    if (hard) b?.hardReload();
-    else b?.reload();
-  }
-
-  /** Answers a page's new-window request: accept opens an adjacent browser pane, cancel drops it. */
-  answerPrompt(id: L.PaneId, accept: boolean) {
-    const p = this.snap.panes[id];
-    const url = p?.browser?.prompt;
-    if (!p?.browser || !url) return;
-    this.updatePane(id, { browser: { ...p.browser, prompt: null } });
-    if (accept) this.openBrowser(id, url);
-  }
-
-  /** Gives the keyboard to browser pane `id`'s body (after its URL field closes). */
-  focusBrowserBody(id: L.PaneId) {
-    this.browsers.get(id)?.focus(true);
-  }
-
-  /** Asks pane `id`'s header to open its URL field. */
-  editUrl(id: L.PaneId) {
-    const p = this.snap.panes[id];
-    if (p?.kind === 'browser') this.updatePane(id, { editNonce: (p.editNonce ?? 0) + 1 });
   }
 
   /** Opens or closes pane `id`'s find bar (closing clears the highlight and refocuses the terminal). */
@@ -1388,9 +743,4 @@ export class WorkspaceStore {
 /** Survivors compared by pid and name. */
 function survivorKey(list: readonly Survivor[]): string {
   return list.map((s) => `${s.pid}:${s.name}`).join(',');
-}
-
-/** An error's message for a refusal (the API's own message for an `ApiError`). */
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

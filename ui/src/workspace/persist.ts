@@ -1,0 +1,145 @@
+// The wall as a saved document and back (`PUT /api/workspace`; the shape and its parser are
+// in doc.ts): converting the snapshot, restoring pane models from a document, and saving
+// debounced. No runtimes here: the store creates those for the models restored.
+import { api } from '../api/client';
+import * as L from '../layout/engine';
+import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
+import { PANE_VIEWPORT } from '../screencast/viewport';
+import type { SavedPane, WorkspaceDoc } from './doc';
+import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
+import type { RestorePlan, RestoredTerminal } from './restore';
+
+/** How long the wall must stay unchanged before it is saved, in ms. */
+const SAVE_DEBOUNCE_MS = 300;
+
+/** The saved document for snapshot `s`: terminal panes with a terminal, and browser panes. */
+export function toDoc(s: Snapshot): WorkspaceDoc {
+  const panes: WorkspaceDoc['panes'] = {};
+  for (const id of s.order) {
+    const p = s.panes[id];
+    if (p?.kind === 'browser' && p.browser) {
+      panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title, viewport: p.browser.viewport };
+      if (p.browser.mode === 'screencast' && p.browser.browserId) panes[id] = { ...panes[id], browser: p.browser.browserId } as SavedPane;
+      if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
+      if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
+    }
+    else if (p?.terminalId) {
+      panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}) };
+    }
+  }
+  return { version: 1, layout: s.layout, panes, order: s.order.filter((id) => panes[id]) };
+}
+
+/** A wall restored from a saved document: its layout, pane models (no runtimes yet) and render order. */
+export interface RestoredWall {
+  layout: L.LayoutState;
+  panes: Record<L.PaneId, PaneModel>;
+  order: L.PaneId[];
+  /** the smallest pane number (`pN`) not taken by a restored pane */
+  nextId: number;
+  /** terminal panes of a restored session (restore.ts) whose new terminal starts from a saved record, by pane */
+  restored: Record<L.PaneId, RestoredTerminal>;
+}
+
+/**
+ * The wall of document `doc`, dropping terminal panes whose terminal is not in `known` (the
+ * sidecar's terminals now) and the earlier terminals they kept that are gone. With `plan` (the
+ * sidecar restored a saved session, restore.ts), a pane whose terminal is gone but which the
+ * session describes stays, without a terminal (in `restored`: a new one starts from the
+ * record), and browser panes lose their dead browser ids and handles. The layout may be empty
+ * (every pane dropped); the caller starts a fresh pane then.
+ */
+export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: RestorePlan | null = null): RestoredWall {
+  const panes: Record<string, PaneModel> = {};
+  const restored: Record<string, RestoredTerminal> = {};
+  let nextId = 1;
+  const keep = (id: string) => {
+    const d = doc.panes[id];
+    return !!d && (d.kind === 'browser' || known.has(d.terminalId) || !!plan?.has(d.terminalId));
+  };
+  const layout = L.prune(doc.layout, keep);
+  const present = new Set(L.allPanes(layout));
+  const order = doc.order.filter((id) => present.has(id));
+  for (const id of L.allPanes(layout)) if (!order.includes(id)) order.push(id);
+  for (const id of order) {
+    const saved = doc.panes[id];
+    const d = plan && saved.kind === 'browser' ? plan.browser(saved) : saved;
+    if (d.kind === 'browser') {
+      panes[id] = {
+        id,
+        kind: 'browser',
+        handle: d.handle ?? null,
+        terminalId: null,
+        title: d.title,
+        command: null,
+        status: 'open',
+        exitCode: null,
+        browser: {
+          ...EMPTY_BROWSER,
+          url: d.url,
+          mode: d.mode,
+          title: d.title,
+          viewport: d.viewport ?? PANE_VIEWPORT,
+          browserId: d.browser ?? null,
+          screencast: d.mode === 'screencast' ? EMPTY_SCREENCAST : null,
+        },
+        editNonce: d.url ? 0 : 1,
+        ...(d.origin ? { portOrigin: d.origin } : {}),
+      };
+    } else {
+      // A terminal gone with the sidecar the session restores: a new one, named by the new sidecar.
+      const record = known.has(d.terminalId) ? null : (plan?.terminal(d.terminalId) ?? null);
+      if (record) restored[id] = record;
+      // A document older than handles: the terminal it shows is the best name there is.
+      const handle = record ? null : (d.handle ?? d.terminalId);
+      const kept = (d.kept ?? []).filter((k) => known.has(k));
+      panes[id] = { id, kind: 'terminal', handle, terminalId: record ? null : d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
+    }
+    const n = Number(id.slice(1));
+    if (Number.isInteger(n) && n >= nextId) nextId = n + 1;
+  }
+  return { layout, panes, order, nextId, restored };
+}
+
+/**
+ * Saves the document `doc()` returns: debounced after each change (`schedule`), at once with
+ * `saveNow`, never the same text twice in a row; a failed save is tried again on the next change.
+ */
+export class DocSaver {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private lastSaved = '';
+
+  constructor(private readonly doc: () => WorkspaceDoc) {}
+
+  /** Saves once nothing changed for SAVE_DEBOUNCE_MS. */
+  schedule() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.saveNow();
+    }, SAVE_DEBOUNCE_MS);
+  }
+
+  /** Saves at once if anything changed since the last save (`keepalive`: the page is going away). */
+  async saveNow(keepalive = false): Promise<void> {
+    const doc = this.doc();
+    const text = JSON.stringify(doc);
+    if (text === this.lastSaved) return;
+    this.lastSaved = text;
+    try {
+      if (keepalive) {
+        await fetch('/api/workspace', {
+          method: 'PUT',
+          keepalive: true,
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workspace: doc }),
+        });
+      } else {
+        await api.putWorkspace(doc);
+      }
+    } catch {
+      this.lastSaved = ''; // try again on the next change
+    }
+  }
+}
