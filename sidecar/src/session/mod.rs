@@ -49,6 +49,9 @@ pub const MAX_TEXT_BYTES: usize = 4096;
 pub const SAVE_DEBOUNCE_MS: u64 = 500;
 /// Longest a stream of `PUT`s can put the write off, in milliseconds.
 pub const SAVE_MAX_DELAY_MS: u64 = 5_000;
+/// How often the terminals' records are taken again and, if one changed, written, in
+/// milliseconds.
+pub const SAVE_REFRESH_MS: u64 = 30_000;
 
 /// Longest the save at shutdown is waited for, in milliseconds (the terminals then still
 /// get their SIGHUP-to-SIGKILL grace inside the shutdown bound).
@@ -163,6 +166,19 @@ struct Doc {
     /// The last record taken of each terminal (those of a restored session at first), so a
     /// terminal that is gone by the next save keeps what was known of it.
     records: BTreeMap<TerminalId, TerminalRecord>,
+    /// The revision last written to the file (`None`: not written by this sidecar yet).
+    written: Option<u64>,
+}
+
+/// Why the file is written.
+#[derive(Clone, Copy)]
+enum Save {
+    /// A `PUT` changed the document.
+    Put,
+    /// The periodic refresh: written only if a terminal's record changed.
+    Refresh,
+    /// At shutdown; no save follows.
+    Last,
 }
 
 /// The session: owner of the workspace document and of the session file.
@@ -254,13 +270,23 @@ impl Session {
     }
 
     /// Starts the task that writes the file once `PUT`s have been quiet for
-    /// [`SAVE_DEBOUNCE_MS`] (at most [`SAVE_MAX_DELAY_MS`] after the first). Must run inside
-    /// a tokio runtime.
+    /// [`SAVE_DEBOUNCE_MS`] (at most [`SAVE_MAX_DELAY_MS`] after the first), and every
+    /// [`SAVE_REFRESH_MS`] when a terminal's record changed (a `cd` changes no document, and a
+    /// crash gets no save at shutdown). Must run inside a tokio runtime.
     pub fn start_saver(self: &Arc<Self>, terminals: Arc<Registry>) {
         let me = self.clone();
         tokio::spawn(async move {
             loop {
-                me.dirty.notified().await;
+                let refresh = tokio::time::sleep(Duration::from_millis(SAVE_REFRESH_MS));
+                let why = tokio::select! {
+                    _ = me.dirty.notified() => Save::Put,
+                    _ = refresh => Save::Refresh,
+                };
+                let (s, t) = (me.clone(), terminals.clone());
+                if let Save::Refresh = why {
+                    let _ = tokio::task::spawn_blocking(move || s.save(&t, Save::Refresh)).await;
+                    continue;
+                }
                 let first = Instant::now();
                 let quiet = Duration::from_millis(SAVE_DEBOUNCE_MS);
                 let most = Duration::from_millis(SAVE_MAX_DELAY_MS);
@@ -270,8 +296,7 @@ impl Session {
                         break;
                     }
                 }
-                let (s, t) = (me.clone(), terminals.clone());
-                let _ = tokio::task::spawn_blocking(move || s.save(&t, false)).await;
+                let _ = tokio::task::spawn_blocking(move || s.save(&t, Save::Put)).await;
             }
         });
     }
@@ -280,22 +305,23 @@ impl Session {
     /// blocking context), and stops later saves. Nothing is written when no document was
     /// ever put or restored (a previous session's file stays as it is).
     pub fn save_at_shutdown(&self, terminals: &Registry) {
-        self.save(terminals, true);
+        self.save(terminals, Save::Last);
     }
 
-    /// Takes a record of every terminal the document names and writes the file.
-    fn save(&self, terminals: &Registry, last: bool) {
+    /// Takes a record of every terminal the document names and writes the file (for
+    /// [`Save::Refresh`], only when a record changed since the last write).
+    fn save(&self, terminals: &Registry, why: Save) {
         let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());
         if self.closed.load(Ordering::SeqCst) {
             return;
         }
-        if last {
+        if let Save::Last = why {
             self.closed.store(true, Ordering::SeqCst);
         }
-        let (value, referenced, previous) = {
+        let (value, revision, referenced, previous, written) = {
             let doc = self.lock();
             let Some(value) = doc.value.clone() else { return };
-            (value, doc.referenced.clone(), doc.records.clone())
+            (value, doc.revision, doc.referenced.clone(), doc.records.clone(), doc.written)
         };
         // Recorded outside the lock: reading a screen parses output, which takes a while.
         let mut records = BTreeMap::new();
@@ -308,6 +334,9 @@ impl Session {
                 },
             };
             records.insert(id, record);
+        }
+        if matches!(why, Save::Refresh) && written == Some(revision) && records == previous {
+            return;
         }
         let saved_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let out = SessionFile {
@@ -325,7 +354,10 @@ impl Session {
             return tracing::warn!(bytes = bytes.len(), "session not saved: larger than {MAX_FILE_BYTES} bytes");
         }
         match file::write_atomic(&self.file, &bytes) {
-            Ok(()) => tracing::debug!(file = %self.file.display(), bytes = bytes.len(), "session saved"),
+            Ok(()) => {
+                self.lock().written = Some(revision);
+                tracing::debug!(file = %self.file.display(), bytes = bytes.len(), "session saved")
+            }
             Err(e) => tracing::warn!(file = %self.file.display(), "session not saved: {e}"),
         }
     }
