@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Page, expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
-import { Wall, servePages } from './fixtures';
+import { Wall, openScreencast, servePages } from './fixtures';
 
 let sidecars: Sidecar[] = [];
 test.afterEach(async () => {
@@ -112,4 +112,41 @@ test('a truncated session file: a fresh wall and a banner naming where it was mo
   await wall.waitText(term, /^fresh-2$/m);
   await page.getByTestId('restore-banner-dismiss').click();
   await expect(banner).toHaveCount(0);
+});
+
+test('a screencast pane comes back as a screencast at its URL and viewport, in a new headless browser', async ({ page }) => {
+  test.setTimeout(150_000);
+  const site = await servePages({ '/sc': '<!doctype html><title>sc page</title><body style="background:#0a0"><h1>screencast-page</h1>' });
+  try {
+    const s1 = await start();
+    let wall = await open(page, s1);
+    await wall.waitOpen(1);
+    const url = `${site.origin}/sc`;
+    const { id, browser } = await openScreencast(wall, url);
+    const doc = async (s: Sidecar) => (await s.call('GET', '/api/workspace')).workspace?.panes?.[id];
+    const before = JSON.stringify((await doc(s1))?.viewport ?? null);
+    await wall.pane(id).getByTestId('browser-display').click();
+    await wall.pane(id).getByTestId('viewport-phone').click();
+    const phone = { width: 390, height: 844, dpr: 3 };
+    await expect.poll(async () => (await s1.call('GET', `/api/browsers/${browser}`)).viewport, { timeout: 15_000 }).toEqual(phone);
+    await expect.poll(async () => JSON.stringify((await doc(s1))?.viewport ?? null), { timeout: 15_000 }).not.toBe(before);
+    const saved = await doc(s1);
+    expect(saved.mode).toBe('screencast');
+
+    await s1.stop({ keep: true });
+    const s2 = await start(s1.tmp);
+    wall = await open(page, s2);
+    await wall.waitOpen(2);
+    const pane = wall.pane(id);
+    await expect(pane).toHaveAttribute('data-mode', 'screencast');
+    await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+    await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+    const now = (await pane.getAttribute('data-browser-id'))!;
+    const info = await s2.call('GET', `/api/browsers/${now}`);
+    expect(info.url).toBe(url);
+    expect(info.viewport).toEqual(phone);
+    await expect.poll(async () => (await doc(s2))?.viewport, { timeout: 15_000 }).toEqual(saved.viewport);
+  } finally {
+    await site.close();
+  }
 });
