@@ -13,7 +13,8 @@ import { Wall, openScreencast, servePages } from './fixtures';
 
 let sidecars: Sidecar[] = [];
 test.afterEach(async () => {
-  for (const s of sidecars) await s.stop();
+  // The last first: an earlier one that shares its temp folder removes it.
+  for (const s of sidecars.reverse()) await s.stop();
   sidecars = [];
 });
 
@@ -80,6 +81,16 @@ test('after a restart the layout, the terminal (cwd and output above the divider
     // A new terminal, not the old one: its id is past the restored session's.
     const info = await s2.call('GET', '/api/terminals');
     expect(info.terminals.map((t: { id: string }) => t.id)).not.toContain(oldTerminal);
+
+    // A reload of the page: the same terminal, its saved output still above the divider.
+    await expect.poll(async () => JSON.stringify((await s2.call('GET', '/api/workspace')).workspace ?? null), { timeout: 15_000 }).toContain('restoredFrom');
+    await page.reload();
+    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+    await wall.waitOpen(2);
+    await wall.waitText(term, /restored \d{4}-/);
+    const reloaded = await wall.text(term);
+    expect(reloaded.search(/^RESTORE-MARK-42$/m)).toBeLessThan(reloaded.indexOf('restored '));
+    expect(reloaded.slice(reloaded.indexOf('restored '))).toMatch(/^\/tmp$/m);
 
     // The browser pane is back at its URL, rendering the page.
     await expect(wall.pane(browser).getByTestId('browser-url')).toContainText(url.replace(/^http:\/\//, ''));

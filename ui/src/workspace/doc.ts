@@ -9,11 +9,12 @@ import { type ViewportChoice, parseViewportChoice } from '../screencast/viewport
 
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
-  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[] }
+  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string }
   | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string };
 
 /**
- * The saved document. Terminal entries predate `kind` and may lack it; `kept` lists the
+ * The saved document. Terminal entries predate `kind` and may lack it; `restoredFrom` names
+ * the terminal of a restored session whose saved output the pane shows (restore.ts); `kept` lists the
  * earlier terminals of a pane whose sessions still had processes when it restarted.
  */
 export interface WorkspaceDoc {
@@ -60,6 +61,7 @@ export function parseDoc(v: unknown): WorkspaceDoc | null {
       command: typeof q.command === 'string' ? q.command : null,
       ...(typeof q.handle === 'string' && TERMINAL_HANDLE_RE.test(q.handle) ? { handle: q.handle } : {}),
       ...(Array.isArray(q.kept) ? { kept: q.kept.filter((k): k is string => typeof k === 'string' && TERMINAL_ID_RE.test(k)) } : {}),
+      ...(typeof q.restoredFrom === 'string' && TERMINAL_ID_RE.test(q.restoredFrom) ? { restoredFrom: q.restoredFrom } : {}),
     };
   }
   const order = Array.isArray(o.order) ? o.order.filter((x): x is string => typeof x === 'string') : [];

@@ -24,7 +24,7 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
     }
     else if (p?.terminalId) {
-      panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}) };
+      panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}), ...(p.restoredFrom ? { restoredFrom: p.restoredFrom } : {}) };
     }
   }
   return { version: 1, layout: s.layout, panes, order: s.order.filter((id) => panes[id]) };
@@ -46,7 +46,9 @@ export interface RestoredWall {
  * sidecar's terminals now) and the earlier terminals they kept that are gone. With `plan` (the
  * sidecar restored a saved session, restore.ts), a pane whose terminal is gone but which the
  * session describes stays, without a terminal (in `restored`: a new one starts from the
- * record), and browser panes lose their dead browser ids and handles. The layout may be empty
+ * record), and browser panes lose their dead browser ids and handles; a pane restored earlier
+ * in the sidecar's life (`restoredFrom`; the page reloaded since) shows its saved output again
+ * above its live terminal. The layout may be empty
  * (every pane dropped); the caller starts a fresh pane then.
  */
 export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: RestorePlan | null = null): RestoredWall {
@@ -89,11 +91,14 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
     } else {
       // A terminal gone with the sidecar the session restores: a new one, named by the new sidecar.
       const record = known.has(d.terminalId) ? null : (plan?.terminal(d.terminalId) ?? null);
-      if (record) restored[id] = record;
+      // A pane restored earlier in this sidecar's life (a reload since): its saved output again.
+      const shown = record ? null : d.restoredFrom && known.has(d.terminalId) ? (plan?.shown(d.restoredFrom) ?? null) : null;
+      if (record ?? shown) restored[id] = (record ?? shown)!;
+      const restoredFrom = record ? d.terminalId : shown ? d.restoredFrom : undefined;
       // A document older than handles: the terminal it shows is the best name there is.
       const handle = record ? null : (d.handle ?? d.terminalId);
       const kept = (d.kept ?? []).filter((k) => known.has(k));
-      panes[id] = { id, kind: 'terminal', handle, terminalId: record ? null : d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
+      panes[id] = { id, kind: 'terminal', handle, terminalId: record ? null : d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}), ...(restoredFrom ? { restoredFrom } : {}) };
     }
     const n = Number(id.slice(1));
     if (Number.isInteger(n) && n >= nextId) nextId = n + 1;

@@ -9,7 +9,10 @@ const rec = { cwd: '/tmp', command: ['-bash'], running: null, scrollback: '$ ech
 describe('restore', () => {
   it('plans only the document the sidecar restored (revision 0 with restore)', () => {
     const restore = { saved_at: 0, terminals: { t1: rec, bogus: rec, t2: { cwd: 1 } } };
-    expect(RestorePlan.from({ revision: 1, restore })).toBeNull();
+    const later = RestorePlan.from({ revision: 1, restore })!;
+    expect(later.has('t1')).toBe(false);
+    expect(later.terminal('t1')).toBeNull();
+    expect(later.shown('t1')!.prelude).toContain('restored');
     expect(RestorePlan.from({ revision: 0, restore: null })).toBeNull();
     expect(RestorePlan.from(null)).toBeNull();
     const plan = RestorePlan.from({ revision: 0, restore })!;
@@ -66,6 +69,7 @@ describe('restoreDoc with a plan', () => {
     expect(wall.panes.p1.terminalId).toBeNull();
     expect(wall.panes.p1.handle).toBeNull();
     expect(wall.restored.p1.cwd).toBe('/tmp');
+    expect(wall.panes.p1.restoredFrom).toBe('t1');
     expect(wall.panes.p2.browser?.browserId).toBeNull();
     expect(wall.panes.p2.browser?.mode).toBe('screencast');
     expect(wall.panes.p2.handle).toBeNull();
@@ -73,5 +77,14 @@ describe('restoreDoc with a plan', () => {
     const plain = restoreDoc(parsed!, new Set(), null);
     expect(plain.order).toEqual(['p2']);
     expect(plain.panes.p2.browser?.browserId).toBe('b1');
+    // A reload after the restore: p1 now runs t5 and shows t1's output again; browsers stay.
+    const again = parseDoc({ ...doc, panes: { ...doc.panes, p1: { terminalId: 't5', title: 'bash', command: null, restoredFrom: 't1' } } })!;
+    const later = RestorePlan.from({ revision: 3, restore: { saved_at: 0, terminals: { t1: rec } } });
+    const reloaded = restoreDoc(again, new Set(['t5']), later);
+    expect(reloaded.order).toEqual(['p1', 'p2']);
+    expect(reloaded.panes.p1.terminalId).toBe('t5');
+    expect(reloaded.panes.p1.restoredFrom).toBe('t1');
+    expect(reloaded.restored.p1.prelude).toContain('restored');
+    expect(reloaded.panes.p2.browser?.browserId).toBe('b1');
   });
 });

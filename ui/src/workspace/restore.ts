@@ -116,19 +116,22 @@ interface SavedBrowserPane {
 }
 
 /**
- * How the saved document is brought back after a sidecar restart. Only the document the
- * sidecar restored is planned (`revision` 0 with `restore`): once this UI has put its own,
- * a reload finds live terminals and browsers as before.
+ * How the saved document is brought back after a sidecar restart. Gone terminals and browsers
+ * are planned only in the document the sidecar restored (`revision` 0): once a UI has put its
+ * own, a reload finds live terminals and browsers as before, and only the saved output of the
+ * panes restored earlier is shown again (`shown`).
  */
 export class RestorePlan {
   private constructor(
     private readonly savedAt: number,
     private readonly records: ReadonlyMap<string, TerminalRecord>,
+    /** the document is the one the sidecar restored: nothing of it runs yet */
+    private readonly restarting: boolean,
   ) {}
 
-  /** The plan for `GET /api/workspace`'s answer; null when nothing is being restored. */
+  /** The plan for `GET /api/workspace`'s answer; null when the sidecar restored no session. */
   static from(ws: { revision?: unknown; restore?: unknown } | null): RestorePlan | null {
-    if (!ws || ws.revision !== 0 || typeof ws.restore !== 'object' || ws.restore === null) return null;
+    if (!ws || typeof ws.restore !== 'object' || ws.restore === null) return null;
     const r = ws.restore as Record<string, unknown>;
     const savedAt = typeof r.saved_at === 'number' ? r.saved_at : Date.now();
     const records = new Map<string, TerminalRecord>();
@@ -138,16 +141,21 @@ export class RestorePlan {
         if (rec && TERMINAL_ID_RE.test(id)) records.set(id, rec);
       }
     }
-    return new RestorePlan(savedAt, records);
+    return new RestorePlan(savedAt, records, ws.revision === 0);
   }
 
-  /** True if and only if the session has a record of terminal `terminalId`. */
+  /** True if and only if a pane whose terminal `terminalId` is gone comes back (the session has a record of it). */
   has(terminalId: string): boolean {
-    return this.records.has(terminalId);
+    return this.restarting && this.records.has(terminalId);
   }
 
-  /** How to bring back a pane whose terminal `terminalId` is gone; null when the session has no record of it. */
+  /** How to bring back a pane whose terminal `terminalId` is gone; null when it does not come back. */
   terminal(terminalId: string): RestoredTerminal | null {
+    return this.restarting ? this.shown(terminalId) : null;
+  }
+
+  /** The saved output of old terminal `terminalId` (a pane restored from it shows it again after a reload); null when unknown. */
+  shown(terminalId: string): RestoredTerminal | null {
     const rec = this.records.get(terminalId);
     return rec ? { cwd: rec.cwd, prelude: restoredPrelude(rec, this.savedAt) } : null;
   }
@@ -158,6 +166,7 @@ export class RestorePlan {
    * its handle (the new sidecar assigns one).
    */
   browser<T extends SavedBrowserPane>(saved: T): T {
+    if (!this.restarting) return saved;
     const { browser: _b, handle: _h, ...rest } = saved;
     return rest as T;
   }
