@@ -665,11 +665,9 @@ window.addEventListener('load', function () { setTimeout(function () {
 }, 100); });
 </script></body></html>"##;
 
-/// `title`, `blocked` and `key` (protocol §6.5): what the app receives, and what the page
-/// does not (the prefix and the key after it).
-#[tokio::test]
-async fn title_blocked_and_key_messages_in_chromium() {
-    let sc = Sidecar::start(&[]);
+/// The FIELDS page on an upstream of its own, framed through a proxy grant by an app page on
+/// another server: (the upstream's port, the app's origin, the proxy's origin).
+async fn fields_in_app(sc: &Sidecar) -> (u16, String, String) {
     let up_port: Arc<Mutex<u16>> = Arc::default();
     let up = up_port.clone();
     let (upstream, _) =
@@ -682,6 +680,15 @@ async fn title_blocked_and_key_messages_in_chromium() {
     let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
     let proxy = g["origin"].as_str().unwrap().to_string();
     *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    (upstream, app, proxy)
+}
+
+/// `title`, `blocked` and `key` (protocol §6.5): what the app receives, and what the page
+/// does not (the prefix and the key after it).
+#[tokio::test]
+async fn title_blocked_and_key_messages_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let (upstream, app, proxy) = fields_in_app(&sc).await;
 
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
@@ -800,70 +807,52 @@ async fn a_rebound_prefix_is_the_one_framed_pages_forward() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(rebound, "config.toml's prefix never applied");
-    let up_port: Arc<Mutex<u16>> = Arc::default();
-    let up = up_port.clone();
-    let (upstream, _) =
-        html_server(Arc::new(move |_: &str| FIELDS.replace("__UP__", &up.lock().unwrap().to_string()))).await;
-    *up_port.lock().unwrap() = upstream;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
-    let proxy = g["origin"].as_str().unwrap().to_string();
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    let (_, app, proxy) = fields_in_app(&sc).await;
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
     cdp.msgs_until("the page's location", |m| m.iter().any(|x| kind(x) == "location")).await;
     click_into_frame(&mut cdp).await;
     let shim_key = |k: &str| json!({"porthole": "shim", "v": 1, "kind": "key", "key": k, "ctrl": true, "alt": false, "meta": false, "shift": false});
     let plain = |k: &str| json!({"porthole": "shim", "v": 1, "kind": "key", "key": k, "ctrl": false, "alt": false, "meta": false, "shift": false});
-    let keys_after = |msgs: &[Value], n: usize| -> (Vec<Value>, Vec<Value>) {
-        let keys = msgs[n..].iter().filter(|x| kind(x) == "key").map(|x| x["data"].clone()).collect();
-        let page =
-            msgs[n..].iter().filter(|x| x["data"]["page"] == "keydown").map(|x| x["data"]["key"].clone()).collect();
-        (keys, page)
-    };
 
-    // Ctrl-a and x go to the app; Ctrl-b is the page's; y marks the end.
-    let n = cdp.msgs_until("any", |_| true).await.len();
-    let press = [
-        key("a", "KeyA", 65, 2, ""),
-        key("x", "KeyX", 88, 0, "x"),
-        key("b", "KeyB", 66, 2, ""),
-        key("y", "KeyY", 89, 0, "y"),
-    ];
-    press_keys(&mut cdp, &press).await;
-    let msgs = cdp
-        .msgs_until("the page's y", |m| {
-            m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
-        })
-        .await;
-    let (keys, page) = keys_after(&msgs, n);
-    assert_eq!(keys, [shim_key("a"), plain("x")], "{msgs:#?}");
-    assert_eq!(page, [json!("b"), json!("y")], "{msgs:#?}");
-
+    // Ctrl-a and x go to the app; Ctrl-b is the page's.
+    let y = key("y", "KeyY", 89, 0, "y");
+    key_round(
+        &mut cdp,
+        vec![key("a", "KeyA", 65, 2, ""), key("x", "KeyX", 88, 0, "x"), key("b", "KeyB", 66, 2, ""), y.clone()],
+        vec![shim_key("a"), plain("x")],
+        vec![json!("b"), json!("y")],
+    )
+    .await;
     // The app rebinds to Ctrl-q while the page stays loaded.
     let set = format!(
         "document.querySelector('iframe').contentWindow.postMessage({{porthole:'app',v:1,kind:'prefix',letter:'q'}}, {})",
         serde_json::to_string(&proxy).unwrap()
     );
     cdp.eval(&set).await;
-    let n = msgs.len();
-    let press = [
-        key("a", "KeyA", 65, 2, ""),
-        key("q", "KeyQ", 81, 2, ""),
-        key("z", "KeyZ", 90, 0, "z"),
-        key("y", "KeyY", 89, 0, "y"),
-    ];
-    press_keys(&mut cdp, &press).await;
+    key_round(
+        &mut cdp,
+        vec![key("a", "KeyA", 65, 2, ""), key("q", "KeyQ", 81, 2, ""), key("z", "KeyZ", 90, 0, "z"), y],
+        vec![shim_key("q"), plain("z")],
+        vec![json!("a"), json!("y")],
+    )
+    .await;
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// Presses `press` (ending with a plain y the page must see) and checks what the app got
+/// (`key` messages, in order) and what the page's own keydowns were.
+async fn key_round(cdp: &mut Cdp, press: Vec<Value>, to_app: Vec<Value>, to_page: Vec<Value>) {
+    let n = cdp.msgs_until("any", |_| true).await.len();
+    press_keys(cdp, &press).await;
     let msgs = cdp
-        .msgs_until("the page's y again", |m| {
+        .msgs_until("the page's y", |m| {
             m[n..].iter().any(|x| x["data"]["page"] == "keydown" && x["data"]["key"] == "y")
         })
         .await;
-    let (keys, page) = keys_after(&msgs, n);
-    assert_eq!(keys, [shim_key("q"), plain("z")], "{msgs:#?}");
-    assert_eq!(page, [json!("a"), json!("y")], "{msgs:#?}");
-    let _ = std::fs::remove_dir_all(&home);
+    let keys: Vec<Value> = msgs[n..].iter().filter(|x| kind(x) == "key").map(|x| x["data"].clone()).collect();
+    let page: Vec<Value> =
+        msgs[n..].iter().filter(|x| x["data"]["page"] == "keydown").map(|x| x["data"]["key"].clone()).collect();
+    assert_eq!(keys, to_app, "{msgs:#?}");
+    assert_eq!(page, to_page, "{msgs:#?}");
 }

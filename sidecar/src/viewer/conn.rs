@@ -567,12 +567,16 @@ const ECHO_WINDOW: Duration = Duration::from_millis(1000);
 /// view it would flash a zoomed page; counted as activity it would arm the next capture,
 /// whose echo arms the next: captures without end.
 fn is_capture_echo(size: (f64, f64), viewport: Option<crate::browser::Viewport>) -> bool {
-    let Some(v) = viewport else { return false };
-    if (v.dpr - 1.0).abs() < 1e-6 {
-        return false;
-    }
-    let near = |a: f64, b: f64| (a - b).abs() <= 1.0;
-    near(size.0, (v.width as f64 * v.dpr).ceil()) && near(size.1, (v.height as f64 * v.dpr).ceil())
+    viewport.is_some_and(|v| in_device_px(size, v))
+}
+
+/// True if and only if a frame of `size` is viewport `v` in device pixels (CSS px × DPR, to
+/// within a pixel of rounding) at a DPR other than 1. The one rule both readings of a frame's
+/// size rest on: a capture's echo ([`is_capture_echo`], right after a capture) and a frame
+/// Chromium sized in device pixels ([`frame_css_size`], any other time).
+fn in_device_px(size: (f64, f64), v: crate::browser::Viewport) -> bool {
+    let device = |css: u32, got: f64| (got - css as f64 * v.dpr).abs() <= 1.0;
+    (v.dpr - 1.0).abs() >= 1e-6 && device(v.width, size.0) && device(v.height, size.1)
 }
 
 /// Inputs waiting past which typing is sent as text to catch up.
@@ -589,13 +593,10 @@ fn dialog_blocks_active(s: &ViewState) -> bool {
 /// times its DPR is that viewport's. The view maps its input and the agent's marks through
 /// this size, so a device size would put them at DPR × the place.
 fn frame_css_size(width: f64, height: f64, measured: Option<crate::browser::Viewport>) -> (u32, u32) {
-    if let Some(m) = measured {
-        let device = |css: u32, v: f64| (v - css as f64 * m.dpr).abs() <= 1.0;
-        if m.dpr != 1.0 && device(m.width, width) && device(m.height, height) {
-            return (m.width, m.height);
-        }
+    match measured {
+        Some(m) if in_device_px((width, height), m) => (m.width, m.height),
+        _ => (width.round() as u32, height.round() as u32),
     }
-    (width.round() as u32, height.round() as u32)
 }
 
 fn active_url(s: &ViewState) -> Option<String> {
