@@ -139,6 +139,15 @@ async fn a_restarted_sidecar_gives_back_the_document_and_each_terminals_cwd_comm
     let v = saved(&state).unwrap();
     assert_eq!(v["terminals"].as_object().unwrap().keys().collect::<Vec<_>>(), [&t3], "{v}");
     assert_eq!(names(&state.join("porthole")), ["session.json"]);
+
+    // A document put as null is saved as null, and the next start restores nothing.
+    let mut sc2 = sc2;
+    sc2.req("PUT", "/api/workspace", Some(&json!({"workspace": null}))).await;
+    stop_with_sigterm(&mut sc2);
+    assert!(saved(&state).unwrap()["workspace"].is_null());
+    let sc3 = start(&state, &[]);
+    let r = sc3.req("GET", "/api/workspace", None).await.json();
+    assert_eq!(r, json!({"workspace": null, "revision": 0, "restore": null, "problem": null}));
     let _ = std::fs::remove_dir_all(&state);
 }
 

@@ -211,6 +211,8 @@ impl Session {
             match file::load(&file) {
                 file::Loaded::Missing => {}
                 file::Loaded::Bad(p) => problem = Some(p),
+                // A saved null document: nothing to restore.
+                file::Loaded::Found(f) if f.workspace.is_null() => {}
                 file::Loaded::Found(f) => {
                     let records: BTreeMap<TerminalId, TerminalRecord> =
                         f.terminals.iter().filter_map(|(id, r)| Some((id.parse().ok()?, r.clone()))).collect();
@@ -220,7 +222,7 @@ impl Session {
                     }
                     tracing::info!(file = %file.display(), terminals = records.len(), "session restored");
                     doc.records = records;
-                    doc.value = (!f.workspace.is_null()).then_some(f.workspace);
+                    doc.value = Some(f.workspace);
                     restored = Some(Arc::new(Restore { saved_at: f.saved_at, terminals: f.terminals }));
                 }
             }
@@ -303,7 +305,8 @@ impl Session {
 
     /// Writes the file now, before the terminals are hung up (blocking: call from a
     /// blocking context), and stops later saves. Nothing is written when no document was
-    /// ever put or restored (a previous session's file stays as it is).
+    /// ever put or restored (a previous session's file stays as it is); a document put as
+    /// null is saved as null, which restores nothing.
     pub fn save_at_shutdown(&self, terminals: &Registry) {
         self.save(terminals, Save::Last);
     }
@@ -320,7 +323,12 @@ impl Session {
         }
         let (value, revision, referenced, previous, written) = {
             let doc = self.lock();
-            let Some(value) = doc.value.clone() else { return };
+            // Never put nor restored: a previous session's file stays as it is. A document put
+            // as null is written as null (the next start begins with a fresh wall).
+            if doc.value.is_none() && doc.revision == 0 {
+                return;
+            }
+            let value = doc.value.clone().unwrap_or(Value::Null);
             (value, doc.revision, doc.referenced.clone(), doc.records.clone(), doc.written)
         };
         // Recorded outside the lock: reading a screen parses output, which takes a while.
