@@ -23,8 +23,11 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
       if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
     }
-    else if (p?.terminalId) {
-      panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}), ...(p.restoredFrom ? { restoredFrom: p.restoredFrom } : {}) };
+    else if (p?.kind === 'terminal' && (p.terminalId ?? p.restoredFrom)) {
+      // A restored pane whose new terminal does not exist yet keeps naming the old one, so a
+      // quit meanwhile saves it again from the old record (protocol §4).
+      const terminalId = (p.terminalId ?? p.restoredFrom)!;
+      panes[id] = { terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}), ...(p.restoredFrom ? { restoredFrom: p.restoredFrom } : {}) };
     }
   }
   return { version: 1, layout: s.layout, panes, order: s.order.filter((id) => panes[id]) };

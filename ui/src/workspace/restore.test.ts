@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as L from '../layout/engine';
-import { restoreDoc } from './persist';
+import { restoreDoc, toDoc } from './persist';
+import type { Snapshot } from './model';
 import { parseDoc } from './doc';
 import { RestorePlan, cwdGoneNotice, parseProblem, problemText, restoredPrelude } from './restore';
 
@@ -73,6 +74,9 @@ describe('restoreDoc with a plan', () => {
     expect(wall.panes.p2.browser?.browserId).toBeNull();
     expect(wall.panes.p2.browser?.mode).toBe('screencast');
     expect(wall.panes.p2.handle).toBeNull();
+    // Saved before its new terminal exists, the pane still names the old one.
+    const snap = { layout: wall.layout, panes: wall.panes, order: wall.order } as unknown as Snapshot;
+    expect(toDoc(snap).panes.p1).toMatchObject({ terminalId: 't1', restoredFrom: 't1' });
     // Without a plan (no restart): panes whose terminal is gone are dropped as before.
     const plain = restoreDoc(parsed!, new Set(), null);
     expect(plain.order).toEqual(['p2']);
