@@ -41,13 +41,7 @@ pub(super) fn referenced_ids(doc: &Value) -> Vec<TerminalId> {
 pub(super) fn record(term: &Terminal, previous: Option<&TerminalRecord>) -> TerminalRecord {
     let info = term.info();
     let cwd = info.cwd_now.or_else(|| previous.map(|p| p.cwd.clone())).unwrap_or(info.cwd);
-    let running = info.shell.running.and_then(|r| r.command).or_else(|| {
-        if info.alive {
-            None
-        } else {
-            previous.and_then(|p| p.running.clone())
-        }
-    });
+    let running = info.shell.running.and_then(|r| r.command);
     let screen = term.screen_text(SCREEN_HISTORY_LINES);
     TerminalRecord {
         cwd: cut(&cwd, MAX_TEXT_BYTES).to_string(),

@@ -238,11 +238,6 @@ impl Session {
         })
     }
 
-    /// The session file's path.
-    pub fn file(&self) -> &Path {
-        &self.file
-    }
-
     fn lock(&self) -> MutexGuard<'_, Doc> {
         self.doc.lock().unwrap_or_else(|p| p.into_inner())
     }
