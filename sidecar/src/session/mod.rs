@@ -372,6 +372,53 @@ mod tests {
     use super::*;
     use crate::constants::{KILL_GRACE_MS, MAX_BODY_BYTES, SHUTDOWN_BOUND_MS};
 
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("porthole-session-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn read(d: &Path) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(d.join(FILE_NAME)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_gone_terminal_keeps_its_record_and_an_unchanged_refresh_writes_nothing() {
+        let d = dir("carry");
+        let rec =
+            TerminalRecord { cwd: "/srv".into(), command: vec!["-bash".into()], running: None, scrollback: "x".into() };
+        let file = SessionFile {
+            format: FORMAT,
+            saved_at: 7,
+            workspace: serde_json::json!({"panes": {"p1": {"terminalId": "t4"}, "p2": {"terminalId": "t9"}}}),
+            terminals: [("t4".to_string(), rec.clone())].into(),
+        };
+        std::fs::write(d.join(FILE_NAME), serde_json::to_vec(&file).unwrap()).unwrap();
+        let reg = Registry::new(4);
+        let session = Session::open(&d, true, &reg);
+        assert_eq!(session.view().restore.unwrap().terminals["t4"], rec);
+        // Saved again before the UI restores anything: the old record is kept.
+        session.save(&reg, Save::Refresh);
+        let first = read(&d);
+        assert_eq!(first["terminals"]["t4"]["cwd"], "/srv");
+        assert!(first["saved_at"].as_u64().unwrap() > 7);
+        // Nothing changed since: a refresh does not write.
+        std::thread::sleep(Duration::from_millis(5));
+        session.save(&reg, Save::Refresh);
+        assert_eq!(read(&d)["saved_at"], first["saved_at"]);
+        // A document naming other terminals: the old record goes.
+        session.put(Some(serde_json::json!({"panes": {}})));
+        session.save(&reg, Save::Put);
+        assert_eq!(read(&d)["terminals"], serde_json::json!({}));
+        // After the save at shutdown nothing is written any more.
+        session.save(&reg, Save::Last);
+        session.put(Some(serde_json::json!({"after": true})));
+        session.save(&reg, Save::Put);
+        assert_eq!(read(&d)["workspace"], serde_json::json!({"panes": {}}));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn bounds_fit_together() {
         // The save at shutdown leaves the terminals their grace before SIGKILL.
