@@ -109,11 +109,13 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     // inside the bound: a hung disk must not keep the children alive (the terminals' SIGKILL
     // still comes before the bound, pinned in session::tests).
     let (session, reg) = (state.session.clone(), state.terminals.clone());
+    let saving = state.session.clone();
     let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
     let started = std::time::Instant::now();
     let save = tokio::task::spawn_blocking(move || session.save_at_shutdown(&reg));
     if tokio::time::timeout(Duration::from_millis(session::SHUTDOWN_SAVE_MS), save).await.is_err() {
         tracing::warn!("saving the session took too long; shutting down without waiting");
+        saving.abandon_shutdown_save();
     }
     let reg = state.terminals.clone();
     let browsers = state.browsers.clone();

@@ -4,8 +4,10 @@
 
 use serde_json::Value;
 
-use super::{TerminalRecord, MAX_RECORDS, MAX_TEXT_BYTES, SCROLLBACK_TAIL_BYTES, SCROLLBACK_TAIL_LINES};
-use crate::constants::SCREEN_HISTORY_LINES;
+use super::{
+    TerminalRecord, MAX_RECORDS, MAX_TEXT_BYTES, SCROLLBACK_TAIL_BYTES, SCROLLBACK_TAIL_LINES,
+    SCROLLBACK_TAIL_RAW_BYTES,
+};
 use crate::pty::{Terminal, TerminalId};
 
 /// The terminals `doc` refers to, in document order, each once, at most [`MAX_RECORDS`]:
@@ -37,23 +39,30 @@ pub(super) fn referenced_ids(doc: &Value) -> Vec<TerminalId> {
 }
 
 /// A record of `term` now. What a dead terminal can no longer tell (its working directory)
-/// comes from `previous`, the record last taken of it, else from where it started.
-pub(super) fn record(term: &Terminal, previous: Option<&TerminalRecord>) -> TerminalRecord {
+/// comes from `previous`, the record last taken of it, else from where it started. The text
+/// of its output is read again only when output came since `previous` was taken (at stream
+/// offset `previous_end`): reading it is the costly part of a save.
+pub(super) fn record(term: &Terminal, previous: Option<(&TerminalRecord, u64)>) -> (TerminalRecord, u64) {
+    let end = term.output_bytes();
     let info = term.info();
-    let cwd = info.cwd_now.or_else(|| previous.map(|p| p.cwd.clone())).unwrap_or(info.cwd);
+    let cwd = info.cwd_now.or_else(|| previous.map(|(p, _)| p.cwd.clone())).unwrap_or(info.cwd);
     let running = info.shell.running.and_then(|r| r.command);
-    let screen = term.screen_text(SCREEN_HISTORY_LINES);
-    TerminalRecord {
+    let scrollback = match previous {
+        Some((p, at)) if at == end => p.scrollback.clone(),
+        _ => tail(&term.output_tail_text(SCROLLBACK_TAIL_RAW_BYTES, SCROLLBACK_TAIL_LINES)),
+    };
+    let record = TerminalRecord {
         cwd: cut(&cwd, MAX_TEXT_BYTES).to_string(),
         command: first_args(&info.command),
         running: running.map(|r| cut(&r, MAX_TEXT_BYTES).to_string()),
-        scrollback: tail(&screen.lines),
-    }
+        scrollback,
+    };
+    (record, end)
 }
 
 /// The last lines of `lines` joined with `\n`: at most [`SCROLLBACK_TAIL_LINES`] lines and
 /// [`SCROLLBACK_TAIL_BYTES`] bytes, whole lines only (so it starts at a line, and so at a
-/// character boundary; the screen model's text holds no escape sequences). Trailing empty
+/// character boundary; a screen's text holds no escape sequences). Trailing empty
 /// lines are dropped; a single line longer than the bound keeps its end.
 pub(super) fn tail(lines: &[String]) -> String {
     let end = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);

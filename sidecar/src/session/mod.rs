@@ -42,6 +42,11 @@ pub const MAX_RECORDS: usize = 64;
 pub const SCROLLBACK_TAIL_BYTES: usize = 64 * 1024;
 /// Most lines of a terminal's output kept.
 pub const SCROLLBACK_TAIL_LINES: usize = 1000;
+/// How much of a terminal's raw output (its scrollback ring's end) is read to make the text
+/// kept, in bytes: enough for [`SCROLLBACK_TAIL_BYTES`] of text with colours and prompts, and
+/// a bound on the work per terminal at each save (measured in a debug build: parsing a
+/// terminal's whole 2 MiB of output took about 0.7 s, 256 KiB of it still 0.5 s).
+pub const SCROLLBACK_TAIL_RAW_BYTES: usize = 128 * 1024;
 /// Longest working directory, `argv` (all its arguments together) or command line kept, in
 /// bytes.
 pub const MAX_TEXT_BYTES: usize = 4096;
@@ -76,9 +81,9 @@ pub struct TerminalRecord {
     pub command: Vec<String>,
     /// The command line running when it was recorded, when shell integration reported one.
     pub running: Option<String>,
-    /// The end of its output as plain text lines joined with `\n` (the screen model's text:
-    /// no escape sequences), at most [`SCROLLBACK_TAIL_LINES`] lines and
-    /// [`SCROLLBACK_TAIL_BYTES`] bytes.
+    /// The end of its output as plain text lines joined with `\n` (the last
+    /// [`SCROLLBACK_TAIL_RAW_BYTES`] of its output drawn on a screen of its size: no escape
+    /// sequences), at most [`SCROLLBACK_TAIL_LINES`] lines and [`SCROLLBACK_TAIL_BYTES`] bytes.
     pub scrollback: String,
 }
 
@@ -166,6 +171,9 @@ struct Doc {
     /// The last record taken of each terminal (those of a restored session at first), so a
     /// terminal that is gone by the next save keeps what was known of it.
     records: BTreeMap<TerminalId, TerminalRecord>,
+    /// The output offset of each live terminal when its record was taken (absent for the
+    /// restored session's records): unchanged output is not read again.
+    ends: BTreeMap<TerminalId, u64>,
     /// The revision last written to the file (`None`: not written by this sidecar yet).
     written: Option<u64>,
 }
@@ -193,6 +201,9 @@ pub struct Session {
     writing: Mutex<()>,
     /// Set by the save at shutdown: a debounced save after it would record dead terminals.
     closed: AtomicBool,
+    /// Set when the save at shutdown ran out of time: the terminals are being hung up and
+    /// leave the registry, so what it would write is incomplete; the last file stays.
+    abandoned: AtomicBool,
 }
 
 impl Session {
@@ -235,6 +246,7 @@ impl Session {
             dirty: Notify::new(),
             writing: Mutex::new(()),
             closed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
         })
     }
 
@@ -306,6 +318,12 @@ impl Session {
         self.save(terminals, Save::Last);
     }
 
+    /// Gives up the save at shutdown under way (it ran past [`SHUTDOWN_SAVE_MS`]): it writes
+    /// nothing, so the file keeps the last complete save (at most [`SAVE_REFRESH_MS`] old).
+    pub fn abandon_shutdown_save(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+    }
+
     /// Takes a record of every terminal the document names and writes the file (for
     /// [`Save::Refresh`], only when a record changed since the last write).
     fn save(&self, terminals: &Registry, why: Save) {
@@ -316,7 +334,7 @@ impl Session {
         if let Save::Last = why {
             self.closed.store(true, Ordering::SeqCst);
         }
-        let (value, revision, referenced, previous, written) = {
+        let (value, revision, referenced, previous, ends, written) = {
             let doc = self.lock();
             // Never put nor restored: a previous session's file stays as it is. A document put
             // as null is written as null (the next start begins with a fresh wall).
@@ -324,13 +342,18 @@ impl Session {
                 return;
             }
             let value = doc.value.clone().unwrap_or(Value::Null);
-            (value, doc.revision, doc.referenced.clone(), doc.records.clone(), doc.written)
+            (value, doc.revision, doc.referenced.clone(), doc.records.clone(), doc.ends.clone(), doc.written)
         };
         // Recorded outside the lock: reading a screen parses output, which takes a while.
         let mut records = BTreeMap::new();
+        let mut new_ends = BTreeMap::new();
         for id in referenced {
             let record = match terminals.get(id) {
-                Some(term) => capture::record(&term, previous.get(&id)),
+                Some(term) => {
+                    let (record, end) = capture::record(&term, previous.get(&id).zip(ends.get(&id).copied()));
+                    new_ends.insert(id, end);
+                    record
+                }
                 None => match previous.get(&id) {
                     Some(r) => r.clone(),
                     None => continue,
@@ -341,6 +364,9 @@ impl Session {
         if matches!(why, Save::Refresh) && written == Some(revision) && records == previous {
             return;
         }
+        if self.abandoned.load(Ordering::SeqCst) {
+            return tracing::warn!("session not saved at shutdown (out of time); the last save stays");
+        }
         let saved_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let out = SessionFile {
             format: FORMAT,
@@ -348,7 +374,11 @@ impl Session {
             workspace: value,
             terminals: records.iter().map(|(id, r)| (id.to_string(), r.clone())).collect(),
         };
-        self.lock().records = records;
+        {
+            let mut doc = self.lock();
+            doc.records = records;
+            doc.ends = new_ends;
+        }
         let bytes = match serde_json::to_vec(&out) {
             Ok(b) => b,
             Err(e) => return tracing::warn!("session not saved: {e}"),
