@@ -14,6 +14,7 @@ pub mod constants;
 pub mod control;
 pub mod logging;
 pub mod ports;
+pub mod project;
 pub mod proxy;
 pub mod pty;
 pub mod session;
@@ -69,8 +70,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         max_terminals: opts.max_terminals(),
         // No home directory at all: a directory that cannot exist, so the built-in config applies.
         config_dir: config::default_dir().unwrap_or_else(|| std::path::PathBuf::from("/nonexistent/porthole")),
-        // No home directory: saving fails (logged) and nothing is restored.
-        state_dir: session::default_dir().unwrap_or_else(|| std::path::PathBuf::from("/nonexistent/porthole")),
+        state_dir: project::default_state_dir(),
     };
     if config.web && !config.ui_dir.join("index.html").is_file() {
         tracing::warn!(dir = %config.ui_dir.display(), "web mode: no index.html in the UI directory");

@@ -498,23 +498,47 @@ pub async fn ensure(
     JsonBody(req): JsonBody<EnsureReq>,
 ) -> Result<Json<Value>, ApiError> {
     let side = parse_side(req.side)?;
+    let (handle, reused) = ensure_pane(&st, caller, req.near.map(Nearby::Target), side, req.cwd, req.command).await?;
+    Ok(Json(json!({"handle": handle.to_string(), "reused": reused})))
+}
+
+/// The pane a new pane goes beside: a target as given (resolved only when a pane must be
+/// started), or a pane already resolved.
+pub(super) enum Nearby {
+    /// As given by the caller.
+    Target(String),
+    /// Already resolved.
+    Pane(Resolved),
+}
+
+/// Ensure semantics (`ph ensure`, `ph up`): the live pane started with exactly `command` in
+/// `cwd` (shown by the window, when one reported) and `true`, else a new pane beside `near`
+/// and `false`.
+pub(super) async fn ensure_pane(
+    st: &AppState,
+    caller: Caller,
+    near: Option<Nearby>,
+    side: Option<&'static str>,
+    cwd: String,
+    command: Vec<String>,
+) -> Result<(Handle, bool), ApiError> {
     // Validate exactly as a split would, before looking for a match.
     let spec = validate_create(CreateTerminal {
         cols: 80,
         rows: 24,
-        cwd: Some(req.cwd.clone()),
-        command: Some(req.command.clone()),
+        cwd: Some(cwd.clone()),
+        command: Some(command.clone()),
         pane: None,
     })?;
     let want_cwd = std::fs::canonicalize(&spec.cwd).unwrap_or_else(|_| spec.cwd.clone());
     let (state, _) = st.control.windows.state();
     for term in st.terminals.list() {
         let info = term.info();
-        if !info.alive || info.command != req.command {
+        if !info.alive || info.command != command {
             continue;
         }
-        let cwd = std::fs::canonicalize(PathBuf::from(&info.cwd)).unwrap_or_else(|_| PathBuf::from(&info.cwd));
-        if cwd != want_cwd {
+        let have = std::fs::canonicalize(PathBuf::from(&info.cwd)).unwrap_or_else(|_| PathBuf::from(&info.cwd));
+        if have != want_cwd {
             continue;
         }
         let Some(handle) = st.control.pane_of(term.id()) else { continue };
@@ -522,11 +546,15 @@ pub async fn ensure(
         if !state.panes.is_empty() && state.by_handle(handle).is_none() {
             continue;
         }
-        return Ok(Json(json!({"handle": handle.to_string(), "reused": true})));
+        return Ok((handle, true));
     }
-    let near = near_pane(&st, caller, req.near)?;
-    let handle = split_beside(&st, &near, side, Some(req.cwd), Some(req.command)).await?;
-    Ok(Json(json!({"handle": handle.to_string(), "reused": false})))
+    let near = match near {
+        Some(Nearby::Pane(r)) => r,
+        Some(Nearby::Target(t)) => near_pane(st, caller, Some(t))?,
+        None => near_pane(st, caller, None)?,
+    };
+    let handle = split_beside(st, &near, side, Some(cwd), Some(command)).await?;
+    Ok((handle, false))
 }
 
 // ---- open
@@ -584,6 +612,13 @@ pub async fn open(
         }
     };
     let t = req.target.trim();
+    let url = open_target_url(&st, caller, t).await?;
+    open_url(&st, caller, url, mode, req.near.map(Nearby::Target)).await.map(Json)
+}
+
+/// The URL `open`'s target names: `:PORT`, a pane (a browser's URL, a terminal's one
+/// listening port), or a URL as typed.
+async fn open_target_url(st: &AppState, caller: Caller, t: &str) -> Result<url::Url, ApiError> {
     let url = if let Some(port) = t.strip_prefix(':') {
         match port.parse::<u16>() {
             Ok(p) if p > 0 && !port.starts_with('+') => normalize_url(&format!("http://localhost:{p}/"))?,
@@ -619,6 +654,23 @@ pub async fn open(
     } else {
         normalize_url(t)?
     };
+    Ok(url)
+}
+
+/// Opens `url` in `mode` (default: iframe for http, screencast for https) beside `near`, or
+/// reuses the pane already showing its origin in that mode → the `open` answer.
+pub(super) async fn open_url(
+    st: &AppState,
+    caller: Caller,
+    url: url::Url,
+    mode: Option<String>,
+    near: Option<Nearby>,
+) -> Result<Value, ApiError> {
+    let resolve_near = |near: Option<Nearby>| match near {
+        Some(Nearby::Pane(r)) => Ok(r),
+        Some(Nearby::Target(t)) => near_pane(st, caller, Some(t)),
+        None => near_pane(st, caller, None),
+    };
     let https = url.scheme() == "https";
     let mode = mode.unwrap_or_else(|| if https { "screencast".into() } else { "iframe".into() });
     if mode == "iframe" && https {
@@ -629,7 +681,7 @@ pub async fn open(
     }
     let url_s = url.to_string();
     if mode == "system" {
-        let near = near_pane(&st, caller, req.near).ok().map(|r| r.handle);
+        let near = resolve_near(near).ok().map(|r| r.handle);
         st.control
             .windows
             .relay(
@@ -640,7 +692,7 @@ pub async fn open(
                 |_| None,
             )
             .await?;
-        return Ok(Json(json!({"handle": null, "url": url_s, "mode": "system", "reused": false})));
+        return Ok(json!({"handle": null, "url": url_s, "mode": "system", "reused": false}));
     }
     // Reuse the pane already showing this origin in this mode (a popped-out one counts as a screencast).
     let (state, _) = st.control.windows.state();
@@ -652,14 +704,14 @@ pub async fn open(
     }) {
         let handle = p.handle.ok_or_else(|| ControlError::Refused("that pane has no handle yet".into()))?;
         if p.minimized {
-            relay_pane(&st, handle, "restore").await?;
+            relay_pane(st, handle, "restore").await?;
         }
         if let Some(c) = caller.0 {
             st.control.note_opened(c, handle);
         }
-        return Ok(Json(json!({"handle": handle.to_string(), "url": p.url, "mode": p.mode, "reused": true})));
+        return Ok(json!({"handle": handle.to_string(), "url": p.url, "mode": p.mode, "reused": true}));
     }
-    let near = near_pane(&st, caller, req.near)?.handle;
+    let near = resolve_near(near)?.handle;
     let handle = st.control.windows.new_browser_handle();
     st.control
         .windows
@@ -679,7 +731,7 @@ pub async fn open(
     if let Some(c) = caller.0 {
         st.control.note_opened(c, handle);
     }
-    Ok(Json(json!({"handle": handle.to_string(), "url": url_s, "mode": mode, "reused": false})))
+    Ok(json!({"handle": handle.to_string(), "url": url_s, "mode": mode, "reused": false}))
 }
 
 // ---- focus, zoom, minimize, restore, close

@@ -59,6 +59,9 @@ pub enum ApiError {
     /// Occurs when a `ph browser` verb is refused (protocol §9.7 lists the codes). Never
     /// holds a browser error: those are [`ApiError::Browser`].
     Automation(crate::automation::AutomationError),
+    /// Occurs when a project layout cannot be started or a project file trusted (protocol
+    /// §9.8 lists the codes).
+    Project(crate::project::ProjectError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -100,6 +103,10 @@ impl ApiError {
                 (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code)
             }
             ApiError::TooManyViewerGrants => (StatusCode::TOO_MANY_REQUESTS, "too_many_grants"),
+            ApiError::Project(e) => {
+                let (status, code) = e.status_and_code();
+                (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code)
+            }
             ApiError::Browser(e) => {
                 use crate::browser::BrowserError as B;
                 match e {
@@ -140,6 +147,7 @@ impl ApiError {
             ApiError::Browser(e) => e.to_string(),
             ApiError::Control(e) => e.to_string(),
             ApiError::Automation(e) => e.to_string(),
+            ApiError::Project(e) => e.to_string(),
         }
     }
 }
@@ -156,6 +164,12 @@ impl From<crate::automation::AutomationError> for ApiError {
             crate::automation::AutomationError::Browser(b) => ApiError::Browser(b),
             other => ApiError::Automation(other),
         }
+    }
+}
+
+impl From<crate::project::ProjectError> for ApiError {
+    fn from(e: crate::project::ProjectError) -> Self {
+        ApiError::Project(e)
     }
 }
 
@@ -196,6 +210,7 @@ impl IntoResponse for ApiError {
             ApiError::Browser(e) => tracing::warn!(code, "{e}"),
             ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
             ApiError::Ports(e) => tracing::warn!(code, "{e}"),
+            ApiError::Project(e @ crate::project::ProjectError::Store(_)) => tracing::error!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }
         let mut body = serde_json::json!({"error": {"code": code, "message": self.message()}});
@@ -205,6 +220,11 @@ impl IntoResponse for ApiError {
             }
         }
         if let ApiError::Automation(e) = &self {
+            for (k, v) in e.details() {
+                body["error"][k] = v;
+            }
+        }
+        if let ApiError::Project(e) = &self {
             for (k, v) in e.details() {
                 body["error"][k] = v;
             }

@@ -14,6 +14,7 @@ mod control;
 mod error;
 mod misc;
 mod ports;
+mod project;
 mod proxy;
 mod socket;
 mod state;
@@ -78,6 +79,9 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/ensure", post(control::ensure))
         .route("/api/control/open", post(control::open))
         .route("/api/control/pane", post(control::pane))
+        .route("/api/control/up", post(project::up))
+        .route("/api/project", get(project::get))
+        .route("/api/project/trust", post(project::trust))
         .route("/api/control/browser/open", post(browser_control::open_browser))
         .route("/api/control/browser/snapshot", post(browser_control::snapshot))
         .route("/api/control/browser/act", post(browser_control::act))

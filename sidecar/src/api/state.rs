@@ -12,6 +12,7 @@ use crate::browser::Host;
 use crate::config::Settings;
 use crate::control::Control;
 use crate::ports::Ports;
+use crate::project::Projects;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
 use crate::session::Session;
@@ -30,8 +31,8 @@ pub struct ServerConfig {
     pub max_terminals: usize,
     /// The directory holding `config.toml` (the `config` module watches it).
     pub config_dir: PathBuf,
-    /// The directory holding `session.json` (owned by the `session` module).
-    pub state_dir: PathBuf,
+    /// The directory for state kept across runs (project trust, the session file); `None`: no home directory.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -68,6 +69,8 @@ pub struct AppState {
     pub automation: Arc<Automation>,
     /// The user's configuration in force (owned by the `config` module).
     pub settings: Arc<Settings>,
+    /// Project files and their trust (owned by the `project` module).
+    pub projects: Arc<Projects>,
     /// The built UI (web mode), `index.html` as fallback for client-side routes.
     pub ui: Arc<ServeDir<ServeFile>>,
 }
@@ -81,12 +84,13 @@ impl AppState {
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
         let terminals = Arc::new(Registry::new(config.max_terminals));
         let settings = Settings::start(&config.config_dir);
-        let session = Session::open(&config.state_dir, settings.current().config.session.restore, &terminals);
+        let session = Session::open(config.state_dir.as_deref(), settings.current().config.session.restore, &terminals);
         session.start_saver(terminals.clone());
         let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), ..ProxyConfig::from_env() };
         AppState {
             settings,
             session,
+            projects: Projects::new(config.state_dir.as_deref()),
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,

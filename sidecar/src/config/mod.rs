@@ -15,8 +15,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use schema::{
-    Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily, FontSize, Keys, LineHeight,
-    Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs, ShellProgram,
+    builtin_viewports, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily, FontSize, Keys,
+    LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs, ShellProgram,
     TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
@@ -74,19 +74,23 @@ pub fn default_dir() -> Option<PathBuf> {
 /// Parses `text` (the contents of `file`, named in errors). Syntax errors and values out of
 /// bounds carry the line and column of the offending text; unknown keys do not fail.
 pub fn parse(file: &Path, text: &str) -> Result<Parsed, ConfigError> {
-    let err = |e: toml::de::Error| {
-        let (line, column) = match e.span() {
-            Some(span) => {
-                let (l, c) = line_col(text, span.start);
-                (Some(l), Some(c))
-            }
-            None => (None, None),
-        };
-        ConfigError { file: file.to_path_buf(), line, column, message: e.message().trim().to_string() }
-    };
+    let err = |e: toml::de::Error| toml_error(file, text, e);
     let table: toml::Table = toml::from_str(text).map_err(err)?;
     let config: Config = toml::from_str(text).map_err(err)?;
     Ok(Parsed { config, unknown: schema::unknown_keys(&table) })
+}
+
+/// A TOML error in `text` (the contents of `file`) as a [`ConfigError`] with the line and
+/// column of its span (also used for `.porthole.toml`).
+pub fn toml_error(file: &Path, text: &str, e: toml::de::Error) -> ConfigError {
+    let (line, column) = match e.span() {
+        Some(span) => {
+            let (l, c) = line_col(text, span.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    ConfigError { file: file.to_path_buf(), line, column, message: e.message().trim().to_string() }
 }
 
 /// Reads and parses the file at `path`; a missing file is the built-in configuration.

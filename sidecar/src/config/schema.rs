@@ -469,6 +469,20 @@ pub struct Viewport {
     pub dpr: Dpr,
 }
 
+/// The built-in viewport presets, in menu order (the same as the UI's `VIEWPORT_PRESETS`,
+/// ui/src/screencast/viewport.ts, which the Display menu shows for panes of no project).
+pub fn builtin_viewports() -> Vec<Viewport> {
+    [("Desktop", 1440, 900, 1.0), ("Laptop", 1280, 800, 1.0), ("Tablet", 820, 1180, 2.0), ("Phone", 390, 844, 3.0)]
+        .into_iter()
+        .map(|(name, w, h, dpr)| Viewport {
+            name: name.into(),
+            width: ViewportPx(w),
+            height: ViewportPx(h),
+            dpr: Dpr(dpr),
+        })
+        .collect()
+}
+
 fn one_dpr() -> Dpr {
     Dpr(1.0)
 }

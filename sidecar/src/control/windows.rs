@@ -361,6 +361,14 @@ impl Windows {
         inner.follow_answerer();
     }
 
+    /// Sends `msg` (a JSON object with its `type`; protocol §10) to the answering window
+    /// without waiting for an answer. Returns whether a window took it.
+    pub fn tell(&self, msg: &serde_json::Value) -> bool {
+        let inner = self.lock();
+        let Some(w) = inner.answerer().and_then(|id| inner.windows.get(&id)) else { return false };
+        w.tx.send(msg.to_string()).is_ok()
+    }
+
     /// A fresh browser handle, for a pane the sidecar asks a window to open.
     pub fn new_browser_handle(&self) -> Handle {
         let mut inner = self.lock();
@@ -535,6 +543,23 @@ mod tests {
         let (s, attached) = w.state();
         assert!(!attached);
         assert_eq!(s.panes.len(), 1, "kept after the window went");
+    }
+
+    #[test]
+    fn tell_goes_to_the_answering_window_only() {
+        let w = Windows::default();
+        assert!(!w.tell(&serde_json::json!({"type":"project_trust"})), "no window: nobody told");
+        let (a, mut rx_a) = w.attach();
+        let (b, mut rx_b) = w.attach();
+        w.on_message(a, &state_msg(true, TERM)).unwrap();
+        w.on_message(b, &state_msg(false, TERM)).unwrap();
+        w.on_message(a, r#"{"type":"active"}"#).unwrap();
+        while rx_a.try_recv().is_ok() {}
+        while rx_b.try_recv().is_ok() {}
+        assert!(w.tell(&serde_json::json!({"type":"project_trust","file":"/p/.porthole.toml"})));
+        let told: serde_json::Value = serde_json::from_str(&rx_a.try_recv().unwrap()).unwrap();
+        assert_eq!(told["file"], "/p/.porthole.toml");
+        assert!(rx_b.try_recv().is_err(), "the other window is not asked");
     }
 
     #[tokio::test]

@@ -62,14 +62,6 @@ pub const SAVE_REFRESH_MS: u64 = 30_000;
 /// get their SIGHUP-to-SIGKILL grace inside the shutdown bound).
 pub const SHUTDOWN_SAVE_MS: u64 = 1_000;
 
-/// The state directory: the platform's (`directories`: `$XDG_STATE_HOME/porthole`, else
-/// `~/.local/state/porthole` on Linux; the local data directory where the platform has no
-/// state directory), or `None` when no home directory is known.
-pub fn default_dir() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "porthole")
-        .map(|d| d.state_dir().unwrap_or_else(|| d.data_local_dir()).to_path_buf())
-}
-
 /// What the session keeps of one terminal (protocol §4 `TerminalRecord`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TerminalRecord {
@@ -191,7 +183,8 @@ enum Save {
 
 /// The session: owner of the workspace document and of the session file.
 pub struct Session {
-    file: PathBuf,
+    /// `None` without a state directory (no home directory): nothing is read or written.
+    file: Option<PathBuf>,
     doc: Mutex<Doc>,
     restore: Option<Arc<Restore>>,
     problem: Option<Problem>,
@@ -207,19 +200,23 @@ pub struct Session {
 }
 
 impl Session {
-    /// Opens the session kept in `dir`. With `restore`, the file is read: its document and
+    /// Opens the session kept in `dir` (the state directory, `project::default_state_dir`;
+    /// `None`: this run keeps no session, saying so in the log). With `restore`, the file is read: its document and
     /// records become the current ones and new terminal ids are allocated past the ones it
     /// names (so the UI never takes a new terminal for an old one); a bad file is moved
     /// aside and reported. Without, the file is not read (a bad one stays where it is) and
     /// the wall starts fresh. Either way, stale temp files of dead writers are removed and
     /// the session is saved from now on.
-    pub fn open(dir: &Path, restore: bool, terminals: &Registry) -> Arc<Session> {
-        let file = dir.join(FILE_NAME);
-        file::remove_stale_temps(&file);
+    pub fn open(dir: Option<&Path>, restore: bool, terminals: &Registry) -> Arc<Session> {
+        let file = dir.map(|d| d.join(FILE_NAME));
         let mut doc = Doc::default();
         let (mut restored, mut problem) = (None, None);
-        if restore {
-            match file::load(&file) {
+        match &file {
+            Some(file) => file::remove_stale_temps(file),
+            None => tracing::warn!("no home directory: the session is neither restored nor saved"),
+        }
+        if let (Some(file), true) = (&file, restore) {
+            match file::load(file) {
                 file::Loaded::Missing => {}
                 file::Loaded::Bad(p) => problem = Some(p),
                 // A saved null document: nothing to restore.
@@ -328,6 +325,7 @@ impl Session {
     /// [`Save::Refresh`], only when a record changed since the last write).
     fn save(&self, terminals: &Registry, why: Save) {
         let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(path) = &self.file else { return };
         if self.closed.load(Ordering::SeqCst) {
             return;
         }
@@ -386,12 +384,12 @@ impl Session {
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return tracing::warn!(bytes = bytes.len(), "session not saved: larger than {MAX_FILE_BYTES} bytes");
         }
-        match file::write_atomic(&self.file, &bytes) {
+        match file::write_atomic(path, &bytes) {
             Ok(()) => {
                 self.lock().written = Some(revision);
-                tracing::debug!(file = %self.file.display(), bytes = bytes.len(), "session saved")
+                tracing::debug!(file = %path.display(), bytes = bytes.len(), "session saved")
             }
-            Err(e) => tracing::warn!(file = %self.file.display(), "session not saved: {e}"),
+            Err(e) => tracing::warn!(file = %path.display(), "session not saved: {e}"),
         }
     }
 }
@@ -426,7 +424,7 @@ mod tests {
         };
         std::fs::write(d.join(FILE_NAME), serde_json::to_vec(&file).unwrap()).unwrap();
         let reg = Registry::new(4);
-        let session = Session::open(&d, true, &reg);
+        let session = Session::open(Some(&d), true, &reg);
         assert_eq!(session.view().restore.unwrap().terminals["t4"], rec);
         // Saved again before the UI restores anything: the old record is kept.
         session.save(&reg, Save::Refresh);

@@ -19,6 +19,8 @@ use super::{parse_response, Resp, Sidecar, Ws, HANG};
 /// The window: its panes (as reported) and the task serving its socket.
 pub struct TestWindow {
     pub panes: Arc<Mutex<Vec<Value>>>,
+    /// Messages of other types than `handles` and `request` (e.g. `project_trust`), in order.
+    pub told: Arc<Mutex<Vec<Value>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -32,9 +34,10 @@ impl TestWindow {
         let (ws, _) = tokio_tungstenite::client_async(req, stream).await.expect("ui socket");
         let panes = Arc::new(Mutex::new(vec![terminal_pane("p1", first)]));
         let (port, token) = (sc.port, sc.token.clone());
-        let p = panes.clone();
-        let task = tokio::spawn(async move { window_loop(ws, p, port, token).await });
-        TestWindow { panes, task }
+        let (p, told) = (panes.clone(), Arc::new(Mutex::new(Vec::new())));
+        let t = told.clone();
+        let task = tokio::spawn(async move { window_loop(ws, p, t, port, token).await });
+        TestWindow { panes, told, task }
     }
 
     /// The handles of the panes reported.
@@ -60,7 +63,13 @@ pub fn terminal_pane(id: &str, terminal: &str) -> Value {
     json!({"id": id, "handle": terminal, "kind": "terminal", "terminal": terminal, "title": "", "url": null, "mode": null, "minimized": false})
 }
 
-async fn window_loop(mut ws: Ws, panes: Arc<Mutex<Vec<Value>>>, port: u16, token: String) {
+async fn window_loop(
+    mut ws: Ws,
+    panes: Arc<Mutex<Vec<Value>>>,
+    told: Arc<Mutex<Vec<Value>>>,
+    port: u16,
+    token: String,
+) {
     let state =
         |panes: &Vec<Value>| json!({"type": "state", "active": true, "focused": "p1", "panes": panes}).to_string();
     let first = state(&panes.lock().unwrap());
@@ -118,7 +127,10 @@ async fn window_loop(mut ws: Ws, panes: Arc<Mutex<Vec<Value>>>, port: u16, token
                 };
                 Some(json!({"type": "reply", "id": m["id"], "ok": true, "pane": pane_id}))
             }
-            _ => None,
+            _ => {
+                told.lock().unwrap().push(m);
+                None
+            }
         };
         let report = state(&panes.lock().unwrap());
         ws.send(Message::Text(report.into())).await.unwrap();

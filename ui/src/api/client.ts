@@ -87,6 +87,14 @@ export const api = {
   /** Hands one picked file's bytes to the sidecar for `chooser` (web mode) → the path to answer with. */
   browserUploadFile: (id: string, chooser: number, file: File) =>
     call<{ path: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/file-chooser/${chooser}/files?name=${encodeURIComponent(file.name)}`, file).then((r) => r.path),
+  /** `GET /api/project?terminal=tN`: the project file nearest the terminal's cwd (unparsed; project/project.ts parses it). */
+  project: (terminal: string) => call<unknown>('GET', `/api/project?terminal=${encodeURIComponent(terminal)}`),
+  /** `GET /api/project?port=N`: the project of the terminal listening on loopback port N (unparsed). */
+  projectForPort: (port: number) => call<unknown>('GET', `/api/project?port=${port}`),
+  /** `POST /api/project/trust`: the human trusts this version (`sha256`) of a project file. */
+  trustProject: (file: string, sha256: string) => call<unknown>('POST', '/api/project/trust', { file, sha256 }),
+  /** `POST /api/control/up`: starts a project layout beside pane `near` (its handle), ensure semantics. */
+  startLayout: (near: string, layout: string) => call<unknown>('POST', '/api/control/up', { near, layout }),
   browserViewer: (id: string) => call<{ url: string }>('POST', `/api/browsers/${encodeURIComponent(id)}/viewer`).then((r) => r.url),
 };
 

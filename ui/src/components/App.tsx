@@ -8,6 +8,8 @@ import { CloseConfirm } from './CloseConfirm';
 import { StoppedOverlay } from './StoppedOverlay';
 import { paneLabel } from './Pane';
 import { Wall } from './Wall';
+import { TrustPrompt } from '../project/TrustPrompt';
+import { projectPrompts } from '../project/prompts';
 
 /**
  * Catches the prefix in the capture phase on window, before xterm sees the key (keys pressed
@@ -47,6 +49,7 @@ export function App({ store }: { store: WorkspaceStore }) {
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
       {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}
+      <TrustPrompt prompts={projectPrompts} />
       {snap.liveness !== 'up' && <StoppedOverlay liveness={snap.liveness} />}
     </div>
   );

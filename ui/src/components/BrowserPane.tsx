@@ -15,6 +15,7 @@ import { PickerPopupOverlay } from './PickerPopup';
 import { DownloadsShelf, FileChooserPanel } from './Transfers';
 import { zoomLabel } from '../screencast/zoom';
 import { CanvasMenu } from './CanvasMenu';
+import { useProjectPresets } from '../project/presets';
 
 interface BrowserPaneProps {
   store: WorkspaceStore;
@@ -163,7 +164,11 @@ function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: Pan
 }
 
 /** The Display menu: the render modes, Pop out, and in screencast mode the viewport choices. */
-/** The built-in presets with the config's (`browser.viewports`) after them; one of the same name replaces the built-in whole. */
+/**
+ * The built-in presets with the config's (`browser.viewports`) after them; one of the same
+ * name replaces the built-in whole. A pane showing a project's dev server uses the project's
+ * merge instead (`useProjectPresets`: project over user over built-in).
+ */
 function viewportPresets(user: readonly { name: string; width: number; height: number; dpr: number }[]) {
   return [...VIEWPORT_PRESETS.filter((p) => !user.some((u) => u.name === p.name)), ...user];
 }
@@ -176,6 +181,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
   const [h, setH] = useState(String(fixed?.height ?? 800));
   const [d, setD] = useState(String(fixed?.dpr ?? 1));
   const [error, setError] = useState<string | null>(null);
+  const projectPresets = useProjectPresets(b.url);
   useEffect(() => store.refreshPopout(), [store]);
   useEffect(() => {
     const down = (e: MouseEvent) => {
@@ -243,7 +249,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
               <span className="menu-check">{b.viewport.mode === 'pane' ? '✓' : ''}</span>Resize with pane
             </span>
           </button>
-          {viewportPresets(store.settings.config.viewports).map((p) => (
+          {(projectPresets ?? viewportPresets(store.settings.config.viewports)).map((p) => (
             <button
               key={p.name}
               role="menuitemradio"

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react
 import { type PortOpenMode, type PortRow, portRows } from '../ports/ports';
 import type { WorkspaceStore } from '../workspace/store';
 import type { Snapshot } from '../workspace/model';
+import { LayoutItems } from '../project/LayoutItems';
 
 export interface MenuAt {
   paneId: string;
@@ -57,6 +58,8 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   const canZoom = zoomed || visibleCount > 1;
 
   const [scan, setScan] = useState<Scan>({ kind: 'scanning' });
+  /** the project section appeared (it loads on its own): the menu may need to move to stay inside */
+  const [projectShown, setProjectShown] = useState(false);
   const [selected, setSelected] = useState(0);
   const [pending, setPending] = useState<PortOpenMode | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -81,7 +84,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     // Keep the menu inside the window (again once the ports section has its size).
     const r = ref.current!.getBoundingClientRect();
     setPos({ x: Math.max(4, Math.min(at.x, innerWidth - r.width - 4)), y: Math.max(4, Math.min(at.y, innerHeight - r.height - 4)) });
-  }, [at.x, at.y, scan.kind]);
+  }, [at.x, at.y, scan.kind, projectShown]);
 
   useLayoutEffect(() => {
     // Take the keyboard from the terminal so keys drive the menu.
@@ -275,6 +278,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
           </div>
         )}
       </div>
+      <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (

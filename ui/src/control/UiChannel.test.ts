@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { UiRequest } from '../api/protocol';
 import { Refused } from './messages';
 import { LEAVING_HOLD_MS, UiChannel, type UiChannelHost } from './UiChannel';
+import type { TrustQuestion } from '../project/project';
 
 /** A fake WebSocket driven by the test. */
 class FakeSocket {
@@ -57,6 +58,10 @@ class FakeHost implements UiChannelHost {
   configs: unknown[] = [];
   config(snapshot: unknown) {
     this.configs.push(snapshot);
+  }
+  questions: TrustQuestion[] = [];
+  projectTrust(q: TrustQuestion) {
+    this.questions.push(q);
   }
 }
 

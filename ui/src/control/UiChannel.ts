@@ -7,6 +7,7 @@
 import { uiSocketUrl } from '../api/client';
 import type { UiOutbound, UiRequest } from '../api/protocol';
 import { parseInbound, replyTo } from './messages';
+import type { TrustQuestion } from '../project/project';
 
 /** What the channel needs from the store. */
 export interface UiChannelHost {
@@ -22,6 +23,8 @@ export interface UiChannelHost {
   assignHandles(assign: Record<string, string>): void;
   /** The configuration in force changed (or the channel connected): the snapshot, unparsed. */
   config(snapshot: unknown): void;
+  /** The sidecar asks the human to trust a project file (a refused `ph up`). */
+  projectTrust(question: TrustQuestion): void;
 }
 
 export interface UiChannelOptions {
@@ -248,6 +251,10 @@ export class UiChannel {
     }
     if (msg.type === 'config') {
       this.host.config(msg.snapshot);
+      return;
+    }
+    if (msg.type === 'project_trust') {
+      this.host.projectTrust(msg.question);
       return;
     }
     if (msg.type === 'unusable') {

@@ -11,6 +11,22 @@ describe('parseInbound', () => {
     ['handles: a terminal handle is not a browser handle', j({ type: 'handles', assign: { p7: 't3' } }), null],
     ['handles: not a pane id', j({ type: 'handles', assign: { x7: 'b3' } }), null],
     ['handles: assign missing', j({ type: 'handles' }), null],
+    [
+      'project_trust',
+      j({ type: 'project_trust', file: '/p/.porthole.toml', sha256: 'a'.repeat(64), layout: 'dev', layouts: [{ layout: 'dev', panes: [{ command: ['/bin/sh', '-c', 'npm run dev'], cwd: '/p/web', split: 'right' }], browsers: [{ port: 5173, url: 'http://localhost:5173/', mode: null }] }] }),
+      {
+        type: 'project_trust',
+        question: {
+          file: '/p/.porthole.toml',
+          sha256: 'a'.repeat(64),
+          layout: 'dev',
+          start: null,
+          layouts: [{ layout: 'dev', panes: [{ command: ['/bin/sh', '-c', 'npm run dev'], cwd: '/p/web', split: 'right' }], browsers: [{ port: 5173, url: 'http://localhost:5173/', mode: null }] }],
+        },
+      },
+    ],
+    ['project_trust: bad hash', j({ type: 'project_trust', file: '/p/.porthole.toml', sha256: 'xyz', layout: null, layouts: [] }), null],
+    ['project_trust: a pane without a command', j({ type: 'project_trust', file: '/p/.porthole.toml', sha256: 'a'.repeat(64), layout: null, layouts: [{ layout: 'x', panes: [{ cwd: '/p' }], browsers: [] }] }), null],
     ['handles: assign an array', j({ type: 'handles', assign: ['b1'] }), null],
     [
       'split',

@@ -12,6 +12,7 @@ import {
   type UiRequest,
 } from '../api/protocol';
 import { isHttpUrl } from '../browser/url';
+import { parseTrustMessage, type TrustQuestion } from '../project/project';
 
 /** A UI pane id as the store makes them (`p1`, `p2`, …). */
 export const PANE_ID_RE = /^p[0-9]{1,18}$/;
@@ -28,6 +29,8 @@ export type Inbound =
   /** the configuration snapshot (parsed by config/config.ts, its owner) */
   | { type: 'config'; snapshot: unknown }
   | { type: 'request'; request: UiRequest }
+  /** ask the human to trust a project file (`ph up` was refused on it; project/project.ts parses it) */
+  | { type: 'project_trust'; question: TrustQuestion }
   /**
    * a request whose `id` is readable but whose verb is unknown or whose fields are not
    * what the protocol says: the UI refuses it at once with `message` rather than leave
@@ -53,6 +56,10 @@ export function parseInbound(text: string): Inbound | null {
   if (v.type === 'handles') return parseHandles(v);
   if (v.type === 'config') return { type: 'config', snapshot: v };
   if (v.type === 'request') return parseRequest(v);
+  if (v.type === 'project_trust') {
+    const question = parseTrustMessage(v);
+    return question ? { type: 'project_trust', question } : null;
+  }
   return null;
 }
 

@@ -12,6 +12,7 @@ import { decidePlacement } from '../browser/placement';
 import { isHttpUrl, isLoopbackHost } from '../browser/url';
 import { besidePane, planSplit } from '../control/place';
 import { UiChannel } from '../control/UiChannel';
+import { projectPrompts } from '../project/prompts';
 import type { PortOrigin } from '../ports/ports';
 import { openExternal } from '../ports/external';
 import { POPOUT_CHECKING, popoutOffer } from '../browser/popout';
@@ -379,6 +380,7 @@ export class WorkspaceStore {
       apply: (r) => this.relay.applyRequest(r),
       assignHandles: (assign) => this.relay.assignHandles(assign),
       config: (snapshot) => this.settings.apply(snapshot),
+      projectTrust: (question) => projectPrompts.ask(question),
     });
     this.channel.listen(window);
   }

@@ -167,6 +167,20 @@ pub enum Cmd {
         #[arg(long, value_name = "PANE")]
         near: Option<String>,
     },
+    /// Start a layout of the project file (.porthole.toml) nearest this pane's directory:
+    /// reuse the panes already running its commands, start the rest, open its browsers.
+    ///
+    /// Without NAME: the layout named "default", else the first. A file the human has not
+    /// trusted yet starts nothing: exit 2 [untrusted_project], and the Porthole window asks
+    /// the human to trust it (only the human can); run this again after.
+    Up {
+        /// The layout's name.
+        name: Option<String>,
+        /// The pane whose directory finds the project file, and beside which panes start
+        /// (default: this one).
+        #[arg(long, value_name = "PANE")]
+        near: Option<String>,
+    },
     /// Type text and keys into a terminal pane.
     ///
     /// Keys: enter, tab, shift+tab, esc, backspace, delete, space, up, down, left, right,
@@ -259,11 +273,24 @@ pub enum Cmd {
     /// Serve these verbs as MCP tools over stdin/stdout (for an agent's MCP config:
     /// {"command":"ph","args":["mcp"]}).
     Mcp,
+    /// Porthole's configuration file (config.toml).
+    Config {
+        #[command(subcommand)]
+        cmd: ConfigCmd,
+    },
     /// Print a completion script: `ph completions bash > ~/.local/share/bash-completion/completions/ph`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// `ph config` verbs.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCmd {
+    /// Print the commented default config.toml (the same text as
+    /// `porthole-sidecar --print-default-config`).
+    Default,
 }
 
 /// What `ph browser get` reads.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{BrowserCmd, Cli, Cmd, DialogAnswer, GetWhat, Place, TabAction, Until};
+use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, Place, TabAction, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -34,6 +34,9 @@ mod exit {
 /// How long `ph` waits for an answer to anything but `wait` (a relayed request is bounded
 /// by 15 s on the sidecar).
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `ph up` waits: each pane it starts is one relayed request (15 s bound each), and
+/// its browsers wait up to 20 s for their ports.
+const UP_TIMEOUT: Duration = Duration::from_secs(300);
 /// Largest `--stdin` input, in bytes (the sidecar's `send` bound).
 const MAX_STDIN_BYTES: usize = 128 * 1024;
 
@@ -56,6 +59,10 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Cmd::Mcp => return ExitCode::from(mcp::serve()),
+        Cmd::Config { cmd: ConfigCmd::Default } => {
+            print!("{}", sidecar::config::DEFAULT_FILE);
+            return ExitCode::SUCCESS;
+        }
         _ => {}
     }
     let out = execute(&cli);
@@ -153,7 +160,19 @@ fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration),
         Cmd::Restore { pane } => post("/api/control/pane", json!({"target": pane, "action": "restore"})),
         Cmd::Close { pane } => post("/api/control/pane", json!({"target": pane, "action": "close"})),
         Cmd::Browser { pane, cmd } => browser_request(pane.as_deref(), cmd),
-        Cmd::Completions { .. } | Cmd::Skill | Cmd::Mcp => Err("this verb needs no sidecar".into()),
+        Cmd::Up { name, near } => Ok((
+            "POST",
+            "/api/control/up".into(),
+            Some(json!({"layout": name, "near": near, "cwd": if near.is_none() {
+                std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned())
+            } else {
+                None
+            }})),
+            UP_TIMEOUT,
+        )),
+        Cmd::Completions { .. } | Cmd::Skill | Cmd::Mcp | Cmd::Config { .. } => {
+            Err("this verb needs no sidecar".into())
+        }
     }
 }
 
@@ -324,9 +343,8 @@ fn report(cli: &Cli, a: Answer) -> Outcome {
 /// The exit code for an error code (docs/cli.md).
 fn exit_for(code: &str) -> u8 {
     match code {
-        "unknown_target" | "bad_request" | "bad_json" | "bad_regex" | "bad_key" | "bad_cwd" | "no_caller" => {
-            exit::USAGE
-        }
+        "unknown_target" | "bad_request" | "bad_json" | "bad_regex" | "bad_key" | "bad_cwd" | "no_caller"
+        | "no_project" | "bad_project" | "unknown_layout" => exit::USAGE,
         "unknown_ref" => exit::USAGE,
         "timed_out" => exit::TIMED_OUT,
         "unverified" | "mismatch" | "unknown_outcome" | "user_interrupted" => exit::UNVERIFIED,
@@ -353,6 +371,10 @@ mod tests {
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);
         assert_eq!(exit_for("timed_out"), exit::TIMED_OUT);
+        assert_eq!(exit_for("untrusted_project"), exit::REFUSED);
+        assert_eq!(exit_for("no_project"), exit::USAGE);
+        assert_eq!(exit_for("bad_project"), exit::USAGE);
+        assert_eq!(exit_for("unknown_layout"), exit::USAGE);
     }
 
     #[test]

@@ -36,8 +36,39 @@ pub fn text(cmd: &Cmd, v: &Value) -> String {
         },
         Cmd::Ports { .. } => ports_table(&v["ports"]),
         Cmd::Browser { cmd, .. } => browser(cmd, v),
+        Cmd::Up { .. } => up(v),
         _ => String::new(),
     }
+}
+
+/// `ph up`'s text: the layout and file, then one line per pane: reused or started.
+fn up(v: &Value) -> String {
+    let mut out = format!("layout {} of {}\n", v["layout"].as_str().unwrap_or("?"), v["file"].as_str().unwrap_or("?"));
+    let how = |p: &Value| if p["reused"].as_bool() == Some(true) { "reused " } else { "started" };
+    for p in v["panes"].as_array().into_iter().flatten() {
+        let cmd: Vec<&str> = p["command"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).collect();
+        let cmd = match cmd.as_slice() {
+            ["/bin/sh", "-c", line] => line.to_string(),
+            argv => argv.join(" "),
+        };
+        out.push_str(&format!(
+            "{} {:<4} {cmd} (in {})\n",
+            how(p),
+            p["handle"].as_str().unwrap_or("?"),
+            p["cwd"].as_str().unwrap_or("?")
+        ));
+    }
+    for b in v["browsers"].as_array().into_iter().flatten() {
+        let waiting = if b["listening"].as_bool() == Some(false) { ", not listening yet" } else { "" };
+        out.push_str(&format!(
+            "{} {:<4} {} ({}{waiting})\n",
+            how(b),
+            b["handle"].as_str().unwrap_or("-"),
+            b["url"].as_str().unwrap_or("?"),
+            b["mode"].as_str().unwrap_or("?")
+        ));
+    }
+    out
 }
 
 /// `ph browser`'s text: the handle for `open`, the outline with its header for `snapshot`,

@@ -5,8 +5,9 @@ use clap::{ArgAction, CommandFactory};
 
 use crate::cli::Cli;
 
-/// Verbs that talk to no sidecar (`ph completions`, `ph skill`, `ph mcp`): they are no tools.
-pub const LOCAL: [&str; 3] = ["completions", "skill", "mcp"];
+/// Verbs that talk to no sidecar (`ph completions`, `ph skill`, `ph mcp`, `ph config`): they
+/// are no tools.
+pub const LOCAL: [&str; 4] = ["completions", "skill", "mcp", "config"];
 /// Arguments a tool does not take: help and version, `--json` (a tool returns the text),
 /// and `--stdin` (stdin is the MCP channel).
 const NOT_FOR_TOOLS: [&str; 4] = ["help", "version", "json", "stdin"];
@@ -102,6 +103,8 @@ mod tests {
         let names: Vec<String> = click.params().into_iter().map(|p| p.name).collect();
         assert_eq!(names, ["ref", "pane"]);
         assert!(verbs.iter().any(|v| v.words == ["read"]));
+        assert!(verbs.iter().any(|v| v.words == ["up"]));
+        assert!(!verbs.iter().any(|v| v.words[0] == "config"), "a local verb is no tool");
         assert!(!verbs.iter().any(|v| v.words == ["browser"] || v.words == ["mcp"]));
         let send = verbs.iter().find(|v| v.words == ["send"]).unwrap();
         let p = send.params();
