@@ -68,7 +68,8 @@ pub fn start_sidecar_with(home: &Path, args: &[&str]) -> Sidecar {
         .args(args)
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
-        .env("PORTHOLE_LOG", "warn")
+        // `PORTHOLE_LOG=debug cargo xtask bench …` shows the sidecar's own log.
+        .env("PORTHOLE_LOG", std::env::var("PORTHOLE_LOG").unwrap_or_else(|_| "warn".into()))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

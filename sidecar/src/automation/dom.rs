@@ -57,7 +57,7 @@ pub fn parse(snap: &Value) -> DomFacts {
     let strings: Vec<&str> =
         snap["strings"].as_array().map(|a| a.iter().map(|s| s.as_str().unwrap_or("")).collect()).unwrap_or_default();
     let st = |i: i64| -> &str { usize::try_from(i).ok().and_then(|i| strings.get(i).copied()).unwrap_or("") };
-    let docs = snap["documents"].as_array().cloned().unwrap_or_default();
+    let docs: &[Value] = snap["documents"].as_array().map_or(&[], Vec::as_slice);
     let frame_of_doc: Vec<String> = docs.iter().map(|d| st(d["frameId"].as_i64().unwrap_or(-1)).to_string()).collect();
     let mut out = DomFacts::default();
     for (di, d) in docs.iter().enumerate() {
@@ -91,8 +91,8 @@ pub fn parse(snap: &Value) -> DomFacts {
         // Layout: bounds and styles of rendered nodes.
         let l = &d["layout"];
         let mut boxes: HashMap<usize, (f64, f64, &str, &str)> = HashMap::new();
-        let bounds = l["bounds"].as_array().cloned().unwrap_or_default();
-        let styles = l["styles"].as_array().cloned().unwrap_or_default();
+        let bounds: &[Value] = l["bounds"].as_array().map_or(&[], Vec::as_slice);
+        let styles: &[Value] = l["styles"].as_array().map_or(&[], Vec::as_slice);
         for (k, ni) in ints(&l["nodeIndex"]).into_iter().enumerate() {
             let Ok(ni) = usize::try_from(ni) else { continue };
             let b = bounds.get(k).map(ints_f).unwrap_or_default();
@@ -106,7 +106,7 @@ pub fn parse(snap: &Value) -> DomFacts {
                 *e = (w, h, vis, op);
             }
         }
-        let attrs = n["attributes"].as_array().cloned().unwrap_or_default();
+        let attrs: &[Value] = n["attributes"].as_array().map_or(&[], Vec::as_slice);
         let mut inert = vec![false; count];
         let mut closed = vec![false; count];
         let mut transparent = vec![false; count];

@@ -182,7 +182,9 @@ impl Automation {
             }
             None => None,
         };
+        let started = std::time::Instant::now();
         let c = snapshot::capture(&page).await?;
+        let captured = started.elapsed();
         let lines = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
             let refs = all.entry(b.id().to_string()).or_default();
@@ -200,6 +202,12 @@ impl Automation {
             }
         };
         let (text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);
+        tracing::debug!(
+            "snapshot: captured in {} ms, outlined and rendered in {} ms ({} lines)",
+            captured.as_millis(),
+            (started.elapsed() - captured).as_millis(),
+            lines.len()
+        );
         let main = c.frames.first();
         let view = b.subscribe().borrow().clone();
         let index = view.tabs.iter().position(|t| t.id == tab).map_or(0, |i| i + 1);

@@ -11,6 +11,7 @@
 //! Password and payment-card values are shown as `[filled]`, never as text.
 
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 use chromiumoxide::Page;
 use serde_json::Value;
@@ -94,25 +95,90 @@ pub fn frames(tree: &Value) -> Vec<Frame> {
     out
 }
 
-/// The accessibility tree of one frame: nodes by id, and the root's id.
+/// One node of an accessibility tree: what the outline reads of it (the answer's other
+/// fields, such as the name's sources, are dropped when it is parsed).
+#[derive(Debug, Default)]
+pub struct AxNode {
+    /// `role.value` ("" when none).
+    role: String,
+    /// `name.value` ("" when none).
+    name: String,
+    /// `value.value` when it is a string, else "".
+    value: String,
+    /// The tree ignores the node (shown through its children).
+    ignored: bool,
+    /// `backendDOMNodeId`.
+    backend: Option<i64>,
+    /// The parent's index in [`AxTree::nodes`].
+    parent: Option<usize>,
+    /// The children's indices, in order (ids the answer does not hold are left out).
+    children: Vec<usize>,
+    /// `properties`: each name with its `value.value` (null when it has none).
+    properties: Vec<(String, Value)>,
+}
+
+impl AxNode {
+    /// The value of property `name`, if the node has it.
+    fn prop(&self, name: &str) -> Option<&Value> {
+        self.properties.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+/// The accessibility tree of one frame: its nodes, and the root's index.
 #[derive(Debug, Default)]
 pub struct AxTree {
-    nodes: HashMap<String, Value>,
-    root: Option<String>,
+    nodes: Vec<AxNode>,
+    root: Option<usize>,
 }
 
 impl AxTree {
-    /// Parses a `Accessibility.getFullAXTree` answer.
-    pub fn parse(v: &Value) -> AxTree {
-        let mut t = AxTree::default();
-        for n in v["nodes"].as_array().into_iter().flatten() {
-            let id = n["nodeId"].as_str().unwrap_or("").to_string();
-            if t.root.is_none() && n.get("parentId").is_none_or(Value::is_null) {
-                t.root = Some(id.clone());
+    /// Parses a `Accessibility.getFullAXTree` answer, taking the strings it keeps out of it
+    /// rather than copying them (on a page of 5,000 elements the answer holds ~11,000 nodes,
+    /// ~5 MB of JSON; what is left of it is the caller's to drop).
+    pub fn parse(v: &mut Value) -> AxTree {
+        let Some(Value::Array(raw)) = v.get_mut("nodes") else { return AxTree::default() };
+        let index: HashMap<&str, usize> = raw.iter().enumerate().map(|(i, n)| (s(&n["nodeId"]), i)).collect();
+        let mut nodes = Vec::with_capacity(raw.len());
+        let mut root = None;
+        for (i, n) in raw.iter().enumerate() {
+            let parent_id = n.get("parentId").filter(|p| !p.is_null());
+            if root.is_none() && parent_id.is_none() {
+                root = Some(i);
             }
-            t.nodes.insert(id, n.clone());
+            nodes.push(AxNode {
+                parent: parent_id.and_then(Value::as_str).and_then(|p| index.get(p).copied()),
+                children: n["childIds"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| index.get(s(c)).copied())
+                    .collect(),
+                ..AxNode::default()
+            });
         }
-        t
+        drop(index);
+        for (n, raw) in nodes.iter_mut().zip(raw.iter_mut()) {
+            n.role = take_str(raw.pointer_mut("/role/value"));
+            n.name = take_str(raw.pointer_mut("/name/value"));
+            n.value = take_str(raw.pointer_mut("/value/value"));
+            n.ignored = raw["ignored"].as_bool().unwrap_or(false);
+            n.backend = raw["backendDOMNodeId"].as_i64();
+            if let Some(Value::Array(props)) = raw.get_mut("properties") {
+                n.properties = props
+                    .iter_mut()
+                    .map(|p| {
+                        let value = p.pointer_mut("/value/value").map(Value::take).unwrap_or(Value::Null);
+                        (take_str(p.get_mut("name")), value)
+                    })
+                    .collect();
+            }
+        }
+        AxTree { nodes, root }
+    }
+
+    /// The index of the node of DOM node `backend`.
+    fn find(&self, backend: i64) -> Option<usize> {
+        self.nodes.iter().position(|n| n.backend == Some(backend))
     }
 }
 
@@ -137,35 +203,83 @@ impl Captured {
 }
 
 /// What one frame process shows: its frames, its DOM facts and its frames' accessibility
-/// trees.
+/// trees. The calls go out together (the frame tree, the DOM snapshot and the root frame's
+/// accessibility tree at once, the process's other frames' trees as soon as the frame tree
+/// names them), each answer parsed as it arrives while Chromium computes the next: on a
+/// large page the accessibility tree is most of the time, all of it Chromium's.
 async fn read(
     session: &Session,
     process: usize,
 ) -> Result<(Vec<Frame>, DomFacts, HashMap<String, AxTree>), BrowserError> {
-    let mut frames = frames(&call(session, "Page.getFrameTree", serde_json::json!({})).await?);
-    let targets = session.targets();
-    for f in &mut frames {
-        f.targets = targets.clone();
-        f.process = process;
-    }
-    let snap = call(session, "DOMSnapshot.captureSnapshot", serde_json::json!({"computedStyles": dom::STYLES})).await?;
-    let dom = dom::parse(&snap);
-    let mut ax = HashMap::new();
-    for (i, f) in frames.iter().enumerate() {
-        match call(session, "Accessibility.getFullAXTree", serde_json::json!({"frameId": f.id})).await {
-            Ok(v) => {
-                ax.insert(f.id.clone(), AxTree::parse(&v));
-            }
-            // The process's root frame must be readable; a child frame may be going away.
-            Err(e) if i == 0 => return Err(e),
-            Err(e) => tracing::debug!("ax tree of frame {}: {e}", f.id),
+    let started = Instant::now();
+    let ms = |t: Instant| t.elapsed().as_millis();
+    let frames_and_children = async {
+        let mut frames = frames(&call(session, "Page.getFrameTree", serde_json::json!({})).await?);
+        let targets = session.targets();
+        for f in &mut frames {
+            f.targets = targets.clone();
+            f.process = process;
         }
+        let children = futures_util::future::join_all(frames.iter().skip(1).map(|f| async move {
+            let t = Instant::now();
+            let tree = call(session, "Accessibility.getFullAXTree", serde_json::json!({"frameId": f.id})).await;
+            let call_ms = ms(t);
+            // A child frame may be going away: its tree is then missing.
+            tree.map(|v| (f.id.clone(), timed_ax(v, call_ms)))
+                .map_err(|e| tracing::debug!("ax tree of frame {}: {e}", f.id))
+                .ok()
+        }))
+        .await;
+        Ok::<_, BrowserError>((frames, children.into_iter().flatten().collect::<Vec<_>>()))
+    };
+    let dom = async {
+        let t = Instant::now();
+        let snap =
+            call(session, "DOMSnapshot.captureSnapshot", serde_json::json!({"computedStyles": dom::STYLES})).await?;
+        let call_ms = ms(t);
+        let t = Instant::now();
+        let facts = dom::parse(&snap);
+        drop(snap);
+        tracing::debug!("snapshot: DOMSnapshot.captureSnapshot {call_ms} ms, parsed in {} ms", ms(t));
+        Ok::<_, BrowserError>(facts)
+    };
+    // The process's root frame must be readable.
+    let root = async {
+        let t = Instant::now();
+        let v = call(session, "Accessibility.getFullAXTree", serde_json::json!({})).await?;
+        Ok::<_, BrowserError>(timed_ax(v, ms(t)))
+    };
+    let (frames_and_children, dom, root) = tokio::join!(frames_and_children, dom, root);
+    let ((frames, children), dom, root) = (frames_and_children?, dom?, root?);
+    let mut ax: HashMap<String, AxTree> = children.into_iter().collect();
+    if let Some(main) = frames.first() {
+        ax.insert(main.id.clone(), root);
     }
     // Quiet by default: the renderer keeps no accessibility tree up to date between asks.
-    if let Err(e) = call(session, "Accessibility.disable", serde_json::json!({})).await {
-        tracing::debug!("Accessibility.disable: {e}");
-    }
+    // Not waited for: nothing here depends on it, and the next ask enables it again.
+    let quiet = session.clone();
+    tokio::spawn(async move {
+        if let Err(e) = call(&quiet, "Accessibility.disable", serde_json::json!({})).await {
+            tracing::debug!("Accessibility.disable: {e}");
+        }
+    });
+    tracing::debug!("snapshot: frame process {process} read in {} ms ({} frames)", ms(started), frames.len());
     Ok((frames, dom, ax))
+}
+
+/// Parses an `Accessibility.getFullAXTree` answer that took `call_ms` to come, logging both
+/// times (where a slow snapshot spends its time). The rest of the answer (the names'
+/// sources, most of its bytes) is freed on a blocking thread, off the snapshot's path.
+fn timed_ax(mut v: Value, call_ms: u128) -> AxTree {
+    let t = Instant::now();
+    let tree = AxTree::parse(&mut v);
+    tokio::task::spawn_blocking(move || drop(v));
+    tracing::debug!(
+        "snapshot: Accessibility.getFullAXTree {call_ms} ms ({} nodes), parsed in {} ms",
+        tree.nodes.len(),
+        t.elapsed().as_millis()
+    );
+    tree
 }
 
 /// Reads the tab's frame process, then each out-of-process frame under a frame owner it
@@ -255,11 +369,10 @@ pub fn outline_of(
     mint: &mut dyn FnMut(&str, i64) -> Option<u64>,
 ) -> Option<Vec<Line>> {
     let tree = c.ax.get(frame)?;
-    let id =
-        tree.nodes.iter().find(|(_, n)| n["backendDOMNodeId"].as_i64() == Some(backend)).map(|(id, _)| id.clone())?;
+    let id = tree.find(backend)?;
     let mut w = Walker { c, mint, out: Vec::new(), visited: HashSet::new() };
     w.visited.insert(frame.to_string());
-    w.node(frame, &id, 0, "");
+    w.node(frame, tree, id, 0, "");
     Some(w.out)
 }
 
@@ -274,6 +387,14 @@ fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
 
+/// The string at `v`, taken out of it ("" when it is missing or not a string).
+fn take_str(v: Option<&mut Value>) -> String {
+    match v.map(Value::take) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
 fn clip(t: &str, n: usize) -> String {
     let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
     if t.chars().count() <= n {
@@ -283,58 +404,53 @@ fn clip(t: &str, n: usize) -> String {
     }
 }
 
-fn prop<'v>(n: &'v Value, name: &str) -> Option<&'v Value> {
-    n["properties"].as_array()?.iter().find(|p| p["name"] == name).map(|p| &p["value"]["value"])
-}
-
-impl Walker<'_> {
+impl<'a> Walker<'a> {
     fn frame(&mut self, frame: &str, depth: usize) {
         if !self.visited.insert(frame.to_string()) {
             return;
         }
-        let Some(root) = self.c.ax.get(frame).and_then(|t| t.root.clone()) else { return };
-        self.node(frame, &root, depth, "");
+        let c: &'a Captured = self.c;
+        let Some(tree) = c.ax.get(frame) else { return };
+        let Some(root) = tree.root else { return };
+        self.node(frame, tree, root, depth, "");
     }
 
-    /// The text of `id`'s static-text descendants, for an element the AX tree gives no name.
-    fn text_of(&self, frame: &str, id: &str, out: &mut String) {
-        let Some(n) = self.c.ax.get(frame).and_then(|t| t.nodes.get(id)) else { return };
-        if s(&n["role"]["value"]) == "StaticText" {
+    /// The text of node `id`'s static-text descendants, for an element the AX tree gives no
+    /// name.
+    fn text_of(tree: &AxTree, id: usize, out: &mut String) {
+        let Some(n) = tree.nodes.get(id) else { return };
+        if n.role == "StaticText" {
             out.push(' ');
-            out.push_str(s(&n["name"]["value"]));
+            out.push_str(&n.name);
         }
-        for c in n["childIds"].as_array().into_iter().flatten() {
+        for &c in &n.children {
             if out.len() > 4 * MAX_NAME_CHARS {
                 return;
             }
-            self.text_of(frame, s(c), out);
+            Self::text_of(tree, c, out);
         }
     }
 
-    /// True if a descendant of `id` has an actionable role (looked at: the first
+    /// True if a descendant of node `id` has an actionable role (looked at: the first
     /// [`MAX_CONTAINER_SCAN`] nodes).
-    fn has_control_inside(&self, frame: &str, id: &str, seen: &mut usize) -> bool {
-        let Some(n) = self.c.ax.get(frame).and_then(|t| t.nodes.get(id)) else { return false };
-        n["childIds"].as_array().into_iter().flatten().any(|c| {
+    fn has_control_inside(tree: &AxTree, id: usize, seen: &mut usize) -> bool {
+        let Some(n) = tree.nodes.get(id) else { return false };
+        n.children.iter().any(|&c| {
             *seen += 1;
             if *seen > MAX_CONTAINER_SCAN {
                 return false;
             }
-            let child = self.c.ax.get(frame).and_then(|t| t.nodes.get(s(c)));
-            let role = child.map_or("", |c| s(&c["role"]["value"]));
-            ACTIONABLE.contains(&role) || self.has_control_inside(frame, s(c), seen)
+            ACTIONABLE.contains(&tree.nodes[c].role.as_str()) || Self::has_control_inside(tree, c, seen)
         })
     }
 
-    fn node(&mut self, frame: &str, id: &str, depth: usize, parent_name: &str) {
-        let Some(n) = self.c.ax.get(frame).and_then(|t| t.nodes.get(id)) else { return };
-        let role = s(&n["role"]["value"]);
-        let name = clip(s(&n["name"]["value"]), MAX_NAME_CHARS);
-        let backend = n["backendDOMNodeId"].as_i64();
-        let facts: Option<&Facts> = backend.and_then(|b| self.c.facts(frame, b));
-        let children: Vec<String> = n["childIds"].as_array().into_iter().flatten().map(|c| s(c).to_string()).collect();
-        let ignored = n["ignored"].as_bool().unwrap_or(false);
-        let disabled = prop(n, "disabled").and_then(Value::as_bool).unwrap_or(false);
+    fn node(&mut self, frame: &str, tree: &'a AxTree, id: usize, depth: usize, parent_name: &str) {
+        let c: &'a Captured = self.c;
+        let Some(n) = tree.nodes.get(id) else { return };
+        let role = n.role.as_str();
+        let name = clip(&n.name, MAX_NAME_CHARS);
+        let facts: Option<&'a Facts> = n.backend.and_then(|b| c.facts(frame, b));
+        let disabled = n.prop("disabled").and_then(Value::as_bool).unwrap_or(false);
         let usable = |f: &Facts| f.visible && !f.inert && !f.in_closed_shadow && !disabled;
         if role == "StaticText" {
             if !name.is_empty() && name != parent_name {
@@ -344,17 +460,17 @@ impl Walker<'_> {
         }
         // A contenteditable's editing host takes text like a textbox (the tree calls it
         // generic, its descendants editable too).
-        let rich = |n: &Value| prop(n, "editable").and_then(Value::as_str) == Some("richtext");
-        let parent = n["parentId"].as_str().and_then(|p| self.c.ax.get(frame)?.nodes.get(p));
-        let editing_host = !ignored && GENERIC.contains(&role) && rich(n) && !parent.is_some_and(rich);
+        let rich = |n: &AxNode| n.prop("editable").and_then(Value::as_str) == Some("richtext");
+        let parent = n.parent.and_then(|p| tree.nodes.get(p));
+        let editing_host = !n.ignored && GENERIC.contains(&role) && rich(n) && !parent.is_some_and(rich);
         let role = if editing_host { "textbox" } else { role };
-        let generic = ignored || GENERIC.contains(&role);
+        let generic = n.ignored || GENERIC.contains(&role);
         // A container that only delegates its children's clicks (React listens on its root)
         // is not itself a control: its controls are.
         let dom_clickable = generic
             && facts.is_some_and(|f| f.clickable && usable(f) && !f.tag.starts_with('#'))
             && !matches!(facts.map(|f| f.tag.as_str()), Some("html" | "body" | "label"))
-            && !self.has_control_inside(frame, id, &mut 0);
+            && !Self::has_control_inside(tree, id, &mut 0);
         let mut child_depth = depth;
         let mut shown_name = None;
         if role == "RootWebArea" || (generic && !dom_clickable) {
@@ -362,36 +478,34 @@ impl Walker<'_> {
         } else {
             let (shown_role, name) = if dom_clickable {
                 let mut t = String::new();
-                self.text_of(frame, id, &mut t);
+                Self::text_of(tree, id, &mut t);
                 ("clickable", if name.is_empty() { clip(&t, MAX_NAME_CHARS) } else { name })
             } else {
                 (role, name)
             };
             let control = dom_clickable || ACTIONABLE.contains(&role);
-            shown_name = Some(name.clone());
             let mut text = shown_role.to_string();
             if !name.is_empty() {
                 text.push(' ');
                 text.push_str(&quote(&name));
             }
-            text.push_str(&states(n));
+            shown_name = Some(name);
+            states(n, &mut text);
             if facts.is_some_and(|f| f.in_closed_shadow) && control {
                 text.push_str(" [closed shadow root: read-only]");
             }
             let mut has_ref = false;
             if control && facts.is_some_and(usable) {
-                if let Some(num) =
-                    backend.and_then(|b| (self.mint)(&facts.map(|f| f.frame.clone()).unwrap_or_default(), b))
-                {
+                if let Some(num) = n.backend.zip(facts).and_then(|(b, f)| (self.mint)(&f.frame, b)) {
                     text.push_str(&format!(" [ref=e{num}]"));
                     has_ref = true;
                 }
             }
             if TEXT_ENTRY.contains(&role) || role == "combobox" {
                 let secret = facts.is_some_and(Facts::secret);
-                let mut value = clip(s(&n["value"]["value"]), MAX_NAME_CHARS);
+                let mut value = clip(&n.value, MAX_NAME_CHARS);
                 if editing_host && value.is_empty() {
-                    self.text_of(frame, id, &mut value);
+                    Self::text_of(tree, id, &mut value);
                     value = clip(value.trim(), MAX_NAME_CHARS);
                 }
                 if secret {
@@ -412,11 +526,11 @@ impl Walker<'_> {
             }
         }
         let parent = shown_name.filter(|n| !n.is_empty()).unwrap_or_else(|| parent_name.to_string());
-        for c in &children {
-            self.node(frame, c, child_depth, &parent);
+        for &c in &n.children {
+            self.node(frame, tree, c, child_depth, &parent);
         }
-        if let Some(cf) = facts.and_then(|f| f.child_frame.clone()) {
-            self.frame(&cf, child_depth);
+        if let Some(cf) = facts.and_then(|f| f.child_frame.as_deref()) {
+            self.frame(cf, child_depth);
         }
     }
 }
@@ -425,44 +539,41 @@ fn quote(t: &str) -> String {
     serde_json::to_string(t).unwrap_or_default()
 }
 
-/// The states shown after the name: `[checked]`, `[disabled]`, `[expanded]`, `[level=2]`, …
-fn states(n: &Value) -> String {
-    let mut out = String::new();
-    let t = |name: &str| prop(n, name).is_some_and(|v| v == true || v == "true");
-    match prop(n, "checked").and_then(|v| v.as_str().map(str::to_string).or(v.as_bool().map(|b| b.to_string()))) {
-        Some(c) if c == "true" => out.push_str(" [checked]"),
-        Some(c) if c == "mixed" => out.push_str(" [mixed]"),
-        Some(_) => out.push_str(" [unchecked]"),
-        None => {}
+/// The states shown after the name, appended to `out`: `[checked]`, `[disabled]`,
+/// `[expanded]`, `[level=2]`, …
+fn states(n: &AxNode, out: &mut String) {
+    let t = |name: &str| n.prop(name).is_some_and(|v| v == true || v == "true");
+    match n.prop("checked") {
+        Some(v) if v == true || v == "true" => out.push_str(" [checked]"),
+        Some(v) if v == "mixed" => out.push_str(" [mixed]"),
+        Some(v) if v.is_string() || v.is_boolean() => out.push_str(" [unchecked]"),
+        _ => {}
     }
     for (p, label) in [
-        ("disabled", "disabled"),
-        ("focused", "focused"),
-        ("required", "required"),
-        ("selected", "selected"),
-        ("readonly", "readonly"),
+        ("disabled", " [disabled]"),
+        ("focused", " [focused]"),
+        ("required", " [required]"),
+        ("selected", " [selected]"),
+        ("readonly", " [readonly]"),
     ] {
         if t(p) {
-            out.push_str(&format!(" [{label}]"));
+            out.push_str(label);
         }
     }
-    match prop(n, "expanded") {
+    match n.prop("expanded") {
         Some(v) if v == true => out.push_str(" [expanded]"),
         Some(v) if v == false => out.push_str(" [collapsed]"),
         _ => {}
     }
-    if let Some(p) = prop(n, "pressed").and_then(|v| v.as_str()) {
-        if p == "true" {
-            out.push_str(" [pressed]");
-        }
+    if n.prop("pressed").and_then(Value::as_str) == Some("true") {
+        out.push_str(" [pressed]");
     }
-    if let Some(l) = prop(n, "level").and_then(Value::as_i64) {
+    if let Some(l) = n.prop("level").and_then(Value::as_i64) {
         out.push_str(&format!(" [level={l}]"));
     }
-    if prop(n, "invalid").and_then(Value::as_str).is_some_and(|v| v != "false") {
+    if n.prop("invalid").and_then(Value::as_str).is_some_and(|v| v != "false") {
         out.push_str(" [invalid]");
     }
-    out
 }
 
 /// The outline as text within `max_bytes` (the header line excluded), and what was cut:
@@ -505,7 +616,7 @@ mod tests {
 
     #[test]
     fn refs_go_to_visible_enabled_controls_and_dom_only_clickables() {
-        let nodes = json!({"nodes": [
+        let mut nodes = json!({"nodes": [
             ax("1", "RootWebArea", "Page", 1, &["11"], json!({})),
             ax("11", "generic", "", 11, &["2", "3", "4", "5", "6", "7", "8"], json!({})),
             ax("2", "button", "Save", 2, &["9"], json!({})),
@@ -536,7 +647,7 @@ mod tests {
                 process: 0,
             }],
             dom: vec![dom],
-            ax: HashMap::from([("F".to_string(), AxTree::parse(&nodes))]),
+            ax: HashMap::from([("F".to_string(), AxTree::parse(&mut nodes))]),
         };
         let mut next = 0;
         let lines = outline(&c, &mut |_, _| {

@@ -239,7 +239,7 @@ impl Session {
             c.routes.answers().remove(&id);
             return Err(e);
         }
-        let v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), rx).await {
+        let mut v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), rx).await {
             Ok(Ok(v)) => v,
             Ok(Err(_)) => return Err(BrowserError::Cdp(format!("{method}: the page's session ended"))),
             Err(_) => {
@@ -250,7 +250,8 @@ impl Session {
         if let Some(e) = v.get("error") {
             return Err(BrowserError::Cdp(format!("{method}: {}", e["message"].as_str().unwrap_or("failed"))));
         }
-        Ok(v["result"].clone())
+        // Taken, not copied: a frame's AX tree answer is megabytes.
+        Ok(v["result"].take())
     }
 
     /// Sends this child session's events named `method` (their params, tagged with the

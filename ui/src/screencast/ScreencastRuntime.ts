@@ -33,6 +33,9 @@ import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } fr
 
 /** A hidden or off-screen pane closes its viewer socket after this long (DESIGN §7). */
 export const PARK_AFTER_MS = 1000;
+/** Frame decodes running at once (`LatestOnlyQueue` depth): two keep the decoder busy while a
+ * result travels back to the page, which one at a time cannot. */
+const DECODE_DEPTH = 2;
 
 /** The screencast's state as the pane's React view reads it (high-rate facts live on DOM attributes). */
 export interface ScreencastState {
@@ -153,6 +156,9 @@ export class ScreencastRuntime {
   private cssW = 0;
   private cssH = 0;
   private fit: FitRect | undefined;
+  /** the pane's background (the letterbox colour), read once per size or scheme: reading it
+   * per frame would force a style recalculation on every paint */
+  private background: string | null = null;
   /** the pane is on the wall (not minimized or zoomed away) */
   private paneVisible = true;
   /** pane visible and the document shown: the session runs */
@@ -231,6 +237,7 @@ export class ScreencastRuntime {
       (f) => createImageBitmap(new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' })),
       (bmp, f) => this.paint(bmp, f),
       (bmp) => bmp.close(),
+      DECODE_DEPTH,
     );
     this.session = new ViewerSession(() => this.grant(), {
       onOpen: () => {
@@ -254,6 +261,14 @@ export class ScreencastRuntime {
     const vis = () => this.applyVisible();
     document.addEventListener('visibilitychange', vis);
     this.disposers.push(() => document.removeEventListener('visibilitychange', vis));
+    // The letterbox colour follows the theme: read again when the scheme changes.
+    const scheme = window.matchMedia('(prefers-color-scheme: dark)');
+    const rescheme = () => {
+      this.background = null;
+      this.redraw();
+    };
+    scheme.addEventListener('change', rescheme);
+    this.disposers.push(() => scheme.removeEventListener('change', rescheme));
   }
 
   get currentUrl(): string {
@@ -851,7 +866,8 @@ export class ScreencastRuntime {
     const s = this.scroll;
     const fit = this.fit;
     const scrollable = !!s && !!fit && s.height > s.view_height + 1;
-    this.scrollBar.hidden = !scrollable;
+    // Called at every paint: an unchanged attribute is not written again (no style work).
+    if (this.scrollBar.hidden === scrollable) this.scrollBar.hidden = !scrollable;
     if (!scrollable || !s || !fit) return;
     const h = Math.max(16, (s.view_height / s.height) * fit.h);
     const top = (s.y / Math.max(1, s.height - s.view_height)) * (fit.h - h);
@@ -869,6 +885,7 @@ export class ScreencastRuntime {
     if (!(r.width > 0 && r.height > 0)) return; // hidden or unmeasurable: keep what we have
     const dpr = window.devicePixelRatio || 1;
     const changed = r.width !== this.cssW || r.height !== this.cssH;
+    this.background = null;
     this.cssW = r.width;
     this.cssH = r.height;
     const w = Math.round(r.width * dpr);
@@ -882,18 +899,22 @@ export class ScreencastRuntime {
   }
 
   private redraw() {
-    const ctx = this.canvas.getContext('2d');
+    const ctx = this.canvas.getContext('2d', { alpha: false });
     if (!ctx) return;
     const dpr = this.canvas.width / (this.cssW || 1);
-    ctx.fillStyle = getComputedStyle(this.element).backgroundColor || '#000';
+    this.background ??= getComputedStyle(this.element).backgroundColor || '#000';
+    ctx.fillStyle = this.background;
     ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
     if (!this.last) return;
     const f = this.last.frame;
     this.fit = fitFrame(f.width, f.height, this.cssW, this.cssH);
     if (!this.fit) return;
     // Where page CSS px land in the body (for tests and debugging): x, y, scale.
-    this.canvas.dataset.fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
-    ctx.imageSmoothingQuality = 'high';
+    const fit = `${this.fit.x},${this.fit.y},${this.fit.scale}`;
+    if (this.canvas.dataset.fit !== fit) this.canvas.dataset.fit = fit;
+    // A provisional frame is replaced within a frame interval (or by the crisp capture once
+    // the page rests): bilinear scaling is enough for it; the crisp one gets the best.
+    ctx.imageSmoothingQuality = f.crisp ? 'high' : 'low';
     ctx.drawImage(this.last.bmp, this.fit.x * dpr, this.fit.y * dpr, this.fit.w * dpr, this.fit.h * dpr);
     this.placeScroll();
   }

@@ -38,7 +38,7 @@ describe('parseFrame', () => {
 });
 
 /** A decoder whose results the test releases by hand. */
-function harness() {
+function harness(depth = 1) {
   const pending: { id: number; resolve: () => void }[] = [];
   const painted: number[] = [];
   const discarded: number[] = [];
@@ -46,9 +46,12 @@ function harness() {
     (f) => new Promise<number>((resolve) => pending.push({ id: f.id, resolve: () => resolve(f.id) })),
     (d) => painted.push(d),
     (d) => discarded.push(d),
+    depth,
   );
-  const finish = async () => {
-    const p = pending.shift()!;
+  /** Ends the decode of frame `id` (default: the oldest running). */
+  const finish = async (id?: number) => {
+    const i = id === undefined ? 0 : pending.findIndex((p) => p.id === id);
+    const [p] = pending.splice(i, 1);
     p.resolve();
     await new Promise((r) => setTimeout(r, 0));
   };
@@ -91,6 +94,23 @@ describe('LatestOnlyQueue', () => {
     expect(h.discarded).toEqual([9]);
     await h.finish(); // frame 1
     expect(h.painted).toEqual([1]);
+  });
+  it('pipelined: decodes up to its depth at once and paints in id order only', async () => {
+    const h = harness(2);
+    h.q.push({ id: 1 });
+    h.q.push({ id: 2 });
+    h.q.push({ id: 3 });
+    h.q.push({ id: 4 }); // replaces 3 while 1 and 2 run
+    expect(h.pending.map((p) => p.id)).toEqual([1, 2]);
+    await h.finish(2); // 2 ends first: painted, and 4 starts
+    expect(h.painted).toEqual([2]);
+    expect(h.pending.map((p) => p.id)).toEqual([1, 4]);
+    await h.finish(1); // older than what is on screen: never painted
+    expect(h.painted).toEqual([2]);
+    expect(h.discarded).toEqual([1]);
+    await h.finish(4);
+    expect(h.painted).toEqual([2, 4]);
+    expect(h.q.decoding).toBe(false);
   });
   it('close stops everything and is idempotent', async () => {
     const h = harness();

@@ -38,16 +38,21 @@ export function parseFrame(buf: ArrayBuffer): Frame | null {
 }
 
 /**
- * Latest-only decoding: at most one decode runs; while it runs, one frame waits and a newer
- * arrival replaces it. A frame whose id is not above the last one painted (or started) is
- * dropped, so an older frame never replaces a newer one. `reset()` starts a new socket's id
- * sequence and drops what waits; a decode from before the reset is discarded when it ends.
+ * Latest-only decoding, pipelined: up to `depth` decodes run at once (each one's latency is
+ * mostly waiting on the decoder thread, so one at a time paints at most 1 ÷ latency frames a
+ * second however fast they arrive); while all run, one frame waits and a newer arrival
+ * replaces it. A frame whose id is not above the last one started (or waiting) is dropped,
+ * and a decode that ends after a newer frame was painted is discarded, so an older frame
+ * never replaces a newer one on screen. `reset()` starts a new socket's id sequence and drops
+ * what waits; a decode from before the reset is discarded when it ends.
  */
 export class LatestOnlyQueue<F extends { id: number }, D> {
-  private busy = false;
+  private running = 0;
   private waiting: F | null = null;
   /** highest id handed to the decoder in this generation */
   private lastId = 0;
+  /** highest id painted in this generation */
+  private paintedId = 0;
   private generation = 0;
   private closed = false;
 
@@ -56,6 +61,8 @@ export class LatestOnlyQueue<F extends { id: number }, D> {
     private readonly paint: (d: D, f: F) => void,
     /** called for a decoded result that will not be painted (close an ImageBitmap here) */
     private readonly discard: (d: D) => void = () => {},
+    /** most decodes running at once (≥ 1) */
+    private readonly depth = 1,
   ) {}
 
   /** Offers frame `f`. Returns true iff it was accepted (decoding now or waiting). */
@@ -63,7 +70,7 @@ export class LatestOnlyQueue<F extends { id: number }, D> {
     if (this.closed) return false;
     const floor = Math.max(this.lastId, this.waiting?.id ?? 0);
     if (f.id <= floor) return false;
-    if (this.busy) {
+    if (this.running >= Math.max(1, this.depth)) {
       this.waiting = f;
       return true;
     }
@@ -75,8 +82,9 @@ export class LatestOnlyQueue<F extends { id: number }, D> {
   reset(): void {
     this.generation++;
     this.lastId = 0;
+    this.paintedId = 0;
     this.waiting = null;
-    this.busy = false;
+    this.running = 0;
   }
 
   /** Stops for good: nothing more is decoded or painted. Idempotent. */
@@ -87,17 +95,20 @@ export class LatestOnlyQueue<F extends { id: number }, D> {
 
   /** true iff a decode is running */
   get decoding(): boolean {
-    return this.busy;
+    return this.running > 0;
   }
 
   private run(f: F) {
-    this.busy = true;
+    this.running++;
     this.lastId = f.id;
     const gen = this.generation;
     this.decode(f).then(
       (d) => {
-        if (gen !== this.generation || this.closed) this.discard(d);
-        else this.paint(d, f);
+        if (gen !== this.generation || this.closed || f.id <= this.paintedId) this.discard(d);
+        else {
+          this.paintedId = f.id;
+          this.paint(d, f);
+        }
         this.next(gen);
       },
       () => this.next(gen),
@@ -106,7 +117,7 @@ export class LatestOnlyQueue<F extends { id: number }, D> {
 
   private next(gen: number) {
     if (gen !== this.generation) return;
-    this.busy = false;
+    this.running--;
     const w = this.waiting;
     this.waiting = null;
     if (w && !this.closed) this.run(w);
