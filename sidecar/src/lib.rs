@@ -17,6 +17,7 @@ pub mod ports;
 pub mod project;
 pub mod proxy;
 pub mod pty;
+pub mod session;
 pub mod viewer;
 
 use std::io::Write;
@@ -55,8 +56,8 @@ impl std::fmt::Display for SidecarError {
 impl std::error::Error for SidecarError {}
 
 /// Binds `127.0.0.1:opts.port`, prints the ready line on stdout, serves until SIGTERM,
-/// SIGINT or `POST /api/shutdown`, then hangs up and kills every terminal (bounded to
-/// 4.5 s) and returns. Must run inside a tokio runtime.
+/// SIGINT or `POST /api/shutdown`, then saves the session and hangs up and kills every
+/// terminal (all bounded to 4.5 s) and returns. Must run inside a tokio runtime.
 pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     let mut sigterm = signal(SignalKind::terminate()).map_err(SidecarError::Signals)?;
     let mut sigint = signal(SignalKind::interrupt()).map_err(SidecarError::Signals)?;
@@ -104,9 +105,21 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         _ = sigint.recv() => tracing::info!("SIGINT"),
     }
     state.proxy.close_all();
+    // The session is saved while its terminals still run (their cwd is read from them), and
+    // inside the bound: a hung disk must not keep the children alive (the terminals' SIGKILL
+    // still comes before the bound, pinned in session::tests).
+    let (session, reg) = (state.session.clone(), state.terminals.clone());
+    let saving = state.session.clone();
+    let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
+    let started = std::time::Instant::now();
+    let save = tokio::task::spawn_blocking(move || session.save_at_shutdown(&reg));
+    if tokio::time::timeout(Duration::from_millis(session::SHUTDOWN_SAVE_MS), save).await.is_err() {
+        tracing::warn!("saving the session took too long; shutting down without waiting");
+        saving.abandon_shutdown_save();
+    }
     let reg = state.terminals.clone();
     let browsers = state.browsers.clone();
-    let bound = Duration::from_millis(SHUTDOWN_BOUND_MS);
+    let bound = bound.saturating_sub(started.elapsed());
     // Browsers and terminals close at once, under the one bound.
     let both = async move { tokio::join!(browsers.shutdown(), tokio::task::spawn_blocking(move || reg.shutdown())) };
     if tokio::time::timeout(bound, both).await.is_err() {

@@ -280,13 +280,13 @@ async fn sigterm_leaves_no_child_process() {
 async fn workspace_round_trips_with_revisions() {
     let sc = Sidecar::start(&[]);
     let r = sc.req("GET", "/api/workspace", None).await;
-    assert_eq!(r.json(), json!({"workspace": null, "revision": 0}));
+    assert_eq!(r.json(), json!({"workspace": null, "revision": 0, "restore": null, "problem": null}));
     let doc = json!({"panes": [{"id": "p1", "kind": "terminal"}], "split": {"dir": "row"}});
     let r = sc.req("PUT", "/api/workspace", Some(&json!({"workspace": doc}))).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json(), json!({"revision": 1}));
     let r = sc.req("GET", "/api/workspace", None).await;
-    assert_eq!(r.json(), json!({"workspace": doc, "revision": 1}));
+    assert_eq!(r.json(), json!({"workspace": doc, "revision": 1, "restore": null, "problem": null}));
     for bad in [json!({}), json!({"workspace": 1, "extra": 2}), json!([1])] {
         let r = sc.req("PUT", "/api/workspace", Some(&bad)).await;
         assert_eq!((r.status, r.code().as_str()), (400, "bad_json"), "{bad}");

@@ -54,10 +54,10 @@ pub async fn login(State(st): State<AppState>, q: Result<Query<LoginQuery>, Quer
     }
 }
 
-/// `GET /api/workspace` → `{"workspace":<value or null>,"revision":N}`.
-pub async fn get_workspace(State(st): State<AppState>) -> Json<Value> {
-    let ws = st.workspace.lock().unwrap_or_else(|p| p.into_inner());
-    Json(json!({"workspace": ws.doc.clone(), "revision": ws.revision}))
+/// `GET /api/workspace` → `{"workspace":<value or null>,"revision":N,"restore":…,"problem":…}`
+/// (protocol §4).
+pub async fn get_workspace(State(st): State<AppState>) -> Json<crate::session::View> {
+    Json(st.session.view())
 }
 
 /// `PUT /api/workspace` body `{"workspace":<value>}` → `{"revision":N}`.
@@ -73,10 +73,8 @@ pub async fn put_workspace(
     if let Some(k) = obj.keys().next() {
         return Err(ApiError::BadJson(format!("unknown field `{k}`, expected `workspace`")));
     }
-    let mut ws = st.workspace.lock().unwrap_or_else(|p| p.into_inner());
-    ws.doc = if doc.is_null() { None } else { Some(doc) };
-    ws.revision += 1;
-    Ok(Json(json!({"revision": ws.revision})))
+    let revision = st.session.put(if doc.is_null() { None } else { Some(doc) });
+    Ok(Json(json!({"revision": revision})))
 }
 
 /// `POST /api/shutdown` → `202 {"status":"shutting_down"}`, then the shutdown of §1.

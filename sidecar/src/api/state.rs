@@ -1,7 +1,7 @@
 //! Shared server state: one `Clone` struct of `Arc`s handed to every handler.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
@@ -15,6 +15,7 @@ use crate::ports::Ports;
 use crate::project::Projects;
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::pty::Registry;
+use crate::session::Session;
 use crate::viewer::Grants;
 
 /// Fixed facts about this server.
@@ -30,7 +31,7 @@ pub struct ServerConfig {
     pub max_terminals: usize,
     /// The directory holding `config.toml` (the `config` module watches it).
     pub config_dir: PathBuf,
-    /// The directory for state kept across runs (project trust); `None`: no home directory.
+    /// The directory for state kept across runs (project trust, the session file); `None`: no home directory.
     pub state_dir: Option<PathBuf>,
 }
 
@@ -39,15 +40,6 @@ impl ServerConfig {
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/", self.port)
     }
-}
-
-/// The UI's layout document and its revision (starts at 0, +1 per PUT).
-#[derive(Debug, Default)]
-pub struct Workspace {
-    /// The stored document; `None` until the first PUT.
-    pub doc: Option<serde_json::Value>,
-    /// Number of PUTs so far.
-    pub revision: u64,
 }
 
 /// Everything handlers share.
@@ -63,8 +55,8 @@ pub struct AppState {
     pub browsers: Arc<Host>,
     /// Outstanding viewer grants.
     pub viewer_grants: Arc<Grants>,
-    /// The UI's layout document.
-    pub workspace: Arc<Mutex<Workspace>>,
+    /// The UI's workspace document and the session file (owned by the `session` module).
+    pub session: Arc<Session>,
     /// Notified once to start the shutdown.
     pub shutdown: Arc<Notify>,
     /// The port scanner (owned by the `ports` module).
@@ -84,23 +76,26 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Builds the state for a server on `config.port` and starts watching `config.toml`.
-    /// Must run inside a tokio runtime.
+    /// Builds the state for a server on `config.port`, starts watching `config.toml`, opens
+    /// the saved session (restoring it unless `[session] restore` is off) and starts saving
+    /// it. Must run inside a tokio runtime.
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
         let automation = Automation::new();
         let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
         let terminals = Arc::new(Registry::new(config.max_terminals));
         let settings = Settings::start(&config.config_dir);
+        let session = Session::open(config.state_dir.as_deref(), settings.current().config.session.restore, &terminals);
+        session.start_saver(terminals.clone());
         let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), ..ProxyConfig::from_env() };
         AppState {
             settings,
+            session,
             projects: Projects::new(config.state_dir.as_deref()),
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,
             browsers: Arc::new(Host::observed(automation.page_observer())),
             viewer_grants: Arc::new(Grants::new()),
-            workspace: Arc::new(Mutex::new(Workspace::default())),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
             automation,

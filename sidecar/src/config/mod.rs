@@ -16,8 +16,8 @@ use serde::Serialize;
 
 pub use schema::{
     builtin_viewports, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily, FontSize, Keys,
-    LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, Shell, ShellArgs, ShellProgram, TerminalSection,
-    Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
+    LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs, ShellProgram,
+    TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
 

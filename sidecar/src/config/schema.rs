@@ -29,6 +29,8 @@ pub struct Config {
     pub browser: Browser,
     /// Desktop notifications.
     pub notifications: Notifications,
+    /// Session restore.
+    pub session: SessionSection,
 }
 
 /// `[theme]`.
@@ -515,6 +517,21 @@ impl Default for Notifications {
     }
 }
 
+/// `[session]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionSection {
+    /// Restore the last session's wall at start (read once, at start; saving goes on
+    /// either way).
+    pub restore: bool,
+}
+
+impl Default for SessionSection {
+    fn default() -> Self {
+        SessionSection { restore: true }
+    }
+}
+
 /// Every key the file may hold, dotted (an array of tables is checked as one value by the
 /// typed pass); a last segment `#` stands for any of [`COLOR_SLOTS`], `@` for any action of
 /// [`ACTIONS`].
@@ -535,6 +552,7 @@ const KNOWN: &[&str] = &[
     "browser.default_mode",
     "browser.viewports",
     "notifications.desktop",
+    "session.restore",
 ];
 
 /// The dotted paths of keys in `table` that Porthole does not know, sorted by path

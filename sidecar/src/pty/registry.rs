@@ -84,6 +84,13 @@ impl Registry {
         Ok(term)
     }
 
+    /// Makes every id allocated from now on greater than `id`, so that a new terminal is
+    /// never taken for an earlier one of that name (a restored session's, DESIGN §14).
+    pub fn allocate_after(&self, id: TerminalId) {
+        let mut inner = self.lock();
+        inner.next_id = inner.next_id.max(id.0);
+    }
+
     /// The terminal with this id, if registered.
     pub fn get(&self, id: TerminalId) -> Option<Arc<Terminal>> {
         self.lock().terminals.get(&id).cloned()

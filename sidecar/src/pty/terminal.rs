@@ -677,6 +677,25 @@ impl Terminal {
         self.shared.screen.text(scrollback)
     }
 
+    /// The end of the output as text: the last `max_bytes` bytes of the scrollback ring
+    /// (from the first line start in them, so no character or escape sequence is cut, unless
+    /// they are the whole output) parsed on a fresh screen of the terminal's size, with up to
+    /// `history` lines above it; trailing blanks trimmed, no escape sequences. Costs
+    /// O(`max_bytes`) whatever the output's length, unlike [`Terminal::screen_text`], which
+    /// parses everything its model has not seen yet (the session's records, DESIGN §14).
+    pub fn output_tail_text(&self, max_bytes: usize, history: usize) -> Vec<String> {
+        let (bytes, whole, cols, rows) = {
+            let hub = self.shared.lock();
+            let bytes = hub.ring.tail(max_bytes);
+            (bytes.clone(), hub.written == bytes.len() as u64, hub.cols, hub.rows)
+        };
+        let from = if whole { 0 } else { bytes.iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| i + 1) };
+        let screen = Screen::new(cols, rows);
+        let tail = bytes[from..].to_vec();
+        screen.catch_up(|_, _| Backlog { end: tail.len() as u64, bytes: tail, ..Backlog::default() });
+        screen.text(history).lines
+    }
+
     /// True if and only if the program asked for application cursor keys (DECCKM).
     pub fn application_cursor(&self) -> bool {
         self.sync_screen();
@@ -692,6 +711,12 @@ impl Terminal {
     /// A receiver that changes after every output batch, every resize, and the child's exit.
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.screen.subscribe()
+    }
+
+    /// How many bytes of output the PTY has produced so far (a stream offset: unchanged means
+    /// no new output).
+    pub fn output_bytes(&self) -> u64 {
+        self.shared.lock().written
     }
 
     /// When the PTY last produced output (or the terminal started).

@@ -113,12 +113,21 @@ impl Sidecar {
         if !cmd.get_envs().any(|(k, _)| k == "SHELL") {
             cmd.env("SHELL", "/bin/sh");
         }
+        // The XDG directories live in the fresh HOME, so nothing lands in the developer's own
+        // (a session file, a config); a caller's own wins (a restart test shares a state
+        // directory between two sidecars).
+        for (var, sub) in [
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_CACHE_HOME", ".cache"),
+            ("XDG_STATE_HOME", ".local/state"),
+        ] {
+            if !cmd.get_envs().any(|(k, _)| k == var) {
+                cmd.env(var, home.join(sub));
+            }
+        }
         let mut child = cmd
             .env("HOME", &home)
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
             .env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -52,7 +52,8 @@ export const api = {
   resolvePaths: (id: string, paths: string[]) =>
     call<{ paths: ResolvedPath[] }>('POST', `/api/terminals/${encodeURIComponent(id)}/resolve`, { paths }).then((r) => r.paths),
   deleteTerminal: (id: string) => call<void>('DELETE', `/api/terminals/${encodeURIComponent(id)}`),
-  getWorkspace: () => call<{ workspace: unknown; revision: number }>('GET', '/api/workspace'),
+  /** The workspace document, and the restored session's terminals or its file's problem (protocol §4; read by workspace/restore.ts). */
+  getWorkspace: () => call<{ workspace: unknown; revision: number; restore?: unknown; problem?: unknown }>('GET', '/api/workspace'),
   putWorkspace: (workspace: unknown) => call<{ revision: number }>('PUT', '/api/workspace', { workspace }),
   terminalPorts: (id: string) =>
     call<{ ports: ListeningPort[] }>('GET', `/api/terminals/${encodeURIComponent(id)}/ports`).then((r) => r.ports),

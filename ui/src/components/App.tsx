@@ -1,6 +1,7 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import { keystrokeOf } from '../keys/prefix';
 import { ConfigBanner } from './ConfigBanner';
+import { RestoreBanner } from './RestoreBanner';
 import type { WorkspaceStore } from '../workspace/store';
 import { Baseboard } from './Baseboard';
 import { CloseConfirm } from './CloseConfirm';
@@ -44,6 +45,7 @@ export function App({ store }: { store: WorkspaceStore }) {
   return (
     <div className="app" data-testid="app" data-ready={snap.ready ? 'true' : 'false'}>
       <ConfigBanner settings={store.settings} />
+      <RestoreBanner />
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
       {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}

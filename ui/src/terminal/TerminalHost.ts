@@ -257,8 +257,20 @@ export class TerminalHost implements TerminalSink {
   }
 
   reset(): void {
-    // RIS through the write queue, so it lands after output already queued.
-    if (!this.disposed) this.term.write('\x1bc');
+    // RIS through the write queue, so it lands after output already queued; the prelude
+    // stays above what the server replays next.
+    if (!this.disposed) this.term.write(`\x1bc${this.prelude}`);
+  }
+
+  private prelude = '';
+
+  /**
+   * Appends local text shown above the program's output (a restored pane's saved output,
+   * workspace/restore.ts): written now, and again after every reset, never sent to the PTY.
+   */
+  addPrelude(text: string): void {
+    this.prelude += text;
+    if (!this.disposed) this.term.write(text);
   }
 
   // A write callback runs once the bytes before it are parsed and before later bytes are, so

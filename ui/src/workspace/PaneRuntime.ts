@@ -8,6 +8,7 @@ import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession
 import type { Settings } from '../config/Settings';
 import { survivorText } from './survivors';
 import { commandTitle } from './title';
+import { type RestoredTerminal, cwdGoneNotice } from './restore';
 
 /** How often an exited pane asks again which processes of its session still run. */
 const SURVIVOR_POLL_MS = 2000;
@@ -63,6 +64,8 @@ export interface SpawnOptions {
   cwd?: () => Promise<string | undefined>;
   /** the program to run instead of the login shell */
   command?: string[];
+  /** a pane of a restored session (restore.ts): its saved output shown above the new shell, which starts in its saved directory */
+  restored?: RestoredTerminal;
 }
 
 /** How long a path's existence (for `path:line` links) is remembered, in ms. */
@@ -160,6 +163,7 @@ export class PaneRuntime {
     this.mounted = true;
     container.appendChild(this.host.element);
     this.host.open();
+    if (this.spawnOptions.restored) this.host.addPrelude(this.spawnOptions.restored.prelude);
     if (this.terminalId) this.attach(this.terminalId);
     else void this.spawn();
   }
@@ -183,7 +187,8 @@ export class PaneRuntime {
     let id: string;
     let renamed = false;
     try {
-      const cwd = await this.spawnOptions.cwd?.().catch(() => undefined);
+      const restored = this.spawnOptions.restored;
+      const cwd = restored ? restored.cwd : await this.spawnOptions.cwd?.().catch(() => undefined);
       const command = this.spawnOptions.command;
       const where = { cols, rows, ...(cwd ? { cwd } : {}), ...(command ? { command } : {}) };
       try {
@@ -192,6 +197,7 @@ export class PaneRuntime {
         if (!(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
         if (cwd && e.code === 'bad_cwd') {
           // The directory went away since the shell reported it: start at home instead.
+          if (restored) this.host.addPrelude(cwdGoneNotice(cwd));
           const home = { cols, rows, ...(command ? { command } : {}) };
           id = await api.createTerminal(pane ? { ...home, pane } : home);
         } else {

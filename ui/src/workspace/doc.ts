@@ -10,7 +10,7 @@ import { WORKSPACES_MAX, WORKSPACE_ID_RE, cleanName } from './workspaces';
 
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
-  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[] }
+  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string }
   | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string };
 
 /**
@@ -27,8 +27,10 @@ export interface SavedWorkspace {
 
 /**
  * The saved document, version 2: the workspaces in strip order, the active one, and every
- * pane of every workspace. Terminal entries predate `kind` and may lack it; `kept` lists the
- * earlier terminals of a pane whose sessions still had processes when it restarted. A
+ * pane of every workspace. Terminal entries predate `kind` and may lack it; `restoredFrom`
+ * names the terminal of a restored session whose saved output the pane shows (restore.ts);
+ * `kept` lists the earlier terminals of a pane whose sessions still had processes when it
+ * restarted. A
  * version-1 document (`{version:1, layout, panes, order}`, one wall) reads as one workspace.
  */
 export interface WorkspaceDoc {
@@ -108,6 +110,7 @@ function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
       command: typeof q.command === 'string' ? q.command : null,
       ...(typeof q.handle === 'string' && TERMINAL_HANDLE_RE.test(q.handle) ? { handle: q.handle } : {}),
       ...(Array.isArray(q.kept) ? { kept: q.kept.filter((k): k is string => typeof k === 'string' && TERMINAL_ID_RE.test(k)) } : {}),
+      ...(typeof q.restoredFrom === 'string' && TERMINAL_ID_RE.test(q.restoredFrom) ? { restoredFrom: q.restoredFrom } : {}),
     };
   }
   return panes;

@@ -53,6 +53,8 @@ export interface PaneModel {
   kept?: string[];
   /** what still runs in the `kept` terminals, as last swept */
   keptSurvivors?: Survivor[];
+  /** terminal panes of a restored session: the old terminal whose saved output is shown above the new one's (restore.ts) */
+  restoredFrom?: string;
   /** terminal panes: what the shell's integration reported (protocol §5.3) */
   shell?: ShellState | null;
   /** terminal panes without shell integration: the foreground program while one other than the shell runs */

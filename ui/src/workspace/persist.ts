@@ -8,6 +8,7 @@ import { PANE_VIEWPORT } from '../screencast/viewport';
 import type { SavedPane, WorkspaceDoc } from './doc';
 import { type Workspace, unemptied } from './workspaces';
 import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
+import type { RestorePlan, RestoredTerminal } from './restore';
 
 /** How long the wall must stay unchanged before it is saved, in ms. */
 const SAVE_DEBOUNCE_MS = 300;
@@ -23,8 +24,11 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
       if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
     }
-    else if (p?.terminalId) {
-      panes[id] = { terminalId: p.terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}) };
+    else if (p?.kind === 'terminal' && (p.terminalId ?? p.restoredFrom)) {
+      // A restored pane whose new terminal does not exist yet keeps naming the old one, so a
+      // quit meanwhile saves it again from the old record (protocol §4).
+      const terminalId = (p.terminalId ?? p.restoredFrom)!;
+      panes[id] = { terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}), ...(p.restoredFrom ? { restoredFrom: p.restoredFrom } : {}) };
     }
   }
   const workspaces = s.workspaces.map((w) => {
@@ -45,20 +49,28 @@ export interface RestoredWall {
   order: L.PaneId[];
   /** the smallest pane number (`pN`) not taken by a restored pane */
   nextId: number;
+  /** terminal panes of a restored session (restore.ts) whose new terminal starts from a saved record, by pane */
+  restored: Record<L.PaneId, RestoredTerminal>;
 }
 
 /**
  * The wall of document `doc`, dropping terminal panes whose terminal is not in `known` (the
- * sidecar's terminals now) and the earlier terminals they kept that are gone. A workspace
- * left with nothing on its wall brings back its last minimized pane; one left with no pane
- * at all is dropped (the caller starts a fresh pane when none is left).
+ * sidecar's terminals now) and the earlier terminals they kept that are gone. With `plan` (the
+ * sidecar restored a saved session, restore.ts), a pane whose terminal is gone but which the
+ * session describes stays, without a terminal (in `restored`: a new one starts from the
+ * record), and browser panes lose their dead browser ids and handles; a pane restored earlier
+ * in the sidecar's life (`restoredFrom`; the page reloaded since) shows its saved output again
+ * above its live terminal. A workspace left with nothing on its wall brings back its last
+ * minimized pane; one left with no pane at all is dropped (the caller starts a fresh pane
+ * when none is left).
  */
-export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>): RestoredWall {
+export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: RestorePlan | null = null): RestoredWall {
   const panes: Record<string, PaneModel> = {};
+  const restored: Record<string, RestoredTerminal> = {};
   let nextId = 1;
   const keep = (id: string) => {
     const d = doc.panes[id];
-    return !!d && (d.kind === 'browser' || known.has(d.terminalId));
+    return !!d && (d.kind === 'browser' || known.has(d.terminalId) || !!plan?.has(d.terminalId));
   };
   const workspaces: Workspace[] = [];
   const order: L.PaneId[] = [];
@@ -72,7 +84,8 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>): Resto
     order.push(...mine);
   }
   for (const id of order) {
-    const d = doc.panes[id];
+    const saved = doc.panes[id];
+    const d = plan && saved.kind === 'browser' ? plan.browser(saved) : saved;
     if (d.kind === 'browser') {
       panes[id] = {
         id,
@@ -96,16 +109,22 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>): Resto
         ...(d.origin ? { portOrigin: d.origin } : {}),
       };
     } else {
+      // A terminal gone with the sidecar the session restores: a new one, named by the new sidecar.
+      const record = known.has(d.terminalId) ? null : (plan?.terminal(d.terminalId) ?? null);
+      // A pane restored earlier in this sidecar's life (a reload since): its saved output again.
+      const shown = record ? null : d.restoredFrom && known.has(d.terminalId) ? (plan?.shown(d.restoredFrom) ?? null) : null;
+      if (record ?? shown) restored[id] = (record ?? shown)!;
+      const restoredFrom = record ? d.terminalId : shown ? d.restoredFrom : undefined;
       // A document older than handles: the terminal it shows is the best name there is.
-      const handle = d.handle ?? d.terminalId;
+      const handle = record ? null : (d.handle ?? d.terminalId);
       const kept = (d.kept ?? []).filter((k) => known.has(k));
-      panes[id] = { id, kind: 'terminal', handle, terminalId: d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}) };
+      panes[id] = { id, kind: 'terminal', handle, terminalId: record ? null : d.terminalId, title: d.title, command: d.command, status: 'connecting', exitCode: null, ...(kept.length ? { kept } : {}), ...(restoredFrom ? { restoredFrom } : {}) };
     }
     const n = Number(id.slice(1));
     if (Number.isInteger(n) && n >= nextId) nextId = n + 1;
   }
   const active = workspaces.some((w) => w.id === doc.active) ? doc.active : workspaces[0]?.id ?? '';
-  return { workspaces, active, panes, order, nextId };
+  return { workspaces, active, panes, order, nextId, restored };
 }
 
 /**

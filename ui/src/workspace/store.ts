@@ -33,6 +33,7 @@ import { editorCommand } from '../terminal/pathLinks';
 import { writeClipboard } from '../clipboard';
 import { closeReasons, findOrphans } from './survivors';
 import { byDigit, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { RestorePlan, parseProblem, reportProblem } from './restore';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
@@ -277,7 +278,10 @@ export class WorkspaceStore {
   }
 
   // --- load / save
-  /** Restores the saved wall (dropping panes whose terminal is gone) or starts one terminal. */
+  /**
+   * Restores the saved wall (dropping panes whose terminal is gone, unless the restored
+   * session describes it: restore.ts) or starts one terminal.
+   */
   async init(): Promise<void> {
     const [ws, terms] = await Promise.all([
       api.getWorkspace().catch(() => null),
@@ -285,18 +289,21 @@ export class WorkspaceStore {
     ]);
     const known = new Set(terms.map((t) => t.id));
     const doc = parseDoc(ws?.workspace);
+    // After a sidecar restart: the saved session's panes come back (restore.ts).
+    const plan = RestorePlan.from(ws);
+    if (ws?.revision === 0) reportProblem(parseProblem(ws.problem));
     let panes: Record<string, PaneModel> = {};
     let workspaces = this.snap.workspaces;
     let active = this.snap.active;
     let order: string[] = [];
     if (doc) {
-      const wall = restoreDoc(doc, known);
+      const wall = restoreDoc(doc, known, plan);
       if (wall.workspaces.length) ({ workspaces, active } = wall);
       ({ panes, order } = wall);
       this.nextId = Math.max(this.nextId, wall.nextId);
       for (const id of order) {
         if (panes[id].kind === 'browser') this.browser.create(panes[id]);
-        else this.createRuntime(panes[id]);
+        else this.createRuntime(panes[id], wall.restored[id] ? { restored: wall.restored[id] } : {});
       }
     }
     if (!workspaces.some((w) => w.layout.root)) {

@@ -1,0 +1,163 @@
+// Session restore (DESIGN §14, protocol §4 `GET /api/workspace`): a wall of a terminal that
+// went to /tmp and printed a marker, beside a browser pane on a real upstream; the sidecar is
+// shut down and a new one started on the same state directory → the same layout comes back,
+// the marker above the "restored" divider, a shell in /tmp, the browser pane at its URL. A
+// truncated session file → a fresh wall and a banner naming where the file was moved.
+// Sidecars of their own: the test restarts them.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Page, expect, test } from '@playwright/test';
+import { type Sidecar, startSidecar } from '../sidecar';
+import { Wall, openScreencast, servePages } from './fixtures';
+
+let sidecars: Sidecar[] = [];
+test.afterEach(async () => {
+  // The last first: an earlier one that shares its temp folder removes it.
+  for (const s of sidecars.reverse()) await s.stop();
+  sidecars = [];
+});
+
+async function start(tmp?: string): Promise<Sidecar> {
+  const s = await startSidecar({ name: 'restore', tmp });
+  sidecars.push(s);
+  return s;
+}
+
+async function open(page: Page, s: Sidecar): Promise<Wall> {
+  const { url } = await s.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  return new Wall(page);
+}
+
+test('after a restart the layout, the terminal (cwd and output above the divider) and the browser pane come back', async ({ page }) => {
+  test.setTimeout(120_000);
+  const site = await servePages({ '/page': '<!doctype html><title>restored page</title><h1 id=h>upstream-page-42</h1>' });
+  try {
+    const s1 = await start();
+    let wall = await open(page, s1);
+    await wall.waitOpen(1);
+    const [term] = await wall.paneIds();
+    await wall.click(term);
+    await wall.type('cd /tmp\n');
+    await wall.type('echo RESTORE-MARK-$((6*7))\n');
+    await wall.waitText(term, /^RESTORE-MARK-42$/m);
+    const url = `${site.origin}/page`;
+    const browser = await wall.openBrowserWithPrefix();
+    const input = wall.pane(browser).getByTestId('browser-url-input');
+    await input.fill(url);
+    await input.press('Enter');
+    await expect(page.frameLocator(`[data-pane-id="${browser}"] iframe[data-testid=browser-frame]`).locator('#h')).toHaveText('upstream-page-42');
+    const before = { term: await wall.rect(term), browser: await wall.rect(browser) };
+    expect(before.browser.x).toBeGreaterThan(before.term.x + before.term.width - 1); // split right
+    // The UI has put the wall (debounced): the sidecar holds both panes.
+    await expect
+      .poll(async () => JSON.stringify((await s1.call('GET', '/api/workspace')).workspace ?? null), { timeout: 15_000 })
+      .toContain(url);
+
+    // Quit (the graceful path: POST /api/shutdown saves the session), start again on the same state.
+    await s1.stop({ keep: true });
+    expect(fs.readdirSync(s1.state)).toEqual(['session.json']); // written through a temp file, renamed
+    const oldTerminal = JSON.parse(fs.readFileSync(path.join(s1.state, 'session.json'), 'utf8')).workspace.panes[term].terminalId;
+    const s2 = await start(s1.tmp);
+    wall = await open(page, s2);
+    await wall.waitOpen(2);
+    expect((await wall.paneIds()).sort()).toEqual([term, browser].sort());
+    await expect(wall.pane(term)).toHaveAttribute('data-kind', 'terminal');
+    await expect(wall.pane(browser)).toHaveAttribute('data-kind', 'browser');
+    const after = { term: await wall.rect(term), browser: await wall.rect(browser) };
+    expect(after).toEqual(before);
+
+    // The saved output sits above the divider; the new shell starts in /tmp below it.
+    await wall.waitText(term, /restored \d{4}-\d\d-\d\d \d\d:\d\d/);
+    const text = await wall.text(term);
+    const mark = text.search(/^RESTORE-MARK-42$/m);
+    expect(mark).toBeGreaterThanOrEqual(0);
+    expect(mark).toBeLessThan(text.indexOf('restored '));
+    await wall.click(term);
+    await wall.type('pwd\n');
+    await expect.poll(async () => (await wall.text(term)).slice(text.indexOf('restored ')), { timeout: 10_000 }).toMatch(/^\/tmp$/m);
+    // A new terminal, not the old one: its id is past the restored session's.
+    const info = await s2.call('GET', '/api/terminals');
+    expect(info.terminals.map((t: { id: string }) => t.id)).not.toContain(oldTerminal);
+
+    // A reload of the page: the same terminal, its saved output still above the divider.
+    await expect.poll(async () => JSON.stringify((await s2.call('GET', '/api/workspace')).workspace ?? null), { timeout: 15_000 }).toContain('restoredFrom');
+    await page.reload();
+    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+    await wall.waitOpen(2);
+    await wall.waitText(term, /restored \d{4}-/);
+    const reloaded = await wall.text(term);
+    expect(reloaded.search(/^RESTORE-MARK-42$/m)).toBeLessThan(reloaded.indexOf('restored '));
+    expect(reloaded.slice(reloaded.indexOf('restored '))).toMatch(/^\/tmp$/m);
+
+    // The browser pane is back at its URL, rendering the page.
+    await expect(wall.pane(browser).getByTestId('browser-url')).toContainText(url.replace(/^http:\/\//, ''));
+    await expect(page.frameLocator(`[data-pane-id="${browser}"] iframe[data-testid=browser-frame]`).locator('#h')).toHaveText('upstream-page-42');
+  } finally {
+    await site.close();
+  }
+});
+
+test('a truncated session file: a fresh wall and a banner naming where it was moved', async ({ page }) => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-e2e-restore-'));
+  const state = path.join(tmp, 'state/porthole');
+  fs.mkdirSync(state, { recursive: true });
+  const whole = JSON.stringify({ format: 1, saved_at: 1, workspace: { version: 1, panes: {} }, terminals: {} });
+  fs.writeFileSync(path.join(state, 'session.json'), whole.slice(0, 30));
+  const s = await start(tmp);
+  const wall = await open(page, s);
+  await wall.waitOpen(1);
+  const banner = page.getByTestId('restore-banner');
+  await expect(banner).toBeVisible();
+  await expect(banner).toContainText(path.join(state, 'session.json.corrupt-'));
+  await expect(banner).toContainText('fresh wall');
+  const moved = fs.readdirSync(state).filter((n) => n.startsWith('session.json.corrupt-'));
+  expect(moved).toHaveLength(1);
+  expect(fs.readFileSync(path.join(state, moved[0]), 'utf8')).toBe(whole.slice(0, 30));
+  // The wall works: a command runs in its terminal.
+  const [term] = await wall.paneIds();
+  await wall.click(term);
+  await wall.type('echo fresh-$((1+1))\n');
+  await wall.waitText(term, /^fresh-2$/m);
+  await page.getByTestId('restore-banner-dismiss').click();
+  await expect(banner).toHaveCount(0);
+});
+
+test('a screencast pane comes back as a screencast at its URL and viewport, in a new headless browser', async ({ page }) => {
+  test.setTimeout(150_000);
+  const site = await servePages({ '/sc': '<!doctype html><title>sc page</title><body style="background:#0a0"><h1>screencast-page</h1>' });
+  try {
+    const s1 = await start();
+    let wall = await open(page, s1);
+    await wall.waitOpen(1);
+    const url = `${site.origin}/sc`;
+    const { id, browser } = await openScreencast(wall, url);
+    const doc = async (s: Sidecar) => (await s.call('GET', '/api/workspace')).workspace?.panes?.[id];
+    const before = JSON.stringify((await doc(s1))?.viewport ?? null);
+    await wall.pane(id).getByTestId('browser-display').click();
+    await wall.pane(id).getByTestId('viewport-phone').click();
+    const phone = { width: 390, height: 844, dpr: 3 };
+    await expect.poll(async () => (await s1.call('GET', `/api/browsers/${browser}`)).viewport, { timeout: 15_000 }).toEqual(phone);
+    await expect.poll(async () => JSON.stringify((await doc(s1))?.viewport ?? null), { timeout: 15_000 }).not.toBe(before);
+    const saved = await doc(s1);
+    expect(saved.mode).toBe('screencast');
+
+    await s1.stop({ keep: true });
+    const s2 = await start(s1.tmp);
+    wall = await open(page, s2);
+    await wall.waitOpen(2);
+    const pane = wall.pane(id);
+    await expect(pane).toHaveAttribute('data-mode', 'screencast');
+    await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+    await expect(pane.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+    const now = (await pane.getAttribute('data-browser-id'))!;
+    const info = await s2.call('GET', `/api/browsers/${now}`);
+    expect(info.url).toBe(url);
+    expect(info.viewport).toEqual(phone);
+    await expect.poll(async () => (await doc(s2))?.viewport, { timeout: 15_000 }).toEqual(saved.viewport);
+  } finally {
+    await site.close();
+  }
+});
