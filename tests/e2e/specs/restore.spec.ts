@@ -2,7 +2,8 @@
 // went to /tmp and printed a marker, beside a browser pane on a real upstream; the sidecar is
 // shut down and a new one started on the same state directory → the same layout comes back,
 // the marker above the "restored" divider, a shell in /tmp, the browser pane at its URL. A
-// truncated session file → a fresh wall and a banner naming where the file was moved.
+// truncated session file → a fresh wall and a banner naming where the file was moved. Two
+// named workspaces come back with their terminals in their own cwds, the same one on screen.
 // Sidecars of their own: the test restarts them.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -160,4 +161,59 @@ test('a screencast pane comes back as a screencast at its URL and viewport, in a
   } finally {
     await site.close();
   }
+});
+
+test('two named workspaces come back after a restart, each with its terminal in its own cwd, the same one on screen', async ({ page }) => {
+  test.setTimeout(120_000);
+  const tabs = page.getByTestId('ws-tab');
+  const rename = async (name: string) => {
+    await page.keyboard.press('Control+b');
+    await page.keyboard.press(',');
+    const field = page.getByTestId('ws-rename');
+    await expect(field).toBeFocused();
+    await field.fill(name);
+    await field.press('Enter');
+  };
+  const s1 = await start();
+  let wall = await open(page, s1);
+  await wall.waitOpen(1);
+  const [first] = await wall.paneIds();
+  await wall.click(first);
+  await wall.type('cd /tmp\n');
+  await rename('server');
+  await wall.waitKeyboardFocus();
+  await wall.prefix('c');
+  await expect(tabs).toHaveCount(2);
+  await wall.waitOpen(1);
+  const second = (await wall.visiblePanes().evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.paneId!)))[0];
+  await wall.type('cd /usr\n');
+  await wall.type('echo SECOND-$((2*3))\n');
+  await wall.waitText(second, /^SECOND-6$/m);
+  await rename('tests');
+  await expect
+    .poll(async () => (await s1.call('GET', '/api/workspace')).workspace?.workspaces?.map((w: { name: string }) => w.name), { timeout: 15_000 })
+    .toEqual(['server', 'tests']);
+
+  await s1.stop({ keep: true });
+  const s2 = await start(s1.tmp);
+  wall = await open(page, s2);
+  await expect(tabs).toHaveCount(2);
+  await expect(tabs.nth(0).getByTestId('ws-name')).toHaveText('server');
+  await expect(tabs.nth(1).getByTestId('ws-name')).toHaveText('tests');
+  // The one on screen at the quit is on screen again, with its saved output.
+  await expect(tabs.nth(1)).toHaveAttribute('data-active', 'true');
+  await wall.waitOpen(1);
+  await wall.waitText(second, /restored \d{4}-/);
+  expect(await wall.text(second)).toMatch(/^SECOND-6$/m);
+  await wall.click(second);
+  await wall.type('pwd\n');
+  await expect.poll(async () => (await wall.text(second)).split('restored ').pop()).toMatch(/^\/usr$/m);
+  // The other workspace's terminal came back in its own cwd.
+  await tabs.nth(0).click();
+  await expect(tabs.nth(0)).toHaveAttribute('data-active', 'true');
+  await wall.waitOpen(1);
+  await expect(wall.pane(first)).toHaveAttribute('data-visible', 'true');
+  await wall.click(first);
+  await wall.type('pwd\n');
+  await expect.poll(async () => (await wall.text(first)).split('restored ').pop()).toMatch(/^\/tmp$/m);
 });
