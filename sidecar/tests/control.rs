@@ -6,34 +6,14 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::control::{control, run_in, shell};
 use common::window::TestWindow;
 use common::{Sidecar, HANG};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// A sidecar whose default shell is a login bash (what a user on Debian gets).
 fn bash_sidecar() -> Sidecar {
     Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")])
-}
-
-/// Creates a terminal with the default (login) shell and returns its id.
-async fn shell(sc: &Sidecar) -> String {
-    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols": 120, "rows": 40}))).await;
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
-async fn control(sc: &Sidecar, verb: &str, body: Value) -> common::Resp {
-    sc.req("POST", &format!("/api/control/{verb}"), Some(&body)).await
-}
-
-/// Types `line` into terminal `t` and waits until its screen shows a line matching `until`.
-async fn run_in(sc: &Sidecar, t: &str, line: &str, until: &str) -> String {
-    let r = control(sc, "send", json!({"target": t, "text": line, "keys": ["enter"]})).await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let r = control(sc, "wait", json!({"target": t, "until": "text", "regex": until, "timeout_ms": 45000})).await;
-    let screen = control(sc, "read", json!({"target": t, "scrollback": 200})).await.json();
-    assert_eq!(r.status, 200, "waiting for {until:?} in {t}: {}\nscreen: {screen:#}", String::from_utf8_lossy(&r.body));
-    screen["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,30 +4,10 @@
 
 mod common;
 
+use common::control::{run_in, shell};
 use common::window::TestWindow;
 use common::{temp_dir, Sidecar};
 use serde_json::{json, Value};
-
-async fn shell(sc: &Sidecar) -> String {
-    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols": 120, "rows": 40}))).await;
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
-async fn control(sc: &Sidecar, verb: &str, body: Value) -> common::Resp {
-    sc.req("POST", &format!("/api/control/{verb}"), Some(&body)).await
-}
-
-/// Types `line` into terminal `t` and waits until its screen shows a line matching `until`;
-/// returns the screen with its history.
-async fn run_in(sc: &Sidecar, t: &str, line: &str, until: &str) -> String {
-    let r = control(sc, "send", json!({"target": t, "text": line, "keys": ["enter"]})).await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let r = control(sc, "wait", json!({"target": t, "until": "text", "regex": until, "timeout_ms": 90000})).await;
-    let screen = control(sc, "read", json!({"target": t, "scrollback": 400})).await.json();
-    assert_eq!(r.status, 200, "waiting for {until:?} in {t}: {}\nscreen: {screen:#}", String::from_utf8_lossy(&r.body));
-    screen["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
-}
 
 /// The lines after the last one starting with `marker` (the output of the command that printed it).
 fn after<'a>(screen: &'a str, marker: &str) -> Vec<&'a str> {

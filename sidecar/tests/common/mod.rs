@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod control;
 pub mod window;
 
 use std::io::{BufRead, BufReader};
