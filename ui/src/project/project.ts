@@ -6,6 +6,8 @@
 // start and passes the human's answer on (`POST /api/project/trust`). Pure apart from the
 // `api` calls it is handed.
 
+import { loopbackTarget } from '../ports/ports';
+
 /** One terminal pane a layout starts. */
 export interface PlannedPane {
   command: string[];
@@ -250,16 +252,7 @@ export function parsePresets(v: unknown): Preset[] | null {
   });
 }
 
-/** The loopback port a browser pane's URL shows (`localhost`, `127.0.0.1`, `[::1]`), else null. */
+/** The loopback port a browser pane's URL shows (any loopback host, as `loopbackTarget`), else null. */
 export function loopbackPort(url: string): number | null {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return null;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-  const loop = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]' || u.hostname.endsWith('.localhost');
-  if (!loop) return null;
-  return u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  return loopbackTarget(url)?.port ?? null;
 }
