@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { keyHint } from '../keys/hints';
 import { useKeymap } from './useKeymap';
 import { leaves } from '../layout/engine';
@@ -22,6 +22,15 @@ interface Item {
   keys?: string | null;
   disabled?: boolean;
   run: () => void;
+}
+
+/** One menu row running `item` (the mouse-down keeps the focus where it is). */
+function ItemButton({ item, run, children }: { item: Item; run: (item: Item) => void; children: ReactNode }) {
+  return (
+    <button role="menuitem" className="menu-item" data-testid={`menu-${item.id}`} disabled={item.disabled} onMouseDown={(e) => e.preventDefault()} onClick={() => run(item)}>
+      {children}
+    </button>
+  );
 }
 
 type Scan = { kind: 'scanning' } | { kind: 'ok'; rows: PortRow[] } | { kind: 'error'; message: string };
@@ -307,18 +316,10 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (
-            <button
-              key={item.id}
-              role="menuitem"
-              className="menu-item"
-              data-testid={`menu-${item.id}`}
-              disabled={item.disabled}
-              onMouseDown={(e) => e.preventDefault()}
-              onClick={() => runItem(item)}
-            >
+            <ItemButton key={item.id} item={item} run={runItem}>
               <span>{item.label}</span>
               {item.keys && <kbd className="menu-keys">{item.keys}</kbd>}
-            </button>
+            </ItemButton>
           ))}
           {i === groups.length - 2 && (
             <>
@@ -337,17 +338,9 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
               {moving && (
                 <div className="menu-sub" role="menu" aria-label="Move to workspace" data-testid="menu-move-list">
                   {destinations.map((item) => (
-                    <button
-                      key={item.id}
-                      role="menuitem"
-                      className="menu-item"
-                      data-testid={`menu-${item.id}`}
-                      disabled={item.disabled}
-                      onMouseDown={(e) => e.preventDefault()}
-                      onClick={() => runItem(item)}
-                    >
+                    <ItemButton key={item.id} item={item} run={runItem}>
                       <span className="menu-sub-label">{item.label}</span>
-                    </button>
+                    </ItemButton>
                   ))}
                 </div>
               )}
