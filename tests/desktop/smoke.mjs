@@ -13,7 +13,7 @@
 // `xdg-open` first on PATH) while the opener's scope refuses non-loopback URLs (shown in
 // the menu with the opener's message) and other origins, a browser pane shows a loopback page through the proxy in an iframe, closing the window while a program runs asks
 // first (and "cancel" keeps everything), and closing it when idle quits and leaves no
-// porthole, sidecar or shell process; a sidecar killed under a running app turns the
+// porthole, sidecar or shell process and saved the session (XDG_STATE_HOME); a sidecar killed under a running app turns the
 // window into a page that says so, and takes its shells with it; and nothing was written
 // to HOME outside the XDG dirs.
 //
@@ -224,6 +224,7 @@ async function main() {
     XDG_CONFIG_HOME: path.join(tmp, "config"),
     XDG_DATA_HOME: path.join(tmp, "data"),
     XDG_CACHE_HOME: path.join(tmp, "cache"),
+    XDG_STATE_HOME: path.join(tmp, "state"),
     XDG_RUNTIME_DIR: path.join(tmp, "runtime"),
     SHELL: "/bin/bash",
     DISPLAY: `:${display}`,
@@ -399,7 +400,7 @@ async function main() {
     fs.writeFileSync(SHOT, Buffer.from(png, "base64"));
     log("screenshot:", SHOT);
 
-    // 4c. "Open in system browser": a server in the terminal, the context menu (Ctrl-b p)
+    // 4c. "Open in system browser": a server in the terminal, the context menu (Ctrl-b >)
     //     lists its port, and the action hands the port's URL to the OS opener.
     const keys = (actions) => wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions }] })
       .then(() => wd.call("DELETE", `${s}/actions`).catch(() => {}));
@@ -415,9 +416,9 @@ async function main() {
       const re = new RegExp(`Serving HTTP on ${bind.replaceAll(".", "\\.")} port (\\d+)`);
       return waitFor(`the terminal's http.server on ${bind} to listen`, OUTPUT_TIMEOUT_MS, async () => re.exec(await exec(readScreen))?.[1]);
     };
-    /** Ctrl-b p, then the row of `port`, then "Open in system browser". */
+    /** Ctrl-b >, then the row of `port`, then "Open in system browser". */
     const openInSystemBrowser = async (port) => {
-      await keys([...chord("\uE009", "b"), { type: "keyDown", value: "p" }, { type: "keyUp", value: "p" }]);
+      await keys([...chord("\uE009", "b"), { type: "keyDown", value: ">" }, { type: "keyUp", value: ">" }]);
       const row = await waitFor(`port ${port} in the context menu`, 10_000, () =>
         findElement(`[data-testid=context-menu] [data-testid=port-row][data-port="${port}"]`));
       await wd.call("POST", `${s}/element/${row}/click`, {});
@@ -555,6 +556,11 @@ async function main() {
       throw new Error(`processes left after quit: ${left.map((p) => `${p.pid}(${p.comm})`).join(" ")}`);
     }
     log("quit left no porthole, sidecar or shell process");
+    // The quit went through the sidecar's graceful shutdown, which saves the session.
+    const saved = path.join(tmp, "state/porthole/session.json");
+    const doc = fs.existsSync(saved) ? JSON.parse(fs.readFileSync(saved, "utf8")) : null;
+    if (!doc?.workspace) throw new Error(`quitting saved no session at ${saved}: ${JSON.stringify(doc)?.slice(0, 200)}`);
+    log("the quit saved the session:", Object.keys(doc.terminals ?? {}).length, "terminal record(s)");
     await wd.call("DELETE", `${s}`).catch(() => {});
     session = null;
 
