@@ -444,6 +444,9 @@ async fn run_page(
     // The viewport the last frame was shown at: a frame at a new one (even an echo, dropped
     // below) arms one crisp capture, or a static page would keep showing the old size.
     let mut shown_vp = browser.last_measured();
+    // The viewport measured when the capture in flight began: a capture that straddles a
+    // viewport change may hold the old size, so it is not sent as the new one.
+    let mut capture_vp = shown_vp;
     loop {
         let quiet = quiet_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         tokio::select! {
@@ -491,6 +494,7 @@ async fn run_page(
             _ = tokio::time::sleep_until(quiet), if quiet_at.is_some() && capture.is_none() => {
                 quiet_at = None;
                 order.capture_begins();
+                capture_vp = browser.last_measured();
                 let p = page.clone();
                 let b = browser.clone();
                 capture = Some(Box::pin(async move {
@@ -513,8 +517,12 @@ async fn run_page(
                     quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
                     continue;
                 }
+                let vp = browser.last_measured();
+                if vp != capture_vp {
+                    quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                    continue;
+                }
                 if let Some(jpeg) = r {
-                    let vp = browser.last_measured();
                     let (w, h, dpr) = vp.map(|v| (v.width, v.height, v.dpr)).unwrap_or((0, 0, 1.0));
                     let next = frame_id.wrapping_add(1);
                     if out.frame(msg::frame(next, w, h, dpr, true, &jpeg)) {
@@ -547,9 +555,15 @@ async fn run_page(
                 if url != start_url || s.crashed != start_crashed {
                     return false;
                 }
-                if s.viewport != browser.last_measured() {
-                    // A viewport change is a repaint.
-                    quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                // A viewport change is a repaint, and the view must get a frame at the new
+                // size even when every frame Chromium sends for it is dropped (a capture's
+                // echo) or none comes (a static page): a crisp capture once things are quiet.
+                let vp = browser.last_measured();
+                if vp != shown_vp {
+                    shown_vp = vp;
+                    if capture.is_none() {
+                        quiet_at = Some(Instant::now() + Duration::from_millis(CRISP_QUIET_MS));
+                    }
                 }
             }
         }
