@@ -375,10 +375,16 @@ async fn an_exited_terminal_lists_its_survivors_until_deleted() {
     let sc = Sidecar::start(&[]);
     // As after `nohup python3 -m http.server &` and `exit`: the shell exits, a process that
     // ignores SIGHUP keeps running in its session (it creates `ready` once its trap is set).
-    let script = "(trap '' HUP; : > ready; exec sleep 1000) & echo HOLDER=$!; \
-                  while [ ! -e ready ]; do sleep 0.05; done; exit 0";
-    let id = sc.spawn(&["sh", "-c", script]).await;
+    // The shell waits for `go` from the test, so it is surely alive when first asked.
+    let dir = temp_dir("survivors");
+    let d = dir.to_string_lossy();
+    let script = format!(
+        "(trap '' HUP; : > '{d}/ready'; exec sleep 1000) & echo HOLDER=$!; \
+         while [ ! -e '{d}/ready' ] || [ ! -e '{d}/go' ]; do sleep 0.05; done; exit 0"
+    );
+    let id = sc.spawn(&["sh", "-c", &script]).await;
     assert_eq!(sc.terminal(&id).await["survivors"], json!([]), "none while the child lives");
+    std::fs::write(dir.join("go"), "").unwrap();
     let mut ws = sc.ws(&id).await;
     let mut seen = Seen::default();
     read_until(&mut ws, &mut seen, true, |s| s.exit.is_some()).await;
