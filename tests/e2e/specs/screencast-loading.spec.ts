@@ -7,7 +7,8 @@ import { api, expect, openScreencast, pageTitle, pointOf, test } from './fixture
 
 const page = (title: string, extra = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body style="margin:0;height:100vh;background:#fff"><h1>${title}</h1>${extra}</body></html>`;
-const ASKS = `<script>addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });</script>`;
+const ASKS = `<script>addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });
+addEventListener('click', () => { document.title = 'asks, clicked'; });</script>`;
 
 let server: http.Server;
 let origin = '';
@@ -82,7 +83,7 @@ test('after Stay on a beforeunload the address shows the page, not the refused t
   await expect(url).toHaveText(/\/asks$/);
   await expect(url).toHaveAttribute('data-loading', 'false');
   await expect(pane.getByTestId('browser-progress')).toBeHidden();
-  expect(await pageTitle(browser)).toBe('asks');
+  expect(await pageTitle(browser)).toMatch(/^asks/);
 });
 
 test('closing the pane runs the page’s beforeunload: Stay keeps it, Leave closes it (✕ and Ctrl-b x)', async ({ wall, page }) => {
@@ -92,6 +93,8 @@ test('closing the pane runs the page’s beforeunload: Stay keeps it, Leave clos
   await expect.poll(() => pageTitle(browser)).toBe('asks');
   const p = await pointOf(page, id, 300, 300);
   await page.mouse.click(p.x, p.y);
+  // The gesture has landed (a close racing a queued click is a known gap: session 6's note).
+  await expect.poll(() => pageTitle(browser)).toBe('asks, clicked');
   const dialog = pane.getByTestId('page-dialog');
   await pane.getByTestId('pane-close').click();
   await expect(dialog).toHaveAttribute('data-kind', 'beforeunload', { timeout: 15_000 });
@@ -99,7 +102,7 @@ test('closing the pane runs the page’s beforeunload: Stay keeps it, Leave clos
   await expect(dialog).toBeHidden();
   // Stayed: the pane and its page are as they were.
   await expect(pane).toBeVisible();
-  expect(await pageTitle(browser)).toBe('asks');
+  expect(await pageTitle(browser)).toMatch(/^asks/);
   // The prefix close asks again; Leave closes the pane and its browser.
   await page.mouse.click(p.x, p.y);
   await page.keyboard.press('Control+b');
