@@ -5,7 +5,6 @@
 //! cannot reach), so an agent in a pane can never trust a file itself. A file whose bytes
 //! changed has another hash and is untrusted again.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -92,17 +91,11 @@ fn read(file: &Path) -> Vec<Entry> {
     }
 }
 
-/// Writes `v` as JSON to a temporary file beside `file`, syncs it, and renames it over `file`.
+/// Writes `v` as JSON over `file` through the state directory's atomic writer
+/// ([`crate::session::write_atomic`]: temp file, fsync, rename, mode 0600).
 fn write_atomically(file: &Path, v: &Stored) -> std::io::Result<()> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(v).map_err(std::io::Error::other)?;
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(&text)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, file)
+    crate::session::write_atomic(file, &text)
 }
 
 #[cfg(test)]

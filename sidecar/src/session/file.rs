@@ -86,8 +86,8 @@ pub(super) fn temp_path(file: &Path) -> PathBuf {
 /// missing, the bytes go to [`temp_path`] (mode 0600: scrollback can hold secrets), are
 /// fsynced, renamed over `file`, and the directory is fsynced so the rename itself is
 /// durable. On error the temp file is removed and `file` is untouched.
-pub(super) fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = file.parent().ok_or_else(|| std::io::Error::other("session file has no directory"))?;
+pub(crate) fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = file.parent().ok_or_else(|| std::io::Error::other("a state file needs a directory"))?;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let tmp = temp_path(file);
     let written = (|| {

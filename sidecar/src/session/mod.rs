@@ -16,6 +16,9 @@
 mod capture;
 mod file;
 
+/// The one atomic writer of the state directory's files (the session, the project trust store).
+pub(crate) use file::write_atomic;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
