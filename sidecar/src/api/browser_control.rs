@@ -89,7 +89,13 @@ pub async fn open_browser(
     loop {
         let (state, _) = st.control.windows.state();
         let id = state.by_handle(h).and_then(|p| p.browser.clone());
-        if id.and_then(|id| st.browsers.get(&id)).is_some_and(|b| b.active_page().is_ok()) {
+        if let Some(b) = id.and_then(|id| st.browsers.get(&id)).filter(|b| b.active_page().is_ok()) {
+            // The next verb (a snapshot, most often) must see the page, not the blank tab
+            // before it: wait for its first load too, within the same bound; a page that
+            // loads slower is answered as it is (its own `wait --load` is the agent's).
+            while !first_page_loaded(&b).await && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             return Ok(out);
         }
         if tokio::time::Instant::now() >= deadline {
@@ -101,6 +107,18 @@ pub async fn open_browser(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// True once browser `b`'s active tab shows a page (not the blank tab), is not loading, and
+/// its document is `complete`.
+async fn first_page_loaded(b: &BrowserRef) -> bool {
+    let view = b.subscribe().borrow().clone();
+    let url = view.tabs.iter().find(|t| Some(&t.id) == view.active.as_ref()).map(|t| t.url.clone()).unwrap_or_default();
+    if view.loading || url.is_empty() || url == "about:blank" {
+        return false;
+    }
+    let Ok(page) = b.active_page() else { return false };
+    crate::browser::eval_in(&page, "document.readyState".into()).await.ok() == Some(json!("complete"))
 }
 
 /// Body of `POST /api/control/browser/snapshot`.
