@@ -317,3 +317,52 @@ async fn unload_runs_beforeunload_stay_keeps_the_tab_leave_closes_it() {
     assert_eq!(unload().await, json!({"closed": true}));
     delete(sc, &id).await;
 }
+
+/// Runs `fut` while reading the socket, as a view does (a view that stops reading holds the
+/// sidecar's writes, and with them its reads); returns its output and the text messages read.
+async fn reading<T>(ws: &mut ViewWs, fut: impl std::future::Future<Output = T>) -> (T, Vec<Value>) {
+    tokio::pin!(fut);
+    let mut seen = Vec::new();
+    loop {
+        tokio::select! {
+            out = &mut fut => return (out, seen),
+            m = ws.next() => match m {
+                Some(Ok(Message::Text(t))) => seen.push(serde_json::from_str(t.as_str()).unwrap()),
+                Some(Ok(_)) => {}
+                other => panic!("socket ended: {other:?}"),
+            },
+        }
+    }
+}
+
+/// Closing right after the click that arms `beforeunload` still asks when the view closes as
+/// the UI does, behind a `flush` barrier: that click may still wait behind a crisp capture
+/// (input waits on the capture's device-metrics emulation), or even on the socket, when the
+/// close comes over HTTP; `Page.close` before it lands finds no user activation.
+#[tokio::test]
+async fn a_close_behind_a_flush_comes_after_the_arming_click_and_asks() {
+    let sc = sidecar();
+    for round in 0..4u32 {
+        let id = create_at(sc, &format!("{}/asks", server()), fixed(800, 600, 2.0)).await;
+        let mut ws = view(sc, &id).await;
+        until_title(sc, &id, |t| t == "asks").await;
+        until_crisp(&mut ws).await;
+        // A crisp capture now, the click behind it, and the barrier behind the click.
+        send(&mut ws, json!({"type":"repaint"})).await;
+        for ev in ["down", "up"] {
+            send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
+        }
+        send(&mut ws, json!({"type":"flush","id":round})).await;
+        until_json(&mut ws, "flushed", |v| v["type"] == "flushed" && v["id"] == round).await;
+        let unload = || async { sc.req("POST", &format!("/api/browsers/{id}/unload"), None).await.json() };
+        let (closed, seen) = reading(&mut ws, unload()).await;
+        assert_eq!(closed, json!({"closed": false}), "round {round}: closed without asking");
+        let asks = |v: &Value| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload";
+        if !seen.iter().any(asks) {
+            until_json(&mut ws, "beforeunload", asks).await;
+        }
+        send(&mut ws, json!({"type":"dialog","accept":true})).await;
+        assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
+        delete(sc, &id).await;
+    }
+}

@@ -190,6 +190,11 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
                     out.text(msg::sync(crate::browser::SyncState::Off));
                 }
             }
+            // A barrier goes behind the inputs already queued, whatever the page's state
+            // (with nothing to dispatch it is answered at once).
+            Ok(Inbound::Flush(id)) => {
+                waiting = inputs.push(Inbound::Flush(id));
+            }
             // The popped-out window takes the user's input itself: a view's is ignored.
             Ok(_) if browser.popped_out() => {}
             // Input to a crashed page is dropped as it arrives, not when the worker reaches
@@ -657,6 +662,11 @@ async fn input_worker(browser: BrowserRef, out: Outbox, inputs: Arc<InputQueue>,
                 continue;
             }
         };
+        // Every input before the barrier has been dispatched (or dropped): say so.
+        if let Inbound::Flush(id) = input {
+            out.text(msg::flushed(id));
+            continue;
+        }
         // A JavaScript dialog is modal: the page takes no input until it is answered (a
         // dispatch would only wait out the CDP bound and fail). Inputs wait for it, in order.
         if state.wait_for(|s| !dialog_blocks_active(s)).await.is_err() {
@@ -763,7 +773,7 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
                 out.text(msg::clipboard(v.as_str().unwrap_or("")));
             }
         }
-        Inbound::Dialog { .. } | Inbound::Sync(_) | Inbound::Repaint => {}
+        Inbound::Dialog { .. } | Inbound::Sync(_) | Inbound::Repaint | Inbound::Flush(_) => {}
     }
     Ok(())
 }

@@ -55,6 +55,9 @@ enum Wire {
         dpr: f64,
     },
     Repaint {},
+    Flush {
+        id: u32,
+    },
     PopupChoice {
         index: i64,
     },
@@ -175,6 +178,9 @@ pub enum Inbound {
     Sync(Viewport),
     /// Send a fresh capture.
     Repaint,
+    /// Answer `flushed` with this id once every input this view sent before it has been
+    /// dispatched (a barrier: the view closes a pane only after its last click landed).
+    Flush(u32),
     /// The option index picked from the last reported `<select>` popup.
     PopupChoice(usize),
     /// The value picked for the last reported picker input (checked against its type by
@@ -212,6 +218,7 @@ impl Inbound {
             // The view's own zoom and a look at what is under a point change nothing in the page.
             Inbound::Sync(_)
             | Inbound::Repaint
+            | Inbound::Flush(_)
             | Inbound::Dialog { .. }
             | Inbound::Zoom(_)
             | Inbound::Inspect { .. } => false,
@@ -270,6 +277,7 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
         }
         Wire::Sync { width, height, dpr } => Inbound::Sync(Viewport::checked(width, height, dpr)?),
         Wire::Repaint {} => Inbound::Repaint,
+        Wire::Flush { id } => Inbound::Flush(id),
         Wire::PopupChoice { index } => {
             if !(0..=100_000).contains(&index) {
                 return Err(format!("index must be in 0..=100000, got {index}"));
@@ -344,6 +352,11 @@ pub fn file_chooser(c: Option<&FileChooser>) -> String {
 /// `{"type":"downloads","downloads":[…]}`.
 pub fn downloads(d: &[Download]) -> String {
     json!({"type": "downloads", "downloads": d}).to_string()
+}
+
+/// `{"type":"flushed","id":…}`: every input sent before `flush` `id` has been dispatched.
+pub fn flushed(id: u32) -> String {
+    json!({"type": "flushed", "id": id}).to_string()
 }
 
 /// `{"type":"zoom","factor":…}`.
@@ -429,6 +442,9 @@ mod tests {
         );
         assert_eq!(parse(r#"{"type":"edit","op":"selectAll"}"#), Ok(Inbound::Edit(EditOp::SelectAll)));
         assert_eq!(parse(r#"{"type":"zoom","factor":1.25}"#), Ok(Inbound::Zoom(1.25)));
+        assert_eq!(parse(r#"{"type":"flush","id":7}"#), Ok(Inbound::Flush(7)));
+        assert!(parse(r#"{"type":"flush","id":-1}"#).is_err());
+        assert!(!human(r#"{"type":"flush","id":1}"#));
         assert_eq!(parse(r#"{"type":"inspect","x":1,"y":2}"#), Ok(Inbound::Inspect { x: 1.0, y: 2.0 }));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
     }

@@ -277,6 +277,8 @@ export type ViewerOut =
   | { type: 'file_chooser'; chooser: FileChooser | null }
   | { type: 'downloads'; downloads: Download[] }
   | { type: 'zoom'; factor: number }
+  /** the answer to `flush` `id`: every input sent before it has been dispatched */
+  | { type: 'flushed'; id: number }
   | { type: 'inspect'; x: number; y: number; link: string | null; image: { x: number; y: number; width: number; height: number } | null }
   | { type: 'scroll'; x: number; y: number; width: number; height: number; view_width: number; view_height: number }
   | { type: 'clipboard'; text: string }

@@ -36,6 +36,8 @@ export const PARK_AFTER_MS = 1000;
 /** Frame decodes running at once (`LatestOnlyQueue` depth): two keep the decoder busy while a
  * result travels back to the page, which one at a time cannot. */
 const DECODE_DEPTH = 2;
+/** How long closing waits for the input already sent to reach the page, in ms. */
+const UNLOAD_SETTLE_MS = 3000;
 
 /** The screencast's state as the pane's React view reads it (high-rate facts live on DOM attributes). */
 export interface ScreencastState {
@@ -500,6 +502,10 @@ export class ScreencastRuntime {
   async unload(): Promise<boolean> {
     const id = this.browserId;
     if (!id || this.disposed || this.poppedOut) return true;
+    // The human's last click may still be on its way (on the socket, or queued behind a
+    // crisp capture): it goes first, as it was given first; it is also what lets the page's
+    // beforeunload ask. The close itself goes over HTTP and could overtake it.
+    await this.session.settleInput(UNLOAD_SETTLE_MS);
     for (;;) {
       let r: { closed: boolean };
       const answered = this.unloadAnswers;

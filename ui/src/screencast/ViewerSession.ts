@@ -51,6 +51,9 @@ export class ViewerSession {
   /** input not yet handed to a socket, in order (kept across reconnects) */
   private readonly held: object[] = [];
   private heldTimer: ReturnType<typeof setTimeout> | null = null;
+  /** `flush` barriers sent and not answered yet, by id */
+  private readonly flushes = new Map<number, () => void>();
+  private flushId = 0;
 
   constructor(
     /** asks for a fresh viewer grant: resolves to the socket URL */
@@ -98,6 +101,31 @@ export class ViewerSession {
     if (this.disposed) return;
     queueInput(this.held, msg);
     this.flushInput();
+  }
+
+  /**
+   * Resolves true once every input sent before this call has been dispatched to the page
+   * (a `flush` barrier sent behind them, answered by `flushed`; protocol §8.4), false after
+   * `timeoutMs` without that answer (a page that takes no input, a socket that dropped).
+   * True at once when no socket is open and no input is held: nothing sent can still land
+   * (a closed socket's queued inputs end with it).
+   */
+  settleInput(timeoutMs: number): Promise<boolean> {
+    if (this.disposed) return Promise.resolve(false);
+    if (!this.open && this.held.length === 0) return Promise.resolve(true);
+    const id = (this.flushId = (this.flushId + 1) % 2 ** 32);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.flushes.delete(id);
+        resolve(false);
+      }, timeoutMs);
+      this.flushes.set(id, () => {
+        clearTimeout(timer);
+        this.flushes.delete(id);
+        resolve(true);
+      });
+      this.sendInput({ type: 'flush', id });
+    });
   }
 
   /** input held back now (for tests and the pane's state) */
@@ -151,11 +179,14 @@ export class ViewerSession {
       if (this.ws !== ws) return;
       if (e.data instanceof ArrayBuffer) this.events.onFrame(e.data);
       else if (typeof e.data === 'string') {
+        let m: ViewerOut;
         try {
-          this.events.onMessage(JSON.parse(e.data) as ViewerOut);
+          m = JSON.parse(e.data) as ViewerOut;
         } catch {
-          /* not JSON: ignore */
+          return; // not JSON: ignore
         }
+        if (m.type === 'flushed') this.flushes.get(m.id)?.();
+        else this.events.onMessage(m);
       }
     };
     ws.onclose = (e) => {
