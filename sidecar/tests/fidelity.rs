@@ -305,16 +305,26 @@ async fn unload_runs_beforeunload_stay_keeps_the_tab_leave_closes_it() {
         send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
     }
     until_crisp(&mut ws).await;
+    // As the UI closes: behind a flush, reading the socket all along.
+    send(&mut ws, json!({"type":"flush","id":1})).await;
+    until_json(&mut ws, "flushed", |v| v["type"] == "flushed").await;
     let unload = || async { sc.req("POST", &format!("/api/browsers/{id}/unload"), None).await.json() };
-    assert_eq!(unload().await, json!({"closed": false}));
-    until_json(&mut ws, "beforeunload", |v| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload").await;
+    let asks = |v: &Value| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload";
+    let (closed, seen) = reading(&mut ws, unload()).await;
+    assert_eq!(closed, json!({"closed": false}));
+    if !seen.iter().any(asks) {
+        until_json(&mut ws, "beforeunload", asks).await;
+    }
     send(&mut ws, json!({"type":"dialog","accept":false})).await;
     until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
     assert_eq!(info(sc, &id).await["tabs"].as_array().unwrap().len(), 1, "Stay keeps the tab");
-    assert_eq!(unload().await, json!({"closed": false}));
-    until_json(&mut ws, "beforeunload", |v| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload").await;
+    let (closed, seen) = reading(&mut ws, unload()).await;
+    assert_eq!(closed, json!({"closed": false}));
+    if !seen.iter().any(asks) {
+        until_json(&mut ws, "beforeunload", asks).await;
+    }
     send(&mut ws, json!({"type":"dialog","accept":true})).await;
-    assert_eq!(unload().await, json!({"closed": true}));
+    assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
     delete(sc, &id).await;
 }
 
@@ -363,6 +373,39 @@ async fn a_close_behind_a_flush_comes_after_the_arming_click_and_asks() {
         }
         send(&mut ws, json!({"type":"dialog","accept":true})).await;
         assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
+        delete(sc, &id).await;
+    }
+}
+
+/// A renderer that dies while a crisp capture holds its device metrics at the capture's own
+/// scale: after Reload, clicks still land where they were aimed (DPR 2).
+#[tokio::test]
+async fn a_renderer_killed_during_a_capture_comes_back_with_its_own_metrics() {
+    let sc = sidecar();
+    for round in 0..4 {
+        let id = create_at(sc, &format!("{}/clicks", server()), fixed(800, 600, 2.0)).await;
+        let mut ws = view(sc, &id).await;
+        until_title(sc, &id, |t| t == "clicks").await;
+        until_crisp(&mut ws).await;
+        let pid = info(sc, &id).await["pid"].as_u64().expect("pid") as u32;
+        let victims = renderers(pid);
+        assert!(!victims.is_empty(), "no renderer process under {pid}");
+        // A crisp capture now; the renderer dies while it runs.
+        send(&mut ws, json!({"type":"repaint"})).await;
+        tokio::time::sleep(Duration::from_millis(5 * round)).await;
+        for p in victims {
+            let _ = std::process::Command::new("kill").args(["-9", &p.to_string()]).status();
+        }
+        until_json(&mut ws, "crashed", |v| v["type"] == "status" && v["crashed"] == true).await;
+        let r = sc.req("POST", &format!("/api/browsers/{id}/reload"), None).await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        until_json(&mut ws, "not crashed", |v| v["type"] == "status" && v["crashed"] == false).await;
+        until_title(sc, &id, |t| t == "clicks").await;
+        for ev in ["down", "up"] {
+            send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
+        }
+        let title = until_title(sc, &id, |t| t != "clicks").await;
+        assert_eq!(title, "400,300", "round {round}: the click after Reload landed elsewhere");
         delete(sc, &id).await;
     }
 }

@@ -395,11 +395,14 @@ impl BrowserRef {
         }
         .ok_or_else(|| BrowserError::Cdp("Page.navigate: no DevTools endpoint known".into()))?;
         let target = page.target_id().as_ref().to_string();
-        self.loading_again(&target);
+        let was_crashed = self.loading_again(&target);
         self.set_loading(&target, Some(Some(url.clone())));
         // Not page.execute: chromiumoxide would answer only after the load (see navigate.rs).
         let call = super::navigate::navigate(&devtools, &target, &url);
         let r = self.unless_held(&page, bounded("Page.navigate", call)).await?;
+        if was_crashed {
+            self.recovered(&page).await;
+        }
         if let Some(e) = r.flatten() {
             tracing::debug!("navigation error page: {e}");
         }
@@ -445,10 +448,22 @@ impl BrowserRef {
     }
 
     /// Tab `tab` is made to load a page: a crashed renderer is replaced by a new one, so the
-    /// tab is no longer reported crashed.
-    fn loading_again(&self, tab: &str) {
-        if self.shared().crashed.remove(tab) {
+    /// tab is no longer reported crashed. Returns true when it was (see [`Self::recovered`]).
+    fn loading_again(&self, tab: &str) -> bool {
+        let was = self.shared().crashed.remove(tab);
+        if was {
             self.publish();
+        }
+        was
+    }
+
+    /// After a crashed tab was made to load again: writes its device metrics anew. A renderer
+    /// that died during a `Page.captureScreenshot` never got the capture's restore, so the
+    /// new one would start at the capture's scale, and input be mapped through it (a click
+    /// at (400,300) at DPR 2 landed at (200,150)).
+    async fn recovered(&self, page: &Page) {
+        if let Err(e) = self.apply_wanted(page).await {
+            tracing::debug!("device metrics after a crash: {e}");
         }
     }
 
@@ -474,17 +489,23 @@ impl BrowserRef {
         let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
             return Err(BrowserError::BadRequest("no history entry in that direction".into()));
         };
-        self.loading_again(page.target_id().as_ref());
+        let was_crashed = self.loading_again(page.target_id().as_ref());
         let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
         self.unless_held(&page, go).await?;
+        if was_crashed {
+            self.recovered(&page).await;
+        }
         Ok(())
     }
 
     /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        self.loading_again(page.target_id().as_ref());
+        let was_crashed = self.loading_again(page.target_id().as_ref());
         self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
+        if was_crashed {
+            self.recovered(&page).await;
+        }
         Ok(())
     }
 

@@ -137,7 +137,16 @@ impl BrowserRef {
             let r =
                 me.0.emulation
                     .run(async {
-                        let r = bounded("Page.captureScreenshot", page.execute(params)).await;
+                        // A renderer that dies during the capture never answers it: the gate
+                        // (and every input behind it) must not wait out the CDP bound.
+                        let mut view = me.subscribe();
+                        let call = bounded("Page.captureScreenshot", page.execute(params));
+                        let r = tokio::select! {
+                            r = call => r,
+                            _ = view.wait_for(|st| st.crashed) => {
+                                return Err(BrowserError::Cdp("Page.captureScreenshot: the renderer crashed".into()));
+                            }
+                        };
                         // The capture restores the page's metrics as it answers, but the renderer
                         // takes them up on its own time, and input reaching it first is mapped
                         // through the capture's scale. A round trip through the page's main
