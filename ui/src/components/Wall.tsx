@@ -93,7 +93,16 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
           const rect = r ?? lastRects.current.get(id) ?? { x: 0, y: 0, w: size.w, h: size.h };
           if (pane.kind === 'browser') {
             return (
-              <BrowserPane key={id} store={store} pane={pane} rect={rect} visible={!!r} focused={focused === id} zoomed={zoomed === id} />
+              <BrowserPane
+                key={id}
+                store={store}
+                pane={pane}
+                rect={rect}
+                visible={!!r}
+                focused={focused === id}
+                zoomed={zoomed === id}
+                onMenu={onMenu}
+              />
             );
           }
           return (
