@@ -96,6 +96,7 @@ fn page(path: &str) -> Option<String> {
             <option value=x>Ex<option value=y>Why<option value=z>Zed</select>
             <script>const s=document.getElementById('s');
             s.addEventListener('change',()=>parent.postMessage('inner:'+s.value,'*'));
+            addEventListener('mousemove',()=>parent.postMessage('hovered','*'),{{once:true}});
             scrollTo(0,100);parent.postMessage('ready:'+scrollY,'*')</script>"#
         ),
         _ => return None,
@@ -401,7 +402,22 @@ async fn a_select_in_a_cross_site_iframe_gets_the_popup_at_its_page_position() {
         let targets = common::browser::chromium_targets(sc, &id);
         assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == child.as_str()), "{targets:#?}");
         // iframe content at (105, 55); the select at (10, 20) of the frame's scrolled viewport.
-        click(&mut ws, 105.0 + 10.0 + 50.0, 55.0 + 20.0 + 15.0).await;
+        let (x, y) = (105.0 + 10.0 + 50.0, 55.0 + 20.0 + 15.0);
+        // Chromium routes pointer input to a new out-of-process frame only once the parent's
+        // compositor frame embeds it; until then (on a busy machine, for a while after load) a
+        // press lands on the parent's <iframe>, as a human's would. The pointer moves over the
+        // frame until the frame feels it, as a human's does before a click.
+        let deadline = tokio::time::Instant::now() + HANG;
+        loop {
+            send(&mut ws, json!({"type":"input_mouse","event":"move","x":x,"y":y})).await;
+            let hovered = async { until_title(sc, &id, |t| t == "hovered").await };
+            if tokio::time::timeout(std::time::Duration::from_millis(500), hovered).await.is_ok() {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "dpr {dpr}: the frame never got the pointer");
+            send(&mut ws, json!({"type":"input_mouse","event":"move","x":x - 100.0,"y":y})).await;
+        }
+        click(&mut ws, x, y).await;
         let p = until_popup(&mut ws).await;
         assert_eq!(
             (p["x"].as_f64(), p["y"].as_f64(), p["width"].as_f64(), p["height"].as_f64()),
