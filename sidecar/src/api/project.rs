@@ -17,9 +17,9 @@ use super::control::{ensure_pane, normalize_url, open_url, Caller, Nearby};
 use super::error::ApiError;
 use super::state::AppState;
 use super::terminals::lookup;
-use crate::config::{builtin_viewports, RenderMode, Viewport};
+use crate::config::{builtin_viewports, merge_presets, RenderMode, Viewport};
 use crate::control::{ControlError, Target};
-use crate::project::{merge_presets, Project, ProjectError};
+use crate::project::{Project, ProjectError};
 
 /// How long `up` waits, in all, for its browsers' ports to listen before opening them anyway.
 pub const PORT_WAIT: Duration = Duration::from_secs(20);

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use schema::{
-    builtin_viewports, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily, FontSize, Keys,
-    LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs, ShellProgram,
-    TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
+    builtin_viewports, merge_presets, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily,
+    FontSize, Keys, LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs,
+    ShellProgram, TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
 
@@ -127,8 +127,9 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// What the UI is told (protocol §10 `config`, `GET /api/config`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What the UI is told (protocol §10 `config`, `GET /api/config`); serialized with
+/// `presets` added (see [`Snapshot::presets`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     /// The file watched.
     pub file: PathBuf,
@@ -142,12 +143,66 @@ pub struct Snapshot {
     pub unknown_keys: Vec<String>,
 }
 
+impl Snapshot {
+    /// The viewport presets the Display menu offers outside a project: the built-in ones,
+    /// then `browser.viewports` (one named like a built-in replaces it). One owner: the UI
+    /// shows this list and keeps none of its own.
+    pub fn presets(&self) -> Vec<Viewport> {
+        merge_presets(&builtin_viewports(), &self.config.browser.viewports.0, &[])
+    }
+}
+
+impl Serialize for Snapshot {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Snapshot", 6)?;
+        st.serialize_field("file", &self.file)?;
+        st.serialize_field("revision", &self.revision)?;
+        st.serialize_field("config", &*self.config)?;
+        st.serialize_field("error", &self.error)?;
+        st.serialize_field("unknown_keys", &self.unknown_keys)?;
+        st.serialize_field("presets", &self.presets())?;
+        st.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn p(text: &str) -> Result<Parsed, ConfigError> {
         parse(Path::new("/c/config.toml"), text)
+    }
+
+    #[test]
+    fn the_answer_lists_the_presets_built_in_then_the_users_replacing_by_name() {
+        let parsed = p("[[browser.viewports]]\nname = \"Phone\"\nwidth = 400\nheight = 700\ndpr = 2\n\n[[browser.viewports]]\nname = \"Kiosk\"\nwidth = 1080\nheight = 1920\n").unwrap();
+        let snap = Snapshot {
+            file: "/c/config.toml".into(),
+            revision: 1,
+            config: Arc::new(parsed.config),
+            error: None,
+            unknown_keys: Vec::new(),
+        };
+        let v = serde_json::to_value(&snap).unwrap();
+        let presets: Vec<String> = v["presets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| format!("{} {}x{}@{}", p["name"].as_str().unwrap(), p["width"], p["height"], p["dpr"]))
+            .collect();
+        assert_eq!(
+            presets,
+            [
+                "Desktop 1440x900@1.0",
+                "Laptop 1280x800@1.0",
+                "Tablet 820x1180@2.0",
+                "Phone 400x700@2.0",
+                "Kiosk 1080x1920@1.0"
+            ]
+        );
+        assert_eq!(v["revision"], 1);
+        assert!(v["config"]["browser"]["viewports"].is_array(), "the config itself is unchanged: {v}");
     }
 
     #[test]

@@ -499,6 +499,17 @@ pub fn builtin_viewports() -> Vec<Viewport> {
         .collect()
 }
 
+/// The viewport presets in force for a pane: the built-in ones, then the user's, then the
+/// project's; a preset named like a lower one replaces it whole (DESIGN §14, seed 004
+/// "Viewport presets"), and the replacement is listed in its own layer's place.
+pub fn merge_presets(builtin: &[Viewport], user: &[Viewport], project: &[Viewport]) -> Vec<Viewport> {
+    let replaced = |p: &Viewport, above: &[&[Viewport]]| above.iter().any(|l| l.iter().any(|q| q.name == p.name));
+    let mut out: Vec<Viewport> = builtin.iter().filter(|p| !replaced(p, &[user, project])).cloned().collect();
+    out.extend(user.iter().filter(|p| !replaced(p, &[project])).cloned());
+    out.extend(project.iter().cloned());
+    out
+}
+
 fn one_dpr() -> Dpr {
     Dpr(1.0)
 }

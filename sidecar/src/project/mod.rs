@@ -21,7 +21,7 @@ pub use schema::{
 };
 pub use trust::Trust;
 
-use crate::config::{ConfigError, Viewport};
+use crate::config::ConfigError;
 
 /// The project file's name.
 pub const FILE_NAME: &str = ".porthole.toml";
@@ -262,17 +262,6 @@ impl Project {
     }
 }
 
-/// The viewport presets in force for a pane: the built-in ones, then the user's, then the
-/// project's; a preset named like a lower one replaces it whole (DESIGN §14, seed 004
-/// "Viewport presets"), and the replacement is listed in its own layer's place.
-pub fn merge_presets(builtin: &[Viewport], user: &[Viewport], project: &[Viewport]) -> Vec<Viewport> {
-    let replaced = |p: &Viewport, above: &[&[Viewport]]| above.iter().any(|l| l.iter().any(|q| q.name == p.name));
-    let mut out: Vec<Viewport> = builtin.iter().filter(|p| !replaced(p, &[user, project])).cloned().collect();
-    out.extend(user.iter().filter(|p| !replaced(p, &[project])).cloned());
-    out.extend(project.iter().cloned());
-    out
-}
-
 /// The project files in use: finding and reading them, and the trust store.
 pub struct Projects {
     trust: Trust,
@@ -317,7 +306,7 @@ pub fn default_state_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Dpr, ViewportPx};
+    use crate::config::{merge_presets, Dpr, Viewport, ViewportPx};
 
     fn p(text: &str) -> Result<ProjectFile, ConfigError> {
         parse(Path::new("/p/.porthole.toml"), text)

@@ -444,7 +444,7 @@ mod tests {
         assert_eq!(parse(r#"{"type":"zoom","factor":1.25}"#), Ok(Inbound::Zoom(1.25)));
         assert_eq!(parse(r#"{"type":"flush","id":7}"#), Ok(Inbound::Flush(7)));
         assert!(parse(r#"{"type":"flush","id":-1}"#).is_err());
-        assert!(!human(r#"{"type":"flush","id":1}"#));
+        assert!(!parse(r#"{"type":"flush","id":1}"#).unwrap().is_human_press());
         assert_eq!(parse(r#"{"type":"inspect","x":1,"y":2}"#), Ok(Inbound::Inspect { x: 1.0, y: 2.0 }));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
     }

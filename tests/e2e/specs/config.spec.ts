@@ -8,7 +8,7 @@ import type net from 'node:net';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
-import { Wall } from './fixtures';
+import { Wall, openScreencast } from './fixtures';
 
 let s: Sidecar;
 test.beforeEach(async () => {
@@ -137,3 +137,37 @@ test('a framed page guards the rebound prefix live, and the old one becomes the 
   }
 });
 
+
+test('the Display menu offers the sidecar’s presets: built-in, then the config’s, a same-named one replacing it live', async ({ page }) => {
+  test.setTimeout(90_000);
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>Presets</title><h1>Presets</h1>');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (server.address() as net.AddressInfo).port;
+    const { url } = await s.call('POST', '/api/login-codes');
+    await page.goto(new URL(url, s.url).toString());
+    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+    const wall = new Wall(page);
+    await wall.waitOpen(1);
+    const { id } = await openScreencast(wall, `127.0.0.1:${port}/`);
+    const pane = wall.pane(id);
+    const names = async () => {
+      await pane.getByTestId('browser-display').click();
+      const items = pane.locator('[data-testid^="viewport-"][role=menuitemradio]:not([data-testid="viewport-pane"])');
+      const out = (await items.allTextContents()).map((t) => t.replace(/^✓/, '').trim());
+      await page.keyboard.press('Escape');
+      return out;
+    };
+    expect(await names()).toEqual(['Desktop 1440×900 @1x', 'Laptop 1280×800 @1x', 'Tablet 820×1180 @2x', 'Phone 390×844 @3x']);
+    save('[[browser.viewports]]\nname = "Phone"\nwidth = 400\nheight = 700\ndpr = 2\n\n[[browser.viewports]]\nname = "Kiosk"\nwidth = 1080\nheight = 1920\n');
+    await expect
+      .poll(names, { timeout: 15_000 })
+      .toEqual(['Desktop 1440×900 @1x', 'Laptop 1280×800 @1x', 'Tablet 820×1180 @2x', 'Phone 400×700 @2x', 'Kiosk 1080×1920 @1x']);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});

@@ -9,7 +9,7 @@ import type { PaneModel } from '../workspace/model';
 import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
 import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
-import { VIEWPORT_PRESETS, type ViewportChoice, parseCustom } from '../screencast/viewport';
+import { type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
 import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
@@ -166,15 +166,6 @@ function PopoutItem({ store, pane, onClose }: { store: WorkspaceStore; pane: Pan
 }
 
 /** The Display menu: the render modes, Pop out, and in screencast mode the viewport choices. */
-/**
- * The built-in presets with the config's (`browser.viewports`) after them; one of the same
- * name replaces the built-in whole. A pane showing a project's dev server uses the project's
- * merge instead (`useProjectPresets`: project over user over built-in).
- */
-function viewportPresets(user: readonly { name: string; width: number; height: number; dpr: number }[]) {
-  return [...VIEWPORT_PRESETS.filter((p) => !user.some((u) => u.name === p.name)), ...user];
-}
-
 function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: PaneModel; onClose: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   const b = pane.browser!;
@@ -251,7 +242,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
               <span className="menu-check">{b.viewport.mode === 'pane' ? '✓' : ''}</span>Resize with pane
             </span>
           </button>
-          {(projectPresets ?? viewportPresets(store.settings.config.viewports)).map((p) => (
+          {(projectPresets ?? store.settings.config.presets).map((p) => (
             <button
               key={p.name}
               role="menuitemradio"

@@ -9,6 +9,10 @@ function wire(over: Record<string, unknown> = {}, error: unknown = null) {
     revision: 2,
     error,
     unknown_keys: ['font.weight'],
+    presets: [
+      { name: 'Desktop', width: 1440, height: 900, dpr: 1 },
+      { name: 'Kiosk', width: 1080, height: 1920, dpr: 1 },
+    ],
     config: {
       theme: { mode: 'dark', colors: { background: '#101010', bright_red: '#ff0000' } },
       font: { family: 'Mono', size: 18, line_height: 1.5 },
@@ -30,13 +34,16 @@ describe('config snapshot', () => {
     expect(s.config.prefixLetter).toBe('a');
     expect(s.config.bindings['|']).toEqual({ kind: 'splitRight' });
     expect(s.config.bindings[' ']).toEqual({ kind: 'zoom' });
-    expect(s.config.viewports).toEqual([{ name: 'Kiosk', width: 1080, height: 1920, dpr: 1 }]);
+    expect(s.config.presets).toEqual([
+      { name: 'Desktop', width: 1440, height: 900, dpr: 1 },
+      { name: 'Kiosk', width: 1080, height: 1920, dpr: 1 },
+    ]);
     expect(s.config.desktopNotifications).toBe(false);
     expect(s.unknownKeys).toEqual(['font.weight']);
   });
 
   it('drops a malformed snapshot whole', () => {
-    for (const bad of [null, {}, wire({ font: { family: 'x', size: '18', line_height: 1 } }), wire({ keys: { prefix: 'b', bindings: {} } }), wire({}, { file: 1 })]) {
+    for (const bad of [null, {}, wire({ font: { family: 'x', size: '18', line_height: 1 } }), wire({ keys: { prefix: 'b', bindings: {} } }), wire({}, { file: 1 }), { ...wire(), presets: [{ name: 'x', width: '1' }] }, { ...wire(), presets: undefined }]) {
       expect(parseSnapshot(bad)).toBeNull();
     }
   });

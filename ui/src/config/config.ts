@@ -24,7 +24,8 @@ export interface UiConfig {
   /** key after the prefix → action */
   bindings: Record<string, Action>;
   defaultMode: 'iframe' | 'screencast';
-  viewports: { name: string; width: number; height: number; dpr: number }[];
+  /** the Display menu's viewport presets outside a project: the sidecar's list (built-in, then `browser.viewports`) */
+  presets: { name: string; width: number; height: number; dpr: number }[];
   desktopNotifications: boolean;
 }
 
@@ -106,7 +107,7 @@ export const DEFAULT_CONFIG: UiConfig = {
     ...Object.fromEntries(Array.from({ length: 10 }, (_, d) => [`workspace-${d}`, String(d)])),
   })!,
   defaultMode: 'iframe',
-  viewports: [],
+  presets: [],
   desktopNotifications: true,
 };
 
@@ -169,8 +170,8 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
   const error = parseProblem(o.error);
   const file = str(o.file);
   const revision = num(o.revision);
-  const viewportsRaw = Array.isArray(browser?.viewports) ? (browser!.viewports as unknown[]) : null;
-  const viewports = viewportsRaw?.map((p) => {
+  const presetsRaw = Array.isArray(o.presets) ? (o.presets as unknown[]) : null;
+  const presets = presetsRaw?.map((p) => {
     const q = obj(p);
     const name = str(q?.name);
     const width = num(q?.width);
@@ -182,7 +183,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
   if (
     !mode || !colors || family === null || size === null || lineHeight === null || !style || blink === null ||
     scrollback === null || !prefix || !/^C-[a-z]$/.test(prefix) || !bindings || !defaultMode || desktop === null ||
-    error === undefined || file === null || revision === null || !viewports || viewports.some((p) => p === null)
+    error === undefined || file === null || revision === null || !presets || presets.some((p) => p === null)
   ) {
     return null;
   }
@@ -201,7 +202,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
       prefixLetter: prefix.slice(2),
       bindings,
       defaultMode,
-      viewports: viewports as UiConfig['viewports'],
+      presets: presets as UiConfig['presets'],
       desktopNotifications: desktop,
     },
   };

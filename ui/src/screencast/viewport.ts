@@ -5,13 +5,6 @@ export type ViewportChoice = { mode: 'pane' } | { mode: 'fixed'; width: number; 
 
 export const PANE_VIEWPORT: ViewportChoice = { mode: 'pane' };
 
-export const VIEWPORT_PRESETS = [
-  { name: 'Desktop', width: 1440, height: 900, dpr: 1 },
-  { name: 'Laptop', width: 1280, height: 800, dpr: 1 },
-  { name: 'Tablet', width: 820, height: 1180, dpr: 2 },
-  { name: 'Phone', width: 390, height: 844, dpr: 3 },
-] as const;
-
 /** Bounds of the protocol (inclusive): width/height in CSS px, DPR. */
 export const MIN_VIEWPORT_PX = 100;
 export const MAX_VIEWPORT_PX = 7680;
