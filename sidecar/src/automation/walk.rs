@@ -201,6 +201,12 @@ impl Doc {
             let same = js.len() == ds.len()
                 && js.iter().zip(&ds).all(|(&j, &d)| self.el(j).is_some_and(|e| e.tag == dom.nodes[d].tag));
             if !same {
+                let tags = |t: Vec<&str>| t.into_iter().take(8).collect::<Vec<_>>().join(",");
+                tracing::debug!(
+                    "walk and DOM snapshot differ: [{}] against [{}]",
+                    tags(js.iter().filter_map(|&j| self.el(j)).map(|e| e.tag.as_str()).collect()),
+                    tags(ds.iter().map(|&d| dom.nodes[d].tag.as_str()).collect())
+                );
                 mismatches += 1;
                 continue;
             }
