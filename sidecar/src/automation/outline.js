@@ -94,9 +94,12 @@ function () {
       case 'table': return 'table';
       case 'tr': return 'row';
       case 'td': return 'cell';
-      case 'th': return el.closest('thead') || attr(el, 'scope') === 'col' ? 'columnheader' : 'rowheader';
-      case 'thead': case 'tbody': case 'tfoot': return 'rowgroup';
-      case 'caption': return 'caption';
+      case 'th': {
+        // A header of its row when the row holds data cells, else of its column.
+        const scope = (attr(el, 'scope') || '').toLowerCase();
+        if (scope === 'row' || scope === 'col') return scope === 'row' ? 'rowheader' : 'columnheader';
+        return el.parentElement && el.parentElement.querySelector(':scope > td') ? 'rowheader' : 'columnheader';
+      }
       case 'dialog': return 'dialog';
       case 'nav': return 'navigation';
       case 'main': return 'main';
@@ -122,6 +125,14 @@ function () {
   // Not rendered for the accessibility tree: the element and all it holds are left out.
   function excluded(el, cs) {
     return cs.display === 'none' || attr(el, 'aria-hidden') === 'true' || el.inert;
+  }
+
+  // Inside something not rendered (a closed <details>, content-visibility: hidden): no box,
+  // and Chromium says so. A closed select's options have no box either but are its choices;
+  // a display: contents element has none of its own but its children show.
+  function unrendered(el, cs, r) {
+    if (cs.display === 'contents' || el.localName === 'option' || el.localName === 'optgroup') return false;
+    return r.width === 0 && r.height === 0 && !el.checkVisibility();
   }
 
   // Text of the choice of a select (its selected options' labels).
@@ -250,7 +261,8 @@ function () {
     if (n.nodeType !== 1) return;
     const i = out.length;
     const cs = getComputedStyle(n);
-    if (excluded(n, cs)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
+    const box = n.getBoundingClientRect();
+    if (excluded(n, cs) || unrendered(n, cs, box)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
     const e = { p, t: n.nodeName };
     out.push(e);
     let f = 0;
@@ -266,8 +278,7 @@ function () {
     }
     if (role && shown) {
       e.r = role;
-      const r = n.getBoundingClientRect();
-      if (op && r.width > 0 && r.height > 0) f |= F.visible;
+      if (op && box.width > 0 && box.height > 0) f |= F.visible;
       const nm = name(n, role, null);
       if (nm) e.n = nm.replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
       const tag = tagOf(n);
@@ -307,13 +318,23 @@ function () {
         return;
       }
     } else if (shown) {
-      const r = n.getBoundingClientRect();
-      if (op && r.width > 0 && r.height > 0) f |= F.visible;
+      if (op && box.width > 0 && box.height > 0) f |= F.visible;
       if (n.matches(':disabled') || n.closest('[aria-disabled="true"]')) f |= F.disabled;
     }
     if (f) e.f = f;
     if (tagOf(n) === 'iframe' || tagOf(n) === 'frame') return;
-    for (const c of kids(n)) visit(c, i, op, shown);
+    // What content-visibility: hidden skips is not rendered.
+    if (cs.contentVisibility === 'hidden') { e.k = 1; return; }
+    // A closed <details> renders its summary only.
+    const closedDetails = tagOf(n) === 'details' && !n.open && !n.shadowRoot;
+    let summary = false;
+    for (const c of kids(n)) {
+      if (closedDetails && c.nodeType === 1) {
+        if (!summary && c.localName === 'summary') summary = true;
+        else { out.push({ p: i, t: c.nodeName, z: 1 }); continue; }
+      } else if (closedDetails) continue;
+      visit(c, i, op, shown);
+    }
   }
   // A shadow root is no element: its children hang from index -1.
   if (self.nodeType === 11) {

@@ -407,7 +407,8 @@ impl<'a> Walker<'a> {
         let e = match &item.kind {
             Kind::Text(t) => {
                 let name = clip(t, MAX_NAME_CHARS);
-                if !name.is_empty() && name != parent_name {
+                // Text a name already says (a button's label) is not said twice.
+                if !name.is_empty() && !parent_name.contains(&name) {
                     self.out.push(Line {
                         depth,
                         text: format!("text: {}", quote(&name)),
