@@ -146,6 +146,7 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
         "navigation",
         "replace",
         "confirm",
+        "modal",
         "password",
     ] {
         a.open(&base, &format!("{name}.html")).await;

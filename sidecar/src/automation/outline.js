@@ -122,9 +122,21 @@ function () {
     }
   }
 
-  // Not rendered for the accessibility tree: the element and all it holds are left out.
+  // An open modal dialog makes the rest of its document inert (HTML: "blocked by a modal
+  // dialog"); the topmost one counts.
+  const modals = document.querySelectorAll('dialog:modal');
+  const modal = modals.length ? modals[modals.length - 1] : null;
+
+  // Not rendered for the accessibility tree: the element and all it holds are left out
+  // (inert: the attribute on it, what sits outside an open modal dialog).
   function excluded(el, cs) {
-    return cs.display === 'none' || attr(el, 'aria-hidden') === 'true' || el.inert;
+    return cs.display === 'none' || attr(el, 'aria-hidden') === 'true' || el.inert
+      || (modal !== null && !el.contains(modal) && !within(modal, el));
+  }
+  // True if `el` is `a` or inside it, across shadow roots.
+  function within(a, el) {
+    for (let n = el; n; n = n.parentNode || n.host) if (n === a) return true;
+    return false;
   }
 
   // Inside something not rendered (a closed <details>, content-visibility: hidden): no box,
