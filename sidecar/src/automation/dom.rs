@@ -2,7 +2,8 @@
 //! asked): what the page's own script cannot see of its elements. Their `backendNodeId`
 //! (what refs name, [`super::refs`]), Chromium's `isClickable` (a click listener, which page
 //! script cannot see, or an element clickable by nature), whether they are inside a closed
-//! shadow root, and which frame an `<iframe>` shows. Chromium lists the nodes of each
+//! shadow root, which frame an `<iframe>` shows, and whether they have a box (measured by
+//! layout already: cheaper here than a rectangle per element in the page). Chromium lists the nodes of each
 //! document in flat-tree pre-order (open and closed shadow trees in place of their host's
 //! children, slotted nodes under their slot, no shadow root nodes), which is the order the
 //! in-page walk visits ([`super::walk`]): the two are joined by structure and tag.
@@ -22,6 +23,8 @@ pub struct DomNode {
     pub backend: i64,
     /// Chromium's `isClickable`.
     pub clickable: bool,
+    /// Rendered with a box of positive width and height (one of its layout objects).
+    pub boxed: bool,
     /// Inside a closed shadow root (read-only: no ref).
     pub closed: bool,
     /// An `<iframe>`'s content document's frame id (same-process frames only).
@@ -79,6 +82,15 @@ pub fn parse(snap: &Value) -> Vec<DomDoc> {
         let pseudo = rare_bool("pseudoType");
         let shadow = rare_str("shadowRootType");
         let content_doc = rare_str("contentDocumentIndex");
+        let mut boxed = vec![false; count];
+        let bounds: &[Value] = d["layout"]["bounds"].as_array().map_or(&[], Vec::as_slice);
+        for (k, ni) in ints(&d["layout"]["nodeIndex"]).into_iter().enumerate() {
+            let b = bounds.get(k).and_then(Value::as_array);
+            let size = |i: usize| b.and_then(|b| b.get(i)).and_then(Value::as_f64).unwrap_or(0.0);
+            if let Some(x) = usize::try_from(ni).ok().and_then(|i| boxed.get_mut(i)) {
+                *x |= size(2) > 0.0 && size(3) > 0.0;
+            }
+        }
         let mut doc = DomDoc { frame: frame_of_doc[di].clone(), nodes: Vec::with_capacity(count), children: vec![] };
         doc.children = vec![Vec::new(); count];
         for i in 0..count {
@@ -94,6 +106,7 @@ pub fn parse(snap: &Value) -> Vec<DomDoc> {
                 element,
                 backend: backend.get(i).copied().unwrap_or(-1),
                 clickable: clickable[i],
+                boxed: boxed[i],
                 // Chromium gives each node in a shadow tree the type of the innermost root.
                 closed: shadow.get(&i).is_some_and(|v| st(*v) == "closed"),
                 child_frame: content_doc
@@ -141,6 +154,7 @@ mod tests {
                     "shadowRootType": {"index": [4, 5], "value": [s("closed"), s("closed")]},
                     "contentDocumentIndex": {"index": [7], "value": [1]},
                 },
+                "layout": {"nodeIndex": [3, 4, 8, 8], "bounds": [[0, 0, 10, 10], [0, 0, 0, 10], [0, 0, 0, 0], [5, 5, 4, 4]]},
             }, {
                 "frameId": s("F2"),
                 "nodes": {"parentIndex": [-1], "nodeType": [9], "nodeName": [s("#document")], "backendNodeId": [1]},
@@ -155,6 +169,8 @@ mod tests {
         assert!(d.nodes[4].closed && d.nodes[4].clickable && d.nodes[4].backend == 5);
         assert!(d.closed_host(3) && !d.closed_host(2));
         assert_eq!(d.nodes[7].child_frame.as_deref(), Some("F2"));
+        assert!(d.nodes[3].boxed && !d.nodes[4].boxed && !d.nodes[7].boxed, "zero width is no box; no layout, no box");
+        assert!(d.nodes[8].boxed, "one of its layout objects has a box");
         assert_eq!(docs[1].frame, "F2");
     }
 }

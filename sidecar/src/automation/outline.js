@@ -10,7 +10,9 @@
 // not rendered at all (display: none, aria-hidden, inert) is `{p, t, z: 1}`, its subtree left
 // out. Others carry what the outline shows: role `r` (explicit token, else the implicit role
 // of HTML-AAM / ARIA in HTML; absent = generic), name `n` (accname 1.2, see `name`), value
-// `v`, checked `c`, expanded `x`, level `l`, and flags `f` (bits below).
+// `v`, checked `c`, expanded `x`, level `l`, and flags `f` (bits below). Boxes are not
+// measured here (a rectangle per element is most of a walk's time): the DOM snapshot has
+// them.
 function () {
   const F = { visible: 1, disabled: 2, focused: 4, required: 8, selected: 16, readonly: 32, pressed: 64,
     invalid: 128, secret: 256, filled: 512, hostText: 1024, ignored: 2048, shadow: 4096 };
@@ -139,14 +141,6 @@ function () {
     return false;
   }
 
-  // Inside something not rendered (a closed <details>, content-visibility: hidden): no box,
-  // and Chromium says so. A closed select's options have no box either but are its choices;
-  // a display: contents element has none of its own but its children show.
-  function unrendered(el, cs, r) {
-    if (cs.display === 'contents' || el.localName === 'option' || el.localName === 'optgroup') return false;
-    return r.width === 0 && r.height === 0 && !el.checkVisibility();
-  }
-
   // Text of the choice of a select (its selected options' labels).
   const chosen = el => Array.from(el.selectedOptions || [], o => o.label || o.text).join(' ');
 
@@ -262,9 +256,12 @@ function () {
   const self = this && this.nodeType ? this : document;
   const out = [];
   const start = self.nodeType === 9 ? self.documentElement : null;
+  // Form controls that can be :disabled.
+  const FORM = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
   // Visits node `n` (parent index `p`); `see`: no ancestor is at opacity 0; `lit`: the
-  // parent's visibility is visible (text shows it).
-  function visit(n, p, see, lit) {
+  // parent's visibility is visible (text shows it); `held`: an ancestor has
+  // aria-disabled="true" (ARIA 1.2: it disables what it holds).
+  function visit(n, p, see, lit, held) {
     if (n.nodeType === 3) {
       const s = n.data;
       if (lit && /\S/.test(s)) out.push({ p, s: s.replace(/\s+/g, ' ') });
@@ -273,8 +270,7 @@ function () {
     if (n.nodeType !== 1) return;
     const i = out.length;
     const cs = getComputedStyle(n);
-    const box = n.getBoundingClientRect();
-    if (excluded(n, cs) || unrendered(n, cs, box)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
+    if (excluded(n, cs)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
     const e = { p, t: n.nodeName };
     out.push(e);
     let f = 0;
@@ -282,6 +278,7 @@ function () {
     const shown = cs.visibility === 'visible';
     if (!shown) f |= F.ignored;
     const op = see && cs.opacity !== '0';
+    const dis = held || attr(n, 'aria-disabled') === 'true';
     let role = roleOf(n);
     // A contenteditable's editing host takes text as a textbox does.
     if (!role && n.isContentEditable && !(n.parentElement && n.parentElement.isContentEditable)) {
@@ -290,12 +287,11 @@ function () {
     }
     if (role && shown) {
       e.r = role;
-      if (op && box.width > 0 && box.height > 0) f |= F.visible;
+      if (op) f |= F.visible;
       const nm = name(n, role, null);
       if (nm) e.n = nm.replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
       const tag = tagOf(n);
-      const ariaDisabled = n.closest('[aria-disabled="true"]');
-      if ((n.matches(':disabled')) || ariaDisabled) f |= F.disabled;
+      if (dis || (FORM.has(tag) && n.matches(':disabled'))) f |= F.disabled;
       if (n === activeEl) f |= F.focused;
       if (n.required || attr(n, 'aria-required') === 'true') f |= F.required;
       if ((tag === 'option' && n.selected) || (SELECTABLE.has(role) && attr(n, 'aria-selected') === 'true')) f |= F.selected;
@@ -330,8 +326,8 @@ function () {
         return;
       }
     } else if (shown) {
-      if (op && box.width > 0 && box.height > 0) f |= F.visible;
-      if (n.matches(':disabled') || n.closest('[aria-disabled="true"]')) f |= F.disabled;
+      if (op) f |= F.visible;
+      if (dis || (FORM.has(tagOf(n)) && n.matches(':disabled'))) f |= F.disabled;
     }
     if (f) e.f = f;
     if (tagOf(n) === 'iframe' || tagOf(n) === 'frame') return;
@@ -345,13 +341,14 @@ function () {
         if (!summary && c.localName === 'summary') summary = true;
         else { out.push({ p: i, t: c.nodeName, z: 1 }); continue; }
       } else if (closedDetails) continue;
-      visit(c, i, op, shown);
+      visit(c, i, op, shown, dis);
     }
   }
   // A shadow root is no element: its children hang from index -1.
   if (self.nodeType === 11) {
     const cs = getComputedStyle(self.host);
-    for (const c of kids(self)) visit(c, -1, cs.opacity !== '0', cs.visibility === 'visible');
-  } else if (start) visit(start, -1, true, true);
+    const held = !!self.host.closest('[aria-disabled="true"]');
+    for (const c of kids(self)) visit(c, -1, cs.opacity !== '0', cs.visibility === 'visible', held);
+  } else if (start) visit(start, -1, true, true, false);
   return { nodes: out, title: self.nodeType === 9 ? self.title : '' };
 }

@@ -256,7 +256,7 @@ pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
             for (k, _) in doc.items.iter().enumerate() {
                 let Some(e) = doc.el(k) else { continue };
                 // A frame the page does not show offers nothing to act on.
-                let shown = e.has(flag::VISIBLE) && !e.has(flag::IGNORED) && !e.pruned;
+                let shown = e.has(flag::VISIBLE) && e.boxed && !e.has(flag::IGNORED) && !e.pruned;
                 if matches!(e.tag.as_str(), "IFRAME" | "FRAME") && e.child_frame.is_none() && shown {
                     if let Some(b) = e.backend {
                         owners.push((f.id.clone(), k, b));
@@ -424,7 +424,7 @@ impl<'a> Walker<'a> {
         let role = e.role.as_str();
         let ignored = e.has(flag::IGNORED);
         let generic = role.is_empty() || ignored;
-        let usable = e.has(flag::VISIBLE) && !e.closed && !e.has(flag::DISABLED);
+        let usable = e.has(flag::VISIBLE) && e.boxed && !e.closed && !e.has(flag::DISABLED);
         // A container that only delegates its children's clicks (React listens on its root)
         // is not itself a control: its controls are.
         let dom_clickable = generic
@@ -560,6 +560,7 @@ mod tests {
             if let Some(e) = doc.el_mut(i) {
                 e.backend = Some(i as i64 + 100);
                 e.clickable = clickable.contains(&i);
+                e.boxed = true;
             }
         }
         let frame = Frame { id: "F".into(), loader: "L".into(), url: "http://a/".into(), targets: vec![], process: 0 };
@@ -580,7 +581,7 @@ mod tests {
                 {"p": 2, "t": "DIV", "f": v},
                 {"p": 6, "t": "SPAN", "f": v},
                 {"p": 7, "s": "Open menu"},
-                {"p": 2, "t": "BUTTON", "r": "button", "n": "Zero"},
+                {"p": 2, "t": "BUTTON", "r": "button", "n": "Zero", "f": v},
                 {"p": 2, "t": "INPUT", "r": "textbox", "n": "Password", "f": v | s | f, "k": 1},
                 {"p": 2, "t": "INPUT", "r": "checkbox", "n": "Agree", "c": "true", "f": v},
                 {"p": 2, "t": "SELECT", "r": "combobox", "n": "Colour", "v": "Red", "x": false, "f": v},
@@ -596,6 +597,9 @@ mod tests {
             // control only to a click listener.
             &[2, 6],
         );
+        // Zero width or height: no box in the DOM snapshot.
+        let mut c = c;
+        c.docs.get_mut("F").unwrap().el_mut(9).unwrap().boxed = false;
         let mut next = 0;
         let lines = outline(&c, &mut |_, _| {
             next += 1;
@@ -648,6 +652,7 @@ mod tests {
             None,
         );
         child.el_mut(1).unwrap().backend = Some(7);
+        child.el_mut(1).unwrap().boxed = true;
         c.docs.insert("G".into(), child);
         let mut frames = Vec::new();
         let lines = outline(&c, &mut |f, b| {

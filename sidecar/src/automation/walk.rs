@@ -20,7 +20,8 @@ pub const WORLD: &str = "porthole-outline";
 
 /// Flags of a walked element (bits of its `f`), as `outline.js` sets them.
 pub mod flag {
-    /// Rendered with a box of positive size, no ancestor (or itself) at opacity 0.
+    /// `visibility: visible`, and no ancestor (or itself) at opacity 0 (its box is the DOM
+    /// snapshot's to tell: [`super::El::boxed`]).
     pub const VISIBLE: u32 = 1;
     /// `:disabled`, or `aria-disabled="true"` on it or an ancestor.
     pub const DISABLED: u32 = 2;
@@ -74,6 +75,8 @@ pub struct El {
     pub backend: Option<i64>,
     /// Chromium's `isClickable`, when joined.
     pub clickable: bool,
+    /// Rendered with a box of positive size, when joined.
+    pub boxed: bool,
     /// Inside a closed shadow root.
     pub closed: bool,
     /// The frame an `<iframe>` shows, once known.
@@ -215,6 +218,7 @@ impl Doc {
                 let Some(e) = self.el_mut(j) else { continue };
                 e.backend = Some(n.backend);
                 e.clickable = n.clickable;
+                e.boxed = n.boxed;
                 e.closed = n.closed;
                 e.child_frame = n.child_frame.clone();
                 if e.pruned || e.leaf {
@@ -264,6 +268,7 @@ mod tests {
                 element: !tag.starts_with('#'),
                 backend: *backend,
                 clickable: *backend == 13,
+                boxed: *backend == 12,
                 closed: *closed,
                 child_frame: None,
             });
@@ -300,6 +305,7 @@ mod tests {
         let mut hosts = Vec::new();
         assert_eq!(doc.join(&roots, &d, &d.children[0].clone(), &mut hosts), 0);
         assert_eq!(doc.el(2).unwrap().backend, Some(12));
+        assert!(doc.el(2).unwrap().boxed && !doc.el(4).unwrap().boxed);
         assert!(doc.el(4).unwrap().clickable);
         assert_eq!(hosts, vec![(5, 5)], "the closed host, its light child not joined");
         assert_eq!(doc.el(6).unwrap().backend, None);
