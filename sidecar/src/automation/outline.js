@@ -30,7 +30,6 @@ function () {
     'tooltip', 'treeitem']);
   const CHECKABLE = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
   const SELECTABLE = new Set(['option', 'tab', 'gridcell', 'row', 'treeitem', 'columnheader', 'rowheader']);
-  const TEXT_INPUT = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number']);
   const BLOCK = /^(block|flex|grid|table|list-item|flow-root|table-row|table-cell|table-caption)/;
   const activeEl = (() => {
     if (!document.hasFocus()) return null;

@@ -200,14 +200,24 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
             Ok::<_, BrowserError>(docs)
         };
         let (walks, dom) = tokio::join!(walks, dom);
-        let ((frames, walks), dom) = (walks?, dom?);
+        let ((frames, mut walks), dom) = (walks?, dom?);
+        // The process's root frame must be readable: its document may have been replaced
+        // between the world's making and the walk (a navigation), so it is read once more.
+        if let Some(Err(e)) = walks.first() {
+            if attempt == 1 && matches!(e, BrowserError::Cdp(_)) {
+                tracing::debug!("snapshot: the walk failed ({e}): again");
+                continue;
+            }
+            if let Err(e) = walks.swap_remove(0) {
+                return Err(e);
+            }
+        }
         let mut docs = Vec::new();
         let mut mismatches = 0;
-        for (i, (f, w)) in frames.iter().zip(walks).enumerate() {
+        for (f, w) in frames.iter().zip(walks) {
             let (w, ctx) = match w {
                 Ok(w) => w,
-                // The process's root frame must be readable; a child frame may be going away.
-                Err(e) if i == 0 => return Err(e),
+                // A child frame may be going away.
                 Err(e) => {
                     tracing::debug!("walk of frame {}: {e}", f.id);
                     continue;
