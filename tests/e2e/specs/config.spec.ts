@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { type Page, expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
 import { Wall, openScreencast } from './fixtures';
 
@@ -24,6 +24,30 @@ function save(text: string) {
   const tmp = path.join(s.config, '.config.toml.tmp');
   fs.writeFileSync(tmp, text);
   fs.renameSync(tmp, path.join(s.config, 'config.toml'));
+}
+
+/**
+ * Serves `html` on a loopback port of its own while `run` goes, with the app logged in and
+ * its first terminal open; the server closes after, whatever `run` did.
+ */
+async function withServedPage(page: Page, html: string, run: (wall: Wall, port: number) => Promise<void>) {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(html);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (server.address() as net.AddressInfo).port;
+    const { url } = await s.call('POST', '/api/login-codes');
+    await page.goto(new URL(url, s.url).toString());
+    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+    const wall = new Wall(page);
+    await wall.waitOpen(1);
+    await run(wall, port);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 }
 
 test('a font size saved in config.toml re-renders the terminal live; a broken file shows where, fixing it clears it', async ({ page }) => {
@@ -92,19 +116,9 @@ test('a rebound prefix and key apply live', async ({ page }) => {
 
 test('a framed page guards the rebound prefix live, and the old one becomes the page’s own key', async ({ page }) => {
   test.setTimeout(90_000);
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(`<!doctype html><html><head><title>Keys</title></head><body><input id=i autocomplete=off>
-<script>window.seen = []; addEventListener('keydown', function (e) { seen.push((e.ctrlKey ? 'C-' : '') + e.key) });</script></body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    const port = (server.address() as net.AddressInfo).port;
-    const { url } = await s.call('POST', '/api/login-codes');
-    await page.goto(new URL(url, s.url).toString());
-    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
-    const wall = new Wall(page);
-    await wall.waitOpen(1);
+  const html = `<!doctype html><html><head><title>Keys</title></head><body><input id=i autocomplete=off>
+<script>window.seen = []; addEventListener('keydown', function (e) { seen.push((e.ctrlKey ? 'C-' : '') + e.key) });</script></body></html>`;
+  await withServedPage(page, html, async (wall, port) => {
     // A touched terminal stays beside the browser pane (an untouched one is replaced).
     await wall.click((await wall.paneIds())[0]);
     await wall.type('echo touched\n');
@@ -131,27 +145,12 @@ test('a framed page guards the rebound prefix live, and the old one becomes the 
     await expect.poll(async () => (await seen()).filter((k) => k === 'C-b' || k === '%')).toEqual(['C-b', '%']);
     await expect(wall.panes()).toHaveCount(3);
     await expect(frame.locator('#i')).toHaveValue('x%');
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  });
 });
-
 
 test('the Display menu offers the sidecar’s presets: built-in, then the config’s, a same-named one replacing it live', async ({ page }) => {
   test.setTimeout(90_000);
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><title>Presets</title><h1>Presets</h1>');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    const port = (server.address() as net.AddressInfo).port;
-    const { url } = await s.call('POST', '/api/login-codes');
-    await page.goto(new URL(url, s.url).toString());
-    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
-    const wall = new Wall(page);
-    await wall.waitOpen(1);
+  await withServedPage(page, '<!doctype html><title>Presets</title><h1>Presets</h1>', async (wall, port) => {
     const { id } = await openScreencast(wall, `127.0.0.1:${port}/`);
     const pane = wall.pane(id);
     const names = async () => {
@@ -166,8 +165,5 @@ test('the Display menu offers the sidecar’s presets: built-in, then the config
     await expect
       .poll(names, { timeout: 15_000 })
       .toEqual(['Desktop 1440×900 @1x', 'Laptop 1280×800 @1x', 'Tablet 820×1180 @2x', 'Phone 400×700 @2x', 'Kiosk 1080×1920 @1x']);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  });
 });

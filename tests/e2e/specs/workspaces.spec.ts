@@ -250,6 +250,51 @@ test.describe('workspaces', () => {
     expect(await shown(wall)).toEqual([first]);
   });
 
+  test('a browser pane has a menu too (its header, or the prefix key): moved into another workspace without reloading', async ({ wall, page }) => {
+    const counter = await countingServer();
+    try {
+      await wall.prefix('c'); // a second workspace, then back to the first
+      await expect(tabs(page)).toHaveCount(2);
+      await tab(page, 1).click();
+      await onWorkspace(page, 1);
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type('echo touched\n');
+      const id = await wall.openBrowserWithPrefix();
+      const input = page.locator('[data-testid=pane][data-focused=true] [data-testid=browser-url-input]');
+      await input.fill(counter.url);
+      await input.press('Enter');
+      const frame = page.frameLocator(`[data-testid=pane][data-pane-id="${id}"] iframe[data-testid=browser-frame]`);
+      await expect(frame.locator('#n')).toHaveText('load 1');
+
+      // The prefix key opens the browser pane's menu: no ports, no terminal items. Escape closes it.
+      await page.keyboard.press('Control+b');
+      await page.keyboard.press('Shift+Period'); // >
+      const menu = page.getByTestId('context-menu');
+      await expect(menu).toBeVisible();
+      await expect(page.getByTestId('ports-section')).toHaveCount(0);
+      await expect(page.getByTestId('menu-copy')).toHaveCount(0);
+      await expect(page.getByTestId('menu-split-right')).toBeVisible();
+      await page.keyboard.press('Escape');
+      await expect(menu).toHaveCount(0);
+
+      // The header's right click: Move to workspace ▸ 2.
+      await wall.pane(id).getByTestId('pane-header').click({ button: 'right', position: { x: 4, y: 4 } });
+      await expect(menu).toBeVisible();
+      await page.getByTestId('menu-move').click();
+      await page.locator('[data-testid^=menu-move-w]').first().click();
+      await onWorkspace(page, 1);
+      expect(await shown(wall)).toEqual([term]);
+      await tab(page, 2).click();
+      await onWorkspace(page, 2);
+      expect(await shown(wall)).toContain(id);
+      await expect(frame.locator('#n')).toHaveText('load 1');
+      expect(counter.loads()).toBe(1);
+    } finally {
+      await counter.close();
+    }
+  });
+
   test('a bell in a hidden workspace badges its tab; prefix a goes there; ph split from it opens there', async ({ wall, page }) => {
     const [first] = await wall.paneIds();
     await wall.click(first);

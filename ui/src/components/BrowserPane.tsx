@@ -27,6 +27,8 @@ interface BrowserPaneProps {
   visible: boolean;
   focused: boolean;
   zoomed: boolean;
+  /** opens the pane menu (split, zoom, move to a workspace, close) at viewport CSS px */
+  onMenu: (paneId: string, x: number, y: number) => void;
 }
 
 /**
@@ -322,7 +324,7 @@ const UNFOLLOWED =
   "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
 
 /** A browser pane: header (URL, back/forward/reload, Display) over an iframe. Never re-parented. */
-export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visible, focused, zoomed }: BrowserPaneProps) {
+export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visible, focused, zoomed, onMenu }: BrowserPaneProps) {
   const keymap = useKeymap(store.settings);
   const hostRef = useRef<HTMLDivElement>(null);
   const [menu, setMenu] = useState(false);
@@ -391,7 +393,18 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
       style={{ left: rect.x, top: rect.y, width: rect.w, height: rect.h }}
       onMouseDown={() => store.focus(id)}
     >
-      <header className="pane-header browser-header" data-testid="pane-header" onDoubleClick={() => store.toggleZoom(id)}>
+      <header
+        className="pane-header browser-header"
+        data-testid="pane-header"
+        onDoubleClick={() => store.toggleZoom(id)}
+        onContextMenu={(e) => {
+          // The address field keeps its own menu (cut, copy, paste).
+          if (e.target instanceof HTMLInputElement) return;
+          e.preventDefault();
+          store.focus(id);
+          onMenu(id, e.clientX, e.clientY);
+        }}
+      >
         <span className="browser-nav">
           {btn('browser-back', why('Back'), ICONS.back, () => store.browser.browserGo(id, -1), navOff)}
           {btn('browser-forward', why('Forward'), ICONS.forward, () => store.browser.browserGo(id, 1), navOff)}

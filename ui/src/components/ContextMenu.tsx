@@ -53,9 +53,11 @@ function items(menu: HTMLElement | null): HTMLButtonElement[] {
 }
 
 /**
- * The terminal pane's context menu: the pane's listening ports (scanned when the menu opens)
- * with their open actions, then copy, paste, split, zoom, minimize, close. Keys: 1–9 pick a
- * port, arrows move, Enter activates, Escape closes.
+ * A pane's context menu. A terminal's: its listening ports (scanned when the menu opens)
+ * with their open actions, its project's layouts, then copy, paste, find, split, zoom,
+ * minimize, move to a workspace, close. A browser pane's (its header, or the prefix key):
+ * split, zoom, minimize, move to a workspace, close (the page has its own menu). Keys: 1–9
+ * pick a port, arrows move, Enter activates, Escape closes.
  */
 /** The open actions with the config's default render mode first (`browser.default_mode`; Enter opens it). */
 function openActions(first: PortOpenMode) {
@@ -67,12 +69,13 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   const ref = useRef<HTMLDivElement>(null);
   const [pos, setPos] = useState({ x: at.x, y: at.y });
   const id = at.paneId;
+  const terminal = snap.panes[id]?.kind === 'terminal';
   const zoomed = snap.layout.zoomed === id;
   const visibleCount = leaves(snap.layout.root).length;
   const canMinimize = snap.layout.zoomed === null && visibleCount > 1;
   const canZoom = zoomed || visibleCount > 1;
 
-  const [scan, setScan] = useState<Scan>({ kind: 'scanning' });
+  const [scan, setScan] = useState<Scan>(terminal ? { kind: 'scanning' } : { kind: 'ok', rows: [] });
   /** the project section appeared (it loads on its own): the menu may need to move to stay inside */
   const [projectShown, setProjectShown] = useState(false);
   const [selected, setSelected] = useState(0);
@@ -87,6 +90,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   useEffect(() => {
     const token = { cancelled: false };
     cancelled.current = token;
+    if (!terminal) return;
     store.refreshPopout();
     store.ports.listPorts(id).then(
       (ports) => !token.cancelled && setScan({ kind: 'ok', rows: portRows(ports) }),
@@ -95,7 +99,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     return () => {
       token.cancelled = true;
     };
-  }, [store, id]);
+  }, [store, id, terminal]);
 
   useLayoutEffect(() => {
     // Keep the menu inside the window (again once the ports section has its size, and when the workspace list opens).
@@ -190,18 +194,19 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
     };
   }, [onClose, close, rows.length, row, open]);
 
+  const terminalItems: Item[] = [
+    { id: 'copy', label: 'Copy', keys: 'Ctrl+Shift+C', disabled: !store.hasSelection(id), run: () => void store.copy(id) },
+    { id: 'paste', label: 'Paste', keys: 'Ctrl+Shift+V', run: () => void store.paste(id) },
+    {
+      id: 'copy-output',
+      label: "Copy last command's output",
+      disabled: store.lastOutput(id) === null,
+      run: () => void store.copyLastOutput(id),
+    },
+    { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.setFinding(id, true) },
+  ];
   const groups: Item[][] = [
-    [
-      { id: 'copy', label: 'Copy', keys: 'Ctrl+Shift+C', disabled: !store.hasSelection(id), run: () => void store.copy(id) },
-      { id: 'paste', label: 'Paste', keys: 'Ctrl+Shift+V', run: () => void store.paste(id) },
-      {
-        id: 'copy-output',
-        label: "Copy last command's output",
-        disabled: store.lastOutput(id) === null,
-        run: () => void store.copyLastOutput(id),
-      },
-      { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.setFinding(id, true) },
-    ],
+    ...(terminal ? [terminalItems] : []),
     [
       { id: 'split-right', label: 'Split right', keys: keyHint(keymap, { kind: 'splitRight' }), run: () => store.split(id, 'right') },
       { id: 'split-down', label: 'Split down', keys: keyHint(keymap, { kind: 'splitDown' }), run: () => store.split(id, 'down') },
@@ -238,81 +243,85 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       style={{ left: pos.x, top: pos.y }}
       onContextMenu={(e) => e.preventDefault()}
     >
-      <div className="menu-group ports-section" data-testid="ports-section" data-state={scan.kind}>
-        <div className="menu-heading">Listening ports</div>
-        {scan.kind === 'scanning' && (
-          <div className="menu-note" data-testid="ports-scanning">
-            Scanning…
-          </div>
-        )}
-        {scan.kind === 'error' && (
-          <div className="menu-note menu-error" data-testid="ports-error" role="alert">
-            Couldn't scan: {scan.message}
-          </div>
-        )}
-        {scan.kind === 'ok' && rows.length === 0 && (
-          <div className="menu-note" data-testid="ports-empty">
-            No listening ports
-          </div>
-        )}
-        {rows.map((r, i) => (
-          <button
-            key={r.port}
-            role="menuitemradio"
-            aria-checked={i === selected}
-            className={`menu-item port-row${i === selected ? ' selected' : ''}`}
-            data-testid="port-row"
-            data-port={r.port}
-            title={r.url}
-            onMouseDown={(e) => e.preventDefault()}
-            onClick={() => {
-              setSelected(i);
-              setFailure(null);
-            }}
-          >
-            <span className="port-main">
-              {i < 9 && <kbd className="menu-keys port-key">{i + 1}</kbd>}
-              <span className="port-number">:{r.port}</span>
-              <span className="port-process">{r.process || `pid ${r.pid}`}</span>
-            </span>
-            <span className="port-address">{i === selected && pending ? 'opening…' : r.addresses.join(', ')}</span>
-          </button>
-        ))}
-        {row && (
-          <div className="port-actions" data-testid="port-actions" data-port={row.port}>
-            {openActions(store.settings.config.defaultMode).map((a) => {
-              // Only pop-out depends on the sidecar (a display); its reason is shown, not just a tooltip.
-              const why = a.mode === 'popout' && !snap.popout.available ? (snap.popout.reason ?? 'not available') : null;
-              return (
-                <button
-                  key={a.mode}
-                  role="menuitem"
-                  className="menu-item port-action"
-                  data-testid={`port-open-${a.mode}`}
-                  disabled={why !== null}
-                  aria-busy={pending === a.mode}
-                  title={why ?? row.url}
-                  onMouseDown={(e) => e.preventDefault()}
-                  onClick={() => void open(a.mode)}
-                >
-                  <span>{pending === a.mode ? 'opening…' : a.label}</span>
-                  {why && (
-                    <span className="menu-detail-inline" data-testid={`port-open-${a.mode}-reason`}>
-                      {why}
-                    </span>
-                  )}
-                </button>
-              );
-            })}
-          </div>
-        )}
-        {failure && (
-          <div className="menu-note menu-error" data-testid="ports-failure" role="alert">
-            {failure}
-          </div>
-        )}
-      </div>
-      <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
+      {terminal && (
+        <div className="menu-group ports-section" data-testid="ports-section" data-state={scan.kind}>
+          <div className="menu-heading">Listening ports</div>
+          {scan.kind === 'scanning' && (
+            <div className="menu-note" data-testid="ports-scanning">
+              Scanning…
+            </div>
+          )}
+          {scan.kind === 'error' && (
+            <div className="menu-note menu-error" data-testid="ports-error" role="alert">
+              Couldn't scan: {scan.message}
+            </div>
+          )}
+          {scan.kind === 'ok' && rows.length === 0 && (
+            <div className="menu-note" data-testid="ports-empty">
+              No listening ports
+            </div>
+          )}
+          {rows.map((r, i) => (
+            <button
+              key={r.port}
+              role="menuitemradio"
+              aria-checked={i === selected}
+              className={`menu-item port-row${i === selected ? ' selected' : ''}`}
+              data-testid="port-row"
+              data-port={r.port}
+              title={r.url}
+              onMouseDown={(e) => e.preventDefault()}
+              onClick={() => {
+                setSelected(i);
+                setFailure(null);
+              }}
+            >
+              <span className="port-main">
+                {i < 9 && <kbd className="menu-keys port-key">{i + 1}</kbd>}
+                <span className="port-number">:{r.port}</span>
+                <span className="port-process">{r.process || `pid ${r.pid}`}</span>
+              </span>
+              <span className="port-address">{i === selected && pending ? 'opening…' : r.addresses.join(', ')}</span>
+            </button>
+          ))}
+          {row && (
+            <div className="port-actions" data-testid="port-actions" data-port={row.port}>
+              {openActions(store.settings.config.defaultMode).map((a) => {
+                // Only pop-out depends on the sidecar (a display); its reason is shown, not just a tooltip.
+                const why = a.mode === 'popout' && !snap.popout.available ? (snap.popout.reason ?? 'not available') : null;
+                return (
+                  <button
+                    key={a.mode}
+                    role="menuitem"
+                    className="menu-item port-action"
+                    data-testid={`port-open-${a.mode}`}
+                    disabled={why !== null}
+                    aria-busy={pending === a.mode}
+                    title={why ?? row.url}
+                    onMouseDown={(e) => e.preventDefault()}
+                    onClick={() => void open(a.mode)}
+                  >
+                    <span>{pending === a.mode ? 'opening…' : a.label}</span>
+                    {why && (
+                      <span className="menu-detail-inline" data-testid={`port-open-${a.mode}-reason`}>
+                        {why}
+                      </span>
+                    )}
+                  </button>
+                );
+              })}
+            </div>
+          )}
+          {failure && (
+            <div className="menu-note menu-error" data-testid="ports-failure" role="alert">
+              {failure}
+            </div>
+          )}
+        </div>
+      )}
+      {terminal && (
+        <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
+      )}
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (

@@ -91,13 +91,10 @@ export function Wall({ store, snap }: { store: WorkspaceStore; snap: Snapshot })
           const r = layout.panes.get(id);
           if (r) lastRects.current.set(id, r);
           const rect = r ?? lastRects.current.get(id) ?? { x: 0, y: 0, w: size.w, h: size.h };
-          if (pane.kind === 'browser') {
-            return (
-              <BrowserPane key={id} store={store} pane={pane} rect={rect} visible={!!r} focused={focused === id} zoomed={zoomed === id} />
-            );
-          }
+          // A browser pane and a terminal pane take the same props.
+          const Kind = pane.kind === 'browser' ? BrowserPane : Pane;
           return (
-            <Pane
+            <Kind
               key={id}
               store={store}
               pane={pane}

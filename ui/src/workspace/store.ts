@@ -796,9 +796,9 @@ export class WorkspaceStore {
     else this.focus(id);
   }
 
-  /** Asks the wall to open pane `id`'s context menu (terminal panes only). */
+  /** Asks the wall to open pane `id`'s context menu (a terminal's, or a browser pane's shorter one). */
   requestMenu(id: L.PaneId | null) {
-    if (!id || this.snap.panes[id]?.kind !== 'terminal') return;
+    if (!id || !this.snap.panes[id]) return;
     this.set({ menuRequest: { paneId: id, nonce: (this.snap.menuRequest?.nonce ?? 0) + 1 } });
   }
 
