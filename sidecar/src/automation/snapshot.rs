@@ -208,9 +208,8 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
                 tracing::debug!("snapshot: the walk failed ({e}): again");
                 continue;
             }
-            if let Err(e) = walks.swap_remove(0) {
-                return Err(e);
-            }
+            // Its error, returned.
+            walks.swap_remove(0)?;
         }
         let mut docs = Vec::new();
         let mut mismatches = 0;
