@@ -146,6 +146,7 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
         "navigation",
         "replace",
         "confirm",
+        "modal",
         "password",
     ] {
         a.open(&base, &format!("{name}.html")).await;
@@ -1143,4 +1144,22 @@ async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
     assert_eq!(waited.json()["error"]["reason"], "node_removed");
     let (code, _, err) = run(&["wait", "--ref-state", &format!("{twice}=visible")]);
     assert!(code == 2 && err.contains("[stale_ref]"), "{code} {err}");
+}
+
+/// Roles, names and states as the in-page walk computes them (HTML-AAM, ARIA in HTML,
+/// accname 1.2): the full outline of `names.html` against `names.expected`, one rule a line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roles_names_and_states_follow_the_specs() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/names.html"), "near": t1})))
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let a = Agent { sc: &sc, pane: r.json()["handle"].as_str().unwrap().to_string() };
+    a.open(&base, "names.html").await;
+    let s = a.ok("snapshot", json!({})).await;
+    assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("names"), "{}", s["text"].as_str().unwrap());
 }

@@ -1,72 +1,66 @@
-//! DOM facts from one `DOMSnapshot.captureSnapshot`, by `backendNodeId`: whether an element
-//! is rendered with a non-empty box, visible, clickable (`isClickable`, which sees click
-//! listeners the accessibility tree does not), inert, inside a closed shadow root, and which
-//! frame document holds it.
+//! The flat tree of each document of one `DOMSnapshot.captureSnapshot` (no computed styles
+//! asked): what the page's own script cannot see of its elements. Their `backendNodeId`
+//! (what refs name, [`super::refs`]), Chromium's `isClickable` (a click listener, which page
+//! script cannot see, or an element clickable by nature), whether they are inside a closed
+//! shadow root, which frame an `<iframe>` shows, and whether they have a box (measured by
+//! layout already: cheaper here than a rectangle per element in the page). Chromium lists the nodes of each
+//! document in flat-tree pre-order (open and closed shadow trees in place of their host's
+//! children, slotted nodes under their slot, no shadow root nodes), which is the order the
+//! in-page walk visits ([`super::walk`]): the two are joined by structure and tag.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-/// The computed styles asked of the snapshot, in this order.
-pub const STYLES: [&str; 3] = ["display", "visibility", "opacity"];
-
-/// What the DOM says about one node.
+/// One node of a document's flat tree.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Facts {
-    /// The frame whose document holds the node.
-    pub frame: String,
-    /// Lowercase tag name (`div`, `input`, `#text`).
+pub struct DomNode {
+    /// `nodeName` as Chromium gives it (`DIV`, `svg`, `#text`).
     pub tag: String,
-    /// The `id` attribute ("" when none).
-    pub id: String,
-    /// The `type` attribute of an input, lowercase ("" when none).
-    pub input_type: String,
-    /// The `autocomplete` attribute, lowercase ("" when none).
-    pub autocomplete: String,
-    /// Rendered with a box of positive width and height, `visibility: visible`, and no
-    /// ancestor (or itself) at `opacity: 0`.
-    pub visible: bool,
-    /// Chromium's `isClickable`: a click listener, or an element clickable by nature.
+    /// An element (not text, comment or pseudo-element).
+    pub element: bool,
+    /// `backendNodeId`.
+    pub backend: i64,
+    /// Chromium's `isClickable`.
     pub clickable: bool,
-    /// The node or an ancestor has the `inert` attribute.
-    pub inert: bool,
-    /// The node is inside a closed shadow root (read-only: no ref).
-    pub in_closed_shadow: bool,
-    /// An iframe's content document's frame id (same-process frames only).
+    /// Rendered with a box of positive width and height (one of its layout objects).
+    pub boxed: bool,
+    /// Inside a closed shadow root (read-only: no ref).
+    pub closed: bool,
+    /// An `<iframe>`'s content document's frame id (same-process frames only).
     pub child_frame: Option<String>,
-    /// An input's current value is not empty (read only for `[filled]`, never returned).
-    pub has_value: bool,
 }
 
-/// The facts of every node of every document of a snapshot, and each document's title by
-/// frame id.
+/// One document: its frame, its nodes in flat-tree pre-order, and each node's element
+/// children in order (pseudo-elements and text left out).
 #[derive(Debug, Default)]
-pub struct DomFacts {
-    /// Facts by `backendNodeId`.
-    pub nodes: HashMap<i64, Facts>,
-    /// Document titles by frame id.
-    pub titles: HashMap<String, String>,
+pub struct DomDoc {
+    /// The frame whose document this is.
+    pub frame: String,
+    /// Nodes, the document node first.
+    pub nodes: Vec<DomNode>,
+    /// Element children by node index.
+    pub children: Vec<Vec<usize>>,
 }
 
 fn ints(v: &Value) -> Vec<i64> {
     v.as_array().map(|a| a.iter().map(|x| x.as_i64().unwrap_or(-1)).collect()).unwrap_or_default()
 }
 
-/// Parses a `DOMSnapshot.captureSnapshot` answer taken with [`STYLES`].
-pub fn parse(snap: &Value) -> DomFacts {
+/// Parses a `DOMSnapshot.captureSnapshot` answer into its documents.
+pub fn parse(snap: &Value) -> Vec<DomDoc> {
     let strings: Vec<&str> =
         snap["strings"].as_array().map(|a| a.iter().map(|s| s.as_str().unwrap_or("")).collect()).unwrap_or_default();
     let st = |i: i64| -> &str { usize::try_from(i).ok().and_then(|i| strings.get(i).copied()).unwrap_or("") };
     let docs: &[Value] = snap["documents"].as_array().map_or(&[], Vec::as_slice);
     let frame_of_doc: Vec<String> = docs.iter().map(|d| st(d["frameId"].as_i64().unwrap_or(-1)).to_string()).collect();
-    let mut out = DomFacts::default();
+    let mut out = Vec::with_capacity(docs.len());
     for (di, d) in docs.iter().enumerate() {
-        let frame = frame_of_doc[di].clone();
-        out.titles.insert(frame.clone(), st(d["title"].as_i64().unwrap_or(-1)).to_string());
         let n = &d["nodes"];
         let parent = ints(&n["parentIndex"]);
         let backend = ints(&n["backendNodeId"]);
         let names = ints(&n["nodeName"]);
+        let types = ints(&n["nodeType"]);
         let count = backend.len();
         let rare_bool = |key: &str| -> Vec<bool> {
             let mut v = vec![false; count];
@@ -85,72 +79,52 @@ pub fn parse(snap: &Value) -> DomFacts {
                 .collect()
         };
         let clickable = rare_bool("isClickable");
+        let pseudo = rare_bool("pseudoType");
         let shadow = rare_str("shadowRootType");
         let content_doc = rare_str("contentDocumentIndex");
-        let input_value = rare_str("inputValue");
-        // Layout: bounds and styles of rendered nodes.
-        let l = &d["layout"];
-        let mut boxes: HashMap<usize, (f64, f64, &str, &str)> = HashMap::new();
-        let bounds: &[Value] = l["bounds"].as_array().map_or(&[], Vec::as_slice);
-        let styles: &[Value] = l["styles"].as_array().map_or(&[], Vec::as_slice);
-        for (k, ni) in ints(&l["nodeIndex"]).into_iter().enumerate() {
-            let Ok(ni) = usize::try_from(ni) else { continue };
-            let b = bounds.get(k).map(ints_f).unwrap_or_default();
-            let s = styles.get(k).map(ints).unwrap_or_default();
-            let (w, h) = (b.get(2).copied().unwrap_or(0.0), b.get(3).copied().unwrap_or(0.0));
-            let vis = st(s.get(1).copied().unwrap_or(-1));
-            let op = st(s.get(2).copied().unwrap_or(-1));
-            // A node with several layout objects (a split inline) keeps the largest box.
-            let e = boxes.entry(ni).or_insert((0.0, 0.0, vis, op));
-            if w * h > e.0 * e.1 {
-                *e = (w, h, vis, op);
+        let mut boxed = vec![false; count];
+        let bounds: &[Value] = d["layout"]["bounds"].as_array().map_or(&[], Vec::as_slice);
+        for (k, ni) in ints(&d["layout"]["nodeIndex"]).into_iter().enumerate() {
+            let b = bounds.get(k).and_then(Value::as_array);
+            let size = |i: usize| b.and_then(|b| b.get(i)).and_then(Value::as_f64).unwrap_or(0.0);
+            if let Some(x) = usize::try_from(ni).ok().and_then(|i| boxed.get_mut(i)) {
+                *x |= size(2) > 0.0 && size(3) > 0.0;
             }
         }
-        let attrs: &[Value] = n["attributes"].as_array().map_or(&[], Vec::as_slice);
-        let mut inert = vec![false; count];
-        let mut closed = vec![false; count];
-        let mut transparent = vec![false; count];
+        let mut doc = DomDoc { frame: frame_of_doc[di].clone(), nodes: Vec::with_capacity(count), children: vec![] };
+        doc.children = vec![Vec::new(); count];
         for i in 0..count {
-            let p = usize::try_from(parent.get(i).copied().unwrap_or(-1)).ok();
-            let a = attrs.get(i).map(ints).unwrap_or_default();
-            let attr = |name: &str| -> Option<&str> {
-                a.chunks(2).find(|kv| st(kv[0]).eq_ignore_ascii_case(name)).map(|kv| st(*kv.get(1).unwrap_or(&-1)))
-            };
-            inert[i] = p.is_some_and(|p| inert[p]) || attr("inert").is_some();
-            closed[i] = p.is_some_and(|p| closed[p]) || shadow.get(&i).is_some_and(|v| st(*v) == "closed");
-            let (w, h, vis, op) = boxes.get(&i).copied().unwrap_or((0.0, 0.0, "", ""));
-            transparent[i] =
-                p.is_some_and(|p| transparent[p]) || (!op.is_empty() && op.parse::<f64>().is_ok_and(|o| o == 0.0));
-            let visible = w > 0.0 && h > 0.0 && vis == "visible" && !transparent[i];
-            let child_frame =
-                content_doc.get(&i).and_then(|d| usize::try_from(*d).ok()).and_then(|d| frame_of_doc.get(d).cloned());
-            let facts = Facts {
-                frame: frame.clone(),
-                tag: st(names.get(i).copied().unwrap_or(-1)).to_ascii_lowercase(),
-                id: attr("id").unwrap_or("").to_string(),
-                input_type: attr("type").unwrap_or("").to_ascii_lowercase(),
-                autocomplete: attr("autocomplete").unwrap_or("").to_ascii_lowercase(),
-                visible,
+            let element = types.get(i) == Some(&1) && !pseudo[i];
+            let p = usize::try_from(parent.get(i).copied().unwrap_or(-1)).ok().filter(|p| *p < i);
+            if element {
+                if let Some(p) = p {
+                    doc.children[p].push(i);
+                }
+            }
+            doc.nodes.push(DomNode {
+                tag: st(names.get(i).copied().unwrap_or(-1)).to_string(),
+                element,
+                backend: backend.get(i).copied().unwrap_or(-1),
                 clickable: clickable[i],
-                inert: inert[i],
-                in_closed_shadow: closed[i],
-                child_frame,
-                has_value: input_value.get(&i).is_some_and(|v| !st(*v).is_empty()),
-            };
-            out.nodes.insert(backend.get(i).copied().unwrap_or(-1), facts);
+                boxed: boxed[i],
+                // Chromium gives each node in a shadow tree the type of the innermost root.
+                closed: shadow.get(&i).is_some_and(|v| st(*v) == "closed"),
+                child_frame: content_doc
+                    .get(&i)
+                    .and_then(|d| usize::try_from(*d).ok())
+                    .and_then(|d| frame_of_doc.get(d).cloned()),
+            });
         }
+        out.push(doc);
     }
     out
 }
 
-fn ints_f(v: &Value) -> Vec<f64> {
-    v.as_array().map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect()).unwrap_or_default()
-}
-
-impl Facts {
-    /// A password or payment-card field: its value is never returned.
-    pub fn secret(&self) -> bool {
-        self.input_type == "password" || self.autocomplete.split_whitespace().any(|t| t.starts_with("cc-"))
+impl DomDoc {
+    /// True if node `i` hosts a closed shadow root: its flat-tree children are in a closed
+    /// tree while it is not.
+    pub fn closed_host(&self, i: usize) -> bool {
+        !self.nodes[i].closed && self.children[i].iter().any(|&c| self.nodes[c].closed)
     }
 }
 
@@ -160,59 +134,43 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn facts_join_layout_styles_shadow_roots_and_inheritance() {
-        let strings = [
-            "F1",
-            "T",
-            "HTML",
-            "BODY",
-            "DIV",
-            "#document-fragment",
-            "BUTTON",
-            "SPAN",
-            "A",
-            "id",
-            "a",
-            "inert",
-            "",
-            "block",
-            "visible",
-            "1",
-            "0",
-            "closed",
-        ];
+    fn documents_parse_into_flat_trees_of_elements() {
+        let strings =
+            ["F1", "F2", "#document", "HTML", "BODY", "DIV", "BUTTON", "#text", "::before", "IFRAME", "closed"];
         let s = |x: &str| strings.iter().position(|y| *y == x).unwrap() as i64;
-        let (b, v, one, zero) = (s("block"), s("visible"), s("1"), s("0"));
-        // 0 html > 1 body > { 2 div#a (clickable), 3 div host > 4 closed root > 5 button,
-        //                     6 div[inert] > 7 span, 8 div (opacity 0) > 9 a (clickable) }
+        // 0 #document > 1 html > 2 body > { 3 div (host) > { 4 button (closed), 5 text },
+        //   6 ::before of body, 7 iframe (content: document 1), 8 div (clickable) }
         let snap = json!({
             "strings": strings,
             "documents": [{
-                "frameId": s("F1"), "title": s("T"),
+                "frameId": s("F1"),
                 "nodes": {
-                    "parentIndex": [-1, 0, 1, 1, 3, 4, 1, 6, 1, 8],
-                    "nodeName": [s("HTML"), s("BODY"), s("DIV"), s("DIV"), s("#document-fragment"), s("BUTTON"), s("DIV"), s("SPAN"), s("DIV"), s("A")],
-                    "backendNodeId": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-                    "attributes": [[], [], [s("id"), s("a")], [], [], [], [s("inert"), s("")], [], [], []],
-                    "isClickable": {"index": [2, 9]},
-                    "shadowRootType": {"index": [4], "value": [s("closed")]},
+                    "parentIndex": [-1, 0, 1, 2, 3, 4, 2, 2, 2],
+                    "nodeType": [9, 1, 1, 1, 1, 3, 1, 1, 1],
+                    "nodeName": [s("#document"), s("HTML"), s("BODY"), s("DIV"), s("BUTTON"), s("#text"), s("::before"), s("IFRAME"), s("DIV")],
+                    "backendNodeId": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+                    "isClickable": {"index": [4, 8]},
+                    "pseudoType": {"index": [6], "value": [s("::before")]},
+                    "shadowRootType": {"index": [4, 5], "value": [s("closed"), s("closed")]},
+                    "contentDocumentIndex": {"index": [7], "value": [1]},
                 },
-                "layout": {
-                    "nodeIndex": [2, 3, 5, 7, 8, 9],
-                    "bounds": [[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10]],
-                    "styles": [[b, v, one], [b, v, one], [b, v, one], [b, v, one], [b, v, zero], [b, v, one]],
-                },
+                "layout": {"nodeIndex": [3, 4, 8, 8], "bounds": [[0, 0, 10, 10], [0, 0, 0, 10], [0, 0, 0, 0], [5, 5, 4, 4]]},
+            }, {
+                "frameId": s("F2"),
+                "nodes": {"parentIndex": [-1], "nodeType": [9], "nodeName": [s("#document")], "backendNodeId": [1]},
             }],
         });
-        let f = parse(&snap);
-        assert_eq!(f.titles["F1"], "T");
-        let a = &f.nodes[&3];
-        assert!(a.visible && a.clickable && !a.inert && !a.in_closed_shadow);
-        assert_eq!((a.tag.as_str(), a.id.as_str(), a.frame.as_str()), ("div", "a", "F1"));
-        assert!(!f.nodes[&4].in_closed_shadow, "the host is outside its root");
-        assert!(f.nodes[&6].in_closed_shadow && f.nodes[&6].visible);
-        assert!(f.nodes[&8].inert, "inherited from the inert parent");
-        assert!(!f.nodes[&10].visible, "opacity 0 on a parent hides the child");
-        assert!(!f.nodes[&2].visible, "no layout object: not rendered");
+        let docs = parse(&snap);
+        assert_eq!(docs.len(), 2);
+        let d = &docs[0];
+        assert_eq!(d.frame, "F1");
+        assert_eq!(d.children[0], vec![1]);
+        assert_eq!(d.children[2], vec![3, 7, 8], "no pseudo-element, no text");
+        assert!(d.nodes[4].closed && d.nodes[4].clickable && d.nodes[4].backend == 5);
+        assert!(d.closed_host(3) && !d.closed_host(2));
+        assert_eq!(d.nodes[7].child_frame.as_deref(), Some("F2"));
+        assert!(d.nodes[3].boxed && !d.nodes[4].boxed && !d.nodes[7].boxed, "zero width is no box; no layout, no box");
+        assert!(d.nodes[8].boxed, "one of its layout objects has a box");
+        assert_eq!(docs[1].frame, "F2");
     }
 }

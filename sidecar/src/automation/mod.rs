@@ -25,6 +25,7 @@ mod select;
 mod snapshot;
 mod turn;
 mod upload;
+mod walk;
 
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
 pub use error::{AutomationError, Interruption, StaleReason};
@@ -217,7 +218,7 @@ impl Automation {
         });
         Ok(json!({
             "url": main.map(|f| f.url.clone()),
-            "title": main.and_then(|f| c.dom[0].titles.get(&f.id)).cloned().unwrap_or_default(),
+            "title": c.title(),
             "tab": tab,
             "tab_index": index,
             "tabs": view.tabs.len(),

@@ -1,23 +1,28 @@
 //! `snapshot`: the page as an outline of roles, names and states, with refs on the elements
-//! that can be acted on (DESIGN §12). Sources: the accessibility tree of each frame
-//! (`Accessibility.getFullAXTree`), fused with DOM facts from one
-//! `DOMSnapshot.captureSnapshot` per frame process ([`super::dom`]) joined by
-//! `backendNodeId`. Out-of-process (cross-site) frames are read through a child session on
-//! their target ([`super::frames`]) and shown in place, under their `<iframe>`.
+//! that can be acted on (DESIGN §12). Source: a walk of each frame's document in the page
+//! ([`super::walk`], `outline.js` in Porthole's isolated world: roles, names, states and
+//! visibility as the page renders them), joined to one `DOMSnapshot.captureSnapshot` per
+//! frame process ([`super::dom`]: `backendNodeId`s for refs, `isClickable`, closed shadow
+//! roots, frames). Chromium's accessibility tree is not read: on a page of 5,000 elements it
+//! alone takes longer than the whole outline may. Out-of-process (cross-site) frames are
+//! read through a child session on their target ([`super::frames`]) and shown in place,
+//! under their `<iframe>`.
 //!
 //! Rules: an element gets a ref when it has an actionable role (or is a visible clickable
-//! element the accessibility tree ignores or calls generic) and is visible, enabled, not
+//! element with no role of its own and no control inside) and is visible, enabled, not
 //! inert and not inside a closed shadow root. Closed shadow roots are shown read-only.
-//! Password and payment-card values are shown as `[filled]`, never as text.
+//! Password and payment-card values are shown as `[filled]`, never as text (they never
+//! leave the page).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use chromiumoxide::Page;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::dom::{self, DomFacts, Facts};
+use super::dom;
 use super::frames::MAX_CHILD_SESSIONS;
+use super::walk::{flag, Doc, El, Kind, WALK_JS, WORLD};
 use crate::browser::session::call;
 use crate::browser::session::Session;
 use crate::browser::BrowserError;
@@ -50,14 +55,9 @@ const ACTIONABLE: &[&str] = &[
     "slider",
     "spinbutton",
     "treeitem",
-    "ListBoxOption",
-    "PopUpButton",
 ];
 /// Roles whose value is shown (and whose children, the editor's own text, are not).
 const TEXT_ENTRY: &[&str] = &["textbox", "searchbox", "spinbutton"];
-/// Roles that only group: shown through their children.
-const GENERIC: &[&str] = &["generic", "none", "GenericContainer", "LineBreak", "InlineTextBox", ""];
-
 /// One frame of the tab, from `Page.getFrameTree`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
@@ -95,218 +95,190 @@ pub fn frames(tree: &Value) -> Vec<Frame> {
     out
 }
 
-/// One node of an accessibility tree: what the outline reads of it (the answer's other
-/// fields, such as the name's sources, are dropped when it is parsed).
-#[derive(Debug, Default)]
-pub struct AxNode {
-    /// `role.value` ("" when none).
-    role: String,
-    /// `name.value` ("" when none).
-    name: String,
-    /// `value.value` when it is a string, else "".
-    value: String,
-    /// The tree ignores the node (shown through its children).
-    ignored: bool,
-    /// `backendDOMNodeId`.
-    backend: Option<i64>,
-    /// The parent's index in [`AxTree::nodes`].
-    parent: Option<usize>,
-    /// The children's indices, in order (ids the answer does not hold are left out).
-    children: Vec<usize>,
-    /// `properties`: each name with its `value.value` (null when it has none).
-    properties: Vec<(String, Value)>,
-}
-
-impl AxNode {
-    /// The value of property `name`, if the node has it.
-    fn prop(&self, name: &str) -> Option<&Value> {
-        self.properties.iter().find(|(n, _)| n == name).map(|(_, v)| v)
-    }
-}
-
-/// The accessibility tree of one frame: its nodes, and the root's index.
-#[derive(Debug, Default)]
-pub struct AxTree {
-    nodes: Vec<AxNode>,
-    root: Option<usize>,
-}
-
-impl AxTree {
-    /// Parses a `Accessibility.getFullAXTree` answer, taking the strings it keeps out of it
-    /// rather than copying them (on a page of 5,000 elements the answer holds ~11,000 nodes,
-    /// ~5 MB of JSON; what is left of it is the caller's to drop).
-    pub fn parse(v: &mut Value) -> AxTree {
-        let Some(Value::Array(raw)) = v.get_mut("nodes") else { return AxTree::default() };
-        let index: HashMap<&str, usize> = raw.iter().enumerate().map(|(i, n)| (s(&n["nodeId"]), i)).collect();
-        let mut nodes = Vec::with_capacity(raw.len());
-        let mut root = None;
-        for (i, n) in raw.iter().enumerate() {
-            let parent_id = n.get("parentId").filter(|p| !p.is_null());
-            if root.is_none() && parent_id.is_none() {
-                root = Some(i);
-            }
-            nodes.push(AxNode {
-                parent: parent_id.and_then(Value::as_str).and_then(|p| index.get(p).copied()),
-                children: n["childIds"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| index.get(s(c)).copied())
-                    .collect(),
-                ..AxNode::default()
-            });
-        }
-        drop(index);
-        for (n, raw) in nodes.iter_mut().zip(raw.iter_mut()) {
-            n.role = take_str(raw.pointer_mut("/role/value"));
-            n.name = take_str(raw.pointer_mut("/name/value"));
-            n.value = take_str(raw.pointer_mut("/value/value"));
-            n.ignored = raw["ignored"].as_bool().unwrap_or(false);
-            n.backend = raw["backendDOMNodeId"].as_i64();
-            if let Some(Value::Array(props)) = raw.get_mut("properties") {
-                n.properties = props
-                    .iter_mut()
-                    .map(|p| {
-                        let value = p.pointer_mut("/value/value").map(Value::take).unwrap_or(Value::Null);
-                        (take_str(p.get_mut("name")), value)
-                    })
-                    .collect();
-            }
-        }
-        AxTree { nodes, root }
-    }
-
-    /// The index of the node of DOM node `backend`.
-    fn find(&self, backend: i64) -> Option<usize> {
-        self.nodes.iter().position(|n| n.backend == Some(backend))
-    }
-}
-
-/// What one capture read: frames, DOM facts per frame process, and each frame's
-/// accessibility tree.
+/// What one capture read: the frames, and each frame's walked document joined to its DOM
+/// nodes.
 pub struct Captured {
     /// Frames, the main frame first, then its process's other frames, then each
     /// out-of-process frame's.
     pub frames: Vec<Frame>,
-    /// DOM facts of each frame process (the tab's first): `backendNodeId`s are per process.
-    pub dom: Vec<DomFacts>,
-    /// Accessibility trees by frame id (frames whose tree could not be read are missing).
-    pub ax: HashMap<String, AxTree>,
+    /// Walked documents by frame id (frames whose walk failed, going away, are missing).
+    pub docs: HashMap<String, Doc>,
 }
 
 impl Captured {
-    /// The DOM facts of node `backend` of frame `frame`.
-    fn facts(&self, frame: &str, backend: i64) -> Option<&Facts> {
-        let f = self.frames.iter().find(|f| f.id == frame)?;
-        self.dom.get(f.process)?.nodes.get(&backend)
+    /// The main frame's document title ("" when unknown).
+    pub fn title(&self) -> String {
+        self.frames.first().and_then(|f| self.docs.get(&f.id)).map(|d| d.title.clone()).unwrap_or_default()
     }
 }
 
-/// What one frame process shows: its frames, its DOM facts and its frames' accessibility
-/// trees. The calls go out together (the frame tree, the DOM snapshot and the root frame's
-/// accessibility tree at once, the process's other frames' trees as soon as the frame tree
-/// names them), each answer parsed as it arrives while Chromium computes the next: on a
-/// large page the accessibility tree is most of the time, all of it Chromium's.
-async fn read(
-    session: &Session,
-    process: usize,
-) -> Result<(Vec<Frame>, DomFacts, HashMap<String, AxTree>), BrowserError> {
-    let started = Instant::now();
-    let ms = |t: Instant| t.elapsed().as_millis();
-    let frames_and_children = async {
-        let mut frames = frames(&call(session, "Page.getFrameTree", serde_json::json!({})).await?);
-        let targets = session.targets();
-        for f in &mut frames {
-            f.targets = targets.clone();
-            f.process = process;
-        }
-        let children = futures_util::future::join_all(frames.iter().skip(1).map(|f| async move {
-            let t = Instant::now();
-            let tree = call(session, "Accessibility.getFullAXTree", serde_json::json!({"frameId": f.id})).await;
-            let call_ms = ms(t);
-            // A child frame may be going away: its tree is then missing.
-            tree.map(|v| (f.id.clone(), timed_ax(v, call_ms)))
-                .map_err(|e| tracing::debug!("ax tree of frame {}: {e}", f.id))
-                .ok()
-        }))
-        .await;
-        Ok::<_, BrowserError>((frames, children.into_iter().flatten().collect::<Vec<_>>()))
-    };
-    let dom = async {
-        let t = Instant::now();
-        let snap =
-            call(session, "DOMSnapshot.captureSnapshot", serde_json::json!({"computedStyles": dom::STYLES})).await?;
-        let call_ms = ms(t);
-        let t = Instant::now();
-        let facts = dom::parse(&snap);
-        drop(snap);
-        tracing::debug!("snapshot: DOMSnapshot.captureSnapshot {call_ms} ms, parsed in {} ms", ms(t));
-        Ok::<_, BrowserError>(facts)
-    };
-    // The process's root frame must be readable.
-    let root = async {
-        let t = Instant::now();
-        let v = call(session, "Accessibility.getFullAXTree", serde_json::json!({})).await?;
-        Ok::<_, BrowserError>(timed_ax(v, ms(t)))
-    };
-    let (frames_and_children, dom, root) = tokio::join!(frames_and_children, dom, root);
-    let ((frames, children), dom, root) = (frames_and_children?, dom?, root?);
-    let mut ax: HashMap<String, AxTree> = children.into_iter().collect();
-    if let Some(main) = frames.first() {
-        ax.insert(main.id.clone(), root);
+/// Runs the walk in frame `frame`'s isolated world of `session` → its answer and the world's
+/// execution context.
+async fn walk(session: &Session, frame: &str) -> Result<(Value, i64), BrowserError> {
+    let w = call(session, "Page.createIsolatedWorld", json!({"frameId": frame, "worldName": WORLD})).await?;
+    let ctx = w["executionContextId"]
+        .as_i64()
+        .ok_or_else(|| BrowserError::Cdp("Page.createIsolatedWorld: no executionContextId".into()))?;
+    let r = call(
+        session,
+        "Runtime.callFunctionOn",
+        json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true}),
+    )
+    .await?;
+    Ok((answer(r)?, ctx))
+}
+
+/// The value of a `Runtime.callFunctionOn` answer, or what it threw.
+fn answer(mut r: Value) -> Result<Value, BrowserError> {
+    if let Some(ex) = r.get("exceptionDetails") {
+        let text = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
+        return Err(BrowserError::Cdp(format!("the outline walk threw: {text}")));
     }
-    // Quiet by default: the renderer keeps no accessibility tree up to date between asks.
-    // Not waited for: nothing here depends on it, and the next ask enables it again.
+    Ok(r["result"]["value"].take())
+}
+
+/// Walks the closed shadow root of host `host` (a `backendNodeId` of `session`) in world
+/// `ctx`: the page gives script no handle on it, so it is resolved through CDP.
+async fn walk_closed(session: &Session, ctx: i64, host: i64) -> Result<Value, BrowserError> {
+    let d = call(session, "DOM.describeNode", json!({"backendNodeId": host, "depth": 0})).await?;
+    let root = d["node"]["shadowRoots"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["shadowRootType"] == "closed")
+        .and_then(|r| r["backendNodeId"].as_i64())
+        .ok_or_else(|| BrowserError::Cdp("DOM.describeNode: the closed shadow root is gone".into()))?;
+    let o = call(session, "DOM.resolveNode", json!({"backendNodeId": root, "executionContextId": ctx})).await?;
+    let object = o["object"]["objectId"]
+        .as_str()
+        .ok_or_else(|| BrowserError::Cdp("DOM.resolveNode: no object for the closed shadow root".into()))?
+        .to_string();
+    let r = call(
+        session,
+        "Runtime.callFunctionOn",
+        json!({"functionDeclaration": WALK_JS, "objectId": object, "returnByValue": true}),
+    )
+    .await;
     let quiet = session.clone();
     tokio::spawn(async move {
-        if let Err(e) = call(&quiet, "Accessibility.disable", serde_json::json!({})).await {
-            tracing::debug!("Accessibility.disable: {e}");
+        if let Err(e) = call(&quiet, "Runtime.releaseObject", json!({"objectId": object})).await {
+            tracing::debug!("Runtime.releaseObject: {e}");
         }
     });
-    tracing::debug!("snapshot: frame process {process} read in {} ms ({} frames)", ms(started), frames.len());
-    Ok((frames, dom, ax))
+    answer(r?)
 }
 
-/// Parses an `Accessibility.getFullAXTree` answer that took `call_ms` to come, logging both
-/// times (where a slow snapshot spends its time). The rest of the answer (the names'
-/// sources, most of its bytes) is freed on a blocking thread, off the snapshot's path.
-fn timed_ax(mut v: Value, call_ms: u128) -> AxTree {
-    let t = Instant::now();
-    let tree = AxTree::parse(&mut v);
-    tokio::task::spawn_blocking(move || drop(v));
-    tracing::debug!(
-        "snapshot: Accessibility.getFullAXTree {call_ms} ms ({} nodes), parsed in {} ms",
-        tree.nodes.len(),
-        t.elapsed().as_millis()
-    );
-    tree
+/// What one frame process shows: its frames and their walked documents. The frame tree and
+/// the DOM snapshot go out at once, each frame's walk as soon as the frame tree names it
+/// (Chromium runs them one after the other; the snapshot is parsed while the walks run).
+/// A walk and its snapshot that do not join (the page changed between them) are read once
+/// more; what still does not join is shown without refs.
+async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>), BrowserError> {
+    let started = Instant::now();
+    let ms = |t: Instant| t.elapsed().as_millis();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let walks = async {
+            let mut frames = frames(&call(session, "Page.getFrameTree", json!({})).await?);
+            let targets = session.targets();
+            for f in &mut frames {
+                f.targets = targets.clone();
+                f.process = process;
+            }
+            let walks = futures_util::future::join_all(frames.iter().map(|f| walk(session, &f.id))).await;
+            Ok::<_, BrowserError>((frames, walks))
+        };
+        let dom = async {
+            let t = Instant::now();
+            let snap = call(session, "DOMSnapshot.captureSnapshot", json!({"computedStyles": []})).await?;
+            let call_ms = ms(t);
+            let t = Instant::now();
+            let docs = dom::parse(&snap);
+            tokio::task::spawn_blocking(move || drop(snap));
+            tracing::debug!("snapshot: DOMSnapshot.captureSnapshot {call_ms} ms, parsed in {} ms", ms(t));
+            Ok::<_, BrowserError>(docs)
+        };
+        let (walks, dom) = tokio::join!(walks, dom);
+        let ((frames, mut walks), dom) = (walks?, dom?);
+        // The process's root frame must be readable: its document may have been replaced
+        // between the world's making and the walk (a navigation), so it is read once more.
+        if let Some(Err(e)) = walks.first() {
+            if attempt == 1 && matches!(e, BrowserError::Cdp(_)) {
+                tracing::debug!("snapshot: the walk failed ({e}): again");
+                continue;
+            }
+            // Its error, returned.
+            walks.swap_remove(0)?;
+        }
+        let mut docs = Vec::new();
+        let mut mismatches = 0;
+        for (f, w) in frames.iter().zip(walks) {
+            let (w, ctx) = match w {
+                Ok(w) => w,
+                // A child frame may be going away.
+                Err(e) => {
+                    tracing::debug!("walk of frame {}: {e}", f.id);
+                    continue;
+                }
+            };
+            let Some(d) = dom.iter().find(|d| d.frame == f.id) else { continue };
+            let mut doc = Doc { frame: f.id.clone(), ..Doc::default() };
+            doc.roots = doc.append(&w, None);
+            let roots = doc.roots.clone();
+            let mut hosts = Vec::new();
+            mismatches += doc.join(&roots, d, &d.children.first().cloned().unwrap_or_default(), &mut hosts);
+            for (item, node) in hosts {
+                match walk_closed(session, ctx, d.nodes[node].backend).await {
+                    Ok(v) => mismatches += doc.splice_closed(item, &v, d, node),
+                    Err(e) => tracing::debug!("closed shadow root: {e}"),
+                }
+            }
+            docs.push(doc);
+        }
+        if mismatches == 0 || attempt == 2 {
+            tracing::debug!(
+                "snapshot: frame process {process} read in {} ms ({} frames, {mismatches} lists not joined)",
+                ms(started),
+                frames.len()
+            );
+            return Ok((frames, docs));
+        }
+        tracing::debug!("snapshot: the page changed while it was read ({mismatches} lists not joined): again");
+    }
 }
 
 /// Reads the tab's frame process, then each out-of-process frame under a frame owner it
-/// shows, not inert (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
+/// shows (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
 /// owner whose frame was read gets it as its `child_frame`.
 pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
     let top = Session::from(page);
-    let (frames, dom, ax) = read(&top, 0).await?;
-    let mut c = Captured { frames, dom: vec![dom], ax };
+    let (frames, docs) = read(&top, 0).await?;
+    let mut c = Captured { frames, docs: docs.into_iter().map(|d| (d.frame.clone(), d)).collect() };
     let mut sessions = vec![top];
     let mut i = 0;
     while i < sessions.len() {
-        let mut owners: Vec<i64> = c.dom[i]
-            .nodes
-            .iter()
-            // A frame the page does not show (or makes inert) offers nothing to act on.
-            .filter(|(_, f)| {
-                matches!(f.tag.as_str(), "iframe" | "frame") && f.child_frame.is_none() && f.visible && !f.inert
-            })
-            .map(|(b, _)| *b)
-            .collect();
-        owners.sort_unstable();
-        for owner in owners {
+        // Frame owners of this process with no frame of theirs read: (frame id, item, backend).
+        let mut owners: Vec<(String, usize, i64)> = Vec::new();
+        for f in c.frames.iter().filter(|f| f.process == i) {
+            let Some(doc) = c.docs.get(&f.id) else { continue };
+            for (k, _) in doc.items.iter().enumerate() {
+                let Some(e) = doc.el(k) else { continue };
+                // A frame the page does not show offers nothing to act on.
+                let shown = e.has(flag::VISIBLE) && e.boxed && !e.has(flag::IGNORED) && !e.pruned;
+                if matches!(e.tag.as_str(), "IFRAME" | "FRAME") && e.child_frame.is_none() && shown {
+                    if let Some(b) = e.backend {
+                        owners.push((f.id.clone(), k, b));
+                    }
+                }
+            }
+        }
+        owners.sort_by_key(|o| o.2);
+        for (doc_frame, item, owner) in owners {
             if sessions.len() > MAX_CHILD_SESSIONS {
                 break;
             }
-            let d = call(&sessions[i], "DOM.describeNode", serde_json::json!({"backendNodeId": owner})).await;
+            let d = call(&sessions[i], "DOM.describeNode", json!({"backendNodeId": owner})).await;
             let Some(frame) = d.ok().and_then(|d| d["node"]["frameId"].as_str().map(str::to_string)) else {
                 continue;
             };
@@ -320,12 +292,11 @@ pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
             };
             let process = sessions.len();
             match read(&child, process).await {
-                Ok((frames, dom, ax)) => {
+                Ok((frames, docs)) => {
                     c.frames.extend(frames);
-                    c.dom.push(dom);
-                    c.ax.extend(ax);
-                    if let Some(f) = c.dom[i].nodes.get_mut(&owner) {
-                        f.child_frame = Some(frame);
+                    c.docs.extend(docs.into_iter().map(|d| (d.frame.clone(), d)));
+                    if let Some(e) = c.docs.get_mut(&doc_frame).and_then(|d| d.el_mut(item)) {
+                        e.child_frame = Some(frame);
                     }
                     sessions.push(child);
                 }
@@ -336,7 +307,6 @@ pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
     }
     Ok(c)
 }
-
 /// One line of the outline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
@@ -361,18 +331,18 @@ pub fn outline(c: &Captured, mint: &mut dyn FnMut(&str, i64) -> Option<u64>) -> 
 }
 
 /// The outline of one element and what is inside it: node `backend` of frame `frame` at depth
-/// 0. `None` when the element is not in its frame's accessibility tree (not rendered).
+/// 0. `None` when the element is not rendered (or not in the page any more).
 pub fn outline_of(
     c: &Captured,
     frame: &str,
     backend: i64,
     mint: &mut dyn FnMut(&str, i64) -> Option<u64>,
 ) -> Option<Vec<Line>> {
-    let tree = c.ax.get(frame)?;
-    let id = tree.find(backend)?;
+    let doc = c.docs.get(frame)?;
+    let id = (0..doc.items.len()).find(|&i| doc.el(i).is_some_and(|e| e.backend == Some(backend) && !e.pruned))?;
     let mut w = Walker { c, mint, out: Vec::new(), visited: HashSet::new() };
     w.visited.insert(frame.to_string());
-    w.node(frame, tree, id, 0, "");
+    w.node(doc, id, 0, "");
     Some(w.out)
 }
 
@@ -381,18 +351,6 @@ struct Walker<'a> {
     mint: &'a mut dyn FnMut(&str, i64) -> Option<u64>,
     out: Vec<Line>,
     visited: HashSet<String>,
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
-/// The string at `v`, taken out of it ("" when it is missing or not a string).
-fn take_str(v: Option<&mut Value>) -> String {
-    match v.map(Value::take) {
-        Some(Value::String(s)) => s,
-        _ => String::new(),
-    }
 }
 
 fn clip(t: &str, n: usize) -> String {
@@ -410,75 +368,87 @@ impl<'a> Walker<'a> {
             return;
         }
         let c: &'a Captured = self.c;
-        let Some(tree) = c.ax.get(frame) else { return };
-        let Some(root) = tree.root else { return };
-        self.node(frame, tree, root, depth, "");
+        let Some(doc) = c.docs.get(frame) else { return };
+        for &r in &doc.roots {
+            self.node(doc, r, depth, "");
+        }
     }
 
-    /// The text of node `id`'s static-text descendants, for an element the AX tree gives no
-    /// name.
-    fn text_of(tree: &AxTree, id: usize, out: &mut String) {
-        let Some(n) = tree.nodes.get(id) else { return };
-        if n.role == "StaticText" {
-            out.push(' ');
-            out.push_str(&n.name);
-        }
-        for &c in &n.children {
-            if out.len() > 4 * MAX_NAME_CHARS {
-                return;
+    /// The text under node `id`, for a clickable element with no name of its own.
+    fn text_of(doc: &Doc, id: usize, out: &mut String) {
+        let Some(n) = doc.items.get(id) else { return };
+        match &n.kind {
+            Kind::Text(t) => {
+                out.push(' ');
+                out.push_str(t);
             }
-            Self::text_of(tree, c, out);
+            Kind::El(e) if e.pruned || e.has(flag::IGNORED) => {}
+            Kind::El(_) => {
+                for &c in &n.children {
+                    if out.len() > 4 * MAX_NAME_CHARS {
+                        return;
+                    }
+                    Self::text_of(doc, c, out);
+                }
+            }
         }
     }
 
     /// True if a descendant of node `id` has an actionable role (looked at: the first
     /// [`MAX_CONTAINER_SCAN`] nodes).
-    fn has_control_inside(tree: &AxTree, id: usize, seen: &mut usize) -> bool {
-        let Some(n) = tree.nodes.get(id) else { return false };
+    fn has_control_inside(doc: &Doc, id: usize, seen: &mut usize) -> bool {
+        let Some(n) = doc.items.get(id) else { return false };
         n.children.iter().any(|&c| {
             *seen += 1;
             if *seen > MAX_CONTAINER_SCAN {
                 return false;
             }
-            ACTIONABLE.contains(&tree.nodes[c].role.as_str()) || Self::has_control_inside(tree, c, seen)
+            match doc.el(c) {
+                Some(e) if e.pruned => false,
+                Some(e) => ACTIONABLE.contains(&e.role.as_str()) || Self::has_control_inside(doc, c, seen),
+                None => false,
+            }
         })
     }
 
-    fn node(&mut self, frame: &str, tree: &'a AxTree, id: usize, depth: usize, parent_name: &str) {
-        let c: &'a Captured = self.c;
-        let Some(n) = tree.nodes.get(id) else { return };
-        let role = n.role.as_str();
-        let name = clip(&n.name, MAX_NAME_CHARS);
-        let facts: Option<&'a Facts> = n.backend.and_then(|b| c.facts(frame, b));
-        let disabled = n.prop("disabled").and_then(Value::as_bool).unwrap_or(false);
-        let usable = |f: &Facts| f.visible && !f.inert && !f.in_closed_shadow && !disabled;
-        if role == "StaticText" {
-            if !name.is_empty() && name != parent_name {
-                self.out.push(Line { depth, text: format!("text: {}", quote(&name)), control: false, has_ref: false });
+    fn node(&mut self, doc: &'a Doc, id: usize, depth: usize, parent_name: &str) {
+        let Some(item) = doc.items.get(id) else { return };
+        let e = match &item.kind {
+            Kind::Text(t) => {
+                let name = clip(t, MAX_NAME_CHARS);
+                // Text a name already says (a button's label) is not said twice.
+                if !name.is_empty() && !parent_name.contains(&name) {
+                    self.out.push(Line {
+                        depth,
+                        text: format!("text: {}", quote(&name)),
+                        control: false,
+                        has_ref: false,
+                    });
+                }
+                return;
             }
-            return;
-        }
-        // A contenteditable's editing host takes text like a textbox (the tree calls it
-        // generic, its descendants editable too).
-        let rich = |n: &AxNode| n.prop("editable").and_then(Value::as_str) == Some("richtext");
-        let parent = n.parent.and_then(|p| tree.nodes.get(p));
-        let editing_host = !n.ignored && GENERIC.contains(&role) && rich(n) && !parent.is_some_and(rich);
-        let role = if editing_host { "textbox" } else { role };
-        let generic = n.ignored || GENERIC.contains(&role);
+            Kind::El(e) if e.pruned => return,
+            Kind::El(e) => e,
+        };
+        let role = e.role.as_str();
+        let ignored = e.has(flag::IGNORED);
+        let generic = role.is_empty() || ignored;
+        let usable = e.has(flag::VISIBLE) && e.boxed && !e.closed && !e.has(flag::DISABLED);
         // A container that only delegates its children's clicks (React listens on its root)
         // is not itself a control: its controls are.
         let dom_clickable = generic
-            && facts.is_some_and(|f| f.clickable && usable(f) && !f.tag.starts_with('#'))
-            && !matches!(facts.map(|f| f.tag.as_str()), Some("html" | "body" | "label"))
-            && !Self::has_control_inside(tree, id, &mut 0);
+            && !ignored
+            && e.clickable
+            && usable
+            && !matches!(e.tag.as_str(), "HTML" | "BODY" | "LABEL")
+            && !Self::has_control_inside(doc, id, &mut 0);
         let mut child_depth = depth;
         let mut shown_name = None;
-        if role == "RootWebArea" || (generic && !dom_clickable) {
-            // Shown through its children.
-        } else {
+        if !generic || dom_clickable {
+            let name = clip(&e.name, MAX_NAME_CHARS);
             let (shown_role, name) = if dom_clickable {
                 let mut t = String::new();
-                Self::text_of(tree, id, &mut t);
+                Self::text_of(doc, id, &mut t);
                 ("clickable", if name.is_empty() { clip(&t, MAX_NAME_CHARS) } else { name })
             } else {
                 (role, name)
@@ -490,46 +460,40 @@ impl<'a> Walker<'a> {
                 text.push_str(&quote(&name));
             }
             shown_name = Some(name);
-            states(n, &mut text);
-            if facts.is_some_and(|f| f.in_closed_shadow) && control {
+            states(e, &mut text);
+            if e.closed && control {
                 text.push_str(" [closed shadow root: read-only]");
             }
             let mut has_ref = false;
-            if control && facts.is_some_and(usable) {
-                if let Some(num) = n.backend.zip(facts).and_then(|(b, f)| (self.mint)(&f.frame, b)) {
+            if control && usable {
+                if let Some(num) = e.backend.and_then(|b| (self.mint)(&doc.frame, b)) {
                     text.push_str(&format!(" [ref=e{num}]"));
                     has_ref = true;
                 }
             }
             if TEXT_ENTRY.contains(&role) || role == "combobox" {
-                let secret = facts.is_some_and(Facts::secret);
-                let mut value = clip(&n.value, MAX_NAME_CHARS);
-                if editing_host && value.is_empty() {
-                    Self::text_of(tree, id, &mut value);
-                    value = clip(value.trim(), MAX_NAME_CHARS);
-                }
-                if secret {
-                    if facts.is_some_and(|f| f.has_value) || !value.is_empty() {
+                if e.has(flag::SECRET) {
+                    if e.has(flag::FILLED) {
                         text.push_str(": [filled]");
                     }
-                } else if !value.is_empty() {
-                    text.push_str(&format!(": {}", quote(&value)));
+                } else {
+                    let value = clip(&e.value, MAX_NAME_CHARS);
+                    if !value.is_empty() {
+                        text.push_str(&format!(": {}", quote(&value)));
+                    }
                 }
             }
-            if role == "Iframe" && facts.is_none_or(|f| f.child_frame.is_none()) {
+            if role == "Iframe" && e.child_frame.is_none() {
                 text.push_str(" [cross-site frame: not included]");
             }
             self.out.push(Line { depth, text, control, has_ref });
             child_depth = depth + 1;
-            if TEXT_ENTRY.contains(&role) {
-                return;
-            }
         }
         let parent = shown_name.filter(|n| !n.is_empty()).unwrap_or_else(|| parent_name.to_string());
-        for &c in &n.children {
-            self.node(frame, tree, c, child_depth, &parent);
+        for &c in &item.children {
+            self.node(doc, c, child_depth, &parent);
         }
-        if let Some(cf) = facts.and_then(|f| f.child_frame.as_deref()) {
+        if let Some(cf) = e.child_frame.as_deref().filter(|_| !ignored) {
             self.frame(cf, child_depth);
         }
     }
@@ -541,37 +505,36 @@ fn quote(t: &str) -> String {
 
 /// The states shown after the name, appended to `out`: `[checked]`, `[disabled]`,
 /// `[expanded]`, `[level=2]`, …
-fn states(n: &AxNode, out: &mut String) {
-    let t = |name: &str| n.prop(name).is_some_and(|v| v == true || v == "true");
-    match n.prop("checked") {
-        Some(v) if v == true || v == "true" => out.push_str(" [checked]"),
-        Some(v) if v == "mixed" => out.push_str(" [mixed]"),
-        Some(v) if v.is_string() || v.is_boolean() => out.push_str(" [unchecked]"),
-        _ => {}
+fn states(e: &El, out: &mut String) {
+    match e.checked.as_deref() {
+        Some("true") => out.push_str(" [checked]"),
+        Some("mixed") => out.push_str(" [mixed]"),
+        Some(_) => out.push_str(" [unchecked]"),
+        None => {}
     }
-    for (p, label) in [
-        ("disabled", " [disabled]"),
-        ("focused", " [focused]"),
-        ("required", " [required]"),
-        ("selected", " [selected]"),
-        ("readonly", " [readonly]"),
+    for (f, label) in [
+        (flag::DISABLED, " [disabled]"),
+        (flag::FOCUSED, " [focused]"),
+        (flag::REQUIRED, " [required]"),
+        (flag::SELECTED, " [selected]"),
+        (flag::READONLY, " [readonly]"),
     ] {
-        if t(p) {
+        if e.has(f) {
             out.push_str(label);
         }
     }
-    match n.prop("expanded") {
-        Some(v) if v == true => out.push_str(" [expanded]"),
-        Some(v) if v == false => out.push_str(" [collapsed]"),
-        _ => {}
+    match e.expanded {
+        Some(true) => out.push_str(" [expanded]"),
+        Some(false) => out.push_str(" [collapsed]"),
+        None => {}
     }
-    if n.prop("pressed").and_then(Value::as_str) == Some("true") {
+    if e.has(flag::PRESSED) {
         out.push_str(" [pressed]");
     }
-    if let Some(l) = n.prop("level").and_then(Value::as_i64) {
+    if let Some(l) = e.level {
         out.push_str(&format!(" [level={l}]"));
     }
-    if n.prop("invalid").and_then(Value::as_str).is_some_and(|v| v != "false") {
+    if e.has(flag::INVALID) {
         out.push_str(" [invalid]");
     }
 }
@@ -596,59 +559,56 @@ pub fn render(lines: &[Line], interactive: bool, max_bytes: usize) -> (String, u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn ax(id: &str, role: &str, name: &str, backend: i64, children: &[&str], extra: Value) -> Value {
-        let mut v = json!({"nodeId": id, "ignored": false, "role": {"value": role}, "name": {"value": name},
-            "backendDOMNodeId": backend, "childIds": children});
-        if id != "1" {
-            v["parentId"] = "1".into();
+    /// A captured page of one frame `F` from a walk answer, each element's `backendNodeId`
+    /// its index + 100, and the elements at `clickable` clickable.
+    fn captured(nodes: Value, clickable: &[usize]) -> Captured {
+        let mut doc = Doc { frame: "F".into(), ..Doc::default() };
+        doc.roots = doc.append(&json!({"title": "T", "nodes": nodes}), None);
+        for i in 0..doc.items.len() {
+            if let Some(e) = doc.el_mut(i) {
+                e.backend = Some(i as i64 + 100);
+                e.clickable = clickable.contains(&i);
+                e.boxed = true;
+            }
         }
-        for (k, x) in extra.as_object().cloned().unwrap_or_default() {
-            v[k] = x;
-        }
-        v
-    }
-
-    fn facts(visible: bool, clickable: bool) -> Facts {
-        Facts { frame: "F".into(), tag: "div".into(), visible, clickable, ..Facts::default() }
+        let frame = Frame { id: "F".into(), loader: "L".into(), url: "http://a/".into(), targets: vec![], process: 0 };
+        Captured { frames: vec![frame], docs: HashMap::from([("F".to_string(), doc)]) }
     }
 
     #[test]
     fn refs_go_to_visible_enabled_controls_and_dom_only_clickables() {
-        let mut nodes = json!({"nodes": [
-            ax("1", "RootWebArea", "Page", 1, &["11"], json!({})),
-            ax("11", "generic", "", 11, &["2", "3", "4", "5", "6", "7", "8"], json!({})),
-            ax("2", "button", "Save", 2, &["9"], json!({})),
-            ax("3", "button", "Off", 3, &[], json!({"properties": [{"name": "disabled", "value": {"value": true}}]})),
-            ax("4", "generic", "", 4, &["10"], json!({})),
-            ax("5", "button", "Hidden", 5, &[], json!({})),
-            ax("6", "textbox", "Password", 6, &[], json!({"value": {"value": "hunter2"}})),
-            ax("7", "button", "Sealed", 7, &[], json!({})),
-            ax("8", "checkbox", "Agree", 8, &[], json!({"properties": [{"name": "checked", "value": {"value": "true"}}]})),
-            ax("9", "StaticText", "Save", 9, &[], json!({})),
-            ax("10", "StaticText", "Open menu", 10, &[], json!({})),
-        ]});
-        let mut dom = DomFacts::default();
-        for b in [2, 3, 8] {
-            dom.nodes.insert(b, facts(true, false));
-        }
-        dom.nodes.insert(4, facts(true, true));
-        dom.nodes.insert(11, facts(true, true)); // a root that delegates clicks: no ref
-        dom.nodes.insert(5, facts(false, false));
-        dom.nodes.insert(6, Facts { input_type: "password".into(), has_value: true, ..facts(true, false) });
-        dom.nodes.insert(7, Facts { in_closed_shadow: true, ..facts(true, false) });
-        let c = Captured {
-            frames: vec![Frame {
-                id: "F".into(),
-                loader: "L".into(),
-                url: "http://a/".into(),
-                targets: Vec::new(),
-                process: 0,
-            }],
-            dom: vec![dom],
-            ax: HashMap::from([("F".to_string(), AxTree::parse(&mut nodes))]),
-        };
+        let (v, d, s, f) = (flag::VISIBLE, flag::DISABLED, flag::SECRET, flag::FILLED);
+        let c = captured(
+            json!([
+                {"p": -1, "t": "HTML", "f": v},
+                {"p": 0, "t": "BODY", "f": v},
+                {"p": 1, "t": "DIV", "f": v},
+                {"p": 2, "t": "BUTTON", "r": "button", "n": "Save", "f": v},
+                {"p": 3, "s": "Save"},
+                {"p": 2, "t": "BUTTON", "r": "button", "n": "Off", "f": v | d},
+                {"p": 2, "t": "DIV", "f": v},
+                {"p": 6, "t": "SPAN", "f": v},
+                {"p": 7, "s": "Open menu"},
+                {"p": 2, "t": "BUTTON", "r": "button", "n": "Zero", "f": v},
+                {"p": 2, "t": "INPUT", "r": "textbox", "n": "Password", "f": v | s | f, "k": 1},
+                {"p": 2, "t": "INPUT", "r": "checkbox", "n": "Agree", "c": "true", "f": v},
+                {"p": 2, "t": "SELECT", "r": "combobox", "n": "Colour", "v": "Red", "x": false, "f": v},
+                {"p": 12, "t": "OPTION", "r": "option", "n": "Red", "f": flag::SELECTED},
+                {"p": 2, "t": "DIV", "z": 1},
+                {"p": 2, "t": "H2", "r": "heading", "n": "Title", "l": 2, "f": v},
+                {"p": 2, "t": "DIV", "r": "button", "n": "Ghost", "f": v | flag::IGNORED},
+                {"p": 16, "t": "SPAN", "f": v},
+                {"p": 17, "s": "shown child"},
+                {"p": 2, "t": "INPUT", "r": "textbox", "n": "User", "v": "alice", "f": v | flag::FOCUSED, "k": 1},
+            ]),
+            // The container at 2 delegates its children's clicks: no ref; the div at 6 is a
+            // control only to a click listener.
+            &[2, 6],
+        );
+        // Zero width or height: no box in the DOM snapshot.
+        let mut c = c;
+        c.docs.get_mut("F").unwrap().el_mut(9).unwrap().boxed = false;
         let mut next = 0;
         let lines = outline(&c, &mut |_, _| {
             next += 1;
@@ -660,15 +620,62 @@ mod tests {
             "- button \"Save\" [ref=e1]\n\
              - button \"Off\" [disabled]\n\
              - clickable \"Open menu\" [ref=e2]\n\
-             - button \"Hidden\"\n\
+             - button \"Zero\"\n\
              - textbox \"Password\" [ref=e3]: [filled]\n\
-             - button \"Sealed\" [closed shadow root: read-only]\n\
-             - checkbox \"Agree\" [checked] [ref=e4]\n"
+             - checkbox \"Agree\" [checked] [ref=e4]\n\
+             - combobox \"Colour\" [collapsed] [ref=e5]: \"Red\"\n  \
+               - option \"Red\" [selected]\n\
+             - heading \"Title\" [level=2]\n\
+             - text: \"shown child\"\n\
+             - textbox \"User\" [focused] [ref=e6]: \"alice\"\n"
         );
         assert_eq!(cut, 0);
-        assert!(!text.contains("hunter2"));
         let (short, cut, cut_refs) = render(&lines, true, 60);
         assert_eq!(short, "- button \"Save\" [ref=e1]\n- button \"Off\" [disabled]\n");
-        assert_eq!((cut, cut_refs), (5, 3));
+        assert_eq!((cut, cut_refs), (7, 5));
+        assert_eq!(c.title(), "T");
+        // One element and what it holds.
+        let one = outline_of(&c, "F", 112, &mut |_, _| Some(9)).unwrap();
+        assert_eq!(one.len(), 2);
+        assert_eq!(one[0].text, "combobox \"Colour\" [collapsed] [ref=e9]: \"Red\"");
+        assert!(outline_of(&c, "F", 114, &mut |_, _| Some(9)).is_none(), "not rendered");
+    }
+
+    #[test]
+    fn closed_shadow_roots_are_read_only_and_frames_go_in_place() {
+        let v = flag::VISIBLE;
+        let mut c = captured(
+            json!([
+                {"p": -1, "t": "HTML", "f": v},
+                {"p": 0, "t": "BUTTON", "r": "button", "n": "Sealed", "f": v},
+                {"p": 0, "t": "IFRAME", "r": "Iframe", "n": "Child", "f": v},
+                {"p": 0, "t": "IFRAME", "r": "Iframe", "n": "Gone", "f": v},
+            ]),
+            &[],
+        );
+        c.docs.get_mut("F").unwrap().el_mut(1).unwrap().closed = true;
+        c.docs.get_mut("F").unwrap().el_mut(2).unwrap().child_frame = Some("G".into());
+        let mut child = Doc { frame: "G".into(), ..Doc::default() };
+        child.roots = child.append(
+            &json!({"nodes": [{"p": -1, "t": "HTML", "f": v}, {"p": 0, "t": "A", "r": "link", "n": "In", "f": v}]}),
+            None,
+        );
+        child.el_mut(1).unwrap().backend = Some(7);
+        child.el_mut(1).unwrap().boxed = true;
+        c.docs.insert("G".into(), child);
+        let mut frames = Vec::new();
+        let lines = outline(&c, &mut |f, b| {
+            frames.push((f.to_string(), b));
+            Some(frames.len() as u64)
+        });
+        let (text, _, _) = render(&lines, false, DEFAULT_MAX_BYTES);
+        assert_eq!(
+            text,
+            "- button \"Sealed\" [closed shadow root: read-only]\n\
+             - Iframe \"Child\"\n  \
+               - link \"In\" [ref=e1]\n\
+             - Iframe \"Gone\" [cross-site frame: not included]\n"
+        );
+        assert_eq!(frames, vec![("G".to_string(), 7)], "the ref names the node of its own frame");
     }
 }

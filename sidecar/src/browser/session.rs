@@ -250,7 +250,7 @@ impl Session {
         if let Some(e) = v.get("error") {
             return Err(BrowserError::Cdp(format!("{method}: {}", e["message"].as_str().unwrap_or("failed"))));
         }
-        // Taken, not copied: a frame's AX tree answer is megabytes.
+        // Taken, not copied: a DOM snapshot answer is megabytes.
         Ok(v["result"].take())
     }
 

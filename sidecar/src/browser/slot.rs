@@ -45,6 +45,9 @@ use super::{
     CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
 };
 
+/// Longest wait, once a dialog is answered, for its end to be published (a page that opens
+/// an identical dialog at once may hide the end from the watch), in milliseconds.
+const DIALOG_END_WAIT_MS: u64 = 2000;
 /// How often a viewed browser's active title is re-read, in milliseconds.
 const TITLE_POLL_MS: u64 = 250;
 /// While popped out or viewed, the browser's cookies are snapshot every this many title polls
@@ -512,15 +515,23 @@ impl BrowserRef {
     /// Answers the pending dialog as the user chose (`accept`, and a prompt's text).
     pub async fn answer_dialog(&self, accept: bool, text: Option<String>) -> Result<(), BrowserError> {
         self.active_page()?;
-        let page = {
+        let (page, dialog) = {
             let s = self.shared();
             let Some(d) = &s.dialog else { return Err(BrowserError::BadRequest("no dialog is open".into())) };
-            s.pages.get(&d.tab).cloned()
+            (s.pages.get(&d.tab).cloned(), d.clone())
         };
         let Some(page) = page else { return Err(BrowserError::BadRequest("no dialog is open".into())) };
         let mut p = HandleJavaScriptDialogParams::new(accept);
         p.prompt_text = text;
+        let mut view = self.subscribe();
         bounded("Page.handleJavaScriptDialog", page.execute(p)).await?;
+        // The page's event task publishes the dialog's end (`Page.javascriptDialogClosed`,
+        // which may come after this answer): waited for, so the next verb does not find it
+        // still pending.
+        let closed = view.wait_for(|v| v.dialog.as_ref() != Some(&dialog));
+        if tokio::time::timeout(Duration::from_millis(DIALOG_END_WAIT_MS), closed).await.is_err() {
+            tracing::debug!("the dialog's end was not published within {DIALOG_END_WAIT_MS} ms");
+        }
         Ok(())
     }
 

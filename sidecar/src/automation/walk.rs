@@ -1,0 +1,329 @@
+//! The in-page walk (`outline.js`, run in Porthole's isolated world of each frame) and its
+//! answer: each frame's elements in flat-tree order with the roles, names and states the
+//! outline shows, joined to the frame's `DOMSnapshot` document ([`super::dom`]) for what
+//! page script cannot see (`backendNodeId`, `isClickable`, closed shadow roots, frames).
+//!
+//! The join is exact or absent, never a guess: both sides list the same flat tree, so a
+//! walked element and a DOM node are the same node when they sit at the same place (the
+//! same position among their parent's element children, parents joined) with the same tag.
+//! A list whose length or tags differ (the page changed between the two reads) joins none
+//! of its elements: they are shown, without a ref; the caller reads again once.
+
+use serde_json::Value;
+
+use super::dom::DomDoc;
+
+/// The walk's source: a function Chromium calls with `this` = a document or a shadow root.
+pub const WALK_JS: &str = include_str!("outline.js");
+/// The isolated world the walk runs in (one per frame and CDP session, made once).
+pub const WORLD: &str = "porthole-outline";
+
+/// Flags of a walked element (bits of its `f`), as `outline.js` sets them.
+pub mod flag {
+    /// `visibility: visible`, and no ancestor (or itself) at opacity 0 (its box is the DOM
+    /// snapshot's to tell: [`super::El::boxed`]).
+    pub const VISIBLE: u32 = 1;
+    /// `:disabled`, or `aria-disabled="true"` on it or an ancestor.
+    pub const DISABLED: u32 = 2;
+    /// The focused element of a focused document.
+    pub const FOCUSED: u32 = 4;
+    /// `required` or `aria-required`.
+    pub const REQUIRED: u32 = 8;
+    /// A selected option, or `aria-selected` on a role that takes it.
+    pub const SELECTED: u32 = 16;
+    /// A read-only text entry.
+    pub const READONLY: u32 = 32;
+    /// `aria-pressed="true"`.
+    pub const PRESSED: u32 = 64;
+    /// `aria-invalid` other than false.
+    pub const INVALID: u32 = 128;
+    /// A password or payment-card field: its value never leaves the page.
+    pub const SECRET: u32 = 256;
+    /// A secret field that holds a value.
+    pub const FILLED: u32 = 512;
+    /// `visibility` other than visible: the element itself is not shown, its children may be.
+    pub const IGNORED: u32 = 2048;
+    /// An open shadow root's host (the walk went into its root).
+    pub const SHADOW_HOST: u32 = 4096;
+}
+
+/// A walked element.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct El {
+    /// `nodeName` (`DIV`, `svg`).
+    pub tag: String,
+    /// Its role ("" = generic: shown through its children).
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+    /// A text entry's or combobox's value (never a secret field's).
+    pub value: String,
+    /// `true`, `false` or `mixed` for the roles that are checked.
+    pub checked: Option<String>,
+    /// Expanded (`Some(true)`) or collapsed.
+    pub expanded: Option<bool>,
+    /// A heading's level.
+    pub level: Option<i64>,
+    /// [`flag`] bits.
+    pub flags: u32,
+    /// Not rendered for the accessibility tree (display: none, aria-hidden, inert): left
+    /// out with all it holds.
+    pub pruned: bool,
+    /// What it holds was not walked (a text entry's own text).
+    pub leaf: bool,
+    /// `backendNodeId`, when joined.
+    pub backend: Option<i64>,
+    /// Chromium's `isClickable`, when joined.
+    pub clickable: bool,
+    /// Rendered with a box of positive size, when joined.
+    pub boxed: bool,
+    /// Inside a closed shadow root.
+    pub closed: bool,
+    /// The frame an `<iframe>` shows, once known.
+    pub child_frame: Option<String>,
+}
+
+impl El {
+    /// True if flag `f` is set.
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// A walked node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// Text (whitespace collapsed).
+    Text(String),
+    /// An element.
+    El(El),
+}
+
+/// A walked node and its place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// Its parent's index (`None` for a root).
+    pub parent: Option<usize>,
+    /// Its children's indices, in order.
+    pub children: Vec<usize>,
+    /// What it is.
+    pub kind: Kind,
+}
+
+/// One frame's walked document.
+#[derive(Debug, Default)]
+pub struct Doc {
+    /// The frame's id.
+    pub frame: String,
+    /// The document's title.
+    pub title: String,
+    /// Nodes, in walk order (closed shadow trees appended after, [`Doc::splice_closed`]).
+    pub items: Vec<Item>,
+    /// The top nodes (the document element).
+    pub roots: Vec<usize>,
+}
+
+fn string(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+impl Doc {
+    /// Appends the nodes of a walk answer (`{"nodes":[…]}`) under `parent` (their roots'
+    /// parent, `None` for a document's); returns the indices of its roots.
+    pub fn append(&mut self, answer: &Value, parent: Option<usize>) -> Vec<usize> {
+        let base = self.items.len();
+        let mut roots = Vec::new();
+        for (k, n) in answer["nodes"].as_array().map_or(&[][..], Vec::as_slice).iter().enumerate() {
+            let i = base + k;
+            // Parents come before their children; anything else is ignored as a root-less node.
+            let p = n["p"].as_i64().and_then(|p| usize::try_from(p).ok()).filter(|p| *p < k).map(|p| base + p);
+            let kind = match n.get("s").and_then(Value::as_str) {
+                Some(s) => Kind::Text(s.to_string()),
+                None => Kind::El(El {
+                    tag: string(n, "t"),
+                    role: string(n, "r"),
+                    name: string(n, "n"),
+                    value: string(n, "v"),
+                    checked: n.get("c").and_then(Value::as_str).map(str::to_string),
+                    expanded: n.get("x").and_then(Value::as_bool),
+                    level: n.get("l").and_then(Value::as_i64),
+                    flags: n.get("f").and_then(Value::as_u64).unwrap_or(0) as u32,
+                    pruned: n.get("z").is_some(),
+                    leaf: n.get("k").is_some(),
+                    ..El::default()
+                }),
+            };
+            let parent = p.or(if n["p"].as_i64() == Some(-1) { parent } else { None });
+            match p {
+                Some(p) => self.items[p].children.push(i),
+                None if n["p"].as_i64() == Some(-1) => roots.push(i),
+                None => {}
+            }
+            self.items.push(Item { parent, children: Vec::new(), kind });
+        }
+        if let Some(t) = answer["title"].as_str().filter(|t| !t.is_empty()) {
+            self.title = t.to_string();
+        }
+        roots
+    }
+
+    /// The element at `i`, if it is one.
+    pub fn el(&self, i: usize) -> Option<&El> {
+        match &self.items.get(i)?.kind {
+            Kind::El(e) => Some(e),
+            Kind::Text(_) => None,
+        }
+    }
+
+    /// The element at `i`, if it is one, to change.
+    pub fn el_mut(&mut self, i: usize) -> Option<&mut El> {
+        match &mut self.items.get_mut(i)?.kind {
+            Kind::El(e) => Some(e),
+            Kind::Text(_) => None,
+        }
+    }
+
+    fn element_children(&self, items: &[usize]) -> Vec<usize> {
+        items.iter().copied().filter(|&i| self.el(i).is_some()).collect()
+    }
+
+    /// Joins the walked elements among `items` to DOM nodes `nodes` of `dom` (the element
+    /// children of one place of both trees), and so on down. Returns how many lists did not
+    /// match, and pushes each closed shadow root's host met (walked index, DOM index) to
+    /// `closed_hosts` (the walk cannot see into them: [`Doc::splice_closed`]).
+    pub fn join(
+        &mut self,
+        items: &[usize],
+        dom: &DomDoc,
+        nodes: &[usize],
+        closed_hosts: &mut Vec<(usize, usize)>,
+    ) -> usize {
+        let mut mismatches = 0;
+        let mut stack = vec![(self.element_children(items), nodes.to_vec())];
+        while let Some((js, ds)) = stack.pop() {
+            let same = js.len() == ds.len()
+                && js.iter().zip(&ds).all(|(&j, &d)| self.el(j).is_some_and(|e| e.tag == dom.nodes[d].tag));
+            if !same {
+                let tags = |t: Vec<&str>| t.into_iter().take(8).collect::<Vec<_>>().join(",");
+                tracing::debug!(
+                    "walk and DOM snapshot differ: [{}] against [{}]",
+                    tags(js.iter().filter_map(|&j| self.el(j)).map(|e| e.tag.as_str()).collect()),
+                    tags(ds.iter().map(|&d| dom.nodes[d].tag.as_str()).collect())
+                );
+                mismatches += 1;
+                continue;
+            }
+            for (j, d) in js.into_iter().zip(ds) {
+                let n = &dom.nodes[d];
+                let Some(e) = self.el_mut(j) else { continue };
+                e.backend = Some(n.backend);
+                e.clickable = n.clickable;
+                e.boxed = n.boxed;
+                e.closed = n.closed;
+                e.child_frame = n.child_frame.clone();
+                if e.pruned || e.leaf {
+                    continue;
+                }
+                if !e.has(flag::SHADOW_HOST) && dom.closed_host(d) {
+                    closed_hosts.push((j, d));
+                    continue;
+                }
+                let kids = self.element_children(&self.items[j].children);
+                stack.push((kids, dom.children[d].clone()));
+            }
+        }
+        mismatches
+    }
+
+    /// Puts the walk of host `host`'s closed shadow root (`answer`) in place of what the
+    /// walk saw under it (its light children, which the flat tree shows only where the root
+    /// slots them), joined to the host's flat-tree children `dom_host` of `dom`. Its nodes
+    /// are read-only (no ref) but for slotted light nodes. Returns the mismatches.
+    pub fn splice_closed(&mut self, host: usize, answer: &Value, dom: &DomDoc, dom_host: usize) -> usize {
+        let start = self.items.len();
+        let roots = self.append(answer, Some(host));
+        for i in start..self.items.len() {
+            if let Some(e) = self.el_mut(i) {
+                e.closed = true;
+            }
+        }
+        self.items[host].children = roots.clone();
+        // A closed root inside a closed root stays as the walk saw it (read-only anyway).
+        self.join(&roots, dom, &dom.children[dom_host].clone(), &mut Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::automation::dom::DomNode;
+    use serde_json::json;
+
+    fn dom(nodes: &[(&str, i64, Option<usize>, bool)]) -> DomDoc {
+        let mut d = DomDoc { frame: "F".into(), ..DomDoc::default() };
+        d.children = vec![Vec::new(); nodes.len()];
+        for (i, (tag, backend, parent, closed)) in nodes.iter().enumerate() {
+            d.nodes.push(DomNode {
+                tag: tag.to_string(),
+                element: !tag.starts_with('#'),
+                backend: *backend,
+                clickable: *backend == 13,
+                boxed: *backend == 12,
+                closed: *closed,
+                child_frame: None,
+            });
+            if let Some(p) = parent {
+                if !tag.starts_with('#') {
+                    d.children[*p].push(i);
+                }
+            }
+        }
+        d
+    }
+
+    #[test]
+    fn walks_join_by_place_and_tag_and_closed_roots_splice_in() {
+        // html > body > { button, div (clickable), x-host (closed root: button, slot > span) }
+        let d = dom(&[
+            ("#document", 1, None, false),
+            ("HTML", 10, Some(0), false),
+            ("BODY", 11, Some(1), false),
+            ("BUTTON", 12, Some(2), false),
+            ("DIV", 13, Some(2), false),
+            ("X-HOST", 14, Some(2), false),
+            ("BUTTON", 15, Some(5), true),
+            ("SLOT", 16, Some(5), true),
+            ("SPAN", 17, Some(7), false),
+        ]);
+        let walked = json!({"title": "T", "nodes": [
+            {"p": -1, "t": "HTML"}, {"p": 0, "t": "BODY"}, {"p": 1, "t": "BUTTON", "r": "button", "n": "Go"},
+            {"p": 2, "s": "Go"}, {"p": 1, "t": "DIV"}, {"p": 1, "t": "X-HOST"}, {"p": 5, "t": "SPAN"},
+        ]});
+        let mut doc = Doc { frame: "F".into(), ..Doc::default() };
+        let roots = doc.append(&walked, None);
+        assert_eq!((roots.clone(), doc.title.as_str()), (vec![0], "T"));
+        let mut hosts = Vec::new();
+        assert_eq!(doc.join(&roots, &d, &d.children[0].clone(), &mut hosts), 0);
+        assert_eq!(doc.el(2).unwrap().backend, Some(12));
+        assert!(doc.el(2).unwrap().boxed && !doc.el(4).unwrap().boxed);
+        assert!(doc.el(4).unwrap().clickable);
+        assert_eq!(hosts, vec![(5, 5)], "the closed host, its light child not joined");
+        assert_eq!(doc.el(6).unwrap().backend, None);
+        let inside = json!({"nodes": [{"p": -1, "t": "BUTTON", "r": "button", "n": "Sealed"}, {"p": -1, "t": "SLOT"}, {"p": 1, "t": "SPAN"}]});
+        assert_eq!(doc.splice_closed(5, &inside, &d, 5), 0);
+        let kids = doc.items[5].children.clone();
+        assert_eq!(kids.len(), 2);
+        let sealed = doc.el(kids[0]).unwrap();
+        assert!(sealed.closed && sealed.backend == Some(15));
+        let span = doc.items[kids[1]].children[0];
+        assert!(!doc.el(span).unwrap().closed, "a slotted light node is not in the closed tree");
+
+        // The page changed between the reads: that list joins nothing.
+        let mut other = Doc::default();
+        let changed = json!({"nodes": [{"p": -1, "t": "HTML"}, {"p": 0, "t": "BODY"}, {"p": 1, "t": "BUTTON"}, {"p": 1, "t": "P"}]});
+        let roots = other.append(&changed, None);
+        assert_eq!(other.join(&roots, &d, &d.children[0].clone(), &mut Vec::new()), 1);
+        assert_eq!(other.el(1).unwrap().backend, Some(11));
+        assert_eq!(other.el(2).unwrap().backend, None);
+    }
+}
