@@ -324,6 +324,8 @@ async fn unload_runs_beforeunload_stay_keeps_the_tab_leave_closes_it() {
         until_json(&mut ws, "beforeunload", asks).await;
     }
     send(&mut ws, json!({"type":"dialog","accept":true})).await;
+    // As the UI asks again: once the answer has taken the dialog away.
+    until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
     assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
     delete(sc, &id).await;
 }
@@ -372,6 +374,7 @@ async fn a_close_behind_a_flush_comes_after_the_arming_click_and_asks() {
             until_json(&mut ws, "beforeunload", asks).await;
         }
         send(&mut ws, json!({"type":"dialog","accept":true})).await;
+        until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
         assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
         delete(sc, &id).await;
     }

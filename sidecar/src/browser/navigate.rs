@@ -1,4 +1,4 @@
-//! `Page.navigate` on a DevTools connection of its own.
+//! `Page.navigate` and `Page.reload` on a DevTools connection of their own.
 //!
 //! chromiumoxide routes every `Page.navigate` through its navigation tracker, which answers
 //! only once the new document has *loaded* and runs one navigation per page at a time. A
@@ -30,6 +30,21 @@ pub fn devtools_host(browser_ws: &str) -> Option<String> {
 /// page), `Err` with a message when the endpoint cannot be reached or answers an error.
 /// Unbounded: the caller bounds it.
 pub async fn navigate(devtools: &str, target: &str, url: &str) -> Result<Option<String>, String> {
+    let r = call_once(devtools, target, "Page.navigate", json!({ "url": url })).await?;
+    Ok(r.get("errorText").and_then(Value::as_str).map(str::to_string))
+}
+
+/// Sends `Page.reload` to page target `target` through `devtools` and waits for Chromium's
+/// answer. Also the way a tab whose renderer crashed is loaded again: chromiumoxide drops a
+/// command sent on such a tab's session while it reattaches (`oneshot canceled`).
+/// Unbounded: the caller bounds it.
+pub async fn reload(devtools: &str, target: &str) -> Result<(), String> {
+    call_once(devtools, target, "Page.reload", json!({})).await.map(drop)
+}
+
+/// One command on a DevTools connection of its own to page target `target`; its `result`,
+/// or the error's message.
+async fn call_once(devtools: &str, target: &str, method: &str, params: Value) -> Result<Value, String> {
     // Target ids are upper-case hex; anything else is not ours to put in a URL.
     if target.is_empty() || !target.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(format!("bad target id {target:?}"));
@@ -37,7 +52,7 @@ pub async fn navigate(devtools: &str, target: &str, url: &str) -> Result<Option<
     let endpoint = format!("ws://{devtools}/devtools/page/{target}");
     let (mut ws, _) =
         tokio_tungstenite::connect_async(endpoint.as_str()).await.map_err(|e| format!("{endpoint}: {e}"))?;
-    let call = json!({"id": 1, "method": "Page.navigate", "params": {"url": url}});
+    let call = json!({"id": 1, "method": method, "params": params});
     ws.send(Message::text(call.to_string())).await.map_err(|e| e.to_string())?;
     while let Some(msg) = ws.next().await {
         let text = match msg.map_err(|e| e.to_string())? {
@@ -45,7 +60,7 @@ pub async fn navigate(devtools: &str, target: &str, url: &str) -> Result<Option<
             Message::Close(_) => break,
             _ => continue,
         };
-        let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+        let Ok(mut v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
         if v.get("id").and_then(Value::as_u64) != Some(1) {
             continue; // an event (none are enabled on this connection, but be safe)
         }
@@ -53,10 +68,9 @@ pub async fn navigate(devtools: &str, target: &str, url: &str) -> Result<Option<
         if let Some(err) = v.get("error") {
             return Err(err.get("message").and_then(Value::as_str).unwrap_or("error").to_string());
         }
-        let error_text = v.pointer("/result/errorText").and_then(Value::as_str).map(str::to_string);
-        return Ok(error_text);
+        return Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null));
     }
-    Err("the DevTools connection closed before Page.navigate answered".into())
+    Err(format!("the DevTools connection closed before {method} answered"))
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverridePar
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams,
-    ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged, GetTargetsParams, TargetId,
@@ -392,11 +391,7 @@ impl BrowserRef {
     /// the page's beforeunload dialog holds it (the user's answer decides).
     pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        let devtools = {
-            let s = self.shared();
-            s.live.as_ref().and_then(|l| l.devtools.clone())
-        }
-        .ok_or_else(|| BrowserError::Cdp("Page.navigate: no DevTools endpoint known".into()))?;
+        let devtools = self.devtools()?;
         let target = page.target_id().as_ref().to_string();
         let was_crashed = self.loading_again(&target);
         self.set_loading(&target, Some(Some(url.clone())));
@@ -410,6 +405,16 @@ impl BrowserRef {
             tracing::debug!("navigation error page: {e}");
         }
         Ok(())
+    }
+
+    /// The `host:port` of this browser's DevTools endpoint (for commands on a connection of
+    /// their own, `navigate.rs`).
+    fn devtools(&self) -> Result<String, BrowserError> {
+        let s = self.shared();
+        s.live
+            .as_ref()
+            .and_then(|l| l.devtools.clone())
+            .ok_or_else(|| BrowserError::Cdp("no DevTools endpoint known".into()))
     }
 
     /// Awaits a command that leaves `page`'s document; `None` once the page's beforeunload
@@ -504,8 +509,13 @@ impl BrowserRef {
     /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
-        let was_crashed = self.loading_again(page.target_id().as_ref());
-        self.unless_held(&page, bounded("Page.reload", page.execute(ReloadParams::default()))).await?;
+        let devtools = self.devtools()?;
+        let target = page.target_id().as_ref().to_string();
+        let was_crashed = self.loading_again(&target);
+        // Not page.execute: on a tab whose renderer crashed, chromiumoxide can drop the
+        // command while the tab's session reattaches (see navigate.rs).
+        let call = super::navigate::reload(&devtools, &target);
+        self.unless_held(&page, bounded("Page.reload", call)).await?;
         if was_crashed {
             self.recovered(&page).await;
         }

@@ -191,6 +191,8 @@ export class ScreencastRuntime {
   private popping: 'out' | 'in' | null = null;
   /** the pending dialog's kind (from the socket) */
   private dialogKind: string | null = null;
+  /** waiting for the pending dialog to be gone (`waitDialogGone`): each called once */
+  private dialogGoneWaiters: (() => void)[] = [];
   /** a close waiting for the user's answer to the page's beforeunload: resolves with it */
   private unloadAnswer: ((leave: boolean) => void) | null = null;
   /** answers given to beforeunload dialogs so far, and the last one (the dialog can be answered before the unload call returns) */
@@ -523,7 +525,26 @@ export class ScreencastRuntime {
               this.unloadAnswer = res;
             });
       if (!leave) return false;
+      // The answer went over the viewer socket, the next ask goes over HTTP: it waits for the
+      // dialog to be gone, or the sidecar could still find it pending and say so again.
+      await this.waitDialogGone(UNLOAD_SETTLE_MS);
     }
+  }
+
+  /** Resolves once no dialog is pending (at once when none is), or after `timeoutMs`. */
+  private waitDialogGone(timeoutMs: number): Promise<void> {
+    if (this.dialogKind === null) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.dialogGoneWaiters = this.dialogGoneWaiters.filter((w) => w !== done);
+        resolve();
+      }, timeoutMs);
+      this.dialogGoneWaiters.push(done);
+    });
   }
 
   /** Answers the pending JavaScript dialog (only ever on the user's word). */
@@ -724,6 +745,7 @@ export class ScreencastRuntime {
         break;
       case 'dialog':
         this.dialogKind = m.dialog?.kind ?? null;
+        if (!m.dialog) for (const w of this.dialogGoneWaiters.splice(0)) w();
         this.events.onScreencast({ dialog: m.dialog });
         break;
       case 'popup': {
