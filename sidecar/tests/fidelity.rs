@@ -308,25 +308,12 @@ async fn unload_runs_beforeunload_stay_keeps_the_tab_leave_closes_it() {
     // As the UI closes: behind a flush, reading the socket all along.
     send(&mut ws, json!({"type":"flush","id":1})).await;
     until_json(&mut ws, "flushed", |v| v["type"] == "flushed").await;
-    let unload = || async { sc.req("POST", &format!("/api/browsers/{id}/unload"), None).await.json() };
-    let asks = |v: &Value| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload";
-    let (closed, seen) = reading(&mut ws, unload()).await;
-    assert_eq!(closed, json!({"closed": false}));
-    if !seen.iter().any(asks) {
-        until_json(&mut ws, "beforeunload", asks).await;
-    }
+    unload_is_held(sc, &mut ws, &id, "first ask").await;
     send(&mut ws, json!({"type":"dialog","accept":false})).await;
     until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
     assert_eq!(info(sc, &id).await["tabs"].as_array().unwrap().len(), 1, "Stay keeps the tab");
-    let (closed, seen) = reading(&mut ws, unload()).await;
-    assert_eq!(closed, json!({"closed": false}));
-    if !seen.iter().any(asks) {
-        until_json(&mut ws, "beforeunload", asks).await;
-    }
-    send(&mut ws, json!({"type":"dialog","accept":true})).await;
-    // As the UI asks again: once the answer has taken the dialog away.
-    until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
-    assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
+    unload_is_held(sc, &mut ws, &id, "second ask").await;
+    leave_closes(sc, &mut ws, &id).await;
     delete(sc, &id).await;
 }
 
@@ -345,6 +332,30 @@ async fn reading<T>(ws: &mut ViewWs, fut: impl std::future::Future<Output = T>) 
             },
         }
     }
+}
+
+/// `POST …/unload` of browser `id` while reading the socket, as the UI closes a pane.
+async fn unload(sc: &Sidecar, ws: &mut ViewWs, id: &str) -> (Value, Vec<Value>) {
+    reading(ws, async { sc.req("POST", &format!("/api/browsers/{id}/unload"), None).await.json() }).await
+}
+
+/// Closing is held by the page's `beforeunload` (`{"closed":false}`) and its dialog reaches
+/// the view (`what` names the attempt in a failure).
+async fn unload_is_held(sc: &Sidecar, ws: &mut ViewWs, id: &str, what: &str) {
+    let (closed, seen) = unload(sc, ws, id).await;
+    assert_eq!(closed, json!({"closed": false}), "{what}: closed without asking");
+    let asks = |v: &Value| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload";
+    if !seen.iter().any(asks) {
+        until_json(ws, "beforeunload", asks).await;
+    }
+}
+
+/// Leave: the dialog is accepted and, once it is gone (the UI asks again only then), the
+/// close goes through.
+async fn leave_closes(sc: &Sidecar, ws: &mut ViewWs, id: &str) {
+    send(ws, json!({"type":"dialog","accept":true})).await;
+    until_json(ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
+    assert_eq!(unload(sc, ws, id).await.0, json!({"closed": true}));
 }
 
 /// Closing right after the click that arms `beforeunload` still asks when the view closes as
@@ -366,16 +377,8 @@ async fn a_close_behind_a_flush_comes_after_the_arming_click_and_asks() {
         }
         send(&mut ws, json!({"type":"flush","id":round})).await;
         until_json(&mut ws, "flushed", |v| v["type"] == "flushed" && v["id"] == round).await;
-        let unload = || async { sc.req("POST", &format!("/api/browsers/{id}/unload"), None).await.json() };
-        let (closed, seen) = reading(&mut ws, unload()).await;
-        assert_eq!(closed, json!({"closed": false}), "round {round}: closed without asking");
-        let asks = |v: &Value| v["type"] == "dialog" && v["dialog"]["kind"] == "beforeunload";
-        if !seen.iter().any(asks) {
-            until_json(&mut ws, "beforeunload", asks).await;
-        }
-        send(&mut ws, json!({"type":"dialog","accept":true})).await;
-        until_json(&mut ws, "no dialog", |v| v["type"] == "dialog" && v["dialog"].is_null()).await;
-        assert_eq!(reading(&mut ws, unload()).await.0, json!({"closed": true}));
+        unload_is_held(sc, &mut ws, &id, &format!("round {round}")).await;
+        leave_closes(sc, &mut ws, &id).await;
         delete(sc, &id).await;
     }
 }
