@@ -250,6 +250,9 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
         "--disable-sync",
         "--remote-debugging-port=0",
         "--disable-blink-features=AutomationControlled",
+        // Chromium's own first tab could appear once the launch is live and pass for the
+        // user's (it took the active tab from ours on a busy machine).
+        "--no-startup-window",
     ] {
         assert!(args.iter().any(|a| a == good), "{good} missing from the headed flags: {args:?}");
     }
@@ -309,7 +312,12 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // The user resizes and closes the window: the browser pops back in by itself at the
     // window's last URL, and the fixed viewport becomes the window's last inner size.
     post_ok(&sc, &id, "popout", None).await;
-    let out = until_info(&sc, &id, "popped out again", |v| v["popped_out"] == true && v["connected"] == true).await;
+    // The viewport is measured per GET and is null while the new window's page cannot answer
+    // yet: waited for too, since the resize below is judged against it.
+    let out = until_info(&sc, &id, "popped out again", |v| {
+        v["popped_out"] == true && v["connected"] == true && v["viewport"]["width"].is_i64()
+    })
+    .await;
     let window_pid = pid_of(&out);
     post_ok(&sc, &id, "navigate", Some(&json!({"url": format!("{base}/echo?at=last")}))).await;
     let mut cdp = Cdp::connect(&profile_of(window_pid)).await;
@@ -317,11 +325,9 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     // open a blank tab of its own that the sidecar closes.
     let target = out["active_tab"].as_str().expect("an active tab").to_string();
     let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
-    let (win, bw, bh) = (
-        w["result"]["windowId"].clone(),
-        w["result"]["bounds"]["width"].as_i64().unwrap(),
-        w["result"]["bounds"]["height"].as_i64().unwrap(),
-    );
+    let side =
+        |k: &str| w["result"]["bounds"][k].as_i64().unwrap_or_else(|| panic!("no {k} in the window's bounds: {w}"));
+    let (win, bw, bh) = (w["result"]["windowId"].clone(), side("width"), side("height"));
     cdp.call("Browser.setWindowBounds", json!({"windowId": win, "bounds": {"width": bw + 100, "height": bh + 50}}))
         .await;
     let resized = until_info(&sc, &id, "the window resized", |v| {
@@ -383,12 +389,8 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     let target = out["active_tab"].as_str().expect("an active tab").to_string();
     let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
     let b = &w["result"]["bounds"];
-    let (l, t, bw, bh) = (
-        b["left"].as_i64().unwrap(),
-        b["top"].as_i64().unwrap(),
-        b["width"].as_i64().unwrap(),
-        b["height"].as_i64().unwrap(),
-    );
+    let side = |k: &str| b[k].as_i64().unwrap_or_else(|| panic!("no {k} in the window's bounds: {w}"));
+    let (l, t, bw, bh) = (side("left"), side("top"), side("width"), side("height"));
     assert!(l >= 0 && t >= 0 && l + bw <= 1600 && t + bh <= 1000, "the window sticks out of the screen: {b}");
     post_ok(&sc, &id, "popin", None).await;
     until_info(&sc, &id, "back after the big window", |v| v["popped_out"] == false && v["connected"] == true).await;

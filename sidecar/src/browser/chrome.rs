@@ -154,7 +154,10 @@ pub(crate) async fn launch(
             }
         }
         // `--disable-dev-shm-usage`: a small /dev/shm (containers) must not crash the window.
-        Some((w, h)) => b.with_head().window_size(w, h).arg("disable-dev-shm-usage"),
+        // `--no-startup-window`: Chromium's own first tab (its new-tab page) could appear
+        // after the launch is live, where it would pass for a tab the user opened and take
+        // the active tab from ours; the window opens with our first page instead.
+        Some((w, h)) => b.with_head().window_size(w, h).args(["disable-dev-shm-usage", "no-startup-window"]),
     };
     let mut b = b
         .viewport(None)

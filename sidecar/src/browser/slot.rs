@@ -401,8 +401,10 @@ impl BrowserRef {
         if was_crashed {
             self.recovered(&page).await;
         }
-        if let Some(e) = r.flatten() {
-            tracing::debug!("navigation error page: {e}");
+        match r {
+            None => tracing::debug!(browser = %self.0.id, "navigation to {url} held by a beforeunload dialog"),
+            Some(Some(e)) => tracing::debug!(browser = %self.0.id, "navigation to {url}: error page: {e}"),
+            Some(None) => tracing::debug!(browser = %self.0.id, "navigation to {url} started"),
         }
         Ok(())
     }
@@ -549,7 +551,11 @@ impl BrowserRef {
     pub async fn info(&self) -> BrowserInfo {
         // A dialog blocks the page's scripts: measuring would only wait out the CDP bound.
         let blocked = dialog_blocks(&self.shared());
-        let measured = if blocked { None } else { self.measure().await.ok() };
+        let measured = if blocked {
+            None
+        } else {
+            self.measure().await.map_err(|e| tracing::debug!(browser = %self.0.id, "viewport not measured: {e}")).ok()
+        };
         let s = self.shared();
         let active = s.active.as_ref().and_then(|a| s.tabs.iter().find(|t| &t.id == a));
         BrowserInfo {

@@ -263,6 +263,7 @@ impl BrowserRef {
                 s.tabs.push(Tab { id: id.clone(), url: info.url.clone(), title: info.title.clone() });
             } else if let Some(t) = s.tabs.iter_mut().find(|t| t.id == id) {
                 if t.url != info.url {
+                    tracing::debug!(tab = %id, "tab url {} -> {}", t.url, info.url);
                     committed = s.pages.get(&id).cloned().filter(|_| !s.headed);
                 }
                 let t = s.tabs.iter_mut().find(|t| t.id == id).expect("found above");
