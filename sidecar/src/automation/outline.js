@@ -6,9 +6,9 @@
 // It walks the flat tree (open shadow roots, slots as rendered) in order and returns every
 // element it visits, pre-order, as `{p, t, …}` (parent index, nodeName), so the sidecar can
 // join each one to `DOMSnapshot.captureSnapshot`'s flat tree (the same order, by structure
-// and tag) for its `backendNodeId` and `isClickable`. Text is `{p, s}`. An element that is
-// not rendered at all (display: none, aria-hidden, inert) is `{p, t, z: 1}`, its subtree left
-// out. Others carry what the outline shows: role `r` (explicit token, else the implicit role
+// and tag) for its `backendNodeId` and `isClickable`. Text (a ::before's or ::after's too)
+// is `{p, s}`. An element that is not rendered at all (display: none, aria-hidden, inert)
+// is `{p, t, z: 1}`, its subtree left out. Others carry what the outline shows: role `r` (explicit token, else the implicit role
 // of HTML-AAM / ARIA in HTML; absent = generic), name `n` (accname 1.2, see `name`), value
 // `v`, checked `c`, expanded `x`, level `l`, and flags `f` (bits below). Boxes are not
 // measured here (a rectangle per element is most of a walk's time): the DOM snapshot has
@@ -231,10 +231,48 @@ function () {
     }
   }
 
+  // The text of `el`'s ::before or ::after (CSS generated content; accname 1.2 step 2F.ii
+  // counts it). '' when there is no such box.
+  function generated(el, which) {
+    const cs = getComputedStyle(el, which);
+    const c = cs.content;
+    return !c || c === 'none' || c === 'normal' || cs.display === 'none' ? '' : contentText(el, c);
+  }
+  // A computed `content` value as text: its quoted strings and attr() values in order, or,
+  // when it gives an alternative text after "/" (CSS Generated Content 3), that instead.
+  // Counters, quotes and images give none.
+  function contentText(el, c) {
+    let out = '';
+    for (let i = 0; i < c.length;) {
+      const ch = c[i];
+      if (ch === '"' || ch === "'") {
+        // A CSS string: a backslash escapes a character or starts up to 6 hex digits (CSS
+        // Syntax 3, 4.3.7).
+        i++;
+        while (i < c.length && c[i] !== ch) {
+          if (c[i] === '\\') {
+            const hex = /^[0-9a-fA-F]{1,6} ?/.exec(c.slice(i + 1, i + 8));
+            if (hex) { out += String.fromCodePoint(parseInt(hex[0], 16) || 0xFFFD); i += 1 + hex[0].length; }
+            else { out += c[i + 1] || ''; i += 2; }
+          } else out += c[i++];
+        }
+        i++;
+      } else if (c.startsWith('attr(', i)) {
+        const end = c.indexOf(')', i);
+        if (end < 0) break;
+        out += attr(el, c.slice(i + 5, end).trim().split(/[\s,]+/)[0]) || '';
+        i = end + 1;
+      } else if (ch === '/') {
+        return contentText(el, c.slice(i + 1));
+      } else i++;
+    }
+    return out;
+  }
+
   // The text of what an element holds (accname 2F), hidden nodes skipped unless reached
   // through aria-labelledby. Block boxes are separated by spaces.
   function content(el, ctx) {
-    let out = '';
+    let out = generated(el, '::before');
     for (const c of kids(el)) {
       if (out.length > MAX_NAME) break;
       if (c.nodeType === 3) { out += c.data; continue; }
@@ -249,6 +287,7 @@ function () {
       const t = name(c, roleOf(c), ctx);
       out += BLOCK.test(cs.display) ? ' ' + t + ' ' : t;
     }
+    out += generated(el, '::after');
     return out.replace(/\s+/g, ' ');
   }
 
@@ -335,6 +374,7 @@ function () {
     // A closed <details> renders its summary only.
     const closedDetails = tagOf(n) === 'details' && !n.open && !n.shadowRoot;
     let summary = false;
+    pseudoText(n, '::before', i, shown);
     for (const c of kids(n)) {
       if (closedDetails && c.nodeType === 1) {
         if (!summary && c.localName === 'summary') summary = true;
@@ -342,6 +382,13 @@ function () {
       } else if (closedDetails) continue;
       visit(c, i, op, shown, dis);
     }
+    pseudoText(n, '::after', i, shown);
+  }
+  // The text a ::before or ::after of `n` (at index `i`) shows, as a text child of it.
+  function pseudoText(n, which, i, shown) {
+    if (!shown) return;
+    const s = generated(n, which);
+    if (/\S/.test(s)) out.push({ p: i, s: s.replace(/\s+/g, ' ') });
   }
   // A shadow root is no element: its children hang from index -1.
   if (self.nodeType === 11) {

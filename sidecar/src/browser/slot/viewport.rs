@@ -31,7 +31,8 @@ impl BrowserRef {
                     Some(v)
                 }
                 ViewportMode::Pane => {
-                    s.sync = if s.pane.is_some() { SyncState::Applying } else { SyncState::Applying };
+                    // With no pane size known yet, it stays applying until a view sends one.
+                    s.sync = SyncState::Applying;
                     s.pane
                 }
             }
