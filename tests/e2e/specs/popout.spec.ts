@@ -9,9 +9,9 @@ import readline from 'node:readline';
 import { expect, test } from '@playwright/test';
 import WebSocket from 'ws';
 import { type Sidecar, startSidecar } from '../sidecar';
-import { Wall } from './fixtures';
+import { Wall, openScreencast, servePages } from './fixtures';
 
-let s: Sidecar & { xvfb: ChildProcess };
+let s: Sidecar & { xvfb: ChildProcess; display: string };
 
 /** `Xvfb -displayfd 3`: the server picks a free display and writes its number on fd 3. */
 async function startXvfb(): Promise<{ xvfb: ChildProcess; display: string }> {
@@ -25,7 +25,7 @@ async function startXvfb(): Promise<{ xvfb: ChildProcess; display: string }> {
 
 test.beforeAll(async () => {
   const { xvfb, display } = await startXvfb();
-  s = { ...(await startSidecar({ name: 'popout', display })), xvfb };
+  s = { ...(await startSidecar({ name: 'popout', display })), xvfb, display };
 });
 
 test.afterAll(async () => {
@@ -37,9 +37,9 @@ test.afterAll(async () => {
 
 const call = (method: string, p: string, body?: unknown) => s.call(method, p, body);
 
-/** Runs `expression` in the popped-out window's page through its own DevTools endpoint (as a script of the page would). */
-async function evalInWindow(browserId: string, expression: string) {
-  const root = path.join(s.data, 'porthole/browsers');
+/** Runs `expression` in the popped-out window's page through its own DevTools endpoint (as a script of the page would). `data`: the sidecar's data directory (default the shared one's). */
+async function evalInWindow(browserId: string, expression: string, data = s.data) {
+  const root = path.join(data, 'porthole/browsers');
   const dir = fs.readdirSync(root).find((d) => d.endsWith(`-${browserId}`))!;
   const [port, wsPath] = fs.readFileSync(path.join(root, dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
   const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`);
@@ -183,4 +183,53 @@ test('Pop out from the context menu shows the stub; Pop back in and closing the 
   await expect(embedded.getByTestId('popout-stub')).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
   await embedded.getByTestId('popout-popin').click();
   await expect(embedded.getByTestId('popout-stub')).toHaveCount(0, { timeout: 30_000 });
+});
+
+test('a pane popped out when the app quit comes back as a live screencast at the window\'s last page', async ({ page }) => {
+  test.setTimeout(150_000);
+  const site = await servePages({ '/p': '<!doctype html><title>before quit</title><h1>pop-restore</h1>' });
+  const started: Sidecar[] = [];
+  try {
+    const s1 = await startSidecar({ name: 'popout-restore', display: s.display });
+    started.push(s1);
+    const login = async (sc: Sidecar) => {
+      const { url } = await sc.call('POST', '/api/login-codes');
+      await page.goto(new URL(url, sc.url).toString());
+      await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+      return new Wall(page);
+    };
+    let wall = await login(s1);
+    await wall.waitOpen(1);
+    const { id, browser } = await openScreencast(wall, `${site.origin}/p`);
+    const pane = wall.pane(id);
+    await pane.getByTestId('browser-display').click();
+    await pane.getByTestId('display-popout').click();
+    await expect(pane.getByTestId('popout-stub')).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
+    // The user goes on in the window: the saved pane follows the window's page.
+    const last = `${site.origin}/p?in=window`;
+    await evalInWindow(browser, `location.href = ${JSON.stringify(last)}; 1`, s1.data);
+    const saved = async (sc: Sidecar) => (await sc.call('GET', '/api/workspace')).workspace?.panes?.[id];
+    await expect.poll(async () => (await saved(s1))?.url, { timeout: 20_000 }).toBe(last);
+
+    // Quit with the window open (shutdown closes it), start again on the same state.
+    const windowPid = (await s1.call('GET', `/api/browsers/${browser}`)).pid;
+    await s1.stop({ keep: true });
+    expect(() => process.kill(windowPid, 0)).toThrow();
+    const s2 = await startSidecar({ name: 'popout-restore', display: s.display, tmp: s1.tmp });
+    started.push(s2);
+    wall = await login(s2);
+    await wall.waitOpen(2);
+    const back = wall.pane(id);
+    await expect(back).toHaveAttribute('data-mode', 'screencast');
+    await expect(back).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+    // In the pane, not a window: no stub, frames painted, a headless browser at the last page.
+    await expect(back.getByTestId('popout-stub')).toHaveCount(0);
+    await expect(back.getByTestId('screencast-canvas')).not.toHaveAttribute('data-frame', '0', { timeout: 20_000 });
+    const info = await s2.call('GET', `/api/browsers/${(await back.getAttribute('data-browser-id'))!}`);
+    expect(info.url).toBe(last);
+    expect(info.popped_out).toBe(false);
+  } finally {
+    for (const sc of started.reverse()) await sc.stop();
+    await site.close();
+  }
 });
