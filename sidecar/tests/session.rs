@@ -201,3 +201,39 @@ async fn with_restore_off_nothing_is_read_and_the_session_is_still_saved() {
     let _ = std::fs::remove_dir_all(&state);
     let _ = std::fs::remove_dir_all(&config);
 }
+
+/// The refresh (every `SAVE_REFRESH_MS`; shortened here by the test-only override): a `cd`
+/// changes no document, yet it reaches the file and survives a crash (SIGKILL: no save at
+/// shutdown); refreshes while no record changed write nothing.
+#[tokio::test]
+async fn a_cd_reaches_the_file_by_the_refresh_and_survives_a_crash() {
+    use std::os::unix::fs::MetadataExt;
+    let state = temp_dir("state");
+    let mut sc = start(&state, &[("PORTHOLE_SESSION_REFRESH_MS", "200")]);
+    let (t1, mut ws1, mut seen1) = bash(&sc, &sc.home).await;
+    let doc = json!({"version": 1, "panes": {"p1": {"terminalId": t1}}});
+    sc.req("PUT", "/api/workspace", Some(&json!({"workspace": doc}))).await;
+    eventually("the PUT is saved", || saved(&state).is_some_and(|v| v["workspace"] == doc)).await;
+    let home = sc.home.canonicalize().unwrap();
+    assert_eq!(saved(&state).unwrap()["terminals"][&t1]["cwd"], home.to_str().unwrap());
+
+    // Quiet: several refresh intervals pass and the file is not written again (each write
+    // renames a new file over it, a new inode).
+    let written = || std::fs::metadata(session_file(&state)).map(|m| (m.ino(), m.mtime_nsec(), m.mtime())).unwrap();
+    let before = written();
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(written(), before, "a refresh with no record changed wrote the file");
+
+    run(&mut ws1, &mut seen1, "cd /tmp", |s| shell_reports(s).any(|v| v["cwd"] == "/tmp")).await;
+    eventually("the refresh saves the new cwd", || saved(&state).is_some_and(|v| v["terminals"][&t1]["cwd"] == "/tmp"))
+        .await;
+    assert_eq!(saved(&state).unwrap()["workspace"], doc, "the document is kept as it was");
+
+    common::send_signal(sc.pid, 9);
+    let _ = sc.wait_exit();
+    let sc2 = start(&state, &[]);
+    let r = sc2.req("GET", "/api/workspace", None).await.json();
+    assert_eq!(r["workspace"], doc);
+    assert_eq!(r["restore"]["terminals"][&t1]["cwd"], "/tmp", "{r}");
+    let _ = std::fs::remove_dir_all(&state);
+}

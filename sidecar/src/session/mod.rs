@@ -60,6 +60,15 @@ pub const SAVE_MAX_DELAY_MS: u64 = 5_000;
 /// How often the terminals' records are taken again and, if one changed, written, in
 /// milliseconds.
 pub const SAVE_REFRESH_MS: u64 = 30_000;
+/// Test-only: overrides [`SAVE_REFRESH_MS`] (a positive number of milliseconds). Not for
+/// production use.
+pub const ENV_TEST_REFRESH_MS: &str = "PORTHOLE_SESSION_REFRESH_MS";
+
+/// The refresh interval: [`SAVE_REFRESH_MS`], or the test-only [`ENV_TEST_REFRESH_MS`].
+fn refresh_interval() -> Duration {
+    let ms = std::env::var(ENV_TEST_REFRESH_MS).ok().and_then(|v| v.parse::<u64>().ok()).filter(|ms| *ms > 0);
+    Duration::from_millis(ms.unwrap_or(SAVE_REFRESH_MS))
+}
 
 /// Longest the save at shutdown is waited for, in milliseconds (the terminals then still
 /// get their SIGHUP-to-SIGKILL grace inside the shutdown bound).
@@ -284,9 +293,10 @@ impl Session {
     /// crash gets no save at shutdown). Must run inside a tokio runtime.
     pub fn start_saver(self: &Arc<Self>, terminals: Arc<Registry>) {
         let me = self.clone();
+        let every = refresh_interval();
         tokio::spawn(async move {
             loop {
-                let refresh = tokio::time::sleep(Duration::from_millis(SAVE_REFRESH_MS));
+                let refresh = tokio::time::sleep(every);
                 let why = tokio::select! {
                     _ = me.dirty.notified() => Save::Put,
                     _ = refresh => Save::Refresh,
