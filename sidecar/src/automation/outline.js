@@ -8,11 +8,12 @@
 // join each one to `DOMSnapshot.captureSnapshot`'s flat tree (the same order, by structure
 // and tag) for its `backendNodeId` and `isClickable`. Text (a ::before's or ::after's too)
 // is `{p, s}`. An element that is not rendered at all (display: none, aria-hidden, inert)
-// is `{p, t, z: 1}`, its subtree left out. Others carry what the outline shows: role `r` (explicit token, else the implicit role
-// of HTML-AAM / ARIA in HTML; absent = generic), name `n` (accname 1.2, see `name`), value
-// `v`, checked `c`, expanded `x`, level `l`, and flags `f` (bits below). Boxes are not
-// measured here (a rectangle per element is most of a walk's time): the DOM snapshot has
-// them.
+// is `{p, t, z: 1}`, its subtree left out. Others carry what the outline shows: role `r`
+// (explicit token, else the implicit role of HTML-AAM / ARIA in HTML; absent = generic),
+// name `n` (accname 1.2, see `name`), value `v`, checked `c`, expanded `x`, level `l`, flags
+// `f` (bits below), and `o`, the indices of the walked elements its aria-owns names (the
+// sidecar moves them under it). Boxes are not measured here (a rectangle per element is
+// most of a walk's time): the DOM snapshot has them.
 function () {
   const F = { visible: 1, disabled: 2, focused: 4, required: 8, selected: 16, readonly: 32, pressed: 64,
     invalid: 128, secret: 256, filled: 512, hostText: 1024, ignored: 2048, shadow: 4096 };
@@ -293,6 +294,10 @@ function () {
 
   const self = this && this.nodeType ? this : document;
   const out = [];
+  // Each walked element's index, and the elements with aria-owns (resolved after the walk,
+  // as what they own may come later).
+  const at = new Map();
+  const owners = [];
   const start = self.nodeType === 9 ? self.documentElement : null;
   // Form controls that can be :disabled.
   const FORM = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
@@ -311,6 +316,8 @@ function () {
     if (excluded(n, cs)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
     const e = { p, t: n.nodeName };
     out.push(e);
+    at.set(n, i);
+    if (attr(n, 'aria-owns')) owners.push([n, e]);
     let f = 0;
     if (n.shadowRoot) f |= F.shadow;
     const shown = cs.visibility === 'visible';
@@ -396,5 +403,13 @@ function () {
     const held = !!self.host.closest('[aria-disabled="true"]');
     for (const c of kids(self)) visit(c, -1, cs.opacity !== '0', cs.visibility === 'visible', held);
   } else if (start) visit(start, -1, true, true, false);
+  for (const [el, e] of owners) {
+    const o = [];
+    for (const id of attr(el, 'aria-owns').trim().split(/\s+/)) {
+      const r = byId(el, id);
+      if (r && at.has(r)) o.push(at.get(r));
+    }
+    if (o.length) e.o = o;
+  }
   return { nodes: out, title: self.nodeType === 9 ? self.title : '' };
 }

@@ -234,6 +234,7 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
                     Err(e) => tracing::debug!("closed shadow root: {e}"),
                 }
             }
+            doc.adopt_owned();
             docs.push(doc);
         }
         if mismatches == 0 || attempt == 2 {

@@ -81,6 +81,8 @@ pub struct El {
     pub closed: bool,
     /// The frame an `<iframe>` shows, once known.
     pub child_frame: Option<String>,
+    /// Indices (in its [`Doc`]) of the elements its `aria-owns` names, in that order.
+    pub owns: Vec<usize>,
 }
 
 impl El {
@@ -133,7 +135,9 @@ impl Doc {
     pub fn append(&mut self, answer: &Value, parent: Option<usize>) -> Vec<usize> {
         let base = self.items.len();
         let mut roots = Vec::new();
-        for (k, n) in answer["nodes"].as_array().map_or(&[][..], Vec::as_slice).iter().enumerate() {
+        let nodes = answer["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+        let len = nodes.len();
+        for (k, n) in nodes.iter().enumerate() {
             let i = base + k;
             // Parents come before their children; anything else is ignored as a root-less node.
             let p = n["p"].as_i64().and_then(|p| usize::try_from(p).ok()).filter(|p| *p < k).map(|p| base + p);
@@ -150,6 +154,17 @@ impl Doc {
                     flags: n.get("f").and_then(Value::as_u64).unwrap_or(0) as u32,
                     pruned: n.get("z").is_some(),
                     leaf: n.get("k").is_some(),
+                    owns: n["o"]
+                        .as_array()
+                        .map(|o| {
+                            o.iter()
+                                .filter_map(Value::as_u64)
+                                .filter_map(|j| usize::try_from(j).ok())
+                                .filter(|j| *j < len)
+                                .map(|j| base + j)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                     ..El::default()
                 }),
             };
@@ -235,6 +250,42 @@ impl Doc {
         mismatches
     }
 
+    /// Moves each element an `aria-owns` names under its owner, after the owner's own
+    /// children and in the attribute's order (WAI-ARIA 1.2, `aria-owns`: the owned element
+    /// is the owner's child in the accessibility tree). An element has one owner, the first
+    /// met in walk order; an owner's ancestor (a cycle) stays where it is. Call after the
+    /// join, which matches the DOM's own order.
+    pub fn adopt_owned(&mut self) {
+        let mut owned = std::collections::HashSet::new();
+        for owner in 0..self.items.len() {
+            let Some(owns) = self.el(owner).map(|e| e.owns.clone()).filter(|o| !o.is_empty()) else { continue };
+            for j in owns {
+                if j == owner || owned.contains(&j) || self.is_ancestor(j, owner) {
+                    continue;
+                }
+                owned.insert(j);
+                match self.items[j].parent {
+                    Some(p) => self.items[p].children.retain(|&c| c != j),
+                    None => self.roots.retain(|&r| r != j),
+                }
+                self.items[j].parent = Some(owner);
+                self.items[owner].children.push(j);
+            }
+        }
+    }
+
+    /// True if `a` is `b`'s parent, or its parent's, and so on.
+    fn is_ancestor(&self, a: usize, b: usize) -> bool {
+        let mut at = self.items[b].parent;
+        while let Some(p) = at {
+            if p == a {
+                return true;
+            }
+            at = self.items[p].parent;
+        }
+        false
+    }
+
     /// Puts the walk of host `host`'s closed shadow root (`answer`) in place of what the
     /// walk saw under it (its light children, which the flat tree shows only where the root
     /// slots them), joined to the host's flat-tree children `dom_host` of `dom`. Its nodes
@@ -279,6 +330,30 @@ mod tests {
             }
         }
         d
+    }
+
+    #[test]
+    fn aria_owns_moves_the_owned_under_the_owner_once_and_never_an_ancestor() {
+        // body > { combobox (owns 4, 3, 9 out of range), p, group#g (owns 0: its ancestor),
+        // listbox, button (owns 4 again) }
+        let walked = json!({"nodes": [
+            {"p": -1, "t": "BODY"},
+            {"p": 0, "t": "DIV", "r": "combobox", "o": [4, 3, 9]},
+            {"p": 0, "t": "P"},
+            {"p": 0, "t": "DIV", "r": "group", "o": [0, 3]},
+            {"p": 0, "t": "UL", "r": "listbox"},
+            {"p": 0, "t": "BUTTON", "r": "button", "o": [4]},
+        ]});
+        let mut doc = Doc::default();
+        doc.roots = doc.append(&walked, None);
+        assert_eq!(doc.el(1).unwrap().owns, vec![4, 3], "an index past the walk is dropped");
+        doc.adopt_owned();
+        assert_eq!(doc.items[1].children, vec![4, 3], "in the attribute's order");
+        assert_eq!((doc.items[4].parent, doc.items[3].parent), (Some(1), Some(1)));
+        assert_eq!(doc.items[0].children, vec![1, 2, 5], "moved, not copied");
+        assert!(doc.items[3].children.is_empty(), "its ancestor and an owned element stay put");
+        assert!(doc.items[5].children.is_empty(), "one owner: the first");
+        assert_eq!(doc.roots, vec![0]);
     }
 
     #[test]
