@@ -20,6 +20,7 @@ pub mod pty;
 pub mod session;
 pub mod viewer;
 
+use std::future::IntoFuture;
 use std::io::Write;
 use std::time::Duration;
 
@@ -95,15 +96,26 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     tracing::info!(%base, web = state.config.web, "sidecar ready");
 
     let app = api::router(state.clone());
-    let server = axum::serve(listener, app);
+    // Stopped gracefully, not dropped: an answer being written when the shutdown begins
+    // (the 202 of `POST /api/shutdown` itself) still reaches its client.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut server = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let mut stopped = stopped;
+                let _ = stopped.wait_for(|s| *s).await;
+            })
+            .into_future(),
+    );
     let orphaned = parent_gone(opts.exit_with_parent);
     tokio::select! {
         _ = orphaned => tracing::info!("parent process gone"),
-        r = server => r.map_err(SidecarError::Serve)?,
+        r = &mut server => r.map_err(|e| SidecarError::Serve(std::io::Error::other(e)))?.map_err(SidecarError::Serve)?,
         _ = state.shutdown.notified() => tracing::info!("shutdown requested"),
         _ = sigterm.recv() => tracing::info!("SIGTERM"),
         _ = sigint.recv() => tracing::info!("SIGINT"),
     }
+    let _ = stop.send(true);
     state.proxy.close_all();
     // The session is saved while its terminals still run (their cwd is read from them), and
     // inside the bound: a hung disk must not keep the children alive (the terminals' SIGKILL
@@ -124,6 +136,13 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     let both = async move { tokio::join!(browsers.shutdown(), tokio::task::spawn_blocking(move || reg.shutdown())) };
     if tokio::time::timeout(bound, both).await.is_err() {
         tracing::warn!("shutdown bound reached; exiting anyway");
+    }
+    // Requests in flight finish (within what is left of the bound, at most 500 ms: a
+    // client that never reads its answer does not hold the exit).
+    let rest =
+        Duration::from_millis(SHUTDOWN_BOUND_MS).saturating_sub(started.elapsed()).min(Duration::from_millis(500));
+    if tokio::time::timeout(rest, server).await.is_err() {
+        tracing::debug!("connections still open at exit");
     }
     tracing::info!("sidecar stopped");
     Ok(())
