@@ -108,9 +108,17 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
             .into_future(),
     );
     let orphaned = parent_gone(opts.exit_with_parent);
+    let mut served = false;
     tokio::select! {
         _ = orphaned => tracing::info!("parent process gone"),
-        r = &mut server => r.map_err(|e| SidecarError::Serve(std::io::Error::other(e)))?.map_err(SidecarError::Serve)?,
+        r = &mut server => {
+            served = true;
+            match r {
+                Ok(r) => r.map_err(SidecarError::Serve)?,
+                // Its panic is reported; the terminals and browsers are still ended below.
+                Err(e) => tracing::error!("the HTTP server task failed: {e}"),
+            }
+        }
         _ = state.shutdown.notified() => tracing::info!("shutdown requested"),
         _ = sigterm.recv() => tracing::info!("SIGTERM"),
         _ = sigint.recv() => tracing::info!("SIGINT"),
@@ -141,7 +149,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     // client that never reads its answer does not hold the exit).
     let rest =
         Duration::from_millis(SHUTDOWN_BOUND_MS).saturating_sub(started.elapsed()).min(Duration::from_millis(500));
-    if tokio::time::timeout(rest, server).await.is_err() {
+    if !served && tokio::time::timeout(rest, server).await.is_err() {
         tracing::debug!("connections still open at exit");
     }
     tracing::info!("sidecar stopped");

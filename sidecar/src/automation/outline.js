@@ -241,33 +241,54 @@ function () {
   }
   // A computed `content` value as text: its quoted strings and attr() values in order, or,
   // when it gives an alternative text after "/" (CSS Generated Content 3), that instead.
-  // Counters, quotes and images give none.
+  // Other functions (url(), counter(), image-set()…) and keywords give none; icon-font
+  // glyphs (Private Use Area) are dropped, and so is punctuation left beside a counter
+  // whose number the page cannot tell us ("1. " becomes nothing, not ". ").
   function contentText(el, c) {
     let out = '';
+    let counted = false;
+    // A CSS string at c[i] (a quote): its value and the index past it. A backslash escapes a
+    // character or starts up to 6 hex digits and one optional space (CSS Syntax 3, 4.3.7).
+    const string = (i) => {
+      const q = c[i++];
+      let v = '';
+      while (i < c.length && c[i] !== q) {
+        if (c[i] === '\\') {
+          const hex = /^[0-9a-fA-F]{1,6} ?/.exec(c.slice(i + 1, i + 8));
+          if (hex) { v += String.fromCodePoint(parseInt(hex[0], 16) || 0xFFFD); i += 1 + hex[0].length; }
+          else { v += c[i + 1] || ''; i += 2; }
+        } else v += c[i++];
+      }
+      return [v, i + 1];
+    };
     for (let i = 0; i < c.length;) {
       const ch = c[i];
       if (ch === '"' || ch === "'") {
-        // A CSS string: a backslash escapes a character or starts up to 6 hex digits (CSS
-        // Syntax 3, 4.3.7).
-        i++;
-        while (i < c.length && c[i] !== ch) {
-          if (c[i] === '\\') {
-            const hex = /^[0-9a-fA-F]{1,6} ?/.exec(c.slice(i + 1, i + 8));
-            if (hex) { out += String.fromCodePoint(parseInt(hex[0], 16) || 0xFFFD); i += 1 + hex[0].length; }
-            else { out += c[i + 1] || ''; i += 2; }
-          } else out += c[i++];
-        }
-        i++;
-      } else if (c.startsWith('attr(', i)) {
-        const end = c.indexOf(')', i);
-        if (end < 0) break;
-        out += attr(el, c.slice(i + 5, end).trim().split(/[\s,]+/)[0]) || '';
-        i = end + 1;
+        const [v, next] = string(i);
+        out += v;
+        i = next;
       } else if (ch === '/') {
         return contentText(el, c.slice(i + 1));
+      } else if (/[A-Za-z-]/.test(ch)) {
+        const fn = /^[A-Za-z-]+\(/.exec(c.slice(i));
+        if (!fn) { i++; while (i < c.length && /[A-Za-z0-9-]/.test(c[i])) i++; continue; }
+        // To the matching ")", past strings and nested brackets.
+        let j = i + fn[0].length, depth = 1;
+        const args = j;
+        while (j < c.length && depth > 0) {
+          if (c[j] === '"' || c[j] === "'") { j = string(j)[1]; continue; }
+          if (c[j] === '(') depth++;
+          else if (c[j] === ')') depth--;
+          j++;
+        }
+        const name = fn[0].slice(0, -1).toLowerCase();
+        if (name === 'attr') out += attr(el, c.slice(args, j - 1).trim().split(/[\s,]+/)[0]) || '';
+        else if (name === 'counter' || name === 'counters') counted = true;
+        i = j;
       } else i++;
     }
-    return out;
+    out = out.replace(/[\uE000-\uF8FF]|[\u{F0000}-\u{10FFFF}]/gu, '');
+    return counted && !/[\p{L}\p{N}]/u.test(out) ? '' : out;
   }
 
   // The text of what an element holds (accname 2F), hidden nodes skipped unless reached

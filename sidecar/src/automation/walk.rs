@@ -256,11 +256,19 @@ impl Doc {
     /// met in walk order; an owner's ancestor (a cycle) stays where it is. Call after the
     /// join, which matches the DOM's own order.
     pub fn adopt_owned(&mut self) {
+        // Only what the outline shows counts: a closed shadow host's light children, walked
+        // before its root was spliced in, are still in `items` but hang from nothing shown.
+        let mut shown = vec![false; self.items.len()];
+        let mut stack = self.roots.clone();
+        while let Some(i) = stack.pop() {
+            shown[i] = true;
+            stack.extend(self.items[i].children.iter().copied());
+        }
         let mut owned = std::collections::HashSet::new();
-        for owner in 0..self.items.len() {
+        for owner in (0..self.items.len()).filter(|&i| shown[i]) {
             let Some(owns) = self.el(owner).map(|e| e.owns.clone()).filter(|o| !o.is_empty()) else { continue };
             for j in owns {
-                if j == owner || owned.contains(&j) || self.is_ancestor(j, owner) {
+                if j == owner || !shown[j] || owned.contains(&j) || self.is_ancestor(j, owner) {
                     continue;
                 }
                 owned.insert(j);
@@ -354,6 +362,21 @@ mod tests {
         assert!(doc.items[3].children.is_empty(), "its ancestor and an owned element stay put");
         assert!(doc.items[5].children.is_empty(), "one owner: the first");
         assert_eq!(doc.roots, vec![0]);
+
+        // A node left over under a closed host (no longer its child) neither owns nor is owned.
+        let walked = json!({"nodes": [
+            {"p": -1, "t": "BODY"},
+            {"p": 0, "t": "X-HOST"},
+            {"p": 1, "t": "INPUT", "r": "combobox", "o": [3]},
+            {"p": 0, "t": "UL", "r": "listbox"},
+            {"p": 0, "t": "DIV", "r": "group", "o": [2, 3]},
+        ]});
+        let mut doc = Doc::default();
+        doc.roots = doc.append(&walked, None);
+        doc.items[1].children.clear();
+        doc.adopt_owned();
+        assert_eq!(doc.items[4].children, vec![3], "the leftover input is not taken, the list is");
+        assert_eq!(doc.items[2].parent, Some(1));
     }
 
     #[test]

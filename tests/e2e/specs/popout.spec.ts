@@ -213,8 +213,15 @@ test('a pane popped out when the app quit comes back as a live screencast at the
 
     // Quit with the window open (shutdown closes it), start again on the same state.
     const windowPid = (await s1.call('GET', `/api/browsers/${browser}`)).pid;
+    expect(typeof windowPid).toBe('number');
     await s1.stop({ keep: true });
-    expect(() => process.kill(windowPid, 0)).toThrow();
+    let gone = 'alive';
+    try {
+      process.kill(windowPid, 0);
+    } catch (e) {
+      gone = (e as NodeJS.ErrnoException).code ?? String(e);
+    }
+    expect(gone, 'the window\'s Chromium ended with the app').toBe('ESRCH');
     const s2 = await startSidecar({ name: 'popout-restore', display: s.display, tmp: s1.tmp });
     started.push(s2);
     wall = await login(s2);

@@ -188,6 +188,13 @@ impl BrowserRef {
         self.measure_and_publish(&page).await;
     }
 
+    /// Queues [`Self::window_gone`] for launch `generation` (every page closed) in a task of
+    /// its own.
+    pub(super) fn queue_window_gone(&self, generation: u64) {
+        let me = self.clone();
+        tokio::spawn(async move { me.window_gone(generation, false).await });
+    }
+
     /// The popped-out window of launch `generation` went away on its own: every page target
     /// closed (`exited` false), or the CDP connection ended (`exited` true). Decided in the
     /// lifecycle queue: pages all closed, or a process that exited with status 0, is the user
@@ -334,10 +341,13 @@ impl BrowserRef {
         let _ = self.apply_wanted(&first).await;
         self.watch_page(&first, generation);
         let first_id_for_nav = first_id.clone();
-        {
+        let closed_while_launching = {
             let mut s = self.shared();
+            // The user may close a new window before the launch is live: that is a close of
+            // the window (popped back in below), not a tab to bring back.
+            let closed = s.gone.contains(&first_id);
             s.pages.insert(first_id.clone(), first.clone());
-            if !s.tabs.iter().any(|t| t.id == first_id) {
+            if !closed && !s.tabs.iter().any(|t| t.id == first_id) {
                 s.tabs.push(Tab { id: first_id.clone(), url: "about:blank".into(), title: String::new() });
             }
             s.active = Some(first_id);
@@ -354,6 +364,10 @@ impl BrowserRef {
             if !headed {
                 s.cookies.clear();
             }
+            headed && window_closed(&s)
+        };
+        if closed_while_launching {
+            self.queue_window_gone(generation);
         }
         match window {
             Some(want) => self.fit_window(want).await,
@@ -545,15 +559,32 @@ pub(super) fn cookie_param(c: &Cookie) -> CookieParam {
     p
 }
 
-/// Closes a browser then waits for its process; kills it past [`CLOSE_BOUND_MS`].
+/// Longest waits, in milliseconds, for `Browser.close` to be answered, then for the process
+/// to exit after it (else it is killed), then for the killed process to be reaped: 3.5 s
+/// in all, so the kill comes inside the sidecar's shutdown bound (`SHUTDOWN_BOUND_MS`) and no
+/// Chromium outlives the sidecar.
+const CLOSE_ANSWER_MS: u64 = 1_500;
+const EXIT_AFTER_CLOSE_MS: u64 = 1_500;
+const REAP_MS: u64 = 500;
+
+/// Closes a browser (`Browser.close`), then waits for its process; kills it past
+/// [`EXIT_AFTER_CLOSE_MS`].
 pub(super) async fn end_browser(b: &mut Browser) {
-    let half = Duration::from_millis(CLOSE_BOUND_MS / 2);
-    let _ = tokio::time::timeout(half, b.close()).await;
-    match tokio::time::timeout(half, b.wait()).await {
-        Ok(_) => {}
-        Err(_) => {
-            let _ = b.kill().await;
-            let _ = tokio::time::timeout(half, b.wait()).await;
-        }
+    let _ = tokio::time::timeout(Duration::from_millis(CLOSE_ANSWER_MS), b.close()).await;
+    if tokio::time::timeout(Duration::from_millis(EXIT_AFTER_CLOSE_MS), b.wait()).await.is_err() {
+        let _ = b.kill().await;
+        let _ = tokio::time::timeout(Duration::from_millis(REAP_MS), b.wait()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_browser_is_killed_inside_the_shutdown_bound() {
+        // Terminals and browsers end at once after the session save (at most 1 s).
+        let budget = crate::constants::SHUTDOWN_BOUND_MS - crate::session::SHUTDOWN_SAVE_MS;
+        assert!(CLOSE_ANSWER_MS + EXIT_AFTER_CLOSE_MS + REAP_MS <= budget);
     }
 }

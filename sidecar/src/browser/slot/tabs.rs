@@ -356,8 +356,7 @@ impl BrowserRef {
                 s.active = None;
                 drop(s);
                 self.publish();
-                let me = self.clone();
-                tokio::spawn(async move { me.window_gone(generation, false).await });
+                self.queue_window_gone(generation);
                 return;
             }
             s.pages.remove(id);
