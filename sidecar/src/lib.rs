@@ -94,6 +94,9 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
         let _ = out.flush();
     }
     tracing::info!(%base, web = state.config.web, "sidecar ready");
+    // What a sidecar that died without shutting down left: its Chromium and profiles.
+    let browsers = state.browsers.clone();
+    tokio::task::spawn_blocking(move || browsers.reap_orphans());
 
     let app = api::router(state.clone());
     // Stopped gracefully, not dropped: an answer being written when the shutdown begins

@@ -603,3 +603,62 @@ async fn shutdown_closes_every_chromium() {
     assert!(common::wait_pid_gone(pa).await, "first Chromium closed");
     assert!(common::wait_pid_gone(pb).await, "second Chromium closed");
 }
+
+/// A sidecar that died without shutting down left a Chromium and its profile: the next
+/// sidecar on the same data directory ends that Chromium and removes the profile, and never
+/// touches those of a sidecar that runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_sidecars_chromium_is_ended_and_a_live_ones_is_kept() {
+    let data = common::temp_dir("data");
+    let root = data.join("porthole/browsers");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+
+    // A live sidecar with a browser of its own.
+    let live = Sidecar::start_with_env(&[], &env);
+    // Nothing listens on port 9: an error page, which is all this test needs.
+    let r = live.req("POST", "/api/browsers", Some(&json!({"url": "http://127.0.0.1:9/"}))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let live_pid = live.req("GET", &format!("/api/browsers/{id}"), None).await.json()["pid"].as_i64().unwrap();
+    let live_profile = root.join(format!("{}-{id}", live.pid));
+    assert!(live_profile.is_dir(), "{}", live_profile.display());
+
+    // A profile named after a sidecar pid that no longer runs, its Chromium still up.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let orphan = root.join(format!("{dead}-b1"));
+    std::fs::create_dir_all(&orphan).unwrap();
+    let mut chromium = std::process::Command::new("/usr/bin/chromium");
+    chromium.args(["--headless=new", "--remote-debugging-port=0", "--no-first-run"]);
+    chromium.arg(format!("--user-data-dir={}", orphan.display()));
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        chromium.arg("--no-sandbox");
+    }
+    let mut left = chromium
+        .arg("about:blank")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("/usr/bin/chromium");
+    // Something else under the root that is not a profile of ours stays.
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+
+    let next = Sidecar::start_with_env(&[], &env);
+    let start = std::time::Instant::now();
+    while left.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < HANG, "the orphaned Chromium was not ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    while orphan.exists() {
+        assert!(start.elapsed() < HANG, "the orphaned profile was not removed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!common::pid_gone(live_pid), "a running sidecar's Chromium was ended");
+    assert!(live_profile.is_dir() && root.join("notes").is_dir());
+    assert_eq!(live.req("GET", &format!("/api/browsers/{id}"), None).await.json()["connected"], true);
+    drop(next);
+    drop(live);
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -8,6 +8,7 @@
 mod chrome;
 mod display;
 mod navigate;
+mod orphans;
 mod presence;
 pub(crate) mod session;
 mod slot;
@@ -303,6 +304,13 @@ impl Host {
             shutting_down: AtomicBool::new(false),
             observer: None,
         }
+    }
+
+    /// Ends the Chromium processes, and removes the profiles, that a sidecar which died
+    /// without shutting down left under this host's profiles root (never those of a sidecar
+    /// that runs); returns how many profiles were left. Blocking (see `orphans.rs`).
+    pub fn reap_orphans(&self) -> usize {
+        orphans::reap(&self.root)
     }
 
     /// A host whose browsers tell `observer` of every page they attach.
