@@ -559,12 +559,13 @@ pub(super) fn cookie_param(c: &Cookie) -> CookieParam {
     p
 }
 
-/// Longest waits, in milliseconds, for `Browser.close` to be answered, then for the process
-/// to exit after it (else it is killed), then for the killed process to be reaped: 3.5 s
-/// in all, so the kill comes inside the sidecar's shutdown bound (`SHUTDOWN_BOUND_MS`) and no
-/// Chromium outlives the sidecar.
+// Closing a browser takes 3.5 s at most, so the kill comes inside the sidecar's shutdown
+// bound (`SHUTDOWN_BOUND_MS`) and no Chromium outlives the sidecar.
+/// Longest wait for `Browser.close` to be answered, in milliseconds.
 const CLOSE_ANSWER_MS: u64 = 1_500;
+/// Longest wait for the process to exit after the close before it is killed, in ms.
 const EXIT_AFTER_CLOSE_MS: u64 = 1_500;
+/// Longest wait for a killed process to be reaped, in milliseconds.
 const REAP_MS: u64 = 500;
 
 /// Closes a browser (`Browser.close`), then waits for its process; kills it past
