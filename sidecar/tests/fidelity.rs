@@ -280,6 +280,12 @@ async fn a_crashed_renderer_is_reported_at_once_and_reload_brings_the_page_back(
     for ev in ["down", "up"] {
         send(&mut ws, json!({"type":"input_mouse","event":ev,"x":400,"y":300,"button":"left","clicks":1})).await;
     }
+    // The socket and the reload's HTTP request are two connections: the barrier makes sure
+    // the sidecar has read the clicks (and dropped them) before the reload, as a human's
+    // click comes long before their Reload. Without it a busy sidecar read them after the
+    // reload and they landed on the new page (CI).
+    send(&mut ws, json!({"type":"flush","id":7})).await;
+    until_json(&mut ws, "flushed", |v| v["type"] == "flushed" && v["id"] == 7).await;
     let r = sc.req("POST", &format!("/api/browsers/{id}/reload"), None).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     until_json(&mut ws, "not crashed", |v| v["type"] == "status" && v["crashed"] == false).await;
