@@ -256,6 +256,10 @@ impl Doc {
     /// met in walk order; an owner's ancestor (a cycle) stays where it is. Call after the
     /// join, which matches the DOM's own order.
     pub fn adopt_owned(&mut self) {
+        // The usual page has no aria-owns: no walk of the tree for it.
+        if !self.items.iter().any(|i| matches!(&i.kind, Kind::El(e) if !e.owns.is_empty())) {
+            return;
+        }
         // Only what the outline shows counts: a closed shadow host's light children, walked
         // before its root was spliced in, are still in `items` but hang from nothing shown.
         let mut shown = vec![false; self.items.len()];
