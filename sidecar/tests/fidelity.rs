@@ -394,6 +394,7 @@ async fn a_close_behind_a_flush_comes_after_the_arming_click_and_asks() {
 #[tokio::test]
 async fn a_renderer_killed_during_a_capture_comes_back_with_its_own_metrics() {
     let sc = sidecar();
+    let mut checked = 0;
     for round in 0..4 {
         let id = create_at(sc, &format!("{}/clicks", server()), fixed(800, 600, 2.0)).await;
         let mut ws = view(sc, &id).await;
@@ -410,7 +411,16 @@ async fn a_renderer_killed_during_a_capture_comes_back_with_its_own_metrics() {
         }
         until_json(&mut ws, "crashed", |v| v["type"] == "status" && v["crashed"] == true).await;
         let r = sc.req("POST", &format!("/api/browsers/{id}/reload"), None).await;
-        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        if r.status != 200 {
+            // Now and then Chromium's browser process itself dies with a renderer killed in
+            // the middle of a capture (its CDP socket resets): the sidecar must then say the
+            // browser is disconnected, and this round has no page to check.
+            let i = info(sc, &id).await;
+            assert_eq!(i["connected"], false, "reload failed on a live browser: {}", String::from_utf8_lossy(&r.body));
+            eprintln!("round {round}: Chromium itself went down with its renderer; reported disconnected");
+            delete(sc, &id).await;
+            continue;
+        }
         until_json(&mut ws, "not crashed", |v| v["type"] == "status" && v["crashed"] == false).await;
         until_title(sc, &id, |t| t == "clicks").await;
         for ev in ["down", "up"] {
@@ -418,6 +428,8 @@ async fn a_renderer_killed_during_a_capture_comes_back_with_its_own_metrics() {
         }
         let title = until_title(sc, &id, |t| t != "clicks").await;
         assert_eq!(title, "400,300", "round {round}: the click after Reload landed elsewhere");
+        checked += 1;
         delete(sc, &id).await;
     }
+    assert!(checked > 0, "no round had a browser left to check");
 }

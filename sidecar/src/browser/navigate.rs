@@ -42,6 +42,11 @@ pub async fn reload(devtools: &str, target: &str) -> Result<(), String> {
     call_once(devtools, target, "Page.reload", json!({})).await.map(drop)
 }
 
+/// Connection attempts to a page's DevTools endpoint before giving up.
+const CONNECT_ATTEMPTS: u32 = 5;
+/// Pause between two connection attempts, in milliseconds.
+const CONNECT_RETRY_MS: u64 = 200;
+
 /// One command on a DevTools connection of its own to page target `target`; its `result`,
 /// or the error's message.
 async fn call_once(devtools: &str, target: &str, method: &str, params: Value) -> Result<Value, String> {
@@ -50,8 +55,21 @@ async fn call_once(devtools: &str, target: &str, method: &str, params: Value) ->
         return Err(format!("bad target id {target:?}"));
     }
     let endpoint = format!("ws://{devtools}/devtools/page/{target}");
-    let (mut ws, _) =
-        tokio_tungstenite::connect_async(endpoint.as_str()).await.map_err(|e| format!("{endpoint}: {e}"))?;
+    // Right after a renderer crash the target's endpoint can refuse the handshake for a
+    // moment while Chromium swaps the tab's renderer host. Nothing has been sent yet, so the
+    // connection is tried again (the caller's bound still holds).
+    let mut attempt = 0;
+    let mut ws = loop {
+        attempt += 1;
+        match tokio_tungstenite::connect_async(endpoint.as_str()).await {
+            Ok((ws, _)) => break ws,
+            Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(format!("{endpoint}: {e}")),
+            Err(e) => {
+                tracing::debug!("{endpoint}: {e}; connecting again");
+                tokio::time::sleep(std::time::Duration::from_millis(CONNECT_RETRY_MS)).await;
+            }
+        }
+    };
     let call = json!({"id": 1, "method": method, "params": params});
     ws.send(Message::text(call.to_string())).await.map_err(|e| e.to_string())?;
     while let Some(msg) = ws.next().await {
