@@ -85,7 +85,9 @@ fn page(path: &str) -> Option<String> {
         ),
         // A cross-site frame: the same server under `localhost` inside a page on 127.0.0.1
         // (another site, so Chromium renders it in another process). It scrolls itself by
-        // 100 px; its select is then at (10, 20) of its viewport.
+        // 100 px; its select is then at (10, 20) of its viewport. An out-of-process frame can
+        // run its script before the parent has given it a size (on a busy machine), when a
+        // scroll is clamped to 0: it tries again every 20 ms until the scroll holds.
         "/xframe-outer" => format!(
             r#"{head}<title>outer</title><iframe id=f style="position:absolute;left:100px;top:50px;width:400px;height:200px;border:5px solid black"></iframe>
             <script>f.src='http://localhost:'+location.port+'/xframe-inner';
@@ -97,7 +99,8 @@ fn page(path: &str) -> Option<String> {
             <script>const s=document.getElementById('s');
             s.addEventListener('change',()=>parent.postMessage('inner:'+s.value,'*'));
             addEventListener('mousemove',()=>parent.postMessage('hovered','*'),{{once:true}});
-            scrollTo(0,100);parent.postMessage('ready:'+scrollY,'*')</script>"#
+            function settle(){{scrollTo(0,100);if(scrollY===100)parent.postMessage('ready:'+scrollY,'*');else setTimeout(settle,20)}}
+            settle()</script>"#
         ),
         _ => return None,
     };
