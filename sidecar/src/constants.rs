@@ -71,6 +71,12 @@ pub const MAX_LOGIN_CODES: usize = 64;
 /// Largest number of live browser sessions (the oldest is dropped).
 pub const MAX_SESSIONS: usize = 1024;
 
+// ---- Agent browsing (protocol §9) ----
+
+/// How long a mutating `ph browser` verb waits for the one before it on the same tab, in
+/// milliseconds; past it the verb is refused `tab_busy` and nothing is done.
+pub const TURN_WAIT_MS: u64 = 10_000;
+
 // ---- Process lifecycle ----
 
 /// Delay between SIGHUP and SIGKILL when killing a terminal's process group, in milliseconds.

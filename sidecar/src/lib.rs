@@ -17,6 +17,7 @@ pub mod ports;
 pub mod project;
 pub mod proxy;
 pub mod pty;
+pub mod secret;
 pub mod session;
 pub mod viewer;
 

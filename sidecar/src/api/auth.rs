@@ -14,6 +14,7 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::constants::{MAX_LOGIN_CODES, MAX_SESSIONS};
 use crate::control::{ControlError, TokenCheck};
+use crate::secret::random_hex_256;
 
 /// Name of the browser session cookie.
 pub const SESSION_COOKIE: &str = "porthole_session";
@@ -24,13 +25,6 @@ pub struct Auth {
     token: String,
     codes: Mutex<VecDeque<String>>,
     sessions: Mutex<VecDeque<String>>,
-}
-
-/// 32 bytes from the OS CSPRNG as 64 lowercase hex characters.
-pub fn random_hex_256() -> Result<String, getrandom::Error> {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b)?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
 /// Compares two byte strings in time independent of where they differ.

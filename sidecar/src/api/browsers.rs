@@ -10,11 +10,11 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::auth::random_hex_256;
 use super::body::{JsonBody, OptionalJsonBody};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::browser::{check_url, BrowserRef, Viewport, ViewportMode};
+use crate::secret::random_hex_256;
 use crate::viewer::{self, MAX_VIEWER_MESSAGE_BYTES};
 
 /// The default viewport of a new browser: Desktop, 1440×900 at DPR 1.

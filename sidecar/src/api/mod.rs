@@ -21,7 +21,7 @@ mod state;
 mod terminals;
 mod ui_socket;
 
-pub use auth::{random_hex_256, Auth};
+pub use auth::Auth;
 pub use control::Caller;
 pub use error::ApiError;
 pub use state::{AppState, ServerConfig};

@@ -126,7 +126,7 @@ pub enum AutomationError {
     },
     /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
     TimedOut(String),
-    /// Occurs when a mutating verb (named) waited [`super::turn::TURN_WAIT_MS`] for the one
+    /// Occurs when a mutating verb (named) waited [`crate::constants::TURN_WAIT_MS`] for the one
     /// before it on the same tab. 409 `tab_busy`; nothing was done.
     TabBusy(String),
     /// Occurs when the human pressed a button or key in a view of the pane while the action
@@ -214,7 +214,7 @@ impl fmt::Display for AutomationError {
             E::TabBusy(v) => write!(
                 f,
                 "another action on this tab did not finish within {} s; the {v} was not done",
-                super::turn::TURN_WAIT_MS / 1000
+                crate::constants::TURN_WAIT_MS / 1000
             ),
             E::UserInterrupted(v) => write!(
                 f,

@@ -27,6 +27,7 @@ mod turn;
 mod upload;
 mod walk;
 
+pub use crate::constants::TURN_WAIT_MS;
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
 pub use error::{AutomationError, Interruption, StaleReason};
 pub use keys::parse as parse_key;
@@ -34,7 +35,6 @@ pub use logs::Level;
 pub use ref_state::{RefState, REF_STATES};
 pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
-pub use turn::TURN_WAIT_MS;
 pub use upload::{UploadFile, MAX_UPLOAD_FILES};
 
 use std::collections::HashMap;

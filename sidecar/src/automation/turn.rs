@@ -19,9 +19,7 @@ use tokio::sync::OwnedMutexGuard;
 
 use super::error::AutomationError;
 use crate::browser::{BrowserRef, Point, Rect};
-
-/// How long a mutating verb waits for the one before it on the same tab, in milliseconds.
-pub const TURN_WAIT_MS: u64 = 10_000;
+use crate::constants::TURN_WAIT_MS;
 
 /// The turn queues: one per (browser, tab). tokio's mutex is fair: turns go in arrival order.
 #[derive(Default)]

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::handle::Handle;
-use crate::api::random_hex_256;
 use crate::pty::TerminalId;
+use crate::secret::random_hex_256;
 
 /// Who a valid pane token speaks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
