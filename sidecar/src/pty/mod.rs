@@ -6,6 +6,7 @@
 
 mod error;
 mod flow;
+mod hub;
 mod id;
 mod integration;
 mod marks;
@@ -17,14 +18,13 @@ mod sys;
 mod terminal;
 
 pub use error::PtyError;
+pub use hub::{Attachment, ClientHandle, Detached, Event};
 pub use id::{BadTerminalId, TerminalId};
 pub use integration::{Attention, Running, ShellInfo};
 pub use registry::Registry;
 pub use screen::ScreenText;
 pub use shell::INTEGRATION_VAR;
-pub use terminal::{
-    Attachment, ClientHandle, Detached, Event, ShellChoice, SpawnSpec, Survivor, Terminal, TerminalInfo,
-};
+pub use terminal::{ShellChoice, SpawnSpec, Survivor, Terminal, TerminalInfo};
 
 /// The user's home directory (`$HOME`, else the password database, else `/`): the default
 /// working directory of a new terminal.

@@ -1,4 +1,5 @@
-//! One terminal: a child on a PTY, its reader/writer/waiter threads, scrollback and clients.
+//! One terminal: a child on a PTY and its reader/writer/waiter threads; its clients and
+//! scrollback are held by its hub (`hub.rs`).
 //!
 //! Ownership and drop order: the [`Terminal`] owns the `MasterPty` (for resize and the
 //! foreground process group) and the sending half of the input channel. The writer thread
@@ -12,22 +13,22 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use portable_pty::{CommandBuilder, MasterPty, PtySize};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::PtyError;
 use super::flow::Credit;
+use super::hub::{Attachment, Client, ClientHandle, Detached, Event, Hub, Shared, MAX_KEPT_RESIZES};
 use super::id::TerminalId;
-use super::integration::{Attention, ShellInfo, Tracker};
-use super::marks::{Mark, Scanner};
+use super::integration::{ShellInfo, Tracker};
+use super::marks::Scanner;
 use super::ring::Ring;
 use super::screen::{Backlog, Screen, ScreenText};
 use super::sys;
-use crate::constants::{BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, SCROLLBACK_BYTES, SLOW_CLIENT_DETACH_MS};
+use crate::constants::{BATCH_MAX_BYTES, BATCH_MAX_DELAY_US, EXIT_QUIET_MS, SCROLLBACK_BYTES};
 
 /// A read at least this large means output is streaming: wait (up to the batch deadline) for
 /// more before flushing. A smaller read (typically a keystroke echo) is flushed as soon as
@@ -102,306 +103,6 @@ pub struct Survivor {
     pub pid: i32,
     /// Its name (`/proc/<pid>/comm`), or `?` when it cannot be read.
     pub name: String,
-}
-
-/// An event delivered to an attached client, in order.
-#[derive(Debug, Clone)]
-pub enum Event {
-    /// A batch of raw PTY output (≤ 64 KiB).
-    Output(Bytes),
-    /// The program ended with this code (sent once, after its output).
-    Exit(i32),
-    /// The terminal was deleted; no more events follow.
-    Closed,
-    /// This client became (`true`) or stopped being (`false`) the one client that answers
-    /// terminal queries found in live output (see [`Terminal::attach`] for the rule). Ordered
-    /// with `Output`: it applies to the output that follows it.
-    Answerer(bool),
-    /// The shell's state changed (protocol §5.3): its cwd, the running command, the last
-    /// exit status. Ordered with `Output`: sent after the output that carried the marks.
-    Shell(ShellInfo),
-    /// Something in the output wants the human (bell, notification, long command done),
-    /// rate-limited per terminal.
-    Attention(Attention),
-}
-
-/// What a client gets when it attaches: the scrollback, the exit status if the program has
-/// already ended, and the live events that follow the scrollback with no gap and no overlap.
-pub struct Attachment {
-    /// The scrollback at the moment of attaching (≤ 4 MiB), oldest byte first. Must be
-    /// acknowledged like output, but counts toward no watermark (protocol §5.1).
-    pub replay: Vec<u8>,
-    /// `Some(code)` if the `exit` event was already sent before this client attached (it will
-    /// not be sent again on `events`).
-    pub exited: Option<i32>,
-    /// True if and only if the terminal was already closed (deleted) when attaching.
-    pub closed: bool,
-    /// True if and only if this client answers terminal queries in the live output that
-    /// follows (always true on attach: the newest client is the answerer; later changes
-    /// arrive as [`Event::Answerer`]).
-    pub answers: bool,
-    /// The shell's state at the moment of attaching (what the replay's marks said).
-    pub shell: ShellInfo,
-    /// Live events after the scrollback.
-    pub events: mpsc::UnboundedReceiver<Event>,
-    /// Acks flow control; detaches the client when dropped.
-    pub handle: ClientHandle,
-    /// Resolves if the hub detaches this client for being too slow.
-    pub detached: Detached,
-}
-
-/// Resolves once the hub has detached its client because the client's unacknowledged live
-/// output stayed over the high watermark for `SLOW_CLIENT_DETACH_MS` (protocol §5.1): the
-/// client gets no more events, and the PTY no longer waits for it. Never resolves otherwise.
-pub struct Detached(oneshot::Receiver<()>);
-
-impl Detached {
-    /// Waits until the client is detached as too slow (forever if it never is).
-    pub async fn wait(self) {
-        if self.0.await.is_err() {
-            // The client left on its own: it was not detached.
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
-/// One attached client. Dropping it detaches the client (which may resume a paused PTY).
-pub struct ClientHandle {
-    shared: Arc<Shared>,
-    id: u64,
-}
-
-impl ClientHandle {
-    /// Acknowledges `bytes` of processed output (the replay first). Errors with
-    /// [`PtyError::AckOutOfRange`] if `bytes` is 0, over 2^32, or more than this client's
-    /// unacknowledged bytes; the state is then unchanged. Once the client has been detached
-    /// as too slow ([`Detached`]), acks are ignored.
-    pub fn ack(&self, bytes: u64) -> Result<(), PtyError> {
-        let mut hub = self.shared.lock();
-        match hub.clients.get_mut(&self.id) {
-            Some(c) => c.credit.ack(bytes)?,
-            // Detached as too slow: its acks no longer matter.
-            None => return Ok(()),
-        }
-        self.shared.maybe_resume(&mut hub);
-        Ok(())
-    }
-
-    /// Records that this client sent input: it becomes the answerer (the others are told
-    /// with [`Event::Answerer`]). Idempotent while it already is.
-    pub fn note_input(&self) {
-        let mut hub = self.shared.lock();
-        hub.activity += 1;
-        let stamp = hub.activity;
-        if let Some(c) = hub.clients.get_mut(&self.id) {
-            c.active = stamp;
-        }
-        Shared::elect(&mut hub);
-    }
-}
-
-impl Drop for ClientHandle {
-    fn drop(&mut self) {
-        let mut hub = self.shared.lock();
-        hub.clients.remove(&self.id);
-        Shared::elect(&mut hub);
-        self.shared.maybe_resume(&mut hub);
-    }
-}
-
-struct Client {
-    tx: mpsc::UnboundedSender<Event>,
-    /// What this client has been sent and not yet acknowledged.
-    credit: Credit,
-    /// Fires [`Detached`] when the hub detaches this client as too slow.
-    kick: oneshot::Sender<()>,
-    /// `Hub::activity` when this client last attached or sent input; the highest answers.
-    active: u64,
-}
-
-/// State shared by the terminal handle, its threads and its clients; one lock.
-struct Hub {
-    ring: Ring,
-    /// What the output's shell-integration marks said so far.
-    shell: Tracker,
-    clients: BTreeMap<u64, Client>,
-    next_client: u64,
-    /// Counts attaches and inputs; stamps `Client::active`.
-    activity: u64,
-    /// The client that answers terminal queries: the most recently active one. `None` if
-    /// and only if no client is attached.
-    answerer: Option<u64>,
-    cols: u16,
-    rows: u16,
-    /// Output bytes published since the start (the stream offset the screen model reads to).
-    written: u64,
-    /// Recent window size changes for the screen model: (sequence, stream offset, cols, rows).
-    resizes: std::collections::VecDeque<(u64, u64, u16, u16)>,
-    /// Sequence number of the newest entry in `resizes`.
-    resize_seq: u64,
-    /// PTY reads are paused by flow control.
-    paused: bool,
-    /// The reader saw EOF (or EIO: the slave side is gone).
-    eof: bool,
-    /// Set once the child is reaped.
-    exit_code: Option<i32>,
-    exit_sent: bool,
-    /// Deleted: output is discarded and clients are told `Closed` after `Exit`.
-    closed: bool,
-    last_output: Instant,
-}
-
-/// Size changes kept for the screen model; older ones have left the ring anyway.
-const MAX_KEPT_RESIZES: usize = 256;
-
-struct Shared {
-    hub: Mutex<Hub>,
-    cv: Condvar,
-    screen: Arc<Screen>,
-}
-
-impl Drop for Shared {
-    /// The terminal is gone (its threads and handles too): free its scrollback and screen,
-    /// then hand the freed memory back to the OS (glibc keeps freed chunks otherwise).
-    fn drop(&mut self) {
-        let hub = self.hub.get_mut().unwrap_or_else(|p| p.into_inner());
-        hub.ring = Ring::new(1);
-        self.screen.clear();
-        sys::release_free_memory();
-    }
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Hub> {
-        // A poisoned lock means a thread panicked mid-update; the data is still usable
-        // (every update is a few plain assignments), so keep serving.
-        self.hub.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn broadcast(hub: &mut Hub, ev: Event) {
-        for c in hub.clients.values() {
-            let _ = c.tx.send(ev.clone());
-        }
-    }
-
-    /// Makes the most recently active client the answerer; on a change, tells the old one
-    /// (if still attached) and the new one, in order with their output.
-    fn elect(hub: &mut Hub) {
-        let best = hub.clients.iter().max_by_key(|(_, c)| c.active).map(|(id, _)| *id);
-        if best == hub.answerer {
-            return;
-        }
-        for (id, answers) in [(hub.answerer, false), (best, true)] {
-            if let Some(c) = id.and_then(|id| hub.clients.get(&id)) {
-                let _ = c.tx.send(Event::Answerer(answers));
-            }
-        }
-        hub.answerer = best;
-    }
-
-    /// Resumes reads if paused and every client is below the low watermark.
-    fn maybe_resume(&self, hub: &mut Hub) {
-        if hub.paused && hub.clients.values().all(|c| c.credit.below_low()) {
-            hub.paused = false;
-            self.cv.notify_all();
-        }
-    }
-
-    /// Detaches every client whose backlog has been over the high watermark for
-    /// `SLOW_CLIENT_DETACH_MS` by `now` (the screen model is never detached), then resumes
-    /// reads if that was all that held them. Returns the earliest moment another client
-    /// will be due, if any is over the watermark.
-    fn detach_slow(&self, hub: &mut Hub, now: Instant) -> Option<Instant> {
-        let limit = Duration::from_millis(SLOW_CLIENT_DETACH_MS);
-        let due: Vec<u64> = hub
-            .clients
-            .iter()
-            .filter(|(_, c)| c.credit.overdue_at(limit).is_some_and(|t| t <= now))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in &due {
-            if let Some(c) = hub.clients.remove(id) {
-                tracing::info!(
-                    client = id,
-                    backlog = c.credit.backlog(),
-                    "detaching a client that stopped acknowledging"
-                );
-                let _ = c.kick.send(());
-            }
-        }
-        if !due.is_empty() {
-            Self::elect(hub);
-            self.maybe_resume(hub);
-        }
-        hub.clients.values().filter_map(|c| c.credit.overdue_at(limit)).min()
-    }
-
-    /// Appends one batch to the scrollback and queues it to every client.
-    fn publish(&self, data: &[u8], marks: &[Mark]) {
-        let mut hub = self.lock();
-        hub.last_output = Instant::now();
-        if hub.closed {
-            return;
-        }
-        hub.ring.push(data);
-        hub.written += data.len() as u64;
-        let bytes = Bytes::copy_from_slice(data);
-        let (len, now) = (data.len() as u64, Instant::now());
-        let mut over = false;
-        for c in hub.clients.values_mut() {
-            if c.tx.send(Event::Output(bytes.clone())).is_ok() {
-                over |= c.credit.sent(len, now);
-            }
-        }
-        if over {
-            hub.paused = true;
-        }
-        if !marks.is_empty() {
-            let changes = hub.shell.apply(marks, now);
-            let mut events: Vec<Event> = changes.attention.into_iter().map(Event::Attention).collect();
-            if changes.shell {
-                events.insert(0, Event::Shell(hub.shell.info().clone()));
-            }
-            for c in hub.clients.values() {
-                for e in &events {
-                    let _ = c.tx.send(e.clone());
-                }
-            }
-        }
-        drop(hub);
-        self.screen.poke();
-    }
-
-    /// Blocks the reader while flow control has paused it (and the terminal is open),
-    /// detaching clients that stay over the high watermark too long meanwhile.
-    fn wait_unpaused(&self) {
-        let mut hub = self.lock();
-        while hub.paused && !hub.closed {
-            let now = Instant::now();
-            hub = match self.detach_slow(&mut hub, now) {
-                _ if !hub.paused => break,
-                Some(due) => {
-                    self.cv.wait_timeout(hub, due.saturating_duration_since(now)).unwrap_or_else(|p| p.into_inner()).0
-                }
-                None => self.cv.wait(hub).unwrap_or_else(|p| p.into_inner()),
-            };
-        }
-    }
-
-    /// Sends `exit` once: when the child is reaped and the reader saw EOF, or `force`.
-    fn maybe_send_exit(&self, hub: &mut Hub, force: bool) {
-        if hub.exit_sent {
-            return;
-        }
-        let Some(code) = hub.exit_code else { return };
-        if hub.eof || force {
-            hub.exit_sent = true;
-            Self::broadcast(hub, Event::Exit(code));
-            if hub.closed {
-                Self::broadcast(hub, Event::Closed);
-            }
-        }
-    }
 }
 
 /// A live (or exited, not yet deleted) terminal. Cheap to share behind an `Arc`.
