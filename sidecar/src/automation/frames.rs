@@ -53,34 +53,15 @@ impl Rect {
 
 /// The owner's content-box origin in its window's viewport, and the part of its content box
 /// that window shows (clipped by every scroller and same-process frame above it), or null.
-const OWNER_JS: &str = r#"function(){
-  const up = n => n.parentElement || (n.getRootNode && n.getRootNode().host) || null;
+const OWNER_JS: &str = concat!(
+    "function(){\n",
+    include_str!("clip.js"),
+    r#"
   const cs = getComputedStyle(this);
   const b = this.getBoundingClientRect();
   const ox = b.left + this.clientLeft + parseFloat(cs.paddingLeft), oy = b.top + this.clientTop + parseFloat(cs.paddingTop);
-  let r = {l: ox, t: oy, r: ox + this.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight),
-           b: oy + this.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)};
-  const clip = (l, t, rr, bb) => { r = {l: Math.max(r.l, l), t: Math.max(r.t, t), r: Math.min(r.r, rr), b: Math.min(r.b, bb)}; };
-  let node = this, win = this.ownerDocument.defaultView;
-  for (;;) {
-    for (let a = up(node); a; a = up(a)) {
-      if (a === win.document.documentElement || a === win.document.body) continue;
-      const s = win.getComputedStyle(a);
-      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
-        const c = a.getBoundingClientRect();
-        clip(c.left + a.clientLeft, c.top + a.clientTop, c.left + a.clientLeft + a.clientWidth, c.top + a.clientTop + a.clientHeight);
-      }
-    }
-    const de = win.document.documentElement;
-    clip(0, 0, de.clientWidth || win.innerWidth, de.clientHeight || win.innerHeight);
-    const fe = win.frameElement;
-    if (!fe) break;
-    const f = fe.getBoundingClientRect();
-    const fs = win.parent.getComputedStyle(fe);
-    const dx = f.left + fe.clientLeft + parseFloat(fs.paddingLeft), dy = f.top + fe.clientTop + parseFloat(fs.paddingTop);
-    r = {l: r.l + dx, t: r.t + dy, r: r.r + dx, b: r.b + dy};
-    node = fe; win = win.parent;
-  }
+  const r = clipUp(this, {l: ox, t: oy, r: ox + this.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight),
+           b: oy + this.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)});
   const shown = (r.r - r.l < 1 || r.b - r.t < 1) ? null : {x: r.l, y: r.t, width: r.r - r.l, height: r.b - r.t};
   let x = ox, y = oy;
   for (let w = this.ownerDocument.defaultView; w.frameElement; w = w.parent) {
@@ -88,7 +69,8 @@ const OWNER_JS: &str = r#"function(){
     x += f.left + fe.clientLeft + parseFloat(fs.paddingLeft); y += f.top + fe.clientTop + parseFloat(fs.paddingTop);
   }
   return {x, y, shown};
-}"#;
+}"#
+);
 
 /// One frame owner between a child session and its parent: where the child's viewport
 /// origin is in the parent session's viewport px, and what of it the parent shows.

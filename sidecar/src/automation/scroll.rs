@@ -78,38 +78,20 @@ pub async fn scroll(page: &Page, node: Option<&Node>, how: Scroll) -> Result<Val
 /// The part of the element's border box visible in the top-level viewport (CSS px), or
 /// null: clipped by every ancestor that clips its overflow (through shadow roots), by its
 /// window, then by each frame element's content box up to the top.
-pub(super) const VISIBLE_RECT_JS: &str = r#"function(){
+pub(super) const VISIBLE_RECT_JS: &str = concat!(
+    "function(){\n",
+    include_str!("clip.js"),
+    r#"
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el) return null;
   const st = getComputedStyle(el);
   if (st.visibility !== 'visible' || Number(st.opacity) === 0) return null;
-  const up = n => n.parentElement || (n.getRootNode && n.getRootNode().host) || null;
   const b = el.getBoundingClientRect();
-  let r = {l: b.left, t: b.top, r: b.right, b: b.bottom};
-  const clip = (l, t, rr, bb) => { r = {l: Math.max(r.l, l), t: Math.max(r.t, t), r: Math.min(r.r, rr), b: Math.min(r.b, bb)}; };
-  let node = el, win = el.ownerDocument.defaultView;
-  for (;;) {
-    for (let a = up(node); a; a = up(a)) {
-      const s = win.getComputedStyle(a);
-      if (a === win.document.documentElement || a === win.document.body) continue;
-      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
-        const c = a.getBoundingClientRect();
-        clip(c.left + a.clientLeft, c.top + a.clientTop, c.left + a.clientLeft + a.clientWidth, c.top + a.clientTop + a.clientHeight);
-      }
-    }
-    const de = win.document.documentElement;
-    clip(0, 0, de.clientWidth || win.innerWidth, de.clientHeight || win.innerHeight);
-    const fe = win.frameElement;
-    if (!fe) break;
-    const f = fe.getBoundingClientRect();
-    const fs = win.parent.getComputedStyle(fe);
-    const dx = f.left + fe.clientLeft + parseFloat(fs.paddingLeft), dy = f.top + fe.clientTop + parseFloat(fs.paddingTop);
-    r = {l: r.l + dx, t: r.t + dy, r: r.r + dx, b: r.b + dy};
-    node = fe; win = win.parent;
-  }
+  const r = clipUp(el, {l: b.left, t: b.top, r: b.right, b: b.bottom});
   if (r.r - r.l < 1 || r.b - r.t < 1) return null;
   return {x: r.l, y: r.t, width: r.r - r.l, height: r.b - r.t};
-}"#;
+}"#
+);
 
 /// `scroll-to`: `DOM.scrollIntoViewIfNeeded` (which scrolls every scrolling ancestor, frames
 /// included, across processes), then the visible part of the border box in its frame
