@@ -289,3 +289,30 @@ fn a_missing_variable_is_named() {
     assert!(err.contains("PORTHOLE_URL and PORTHOLE_TOKEN are not set"), "{err}");
     assert!(err.contains("not inside a Porthole pane"), "{err}");
 }
+
+/// `ph list` names a terminal pane as its header does: while the shell integration reports
+/// a command running, its command line (`sleep 300`), not the shell nor the program's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_the_running_command_as_the_header_does() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = control(&sc, "send", json!({"target": t1, "text": "sleep 300", "keys": ["enter"]})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // The integration's report is the event waited on (bounded only as a hang guard).
+    let deadline = Instant::now() + HANG;
+    loop {
+        let t = sc.terminal(&t1).await;
+        if t["shell"]["running"]["command"] == "sleep 300" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the shell never reported sleep running: {t}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, out, err) = ph(&sc, &["list"]);
+    assert_eq!(code, Some(0), "{err}");
+    let row = out.lines().find(|l| l.starts_with(&t1)).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("sleep 300"), "{out}");
+    let panes = sc.req("GET", "/api/control/panes", None).await.json();
+    assert_eq!(panes["panes"][0]["title"], "sleep 300", "{panes}");
+}

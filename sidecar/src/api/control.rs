@@ -134,9 +134,7 @@ async fn pane_json(
     if let Some(term) = terminal.and_then(|t| st.terminals.get(t)) {
         let info = term.info();
         v["cwd"] = term.current_cwd().into();
-        if v["title"].as_str().is_some_and(str::is_empty) {
-            v["title"] = info.foreground.clone().unwrap_or_else(|| info.command.join(" ")).into();
-        }
+        v["title"] = terminal_title(&info, v["title"].as_str().unwrap_or("")).into();
         v["command"] = json!(info.command);
         v["alive"] = info.alive.into();
         v["exit_code"] = json!(info.exit_code);
@@ -150,6 +148,32 @@ async fn pane_json(
         }
     }
     v
+}
+
+/// The title `ph list` shows for a terminal pane: what its header shows (the UI's
+/// `paneLabel`, DESIGN §13), so `ph list` and the wall agree. While the shell integration
+/// reports a command running: its command line (else the foreground program); a shell
+/// without integration running another program in the foreground: that program's name;
+/// otherwise `reported`, the window's title for it (OSC title, else its command), else the
+/// foreground program's name, else the command it was started with.
+fn terminal_title(info: &crate::pty::TerminalInfo, reported: &str) -> String {
+    let fallback = || {
+        if reported.is_empty() {
+            info.foreground.clone().unwrap_or_else(|| info.command.join(" "))
+        } else {
+            reported.to_string()
+        }
+    };
+    if !info.alive {
+        return fallback();
+    }
+    if let Some(running) = &info.shell.running {
+        return running.command.clone().or_else(|| info.foreground.clone()).unwrap_or_else(fallback);
+    }
+    match (&info.foreground, info.shell.integration, info.busy) {
+        (Some(fg), false, true) => fg.clone(),
+        _ => fallback(),
+    }
 }
 
 // ---- send
