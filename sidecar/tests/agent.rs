@@ -1163,3 +1163,52 @@ async fn roles_names_and_states_follow_the_specs() {
     let s = a.ok("snapshot", json!({})).await;
     assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("names"), "{}", s["text"].as_str().unwrap());
 }
+
+/// Secrecy follows the field, not its current type (fixture `password_shown`): a password
+/// that the page's "show password" button switched to `type=text` (with autocomplete
+/// `current-password`, and without any: it was a password in this document), and fields
+/// whose autocomplete is `one-time-code`, `new-password` or `cc-*`, are `[filled]` in every
+/// snapshot and refused by `get value`; a plain field is still shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_shown_as_text_stays_secret() {
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let url = format!("{base}/password_shown.html");
+    let r = sc.req("POST", "/api/control/browser/open", Some(&json!({"target": url, "near": t1}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    a.open(&base, "password_shown.html").await;
+    let run = |args: &[&str]| {
+        let mut all = vec!["browser"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--pane", pane.as_str()]);
+        tokio::task::block_in_place(|| ph(&sc, &all))
+    };
+    let mut answers = a.snapshot().await;
+    let show = ref_of(&answers, "Show password");
+    let r = a.act("click", &show).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let types = a.ok("eval", json!({"js": "[pw.type, pin.type].join()", "allow_eval": true})).await;
+    assert_eq!(types["value"], "text,text", "the page showed its passwords");
+    let (code, out, err) = run(&["snapshot"]);
+    assert_eq!(code, 0, "{err}");
+    answers.push_str(&out);
+    for field in ["Login", "PIN", "Code", "New", "Card"] {
+        let needle = format!("textbox \"{field}\"");
+        let line = out.lines().find(|l| l.contains(&needle)).unwrap_or_else(|| panic!("no {needle} in {out}"));
+        assert!(line.ends_with(": [filled]"), "{field} is secret: {line}");
+        let (code, got, err) = run(&["get", "value", &ref_of(&out, &needle)]);
+        assert_eq!(code, 2, "{field}: {got}{err}");
+        assert!(err.contains("[secret_value]"), "{field}: {err}");
+        answers.push_str(&got);
+        answers.push_str(&err);
+    }
+    let (code, name, err) = run(&["get", "value", &ref_of(&out, "textbox \"Name\"")]);
+    assert_eq!((code, name.as_str()), (0, "alice\n"), "a plain field is read: {err}");
+    for secret in ["hunter2", "zq8812", "otp91x", "s3cr3tnew", "cvc73x"] {
+        assert!(!answers.contains(secret), "{secret} leaked: {answers}");
+    }
+}

@@ -45,7 +45,7 @@ async fn ph_in_a_pane_splits_sends_waits_and_reads() {
     let out = run_in(&sc, &t1, "ph list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"list=\" + \",\".join(p[\"handle\"] for p in d[\"panes\"]), d[\"caller\"])'", "^list=").await;
     assert!(out.contains(&format!("list={t1},{h} {t1}")), "{out}");
 
-    // wait --until exit reports the code.
+    // wait --until exit reports the code, and a failed program is exit 5.
     let out = run_in(
         &sc,
         &t1,
@@ -53,7 +53,7 @@ async fn ph_in_a_pane_splits_sends_waits_and_reads() {
         "^exit rc=",
     )
     .await;
-    assert!(out.contains("exited 3") && out.contains("exit rc=0"), "{out}");
+    assert!(out.contains("exited 3") && out.contains("exit rc=5"), "{out}");
 
     // send to an exited terminal is refused (2), an unknown pane is a usage error (1).
     let out =
@@ -197,4 +197,122 @@ fn outside_porthole_ph_says_so_and_exits_1() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("[unauthorized]"), "{out:?}");
     let _ = HANG;
+}
+
+/// Runs the real `ph` with the sidecar's master token (no pane of its own) → exit code,
+/// stdout, stderr.
+fn ph(sc: &Sidecar, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(args)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), s(&out.stdout), s(&out.stderr))
+}
+
+/// `ph wait --until exit` exits 5 when the program failed, so `ph wait … && deploy` stops
+/// there; 0 when it succeeded (docs/cli.md "Exit codes").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_until_exit_fails_when_the_program_failed() {
+    let sc = Sidecar::start(&[]);
+    let failed = sc.spawn(&["sh", "-c", "exit 7"]).await;
+    let fine = sc.spawn(&["sh", "-c", "exit 0"]).await;
+    let (code, out, err) = ph(&sc, &["wait", &failed, "--until", "exit", "--timeout", "60"]);
+    assert_eq!((code, out.as_str()), (Some(5), "exited 7\n"), "{err}");
+    let (code, out, err) = ph(&sc, &["--json", "wait", &failed, "--until", "exit", "--timeout", "60"]);
+    assert_eq!(code, Some(5), "{out}{err}");
+    assert!(out.contains("\"exit_code\":7"), "{out}");
+    let (code, out, err) = ph(&sc, &["wait", &fine, "--until", "exit", "--timeout", "60"]);
+    assert_eq!((code, out.as_str()), (Some(0), "exited 0\n"), "{err}");
+}
+
+/// Every verb ends quietly on a stdout whose reader has gone (`ph read … | head -1`): no
+/// panic, nothing on stderr, the verb's own exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_ends_every_verb_quietly() {
+    let sc = Sidecar::start(&[]);
+    let t = sc.spawn(&["sh", "-c", "seq 1 3000; exec sleep 600"]).await;
+    let r = control(&sc, "wait", json!({"target": t, "until": "text", "regex": "^3000$", "timeout_ms": 90000})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let verbs: [&[&str]; 8] = [
+        &["skill"],
+        &["completions", "bash"],
+        &["config", "default"],
+        &["list"],
+        &["--json", "list"],
+        &["read", &t, "--scrollback", "2000"],
+        &["wait", &t, "--until", "text=^3000$"],
+        &["ports", &t],
+    ];
+    for args in verbs {
+        // The reader is closed before `ph` writes anything: its first write meets EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_ph"))
+            .args(args)
+            .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+            .env("PORTHOLE_TOKEN", &sc.token)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "ph {args:?}: {err}");
+        assert!(err.is_empty(), "ph {args:?} said: {err}");
+    }
+}
+
+/// Outside a pane (or under an MCP client that passes a bare environment), `ph` names the
+/// variable that is missing.
+#[test]
+fn a_missing_variable_is_named() {
+    let run = |url: Option<&str>, token: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ph"));
+        c.arg("list").env_remove("PORTHOLE_URL").env_remove("PORTHOLE_TOKEN");
+        if let Some(u) = url {
+            c.env("PORTHOLE_URL", u);
+        }
+        if let Some(t) = token {
+            c.env("PORTHOLE_TOKEN", t);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(Some("http://127.0.0.1:9/"), None);
+    assert!(err.contains("PORTHOLE_TOKEN is not set") && !err.contains("PORTHOLE_URL is"), "{err}");
+    let err = run(None, Some("x"));
+    assert!(err.contains("PORTHOLE_URL is not set"), "{err}");
+    let err = run(None, None);
+    assert!(err.contains("PORTHOLE_URL and PORTHOLE_TOKEN are not set"), "{err}");
+    assert!(err.contains("not inside a Porthole pane"), "{err}");
+}
+
+/// `ph list` names a terminal pane as its header does: while the shell integration reports
+/// a command running, its command line (`sleep 300`), not the shell nor the program's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_the_running_command_as_the_header_does() {
+    let sc = bash_sidecar();
+    let t1 = shell(&sc).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let r = control(&sc, "send", json!({"target": t1, "text": "sleep 300", "keys": ["enter"]})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // The integration's report is the event waited on (bounded only as a hang guard).
+    let deadline = Instant::now() + HANG;
+    loop {
+        let t = sc.terminal(&t1).await;
+        if t["shell"]["running"]["command"] == "sleep 300" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the shell never reported sleep running: {t}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, out, err) = ph(&sc, &["list"]);
+    assert_eq!(code, Some(0), "{err}");
+    let row = out.lines().find(|l| l.starts_with(&t1)).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("sleep 300"), "{out}");
+    let panes = sc.req("GET", "/api/control/panes", None).await.json();
+    assert_eq!(panes["panes"][0]["title"], "sleep 300", "{panes}");
 }

@@ -134,9 +134,7 @@ async fn pane_json(
     if let Some(term) = terminal.and_then(|t| st.terminals.get(t)) {
         let info = term.info();
         v["cwd"] = term.current_cwd().into();
-        if v["title"].as_str().is_some_and(str::is_empty) {
-            v["title"] = info.foreground.clone().unwrap_or_else(|| info.command.join(" ")).into();
-        }
+        v["title"] = terminal_title(&info, v["title"].as_str().unwrap_or("")).into();
         v["command"] = json!(info.command);
         v["alive"] = info.alive.into();
         v["exit_code"] = json!(info.exit_code);
@@ -150,6 +148,32 @@ async fn pane_json(
         }
     }
     v
+}
+
+/// The title `ph list` shows for a terminal pane: what its header shows (the UI's
+/// `paneLabel`, DESIGN §13), so `ph list` and the wall agree. While the shell integration
+/// reports a command running: its command line (else the foreground program); a shell
+/// without integration running another program in the foreground: that program's name;
+/// otherwise `reported`, the window's title for it (OSC title, else its command), else the
+/// foreground program's name, else the command it was started with.
+fn terminal_title(info: &crate::pty::TerminalInfo, reported: &str) -> String {
+    let fallback = || {
+        if reported.is_empty() {
+            info.foreground.clone().unwrap_or_else(|| info.command.join(" "))
+        } else {
+            reported.to_string()
+        }
+    };
+    if !info.alive {
+        return fallback();
+    }
+    if let Some(running) = &info.shell.running {
+        return running.command.clone().or_else(|| info.foreground.clone()).unwrap_or_else(fallback);
+    }
+    match (&info.foreground, info.shell.integration, info.busy) {
+        (Some(fg), false, true) => fg.clone(),
+        _ => fallback(),
+    }
 }
 
 // ---- send
@@ -444,15 +468,20 @@ pub async fn split(
     JsonBody(req): JsonBody<SplitReq>,
 ) -> Result<Json<Value>, ApiError> {
     let side = parse_side(req.side)?;
+    let balance = req.near.is_none() && side.is_none();
     let near = near_pane(&st, caller, req.near)?;
-    let handle = split_beside(&st, &near, side, req.cwd, req.command).await?;
+    let handle = split_beside(&st, &near, side, balance, req.cwd, req.command).await?;
     Ok(Json(json!({"handle": handle.to_string()})))
 }
 
+/// Starts the terminal, then asks the window to place it beside `near` on `side`, or, with
+/// `balance` (the caller named neither a pane nor a side), where the wall has most room
+/// (protocol §9.6).
 async fn split_beside(
     st: &AppState,
     near: &Resolved,
     side: Option<&'static str>,
+    balance: bool,
     cwd: Option<String>,
     command: Option<Vec<String>>,
 ) -> Result<Handle, ApiError> {
@@ -477,6 +506,7 @@ async fn split_beside(
                     "verb": "split",
                     "near": ui_id(s, near_handle)?,
                     "side": side,
+                    "balance": balance,
                     "terminal": tid.to_string(),
                 }))
             },
@@ -549,12 +579,13 @@ pub(super) async fn ensure_pane(
         }
         return Ok((handle, true));
     }
+    let balance = near.is_none() && side.is_none();
     let near = match near {
         Some(Nearby::Pane(r)) => r,
         Some(Nearby::Target(t)) => near_pane(st, caller, Some(t))?,
         None => near_pane(st, caller, None)?,
     };
-    let handle = split_beside(st, &near, side, Some(cwd), Some(command)).await?;
+    let handle = split_beside(st, &near, side, balance, Some(cwd), Some(command)).await?;
     Ok((handle, false))
 }
 
@@ -712,6 +743,8 @@ pub(super) async fn open_url(
         }
         return Ok(json!({"handle": handle.to_string(), "url": p.url, "mode": p.mode, "reused": true}));
     }
+    // No pane named: the window places it where the wall has most room (protocol §9.6).
+    let balance = near.is_none();
     let near = resolve_near(near)?.handle;
     let handle = st.control.windows.new_browser_handle();
     st.control
@@ -721,6 +754,7 @@ pub(super) async fn open_url(
                 Ok(json!({
                     "verb": "open",
                     "near": ui_id(s, near)?,
+                    "balance": balance,
                     "url": url_s,
                     "mode": mode,
                     "handle": handle.to_string(),

@@ -202,8 +202,10 @@ impl fmt::Display for AutomationError {
             E::NotActiveTab(r) => write!(f, "{r} is in a tab that is not the active one"),
             E::DialogPending(d) => write!(
                 f,
-                "a {} dialog is open ({:?}): answer it with 'ph browser dialog accept|dismiss'",
-                d.kind, d.message
+                "{} {} dialog is open ({:?}): answer it with 'ph browser dialog accept|dismiss'",
+                a_or_an(&d.kind),
+                d.kind,
+                d.message
             ),
             E::NotVisible(r) => write!(f, "{r} is not visible (hidden, zero-size or clipped away)"),
             E::Disabled(r) => write!(f, "{r} is disabled"),
@@ -227,3 +229,28 @@ impl fmt::Display for AutomationError {
 }
 
 impl std::error::Error for AutomationError {}
+
+/// The indefinite article for `word` as printed before a role or dialog kind: `an` before a
+/// vowel letter (`an alert`, `an img`), else `a` (`a confirm`, `a button`). Roles and dialog
+/// kinds are lowercase ASCII words, for which the first letter decides.
+pub fn a_or_an(word: &str) -> &'static str {
+    match word.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_alert_is_an_alert_dialog() {
+        let d = |kind: &str| Dialog { tab: "T".into(), kind: kind.into(), message: "hi".into(), default_prompt: None };
+        let alert = AutomationError::DialogPending(d("alert")).to_string();
+        assert!(alert.starts_with("an alert dialog is open"), "{alert}");
+        let confirm = AutomationError::DialogPending(d("confirm")).to_string();
+        assert!(confirm.starts_with("a confirm dialog is open"), "{confirm}");
+        assert_eq!((a_or_an("img"), a_or_an("button"), a_or_an("")), ("an", "a", "a"));
+    }
+}

@@ -29,7 +29,7 @@ mod walk;
 
 pub use crate::constants::TURN_WAIT_MS;
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
-pub use error::{AutomationError, Interruption, StaleReason};
+pub use error::{a_or_an, AutomationError, Interruption, StaleReason};
 pub use keys::parse as parse_key;
 pub use logs::Level;
 pub use ref_state::{RefState, REF_STATES};

@@ -10,6 +10,7 @@ use super::error::{AutomationError, StaleReason};
 use super::frames::{hit_test, Rect};
 use super::refs::{without_fragment, Minted};
 use super::snapshot::frames;
+use super::walk::WORLD;
 use crate::browser::session::Session;
 use crate::browser::session::{call, call_on};
 use crate::browser::{BrowserError, BrowserRef};
@@ -89,7 +90,13 @@ pub async fn resolve(browser: &BrowserRef, page: &Page, name: &str, minted: &Min
     Ok(Node { name: name.to_string(), backend: key.backend, object, frame: key.frame.clone(), session })
 }
 
-const STATE_JS: &str = r#"function(){
+/// The element-state read: `secret.js` (secrecy follows the field, and is remembered in
+/// Porthole's isolated world, where this runs), then the state itself.
+const STATE_JS: &str = concat!(
+    "function () {\n",
+    include_str!("secret.js"),
+    "\nreturn (",
+    r#"function(){
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el) return {disabled:false, editable:false, secret:false, checked:null};
   const tag = el.tagName.toLowerCase();
@@ -97,17 +104,29 @@ const STATE_JS: &str = r#"function(){
   const texty = ['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number'];
   const disabled = el.matches(':disabled') || !!el.closest('[aria-disabled="true"]') || !!el.closest('[inert]');
   const editable = ((tag === 'input' && texty.includes(type)) || tag === 'textarea') ? !el.readOnly && !el.disabled : el.isContentEditable;
-  const ac = (el.getAttribute('autocomplete') || '').toLowerCase();
-  const secret = type === 'password' || ac.split(/\s+/).some(t => t.startsWith('cc-'));
+  const secret = secretField(el);
   let checked = null;
   if (tag === 'input' && (type === 'checkbox' || type === 'radio')) checked = el.checked;
   else if (['checkbox', 'radio', 'switch'].includes(el.getAttribute('role'))) checked = el.getAttribute('aria-checked') === 'true';
   return {disabled, editable, secret, checked};
-}"#;
+}"#,
+    ").call(this);\n}"
+);
 
-/// Reads the element's state ([`ElementState`]).
+/// Reads the element's state ([`ElementState`]), in Porthole's isolated world of its frame
+/// (where the snapshot's walk remembered which fields were passwords).
 pub async fn state(node: &Node) -> Result<ElementState, AutomationError> {
-    let v = call_on(&node.session, &node.object, STATE_JS, vec![]).await?;
+    let w = call(&node.session, "Page.createIsolatedWorld", json!({"frameId": node.frame, "worldName": WORLD})).await?;
+    let resolved = call(
+        &node.session,
+        "DOM.resolveNode",
+        json!({"backendNodeId": node.backend, "executionContextId": w["executionContextId"]}),
+    )
+    .await?;
+    let Some(object) = resolved["object"]["objectId"].as_str() else {
+        return Err(AutomationError::StaleRef { r#ref: node.name.clone(), reason: StaleReason::NodeRemoved });
+    };
+    let v = call_on(&node.session, object, STATE_JS, vec![]).await?;
     Ok(ElementState {
         disabled: v["disabled"].as_bool().unwrap_or(false),
         editable: v["editable"].as_bool().unwrap_or(false),

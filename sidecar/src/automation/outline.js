@@ -379,8 +379,8 @@ function () {
         e.l = lv > 0 ? lv : /^h[1-6]$/.test(tag) ? Number(tag[1]) : 2;
       }
       if (role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'combobox') {
-        const ac = (attr(n, 'autocomplete') || '').toLowerCase();
-        const secret = (tag === 'input' && typeOf(n) === 'password') || ac.split(/\s+/).some(t => t.startsWith('cc-'));
+        // `secretField`: secret.js, spliced before this function (walk.rs).
+        const secret = secretField(n);
         const v = tag === 'select' ? chosen(n) : tag === 'input' || tag === 'textarea' ? n.value : (f & F.hostText ? n.innerText : (attr(n, 'aria-valuetext') || ''));
         if (secret) { f |= F.secret; if (v) f |= F.filled; }
         else if (v) e.v = v.slice(0, MAX_NAME);

@@ -13,8 +13,10 @@ use serde_json::Value;
 
 use super::dom::DomDoc;
 
-/// The walk's source: a function Chromium calls with `this` = a document or a shadow root.
-pub const WALK_JS: &str = include_str!("outline.js");
+/// The walk's source: a function Chromium calls with `this` = a document or a shadow root
+/// (`outline.js`, after `secret.js`, which decides which fields' values are secret).
+pub const WALK_JS: &str =
+    concat!("function () {\n", include_str!("secret.js"), "\nreturn (", include_str!("outline.js"), ").call(this);\n}");
 /// The isolated world the walk runs in (one per frame and CDP session, made once).
 pub const WORLD: &str = "porthole-outline";
 

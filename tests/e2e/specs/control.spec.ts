@@ -105,7 +105,7 @@ test.describe('ph: the control plane from a terminal pane', () => {
       await page.evaluate((id) => (window as any).__porthole.store.runtime(id).input('echo "IN=$PORTHOLE_PANE"\r'), split);
       await wall.waitText(split, new RegExp(`^IN=${splitHandle}$`, 'm'));
 
-      // ph open :PORT: an iframe pane beside the caller showing the page; the focus stays.
+      // ph open :PORT: an iframe pane showing the page (beside the wall's largest pane); the focus stays.
       expect(await run(wall, caller, `ph open :${site.port}`, 'open')).toBe(0);
       await expect(wall.panes()).toHaveCount(3);
       const [browser] = await panesOf(wall, 'browser');

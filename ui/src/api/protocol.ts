@@ -364,8 +364,11 @@ export type UiOpenMode = 'iframe' | 'screencast' | 'popout' | 'system';
 
 /** Sidecar → UI requests, after parsing (`request` messages; `id` is the one to reply to). */
 export type UiRequest =
-  /** a new terminal pane showing the existing terminal `terminal` (its handle) beside `near`; the focus stays */
-  | { verb: 'split'; id: number; near: string | null; side: 'right' | 'down' | null; terminal: string }
-  /** a browser pane named `handle` at `url` beside `near` (never replacing it); the focus stays */
-  | { verb: 'open'; id: number; near: string | null; url: string; mode: UiOpenMode; handle: string | null }
+  /**
+   * a new terminal pane showing the existing terminal `terminal` (its handle) beside `near`, or with
+   * `balance` (the caller named neither pane nor side) beside the wall's largest pane; the focus stays
+   */
+  | { verb: 'split'; id: number; near: string | null; side: 'right' | 'down' | null; terminal: string; balance: boolean }
+  /** a browser pane named `handle` at `url` beside `near` (never replacing it), or with `balance` beside the wall's largest pane; the focus stays */
+  | { verb: 'open'; id: number; near: string | null; url: string; mode: UiOpenMode; handle: string | null; balance: boolean }
   | { verb: 'pane'; id: number; pane: string; action: UiPaneAction };

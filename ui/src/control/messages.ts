@@ -94,7 +94,9 @@ function parseRequest(o: Record<string, unknown>): Inbound | null {
       const side = o.side ?? null;
       if (side !== null && side !== 'right' && side !== 'down') return bad('malformed split request: side is not right, down or null');
       if (typeof o.terminal !== 'string' || !TERMINAL_HANDLE_RE.test(o.terminal)) return bad('malformed split request: terminal is not a terminal id');
-      return { type: 'request', request: { verb: 'split', id, near, side, terminal: o.terminal } };
+      const balance = o.balance ?? false;
+      if (typeof balance !== 'boolean') return bad('malformed split request: balance is not a boolean');
+      return { type: 'request', request: { verb: 'split', id, near, side, terminal: o.terminal, balance } };
     }
     case 'open': {
       const near = nearField(o.near);
@@ -104,7 +106,9 @@ function parseRequest(o: Record<string, unknown>): Inbound | null {
       if (!mode) return bad('malformed open request: mode is not iframe, screencast, popout or system');
       const handle = o.handle ?? null;
       if (handle !== null && (typeof handle !== 'string' || !BROWSER_HANDLE_RE.test(handle))) return bad('malformed open request: handle is not a browser pane handle');
-      return { type: 'request', request: { verb: 'open', id, near, url: o.url, mode, handle } };
+      const balance = o.balance ?? false;
+      if (typeof balance !== 'boolean') return bad('malformed open request: balance is not a boolean');
+      return { type: 'request', request: { verb: 'open', id, near, url: o.url, mode, handle, balance } };
     }
     case 'pane': {
       if (typeof o.pane !== 'string' || !PANE_ID_RE.test(o.pane)) return bad('malformed pane request: pane is not a pane id');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as L from '../layout/engine';
-import { besidePane, chooseSide, planSplit, roomBeside } from './place';
+import { besidePane, chooseSide, largestPane, planSplit, roomBeside } from './place';
 
 const WALL: L.Rect = { x: 0, y: 0, w: 1200, h: 800 };
 const OPTS = { gap: 6, minSize: 80 };
@@ -70,4 +70,37 @@ describe('planSplit', () => {
 describe('roomBeside', () => {
   it('null when there is room', () => expect(roomBeside(L.single('a'), WALL, 'a', null, OPTS)).toBeNull());
   it('the reason when there is not', () => expect(roomBeside(L.single('a'), { x: 0, y: 0, w: 1200, h: 150 }, 'a', 'down', OPTS)).toMatch(/no room beside pane a/));
+});
+
+describe('largestPane', () => {
+  // a | b, then b split down into b / c: a is the largest
+  const threePanes = L.split(twoCols, 'b', 'down', 'c');
+  const cases: Array<[string, L.LayoutState, string | null, string | null]> = [
+    ['a lone pane: it', L.single('a'), 'a', 'a'],
+    ['the largest by area, whoever called', threePanes, 'c', 'a'],
+    ['equal areas: not the caller', twoCols, 'a', 'b'],
+    ['equal areas, the caller second: the first in wall order', twoCols, 'b', 'a'],
+    ['a minimized pane is not on the wall', L.minimize(threePanes, 'a'), 'b', 'c'],
+    ['a zoom does not count: laid out without it', L.toggleZoom(threePanes, 'c'), 'c', 'a'],
+    ['empty wall', L.EMPTY_LAYOUT, null, null],
+  ];
+  for (const [name, layout, near, want] of cases) it(name, () => expect(largestPane(layout, WALL, near)).toBe(want));
+
+  it('five opens from one pane leave it a quarter of the wall, not a thirty-second', () => {
+    // What an agent does: `ph split`/`ph open` five times from its own pane.
+    let layout = L.single('agent');
+    for (let i = 1; i <= 5; i++) {
+      const target = largestPane(layout, WALL, 'agent');
+      expect(target).not.toBeNull();
+      const plan = planSplit(layout, WALL, target!, null, `n${i}`, OPTS);
+      expect(plan.ok).toBe(true);
+      if (plan.ok) layout = plan.layout;
+    }
+    expect(L.checkInvariants(layout)).toEqual([]);
+    const rects = L.computeLayout(layout, WALL).panes;
+    const agent = rects.get('agent')!;
+    expect(agent.w * agent.h).toBeGreaterThanOrEqual((WALL.w * WALL.h) / 4 - WALL.w);
+    const areas = [...rects.values()].map((r) => r.w * r.h);
+    expect(Math.max(...areas) / Math.min(...areas)).toBeLessThanOrEqual(2.01);
+  });
 });

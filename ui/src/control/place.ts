@@ -25,6 +25,32 @@ export function besidePane(layout: L.LayoutState, near: L.PaneId | null): L.Pane
   return visible[0] ?? null;
 }
 
+/**
+ * The pane a new pane goes beside when the caller named neither a pane nor a side (`ph split`,
+ * `ph open` with no `--near`): the largest pane on `near`'s wall by area (laid out without
+ * zoom), so repeated opens share the wall out instead of halving the caller each time (an
+ * agent's own pane was down to ~20 columns after five). Among panes of equal area, one other
+ * than `near` (the caller keeps its room), then the first in wall order. Falls back to
+ * `besidePane` when nothing is laid out (an empty wall: null).
+ */
+export function largestPane(layout: L.LayoutState, wall: L.Rect, near: L.PaneId | null): L.PaneId | null {
+  const rects = L.computeLayout({ ...layout, zoomed: null }, wall).panes;
+  let best: L.PaneId | null = null;
+  let bestArea = -1;
+  for (const id of L.leaves(layout.root)) {
+    const r = rects.get(id);
+    if (!r) continue;
+    // Areas within a pixel row of each other are equal (split weights are fractions).
+    const area = Math.round(r.w * r.h);
+    const tie = Math.abs(area - bestArea) <= Math.max(r.w, r.h);
+    if (best === null || (!tie && area > bestArea) || (tie && best === near && id !== near)) {
+      best = id;
+      bestArea = area;
+    }
+  }
+  return best ?? besidePane(layout, near);
+}
+
 /** A pane id no store ever makes (theirs are `p1`, `p2`, …): stands in for the new pane in `roomBeside`. */
 const PROBE: L.PaneId = '\u0000new';
 

@@ -6,7 +6,7 @@ import type { RenderMode } from '../browser/modes';
 import { popoutOffer } from '../browser/popout';
 import { iframeRefusal } from '../browser/url';
 import { Refused } from '../control/messages';
-import { besidePane, planSplit, roomBeside } from '../control/place';
+import { besidePane, largestPane, planSplit, roomBeside } from '../control/place';
 import { encodeState } from '../control/state';
 import * as L from '../layout/engine';
 import { openExternal } from '../ports/external';
@@ -82,9 +82,9 @@ export class ControlRelay {
   async applyRequest(r: UiRequest): Promise<L.PaneId | null> {
     switch (r.verb) {
       case 'split':
-        return this.relaySplit(r.near, r.side, r.terminal);
+        return this.relaySplit(r.near, r.side, r.terminal, r.balance);
       case 'open':
-        return this.relayOpen(r.near, r.url, r.mode, r.handle);
+        return this.relayOpen(r.near, r.url, r.mode, r.handle, r.balance);
       case 'pane':
         return this.relayPane(r.pane, r.action);
     }
@@ -93,9 +93,10 @@ export class ControlRelay {
   /**
    * A new terminal pane on existing terminal `terminal` (its handle), beside `near` (or, when
    * that is minimized or null, the focused pane) on `side` (null: right when that pane is
-   * wider than tall, else down). The focus stays where it was.
+   * wider than tall, else down); with `balance`, beside the wall's largest pane instead
+   * (`largestPane`). The focus stays where it was.
    */
-  private async relaySplit(near: L.PaneId | null, side: L.SplitSide | null, terminal: string): Promise<L.PaneId> {
+  private async relaySplit(near: L.PaneId | null, side: L.SplitSide | null, terminal: string, balance: boolean): Promise<L.PaneId> {
     const existing = this.paneByHandle(terminal);
     if (existing) return existing;
     this.checkNear(near);
@@ -110,7 +111,7 @@ export class ControlRelay {
     if (again) return again;
     this.checkNear(near);
     const base = this.host.layoutNear(near);
-    const target = besidePane(base, near);
+    const target = balance ? largestPane(base, this.host.wall, near) : besidePane(base, near);
     if (!target) throw new Refused('there is no pane on the wall to split');
     const id = this.host.takeId();
     const plan = planSplit(base, this.host.wall, target, side, id, { gap: GAP_PX, minSize: MIN_PANE_PX });
@@ -122,12 +123,13 @@ export class ControlRelay {
 
   /**
    * A browser pane named `handle` at `url` in `mode`, beside `near` (or the focused pane) by
-   * the placement rule, never replacing it, the focus staying where it was; as the context
+   * the placement rule (with `balance`: beside the wall's largest pane), never replacing it,
+   * the focus staying where it was; as the context
    * menu's port entries do: `iframe` takes its proxy grant first (its refusal is the
    * answer), `popout` opens a screencast and pops it out, `system` hands the URL to the
    * system browser.
    */
-  private async relayOpen(near: L.PaneId | null, url: string, mode: 'iframe' | 'screencast' | 'popout' | 'system', handle: string | null): Promise<L.PaneId | null> {
+  private async relayOpen(near: L.PaneId | null, url: string, mode: 'iframe' | 'screencast' | 'popout' | 'system', handle: string | null, balance: boolean): Promise<L.PaneId | null> {
     if (mode === 'system') {
       try {
         await openExternal(url);
@@ -161,7 +163,7 @@ export class ControlRelay {
     if (again) return again;
     this.checkNear(near);
     const base = this.host.layoutNear(near);
-    const target = besidePane(base, near);
+    const target = balance ? largestPane(base, this.host.wall, near) : besidePane(base, near);
     if (!target) throw new Refused('there is no pane on the wall to open beside');
     const room = roomBeside(base, this.host.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
     if (room) throw new Refused(room);

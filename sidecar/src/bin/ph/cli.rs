@@ -133,7 +133,8 @@ pub enum Cmd {
         #[arg(long)]
         ports: bool,
     },
-    /// Open a new terminal pane beside this one (or --near PANE) and print its handle.
+    /// Open a new terminal pane beside --near PANE (or, with neither --near nor a side, beside
+    /// the wall's largest pane) and print its handle.
     ///
     /// Without a command it runs your login shell. The focus stays where it is.
     Split {
@@ -156,7 +157,8 @@ pub enum Cmd {
         command: Vec<String>,
     },
     /// Open a URL, a loopback :PORT, or a terminal pane's one listening port in a browser
-    /// pane beside this one. Reuses a pane already showing it. The focus stays.
+    /// pane beside --near PANE (else beside the wall's largest pane). Reuses a pane already
+    /// showing it. The focus stays.
     Open {
         /// http(s) URL, localhost:PORT, :PORT, or a terminal pane (t3) listening on one port.
         target: String,
@@ -325,8 +327,9 @@ pub enum DialogAnswer {
 /// The verbs of `ph browser`.
 #[derive(Debug, Subcommand)]
 pub enum BrowserCmd {
-    /// Open a URL or :PORT in a screencast pane beside this one (reusing the pane for that
-    /// origin) and print its handle; later verbs act on it by default.
+    /// Open a URL or :PORT in a screencast pane beside --near PANE, else beside the wall's
+    /// largest pane (reusing the pane for that origin), and print its handle; later verbs
+    /// act on it by default.
     Open {
         /// http(s) URL, localhost:PORT, :PORT, or a terminal pane listening on one port.
         target: String,

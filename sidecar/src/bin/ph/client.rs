@@ -18,8 +18,9 @@ pub struct Endpoint {
 /// What can go wrong before an answer arrives.
 #[derive(Debug)]
 pub enum ClientError {
-    /// Occurs when the `PORTHOLE_*` variables are missing: not inside a Porthole pane.
-    NotInside,
+    /// Occurs when `PORTHOLE_URL` or `PORTHOLE_TOKEN` is missing or empty (named): not inside
+    /// a Porthole pane, or an MCP client that started `ph mcp` with a bare environment.
+    NotInside(Vec<&'static str>),
     /// Occurs when `PORTHOLE_URL` is not a loopback http URL (the token is never sent elsewhere).
     BadUrl(String),
     /// Occurs when the sidecar cannot be reached or the exchange fails.
@@ -31,11 +32,16 @@ pub enum ClientError {
 impl std::fmt::Display for ClientError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ClientError::NotInside => write!(
+            ClientError::NotInside(missing) => write!(
                 f,
-                "not inside a Porthole pane (PORTHOLE_URL and PORTHOLE_TOKEN are not set); run ph in a Porthole terminal"
+                "not inside a Porthole pane: {} {} not set; run ph in a Porthole terminal (an MCP client must pass \
+                 PORTHOLE_URL and PORTHOLE_TOKEN to `ph mcp` in its env)",
+                missing.join(" and "),
+                if missing.len() > 1 { "are" } else { "is" }
             ),
-            ClientError::BadUrl(u) => write!(f, "PORTHOLE_URL {u:?} is not http://127.0.0.1:PORT/; refusing to send the token there"),
+            ClientError::BadUrl(u) => {
+                write!(f, "PORTHOLE_URL {u:?} is not http://127.0.0.1:PORT/; refusing to send the token there")
+            }
             ClientError::Io(m) => write!(f, "cannot reach Porthole: {m}"),
             ClientError::Timeout => write!(f, "Porthole did not answer in time"),
         }
@@ -47,7 +53,11 @@ impl Endpoint {
     pub fn from_env() -> Result<Endpoint, ClientError> {
         let url = std::env::var("PORTHOLE_URL").ok().filter(|v| !v.is_empty());
         let token = std::env::var("PORTHOLE_TOKEN").ok().filter(|v| !v.is_empty());
-        let (Some(url), Some(token)) = (url, token) else { return Err(ClientError::NotInside) };
+        let (Some(url), Some(token)) = (&url, &token) else {
+            let missing = [("PORTHOLE_URL", url.is_none()), ("PORTHOLE_TOKEN", token.is_none())];
+            return Err(ClientError::NotInside(missing.iter().filter(|m| m.1).map(|m| m.0).collect()));
+        };
+        let (url, token) = (url.clone(), token.clone());
         let authority = parse_loopback_url(&url).ok_or_else(|| ClientError::BadUrl(url.clone()))?;
         Ok(Endpoint { authority, token })
     }

@@ -3,7 +3,12 @@
 //! (docs/protocol.md §9).
 //!
 //! Exit codes: 0 done, 1 usage or unknown target (or not inside Porthole), 2 refused
-//! (nothing done), 3 acted but not verified, 4 timed out.
+//! (nothing done), 3 acted but not verified, 4 timed out, 5 the program `wait --until exit`
+//! waited for failed.
+//!
+//! A closed stdout (`ph read t3 | head -1`) ends `ph` quietly, as Unix tools do: what is
+//! left to print is dropped and the verb's own exit code stands (Rust ignores SIGPIPE, so a
+//! write gets EPIPE, which `print!` would turn into a panic).
 
 mod cli;
 mod client;
@@ -12,7 +17,7 @@ mod output;
 mod skill;
 mod verbs;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -29,6 +34,8 @@ mod exit {
     pub const REFUSED: u8 = 2;
     pub const UNVERIFIED: u8 = 3;
     pub const TIMED_OUT: u8 = 4;
+    /// `wait --until exit`: the program ended with a status other than 0 (or by a signal).
+    pub const PROGRAM_FAILED: u8 = 5;
 }
 
 /// How long `ph` waits for an answer to anything but `wait` (a relayed request is bounded
@@ -51,24 +58,33 @@ fn main() -> ExitCode {
     };
     match &cli.cmd {
         Cmd::Completions { shell } => {
-            clap_complete::generate(*shell, &mut Cli::command(), "ph", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "ph", &mut script);
+            emit(&mut std::io::stdout(), &script);
             return ExitCode::SUCCESS;
         }
         Cmd::Skill => {
-            print!("{}", skill::GUIDE);
+            emit(&mut std::io::stdout(), skill::GUIDE.as_bytes());
             return ExitCode::SUCCESS;
         }
         Cmd::Mcp => return ExitCode::from(mcp::serve()),
         Cmd::Config { cmd: ConfigCmd::Default } => {
-            print!("{}", sidecar::config::DEFAULT_FILE);
+            emit(&mut std::io::stdout(), sidecar::config::DEFAULT_FILE.as_bytes());
             return ExitCode::SUCCESS;
         }
         _ => {}
     }
     let out = execute(&cli);
-    print!("{}", out.stdout);
-    eprint!("{}", out.stderr);
+    emit(&mut std::io::stdout(), out.stdout.as_bytes());
+    emit(&mut std::io::stderr(), out.stderr.as_bytes());
     ExitCode::from(out.exit)
+}
+
+/// Writes `bytes` to `to` and flushes; a reader that went away (EPIPE) or any other write
+/// error drops the rest quietly: there is no one left to tell, and the exit code still says
+/// how the verb went.
+fn emit(to: &mut impl Write, bytes: &[u8]) {
+    let _ = to.write_all(bytes).and_then(|()| to.flush());
 }
 
 /// What running one verb produced: the exit code, the text for stdout and stderr, and the
@@ -304,7 +320,7 @@ fn run(cli: &Cli, ep: &Endpoint) -> Outcome {
         Err(e) => {
             let (exit, code) = match e {
                 ClientError::Timeout => (exit::TIMED_OUT, "timed_out"),
-                ClientError::NotInside | ClientError::BadUrl(_) => (exit::USAGE, "usage"),
+                ClientError::NotInside(_) | ClientError::BadUrl(_) => (exit::USAGE, "usage"),
                 ClientError::Io(_) => (exit::REFUSED, "unreachable"),
             };
             Outcome::failed(exit, code, &e.to_string())
@@ -325,10 +341,14 @@ fn report(cli: &Cli, a: Answer) -> Outcome {
                 Err(m) => Outcome::failed(exit::REFUSED, "write_failed", &m),
             };
         }
-        if cli.json {
-            return Outcome::ok(format!("{}\n", a.body));
+        let mut out =
+            if cli.json { Outcome::ok(format!("{}\n", a.body)) } else { Outcome::ok(output::text(&cli.cmd, &a.body)) };
+        // `ph wait … --until exit && deploy` must not go on after a failure.
+        if a.body["until"] == "exit" && a.body["exit_code"] != 0 {
+            out.exit = exit::PROGRAM_FAILED;
+            out.code = Some("program_failed".into());
         }
-        return Outcome::ok(output::text(&cli.cmd, &a.body));
+        return out;
     }
     let code = a.body["error"]["code"].as_str().unwrap_or("internal").to_string();
     let message = a.body["error"]["message"].as_str().unwrap_or("the sidecar gave no reason").to_string();

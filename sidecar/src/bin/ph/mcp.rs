@@ -164,7 +164,9 @@ fn call(v: &Verb, args: &JsonObject) -> CallToolResult {
         let text = if out.stdout.is_empty() { "done".to_string() } else { out.stdout };
         return CallToolResult::success(vec![ContentBlock::text(text)]);
     }
-    refusal(&out.stderr, out.code.as_deref().unwrap_or("internal"), out.exit)
+    // A failed program (`wait --until exit`, exit 5) says so on stdout only: `exited 7`.
+    let text = if out.stderr.is_empty() { &out.stdout } else { &out.stderr };
+    refusal(text, out.code.as_deref().unwrap_or("internal"), out.exit)
 }
 
 impl ServerHandler for Tools {
@@ -235,6 +237,36 @@ mod tests {
         let line = argv(&split, &obj(json!({"down": true, "cmd": ["python3", "-m", "http.server"]}))).unwrap();
         assert_eq!(line, ["ph", "split", "--down", "--", "python3", "-m", "http.server"]);
         assert!(argv(&send, &obj(json!({"pane": "t1", "stdin": true}))).is_err(), "no stdin over MCP");
+    }
+
+    /// The tool names docs/cli.md gives: those in "named by its words (…)" and every
+    /// `browser_…` it mentions.
+    fn documented_tool_names() -> Vec<String> {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md"));
+        let name = regex::Regex::new(r"`([a-z]+(?:_[a-z-]+)*)`").unwrap();
+        let mut names: Vec<String> = Vec::new();
+        let words = doc
+            .find("named by its\nwords (")
+            .or_else(|| doc.find("named by its words ("))
+            .expect("the tool-name sentence");
+        let clause = &doc[words..words + doc[words..].find(')').unwrap()];
+        names.extend(name.captures_iter(clause).map(|c| c[1].to_string()));
+        let browser = regex::Regex::new(r"`(browser_[a-z_-]+)`").unwrap();
+        names.extend(browser.captures_iter(doc).map(|c| c[1].to_string()));
+        names
+    }
+
+    #[test]
+    fn every_documented_tool_name_exists() {
+        let t = Tools::new();
+        let documented = documented_tool_names();
+        assert!(documented.len() >= 5 && documented.contains(&"browser_scroll_to".to_string()), "{documented:?}");
+        for name in documented {
+            assert!(t.tools.iter().any(|t| t.name == name), "docs/cli.md names tool {name:?}, which does not exist");
+        }
+        for tool in t.tools.iter() {
+            assert!(tool.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "tool name {:?}", tool.name);
+        }
     }
 
     #[test]

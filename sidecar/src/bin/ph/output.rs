@@ -1,6 +1,7 @@
 //! Text output for people (`--json` prints the sidecar's answer instead).
 
 use serde_json::Value;
+use sidecar::automation::a_or_an;
 
 use crate::cli::{BrowserCmd, Cmd};
 
@@ -76,21 +77,33 @@ fn up(v: &Value) -> String {
 fn browser(cmd: &BrowserCmd, v: &Value) -> String {
     let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
     let dialog = |d: &Value| format!("{} {}", d["kind"].as_str().unwrap_or("?"), d["message"]);
+    // "an alert dialog", "a confirm dialog".
+    let a_dialog = |d: &Value| format!("{} {} dialog", a_or_an(d["kind"].as_str().unwrap_or("?")), dialog(d));
     let opened =
-        if v["dialog"].is_object() { format!("; it opened a {} dialog\n", dialog(&v["dialog"])) } else { "\n".into() };
+        if v["dialog"].is_object() { format!("; it opened {}\n", a_dialog(&v["dialog"])) } else { "\n".into() };
     match cmd {
         BrowserCmd::Open { .. } => format!("{}\n", s("handle")),
-        BrowserCmd::Snapshot { .. } => {
+        BrowserCmd::Snapshot { interactive, target, .. } => {
             let d =
                 if v["dialog"].is_object() { format!("dialog: {}", dialog(&v["dialog"])) } else { "no dialog".into() };
             let mut out =
                 format!("page {} {} · tab {}/{} · {d}\n{}", s("url"), v["title"], v["tab_index"], v["tabs"], s("text"));
             if v["cut"].is_object() {
+                // Only what this call did not use already narrows the next one.
+                let mut narrower = Vec::new();
+                if !interactive {
+                    narrower.push("-i");
+                }
+                if target.is_none() {
+                    narrower.push("--ref R");
+                }
+                narrower.push("--max-bytes");
                 out.push_str(&format!(
-                    "[cut: {} more lines ({} refs): {}; use -i or --max-bytes]\n",
+                    "[cut: {} more lines ({} refs): {}; use {}]\n",
                     v["cut"]["lines"],
                     v["cut"]["refs"],
-                    v["cut"]["reason"].as_str().unwrap_or("")
+                    v["cut"]["reason"].as_str().unwrap_or(""),
+                    or_list(&narrower)
                 ));
             }
             out
@@ -179,7 +192,7 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
         BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
             match v["dialog"].is_object() {
-                true => format!("the page opened a {} dialog instead of leaving\n", dialog(&v["dialog"])),
+                true => format!("the page opened {} instead of leaving\n", a_dialog(&v["dialog"])),
                 false => String::new(),
             }
         }
@@ -233,20 +246,48 @@ fn dropped(v: &Value) -> String {
     }
 }
 
+/// `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// The ports as a table whose columns are as wide as their widest cell (header included).
 fn ports_table(ports: &Value) -> String {
     let rows = ports.as_array().cloned().unwrap_or_default();
     if rows.is_empty() {
         return "no listening ports\n".into();
     }
-    let mut out = String::from("PORT   ADDRESS          PID      PROCESS\n");
-    for p in rows {
-        out.push_str(&format!(
-            "{:<6} {:<16} {:<8} {}\n",
-            p["port"],
-            p["address"].as_str().unwrap_or(""),
-            p["pid"],
-            p["process"].as_str().unwrap_or("")
-        ));
+    // A JSON number's `Display` ignores width and fill: cells are made strings first.
+    let cell = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let mut table = vec![["PORT", "ADDRESS", "PID", "PROCESS"].map(String::from)];
+    table.extend(rows.iter().map(|p| [cell(&p["port"]), cell(&p["address"]), cell(&p["pid"]), cell(&p["process"])]));
+    columns(&table)
+}
+
+/// Rows of cells as lines, each column but the last padded to its widest cell plus two
+/// spaces, trailing blanks trimmed.
+fn columns<const N: usize>(rows: &[[String; N]]) -> String {
+    let widths: Vec<usize> =
+        (0..N.saturating_sub(1)).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, w) in widths.iter().enumerate() {
+            line.push_str(&format!("{:<w$}  ", r[c], w = *w));
+        }
+        if let Some(last) = r.last() {
+            line.push_str(last);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
@@ -332,21 +373,12 @@ fn list(v: &Value, with_ports: bool) -> String {
             state.join(", "),
         ]);
     }
-    // Columns as wide as their widest cell, so the table fits narrow panes when it can.
-    let widths: Vec<usize> = (0..4).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     if v["window"].as_bool() == Some(false) {
         out.push_str("(no window attached: the panes last reported)\n");
     }
-    for r in rows {
-        let mut line = String::new();
-        for (c, w) in widths.iter().enumerate() {
-            line.push_str(&format!("{:<w$}  ", r[c], w = *w));
-        }
-        line.push_str(&r[4]);
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    // Columns as wide as their widest cell, so the table fits narrow panes when it can.
+    out.push_str(&columns(&rows));
     out
 }
 
@@ -370,6 +402,56 @@ mod tests {
         assert!(b.contains("iframe") && b.contains("http://localhost:8000/") && b.ends_with("minimized"), "{t}");
         assert!(b.contains("Directory listing for /"), "{t}");
         assert!(lines.iter().all(|l| l.chars().count() < 90), "compact: {t}");
+    }
+
+    #[test]
+    fn the_ports_header_lines_up_with_its_rows() {
+        let v = json!([
+            {"port": 8000, "address": "127.0.0.1", "pid": 4242, "process": "python3"},
+            {"port": 5173, "address": "::1", "pid": 77, "process": "node"},
+        ]);
+        let t = ports_table(&v);
+        let lines: Vec<&str> = t.lines().collect();
+        for name in ["ADDRESS", "PID", "PROCESS"] {
+            let col = lines[0].find(name).unwrap();
+            for row in &lines[1..] {
+                assert!(col == 0 || row.as_bytes()[col - 1] == b' ', "{name} starts its column: {t}");
+                assert_ne!(row.as_bytes()[col], b' ', "{name} starts its column: {t}");
+            }
+        }
+        assert!(lines[1].starts_with("8000  127.0.0.1  4242  python3"), "{t}");
+    }
+
+    fn snapshot_cmd(interactive: bool, target: Option<&str>) -> Cmd {
+        Cmd::Browser {
+            pane: None,
+            cmd: BrowserCmd::Snapshot { interactive, target: target.map(str::to_string), max_bytes: None },
+        }
+    }
+
+    #[test]
+    fn the_cut_note_offers_only_what_was_not_used() {
+        let v = json!({"url": "http://x/", "title": "x", "tab_index": 1, "tabs": 1, "text": "- button \"A\"\n",
+            "cut": {"lines": 40, "refs": 12, "reason": "the byte budget"}});
+        let full = text(&snapshot_cmd(false, None), &v);
+        assert!(full.ends_with("use -i, --ref R or --max-bytes]\n"), "{full}");
+        let i = text(&snapshot_cmd(true, None), &v);
+        assert!(!i.contains("-i"), "-i was given: {i}");
+        assert!(i.ends_with("use --ref R or --max-bytes]\n"), "{i}");
+        let both = text(&snapshot_cmd(true, Some("e3")), &v);
+        assert!(both.ends_with("use --max-bytes]\n"), "{both}");
+    }
+
+    #[test]
+    fn a_dialog_gets_its_article() {
+        let click = Cmd::Browser { pane: None, cmd: BrowserCmd::Click { target: "e3".into() } };
+        let v = json!({"action": "click", "ref": "e3", "dialog": {"kind": "alert", "message": "Saved"}});
+        assert_eq!(text(&click, &v), "click e3; it opened an alert \"Saved\" dialog\n");
+        let v = json!({"action": "click", "ref": "e3", "dialog": {"kind": "confirm", "message": "Sure?"}});
+        assert_eq!(text(&click, &v), "click e3; it opened a confirm \"Sure?\" dialog\n");
+        let back = Cmd::Browser { pane: None, cmd: BrowserCmd::Back };
+        let v = json!({"dialog": {"kind": "beforeunload", "message": ""}});
+        assert_eq!(text(&back, &v), "the page opened a beforeunload \"\" dialog instead of leaving\n");
     }
 
     #[test]

@@ -22,9 +22,10 @@ pub struct Verb {
 }
 
 impl Verb {
-    /// The MCP tool name: the words joined with `_` (`browser_click`).
+    /// The MCP tool name: the words joined with `_`, and `-` written `_` as in parameter
+    /// names (`browser_click`, `browser_scroll_to`).
     pub fn tool_name(&self) -> String {
-        self.words.join("_")
+        self.words.join("_").replace('-', "_")
     }
 
     /// The arguments a tool takes, in declaration order.
