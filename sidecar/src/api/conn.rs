@@ -44,6 +44,16 @@ impl axum::serve::Listener for Listener {
     }
 }
 
+/// The client's address of a connection (`ConnectInfo<Peer>` in a handler).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Listener>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, Listener>) -> Peer {
+        Peer(*stream.remote_addr())
+    }
+}
+
 /// A connection whose automatic parse-error answers are rewritten (module doc). Reads pass
 /// through untouched.
 pub struct JsonParseErrors<S> {
