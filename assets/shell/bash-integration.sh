@@ -36,9 +36,11 @@ __porthole_cmdline() {
   printf ';cmdline_url=%s' "$__porthole_enc"
 }
 
-# True if and only if the user's prompt machinery emits OSC $1 (133 or 7) on its own.
+# True if and only if the user's prompt machinery emits OSC $1 (133 or 7) on its own, given
+# $2, the prompt as drawn: PS1 is judged by what it emits, not by its text, so marks printed
+# by a function it calls count (issue 22 item 2b: `PS1='\[$(__m A)\]…'` got a second set).
 __porthole_theirs() {
-  [[ $PS1$PS0 == *"]$1;"* || ${PROMPT_COMMAND[*]-} == *"]$1;"* ]] && return 0
+  [[ $2 == *$'\e]'"$1;"* || $PS0 == *"]$1;"* || ${PROMPT_COMMAND[*]-} == *"]$1;"* ]] && return 0
   [[ $1 == 133 ]] && declare -F __vsc_prompt_cmd >/dev/null
 }
 
@@ -61,8 +63,10 @@ __porthole_prompt_begin() {
 __porthole_prompt_end() {
   local status=$?
   if [[ -z $__porthole_own133 ]]; then
-    if __porthole_theirs 133; then __porthole_own133=0; else __porthole_own133=1; fi
-    if __porthole_theirs 7; then __porthole_own7=0; else __porthole_own7=1; fi
+    # Expanded once, as drawing it does (its command substitutions run).
+    local shown=${PS1@P}
+    if __porthole_theirs 133 "$shown"; then __porthole_own133=0; else __porthole_own133=1; fi
+    if __porthole_theirs 7 "$shown"; then __porthole_own7=0; else __porthole_own7=1; fi
   fi
   if [[ $__porthole_own7 == 1 ]]; then
     __porthole_encode "$PWD"

@@ -104,7 +104,7 @@ pub async fn run(opts: cli::Options) -> Result<(), SidecarError> {
     // (the 202 of `POST /api/shutdown` itself) still reaches its client.
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut server = tokio::spawn(
-        axum::serve(listener, app)
+        axum::serve(api::conn::Listener(listener), app.into_make_service_with_connect_info::<api::conn::Peer>())
             .with_graceful_shutdown(async move {
                 let mut stopped = stopped;
                 let _ = stopped.wait_for(|s| *s).await;

@@ -326,6 +326,21 @@ async fn web_mode_serves_the_ui_behind_the_cookie() {
     assert!(String::from_utf8_lossy(&r.body).contains("porthole-ui-index"), "index.html fallback");
     let r = sc.raw("GET", "/api/unknown", &[("Cookie", &session)], b"").await;
     assert_eq!((r.status, r.code().as_str()), (404, "not_found"));
+    // A missing asset is a 404, never the app's HTML (issue 22 item 2c); only navigations
+    // fall back to index.html.
+    for (path, headers) in [
+        ("/nonexistent.js", vec![]),
+        ("/assets/gone.css", vec![("Sec-Fetch-Dest", "style")]),
+        ("/some/client/route", vec![("Sec-Fetch-Dest", "script")]),
+    ] {
+        let mut h = vec![("Cookie", session.as_str())];
+        h.extend(headers);
+        let r = sc.raw("GET", path, &h, b"").await;
+        assert_eq!((r.status, r.code().as_str()), (404, "not_found"), "{path}");
+    }
+    let r = sc.raw("GET", "/v1.2/route", &[("Cookie", &session), ("Sec-Fetch-Dest", "document")], b"").await;
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains("porthole-ui-index"), "a navigation falls back");
     let _ = std::fs::remove_dir_all(&ui);
 }
 
@@ -619,4 +634,20 @@ async fn deleting_terminals_gives_their_memory_back() {
     }
     let after = rss_kib(sc.pid);
     assert!(after - start < (full - start) / 4, "{start} → {full} → {after} KiB: the memory stayed");
+}
+
+/// A request with more headers than the server parses gets 431 in the JSON error shape, not
+/// an empty body (issue 22 item 2c); the next connection is served as usual.
+#[tokio::test]
+async fn too_many_request_headers_get_431_in_the_json_shape() {
+    let sc = Sidecar::start(&[]);
+    let names: Vec<String> = (0..1000).map(|i| format!("X-Filler-{i}")).collect();
+    let auth = sc.bearer();
+    let mut headers: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
+    headers.push(("Authorization", &auth));
+    let r = sc.raw("GET", "/api/health", &headers, b"").await;
+    assert_eq!(r.status, 431);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.code(), "headers_too_large", "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(sc.req("GET", "/api/health", None).await.status, 200);
 }

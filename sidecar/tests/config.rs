@@ -79,3 +79,36 @@ fn print_default_config_prints_the_commented_default_file() {
     assert!(text.starts_with("# Porthole configuration"), "{text}");
     assert!(text.contains("\n[font]\n") && text.contains("size = 13"), "{text}");
 }
+
+/// A shell that cannot run is refused at load with its key and why, at its line, and the last
+/// good config stays; so is a key bound twice, at the offending line, not 1:1 (issue 22
+/// item 2b).
+#[tokio::test]
+async fn a_shell_that_cannot_run_and_a_key_bound_twice_are_refused_at_their_line() {
+    let sc = Sidecar::start(&[]);
+    save(&sc, "[font]\nsize = 15\n");
+    config_until(&sc, |v| v["config"]["font"]["size"] == 15.0).await;
+    let mut revision = 0;
+    for (text, line, column, words) in [
+        ("[font]\nsize = 16\n\n[shell]\nprogram = \"/nonexistent/zsh\"\n", 5, 11, "\"/nonexistent/zsh\" cannot run: no such file"),
+        ("[shell]\nprogram = \"/etc/passwd\"\n", 2, 11, "shell.program \"/etc/passwd\" cannot run: not executable"),
+        ("[keys.bindings]\nsplit-right = \"s\"\nzoom = \"x\"\n", 3, 8, "close and zoom are both bound to \"x\""),
+        (
+            "[[browser.viewports]]\nname = \"Big\"\nwidth = 2000\nheight = 1000\n\n[[browser.viewports]]\nname = \"Big\"\nwidth = 900\nheight = 900\n",
+            7,
+            8,
+            "\"Big\" is named twice",
+        ),
+    ] {
+        save(&sc, text);
+        let v = config_until(&sc, |v| v["revision"].as_u64().unwrap() > revision && !v["error"].is_null()).await;
+        revision = v["revision"].as_u64().unwrap();
+        assert_eq!(v["config"]["font"]["size"], 15.0, "the last good config stays: {v}");
+        assert_eq!(v["config"]["shell"]["program"], "", "{v}");
+        assert_eq!((v["error"]["line"].as_u64(), v["error"]["column"].as_u64()), (Some(line), Some(column)), "{text:?}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(words), "{text:?}: {v}");
+    }
+    save(&sc, "[shell]\nprogram = \"/usr/bin/bash\"\n");
+    let v = config_until(&sc, |v| v["error"].is_null()).await;
+    assert_eq!(v["config"]["shell"]["program"], "/usr/bin/bash", "{v}");
+}

@@ -315,4 +315,79 @@ async fn list_shows_the_running_command_as_the_header_does() {
     assert!(row.contains("sleep 300"), "{out}");
     let panes = sc.req("GET", "/api/control/panes", None).await.json();
     assert_eq!(panes["panes"][0]["title"], "sleep 300", "{panes}");
+
+/// The tmux server of a test, ended on drop.
+struct TmuxServer(std::path::PathBuf);
+
+impl TmuxServer {
+    fn clients(&self) -> usize {
+        let out = Command::new("/usr/bin/tmux").env("TMUX_TMPDIR", &self.0).args(["list-clients"]).output();
+        out.map(|o| String::from_utf8_lossy(&o.stdout).lines().count()).unwrap_or(0)
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("/usr/bin/tmux").env("TMUX_TMPDIR", &self.0).arg("kill-server").output();
+    }
+}
+
+/// Waits (bounded generously) for `file` to exist, then reads `data`.
+async fn file_after(file: &std::path::Path, data: &std::path::Path) -> String {
+    let start = Instant::now();
+    while !file.exists() {
+        assert!(start.elapsed() < HANG, "{} never appeared", file.display());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::read_to_string(data).unwrap()
+}
+
+/// `ph` inside tmux inside a pane (issue 22 item 12). A tmux server started in pane A gives a
+/// session created later from pane B A's environment (its `PORTHOLE_PANE` and token); `ph` in
+/// that session still answers as B, the pane whose PTY the tmux client runs on, and keeps
+/// working once A's terminal (and so the token it holds) has ended. The login shell tmux
+/// starts finds `ph` through the one `~/.profile` line docs/cli.md gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ph_inside_tmux_answers_as_the_pane_the_tmux_client_runs_in() {
+    assert!(std::path::Path::new("/usr/bin/tmux").exists(), "tmux is missing: `cargo xtask test` installs it");
+    let sockets = common::temp_dir("tmux");
+    let server = TmuxServer(sockets.clone());
+    let sc = Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash"), ("TMUX_TMPDIR", sockets.to_str().unwrap())]);
+    std::fs::write(sc.home.join(".profile"), "[ -n \"$PORTHOLE_BIN_DIR\" ] && PATH=\"$PORTHOLE_BIN_DIR:$PATH\"\n")
+        .unwrap();
+    let a = shell(&sc).await;
+    let b = shell(&sc).await;
+    let out = run_in(&sc, &a, "tmux -f /dev/null new-session -d -s from_a; echo \"started=$?\"", "^started=").await;
+    assert!(out.contains("started=0"), "{out}");
+    let r = control(
+        &sc,
+        "send",
+        json!({"target": b, "text": "tmux -f /dev/null new-session -s from_b", "keys": ["enter"]}),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let start = Instant::now();
+    while server.clients() == 0 {
+        assert!(start.elapsed() < HANG, "the tmux client never attached");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let home = sc.home.to_string_lossy().to_string();
+    for (round, note) in [(1, "with A alive"), (2, "after A ended")] {
+        let line = format!(
+            "echo \"pane=$PORTHOLE_PANE\" > {home}/env{round}; ph list --json > {home}/list{round}; echo $? > {home}/rc{round}"
+        );
+        let r = control(&sc, "send", json!({"target": b, "text": line, "keys": ["enter"]})).await;
+        assert_eq!(r.status, 200);
+        let rc = file_after(&sc.home.join(format!("rc{round}")), &sc.home.join(format!("rc{round}"))).await;
+        let env = std::fs::read_to_string(sc.home.join(format!("env{round}"))).unwrap();
+        assert_eq!(env.trim(), format!("pane={a}"), "the session has A's environment, as tmux gives it");
+        let list = std::fs::read_to_string(sc.home.join(format!("list{round}"))).unwrap();
+        assert_eq!(rc.trim(), "0", "{note}: {list}");
+        let v: serde_json::Value = serde_json::from_str(&list).unwrap();
+        assert_eq!(v["caller"], b.as_str(), "{note}: ph answers as B, not as A: {v}");
+        if round == 1 {
+            assert_eq!(sc.req("DELETE", &format!("/api/terminals/{a}"), None).await.status, 204);
+        }
+    }
+    drop(server);
 }

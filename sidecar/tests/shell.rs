@@ -178,3 +178,15 @@ async fn printed_paths_resolve_against_the_terminal_cwd() {
     let r = sc.req("POST", "/api/terminals/t999/resolve", Some(&json!({"paths": ["x"]}))).await;
     assert_eq!(r.status, 404);
 }
+
+/// Marks printed by a function the prompt calls (`PS1='\[$(__m A)\]…'`) are the prompt's own
+/// too: judged by what the prompt emits, not by its text (issue 22 item 2b).
+#[tokio::test]
+async fn a_bash_prompt_whose_function_prints_marks_is_not_doubled() {
+    own_marks_are_not_doubled(
+        "/usr/bin/bash",
+        ".profile",
+        "__m() { printf '\\e]133;%s\\a' \"$1\"; }\nPS1='\\[$(__m A)\\]mine> \\[$(__m B)\\]'\n",
+    )
+    .await;
+}

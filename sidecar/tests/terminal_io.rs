@@ -234,7 +234,7 @@ async fn bad_control_messages_close_the_socket_with_1008_only() {
         r#"{"type":"ack","bytes":10}"#,
         r#"{"type":"resize","cols":0,"rows":5}"#,
         r#"{"type":"resize","cols":80,"rows":24,"extra":1}"#,
-        r#"{"type":"bogus"}"#,
+        r#"{"type":7}"#,
         "not json",
     ] {
         let mut ws = sc.ws(&id).await;
@@ -259,6 +259,21 @@ async fn bad_control_messages_close_the_socket_with_1008_only() {
     send_input(&mut ws, b"still-here\n").await;
     let mut seen = Seen::default();
     read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"still-here\r\nstill-here\r\n")).await;
+}
+
+/// A control message of a `type` this sidecar does not know (a newer UI's) is ignored: the
+/// socket stays open and keeps working (issue 22 item 2c).
+#[tokio::test]
+async fn unknown_control_message_types_are_ignored() {
+    let sc = Sidecar::start(&[]);
+    let id = sc.spawn(&["cat"]).await;
+    let mut ws = sc.ws(&id).await;
+    send_text(&mut ws, r#"{"type":"bogus"}"#).await;
+    send_text(&mut ws, r#"{"type":"paste_v2","text":"x","cols":0}"#).await;
+    send_input(&mut ws, b"after-unknown\n").await;
+    let mut seen = Seen::default();
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"after-unknown\r\nafter-unknown\r\n")).await;
+    assert!(!seen.closed, "the socket stays open");
 }
 
 #[tokio::test]

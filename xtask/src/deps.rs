@@ -28,7 +28,8 @@ pub enum Needs {
 /// the README's screenshot shows (tests/e2e/specs/screenshot.spec.ts); iproute2 and
 /// util-linux (`ip`, `unshare`) for the proxy tests that run in a private network namespace
 /// (sidecar/tests/proxy.rs); zsh and fish for the shell-integration tests
-/// (sidecar/tests/shell.rs); desktop-file-utils (`desktop-file-validate`) for the packaging
+/// (sidecar/tests/shell.rs); tmux for `ph` inside tmux inside a pane
+/// (sidecar/tests/control.rs); desktop-file-utils (`desktop-file-validate`) for the packaging
 /// suite. `strip` (binutils) for the package comes with build-essential.
 fn debian_packages(needs: Needs) -> Vec<&'static str> {
     let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
@@ -48,6 +49,7 @@ fn debian_packages(needs: Needs) -> Vec<&'static str> {
             "util-linux",
             "zsh",
             "fish",
+            "tmux",
             "desktop-file-utils",
         ]);
     }

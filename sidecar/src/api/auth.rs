@@ -4,16 +4,20 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use axum::extract::{Request, State};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 
+use super::conn::Peer;
 use super::control::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::constants::{MAX_LOGIN_CODES, MAX_SESSIONS};
-use crate::control::{ControlError, TokenCheck};
+use crate::control::{owns_connection, place, ControlError, Handle, Place, TokenCheck};
+use crate::pty::TerminalId;
 use crate::secret::random_hex_256;
 
 /// Name of the browser session cookie.
@@ -153,6 +157,57 @@ pub fn ambiguous_target(req: &Request) -> Option<String> {
     }
 }
 
+/// The pane a control request holding a pane token speaks for (protocol §9.1): the pane its
+/// process runs in, when `ph` names its process (`pid`: `X-Porthole-Pid`) and that process
+/// owns this connection (from `peer`, the client's address; else `wrong_pane`); the token's pane (`token_pane`, `None` if revoked) when the
+/// process runs in no pane's process tree, or when no process is named (an older `ph`).
+/// Under a tmux server the process runs in the pane the tmux client of its session runs in;
+/// a session attached from several panes, or from none, is refused with `wrong_pane`.
+async fn caller_pane(
+    st: &AppState,
+    pid: Option<HeaderValue>,
+    peer: Option<SocketAddr>,
+    token_pane: Option<Handle>,
+) -> Result<Handle, ControlError> {
+    let by_token = token_pane.ok_or(ControlError::Revoked);
+    let Some(pid) = pid else { return by_token };
+    let pid = pid
+        .to_str()
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+        .filter(|p| *p > 1)
+        .ok_or_else(|| ControlError::BadRequest("X-Porthole-Pid must be a process id".into()))?;
+    // Without the connection's address (a router served without it) nothing can be checked.
+    let Some(SocketAddr::V4(peer)) = peer else { return by_token };
+    let local = SocketAddrV4::new(Ipv4Addr::LOCALHOST, st.config.port);
+    let terminals: Vec<(i32, TerminalId)> =
+        st.terminals.list().iter().filter(|t| t.exit_code().is_none()).map(|t| (t.pid(), t.id())).collect();
+    let pids: Vec<i32> = terminals.iter().map(|(p, _)| *p).collect();
+    let found = tokio::task::spawn_blocking(move || {
+        if !owns_connection(pid, peer, local) {
+            return None;
+        }
+        Some(place(pid, &pids))
+    })
+    .await
+    .map_err(|e| ControlError::Unverified(format!("finding the caller's pane: {e}")))?;
+    let pane_of = |pid: i32| terminals.iter().find(|(p, _)| *p == pid).and_then(|(_, t)| st.control.pane_of(*t));
+    let named = |pids: &[i32]| pids.iter().filter_map(|p| pane_of(*p)).map(|h| h.to_string()).collect::<Vec<_>>();
+    let theirs = token_pane.map_or_else(|| "a pane that has ended".to_string(), |h| h.to_string());
+    match found {
+        None => Err(ControlError::WrongPane(format!("this connection is not process {pid}'s"))),
+        Some(Place::Terminal(p)) => pane_of(p).map_or(by_token, Ok),
+        Some(Place::Elsewhere) => by_token,
+        Some(Place::Tmux(p)) if p.is_empty() => Err(ControlError::WrongPane(format!(
+            "ph runs in a tmux session attached from no Porthole pane (its environment names {theirs}, where the tmux server started); attach it from a pane, or name the pane"
+        ))),
+        Some(Place::Tmux(p)) => Err(ControlError::WrongPane(format!(
+            "ph runs in a tmux session attached from several panes ({}); detach all but one, or name the pane",
+            named(&p).join(", ")
+        ))),
+    }
+}
+
 /// Middleware: Host (exactly one, agreeing with an absolute-form target), then auth (except
 /// `GET /login`), then Origin (at most one) on upgrades and non-GET requests. In web mode an
 /// unauthenticated browser GET outside `/api/` gets [`login_page`].
@@ -174,8 +229,19 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
     let pane_token = bearer(headers)
         .map(|b| st.control.tokens.check(b, |t| st.terminals.get(t).is_some_and(|term| term.exit_code().is_none())));
     let caller = match pane_token {
+        Some(check @ (TokenCheck::Live(_) | TokenCheck::Revoked)) if path.starts_with("/api/control/") => {
+            let token_pane = match check {
+                TokenCheck::Live(c) => Some(c.pane),
+                _ => None,
+            };
+            let pid = req.headers().get("x-porthole-pid").cloned();
+            let peer = req.extensions().get::<ConnectInfo<Peer>>().map(|ConnectInfo(Peer(a))| *a);
+            match caller_pane(&st, pid, peer, token_pane).await {
+                Ok(pane) => Some(pane),
+                Err(e) => return ApiError::Control(e).into_response(),
+            }
+        }
         Some(TokenCheck::Revoked) => return ApiError::Control(ControlError::Revoked).into_response(),
-        Some(TokenCheck::Live(c)) if path.starts_with("/api/control/") => Some(c.pane),
         Some(TokenCheck::Live(_)) => return ApiError::Unauthorized.into_response(),
         _ => None,
     };

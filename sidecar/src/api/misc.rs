@@ -88,16 +88,44 @@ pub async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed
 }
 
-/// Anything unrouted: in web mode, outside `/api/`, the built UI (with `index.html` for
-/// client-side routes); otherwise 404 `not_found`.
+/// Anything unrouted: in web mode, outside `/api/`, the built UI's file at that path; a
+/// missing file is `index.html` for a navigation (a client-side route, see [`is_navigation`])
+/// and 404 `not_found` for anything else (a missing asset); without web mode, 404 `not_found`.
 pub async fn fallback(State(st): State<AppState>, req: Request) -> Response {
     let path = req.uri().path();
     if !st.config.web || path == "/api" || path.starts_with("/api/") {
         return ApiError::NotFound("route").into_response();
     }
+    let navigation = is_navigation(&req);
+    let parts = (req.method().clone(), req.uri().clone(), req.headers().clone());
     let mut ui = (*st.ui).clone();
-    match ui.try_call(req).await {
+    let resp = match ui.try_call(req).await {
+        Ok(resp) => resp.map(Body::new),
+        Err(e) => return ApiError::Internal(format!("serving the UI: {e}")).into_response(),
+    };
+    if resp.status() != StatusCode::NOT_FOUND {
+        return resp;
+    }
+    if !navigation {
+        return ApiError::NotFound("file").into_response();
+    }
+    let mut index = Request::new(Body::empty());
+    (*index.method_mut(), *index.uri_mut(), *index.headers_mut()) = parts;
+    let mut file = (*st.ui_index).clone();
+    match file.try_call(index).await {
         Ok(resp) => resp.map(Body::new),
         Err(e) => ApiError::Internal(format!("serving the UI: {e}")).into_response(),
     }
+}
+
+/// True if and only if `req` is a navigation, which a client-side route answers with
+/// `index.html` (protocol §4, "The UI in web mode"): `Sec-Fetch-Dest: document` when the
+/// client sends that header (every current browser does); without it, a path whose last
+/// segment has no file extension (`/a/b`, not `/x.js`).
+pub fn is_navigation(req: &Request) -> bool {
+    if let Some(dest) = req.headers().get("sec-fetch-dest") {
+        return dest.as_bytes() == b"document";
+    }
+    let last = req.uri().path().rsplit('/').next().unwrap_or("");
+    !last.contains('.')
 }

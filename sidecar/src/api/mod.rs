@@ -10,6 +10,7 @@ mod browser_input;
 mod browser_logs;
 mod browser_page;
 mod browsers;
+pub mod conn;
 mod control;
 mod error;
 mod misc;

@@ -55,10 +55,27 @@ pub enum Control {
     Resize(u16, u16),
     /// Acknowledge this many bytes (1..=2^32).
     Ack(u64),
+    /// A `type` this sidecar does not know (a newer UI's): ignored, so newer UIs can talk to
+    /// older sidecars (protocol §5; issue 22 item 2c). Its other fields are not read.
+    Ignored,
 }
 
-/// Parses and bounds-checks a text message; the error is the close reason.
+/// The `type` tags of [`ClientControl`].
+const KNOWN_TYPES: &[&str] = &["resize", "ack"];
+
+/// Parses and bounds-checks a text message; the error is the close reason. A JSON object
+/// whose `type` is a string this sidecar does not know is [`Control::Ignored`]; anything
+/// else malformed (not an object, no string `type`, a known type with bad fields) is an error.
 pub fn parse_control(text: &str) -> Result<Control, String> {
+    #[derive(Deserialize)]
+    struct Tag<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: std::borrow::Cow<'a, str>,
+    }
+    let tag: Tag = serde_json::from_str(text).map_err(|e| format!("bad control message: {e}"))?;
+    if !KNOWN_TYPES.contains(&tag.kind.as_ref()) {
+        return Ok(Control::Ignored);
+    }
     let c: ClientControl = serde_json::from_str(text).map_err(|e| format!("bad control message: {e}"))?;
     match c {
         ClientControl::Resize { cols, rows } => {
@@ -227,6 +244,7 @@ async fn pump(
                                 term.resize(cols, rows).map_err(|e| e.to_string())
                             }
                             Control::Ack(n) => handle.ack(n).map_err(|e| e.to_string()),
+                            Control::Ignored => Ok(()),
                         });
                         if let Err(reason) = result {
                             tracing::debug!(id = %term.id(), "closing socket: {reason}");
@@ -281,6 +299,8 @@ mod tests {
             (r#"{"type":"resize","cols":80,"rows":24}"#, Control::Resize(80, 24)),
             (r#"{"type":"ack","bytes":65536}"#, Control::Ack(65536)),
             (r#"{"type":"ack","bytes":4294967296}"#, Control::Ack(1 << 32)),
+            (r#"{"type":"nope"}"#, Control::Ignored),
+            (r#"{"type":"paste_v2","text":"x","n":[1]}"#, Control::Ignored),
         ];
         for (s, want) in ok {
             assert_eq!(parse_control(s), Ok(want), "{s}");
@@ -293,8 +313,9 @@ mod tests {
             r#"{"type":"ack","bytes":0}"#,
             r#"{"type":"ack","bytes":4294967297}"#,
             r#"{"type":"ack","bytes":-1}"#,
-            r#"{"type":"nope"}"#,
             r#"{"cols":1,"rows":1}"#,
+            r#"{"type":5}"#,
+            r#"["resize",1,1]"#,
             "not json",
         ];
         for s in bad {

@@ -71,8 +71,10 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Project files and their trust (owned by the `project` module).
     pub projects: Arc<Projects>,
-    /// The built UI (web mode), `index.html` as fallback for client-side routes.
-    pub ui: Arc<ServeDir<ServeFile>>,
+    /// The built UI's files (web mode); a missing one is a 404, not `index.html`.
+    pub ui: Arc<ServeDir>,
+    /// The UI's `index.html`, the answer to a navigation to a client-side route.
+    pub ui_index: Arc<ServeFile>,
 }
 
 impl AppState {
@@ -81,7 +83,8 @@ impl AppState {
     /// it. Must run inside a tokio runtime.
     pub fn new(config: ServerConfig, auth: Auth) -> Self {
         let automation = Automation::new();
-        let ui = ServeDir::new(&config.ui_dir).fallback(ServeFile::new(config.ui_dir.join("index.html")));
+        let ui = ServeDir::new(&config.ui_dir);
+        let ui_index = ServeFile::new(config.ui_dir.join("index.html"));
         let terminals = Arc::new(Registry::new(config.max_terminals));
         let settings = Settings::start(&config.config_dir);
         let session = Session::open(config.state_dir.as_deref(), settings.current().config.session.restore, &terminals);
@@ -98,6 +101,7 @@ impl AppState {
             viewer_grants: Arc::new(Grants::new()),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
+            ui_index: Arc::new(ui_index),
             automation,
             ports: Ports::new(),
             proxy: Proxy::new(proxy_config),

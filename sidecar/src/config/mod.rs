@@ -71,11 +71,16 @@ pub fn default_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "porthole").map(|d| d.config_dir().to_path_buf())
 }
 
-/// Parses `text` (the contents of `file`, named in errors). Syntax errors and values out of
-/// bounds carry the line and column of the offending text; unknown keys do not fail.
+/// Parses `text` (the contents of `file`, named in errors). Syntax errors, values out of
+/// bounds and conflicts between entries (a key bound twice, a viewport named twice: at the
+/// second one) carry the line and column of the offending text; unknown keys do not fail.
 pub fn parse(file: &Path, text: &str) -> Result<Parsed, ConfigError> {
     let err = |e: toml::de::Error| toml_error(file, text, e);
     let table: toml::Table = toml::from_str(text).map_err(err)?;
+    if let Some((offset, message)) = schema::located_error(text) {
+        let (line, column) = line_col(text, offset);
+        return Err(ConfigError { file: file.to_path_buf(), line: Some(line), column: Some(column), message });
+    }
     let config: Config = toml::from_str(text).map_err(err)?;
     Ok(Parsed { config, unknown: schema::unknown_keys(&table) })
 }
@@ -229,8 +234,14 @@ mod tests {
             ("[font]\nline_height = 0.5\n", 2, 15, "font.line_height"),
             ("[terminal]\nscrollback_lines = 2000000\n", 2, 20, "scrollback_lines"),
             ("[keys]\nprefix = \"C-B\"\n", 2, 10, "keys.prefix"),
-            ("[keys.bindings]\nzoom = \"x\"\n", 1, 1, "close and zoom are both bound"),
-            ("[keys.bindings]\nzoom = \"F12x\"\n", 1, 1, "keys.bindings.zoom"),
+            ("[keys.bindings]\nzoom = \"x\"\n", 2, 8, "close and zoom are both bound"),
+            ("[keys]\nprefix = \"C-a\"\n[keys.bindings]\nclose = \"q\"\nzoom = \"q\"\n", 5, 8, "close and zoom are both bound"),
+            ("[[browser.viewports]]\nname = \"A\"\nwidth = 500\nheight = 500\n[[browser.viewports]]\nname = \"A\"\nwidth = 600\nheight = 600\n", 6, 8, "named twice"),
+            ("[shell]\nprogram = \"/nonexistent/zsh\"\n", 2, 11, "no such file"),
+            ("[shell]\nprogram = \"/etc/passwd\"\n", 2, 11, "not executable"),
+            ("[shell]\nprogram = \"/etc\"\n", 2, 11, "not a regular file"),
+            ("[keys.bindings]\nzoom = \"F12x\"\n", 2, 8, "keys.bindings.zoom"),
+            ("[[browser.viewports]]\nname = \"\"\nwidth = 500\nheight = 500\n", 2, 8, "name must be"),
             ("[theme.colors]\nred = \"red\"\n", 2, 7, "#RRGGBB"),
             ("[theme]\nmode = \"blue\"\n", 2, 8, "blue"),
             ("[cursor]\nstyle = \"box\"\n", 2, 9, "box"),
@@ -240,9 +251,7 @@ mod tests {
             let e = p(text).unwrap_err();
             assert!(e.message.contains(words), "{text:?}: {e}");
             assert_eq!(e.line, Some(line), "{text:?}: {e}");
-            if line > 1 {
-                assert_eq!(e.column, Some(col), "{text:?}: {e}");
-            }
+            assert_eq!(e.column, Some(col), "{text:?}: {e}");
         }
     }
 

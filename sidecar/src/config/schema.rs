@@ -307,7 +307,8 @@ pub struct Keys {
     /// The prefix: Ctrl plus one letter.
     pub prefix: Prefix,
     /// Action name → the key after the prefix; every action of [`ACTIONS`] is present after
-    /// parsing (missing ones keep their default key), and no two share a key.
+    /// parsing (missing ones keep their default key), and no two share a key (checked by
+    /// [`located_error`], which `config::parse` runs first).
     pub bindings: Bindings,
 }
 
@@ -339,7 +340,8 @@ impl TryFrom<String> for Prefix {
     }
 }
 
-/// Action name → key, complete and without duplicate keys.
+/// Action name → key, complete (duplicate keys are refused by [`located_error`], with the
+/// offending line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "BTreeMap<String, String>")]
 pub struct Bindings(pub BTreeMap<String, String>);
@@ -360,23 +362,82 @@ impl TryFrom<BTreeMap<String, String>> for Bindings {
             if !out.contains_key(&action) {
                 continue;
             }
-            let one_char = key.chars().count() == 1 && !key.chars().any(char::is_control);
-            if !one_char && !NAMED_KEYS.contains(&key.as_str()) {
-                return Err(format!(
-                    "keys.bindings.{action} must be one character or a key name ({}), got {key:?}",
-                    NAMED_KEYS.join(", ")
-                ));
+            if let Some(e) = binding_error(&action, &key) {
+                return Err(e);
             }
             out.insert(action, key);
         }
-        let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
-        for (action, key) in &out {
-            if let Some(other) = seen.insert(key, action) {
-                return Err(format!("keys.bindings: {other} and {action} are both bound to {key:?}"));
-            }
-        }
         Ok(Bindings(out))
     }
+}
+
+/// Why `key` cannot be bound to `action`, if so: a key is one character (not a control
+/// character) or one of [`NAMED_KEYS`].
+fn binding_error(action: &str, key: &str) -> Option<String> {
+    let one_char = key.chars().count() == 1 && !key.chars().any(char::is_control);
+    (!one_char && !NAMED_KEYS.contains(&key)).then(|| {
+        format!("keys.bindings.{action} must be one character or a key name ({}), got {key:?}", NAMED_KEYS.join(", "))
+    })
+}
+
+/// Errors in a table whose entries are checked together (a key bound twice or to a bad key
+/// name, a viewport named twice), found with the text's spans so they point at the offending
+/// entry rather than at the whole table (issue 22 item 2b: they were reported at 1:1). `None` when there is none, or when the text does
+/// not have the expected types (the typed pass reports that). Returns the byte offset of the
+/// offending value and the message.
+pub fn located_error(text: &str) -> Option<(usize, String)> {
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Located {
+        keys: LocatedKeys,
+        browser: LocatedBrowser,
+    }
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct LocatedKeys {
+        bindings: BTreeMap<String, toml::Spanned<String>>,
+    }
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct LocatedBrowser {
+        viewports: Vec<LocatedViewport>,
+    }
+    #[derive(Deserialize)]
+    struct LocatedViewport {
+        name: toml::Spanned<String>,
+    }
+    let located: Located = toml::from_str(text).ok()?;
+    let mut found: Vec<(usize, String)> = Vec::new();
+    // Bindings: the defaults overlaid with the file's; of the actions sharing a key, the one
+    // given last in the file is the offending one (a default cannot be).
+    let given = &located.keys.bindings;
+    let mut by_key: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (action, default) in ACTIONS {
+        let key = given.get(*action).map_or(*default, |k| k.get_ref().as_str());
+        by_key.entry(key.to_string()).or_default().push(action);
+    }
+    for (action, key) in given.iter().filter(|(a, _)| ACTIONS.iter().any(|(n, _)| n == a)) {
+        if let Some(e) = binding_error(action, key.get_ref()) {
+            found.push((key.span().start, e));
+        }
+    }
+    for (key, actions) in by_key.iter().filter(|(_, a)| a.len() > 1) {
+        let Some((at, offender)) = actions.iter().filter_map(|a| given.get(*a).map(|k| (k.span().start, *a))).max()
+        else {
+            continue;
+        };
+        let mut pair: Vec<&str> = vec![offender, actions.iter().find(|a| **a != offender).copied().unwrap_or(offender)];
+        pair.sort_unstable();
+        found.push((at, format!("keys.bindings: {} and {} are both bound to {key:?}", pair[0], pair[1])));
+    }
+    let names = &located.browser.viewports;
+    for (i, v) in names.iter().enumerate() {
+        if names[..i].iter().any(|w| w.name.get_ref() == v.name.get_ref()) {
+            found.push((v.name.span().start, format!("browser.viewports: {:?} is named twice", v.name.get_ref())));
+            break;
+        }
+    }
+    found.into_iter().min()
 }
 
 /// `[shell]`.
@@ -397,7 +458,10 @@ impl Default for Shell {
     }
 }
 
-/// `shell.program`: empty, or an absolute path of at most 4 KiB without NUL.
+/// `shell.program`: empty, or an absolute path of at most 4 KiB without NUL naming a regular
+/// file this user may execute, checked when the file is loaded (issue 22 item 2b: a missing
+/// program failed every new pane, and `/etc/passwd` started something else). A program
+/// removed after the load still fails at spawn, with the OS error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String")]
 pub struct ShellProgram(pub String);
@@ -405,12 +469,35 @@ pub struct ShellProgram(pub String);
 impl TryFrom<String> for ShellProgram {
     type Error = String;
     fn try_from(s: String) -> Result<Self, String> {
-        if s.is_empty() || (s.starts_with('/') && s.len() <= 4096 && !s.contains('\0')) {
-            Ok(ShellProgram(s))
-        } else {
-            Err(format!("shell.program must be \"\" or an absolute path, got {s:?}"))
+        if s.is_empty() {
+            return Ok(ShellProgram(s));
+        }
+        if !(s.starts_with('/') && s.len() <= 4096 && !s.contains('\0')) {
+            return Err(format!("shell.program must be \"\" or an absolute path, got {s:?}"));
+        }
+        match runnable(&s) {
+            Ok(()) => Ok(ShellProgram(s)),
+            Err(why) => Err(format!("shell.program {s:?} cannot run: {why}")),
         }
     }
+}
+
+/// Why the program at `path` (absolute, without NUL) cannot be executed by this user, if so:
+/// it must be a regular file (after symlinks) with execute permission (`access(X_OK)`).
+fn runnable(path: &str) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        _ => e.to_string(),
+    })?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let c = std::ffi::CString::new(path).map_err(|_| "contains NUL".to_string())?;
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err("not executable".into());
+    }
+    Ok(())
 }
 
 /// `shell.args`: at most 32 arguments of at most 4 KiB, without NUL.
@@ -460,9 +547,6 @@ impl TryFrom<Vec<Viewport>> for Viewports {
             return Err("browser.viewports takes at most 32 presets".into());
         }
         for (i, p) in v.iter().enumerate() {
-            if p.name.trim().is_empty() || p.name.len() > 64 || p.name.chars().any(char::is_control) {
-                return Err(format!("browser.viewports: name must be 1..=64 bytes of text, got {:?}", p.name));
-            }
             if v[..i].iter().any(|q| q.name == p.name) {
                 return Err(format!("browser.viewports: {:?} is named twice", p.name));
             }
@@ -474,7 +558,8 @@ impl TryFrom<Vec<Viewport>> for Viewports {
 /// One viewport preset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Viewport {
-    /// Shown in the Display menu.
+    /// Shown in the Display menu; 1..=64 bytes of text (checked at the value's span).
+    #[serde(deserialize_with = "viewport_name")]
     pub name: String,
     /// Width in CSS pixels.
     pub width: ViewportPx,
@@ -508,6 +593,16 @@ pub fn merge_presets(builtin: &[Viewport], user: &[Viewport], project: &[Viewpor
     out.extend(user.iter().filter(|p| !replaced(p, &[project])).cloned());
     out.extend(project.iter().cloned());
     out
+}
+
+fn viewport_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let name = String::deserialize(d)?;
+    if name.trim().is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
+        return Err(serde::de::Error::custom(format!(
+            "browser.viewports: name must be 1..=64 bytes of text, got {name:?}"
+        )));
+    }
+    Ok(name)
 }
 
 fn one_dpr() -> Dpr {

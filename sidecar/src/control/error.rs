@@ -17,6 +17,10 @@ pub enum ControlError {
     BadRegex(String),
     /// Occurs when `send` names a key that does not exist. 400 `bad_key`.
     BadKey(String),
+    /// Occurs when the calling process does not run in the pane it would speak for: its
+    /// connection is not its own, or it runs under a tmux server whose session is attached
+    /// from no Porthole pane or from several (the message names them). 403 `wrong_pane`.
+    WrongPane(String),
     /// Occurs when a pane token was revoked (its terminal ended). 401 `unauthorized`.
     Revoked,
     /// Occurs when no pane matches the target. 404 `unknown_target`.
@@ -67,6 +71,7 @@ impl ControlError {
             E::BadRegex(_) => (400, "bad_regex"),
             E::BadKey(_) => (400, "bad_key"),
             E::Revoked => (401, "unauthorized"),
+            E::WrongPane(_) => (403, "wrong_pane"),
             E::UnknownTarget(_) => (404, "unknown_target"),
             E::Ambiguous { .. } => (409, "ambiguous_target"),
             E::NotATerminal(_) => (409, "not_a_terminal"),
@@ -114,7 +119,13 @@ impl fmt::Display for ControlError {
             E::NoCaller => {
                 write!(f, "'self' needs a pane token: run ph inside a Porthole terminal pane, or name a pane")
             }
-            E::BadRequest(m) | E::BadRegex(m) | E::BadKey(m) | E::Refused(m) | E::TimedOut(m) | E::Unverified(m) => {
+            E::BadRequest(m)
+            | E::BadRegex(m)
+            | E::BadKey(m)
+            | E::Refused(m)
+            | E::TimedOut(m)
+            | E::Unverified(m)
+            | E::WrongPane(m) => {
                 write!(f, "{m}")
             }
             E::Revoked => write!(f, "the pane token was revoked: its terminal has ended"),

@@ -8,6 +8,7 @@
 mod error;
 mod handle;
 mod keys;
+mod process;
 mod tokens;
 mod windows;
 
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use error::{Candidates, ControlError};
 pub use handle::{loopback_port, Handle, PaneKind, Target, MAX_TARGET_BYTES};
 pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
+pub use process::{owns_connection, place, Place, TMUX_ASK_MS};
 pub use tokens::{PaneCaller, TokenCheck, Tokens};
 pub use windows::{Reply, UiPane, WindowState, Windows, MAX_UI_MESSAGE_BYTES, RELAY_TOTAL, WINDOW_GRACE};
 

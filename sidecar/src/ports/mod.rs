@@ -19,7 +19,7 @@
 
 // Pure and tested everywhere; only the Linux scan uses them today.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-mod parse;
+pub(crate) mod parse;
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod tree;
 

@@ -119,7 +119,10 @@ async fn exchange(
         .method(method)
         .uri(path)
         .header("host", &ep.authority)
-        .header("authorization", format!("Bearer {}", ep.token));
+        .header("authorization", format!("Bearer {}", ep.token))
+        // Which process asks: the sidecar checks it owns this connection and answers as the
+        // pane it runs in (protocol §9.1).
+        .header("x-porthole-pid", std::process::id().to_string());
     if body.is_some() {
         req = req.header("content-type", "application/json");
     }
