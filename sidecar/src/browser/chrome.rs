@@ -101,11 +101,15 @@ const OUR_FLAGS: [&str; 7] = [
 /// Chromium (no `--enable-automation`; the user's locale, not `--lang=en_US`). `disable-popup-blocking`: the pane's tab strip is where a page's
 /// popups go, and a pane has no "popup blocked" UI. `password-store=basic` and
 /// `use-mock-keychain`: no keyring or keychain prompt for a browser without a window.
-/// `force-color-profile=srgb`: frames are painted on an sRGB canvas.
+/// `force-color-profile=srgb`: frames are painted on an sRGB canvas. `blink-settings=…`: a
+/// headless Chromium has no input devices, so `(hover: hover)` and `(pointer: fine)` were
+/// false and styles under `@media (hover: hover)` (Tailwind v4's `hover:`) never showed; the
+/// human drives the pane with a mouse (issue 22 item 6). See [`MOUSE_BLINK_SETTINGS`].
 /// Site isolation stays on: a cross-origin iframe is an out-of-process frame of its own
 /// target, as in the user's Chromium (agent browsing reaches it through that target,
 /// `automation/frames.rs`).
-const HEADLESS_FLAGS: [&str; 11] = [
+const HEADLESS_FLAGS: [&str; 12] = [
+    MOUSE_BLINK_SETTINGS,
     "disable-dev-shm-usage",
     "disable-popup-blocking",
     "password-store=basic",
@@ -118,6 +122,14 @@ const HEADLESS_FLAGS: [&str; 11] = [
     "disable-hang-monitor",
     "metrics-recording-only",
 ];
+
+/// The input devices a headless page reports: one mouse (a fine pointer that hovers). Blink
+/// parses each value as an integer bit set (`Settings::SetFromStrings`, its `FromString<T>`
+/// is `ToInt`): pointer none = 1, coarse = 2, fine = 4; hover none = 1, hover = 2
+/// (`blink::mojom::PointerType`, `HoverType`). A phone viewport turns on touch emulation
+/// per tab, which makes Blink report a coarse pointer without hover until it is turned off.
+const MOUSE_BLINK_SETTINGS: &str =
+    "blink-settings=primaryPointerType=4,availablePointerTypes=4,primaryHoverType=2,availableHoverTypes=2";
 
 /// Launches Chromium on `profile` with the flags of DESIGN §4.2, bounded by `bound`:
 /// headless when `window` is `None`, else headed (a pop-out, DESIGN §4.4) with
