@@ -286,6 +286,10 @@ impl BrowserRef {
                         tracing::debug!("cdp socket ended: {e}");
                         break;
                     }
+                    Err(CdpError::InvalidMessage(raw, e)) => match chrome::invalid_message(&raw) {
+                        Ok(why) => tracing::debug!("cdp event chromiumoxide cannot parse, dropped: {why}"),
+                        Err(method) => tracing::warn!("cdp message chromiumoxide cannot parse, dropped: {method}: {e}"),
+                    },
                     Err(e) => tracing::debug!("cdp handler: {e}"),
                 }
             }
