@@ -102,6 +102,16 @@ fn page(path: &str) -> Option<String> {
             function settle(){{scrollTo(0,100);if(scrollY===100)parent.postMessage('ready:'+scrollY,'*');else setTimeout(settle,20)}}
             settle()</script>"#
         ),
+        // The input devices and the viewport as the page sees them, in its title, again at
+        // every change of the viewport (a zoom or a device-metrics write).
+        "/media" => format!(
+            r#"{head}<title>media</title><button style="position:absolute;left:300px;top:200px;width:100px;height:60px"
+              onclick="n++">hit</button><script>
+            const show=()=>{{const m=q=>matchMedia(q).matches?1:0;
+              document.title=`clicks:${{n}} hover:${{m('(hover: hover)')}} fine:${{m('(pointer: fine)')}} anyhover:${{m('(any-hover: hover)')}} coarse:${{m('(pointer: coarse)')}} touch:${{navigator.maxTouchPoints>0?1:0}} w:${{innerWidth}} dpr:${{devicePixelRatio}} narrow:${{m('(max-width: 600px)')}}`}};
+            let n=0;show();addEventListener('resize',show);matchMedia('(pointer: coarse)').addEventListener('change',show);
+            setInterval(show,100)</script>"#
+        ),
         _ => return None,
     };
     Some(body)
@@ -433,4 +443,77 @@ async fn a_select_in_a_cross_site_iframe_gets_the_popup_at_its_page_position() {
         assert_eq!(until_title(sc, &id, |t| t.starts_with("inner:")).await, "inner:y", "dpr {dpr}");
         delete(sc, &id).await;
     }
+}
+
+/// A headless page sees the human's mouse: a fine pointer that hovers (issue 22 item 6;
+/// headless Chromium reports no pointer and no hover unless told).
+#[tokio::test]
+async fn a_page_sees_a_mouse_that_hovers() {
+    let sc = sidecar();
+    let id = create(sc, "/media").await;
+    let t = until_title(sc, &id, |t| t.contains("hover:")).await;
+    assert!(t.starts_with("clicks:0 hover:1 fine:1 anyhover:1 coarse:0 touch:0 "), "{t}");
+    delete(sc, &id).await;
+}
+
+/// Page zoom is device scale, as in Chromium (issue 22 item 8): at 125 % a 700 px wide
+/// viewport is 560 CSS px, so `(max-width: 600px)` matches and `devicePixelRatio` is the
+/// DPR × 1.25; frames say the zoomed CSS size, and a click mapped through it (as the view
+/// maps the human's) lands on its target, at DPR 1 and 2. Ctrl+0 (zoom 1) restores all.
+#[tokio::test]
+async fn zoom_is_device_scale_media_queries_and_dpr_follow_and_clicks_land() {
+    let sc = sidecar();
+    for dpr in [1.0, 2.0] {
+        let id = create_at(sc, &format!("{}/media", server()), fixed(700, 500, dpr)).await;
+        until_title(sc, &id, |t| t.contains(&format!(" w:700 dpr:{dpr} narrow:0"))).await;
+        let mut ws = view(sc, &id).await;
+        send(&mut ws, json!({"type":"zoom","factor":1.25})).await;
+        until_json(&mut ws, "the zoom", |v| v["type"] == "zoom" && v["factor"] == 1.25).await;
+        let zdpr = dpr * 1.25;
+        until_title(sc, &id, |t| t.contains(&format!(" w:560 dpr:{zdpr} narrow:1"))).await;
+        // The view maps the pane's pixels through the frame's CSS size: wait for a frame of
+        // the zoomed page, then click the middle of the button as the pane shows it (its
+        // pane position is the page position × 1.25), mapped back through that size.
+        let (fw, fh) = loop {
+            let f = until_frame(&mut ws).await;
+            let (w, h) = (u16::from_le_bytes([f[4], f[5]]), u16::from_le_bytes([f[6], f[7]]));
+            if w == 560 {
+                break (w as f64, h as f64);
+            }
+        };
+        assert_eq!(fh, 400.0);
+        let (pane_x, pane_y) = (350.0 * 1.25, 230.0 * 1.25);
+        click(&mut ws, pane_x * fw / 700.0, pane_y * fh / 500.0).await;
+        until_title(sc, &id, |t| t.starts_with("clicks:1 ")).await;
+        send(&mut ws, json!({"type":"zoom","factor":1.0})).await;
+        until_title(sc, &id, |t| t.contains(&format!(" w:700 dpr:{dpr} narrow:0"))).await;
+        delete(sc, &id).await;
+    }
+}
+
+/// This Chromium sends `Network.requestWillBeSentExtraInfo` in a shape chromiumoxide 0.9
+/// cannot parse (one per request): it is a known case, logged at debug, and never the
+/// "WS Invalid message" warning that filled the log (issue 22 item 9). Waits for the debug
+/// line (the event did arrive and was judged), then reads the whole log.
+#[tokio::test]
+async fn an_event_chromiumoxide_cannot_parse_is_known_and_not_warned_about() {
+    let log = common::temp_dir("log").join("sidecar.log");
+    let sc = Sidecar::start_with_env(
+        &["--exit-with-parent", "--log-file", log.to_str().unwrap()],
+        &[("PORTHOLE_LOG", "debug")],
+    );
+    let id = create(&sc, "/static").await;
+    until_title(&sc, &id, |t| t == "static").await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("cdp event chromiumoxide cannot parse, dropped: ClientSecurityState") {
+            break text;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the known event was never judged");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(!text.contains("WS Invalid message"), "chromiumoxide's own warning is still logged");
+    assert!(!text.contains("cdp message chromiumoxide cannot parse"), "an unknown message: {text}");
+    delete(&sc, &id).await;
 }

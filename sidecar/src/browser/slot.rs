@@ -119,10 +119,8 @@ struct Shared {
     next_chooser: u64,
     /// Downloads of this browser, oldest first (at most [`files::MAX_DOWNLOADS`]).
     downloads: Vec<Download>,
-    /// The page zoom factor of every tab (1 = none).
+    /// The page zoom factor of every tab (1 = none), applied by device scale (`zoom.rs`).
     zoom: f64,
-    /// The zoom script registered in each tab.
-    zoom_scripts: zoom::ZoomScripts,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -251,7 +249,6 @@ impl BrowserRef {
                 next_chooser: 0,
                 downloads: Vec::new(),
                 zoom: 1.0,
-                zoom_scripts: zoom::ZoomScripts::default(),
             }),
             view,
             vp_tx,

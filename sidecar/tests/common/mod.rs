@@ -127,9 +127,12 @@ impl Sidecar {
                 cmd.env(var, home.join(sub));
             }
         }
+        // A caller's own log level wins over the tests' default.
+        if !cmd.get_envs().any(|(k, _)| k == "PORTHOLE_LOG") {
+            cmd.env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()));
+        }
         let mut child = cmd
             .env("HOME", &home)
-            .env("PORTHOLE_LOG", std::env::var("PORTHOLE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

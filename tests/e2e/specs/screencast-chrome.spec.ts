@@ -76,20 +76,29 @@ test.describe('screencast pane chrome', () => {
       await page.mouse.click(blank.x, blank.y);
       await expect(pane.getByTestId('screencast-input')).toBeFocused();
       await expect.poll(async () => near(await pixelAt(page, id, 150, 150), [255, 255, 255]), { timeout: 15_000 }).toBe(true);
+      // Zoom is device scale, as in Chromium: the page's CSS viewport shrinks by the factor
+      // and the pane shows each page pixel that much larger (the fit's scale grows by it).
+      const canvas = pane.getByTestId('screencast-canvas');
+      const scale = async () => Number((await canvas.getAttribute('data-fit'))!.split(',')[2]);
+      const s0 = await scale();
+      const w0 = (await api('GET', `/api/browsers/${browser}`)).viewport.width;
       for (let i = 0; i < 5; i++) await page.keyboard.press('Control+Equal');
       await expect(pane.getByTestId('browser-zoom')).toHaveText('200%');
-      // The 100 px box is 200 px wide now (and twice as far down).
-      await expect.poll(async () => near(await pixelAt(page, id, 150, 250), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
+      await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport.width, { timeout: 15_000 }).toBe(Math.round(w0 / 2));
+      await expect.poll(async () => Math.abs((await scale()) - 2 * s0) < 0.02, { timeout: 15_000 }).toBe(true);
+      await expect.poll(async () => near(await pixelAt(page, id, 50, 150), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
       await page.keyboard.press('Control+Minus');
       await expect(pane.getByTestId('browser-zoom')).toHaveText('175%');
       await page.keyboard.press('Control+0');
       await expect(pane.getByTestId('browser-zoom')).toHaveCount(0);
-      await expect.poll(async () => near(await pixelAt(page, id, 150, 150), [255, 255, 255]), { timeout: 15_000 }).toBe(true);
+      await expect.poll(async () => Math.abs((await scale()) - s0) < 0.02, { timeout: 15_000 }).toBe(true);
       await page.keyboard.press('Control+Equal');
       await expect(pane.getByTestId('browser-zoom')).toHaveText('110%');
       // The zoom stays across a reload (a new document).
       await pane.getByTestId('browser-reload').click();
-      await expect.poll(async () => near(await pixelAt(page, id, 105, 115), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
+      await expect.poll(() => pageTitle(browser)).toBe('start');
+      await expect.poll(async () => (await api('GET', `/api/browsers/${browser}`)).viewport.width, { timeout: 15_000 }).toBe(Math.round(w0 / 1.1));
+      await expect.poll(async () => near(await pixelAt(page, id, 50, 150), [0, 0, 255]), { timeout: 15_000 }).toBe(true);
       // The header's chip resets it.
       await pane.getByTestId('browser-zoom').click();
       await expect(pane.getByTestId('browser-zoom')).toHaveCount(0);
@@ -123,6 +132,46 @@ test.describe('screencast pane chrome', () => {
       const h = (await bar.boundingBox())!.height;
       const th = (await thumb.boundingBox())!.height;
       expect(Math.abs(th / h - h / 4000)).toBeLessThan(0.05);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('a pane title keeps its descenders; the context menu opened at the bottom-right corner stays inside the pane', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    const srv = await servePages({ '/': '<!doctype html><title>blank</title><body style="margin:0;background:#fff"></body>' });
+    try {
+      // A terminal's title, set by its program.
+      const [term] = await wall.paneIds();
+      await wall.click(term);
+      await wall.type("printf '\\033]0;FT_PORTS gjpqy\\007'\n");
+      const title = wall.pane(term).getByTestId('pane-title');
+      await expect(title).toHaveText('FT_PORTS gjpqy');
+      // The title's box holds the font's whole ascent and descent (overflow is hidden: a
+      // shorter line box cut the underscore and the descenders).
+      const fit = await title.evaluate((el) => {
+        const ctx = document.createElement('canvas').getContext('2d')!;
+        ctx.font = getComputedStyle(el).font;
+        const m = ctx.measureText(el.textContent ?? '');
+        return { box: el.getBoundingClientRect().height, ink: m.fontBoundingBoxAscent + m.fontBoundingBoxDescent };
+      });
+      expect(fit.box).toBeGreaterThanOrEqual(fit.ink);
+      const { id } = await openScreencast(wall, `${srv.origin}/`);
+      const pane = wall.pane(id);
+      // Right-click near the body's bottom-right corner: every item of the menu is inside
+      // the pane body and is what a click there reaches.
+      const body = (await pane.getByTestId('browser-body').boundingBox())!;
+      await page.mouse.click(body.x + body.width - 4, body.y + body.height - 4, { button: 'right' });
+      const menu = pane.getByTestId('canvas-menu');
+      await expect(menu).toBeVisible();
+      const last = menu.getByTestId('canvas-copy-image');
+      const r = (await last.boundingBox())!;
+      expect(r.y + r.height).toBeLessThanOrEqual(body.y + body.height + 0.5);
+      expect(r.x + r.width).toBeLessThanOrEqual(body.x + body.width + 0.5);
+      const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('[data-testid]')?.getAttribute('data-testid'), [r.x + r.width / 2, r.y + r.height / 2]);
+      expect(hit).toBe('canvas-copy-image');
+      await page.keyboard.press('Escape');
+      await expect(menu).toHaveCount(0);
     } finally {
       await srv.close();
     }

@@ -79,7 +79,9 @@ describe('isLoopbackHost', () => {
 describe('displayUrl', () => {
   const cases: Array<[string, string]> = [
     ['http://localhost:5173/', 'localhost:5173'],
-    ['http://localhost:5173/about.html?x=1#top', 'localhost:5173/about.html'],
+    ['http://localhost:5173/about.html?x=1#top', 'localhost:5173/about.html?x=1#top'],
+    ['http://127.0.0.1:4000/final?popup=5', '127.0.0.1:4000/final?popup=5'],
+    ['http://localhost:5173/?q=a%20b', 'localhost:5173/?q=a%20b'],
     ['https://example.com/a/b/', 'example.com/a/b/'],
     ['not a url', 'not a url'],
   ];

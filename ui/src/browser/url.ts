@@ -84,12 +84,16 @@ export function isHttpUrl(s: unknown): s is string {
   return !!u && (u.protocol === 'http:' || u.protocol === 'https:') && !!u.hostname;
 }
 
-/** The header's text for a URL: host (with port) and path, without query or fragment. */
+/**
+ * The header's text for a URL: host (with port), path, query and fragment; the scheme and a
+ * bare `/` path are left out. The query stays: `/final?popup=5` and `/final` are different
+ * pages (issue 22 item 9).
+ */
 export function displayUrl(url: string): string {
   const u = parse(url);
   if (!u) return url;
-  const path = u.pathname === '/' ? '' : u.pathname;
-  return `${u.host}${path}`;
+  const path = u.pathname === '/' && !u.search && !u.hash ? '' : u.pathname;
+  return `${u.host}${path}${u.search}${u.hash}`;
 }
 
 /** The message shown when the iframe renderer is asked for a URL it cannot embed, or null. */

@@ -1,8 +1,9 @@
 // The screencast canvas's context menu: Back, Forward, Reload, Copy link address, Copy image
 // (the page's own menu is a native widget that never shows in frames). The link and image
 // under the pointer come from the sidecar; until then their items wait.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { writeClipboard } from '../clipboard';
+import { menuPosition } from '../screencast/menu';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
 import type { WorkspaceStore } from '../workspace/store';
 
@@ -11,6 +12,16 @@ export function CanvasMenu({ store, paneId, sc }: { store: WorkspaceStore; paneI
   const m = sc.contextMenu;
   const ref = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
+  const [at, setAt] = useState<{ left: number; top: number } | null>(null);
+  // Opened near the pane's bottom or right edge, the menu ran past it, where the pane clips
+  // it and the wall's bottom hint strip covers it (its last item unreachable): it opens
+  // up or left of the pointer instead, always inside the pane body.
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const box = el?.offsetParent as HTMLElement | null;
+    if (!m || !el || !box) return setAt(null);
+    setAt(menuPosition(m.x, m.y, el.offsetWidth, el.offsetHeight, box.clientWidth, box.clientHeight));
+  }, [m, error]);
   useEffect(() => {
     if (!m) return;
     setError(null);
@@ -51,7 +62,7 @@ export function CanvasMenu({ store, paneId, sc }: { store: WorkspaceStore; paneI
       data-testid="canvas-menu"
       data-pending={m.pending ? 'true' : 'false'}
       ref={ref}
-      style={{ left: m.x, top: m.y }}
+      style={at ?? { left: m.x, top: m.y }}
       onMouseDown={(e) => e.stopPropagation()}
       onContextMenu={(e) => e.preventDefault()}
     >
@@ -69,3 +80,4 @@ export function CanvasMenu({ store, paneId, sc }: { store: WorkspaceStore; paneI
     </div>
   );
 }
+

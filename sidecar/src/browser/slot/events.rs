@@ -19,16 +19,6 @@ impl BrowserRef {
             o.attached(self.id(), generation, page);
         }
         self.follow_file_chooser(page, generation);
-        {
-            // A zoomed browser's new tab is zoomed too; a new launch registers its scripts anew.
-            let me = self.clone();
-            let page = page.clone();
-            tokio::spawn(async move {
-                if let Err(e) = me.apply_zoom(&page).await {
-                    tracing::debug!("zoom a new tab: {e}");
-                }
-            });
-        }
         let me = self.clone();
         let page = page.clone();
         let tab = page.target_id().as_ref().to_string();

@@ -70,7 +70,9 @@ impl BrowserRef {
         let cookies = self.read_cookies().await?;
         let size = {
             let s = self.shared();
-            s.measured.filter(|_| s.phase == Phase::Live).unwrap_or_else(|| match s.mode {
+            // A zoomed page measures the size ÷ the zoom: the window gets the pane's size.
+            let unzoomed = (s.zoom - 1.0).abs() < 1e-9;
+            s.measured.filter(|_| s.phase == Phase::Live && unzoomed).unwrap_or_else(|| match s.mode {
                 ViewportMode::Fixed(v) => v,
                 ViewportMode::Pane => s.pane.unwrap_or(DEFAULT_VIEWPORT),
             })
@@ -263,9 +265,8 @@ impl BrowserRef {
             s.generation += 1;
             s.gone.clear();
             s.headed = headed;
-            // A chooser of the old Chromium can no longer be answered; its zoom scripts are gone.
+            // A chooser of the old Chromium can no longer be answered.
             s.file_chooser = None;
-            s.zoom_scripts = super::zoom::ZoomScripts::default();
             s.generation
         };
         self.publish();
@@ -285,6 +286,10 @@ impl BrowserRef {
                         tracing::debug!("cdp socket ended: {e}");
                         break;
                     }
+                    Err(CdpError::InvalidMessage(raw, e)) => match chrome::invalid_message(&raw) {
+                        Ok(why) => tracing::debug!("cdp event chromiumoxide cannot parse, dropped: {why}"),
+                        Err(method) => tracing::warn!("cdp message chromiumoxide cannot parse, dropped: {method}: {e}"),
+                    },
                     Err(e) => tracing::debug!("cdp handler: {e}"),
                 }
             }

@@ -98,8 +98,8 @@ impl BrowserRef {
         Ok(vp)
     }
 
-    /// Writes `vp` into `page` through the emulation gate (never while a capture of this
-    /// browser is in flight).
+    /// Writes the device metrics `vp` (already zoomed, see [`Self::emulated`]) into `page`
+    /// through the emulation gate (never while a capture of this browser is in flight).
     pub(super) async fn apply_metrics(&self, page: &Page, vp: Viewport) -> Result<(), BrowserError> {
         if self.shared().headed {
             return Ok(());
@@ -118,7 +118,7 @@ impl BrowserRef {
         self.0
             .emulation
             .run(async {
-                let vp = self.wanted_viewport();
+                let vp = self.emulated(self.wanted_viewport());
                 let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
                 bounded("Emulation.setDeviceMetricsOverride", page.execute(p)).await
             })
@@ -255,6 +255,7 @@ pub(super) async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<Vp
         // A headed window's size is the user's: nothing is written into it.
         let headed = me.shared().headed;
         if let (Some(vp), Ok(page), false) = (req.vp, me.active_page(), headed) {
+            let vp = me.emulated(vp);
             if let Err(e) = me.apply_metrics(&page, vp).await {
                 tracing::debug!("viewport write: {e}");
             }
@@ -281,6 +282,8 @@ pub(super) async fn viewport_writer(slot: Weak<Slot>, mut rx: watch::Receiver<Vp
     }
 }
 
+/// True if and only if `a` and `b` are the same size and DPR. The DPR to within 1e-3: Blink
+/// keeps a zoomed one (2 × 1.1) as a 32-bit float, so the page does not report the f64 written.
 pub(super) fn same_size(a: &Viewport, b: &Viewport) -> bool {
-    a.width == b.width && a.height == b.height && (a.dpr - b.dpr).abs() < 1e-6
+    a.width == b.width && a.height == b.height && (a.dpr - b.dpr).abs() < 1e-3
 }

@@ -1,93 +1,63 @@
-//! Page zoom of a headless browser (issue #11 item 8: Ctrl+= / Ctrl+- / Ctrl+0 in the pane):
-//! CSS `zoom` on each document's root element, set from a host-owned script in an isolated
-//! world (the page's scripts cannot see the script, only the style it sets) on every new
-//! document of every tab and on the current one at once. One factor per browser, kept
-//! across navigations, tabs and relaunches.
+//! Page zoom of a headless browser (Ctrl+= / Ctrl+- / Ctrl+0 in the pane), done as Chromium
+//! zooms (issue 22 item 8): by device scale. The page's CSS viewport is the wanted one divided
+//! by the factor and its devicePixelRatio multiplied by it, so media queries, `innerWidth` and
+//! `devicePixelRatio` follow while the frame keeps the pane's size in device pixels. (CSS
+//! `zoom` on the root, the first way, left `innerWidth` and the DPR alone: `(max-width: 600px)`
+//! never matched at 125 %.) One factor per browser, kept across navigations, tabs and
+//! relaunches; written by the one viewport writer (`viewport.rs`), like every metrics write.
 
-use std::collections::HashMap;
-
-use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, RemoveScriptToEvaluateOnNewDocumentParams,
-    ScriptIdentifier,
-};
-
-use super::super::{bounded, BrowserError};
+use super::super::BrowserError;
 use super::*;
 
 /// The zoom factors allowed (Chromium's own levels span 0.25..=5).
 pub const ZOOM_RANGE: std::ops::RangeInclusive<f64> = 0.25..=5.0;
-/// The isolated world the zoom script runs in.
-const WORLD: &str = "porthole-zoom";
 
-/// The script setting zoom `z` on the document's root now and once the parser has made it.
-fn zoom_script(z: f64) -> String {
-    let v = if (z - 1.0).abs() < 1e-9 { String::new() } else { format!("{z}") };
-    format!(
-        r#"(() => {{
-  if (window !== top) return; // frames scale with the page that holds them
-  const set = () => {{ const r = document.documentElement; if (r) r.style.zoom = '{v}'; return !!r; }};
-  if (!set()) new MutationObserver((_, o) => {{ if (set()) o.disconnect(); }}).observe(document, {{ childList: true }});
-}})()"#
-    )
+/// The device metrics that show viewport `vp` (CSS px and DPR, as the pane or the fixed mode
+/// wants it) at zoom `z`: width and height divided by `z` (rounded, at least 1 px), DPR
+/// multiplied by it. Identity at `z` = 1.
+pub(super) fn zoomed(vp: Viewport, z: f64) -> Viewport {
+    if (z - 1.0).abs() < 1e-9 {
+        return vp;
+    }
+    let css = |n: u32| ((n as f64 / z).round() as u32).max(1);
+    Viewport { width: css(vp.width), height: css(vp.height), dpr: vp.dpr * z }
 }
 
-/// Zoom scripts registered per tab, so a new factor replaces the old one.
-#[derive(Default)]
-pub(super) struct ZoomScripts(HashMap<String, ScriptIdentifier>);
-
 impl BrowserRef {
-    /// Sets the page zoom of every tab to `factor` (in [`ZOOM_RANGE`]) and publishes it.
-    /// Errors: `BadRequest` outside the range; CDP errors of the active tab.
+    /// Sets the page zoom of the browser to `factor` (in [`ZOOM_RANGE`]), publishes it and,
+    /// headless, writes the zoomed metrics into the active tab (other tabs get them when they
+    /// become active). Returns once written and measured, like [`Self::set_viewport`]; at
+    /// once while no size is known yet (the first pane size is written zoomed).
+    /// Errors: `BadRequest` outside the range; `Timeout` when the write does not land.
     pub async fn set_zoom(&self, factor: f64) -> Result<(), BrowserError> {
         if !factor.is_finite() || !ZOOM_RANGE.contains(&factor) {
             return Err(BrowserError::BadRequest(format!("zoom must be in 0.25..=5, got {factor}")));
         }
-        let (pages, active) = {
+        let vp = {
             let mut s = self.shared();
             s.zoom = factor;
-            (s.pages.values().cloned().collect::<Vec<_>>(), s.active.clone())
+            match s.mode {
+                ViewportMode::Fixed(v) => Some(v),
+                ViewportMode::Pane => s.pane,
+            }
+            .filter(|_| !s.headed && !s.popped_out)
         };
         self.publish();
-        for p in pages {
-            let r = self.apply_zoom(&p).await;
-            if active.as_deref() == Some(p.target_id().as_ref()) {
-                r?;
-            }
+        let Some(vp) = vp else { return Ok(()) };
+        let seq = self.request_write(Some(vp), false);
+        let mut done = self.0.vp_done.subscribe();
+        let bound = Duration::from_millis(super::super::CDP_CALL_BOUND_MS + 1000);
+        let written = tokio::time::timeout(bound, done.wait_for(|d| *d >= seq)).await.is_ok();
+        if written {
+            Ok(())
+        } else {
+            Err(BrowserError::Timeout("Emulation.setDeviceMetricsOverride"))
         }
-        Ok(())
     }
 
-    /// Gives `page` the browser's zoom: its new documents, and its current one now.
-    pub(super) async fn apply_zoom(&self, page: &Page) -> Result<(), BrowserError> {
-        let (z, old, headed) = {
-            let mut s = self.shared();
-            let tab = page.target_id().as_ref().to_string();
-            (s.zoom, s.zoom_scripts.0.remove(&tab), s.headed)
-        };
-        if headed || (old.is_none() && (z - 1.0).abs() < 1e-9) {
-            return Ok(());
-        }
-        if let Some(id) = old {
-            let _ = bounded(
-                "Page.removeScriptToEvaluateOnNewDocument",
-                page.execute(RemoveScriptToEvaluateOnNewDocumentParams::new(id)),
-            )
-            .await;
-        }
-        let mut add = AddScriptToEvaluateOnNewDocumentParams::new(zoom_script(z));
-        add.world_name = Some(WORLD.into());
-        let id = bounded("Page.addScriptToEvaluateOnNewDocument", page.execute(add)).await?.result.identifier;
-        self.shared().zoom_scripts.0.insert(page.target_id().as_ref().to_string(), id);
-        let frame = bounded("mainframe", page.mainframe())
-            .await?
-            .ok_or_else(|| BrowserError::Cdp("the tab has no main frame".into()))?;
-        let mut w = CreateIsolatedWorldParams::new(frame);
-        w.world_name = Some(WORLD.into());
-        let ctx = bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id;
-        let mut e = chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new(zoom_script(z));
-        e.context_id = Some(ctx);
-        bounded("Runtime.evaluate", page.execute(e)).await?;
-        Ok(())
+    /// The device metrics to write for the wanted viewport `vp`: `vp` at the browser's zoom.
+    pub(super) fn emulated(&self, vp: Viewport) -> Viewport {
+        zoomed(vp, self.shared().zoom)
     }
 }
 
@@ -96,8 +66,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_script_sets_the_factor_and_clears_it_at_one() {
-        assert!(zoom_script(1.25).contains("r.style.zoom = '1.25'"));
-        assert!(zoom_script(1.0).contains("r.style.zoom = ''"));
+    fn zoom_divides_the_css_size_and_multiplies_the_dpr() {
+        let vp = Viewport { width: 700, height: 401, dpr: 2.0 };
+        assert_eq!(zoomed(vp, 1.0), vp);
+        assert_eq!(zoomed(vp, 1.25), Viewport { width: 560, height: 321, dpr: 2.5 });
+        assert_eq!(zoomed(vp, 0.5), Viewport { width: 1400, height: 802, dpr: 1.0 });
+        // The device size (CSS × DPR) stays the pane's, to within rounding.
+        let z = zoomed(Viewport { width: 1386, height: 808, dpr: 1.0 }, 1.1);
+        assert!((z.width as f64 * z.dpr - 1386.0).abs() <= 1.0, "{z:?}");
     }
 }
