@@ -98,7 +98,7 @@ impl AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,
-            browsers: Arc::new(Host::observed(automation.page_observer())),
+            browsers: Arc::new(Host::observed(automation.page_observer()).keeping_profiles(restore)),
             viewer_grants: Arc::new(Grants::new()),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),

@@ -310,6 +310,9 @@ pub struct Host {
     root: PathBuf,
     shutting_down: AtomicBool,
     observer: Option<std::sync::Arc<dyn PageObserver>>,
+    /// Whether a `profile` key gives a kept profile (`[session] restore`); when false the key
+    /// is ignored and every browser's profile is its own, removed with it.
+    keep_profiles: bool,
 }
 
 impl Default for Host {
@@ -327,6 +330,7 @@ impl Host {
             root: chrome::profiles_root(),
             shutting_down: AtomicBool::new(false),
             observer: None,
+            keep_profiles: true,
         }
     }
 
@@ -335,6 +339,12 @@ impl Host {
     /// that runs); returns how many profiles were left. Blocking (see `orphans.rs`).
     pub fn reap_orphans(&self) -> usize {
         orphans::reap(&self.root)
+    }
+
+    /// This host with kept profiles on (the default) or off (`[session] restore = false`: a
+    /// `profile` key is then ignored, so no profile outlives its browser).
+    pub fn keeping_profiles(self, keep: bool) -> Host {
+        Host { keep_profiles: keep, ..self }
     }
 
     /// A host whose browsers tell `observer` of every page they attach.
@@ -352,7 +362,8 @@ impl Host {
     /// one. `profile`: a kept profile's key ([`check_profile_key`]): its directory,
     /// `<profiles root>/keep-<key>`, outlives the sidecar (not removed at shutdown, nor reaped
     /// as an orphan; removed when the browser is deleted); `None`: a profile for this browser
-    /// only. Nothing is left behind on failure (a kept profile's directory stays).
+    /// only (also when kept profiles are off, [`Host::keeping_profiles`]). Nothing is left
+    /// behind on failure (a kept profile's directory stays).
     /// Errors: [`BrowserError::ProfileInUse`] when a live browser has that profile.
     pub async fn create(
         &self,
@@ -367,6 +378,7 @@ impl Host {
         }
         let n = self.next.fetch_add(1, Ordering::SeqCst);
         let id = format!("b{n}");
+        let profile = profile.filter(|_| self.keep_profiles);
         let dir = match profile {
             Some(key) => self.root.join(format!("{KEPT_PROFILE_PREFIX}{key}")),
             None => self.root.join(format!("{}-{id}", std::process::id())),
