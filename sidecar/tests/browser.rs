@@ -60,6 +60,7 @@ fn page(path: &str) -> Option<String> {
             <script>let i=0;addEventListener('keydown',()=>{i++;document.body.style.background=i%2?'#fff':'#000'})</script>"#.to_string(),
         // `?set` sets a session cookie (no expiry: Chromium keeps it in memory only).
         "/cookie" => r#"<!doctype html><script>if(location.search=='?set')document.cookie='sess=abc;path=/';
+            if(location.search=='?keep')document.cookie='login=yes;path=/;max-age=3600';
             document.title='cookie:'+document.cookie</script>"#.to_string(),
         "/agent" => r#"<!doctype html><script>document.title='wd:'+navigator.webdriver+'|'+navigator.userAgent</script>"#.to_string(),
         // Its image never loads: the document's load event never fires.
@@ -660,5 +661,47 @@ async fn a_dead_sidecars_chromium_is_ended_and_a_live_ones_is_kept() {
     assert_eq!(live.req("GET", &format!("/api/browsers/{id}"), None).await.json()["connected"], true);
     drop(next);
     drop(live);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// Issue 22 item 5: a browser created with a kept `profile` keeps its logins across a restart
+/// (its profile directory is not removed at shutdown, nor reaped as an orphan by the next
+/// sidecar), opens the `tabs` it is given with the `active` one selected; a second browser
+/// cannot share the profile; deleting the browser removes the profile.
+#[tokio::test]
+async fn a_kept_profile_and_its_tabs_come_back_after_a_restart() {
+    let data = common::temp_dir("data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let kept = data.join("porthole/browsers/keep-p7");
+    let body = |url: String, tabs: Vec<String>| json!({"url": url, "profile": "p7", "tabs": tabs, "active": 1});
+
+    let mut sc = Sidecar::start_with_env(&[], &env);
+    let r = sc.req("POST", "/api/browsers", Some(&body(format!("{}/cookie?keep", server()), vec![]))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    until_title(&sc, &id, |t| t == "cookie:login=yes").await;
+    let r = sc.req("POST", "/api/browsers", Some(&body(format!("{}/static", server()), vec![]))).await;
+    assert_eq!((r.status, r.code()), (409, "profile_in_use".to_string()));
+    let r =
+        sc.req("POST", "/api/browsers", Some(&json!({"url": format!("{}/static", server()), "profile": "../x"}))).await;
+    assert_eq!(r.status, 400);
+    let r = sc.req("POST", "/api/shutdown", None).await;
+    assert_eq!(r.status, 202);
+    assert!(sc.wait_exit().success());
+    assert!(kept.is_dir(), "a kept profile outlives the sidecar");
+
+    let sc = Sidecar::start_with_env(&[], &env);
+    let tabs = vec![format!("{}/static", server()), format!("{}/anim", server())];
+    let r = sc.req("POST", "/api/browsers", Some(&body(format!("{}/cookie", server()), tabs))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let b = info(&sc, &id).await;
+    let tabs = b["tabs"].as_array().unwrap();
+    assert_eq!(tabs.len(), 3, "{b}");
+    assert_eq!(b["active_tab"], tabs[1]["id"], "the active one as asked: {b}");
+    sc.req("POST", &format!("/api/browsers/{id}/tabs/select"), Some(&json!({"tab": tabs[0]["id"]}))).await;
+    assert_eq!(until_title(&sc, &id, |t| t.starts_with("cookie:")).await, "cookie:login=yes", "still logged in");
+    delete(&sc, &id).await;
+    assert!(!kept.exists(), "deleting the browser removes its kept profile");
     let _ = std::fs::remove_dir_all(&data);
 }

@@ -87,6 +87,12 @@ async fn serve_one(mut s: TcpStream, port: u16, log: Log) {
             "HTTP/1.1 302 Found\r\nLocation: http://localhost:{port}/next?a=1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         )
         .into(),
+        // The other loopback spellings of the same port (issue 22 item 4).
+        "/redirect-v4" | "/redirect-v6" => format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://{}:{port}/landed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            if route == "/redirect-v4" { "127.0.0.1" } else { "[::1]" }
+        )
+        .into(),
         "/utf16" => {
             let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 16\r\nConnection: close\r\n\r\n".to_vec();
             r.extend_from_slice(b"\xff\xfe<\x00h\x00e\x00a\x00d\x00>\x00<\x00");
@@ -295,6 +301,10 @@ async fn framing_headers_cookies_origin_and_shim() {
     let r = http(port, "/redirect", &[]).await;
     assert_eq!(r.status, 302);
     assert_eq!(r.header("location"), Some(format!("{own}/next?a=1").as_str()));
+    // So does one to another loopback spelling of the same port (the same dev server).
+    for path in ["/redirect-v4", "/redirect-v6"] {
+        assert_eq!(http(port, path, &[]).await.header("location"), Some(format!("{own}/landed").as_str()), "{path}");
+    }
 
     // Meta CSP removed; kept (with the header policies) when the upstream opts in.
     let r = http(port, "/meta-csp", &[]).await;
@@ -963,6 +973,66 @@ async fn a_session_lives_in_the_grants_cookie_jar() {
     // Logging out expires it.
     http(port, "/logout", &[]).await;
     assert_eq!(http(port, "/me", &[]).await.status, 401);
+}
+
+/// A request to a proxy port with a body: the parsed response.
+async fn http_body(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        req += &format!("{k}: {v}\r\n");
+    }
+    req += "Connection: close\r\n\r\n";
+    s.write_all(req.as_bytes()).await.unwrap();
+    s.write_all(body).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await.expect("http response").unwrap();
+    parse_response(&buf)
+}
+
+/// The shim's `document.cookie` endpoint (protocol §6.4): the page's script reads the jar's
+/// script-visible cookies and writes its own, which the upstream then gets; HttpOnly cookies
+/// are neither shown nor overwritten; only the page's own origin may ask; nothing of it
+/// reaches the upstream.
+#[tokio::test]
+async fn the_pages_script_reads_and_writes_the_jar_but_not_its_httponly_cookies() {
+    let sc = Sidecar::start(&[]);
+    let (up, log) = session_upstream().await;
+    let port = grant_port(&sc, &format!("http://localhost:{up}/")).await;
+    let last_cookie = || log.lock().unwrap().last().unwrap().1.clone();
+    http(port, "/login", &[]).await;
+    let page = [("X-Porthole-Cookie", "1"), ("Sec-Fetch-Site", "same-origin")];
+    let read = |p: &'static str| async move {
+        let r = http_body(port, "GET", &format!("/__porthole/cookie?p={p}"), &page, b"").await;
+        assert_eq!(r.status, 200);
+        String::from_utf8(r.body).unwrap()
+    };
+    assert_eq!(read("/").await, "", "the HttpOnly session is not the script's");
+    assert_eq!(read("/shop/x").await, "cart=2");
+    for line in ["theme=dark; Path=/", "sid=evil; Path=/", "sneaky=1; Path=/; HttpOnly"] {
+        let r = http_body(port, "POST", "/__porthole/cookie?p=/", &page, line.as_bytes()).await;
+        assert_eq!(r.status, 204, "{line}");
+    }
+    assert_eq!(read("/").await, "theme=dark");
+    http(port, "/me", &[]).await;
+    let mut sent: Vec<String> = last_cookie().unwrap().split("; ").map(str::to_string).collect();
+    sent.sort();
+    assert_eq!(sent, ["sid=s3cret", "theme=dark"], "the upstream gets the page's cookie");
+    assert!(log.lock().unwrap().iter().all(|(p, _)| !p.starts_with("/__porthole")), "never forwarded");
+    // Only the page itself: the header is required, another site is refused.
+    for (headers, what) in [
+        (&[("Sec-Fetch-Site", "same-origin")][..], "no X-Porthole-Cookie"),
+        (&[("X-Porthole-Cookie", "1"), ("Sec-Fetch-Site", "cross-site")][..], "cross-site"),
+        (&[("X-Porthole-Cookie", "1"), ("Origin", "http://evil.test")][..], "foreign Origin"),
+    ] {
+        let r = http_body(port, "POST", "/__porthole/cookie?p=/", headers, b"x=1").await;
+        assert_eq!((r.status, r.json()["error"]["code"].as_str()), (403, Some("forbidden")), "{what}");
+    }
+    let r = http_body(port, "GET", "/__porthole/cookie", &page, b"").await;
+    assert_eq!(r.status, 400, "no document path");
+    let big = vec![b'a'; 9000];
+    assert_eq!(http_body(port, "POST", "/__porthole/cookie?p=/", &page, &big).await.status, 413);
+    assert_eq!(read("/").await, "theme=dark");
 }
 
 /// `TcpExt: DelayedACKs` of this network namespace: ACKs the kernel sent only when its

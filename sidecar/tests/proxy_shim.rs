@@ -856,3 +856,89 @@ async fn key_round(cdp: &mut Cdp, press: Vec<Value>, to_app: Vec<Value>, to_page
     assert_eq!(keys, to_app, "{msgs:#?}");
     assert_eq!(page, to_page, "{msgs:#?}");
 }
+
+/// A page whose server sets a script-visible CSRF cookie and an HttpOnly session; its script
+/// reads `document.cookie`, sets a cookie of its own, tries to overwrite the session and to
+/// set an HttpOnly one, then fetches `/echo` (which answers the `Cookie` it got) and posts
+/// what it saw to the app.
+const COOKIE_PAGE: &str = r#"<!doctype html><html><head><title>cookies</title></head><body><script>
+var first = document.cookie;
+document.cookie = "theme=dark; path=/";
+document.cookie = "sid=evil; path=/";
+document.cookie = "sneaky=1; path=/; HttpOnly";
+var after = document.cookie;
+fetch('/echo').then(function (r) { return r.text(); }).then(function (echo) {
+  parent.postMessage({page: 'cookies', first: first, after: after, echo: echo}, '*');
+});
+</script></body></html>"#;
+
+/// Serves [`COOKIE_PAGE`] at `/page` (with its `Set-Cookie`s) and the `Cookie` it got at `/echo`.
+async fn cookie_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let Some(buf) = common::request_head(&mut s).await else { return };
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+                let cookie = head
+                    .lines()
+                    .find_map(|l| {
+                        l.split_once(':')
+                            .filter(|(k, _)| k.eq_ignore_ascii_case("cookie"))
+                            .map(|(_, v)| v.trim().to_string())
+                    })
+                    .unwrap_or_default();
+                let (extra, ct, body) = if path == "/echo" {
+                    (String::new(), "text/plain", cookie)
+                } else {
+                    (
+                        "Set-Cookie: csrftoken=tok123; Path=/\r\nSet-Cookie: sid=s3cret; Path=/; HttpOnly\r\n"
+                            .to_string(),
+                        "text/html; charset=utf-8",
+                        COOKIE_PAGE.to_string(),
+                    )
+                };
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\n{extra}Cache-Control: no-store\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = s.write_all(resp.as_bytes()).await;
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+/// Issue 22 item 3: the framed page's `document.cookie` is the grant's jar: it reads the
+/// server's script-visible cookies (not the HttpOnly session), and what it writes reaches the
+/// server; it cannot overwrite or create an HttpOnly cookie.
+#[tokio::test]
+async fn document_cookie_is_the_grants_jar_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let upstream = cookie_server().await;
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let g = grant(&sc, &format!("http://localhost:{upstream}/page"), &app).await;
+    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+
+    let (_chrome, mut cdp, home) = chromium().await;
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
+    let msgs = cdp.msgs_until("the page's cookie report", |m| m.iter().any(|x| x["data"]["page"] == "cookies")).await;
+    let seen = &msgs.iter().find(|x| x["data"]["page"] == "cookies").unwrap()["data"];
+    assert_eq!(seen["first"], "csrftoken=tok123", "the server's script-visible cookie, not the HttpOnly one");
+    let mut after: Vec<&str> = seen["after"].as_str().unwrap().split("; ").collect();
+    after.sort();
+    assert_eq!(after, ["csrftoken=tok123", "theme=dark"], "the page's own write, and no HttpOnly one");
+    let mut echo: Vec<&str> = seen["echo"].as_str().unwrap().split("; ").collect();
+    echo.sort();
+    assert_eq!(echo, ["csrftoken=tok123", "sid=s3cret", "theme=dark"], "the server sees the page's cookie too");
+    // The browser itself holds none of them (the jar does).
+    let jar = cdp.call("Network.getAllCookies", json!({})).await;
+    assert_eq!(jar["cookies"], json!([]), "{jar}");
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -237,3 +237,100 @@ async fn a_cd_reaches_the_file_by_the_refresh_and_survives_a_crash() {
     assert_eq!(r["restore"]["terminals"][&t1]["cwd"], "/tmp", "{r}");
     let _ = std::fs::remove_dir_all(&state);
 }
+
+/// A dev server with a login: `/login` sets an HttpOnly session cookie (no expiry: a session
+/// cookie, as Express and PHP set by default) and a persistent one; `/me` answers `200 hello
+/// <sid>` with the session, `401` without.
+async fn login_server() -> u16 {
+    use tokio::io::AsyncWriteExt;
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let Some(buf) = common::request_head(&mut s).await else { return };
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+                let cookie = head
+                    .lines()
+                    .find_map(|l| {
+                        l.split_once(':')
+                            .filter(|(k, _)| k.eq_ignore_ascii_case("cookie"))
+                            .map(|(_, v)| v.trim().to_string())
+                    })
+                    .unwrap_or_default();
+                let sid = cookie.split("; ").find_map(|kv| kv.strip_prefix("sid=")).map(str::to_string);
+                let resp = match (path.as_str(), sid) {
+                    ("/login", _) => "HTTP/1.1 204 No Content\r\nSet-Cookie: sid=s3cret; Path=/; HttpOnly\r\nSet-Cookie: remember=1; Path=/; Max-Age=86400\r\nConnection: close\r\n\r\n".to_string(),
+                    (_, Some(sid)) => format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\nhello {sid}", sid.len() + 6),
+                    _ => "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                };
+                let _ = s.write_all(resp.as_bytes()).await;
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+/// A proxy grant for `url`; the port of its listener.
+async fn proxy_port(sc: &Sidecar, url: &str) -> u16 {
+    let r =
+        sc.req("POST", "/api/proxy/grants", Some(&json!({"url": url, "embedders": ["http://127.0.0.1:4000"]}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["origin"].as_str().unwrap().trim_start_matches("http://127.0.0.1:").parse().unwrap()
+}
+
+/// `GET path` on a proxy port: (status, body).
+async fn proxied(port: u16, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(HANG, s.read_to_end(&mut buf)).await.expect("proxy response").unwrap();
+    let r = common::parse_response(&buf);
+    (r.status, String::from_utf8_lossy(&r.body).to_string())
+}
+
+/// Issue 22 item 5: a grant's cookie jar outlives the sidecar (written soon after it changes,
+/// atomically and 0600, so even a crash keeps it), and the next sidecar's grant for the same
+/// upstream origin gets it back, session cookies included; another origin's grant does not.
+/// With `[session] restore = false` no jar is read (nor written).
+#[tokio::test]
+async fn a_grants_cookie_jar_survives_a_restart() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = temp_dir("state");
+    let up = login_server().await;
+    let url = format!("http://localhost:{up}/");
+    let jars = state.join("porthole/cookies");
+
+    let mut sc = start(&state, &[]);
+    let port = proxy_port(&sc, &url).await;
+    assert_eq!(proxied(port, "/me").await.0, 401);
+    assert_eq!(proxied(port, "/login").await.0, 204);
+    assert_eq!(proxied(port, "/me").await, (200, "hello s3cret".to_string()));
+    eventually("the jar is written", || names(&jars).len() == 1).await;
+    let file = jars.join(&names(&jars)[0]);
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    // A crash: nothing is saved at shutdown, the jar written after the change is what is kept.
+    common::send_signal(sc.pid, 9);
+    sc.wait_exit();
+
+    let mut sc = start(&state, &[]);
+    let port = proxy_port(&sc, &url).await;
+    assert_eq!(proxied(port, "/me").await, (200, "hello s3cret".to_string()), "still logged in");
+    let other = proxy_port(&sc, &format!("http://127.0.0.1:{up}/")).await;
+    assert_eq!(proxied(other, "/me").await.0, 401, "another origin, another jar");
+    stop_with_sigterm(&mut sc);
+
+    let config = temp_dir("config");
+    std::fs::create_dir_all(config.join("porthole")).unwrap();
+    std::fs::write(config.join("porthole/config.toml"), "[session]\nrestore = false\n").unwrap();
+    let mut sc = start(&state, &[("XDG_CONFIG_HOME", config.to_str().unwrap())]);
+    let port = proxy_port(&sc, &url).await;
+    assert_eq!(proxied(port, "/me").await.0, 401, "restore off: a fresh jar");
+    stop_with_sigterm(&mut sc);
+    let _ = std::fs::remove_dir_all(&state);
+    let _ = std::fs::remove_dir_all(&config);
+}

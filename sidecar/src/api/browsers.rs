@@ -55,7 +55,19 @@ pub struct CreateBody {
     url: String,
     #[serde(default, deserialize_with = "super::body::optional_object")]
     viewport: Option<ViewportBody>,
+    /// A kept profile's key (`crate::browser::check_profile_key`).
+    #[serde(default)]
+    profile: Option<String>,
+    /// Further tabs, opened after `url` in order (at most [`MAX_CREATE_TABS`]).
+    #[serde(default)]
+    tabs: Vec<String>,
+    /// The active tab, 0-based over `url` and `tabs`.
+    #[serde(default)]
+    active: Option<usize>,
 }
+
+/// Most further tabs `POST /api/browsers` opens.
+pub const MAX_CREATE_TABS: usize = 32;
 
 /// `{"url":…}`.
 #[derive(Debug, Deserialize)]
@@ -105,7 +117,13 @@ pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody
         Some(v) => v.mode()?,
         None => ViewportMode::Fixed(DEFAULT_FIXED),
     };
-    let id = st.browsers.create(url, mode).await?;
+    if b.tabs.len() > MAX_CREATE_TABS {
+        return Err(ApiError::BadRequest(format!("at most {MAX_CREATE_TABS} tabs")));
+    }
+    let tabs = b.tabs.iter().map(|t| url_of(t)).collect::<Result<Vec<_>, _>>()?;
+    let profile =
+        b.profile.as_deref().map(crate::browser::check_profile_key).transpose().map_err(ApiError::BadRequest)?;
+    let id = st.browsers.create(url, mode, profile, tabs, b.active).await?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
 }
 

@@ -122,6 +122,7 @@ impl ApiError {
                     B::NoDisplay(_) => (StatusCode::CONFLICT, "no_display"),
                     B::PoppedOut => (StatusCode::CONFLICT, "popped_out"),
                     B::NotPoppedOut => (StatusCode::CONFLICT, "not_popped_out"),
+                    B::ProfileInUse(_) => (StatusCode::CONFLICT, "profile_in_use"),
                 }
             }
         }

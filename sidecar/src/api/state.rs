@@ -89,7 +89,11 @@ impl AppState {
         let settings = Settings::start(&config.config_dir);
         let session = Session::open(config.state_dir.as_deref(), settings.current().config.session.restore, &terminals);
         session.start_saver(terminals.clone());
-        let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), ..ProxyConfig::from_env() };
+        // Grants' cookie jars are kept across restarts with the session (`[session] restore`,
+        // read once at start like the session itself).
+        let restore = settings.current().config.session.restore;
+        let jar_dir = config.state_dir.as_ref().filter(|_| restore).map(|d| d.join(crate::proxy::JAR_DIR_NAME));
+        let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), jar_dir, ..ProxyConfig::from_env() };
         AppState {
             settings,
             session,
@@ -97,7 +101,7 @@ impl AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
             terminals,
-            browsers: Arc::new(Host::observed(automation.page_observer())),
+            browsers: Arc::new(Host::observed(automation.page_observer()).keeping_profiles(restore)),
             viewer_grants: Arc::new(Grants::new()),
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),

@@ -187,6 +187,8 @@ pub enum BrowserError {
     PoppedOut,
     /// Occurs when a pop-in is asked for a browser that is not popped out.
     NotPoppedOut,
+    /// Occurs when a browser is asked for with a kept profile a live browser already has.
+    ProfileInUse(String),
 }
 
 impl std::fmt::Display for BrowserError {
@@ -202,6 +204,7 @@ impl std::fmt::Display for BrowserError {
             BrowserError::ShuttingDown => f.write_str("the sidecar is shutting down"),
             BrowserError::PoppedOut => f.write_str("the browser is popped out to a window"),
             BrowserError::NotPoppedOut => f.write_str("the browser is not popped out"),
+            BrowserError::ProfileInUse(k) => write!(f, "another browser is using profile {k:?}"),
         }
     }
 }
@@ -279,6 +282,27 @@ pub trait PageObserver: Send + Sync {
     fn attached(&self, browser: &str, generation: u64, page: &chromiumoxide::Page);
 }
 
+/// A kept profile's directory name is this prefix and its key (never `<pid>-<id>`, so the
+/// orphan reaper leaves it alone).
+pub const KEPT_PROFILE_PREFIX: &str = "keep-";
+
+/// Returns true if and only if `dir` is a kept profile's directory.
+fn is_kept(dir: &std::path::Path) -> bool {
+    dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(KEPT_PROFILE_PREFIX))
+}
+
+/// Checks a kept profile's key (`POST /api/browsers` `profile`): 1 to 64 ASCII letters,
+/// digits, `_` and `-` (it names a directory).
+pub fn check_profile_key(key: &str) -> Result<&str, String> {
+    let ok =
+        !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(key)
+    } else {
+        Err("profile must be 1..=64 ASCII letters, digits, _ and -".into())
+    }
+}
+
 /// Every browser of this sidecar, by id (`b1`, `b2`, …; never reused in a sidecar's life).
 pub struct Host {
     slots: Mutex<HashMap<String, BrowserRef>>,
@@ -286,6 +310,9 @@ pub struct Host {
     root: PathBuf,
     shutting_down: AtomicBool,
     observer: Option<std::sync::Arc<dyn PageObserver>>,
+    /// Whether a `profile` key gives a kept profile (`[session] restore`); when false the key
+    /// is ignored and every browser's profile is its own, removed with it.
+    keep_profiles: bool,
 }
 
 impl Default for Host {
@@ -303,6 +330,7 @@ impl Host {
             root: chrome::profiles_root(),
             shutting_down: AtomicBool::new(false),
             observer: None,
+            keep_profiles: true,
         }
     }
 
@@ -311,6 +339,12 @@ impl Host {
     /// that runs); returns how many profiles were left. Blocking (see `orphans.rs`).
     pub fn reap_orphans(&self) -> usize {
         orphans::reap(&self.root)
+    }
+
+    /// This host with kept profiles on (the default) or off (`[session] restore = false`: a
+    /// `profile` key is then ignored, so no profile outlives its browser).
+    pub fn keeping_profiles(self, keep: bool) -> Host {
+        Host { keep_profiles: keep, ..self }
     }
 
     /// A host whose browsers tell `observer` of every page they attach.
@@ -323,21 +357,56 @@ impl Host {
     }
 
     /// Launches a browser at `url` and returns its id once Chromium is up and the first tab
-    /// exists (the page may still be loading). Nothing is left behind on failure.
-    pub async fn create(&self, url: String, mode: ViewportMode) -> Result<String, BrowserError> {
+    /// exists (the page may still be loading), then opens `tabs` after it, in order, and makes
+    /// tab `active` (0-based over `url` and `tabs`; out of range: the last opened) the active
+    /// one. `profile`: a kept profile's key ([`check_profile_key`]): its directory,
+    /// `<profiles root>/keep-<key>`, outlives the sidecar (not removed at shutdown, nor reaped
+    /// as an orphan; removed when the browser is deleted); `None`: a profile for this browser
+    /// only (also when kept profiles are off, [`Host::keeping_profiles`]). Nothing is left
+    /// behind on failure (a kept profile's directory stays).
+    /// Errors: [`BrowserError::ProfileInUse`] when a live browser has that profile.
+    pub async fn create(
+        &self,
+        url: String,
+        mode: ViewportMode,
+        profile: Option<&str>,
+        tabs: Vec<String>,
+        active: Option<usize>,
+    ) -> Result<String, BrowserError> {
         if self.shutting_down.load(Ordering::SeqCst) {
             return Err(BrowserError::ShuttingDown);
         }
         let n = self.next.fetch_add(1, Ordering::SeqCst);
         let id = format!("b{n}");
-        let profile = self.root.join(format!("{}-{id}", std::process::id()));
-        let slot = BrowserRef::new(id.clone(), profile, url, mode, self.observer.clone());
-        self.slots().insert(id.clone(), slot.clone());
-        match slot.launch().await {
+        let profile = profile.filter(|_| self.keep_profiles);
+        let dir = match profile {
+            Some(key) => self.root.join(format!("{KEPT_PROFILE_PREFIX}{key}")),
+            None => self.root.join(format!("{}-{id}", std::process::id())),
+        };
+        let slot = BrowserRef::new(id.clone(), dir.clone(), url, mode, self.observer.clone());
+        {
+            let mut slots = self.slots();
+            if slots.values().any(|s| s.profile_dir() == dir) {
+                return Err(BrowserError::ProfileInUse(profile.unwrap_or_default().to_string()));
+            }
+            slots.insert(id.clone(), slot.clone());
+        }
+        let opened = async {
+            slot.launch().await?;
+            let mut ids = vec![slot.info().await.active_tab.unwrap_or_default()];
+            for t in tabs {
+                ids.push(slot.new_tab(t).await?);
+            }
+            if let Some(tab) = active.and_then(|i| ids.get(i)).filter(|_| ids.len() > 1) {
+                slot.select_tab(tab).await?;
+            }
+            Ok::<(), BrowserError>(())
+        };
+        match opened.await {
             Ok(()) => Ok(id),
             Err(e) => {
                 self.slots().remove(&id);
-                slot.close().await;
+                slot.close_with(profile.is_some()).await;
                 Err(e)
             }
         }
@@ -360,7 +429,7 @@ impl Host {
     pub async fn shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
         let all: Vec<BrowserRef> = self.slots().drain().map(|(_, s)| s).collect();
-        futures_util::future::join_all(all.iter().map(|s| s.close())).await;
+        futures_util::future::join_all(all.iter().map(|s| s.close_with(is_kept(s.profile_dir())))).await;
     }
 }
 

@@ -104,6 +104,8 @@ mod tests {
         assert_eq!(owner_pid("4242-"), None);
         assert_eq!(owner_pid("b1"), None);
         assert_eq!(owner_pid("x-b1"), None);
+        // A kept profile (`keep-<key>`) is no sidecar's: never reaped.
+        assert_eq!(owner_pid(&format!("{}p3", super::super::KEPT_PROFILE_PREFIX)), None);
     }
 
     #[test]

@@ -44,6 +44,12 @@ pub const MAX_REWRITER_MEMORY_BYTES: usize = 64 << 20;
 /// forwarded both times, and the second reaches the page (tmux's send-prefix: a page's own
 /// Ctrl-b stays typeable).
 ///
+/// `document.cookie` (every proxied document the shim runs in): the browser never holds the
+/// upstream's cookies (the grant's jar does, protocol §6.4), so the shim gives the document a
+/// `cookie` property of its own that reads and writes the jar through the grant's
+/// `/__porthole/cookie` (synchronous XHR, as `document.cookie` is synchronous; the page's
+/// later changes to `XMLHttpRequest` cannot reach it). HttpOnly cookies never come back.
+///
 /// `navigating` (top proxied document only, like `location`): the parent cannot see a
 /// cross-origin frame's navigation start, only its end. Chromium's Navigation API `navigate`
 /// event says a cross-document navigation begins (not a download, not same-document); the
@@ -75,6 +81,8 @@ var FE=W.fetch;if(FE)W.fetch=function(i){var u=null;try{u=i instanceof Request?i
 return u&&own(u)?p.then(null,function(x){if(!x||x.name!=="AbortError")blk(u,"fetch");throw x}):p};
 var XP=XMLHttpRequest.prototype,XO=XP.open,XU=new WeakMap();XP.open=function(m,u){var x=this;try{var h=new URL(String(u),document.baseURI).href;
 if(!XU.has(x))x.addEventListener("error",function(){var v=XU.get(x);if(v)blk(v,"xhr")});XU.set(x,own(h)?h:"")}catch(e){}return XO.apply(x,arguments)};
+var XC=XMLHttpRequest,XS=XP.send,XH=XP.setRequestHeader,CK=__COOKIE__;function ck(m,b){var x=new XC();XO.call(x,m,CK+"?p="+encodeURIComponent(location.pathname),false);XH.call(x,"X-Porthole-Cookie","1");XS.call(x,b);return x}
+try{Object.defineProperty(document,"cookie",{configurable:true,enumerable:true,get:function(){try{var x=ck("GET",null);return x.status===200?x.responseText:""}catch(e){return""}},set:function(v){try{ck("POST",String(v))}catch(e){}}})}catch(e){}
 var PK=__PREFIX__,KA=0,KU={},KM={Shift:1,Control:1,Alt:1,Meta:1,AltGraph:1,CapsLock:1,Dead:1,Compose:1};function eat(e){e.preventDefault();e.stopImmediatePropagation()}
 function keyM(k,c,a,m,s){post({kind:"key",key:k,ctrl:c,alt:a,meta:m,shift:s})}
 W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;var k=String(e.key),pre=e.ctrlKey&&!e.altKey&&!e.metaKey&&k.toLowerCase()===PK;
@@ -124,6 +132,7 @@ pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool, p
     let prefix = if prefix.is_ascii_lowercase() { prefix } else { 'b' };
     let src = SHIM_TEMPLATE
         .replace("__PREFIX__", &js_literal(&serde_json::json!(prefix.to_string())))
+        .replace("__COOKIE__", &js_literal(&serde_json::json!(super::server::SCRIPT_COOKIE_PATH)))
         .replace("__APP__", &js_literal(&serde_json::json!(app_origin)))
         .replace("__UPSTREAM__", &js_literal(&serde_json::json!(upstream_origins)));
     if xhtml {

@@ -23,7 +23,14 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+pub use cookies::jar_file;
+pub use server::SCRIPT_COOKIE_PATH;
 pub use target::{parse_upstream, validate_chain, Upstream};
+
+/// Quiet time after a change to a kept jar before it is written, in milliseconds.
+pub const JAR_SAVE_DEBOUNCE_MS: u64 = 250;
+/// The directory, under the state directory, where grants' cookie jars are kept.
+pub const JAR_DIR_NAME: &str = "cookies";
 
 /// A grant dies after this long with no request and no open connection (sliding).
 pub const GRANT_IDLE_TTL_MS: u64 = 5 * 60 * 1000;
@@ -49,6 +56,9 @@ pub struct ProxyConfig {
     /// The configuration in force, for the prefix key the shim guards in framed pages
     /// (`None`: the built-in Ctrl-b).
     pub settings: Option<tokio::sync::watch::Receiver<crate::config::Snapshot>>,
+    /// Where grants' cookie jars are kept across restarts, one file per upstream origin
+    /// ([`jar_file`]); `None`: each jar lives and dies with its grant.
+    pub jar_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ProxyConfig {
@@ -58,6 +68,7 @@ impl Default for ProxyConfig {
             upstream_idle: Duration::from_millis(UPSTREAM_IDLE_MS),
             max_grants: MAX_GRANTS,
             settings: None,
+            jar_dir: None,
         }
     }
 }
@@ -165,13 +176,39 @@ pub(crate) struct Grant {
     pub(crate) pool: upstream::Pool,
     /// The upstream's cookies, kept from the browser.
     pub(crate) jar: cookies::Jar,
+    /// Wakes the task that writes a kept jar.
+    jar_notify: tokio::sync::Notify,
 }
 
 impl Grant {
-    /// Closes the listener, its connections and the upstream pool. Idempotent.
+    /// Closes the listener, its connections and the upstream pool, and writes a kept jar
+    /// that changed (blocking, one small file). Idempotent.
     fn close(&self) {
         self.closed.send_replace(true);
         self.pool.close();
+        self.jar.save(&self.upstream.origin);
+    }
+
+    /// Says the jar may have changed: a kept jar that did is written soon after.
+    pub(crate) fn jar_changed(&self) {
+        if self.jar.is_dirty() {
+            self.jar_notify.notify_one();
+        }
+    }
+
+    /// Writes a kept jar [`JAR_SAVE_DEBOUNCE_MS`] after each change, until the grant closes
+    /// (its last change is written by [`Grant::close`]).
+    async fn save_jar_changes(self: Arc<Self>) {
+        let mut closed = self.closed.subscribe();
+        loop {
+            tokio::select! {
+                _ = self.jar_notify.notified() => {}
+                _ = closed.wait_for(|c| *c) => return,
+            }
+            tokio::time::sleep(Duration::from_millis(JAR_SAVE_DEBOUNCE_MS)).await;
+            let g = self.clone();
+            let _ = tokio::task::spawn_blocking(move || g.jar.save(&g.upstream.origin)).await;
+        }
     }
 
     pub(crate) fn touch(&self) {
@@ -259,6 +296,12 @@ impl Proxy {
         }
         let listener = TcpListener::bind(("127.0.0.1", 0)).await.map_err(ProxyError::Bind)?;
         let port = listener.local_addr().map_err(ProxyError::Bind)?.port();
+        // A kept jar is read before the grants are locked (a small file, at most
+        // `MAX_JAR_FILE_BYTES`).
+        let jar = match &self.config.jar_dir {
+            Some(dir) => cookies::Jar::load(jar_file(dir, &upstream.origin), &upstream.origin),
+            None => cookies::Jar::default(),
+        };
         let mut grants = self.lock();
         // Another request may have raced us to the same origin or the cap while we bound.
         if let Some(g) = grants.values().find(|g| g.upstream.origin == upstream.origin) {
@@ -284,11 +327,15 @@ impl Proxy {
             closed,
             config: self.config.clone(),
             pool: upstream::Pool::default(),
-            jar: cookies::Jar::default(),
+            jar,
+            jar_notify: tokio::sync::Notify::new(),
         });
         grants.insert(id, grant.clone());
         drop(grants);
         tokio::spawn(server::serve(listener, grant.clone()));
+        if self.config.jar_dir.is_some() {
+            tokio::spawn(grant.clone().save_jar_changes());
+        }
         tracing::info!(grant = %grant.id, port, upstream = %grant.upstream.origin, "proxy grant created");
         let mut info = grant.info();
         info.url = Some(format!("{}{path}", grant.origins.canonical));

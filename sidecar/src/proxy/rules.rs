@@ -138,13 +138,16 @@ pub struct ResponsePlan {
     pub preserve_csp: bool,
 }
 
-/// Rewrites an upstream response's headers for the browser, in place. `chain` is the
+/// Rewrites an upstream response's headers for the browser, in place. `upstream_origins` are
+/// the upstream's own origins (`Upstream::own_origins`: its origin first, then, for a
+/// loopback upstream, the other loopback spellings of its port): a `Location` on any of them
+/// is turned into the proxy's, so a redirect stays inside the proxy. `chain` is the
 /// validated embedder chain (`None`: framing headers are left as they are). `upgrade` keeps
 /// the `Connection`/`Upgrade` pair of a `101` answer.
 pub fn rewrite_response(
     h: &mut HeaderMap,
     own: &ProxyOrigins,
-    upstream_origin: &str,
+    upstream_origins: &[String],
     chain: Option<&[String]>,
     upgrade: bool,
 ) -> ResponsePlan {
@@ -171,7 +174,7 @@ pub fn rewrite_response(
         }
     }
     if let Some(loc) = h.get(header::LOCATION).and_then(|v| v.to_str().ok()) {
-        if let Some(rest) = strip_origin(loc, upstream_origin) {
+        if let Some(rest) = upstream_origins.iter().find_map(|o| strip_origin(loc, o)) {
             if let Ok(v) = HeaderValue::from_str(&format!("{}{rest}", own.canonical)) {
                 h.insert(header::LOCATION, v);
             }
@@ -333,7 +336,7 @@ mod tests {
         ];
         for (input, name, want) in cases {
             let mut h = map(input);
-            rewrite_response(&mut h, &own(), UP, Some(&chain), false);
+            rewrite_response(&mut h, &own(), &[UP.into()], Some(&chain), false);
             assert_eq!(all(&h, name), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{input:?} → {name}");
         }
     }
@@ -345,7 +348,7 @@ mod tests {
             ("Content-Security-Policy", "frame-ancestors 'none'"),
             ("Set-Cookie", "a=1"),
         ]);
-        let plan = rewrite_response(&mut h, &own(), UP, None, false);
+        let plan = rewrite_response(&mut h, &own(), &[UP.into()], None, false);
         assert!(!plan.preserve_csp);
         assert_eq!(all(&h, "x-frame-options"), ["DENY"]);
         assert_eq!(all(&h, "content-security-policy"), ["frame-ancestors 'none'"]);
@@ -360,7 +363,7 @@ mod tests {
             ("Set-Cookie", "a=1"),
             ("Sec-WebSocket-Accept", "x"),
         ]);
-        rewrite_response(&mut h, &own(), UP, Some(&["http://a.test".to_string()]), true);
+        rewrite_response(&mut h, &own(), &[UP.into()], Some(&["http://a.test".to_string()]), true);
         assert_eq!(all(&h, "upgrade"), ["websocket"]);
         assert_eq!(all(&h, "sec-websocket-accept"), ["x"]);
         assert!(h.get("set-cookie").is_none());
@@ -370,10 +373,10 @@ mod tests {
     fn location_on_default_port_origin() {
         let own = own();
         let mut h = map(&[("Location", "http://example.test:80/a")]);
-        rewrite_response(&mut h, &own, "http://example.test", None, false);
+        rewrite_response(&mut h, &own, &["http://example.test".into()], None, false);
         assert_eq!(all(&h, "location"), ["http://127.0.0.1:41000/a"]);
         let mut h = map(&[("Location", "http://example.test/a")]);
-        rewrite_response(&mut h, &own, "http://example.test", None, false);
+        rewrite_response(&mut h, &own, &["http://example.test".into()], None, false);
         assert_eq!(all(&h, "location"), ["http://127.0.0.1:41000/a"]);
     }
 }

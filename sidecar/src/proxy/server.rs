@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::body::{empty, full, instrumented, IdleBody, Plan, ProxyBody};
-use super::cookies::jar_applies;
+use super::cookies::{jar_applies, MAX_SCRIPT_COOKIE_BYTES};
 use super::decode::codings;
 use super::html::{markup, shim_script};
 use super::rules::{frame_ancestors, is_document_load, is_upgrade, rewrite_request, rewrite_response};
@@ -87,6 +87,11 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
         .and_then(|v| v.to_str().ok())
         .is_some_and(|o| o != "null" && !grant.origins.is_own(o));
     let guard = if foreign { ActiveGuard::passive() } else { ActiveGuard::new(&grant) };
+    if req.uri().path() == SCRIPT_COOKIE_PATH {
+        let r = script_cookie(req, &grant).await;
+        drop(guard);
+        return Ok(r);
+    }
     let chain = grant.chain.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let idle = grant.config.upstream_idle;
     let upstream = &grant.upstream;
@@ -125,12 +130,13 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     };
     if let Some(url) = &jar_url {
         grant.jar.store_from(resp.headers(), url);
+        grant.jar_changed();
     }
 
     if let (Some(client_upgrade), StatusCode::SWITCHING_PROTOCOLS) = (client_upgrade, resp.status()) {
         let upstream_upgrade = hyper::upgrade::on(&mut resp);
         let (mut parts, _) = resp.into_parts();
-        rewrite_response(&mut parts.headers, &grant.origins, &upstream.origin, chain.as_deref(), true);
+        rewrite_response(&mut parts.headers, &grant.origins, &upstream.own_origins(), chain.as_deref(), true);
         let mut closed = grant.closed.subscribe();
         tokio::spawn(async move {
             let _guard = guard;
@@ -145,7 +151,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     }
 
     let (mut parts, body) = resp.into_parts();
-    let rules = rewrite_response(&mut parts.headers, &grant.origins, &upstream.origin, chain.as_deref(), false);
+    let rules = rewrite_response(&mut parts.headers, &grant.origins, &upstream.own_origins(), chain.as_deref(), false);
     // Only a document load of markup whose codings the proxy can undo is instrumented, and only
     // with a chain (protocol §6.5); it is then served identity, whatever its length becomes.
     let app = chain.as_ref().and_then(|c| c.first()).filter(|_| document);
@@ -166,6 +172,78 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
         _ => body.with_guard(guard).boxed(),
     };
     Ok(Response::from_parts(parts, body))
+}
+
+/// The path, on every grant's origin, by which the shim's `document.cookie` reads and writes
+/// the grant's jar (protocol §6.4 "Cookie jar"); never forwarded upstream.
+pub const SCRIPT_COOKIE_PATH: &str = "/__porthole/cookie";
+
+/// A JSON error (protocol §3 shape) from the proxy itself.
+fn json_error(status: StatusCode, code: &str, message: &str) -> Response<ProxyBody> {
+    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    let mut r = Response::new(full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// `GET|POST /__porthole/cookie?p=<document path>` (protocol §6.4): the shim's
+/// `document.cookie`. GET answers the jar's script-visible cookies for the document
+/// ([`super::cookies::Jar::script_view`], `text/plain`); POST stores its body, one cookie
+/// string of at most [`MAX_SCRIPT_COOKIE_BYTES`] UTF-8 bytes, as a script's write
+/// ([`super::cookies::Jar::set_from_script`]) → `204`. Only the page itself may ask: the
+/// request must carry `X-Porthole-Cookie: 1` (a header no cross-origin page can send without
+/// a CORS preflight, which is never granted) and, when the browser says, come from the same
+/// origin (`Sec-Fetch-Site: same-origin`; an `Origin`, when sent, one of the grant's own).
+/// Refusals: `403 forbidden`, `405 method_not_allowed`, `400 bad_request` (no `p`, or a `p`
+/// not starting with `/`), `413 too_large`, `400 bad_cookie` (not UTF-8).
+async fn script_cookie(req: Request<Incoming>, grant: &Grant) -> Response<ProxyBody> {
+    let h = req.headers();
+    let text = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    let same_origin = text("sec-fetch-site").is_none_or(|v| v.eq_ignore_ascii_case("same-origin"));
+    let own_origin = text("origin").is_none_or(|o| grant.origins.is_own(o));
+    if text("x-porthole-cookie") != Some("1") || !same_origin || !own_origin {
+        return json_error(StatusCode::FORBIDDEN, "forbidden", "only the framed page's own script may use its cookies");
+    }
+    let path = req
+        .uri()
+        .query()
+        .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "p").map(|(_, v)| v.into_owned()))
+        .filter(|p| p.starts_with('/'));
+    let Some(path) = path else {
+        return json_error(StatusCode::BAD_REQUEST, "bad_request", "p must be the document's path, starting with /");
+    };
+    let Ok(url) = url::Url::parse(&format!("{}{path}", grant.upstream.origin)) else {
+        return json_error(StatusCode::BAD_REQUEST, "bad_request", "p is not a path");
+    };
+    match *req.method() {
+        Method::GET => {
+            let mut r = Response::new(full(grant.jar.script_view(&url)));
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+            r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            r
+        }
+        Method::POST => {
+            let body = http_body_util::Limited::new(req.into_body(), MAX_SCRIPT_COOKIE_BYTES).collect().await;
+            let Ok(body) = body else {
+                return json_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    &format!("a cookie string is at most {MAX_SCRIPT_COOKIE_BYTES} bytes"),
+                );
+            };
+            let Ok(line) = String::from_utf8(body.to_bytes().to_vec()) else {
+                return json_error(StatusCode::BAD_REQUEST, "bad_cookie", "a cookie string is UTF-8 text");
+            };
+            grant.jar.set_from_script(&line, &url);
+            grant.jar_changed();
+            let mut r = Response::new(empty());
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            r
+        }
+        _ => json_error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "GET or POST"),
+    }
 }
 
 /// Which error page.

@@ -18,6 +18,12 @@ import type { Keystroke } from '../keys/prefix';
 import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
 
+/** A screencast's tabs as saved: their URLs in order (at least two) and the active one's index. */
+export interface RestoreTabs {
+  tabs: string[];
+  active: number;
+}
+
 /** What the pane shows, as the header and the panels read it. */
 export interface BrowserView {
   /** the upstream URL on screen ('' before the first navigation) */
@@ -41,6 +47,8 @@ export interface BrowserView {
   viewport: ViewportChoice;
   /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
   browserId: string | null;
+  /** a restored screencast pane's tabs (their URLs in order, and the active one's index), opened when its browser is created; null once it is */
+  restoreTabs: RestoreTabs | null;
   /** screencast panes: tabs, dialog, popup, Chromium up, parked; null in iframe mode */
   screencast: ScreencastState | null;
 }

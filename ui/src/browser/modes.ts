@@ -11,7 +11,7 @@ export interface RenderModeInfo {
 }
 
 export const RENDER_MODES: readonly RenderModeInfo[] = [
-  { mode: 'iframe', label: 'Embedded (iframe)', detail: 'http:// pages through the local proxy; keeps no logins or cookies' },
+  { mode: 'iframe', label: 'Embedded (iframe)', detail: 'http:// pages through the local proxy; cookies kept by Porthole, per site' },
   { mode: 'screencast', label: 'Screencast', detail: 'a real headless Chromium, painted here; http:// and https://' },
 ];
 

@@ -7,7 +7,7 @@
 import { ApiError, api } from '../api/client';
 import type { AgentActivity, BrowserTab, Download, FileChooser, InputPopup, PageDialog, SelectPopup, ViewerOut } from '../api/protocol';
 import { readClipboard, writeClipboard } from '../clipboard';
-import type { BrowserEvents } from '../browser/BrowserRuntime';
+import type { BrowserEvents, RestoreTabs } from '../browser/BrowserRuntime';
 import { browserErrorText } from './errors';
 import { popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
@@ -38,6 +38,10 @@ export const PARK_AFTER_MS = 1000;
 const DECODE_DEPTH = 2;
 /** How long closing waits for the input already sent to reach the page, in ms. */
 const UNLOAD_SETTLE_MS = 3000;
+
+/** How often, and how many times, a create refused with `profile_in_use` is asked again (the pane's previous browser is being deleted). */
+const PROFILE_RETRY_MS = 250;
+const PROFILE_RETRIES = 20;
 
 /** The screencast's state as the pane's React view reads it (high-rate facts live on DOM attributes). */
 export interface ScreencastState {
@@ -150,6 +154,8 @@ export class ScreencastRuntime {
   /** the active tab's committed URL (the page shown); `url` may be a pending one while it loads */
   private committed = '';
   private browserId: string | null;
+  /** a restored pane's tabs, opened with its browser's creation; null once created */
+  private restoreTabs: RestoreTabs | null;
   private creating: Promise<string | null> | null = null;
   private viewport: ViewportChoice;
   /** the last painted bitmap and its frame (redrawn on resize; kept while parked) */
@@ -207,11 +213,12 @@ export class ScreencastRuntime {
   constructor(
     readonly paneId: string,
     url: string,
-    opts: { browserId: string | null; viewport: ViewportChoice },
+    opts: { browserId: string | null; viewport: ViewportChoice; restoreTabs?: RestoreTabs | null },
     private readonly events: ScreencastEvents,
   ) {
     this.url = url;
     this.browserId = opts.browserId;
+    this.restoreTabs = opts.restoreTabs ?? null;
     this.viewport = opts.viewport;
     this.element = document.createElement('div');
     this.element.className = 'screencast-host';
@@ -685,7 +692,7 @@ export class ScreencastRuntime {
             this.browserId = null;
           }
         }
-        const id = await api.createBrowser(this.url, viewportBody(this.viewport));
+        const id = await this.createBrowser();
         if (this.disposed) {
           void api.deleteBrowser(id).catch(() => {});
           return null;
@@ -703,6 +710,28 @@ export class ScreencastRuntime {
       }
     })();
     return this.creating;
+  }
+
+  /**
+   * Creates the pane's browser on its kept profile (keyed by the pane id, protocol §8), with
+   * the restored tabs when there are any (then at the active one's URL). A `409
+   * profile_in_use` means this pane's previous browser is still being deleted (a mode switch
+   * back and forth): asked again every PROFILE_RETRY_MS, at most PROFILE_RETRIES times.
+   */
+  private async createBrowser(): Promise<string> {
+    const r = this.restoreTabs;
+    const first = r ? (r.tabs[0] ?? this.url) : this.url;
+    const more = r ? { profile: this.paneId, tabs: r.tabs.slice(1), active: r.active } : { profile: this.paneId };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const id = await api.createBrowser(first, viewportBody(this.viewport), more);
+        this.restoreTabs = null;
+        return id;
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === 'profile_in_use') || attempt >= PROFILE_RETRIES || this.disposed) throw e;
+        await new Promise((done) => setTimeout(done, PROFILE_RETRY_MS));
+      }
+    }
   }
 
   private async withBrowser(f: (id: string) => Promise<unknown>) {

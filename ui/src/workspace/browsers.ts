@@ -85,10 +85,10 @@ export class BrowserPanes {
     };
     const rt: BrowserRenderer =
       b.mode === 'screencast'
-        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport }, {
+        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport, restoreTabs: b.restoreTabs }, {
             onChange,
             onFocus: () => this.host.focus(id),
-            onBrowserId: (browserId) => onChange({ browserId }),
+            onBrowserId: (browserId) => onChange({ browserId, restoreTabs: null }),
             onScreencast: (patch: Partial<ScreencastState>) => {
               if (patch.connected === false || patch.error) this.host.suspect();
               const sc = this.host.snap.panes[id]?.browser?.screencast ?? EMPTY_SCREENCAST;
@@ -164,6 +164,7 @@ export class BrowserPanes {
       blocked: null,
       prompt: null,
       browserId: null,
+      restoreTabs: null,
       screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null,
     };
     const model = { ...p, browser };

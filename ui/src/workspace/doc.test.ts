@@ -38,3 +38,20 @@ describe('parseDoc: pane handles', () => {
     expect(parseDoc({ version: 2, layout, panes: {} })).toBeNull();
   });
 });
+
+describe('parseDoc: a screencast pane\'s tabs (issue 22 item 5)', () => {
+  const pane = (tabs: unknown, activeTab?: unknown) => parseDoc(doc({ p1: { terminalId: 't1', title: '', command: null }, p2: { kind: 'browser', url: 'http://a/2', mode: 'screencast', title: '', tabs, activeTab } }))?.panes.p2;
+  it('keeps two or more http(s) tabs and the active index', () => {
+    expect(pane(['http://a/1', 'https://b/2'], 1)).toMatchObject({ tabs: ['http://a/1', 'https://b/2'], activeTab: 1 });
+  });
+  it('reads an active index out of range as the first tab', () => {
+    expect(pane(['http://a/1', 'http://a/2'], 7)).toMatchObject({ activeTab: 0 });
+  });
+  it('drops tabs that are not a list of http(s) URLs, or a single one, keeping the pane', () => {
+    for (const bad of [['http://a/1'], ['http://a/1', 'file:///etc/passwd'], 'http://a/1', Array(40).fill('http://a/')]) {
+      const p = pane(bad, 0);
+      expect(p).toMatchObject({ kind: 'browser', url: 'http://a/2' });
+      expect(p).not.toHaveProperty('tabs');
+    }
+  });
+});

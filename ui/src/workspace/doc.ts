@@ -11,7 +11,10 @@ import { WORKSPACES_MAX, WORKSPACE_ID_RE, cleanName } from './workspaces';
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
   | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string }
-  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string };
+  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string; tabs?: string[]; activeTab?: number };
+
+/** Most tabs of a screencast pane saved (and reopened, protocol §8.2). */
+export const SAVED_TABS_MAX = 33;
 
 /**
  * One workspace in the saved document: its layout, its panes in render order (a subset of
@@ -84,6 +87,13 @@ function parseOrder(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
+/** A screencast pane's saved tabs: two to SAVED_TABS_MAX http(s) URLs and the active one's index; nothing otherwise. */
+function parseTabs(tabs: unknown, active: unknown): { tabs?: string[]; activeTab?: number } {
+  if (!Array.isArray(tabs) || tabs.length < 2 || tabs.length > SAVED_TABS_MAX || !tabs.every((t) => isHttpUrl(t))) return {};
+  const i = typeof active === 'number' && Number.isInteger(active) && active >= 0 && active < tabs.length ? active : 0;
+  return { tabs: tabs as string[], activeTab: i };
+}
+
 function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
   const panes: WorkspaceDoc['panes'] = {};
   for (const [id, p] of Object.entries(raw)) {
@@ -100,6 +110,7 @@ function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
         title: typeof q.title === 'string' ? q.title : '',
         ...(isPortOrigin(q.origin) ? { origin: q.origin } : {}),
         ...(typeof q.handle === 'string' && BROWSER_HANDLE_RE.test(q.handle) ? { handle: q.handle } : {}),
+        ...parseTabs(q.tabs, q.activeTab),
       };
       continue;
     }

@@ -107,6 +107,7 @@ export const EMPTY_BROWSER: BrowserView = {
   prompt: null,
   viewport: PANE_VIEWPORT,
   browserId: null,
+  restoreTabs: null,
   screencast: null,
 };
 

@@ -5,13 +5,28 @@ import { api } from '../api/client';
 import * as L from '../layout/engine';
 import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT } from '../screencast/viewport';
-import type { SavedPane, WorkspaceDoc } from './doc';
+import type { BrowserView, RestoreTabs } from '../browser/BrowserRuntime';
+import { isHttpUrl } from '../browser/url';
+import { SAVED_TABS_MAX, type SavedPane, type WorkspaceDoc } from './doc';
 import { type Workspace, unemptied } from './workspaces';
 import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
 import type { RestorePlan, RestoredTerminal } from './restore';
 
 /** How long the wall must stay unchanged before it is saved, in ms. */
 const SAVE_DEBOUNCE_MS = 300;
+
+/**
+ * A screencast pane's tabs as saved: its live tabs' http(s) URLs in order and the active one's
+ * index, or, before its browser exists, the tabs it is to reopen; null for a single tab.
+ */
+export function savedTabs(b: BrowserView): RestoreTabs | null {
+  const live = (b.screencast?.tabs ?? []).filter((t) => isHttpUrl(t.url)).slice(0, SAVED_TABS_MAX);
+  if (live.length > 1) {
+    const active = Math.max(0, live.findIndex((t) => t.id === b.screencast?.activeTab));
+    return { tabs: live.map((t) => t.url), active };
+  }
+  return live.length ? null : b.restoreTabs;
+}
 
 /** The saved document (version 2) for snapshot `s`: every workspace, terminal panes with a terminal, and browser panes. */
 export function toDoc(s: Snapshot): WorkspaceDoc {
@@ -21,6 +36,8 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
     if (p?.kind === 'browser' && p.browser) {
       panes[id] = { kind: 'browser', url: p.browser.url, mode: p.browser.mode, title: p.browser.title, viewport: p.browser.viewport };
       if (p.browser.mode === 'screencast' && p.browser.browserId) panes[id] = { ...panes[id], browser: p.browser.browserId } as SavedPane;
+      const tabs = p.browser.mode === 'screencast' ? savedTabs(p.browser) : null;
+      if (tabs) panes[id] = { ...panes[id], tabs: tabs.tabs, activeTab: tabs.active } as SavedPane;
       if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
       if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
     }
@@ -103,6 +120,7 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
           title: d.title,
           viewport: d.viewport ?? PANE_VIEWPORT,
           browserId: d.browser ?? null,
+          restoreTabs: d.mode === 'screencast' && d.tabs ? { tabs: d.tabs, active: d.activeTab ?? 0 } : null,
           screencast: d.mode === 'screencast' ? EMPTY_SCREENCAST : null,
         },
         editNonce: d.url ? 0 : 1,

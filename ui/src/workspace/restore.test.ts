@@ -92,3 +92,34 @@ describe('restoreDoc with a plan', () => {
     expect(reloaded.panes.p2.browser?.browserId).toBe('b1');
   });
 });
+
+describe('a screencast pane\'s tabs across a restart (issue 22 item 5)', () => {
+  const tabs = ['http://127.0.0.1:5173/a', 'http://127.0.0.1:5173/b', 'http://127.0.0.1:5173/c'];
+  const doc = {
+    version: 1 as const,
+    layout: L.single('p1'),
+    panes: { p1: { kind: 'browser' as const, url: tabs[1], mode: 'screencast' as const, title: 'app', browser: 'b1', tabs, activeTab: 1 } },
+    order: ['p1'],
+  };
+
+  it('brings the tabs back to be reopened, and saves them again until the browser exists', () => {
+    const plan = RestorePlan.from({ revision: 0, restore: { saved_at: 0, terminals: {} } });
+    const wall = restoreDoc(parseDoc(doc)!, new Set(), plan);
+    expect(wall.panes.p1.browser?.restoreTabs).toEqual({ tabs, active: 1 });
+    const snap = { layout: wall.workspaces[0].layout, workspaces: wall.workspaces, active: wall.active, panes: wall.panes, order: wall.order } as unknown as Snapshot;
+    expect(toDoc(snap).panes.p1).toMatchObject({ tabs, activeTab: 1 });
+  });
+
+  it('saves a live browser\'s http(s) tabs in order with the active one', () => {
+    const wall = restoreDoc(parseDoc(doc)!, new Set(), null);
+    const b = wall.panes.p1.browser!;
+    const live = [
+      { id: 'T1', url: tabs[0], title: '' },
+      { id: 'T2', url: 'about:blank', title: '' },
+      { id: 'T3', url: tabs[2], title: '' },
+    ];
+    const panes = { p1: { ...wall.panes.p1, browser: { ...b, restoreTabs: null, screencast: { ...b.screencast!, tabs: live, activeTab: 'T3' } } } };
+    const snap = { layout: wall.workspaces[0].layout, workspaces: wall.workspaces, active: wall.active, panes, order: wall.order } as unknown as Snapshot;
+    expect(toDoc(snap).panes.p1).toMatchObject({ tabs: [tabs[0], tabs[2]], activeTab: 1 });
+  });
+});

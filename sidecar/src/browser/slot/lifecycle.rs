@@ -243,10 +243,23 @@ impl BrowserRef {
     /// Closes the browser: a launch not yet begun is superseded; one running finishes first
     /// and is then closed. Idempotent.
     pub(in crate::browser) async fn close(&self) {
+        self.close_with(false).await;
+    }
+
+    /// Closes the browser as [`Self::close`] does; its profile directory is removed unless
+    /// `keep_profile` (a kept profile at shutdown, for the next start).
+    pub(in crate::browser) async fn close_with(&self, keep_profile: bool) {
         self.0.closing.store(true, Ordering::SeqCst);
         let _turn = self.0.lifecycle.lock().await;
         self.stop_locked(Phase::Closed, true).await;
-        let _ = std::fs::remove_dir_all(&self.0.profile);
+        if !keep_profile {
+            let _ = std::fs::remove_dir_all(&self.0.profile);
+        }
+    }
+
+    /// The browser's profile directory.
+    pub(in crate::browser) fn profile_dir(&self) -> &std::path::Path {
+        &self.0.profile
     }
 
     /// Launches Chromium at the last URL: headless when `window` is `None`, else headed, a
