@@ -19,6 +19,7 @@ pub mod proxy;
 pub mod pty;
 pub mod secret;
 pub mod session;
+pub mod state_file;
 pub mod viewer;
 
 use std::future::IntoFuture;

@@ -315,6 +315,7 @@ async fn list_shows_the_running_command_as_the_header_does() {
     assert!(row.contains("sleep 300"), "{out}");
     let panes = sc.req("GET", "/api/control/panes", None).await.json();
     assert_eq!(panes["panes"][0]["title"], "sleep 300", "{panes}");
+}
 
 /// The tmux server of a test, ended on drop.
 struct TmuxServer(std::path::PathBuf);

@@ -92,10 +92,10 @@ fn read(file: &Path) -> Vec<Entry> {
 }
 
 /// Writes `v` as JSON over `file` through the state directory's atomic writer
-/// ([`crate::session::write_atomic`]: temp file, fsync, rename, mode 0600).
+/// ([`crate::state_file::write_atomic`]: temp file, fsync, rename, mode 0600).
 fn write_atomically(file: &Path, v: &Stored) -> std::io::Result<()> {
     let text = serde_json::to_vec_pretty(v).map_err(std::io::Error::other)?;
-    crate::session::write_atomic(file, &text)
+    crate::state_file::write_atomic(file, &text)
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ impl Jar {
                 return;
             }
         };
-        if let Err(e) = crate::session::write_atomic(file, &bytes) {
+        if let Err(e) = crate::state_file::write_atomic(file, &bytes) {
             self.dirty.store(true, Ordering::SeqCst);
             tracing::warn!(file = %file.display(), "failed to write the cookie jar: {e}");
         }

@@ -2,9 +2,8 @@
 //! replacing it atomically (a temp file in the same directory, fsync, rename, fsync of the
 //! directory), so a crash or a kill mid-write leaves the old file or the new one, whole.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -75,35 +74,6 @@ fn move_aside(file: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::other("every corrupt-<time> name is taken"))
 }
 
-/// The temp file a write of `file` goes through: `<name>.tmp-<pid>`, in the same directory
-/// (a rename is atomic only within one file system).
-pub(super) fn temp_path(file: &Path) -> PathBuf {
-    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("session.json");
-    file.with_file_name(format!("{name}.tmp-{}", std::process::id()))
-}
-
-/// Replaces `file` with `bytes` atomically: the directory is created (mode 0700) if
-/// missing, the bytes go to [`temp_path`] (mode 0600: scrollback can hold secrets), are
-/// fsynced, renamed over `file`, and the directory is fsynced so the rename itself is
-/// durable. On error the temp file is removed and `file` is untouched.
-pub(crate) fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = file.parent().ok_or_else(|| std::io::Error::other("a state file needs a directory"))?;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let tmp = temp_path(file);
-    let written = (|| {
-        let mut f = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, file)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    // The rename is in the directory's data: without this a power cut may lose it.
-    File::open(dir)?.sync_all()
-}
-
 /// Removes temp files beside `file` left by a sidecar that died mid-write (`<name>.tmp-<pid>`
 /// whose process is gone); a live process's temp file is its write under way.
 pub(super) fn remove_stale_temps(file: &Path) {
@@ -151,32 +121,15 @@ mod tests {
     }
 
     #[test]
-    fn write_goes_through_a_temp_file_and_leaves_none_behind() {
-        let d = dir("write");
-        let file = d.join("state/session.json");
-        write_atomic(&file, b"one").unwrap();
-        write_atomic(&file, b"two").unwrap();
-        assert_eq!(std::fs::read(&file).unwrap(), b"two");
-        assert_eq!(names(&d.join("state")), ["session.json"]);
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
-        // A temp file in the way (a directory, so the write fails): the old file stays whole.
-        std::fs::create_dir(temp_path(&file)).unwrap();
-        assert!(write_atomic(&file, b"three").is_err());
-        assert_eq!(std::fs::read(&file).unwrap(), b"two");
-        let _ = std::fs::remove_dir_all(&d);
-    }
-
-    #[test]
     fn stale_temps_of_dead_processes_are_removed() {
         let d = dir("stale");
         let file = d.join("session.json");
         // pid 0 is never a process; our own pid is alive.
         std::fs::write(d.join("session.json.tmp-0"), b"x").unwrap();
-        std::fs::write(temp_path(&file), b"x").unwrap();
+        std::fs::write(crate::state_file::temp_path(&file), b"x").unwrap();
         std::fs::write(d.join("other.tmp-0"), b"x").unwrap();
         remove_stale_temps(&file);
-        let mine = temp_path(&file).file_name().unwrap().to_str().unwrap().to_string();
+        let mine = crate::state_file::temp_path(&file).file_name().unwrap().to_str().unwrap().to_string();
         let mut want = vec!["other.tmp-0".to_string(), mine];
         want.sort();
         assert_eq!(names(&d), want);

@@ -17,8 +17,6 @@ mod capture;
 mod file;
 
 /// The one atomic writer of the state directory's files (the session, the project trust store).
-pub(crate) use file::write_atomic;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -397,7 +395,7 @@ impl Session {
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return tracing::warn!(bytes = bytes.len(), "session not saved: larger than {MAX_FILE_BYTES} bytes");
         }
-        match file::write_atomic(path, &bytes) {
+        match crate::state_file::write_atomic(path, &bytes) {
             Ok(()) => {
                 self.lock().written = Some(revision);
                 tracing::debug!(file = %path.display(), bytes = bytes.len(), "session saved")
