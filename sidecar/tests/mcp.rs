@@ -27,14 +27,21 @@ struct Mcp {
 
 impl Mcp {
     fn start(port: u16, token: &str) -> Mcp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ph"))
-            .arg("mcp")
-            .env("PORTHOLE_URL", format!("http://127.0.0.1:{port}/"))
-            .env("PORTHOLE_TOKEN", token)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ph"));
+        cmd.env("PORTHOLE_URL", format!("http://127.0.0.1:{port}/")).env("PORTHOLE_TOKEN", token);
+        Mcp::spawn(cmd)
+    }
+
+    /// `ph mcp` started as an MCP client that passes a bare environment would (the Python
+    /// SDK's default keeps only `HOME`, `PATH`, `SHELL`, `TERM`, `USER` and `LOGNAME`).
+    fn start_bare() -> Mcp {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ph"));
+        cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default()).env("TERM", "dumb");
+        Mcp::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: Command) -> Mcp {
+        let mut child = cmd.arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
         let (tx, lines) = mpsc::channel();
@@ -185,5 +192,41 @@ async fn ph_mcp_serves_the_verbs_as_tools() {
         assert_eq!(sc_["code"], "usage");
         let unknown = mcp.ask("tools/call", json!({"name": "nope", "arguments": {}}));
         assert!(unknown["rpc_error"].is_object(), "{unknown}");
+    });
+}
+
+/// Completes the MCP handshake.
+fn initialize(mcp: &mut Mcp) {
+    let init = mcp.ask(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert_eq!(init["serverInfo"]["name"], "porthole-ph", "{init}");
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+}
+
+/// A bare environment lists the tools, and every call says which variable is missing; a
+/// failed program awaited with `wait --until exit` is a tool error (`program_failed`, exit 5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_environment_is_named_and_a_failed_program_is_an_error() {
+    tokio::task::block_in_place(|| {
+        let mut bare = Mcp::start_bare();
+        initialize(&mut bare);
+        let list = bare.ask("tools/list", json!({}));
+        let names: Vec<&str> = list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert!(names.contains(&"browser_scroll_to") && !names.contains(&"browser_scroll-to"), "{names:?}");
+        let (err, text, meta) = bare.call("list", json!({}));
+        assert!(err, "{text}");
+        assert!(text.contains("PORTHOLE_URL and PORTHOLE_TOKEN are not set"), "{text}");
+        assert_eq!(meta, json!({"code": "usage", "exit": 1}));
+    });
+    let sc = Sidecar::start(&[]);
+    let failed = sc.spawn(&["sh", "-c", "exit 7"]).await;
+    let mut mcp = tokio::task::block_in_place(|| Mcp::start(sc.port, &sc.token));
+    tokio::task::block_in_place(|| {
+        initialize(&mut mcp);
+        let (err, text, meta) = mcp.call("wait", json!({"pane": failed, "until": "exit", "timeout": "60"}));
+        assert_eq!((err, text.as_str()), (true, "exited 7"), "{meta}");
+        assert_eq!(meta, json!({"code": "program_failed", "exit": 5}));
     });
 }
