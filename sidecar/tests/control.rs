@@ -274,3 +274,24 @@ async fn ph_inside_tmux_answers_as_the_pane_the_tmux_client_runs_in() {
     }
     drop(server);
 }
+
+/// A pane token does not let a process speak for another process's pane: the process `ph`
+/// names (`X-Porthole-Pid`) must hold the connection (issue 22 item 12's security rule); a
+/// process in no pane (this test) speaks for its token's pane, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_cannot_claim_the_pane_of_another_process() {
+    let sc = bash_sidecar();
+    let a = shell(&sc).await;
+    let b = shell(&sc).await;
+    let out = run_in(&sc, &a, r#"echo "tok=$PORTHOLE_TOKEN""#, "^tok=").await;
+    let token = out.lines().find_map(|l| l.strip_prefix("tok=")).unwrap().trim().to_string();
+    let out = run_in(&sc, &b, r#"echo "pid=$$""#, "^pid=").await;
+    let pid_b = out.lines().find_map(|l| l.strip_prefix("pid=")).unwrap().trim().to_string();
+    let auth = format!("Bearer {token}");
+    let r = sc.raw("GET", "/api/control/panes", &[("Authorization", &auth), ("X-Porthole-Pid", &pid_b)], b"").await;
+    assert_eq!((r.status, r.code().as_str()), (403, "wrong_pane"), "{}", String::from_utf8_lossy(&r.body));
+    let me = std::process::id().to_string();
+    let r = sc.raw("GET", "/api/control/panes", &[("Authorization", &auth), ("X-Porthole-Pid", &me)], b"").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["caller"], a.as_str());
+}
