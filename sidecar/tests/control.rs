@@ -346,8 +346,9 @@ async fn file_after(file: &std::path::Path, data: &std::path::Path) -> String {
 /// `ph` inside tmux inside a pane (issue 22 item 12). A tmux server started in pane A gives a
 /// session created later from pane B A's environment (its `PORTHOLE_PANE` and token); `ph` in
 /// that session still answers as B, the pane whose PTY the tmux client runs on, and keeps
-/// working once A's terminal (and so the token it holds) has ended. The login shell tmux
-/// starts finds `ph` through the one `~/.profile` line docs/cli.md gives.
+/// working once A's terminal (and so the token it holds) has ended; attached from two panes,
+/// it is refused as ambiguous. The login shell tmux starts finds `ph` through the one
+/// `~/.profile` line docs/cli.md gives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ph_inside_tmux_answers_as_the_pane_the_tmux_client_runs_in() {
     assert!(std::path::Path::new("/usr/bin/tmux").exists(), "tmux is missing: `cargo xtask test` installs it");
@@ -390,5 +391,42 @@ async fn ph_inside_tmux_answers_as_the_pane_the_tmux_client_runs_in() {
             assert_eq!(sc.req("DELETE", &format!("/api/terminals/{a}"), None).await.status, 204);
         }
     }
+    // The session attached from a second pane too: which pane asks is ambiguous, so refused.
+    let c = shell(&sc).await;
+    let r = control(&sc, "send", json!({"target": c, "text": "tmux attach -t from_b", "keys": ["enter"]})).await;
+    assert_eq!(r.status, 200);
+    let start = Instant::now();
+    while server.clients() < 2 {
+        assert!(start.elapsed() < HANG, "the second tmux client never attached");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let line = format!("ph list > {home}/list3 2> {home}/err3; echo $? > {home}/rc3");
+    let r = control(&sc, "send", json!({"target": b, "text": line, "keys": ["enter"]})).await;
+    assert_eq!(r.status, 200);
+    let rc = file_after(&sc.home.join("rc3"), &sc.home.join("rc3")).await;
+    let err = std::fs::read_to_string(sc.home.join("err3")).unwrap();
+    assert_eq!(rc.trim(), "2", "{err}");
+    assert!(err.contains("[wrong_pane]") && err.contains(&b) && err.contains(&c), "{err}");
     drop(server);
+}
+
+/// A pane token does not let a process speak for another process's pane: the process `ph`
+/// names (`X-Porthole-Pid`) must hold the connection (issue 22 item 12's security rule); a
+/// process in no pane (this test) speaks for its token's pane, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_cannot_claim_the_pane_of_another_process() {
+    let sc = bash_sidecar();
+    let a = shell(&sc).await;
+    let b = shell(&sc).await;
+    let out = run_in(&sc, &a, r#"echo "tok=$PORTHOLE_TOKEN""#, "^tok=").await;
+    let token = out.lines().find_map(|l| l.strip_prefix("tok=")).unwrap().trim().to_string();
+    let out = run_in(&sc, &b, r#"echo "pid=$$""#, "^pid=").await;
+    let pid_b = out.lines().find_map(|l| l.strip_prefix("pid=")).unwrap().trim().to_string();
+    let auth = format!("Bearer {token}");
+    let r = sc.raw("GET", "/api/control/panes", &[("Authorization", &auth), ("X-Porthole-Pid", &pid_b)], b"").await;
+    assert_eq!((r.status, r.code().as_str()), (403, "wrong_pane"), "{}", String::from_utf8_lossy(&r.body));
+    let me = std::process::id().to_string();
+    let r = sc.raw("GET", "/api/control/panes", &[("Authorization", &auth), ("X-Porthole-Pid", &me)], b"").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["caller"], a.as_str());
 }

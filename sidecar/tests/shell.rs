@@ -190,3 +190,14 @@ async fn a_bash_prompt_whose_function_prints_marks_is_not_doubled() {
     )
     .await;
 }
+
+/// The same in zsh, with `prompt_subst`: judged by the prompt's full expansion.
+#[tokio::test]
+async fn a_zsh_prompt_whose_function_prints_marks_is_not_doubled() {
+    own_marks_are_not_doubled(
+        "/usr/bin/zsh",
+        ".zshrc",
+        "setopt prompt_subst\n__m() { printf '\\e]133;%s\\a' \"$1\"; }\nPS1='%{$(__m A)%}mine> %{$(__m B)%}'\n",
+    )
+    .await;
+}

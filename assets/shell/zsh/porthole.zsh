@@ -14,8 +14,11 @@ __porthole_encode() {
   REPLY=${1//(#b)([^A-Za-z0-9\/._~-])/%${(l:2::0:)$(([##16]#match))}}
 }
 
+# True if and only if the user's prompt emits OSC $1 (133 or 7) on its own, given $2, the
+# prompt as drawn: judged by what it emits, not by its text, so marks printed by a function
+# it calls (with prompt_subst) count (issue 22 item 2b).
 __porthole_theirs() {
-  [[ $PS1 == *"]$1;"* || $PROMPT == *"]$1;"* ]] && return 0
+  [[ $2 == *$'\e]'"$1;"* ]] && return 0
   [[ $1 == 133 ]] && (( ${+functions[__vsc_precmd]} ))
 }
 
@@ -34,8 +37,10 @@ __porthole_precmd_begin() {
 __porthole_precmd_end() {
   local st=$? REPLY
   if [[ -z $__porthole_own133 ]]; then
-    if __porthole_theirs 133; then __porthole_own133=0; else __porthole_own133=1; fi
-    if __porthole_theirs 7; then __porthole_own7=0; else __porthole_own7=1; fi
+    # Expanded once, as drawing it does (with prompt_subst, its command substitutions run).
+    local shown=${(%%)PS1}
+    if __porthole_theirs 133 "$shown"; then __porthole_own133=0; else __porthole_own133=1; fi
+    if __porthole_theirs 7 "$shown"; then __porthole_own7=0; else __porthole_own7=1; fi
   fi
   if [[ $__porthole_own7 == 1 ]]; then
     __porthole_encode "$PWD"

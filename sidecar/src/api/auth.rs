@@ -183,14 +183,14 @@ async fn caller_pane(
     let terminals: Vec<(i32, TerminalId)> =
         st.terminals.list().iter().filter(|t| t.exit_code().is_none()).map(|t| (t.pid(), t.id())).collect();
     let pids: Vec<i32> = terminals.iter().map(|(p, _)| *p).collect();
-    let found = tokio::task::spawn_blocking(move || {
-        if !owns_connection(pid, peer, local) {
-            return None;
-        }
-        Some(place(pid, &pids))
+    // Outer `None`: nothing to tell by (no /proc); inner `None`: not this process's connection.
+    let found = tokio::task::spawn_blocking(move || match owns_connection(pid, peer, local)? {
+        true => Some(Some(place(pid, &pids))),
+        false => Some(None),
     })
     .await
     .map_err(|e| ControlError::Unverified(format!("finding the caller's pane: {e}")))?;
+    let Some(found) = found else { return by_token };
     let pane_of = |pid: i32| terminals.iter().find(|(p, _)| *p == pid).and_then(|(_, t)| st.control.pane_of(*t));
     let named = |pids: &[i32]| pids.iter().filter_map(|p| pane_of(*p)).map(|h| h.to_string()).collect::<Vec<_>>();
     let theirs = token_pane.map_or_else(|| "a pane that has ended".to_string(), |h| h.to_string());

@@ -6,7 +6,8 @@
 //! A process runs in a terminal when it, or an ancestor, is the terminal's child (a session
 //! leader) or in its session. A process under a tmux server runs in the panes whose PTYs
 //! the tmux *clients* attached to its tmux session run on: the server is asked (its own
-//! binary, on the socket named by the process's `TMUX`, which must name that very server).
+//! binary, if a root-owned one, on the socket named by the process's `TMUX`, which must be a
+//! socket that very server listens on).
 //!
 //! Nothing here trusts the caller: the process is the one owning the connection's socket
 //! ([`owns_connection`]), and its ancestry and environment are read from the kernel.
@@ -39,14 +40,19 @@ pub enum Place {
     Elsewhere,
 }
 
-/// True if and only if process `pid` holds the IPv4 TCP socket connected from `peer` (the
-/// client's end) to `local` (ours): the socket's inode, from `/proc/net/tcp`, is one of its
-/// open files.
-pub fn owns_connection(pid: i32, peer: SocketAddrV4, local: SocketAddrV4) -> bool {
-    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return false };
+/// Whether process `pid` holds the IPv4 TCP socket connected from `peer` (the client's end)
+/// to `local` (ours): the socket's inode, from `/proc/net/tcp`, is one of its open files.
+/// `None` when there is no `/proc/net/tcp` to tell (not Linux).
+pub fn owns_connection(pid: i32, peer: SocketAddrV4, local: SocketAddrV4) -> Option<bool> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
     let Some(inode) = table.lines().skip(1).find_map(|row| connection_inode(row, peer, local)) else {
-        return false;
+        return Some(false);
     };
+    Some(holds_socket(pid, inode))
+}
+
+/// True if and only if one of process `pid`'s open files is the socket of inode `inode`.
+fn holds_socket(pid: i32, inode: u64) -> bool {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
     fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
         .any(|target| target.to_str().and_then(socket_inode) == Some(inode))
@@ -122,9 +128,30 @@ fn is_tmux(pid: i32) -> bool {
     std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e.file_name().is_some_and(|n| n == "tmux"))
 }
 
+/// The executable of tmux server `server`, if it is a system binary (owned by root, writable
+/// by no one else): the sidecar runs it, so a program merely named `tmux` is not believed.
+fn system_tmux(server: i32) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::fs::read_link(format!("/proc/{server}/exe")).ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    (meta.uid() == 0 && meta.mode() & 0o022 == 0).then_some(exe)
+}
+
+/// True if and only if process `server` holds the listening unix socket bound at `path` (so
+/// a `TMUX` naming another socket, or a fake server on it, is not asked).
+fn serves_socket(server: i32, path: &Path) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else { return false };
+    // Num RefCount Protocol Flags Type St Inode Path
+    let inode = table.lines().skip(1).find_map(|row| {
+        let f: Vec<&str> = row.split_ascii_whitespace().collect();
+        (f.len() >= 8 && Path::new(f[7]) == path).then(|| f[6].parse::<u64>().ok()).flatten()
+    });
+    inode.is_some_and(|inode| holds_socket(server, inode))
+}
+
 /// The pids of the tmux clients attached to the session of process `pid` (whose ancestors
 /// are `chain`), asked of tmux server `server`. `None` if the process's `TMUX` does not name
-/// that server or the server does not answer.
+/// that server (a socket it listens on) or the server does not answer.
 fn tmux_clients(pid: i32, server: i32, chain: &[Proc]) -> Option<Vec<i32>> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
     let tmux = environ.split(|b| *b == 0).find_map(|v| v.strip_prefix(b"TMUX="))?;
@@ -132,10 +159,10 @@ fn tmux_clients(pid: i32, server: i32, chain: &[Proc]) -> Option<Vec<i32>> {
     // `TMUX` is `socket,server pid,session index`.
     let mut parts = tmux.rsplitn(3, ',');
     let (_session, named, socket) = (parts.next()?, parts.next()?, parts.next()?);
-    if named.parse::<i32>().ok()? != server {
+    if named.parse::<i32>().ok()? != server || !serves_socket(server, Path::new(socket)) {
         return None;
     }
-    let exe = std::fs::read_link(format!("/proc/{server}/exe")).ok()?;
+    let exe = system_tmux(server)?;
     let panes = ask_tmux(&exe, Path::new(socket), &["list-panes", "-a", "-F", "#{pane_pid} #{session_id}"])?;
     let session = panes.lines().find_map(|l| {
         let (p, s) = l.split_once(' ')?;
@@ -156,7 +183,7 @@ fn tmux_clients(pid: i32, server: i32, chain: &[Proc]) -> Option<Vec<i32>> {
 
 /// Runs `exe -S socket args…` and returns its standard output, or `None` if it fails or
 /// takes longer than [`TMUX_ASK_MS`] (then it is killed).
-fn ask_tmux(exe: &PathBuf, socket: &Path, args: &[&str]) -> Option<String> {
+fn ask_tmux(exe: &Path, socket: &Path, args: &[&str]) -> Option<String> {
     let mut child = Command::new(exe)
         .arg("-S")
         .arg(socket)
@@ -208,7 +235,7 @@ mod tests {
             _ => unreachable!(),
         };
         let (peer, local) = (v4(client.local_addr().unwrap()), v4(listener.local_addr().unwrap()));
-        assert!(owns_connection(std::process::id() as i32, peer, local));
-        assert!(!owns_connection(1, peer, local), "init holds no such socket");
+        assert_eq!(owns_connection(std::process::id() as i32, peer, local), Some(true));
+        assert_eq!(owns_connection(1, peer, local), Some(false), "init holds no such socket");
     }
 }
