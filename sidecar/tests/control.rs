@@ -42,7 +42,7 @@ async fn ph_in_a_pane_splits_sends_waits_and_reads() {
     assert_eq!(screen["cols"], 60, "half the caller's 120 columns");
 
     // list shows both panes with their handles and cwd; json for programs.
-    let out = run_in(&sc, &t1, "ph list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"list=\" + \",\".join(p[\"handle\"] for p in d[\"panes\"]), d[\"caller\"])'", "^list=").await;
+    let out = run_in(&sc, &t1, "ph list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"list=\" + \",\".join(p[\"handle\"] for p in d[\"panes\"]), d[\"caller\"])'", r"^list=\S+ \S+$").await;
     assert!(out.contains(&format!("list={t1},{h} {t1}")), "{out}");
 
     // wait --until exit reports the code, and a failed program is exit 5.
