@@ -632,8 +632,16 @@ async fn deleting_terminals_gives_their_memory_back() {
         assert!(begin.elapsed() < HANG, "terminal threads still running");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let after = rss_kib(sc.pid);
-    assert!(after - start < (full - start) / 4, "{start} → {full} → {after} KiB: the memory stayed");
+    // The last holder of a terminal's state (a request in flight, the screen model) may let
+    // go a little after its threads end, on a busy machine: wait for the memory, bounded.
+    loop {
+        let after = rss_kib(sc.pid);
+        if after.saturating_sub(start) < (full - start) / 4 {
+            break;
+        }
+        assert!(begin.elapsed() < HANG, "{start} → {full} → {after} KiB: the memory stayed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A request with more headers than the server parses gets 431 in the JSON error shape, not
