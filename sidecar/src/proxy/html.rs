@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use encoding_rs::Encoding;
+
+use super::csp::{rewrite_csp, CspContext};
 use hyper::header::{HeaderMap, CONTENT_TYPE};
 use lol_html::html_content::ContentType;
 use lol_html::send::{HtmlRewriter, Settings};
@@ -142,6 +144,15 @@ pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool, p
     }
 }
 
+/// `shim` (from [`shim_script`]) carrying `nonce` (base64, from `csp::new_nonce`), so the
+/// page's kept CSP, which lists that nonce (`csp::rewrite_csp`), lets it run.
+pub fn with_nonce(shim: &str, nonce: &str) -> String {
+    match shim.strip_prefix("<script>") {
+        Some(rest) => format!("<script nonce=\"{nonce}\">{rest}"),
+        None => shim.to_string(),
+    }
+}
+
 /// `value` as a JavaScript literal (JSON) that is safe inside a `<script>` element: only
 /// ASCII goes into a body (the rewriter encodes as windows-1252), and nothing that could end
 /// the script: `<`, `>`, `&` and every non-ASCII character become `\uXXXX`.
@@ -216,12 +227,14 @@ pub struct Instrumenter {
 }
 
 impl Instrumenter {
-    /// An instrumenter injecting `shim` (a whole `<script>` element, ASCII only). `keep_meta_csp`: leave
-    /// `<meta http-equiv=content-security-policy>` in place (the upstream opted in). In XHTML
+    /// An instrumenter injecting `shim` (a whole `<script>` element, ASCII only). `meta_csp`:
+    /// how a `<meta http-equiv=content-security-policy>` policy is rewritten for the proxy
+    /// (`csp.rs`; one left empty removes the element); `None`: left exactly as it is (the
+    /// upstream opted in with `X-Porthole-Preserve-CSP`). In XHTML
     /// nothing may follow the root element: with no earlier place found, the shim goes before
     /// `</html>`, and if that is never seen it is left out (the page shows as uninstrumented)
     /// rather than appended after the root, which would make the document ill-formed.
-    pub fn new(shim: String, markup: Markup, keep_meta_csp: bool) -> Self {
+    pub fn new(shim: String, markup: Markup, meta_csp: Option<Arc<CspContext>>) -> Self {
         let out: Out = Arc::new(Mutex::new(Vec::new()));
         let sink_out = out.clone();
         let sink: Sink = Box::new(move |b: &[u8]| {
@@ -235,13 +248,16 @@ impl Instrumenter {
         };
 
         let mut element_content_handlers = Vec::new();
-        if !keep_meta_csp {
+        if let Some(cx) = meta_csp {
             element_content_handlers.push((
                 sel("meta[http-equiv]"),
-                ElementContentHandlers::default().element(|el: &mut lol_html::send::Element<'_, '_>| {
+                ElementContentHandlers::default().element(move |el: &mut lol_html::send::Element<'_, '_>| {
                     let v = el.get_attribute("http-equiv").unwrap_or_default();
                     if v.trim().eq_ignore_ascii_case("content-security-policy") {
-                        el.remove();
+                        match el.get_attribute("content").and_then(|c| rewrite_csp(&c, &cx)) {
+                            Some(c) => el.set_attribute("content", &c)?,
+                            None => el.remove(),
+                        }
                     }
                     Ok(())
                 }),
@@ -386,7 +402,13 @@ mod tests {
     }
 
     fn run_as(chunks: &[&[u8]], keep_meta_csp: bool, markup: Markup, shim: &str) -> Vec<u8> {
-        let mut i = Instrumenter::new(shim.into(), markup, keep_meta_csp);
+        let cx = CspContext {
+            upstream_origins: vec!["http://localhost:5173".into()],
+            proxy_origins: ["http://127.0.0.1:41000".into(), "http://localhost:41000".into()],
+            nonce: "N".into(),
+            cookie_path: "/__porthole/cookie",
+        };
+        let mut i = Instrumenter::new(shim.into(), markup, (!keep_meta_csp).then(|| Arc::new(cx)));
         let mut out = Vec::new();
         for c in chunks {
             out.extend(i.write(c).unwrap());
@@ -428,8 +450,14 @@ mod tests {
             ),
             ("<html><head><title>t</title><body>x", "<html><head><title>t</title><body><script>SHIM</script>x"),
             ("", "<script>SHIM</script>"),
+            // A meta policy is kept, made to work through the proxy (csp.rs); one with only a
+            // frame-ancestors (which a meta policy cannot set anyway) goes.
             (
                 "<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>",
+                "<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'nonce-N' http://127.0.0.1:41000/__porthole/cookie\"><script>SHIM</script></head>",
+            ),
+            (
+                "<head><meta http-equiv=\"content-security-policy\" content=\"frame-ancestors 'none'\"></head>",
                 "<head><script>SHIM</script></head>",
             ),
         ];
@@ -564,7 +592,7 @@ mod tests {
 
     #[test]
     fn a_tag_past_the_memory_bound_is_an_error() {
-        let mut i = Instrumenter::new(S.into(), utf8(false), false);
+        let mut i = Instrumenter::new(S.into(), utf8(false), None);
         i.write(b"<!doctype html><p title=\"").unwrap();
         let block = vec![b'a'; 1 << 20];
         let failed = (0..(MAX_REWRITER_MEMORY_BYTES >> 20) + 8).any(|_| i.write(&block).is_err());
