@@ -248,4 +248,25 @@ addEventListener('keyup', function (e) { seen.push('up:' + e.key) });</script></
       await site.close();
     }
   });
+
+  test('several popups at once are all offered, one after another (issue 22 item 4)', async ({ wall, page }) => {
+    const site = await upstream(() => ({
+      '/': [HTML, `<!doctype html><html><head><title>popups</title></head><body><h1 id=h>popups</h1>
+<button id=three onclick="window.open('/one'); window.open('/two'); window.open('/three')">three</button></body></html>`],
+    }));
+    try {
+      const id = await openPane(wall, `127.0.0.1:${site.port}/`);
+      const pane = wall.pane(id);
+      await expect(frameOf(page, id).locator('#h')).toHaveText('popups');
+      await frameOf(page, id).locator('#three').click();
+      const prompt = pane.getByTestId('browser-prompt');
+      for (const p of ['/one', '/two', '/three']) {
+        await expect(prompt).toContainText(`Open http://127.0.0.1:${site.port}${p} in a new pane?`);
+        await prompt.getByTestId('browser-prompt-cancel').click();
+      }
+      await expect(prompt).toHaveCount(0);
+    } finally {
+      await site.close();
+    }
+  });
 });

@@ -43,6 +43,8 @@ export interface BrowserView {
   blocked: { url: string; via: BlockedVia } | null;
   /** a page asked to open this URL in a new window; the pane asks the user */
   prompt: string | null;
+  /** further new-window requests waiting behind `prompt`, oldest first (prompts.ts) */
+  queuedPrompts: string[];
   /** the screencast viewport choice (kept across mode switches; persisted) */
   viewport: ViewportChoice;
   /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
@@ -59,6 +61,8 @@ export interface BrowserEvents {
   onFocus: () => void;
   /** the prefix key or the key after it, pressed inside the frame (the shim swallowed it there) */
   onKey: (k: Keystroke) => void;
+  /** the page asked to open `url` (an upstream URL) in a new window: the pane asks the user, one request at a time */
+  onOpenWindow: (url: string) => void;
 }
 
 /** The iframe's sandbox: never `allow-top-navigation` (that would let a page bust out of the frame). */
@@ -215,7 +219,7 @@ export class BrowserRuntime {
         return;
       case 'open-window': {
         const url = this.grants.toUpstream(msg.url) ?? msg.url;
-        this.events.onChange({ prompt: url });
+        this.events.onOpenWindow(url);
         return;
       }
       case 'key':

@@ -105,6 +105,7 @@ export const EMPTY_BROWSER: BrowserView = {
   uninstrumented: false,
   blocked: null,
   prompt: null,
+  queuedPrompts: [],
   viewport: PANE_VIEWPORT,
   browserId: null,
   restoreTabs: null,
