@@ -91,7 +91,7 @@ W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;v
 if(!KA){if(!pre)return;KA=1}else if(KM[k]){eat(e);return}else{KA=0;if(pre){keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey);return}}
 eat(e);KU[e.code]=1;keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey)},true);
 W.addEventListener("keyup",function(e){if(KU[e.code]){delete KU[e.code];eat(e)}},true);W.addEventListener("blur",function(){KA=0});
-function openW(u){try{post({kind:"open-window",url:new URL(String(u),location.href).href})}catch(e){}}
+function openW(u,s){try{var m={kind:"open-window",url:new URL(String(u),location.href).href};if(s)m.script=true;post(m)}catch(e){}}
 function at(el,n){return Element.prototype.getAttribute.call(el,n)}
 function root(){var w=W;for(;;){var p=w.parent;if(p===w)return w;try{if(p.location.origin!==S)return w}catch(e){return w}w=p}}
 function named(n,w){try{if(w.name===n)return true;var f=w.document.querySelectorAll("iframe,frame,object");for(var i=0;i<f.length;i++){var c=f[i].contentWindow;if(!c)continue;try{c.document}catch(e){if(at(f[i],"name")===n)return true;continue}if(named(n,c))return true}}catch(e){}return false}
@@ -117,11 +117,11 @@ W.addEventListener("click",function(e){onLink(e,false)});W.addEventListener("aux
 W.addEventListener("submit",function(e){var f=e.target;if(e.defaultPrevented||!(f instanceof HTMLFormElement))return;var s=e.submitter||null,d;try{d=formNav(f,s)}catch(x){return}if(!d)return;
 if(d.get){e.preventDefault();openW(d.url)}else setTimeout(inFrame(f,s),0)});
 var FS=HTMLFormElement.prototype.submit;HTMLFormElement.prototype.submit=function(){var d=null;try{d=formNav(this,null)}catch(x){}if(!d)return FS.call(this);if(d.get)return openW(d.url);var r=inFrame(this,null);try{return FS.call(this)}finally{r()}};
-var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u);return null};
+var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u,1);return null};
 W.addEventListener("message",function(e){var d=e.data;if(!d||typeof d!=="object")return;
 if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();
 else if(d.kind==="prefix"&&typeof d.letter==="string"&&/^[a-z]$/.test(d.letter)){PK=d.letter;KA=0}return}
-if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url);
+if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url,d.script===true);
 else if(d.kind==="blocked"&&typeof d.url==="string"&&(d.via==="script"||d.via==="fetch"||d.via==="xhr"))blk(d.url,d.via);
 else if(d.kind==="key"&&typeof d.key==="string")keyM(d.key,d.ctrl===true,d.alt===true,d.meta===true,d.shift===true)}})})();"#;
 

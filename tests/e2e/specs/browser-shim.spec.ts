@@ -249,7 +249,7 @@ addEventListener('keyup', function (e) { seen.push('up:' + e.key) });</script></
     }
   });
 
-  test('several popups at once are all offered, one after another (issue 22 item 4)', async ({ wall, page }) => {
+  test('several popups at once are all offered, one after another, and window.open returning null is said once (issue 22 item 4)', async ({ wall, page }) => {
     const site = await upstream(() => ({
       '/': [HTML, `<!doctype html><html><head><title>popups</title></head><body><h1 id=h>popups</h1>
 <button id=three onclick="window.open('/one'); window.open('/two'); window.open('/three')">three</button></body></html>`],
@@ -265,6 +265,16 @@ addEventListener('keyup', function (e) { seen.push('up:' + e.key) });</script></
         await prompt.getByTestId('browser-prompt-cancel').click();
       }
       await expect(prompt).toHaveCount(0);
+      // window.open gave the page null: the pane says so, once, with a way out.
+      const notice = pane.getByTestId('browser-notice');
+      await expect(notice).toContainText('window.open returns null');
+      await expect(notice.getByTestId('browser-notice-screencast')).toHaveText('Open as screencast');
+      await notice.getByTestId('browser-notice-dismiss').click();
+      await expect(notice).toHaveCount(0);
+      await frameOf(page, id).locator('#three').click();
+      for (let i = 0; i < 3; i++) await prompt.getByTestId('browser-prompt-cancel').click();
+      await expect(prompt).toHaveCount(0);
+      await expect(notice).toHaveCount(0);
     } finally {
       await site.close();
     }

@@ -45,6 +45,8 @@ export interface BrowserView {
   prompt: string | null;
   /** further new-window requests waiting behind `prompt`, oldest first (prompts.ts) */
   queuedPrompts: string[];
+  /** a way the page just behaved differently here than in a browser (said once per pane; dismissable; offers a screencast) */
+  notice: string | null;
   /** the screencast viewport choice (kept across mode switches; persisted) */
   viewport: ViewportChoice;
   /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
@@ -64,6 +66,10 @@ export interface BrowserEvents {
   /** the page asked to open `url` (an upstream URL) in a new window: the pane asks the user, one request at a time */
   onOpenWindow: (url: string) => void;
 }
+
+/** What the pane says, once, the first time its page calls `window.open`: the page gets `null` back, not a window. */
+export const WINDOW_OPEN_NOTICE =
+  'This page opened a window with window.open. In an embedded pane it gets no handle to that window (window.open returns null), so a login popup or anything that talks to its opener will not work here; a screencast behaves as a browser does.';
 
 /** The iframe's sandbox: never `allow-top-navigation` (that would let a page bust out of the frame). */
 export const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads allow-pointer-lock';
@@ -116,6 +122,9 @@ export class BrowserRuntime {
   private blockedShown = false;
 
   /** `keepaliveMs`: how often the held grant is asked for again (`grantKeepaliveMs`). */
+  /** the page's first `window.open` was said (WINDOW_OPEN_NOTICE): never again for this pane */
+  private windowOpenNoticed = false;
+
   constructor(
     readonly paneId: string,
     url: string,
@@ -220,6 +229,10 @@ export class BrowserRuntime {
       case 'open-window': {
         const url = this.grants.toUpstream(msg.url) ?? msg.url;
         this.events.onOpenWindow(url);
+        if (msg.script && !this.windowOpenNoticed) {
+          this.windowOpenNoticed = true;
+          this.events.onChange({ notice: WINDOW_OPEN_NOTICE });
+        }
         return;
       }
       case 'key':

@@ -169,6 +169,7 @@ export class BrowserPanes {
       blocked: null,
       prompt: null,
       queuedPrompts: [],
+      notice: null,
       browserId: null,
       restoreTabs: null,
       screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null,
@@ -286,6 +287,12 @@ export class BrowserPanes {
   }
 
   /** Hides the "blocked by CORS" banner for the rest of the page (until the frame navigates). */
+  /** Dismisses browser pane `id`'s notice (it is said once per pane). */
+  dismissNotice(id: L.PaneId) {
+    const p = this.host.snap.panes[id];
+    if (p?.browser?.notice) this.host.updatePane(id, { browser: { ...p.browser, notice: null } });
+  }
+
   dismissBlocked(id: L.PaneId) {
     const p = this.host.snap.panes[id];
     if (p?.browser?.blocked) this.host.updatePane(id, { browser: { ...p.browser, blocked: null } });

@@ -106,6 +106,7 @@ export const EMPTY_BROWSER: BrowserView = {
   blocked: null,
   prompt: null,
   queuedPrompts: [],
+  notice: null,
   viewport: PANE_VIEWPORT,
   browserId: null,
   restoreTabs: null,
