@@ -241,13 +241,16 @@ async fn script_cookie(req: Request<Incoming>, grant: &Grant) -> Response<ProxyB
             r
         }
         Method::POST => {
-            let body = http_body_util::Limited::new(req.into_body(), MAX_SCRIPT_COOKIE_BYTES).collect().await;
-            let Ok(body) = body else {
-                return json_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
-                    &format!("a cookie string is at most {MAX_SCRIPT_COOKIE_BYTES} bytes"),
-                );
+            let body = match http_body_util::Limited::new(req.into_body(), MAX_SCRIPT_COOKIE_BYTES).collect().await {
+                Ok(b) => b,
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                    return json_error(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "too_large",
+                        &format!("a cookie string is at most {MAX_SCRIPT_COOKIE_BYTES} bytes"),
+                    );
+                }
+                Err(_) => return json_error(StatusCode::BAD_REQUEST, "bad_request", "the body ended early"),
             };
             let Ok(line) = String::from_utf8(body.to_bytes().to_vec()) else {
                 return json_error(StatusCode::BAD_REQUEST, "bad_cookie", "a cookie string is UTF-8 text");
