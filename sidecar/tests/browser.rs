@@ -705,3 +705,25 @@ async fn a_kept_profile_and_its_tabs_come_back_after_a_restart() {
     assert!(!kept.exists(), "deleting the browser removes its kept profile");
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// With `[session] restore = false` a `profile` key is ignored: the browser's profile is its
+/// own (`<sidecar pid>-<id>`), so nothing of it outlives the browser.
+#[tokio::test]
+async fn with_restore_off_a_profile_key_keeps_nothing() {
+    let data = common::temp_dir("data");
+    let config = common::temp_dir("config");
+    std::fs::create_dir_all(config.join("porthole")).unwrap();
+    std::fs::write(config.join("porthole/config.toml"), "[session]\nrestore = false\n").unwrap();
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap()), ("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let sc = Sidecar::start_with_env(&[], &env);
+    let r =
+        sc.req("POST", "/api/browsers", Some(&json!({"url": format!("{}/static", server()), "profile": "p8"}))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let root = data.join("porthole/browsers");
+    assert!(!root.join("keep-p8").exists());
+    assert!(root.join(format!("{}-{id}", sc.pid)).is_dir());
+    delete(&sc, &id).await;
+    let _ = std::fs::remove_dir_all(&data);
+    let _ = std::fs::remove_dir_all(&config);
+}

@@ -279,8 +279,11 @@ async fn framing_headers_cookies_origin_and_shim() {
     assert_eq!(all(&r, "content-type"), ["text/html; charset=utf-8"]);
     let body = String::from_utf8(r.body.clone()).unwrap();
     assert_eq!(shim_count(&r.body), 1, "{body}");
-    let shim_at = body.find("<script>").unwrap();
-    assert!(body[shim_at..].starts_with("<script>(function(){var A=\"http://127.0.0.1:4000\""), "{body}");
+    let shim_at = body.find("<script nonce=\"").unwrap();
+    let shim = &body[shim_at..];
+    let nonce_end = shim.find("\">").unwrap();
+    assert_eq!(nonce_end, "<script nonce=\"".len() + 24, "a 128-bit base64 nonce: {shim}");
+    assert!(shim[nonce_end + 2..].starts_with("(function(){var A=\"http://127.0.0.1:4000\""), "{body}");
     assert!(body.find("</head>").unwrap() > shim_at && body.find("<title>").unwrap() < shim_at);
 
     let seen = log.lock().unwrap().last().cloned().unwrap();
@@ -306,9 +309,11 @@ async fn framing_headers_cookies_origin_and_shim() {
         assert_eq!(http(port, path, &[]).await.header("location"), Some(format!("{own}/landed").as_str()), "{path}");
     }
 
-    // Meta CSP removed; kept (with the header policies) when the upstream opts in.
+    // Meta CSP kept, given the shim's nonce only where it governs scripts (issue 22 item 4);
+    // kept verbatim (with the header policies) when the upstream opts in.
     let r = http(port, "/meta-csp", &[]).await;
-    assert!(!String::from_utf8_lossy(&r.body).contains("http-equiv"));
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"img-src 'none'\">"), "{body}");
     let r = http(port, "/preserve", &[]).await;
     assert!(String::from_utf8_lossy(&r.body).contains("http-equiv"));
     assert_eq!(
@@ -426,7 +431,7 @@ async fn chunked_html_is_instrumented_while_streaming() {
     })
     .await
     .expect("the instrumented head arrives while the upstream holds the rest");
-    assert!(first_part.starts_with("<!doctype html><html><head><title>chunky</title><script>"), "{first_part}");
+    assert!(first_part.starts_with("<!doctype html><html><head><title>chunky</title><script nonce="), "{first_part}");
     assert!(!first_part.contains("streamed"));
     release.send(()).unwrap();
     tokio::time::timeout(HANG, s.read_to_end(&mut raw)).await.expect("the rest").unwrap();
@@ -434,7 +439,7 @@ async fn chunked_html_is_instrumented_while_streaming() {
     assert_eq!(r.status, 200);
     let body = String::from_utf8(r.body.clone()).unwrap();
     assert_eq!(shim_count(&r.body), 1, "{body}");
-    assert!(body.starts_with("<!doctype html><html><head><title>chunky</title><script>"), "{body}");
+    assert!(body.starts_with("<!doctype html><html><head><title>chunky</title><script nonce="), "{body}");
     assert!(body.ends_with("</script></head><body>streamed</body></html>"), "{body}");
 }
 

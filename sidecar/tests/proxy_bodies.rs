@@ -88,7 +88,8 @@ async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> Resp {
     parse_response(&buf)
 }
 
-const SHIM_START: &[u8] = b"<script>(function(){var A=";
+/// The shim's start: its `<script>` carries this response's CSP nonce (protocol §6.4).
+const SHIM_START: &[u8] = b"<script nonce=\"";
 const SHIM_END: &[u8] = b"})();</script>";
 
 /// `b` with every byte outside printable ASCII escaped and the shim shortened to `SHIM`, for

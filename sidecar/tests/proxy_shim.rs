@@ -942,3 +942,78 @@ async fn document_cookie_is_the_grants_jar_in_chromium() {
     assert_eq!(jar["cookies"], json!([]), "{jar}");
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// A page under `Content-Security-Policy: default-src 'self'`: its external script (allowed)
+/// reports whether its inline script (not allowed: no nonce) ran and what `document.cookie`
+/// reads; a `<meta>` policy forbids images from anywhere.
+const CSP_PAGE: &str = r#"<!doctype html><html><head><title>csp</title>
+<meta http-equiv="Content-Security-Policy" content="img-src 'none'">
+<script>window.inlineRan = true;</script></head>
+<body><img id=i src="/pixel.png"><script src="/report.js"></script></body></html>"#;
+
+const CSP_REPORT_JS: &str = r#"document.cookie = "seen=1; path=/";
+window.addEventListener('load', function () {
+  parent.postMessage({page: 'csp', inline: window.inlineRan === true, cookie: document.cookie,
+    img: document.getElementById('i').naturalWidth}, '*');
+});"#;
+
+/// Serves [`CSP_PAGE`] with its policy header, its script and a 1×1 image.
+async fn csp_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let Some(buf) = common::request_head(&mut s).await else { return };
+                let path = String::from_utf8_lossy(&buf).split(' ').nth(1).unwrap_or("/").to_string();
+                // A GIF89a 1×1.
+                let gif: &[u8] = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";
+                let (ct, extra, body): (&str, &str, &[u8]) = match path.as_str() {
+                    "/report.js" => ("text/javascript", "", CSP_REPORT_JS.as_bytes()),
+                    "/pixel.png" => ("image/gif", "", gif),
+                    _ => (
+                        "text/html; charset=utf-8",
+                        "Content-Security-Policy: default-src 'self'\r\n",
+                        CSP_PAGE.as_bytes(),
+                    ),
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\n{extra}Cache-Control: no-store\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(body).await;
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+/// Issue 22 item 4: the page's CSP (header and `<meta>`) holds in the frame as it would in a
+/// browser (its inline script without a nonce is refused, its meta policy blocks the image),
+/// while the shim still runs (its `location` arrives) and `document.cookie` still works.
+#[tokio::test]
+async fn the_pages_csp_holds_and_the_shim_still_runs_in_chromium() {
+    let sc = Sidecar::start(&[]);
+    let upstream = csp_server().await;
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
+    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+
+    let (_chrome, mut cdp, home) = chromium().await;
+    cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
+    let msgs = cdp
+        .msgs_until("the page's report and the shim's location", |m| {
+            m.iter().any(|x| x["data"]["page"] == "csp") && m.iter().any(|x| kind(x) == "location")
+        })
+        .await;
+    let seen = &msgs.iter().find(|x| x["data"]["page"] == "csp").unwrap()["data"];
+    assert_eq!(seen["inline"], false, "the page's own policy refuses its inline script: {seen}");
+    assert_eq!(seen["img"], 0, "the meta policy refuses the image: {seen}");
+    assert_eq!(seen["cookie"], "seen=1", "the shim's cookie path is allowed: {seen}");
+    let _ = std::fs::remove_dir_all(&home);
+}

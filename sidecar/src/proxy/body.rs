@@ -51,8 +51,9 @@ pub struct Plan {
     pub markup: Markup,
     /// The `<script>` element to inject.
     pub shim: String,
-    /// Leave `<meta http-equiv=content-security-policy>` in place.
-    pub keep_meta_csp: bool,
+    /// How `<meta http-equiv=content-security-policy>` policies are rewritten (`None`: left
+    /// exactly as they are).
+    pub meta_csp: Option<std::sync::Arc<super::csp::CspContext>>,
 }
 
 /// Streams `body` rewritten as `plan` says, from its own task. The first bytes wait until
@@ -91,8 +92,7 @@ async fn rewrite(body: IdleBody, plan: Plan, tx: &mpsc::Sender<Result<Bytes, Box
             }
         }
     };
-    let mut rewriter =
-        sniffed.ascii_compatible().then(|| Instrumenter::new(plan.shim, plan.markup, plan.keep_meta_csp));
+    let mut rewriter = sniffed.ascii_compatible().then(|| Instrumenter::new(plan.shim, plan.markup, plan.meta_csp));
     loop {
         let out = match rewriter.as_mut() {
             Some(r) => r.write(&pending)?,

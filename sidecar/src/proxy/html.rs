@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use encoding_rs::Encoding;
+
+use super::csp::{rewrite_csp, CspContext};
 use hyper::header::{HeaderMap, CONTENT_TYPE};
 use lol_html::html_content::ContentType;
 use lol_html::send::{HtmlRewriter, Settings};
@@ -89,7 +91,7 @@ W.addEventListener("keydown",function(e){if(!e.isTrusted||e.isComposing)return;v
 if(!KA){if(!pre)return;KA=1}else if(KM[k]){eat(e);return}else{KA=0;if(pre){keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey);return}}
 eat(e);KU[e.code]=1;keyM(k,e.ctrlKey,e.altKey,e.metaKey,e.shiftKey)},true);
 W.addEventListener("keyup",function(e){if(KU[e.code]){delete KU[e.code];eat(e)}},true);W.addEventListener("blur",function(){KA=0});
-function openW(u){try{post({kind:"open-window",url:new URL(String(u),location.href).href})}catch(e){}}
+function openW(u,s){try{var m={kind:"open-window",url:new URL(String(u),location.href).href};if(s)m.script=true;post(m)}catch(e){}}
 function at(el,n){return Element.prototype.getAttribute.call(el,n)}
 function root(){var w=W;for(;;){var p=w.parent;if(p===w)return w;try{if(p.location.origin!==S)return w}catch(e){return w}w=p}}
 function named(n,w){try{if(w.name===n)return true;var f=w.document.querySelectorAll("iframe,frame,object");for(var i=0;i<f.length;i++){var c=f[i].contentWindow;if(!c)continue;try{c.document}catch(e){if(at(f[i],"name")===n)return true;continue}if(named(n,c))return true}}catch(e){}return false}
@@ -115,11 +117,11 @@ W.addEventListener("click",function(e){onLink(e,false)});W.addEventListener("aux
 W.addEventListener("submit",function(e){var f=e.target;if(e.defaultPrevented||!(f instanceof HTMLFormElement))return;var s=e.submitter||null,d;try{d=formNav(f,s)}catch(x){return}if(!d)return;
 if(d.get){e.preventDefault();openW(d.url)}else setTimeout(inFrame(f,s),0)});
 var FS=HTMLFormElement.prototype.submit;HTMLFormElement.prototype.submit=function(){var d=null;try{d=formNav(this,null)}catch(x){}if(!d)return FS.call(this);if(d.get)return openW(d.url);var r=inFrame(this,null);try{return FS.call(this)}finally{r()}};
-var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u);return null};
+var O=W.open;W.open=function(u,n){var t=n==null?"":String(n);if(t!==""&&!newWin(t))return O.apply(W,arguments);if(u!=null&&String(u)!=="")openW(u,1);return null};
 W.addEventListener("message",function(e){var d=e.data;if(!d||typeof d!=="object")return;
 if(T&&e.source===P&&e.origin===A&&d.porthole==="app"&&d.v===1){if(d.kind==="history"&&(d.delta===-1||d.delta===1))history.go(d.delta);else if(d.kind==="reload")location.reload();
 else if(d.kind==="prefix"&&typeof d.letter==="string"&&/^[a-z]$/.test(d.letter)){PK=d.letter;KA=0}return}
-if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url);
+if(e.origin===S&&d.porthole==="shim"&&d.v===1&&e.source&&e.source!==W){try{if(e.source.parent!==W)return}catch(x){return}if(d.kind==="pointerdown")post({kind:"pointerdown"});else if(d.kind==="open-window"&&typeof d.url==="string")openW(d.url,d.script===true);
 else if(d.kind==="blocked"&&typeof d.url==="string"&&(d.via==="script"||d.via==="fetch"||d.via==="xhr"))blk(d.url,d.via);
 else if(d.kind==="key"&&typeof d.key==="string")keyM(d.key,d.ctrl===true,d.alt===true,d.meta===true,d.shift===true)}})})();"#;
 
@@ -139,6 +141,15 @@ pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool, p
         format!("<script>//<![CDATA[\n{src}\n//]]></script>")
     } else {
         format!("<script>{src}</script>")
+    }
+}
+
+/// `shim` (from [`shim_script`]) carrying `nonce` (base64, from `csp::new_nonce`), so the
+/// page's kept CSP, which lists that nonce (`csp::rewrite_csp`), lets it run.
+pub fn with_nonce(shim: &str, nonce: &str) -> String {
+    match shim.strip_prefix("<script>") {
+        Some(rest) => format!("<script nonce=\"{nonce}\">{rest}"),
+        None => shim.to_string(),
     }
 }
 
@@ -216,12 +227,14 @@ pub struct Instrumenter {
 }
 
 impl Instrumenter {
-    /// An instrumenter injecting `shim` (a whole `<script>` element, ASCII only). `keep_meta_csp`: leave
-    /// `<meta http-equiv=content-security-policy>` in place (the upstream opted in). In XHTML
+    /// An instrumenter injecting `shim` (a whole `<script>` element, ASCII only). `meta_csp`:
+    /// how a `<meta http-equiv=content-security-policy>` policy is rewritten for the proxy
+    /// (`csp.rs`; one left empty removes the element); `None`: left exactly as it is (the
+    /// upstream opted in with `X-Porthole-Preserve-CSP`). In XHTML
     /// nothing may follow the root element: with no earlier place found, the shim goes before
     /// `</html>`, and if that is never seen it is left out (the page shows as uninstrumented)
     /// rather than appended after the root, which would make the document ill-formed.
-    pub fn new(shim: String, markup: Markup, keep_meta_csp: bool) -> Self {
+    pub fn new(shim: String, markup: Markup, meta_csp: Option<Arc<CspContext>>) -> Self {
         let out: Out = Arc::new(Mutex::new(Vec::new()));
         let sink_out = out.clone();
         let sink: Sink = Box::new(move |b: &[u8]| {
@@ -235,13 +248,16 @@ impl Instrumenter {
         };
 
         let mut element_content_handlers = Vec::new();
-        if !keep_meta_csp {
+        if let Some(cx) = meta_csp {
             element_content_handlers.push((
                 sel("meta[http-equiv]"),
-                ElementContentHandlers::default().element(|el: &mut lol_html::send::Element<'_, '_>| {
+                ElementContentHandlers::default().element(move |el: &mut lol_html::send::Element<'_, '_>| {
                     let v = el.get_attribute("http-equiv").unwrap_or_default();
                     if v.trim().eq_ignore_ascii_case("content-security-policy") {
-                        el.remove();
+                        match el.get_attribute("content").and_then(|c| rewrite_csp(&c, &cx)) {
+                            Some(c) => el.set_attribute("content", &c)?,
+                            None => el.remove(),
+                        }
                     }
                     Ok(())
                 }),
@@ -386,7 +402,13 @@ mod tests {
     }
 
     fn run_as(chunks: &[&[u8]], keep_meta_csp: bool, markup: Markup, shim: &str) -> Vec<u8> {
-        let mut i = Instrumenter::new(shim.into(), markup, keep_meta_csp);
+        let cx = CspContext {
+            upstream_origins: vec!["http://localhost:5173".into()],
+            proxy_origins: ["http://127.0.0.1:41000".into(), "http://localhost:41000".into()],
+            nonce: "N".into(),
+            cookie_path: "/__porthole/cookie",
+        };
+        let mut i = Instrumenter::new(shim.into(), markup, (!keep_meta_csp).then(|| Arc::new(cx)));
         let mut out = Vec::new();
         for c in chunks {
             out.extend(i.write(c).unwrap());
@@ -428,8 +450,14 @@ mod tests {
             ),
             ("<html><head><title>t</title><body>x", "<html><head><title>t</title><body><script>SHIM</script>x"),
             ("", "<script>SHIM</script>"),
+            // A meta policy is kept, made to work through the proxy (csp.rs); one with only a
+            // frame-ancestors (which a meta policy cannot set anyway) goes.
             (
                 "<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>",
+                "<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'nonce-N' http://127.0.0.1:41000/__porthole/cookie\"><script>SHIM</script></head>",
+            ),
+            (
+                "<head><meta http-equiv=\"content-security-policy\" content=\"frame-ancestors 'none'\"></head>",
                 "<head><script>SHIM</script></head>",
             ),
         ];
@@ -564,7 +592,7 @@ mod tests {
 
     #[test]
     fn a_tag_past_the_memory_bound_is_an_error() {
-        let mut i = Instrumenter::new(S.into(), utf8(false), false);
+        let mut i = Instrumenter::new(S.into(), utf8(false), None);
         i.write(b"<!doctype html><p title=\"").unwrap();
         let block = vec![b'a'; 1 << 20];
         let failed = (0..(MAX_REWRITER_MEMORY_BYTES >> 20) + 8).any(|_| i.write(&block).is_err());

@@ -7,6 +7,7 @@
 mod body;
 mod charset;
 mod cookies;
+mod csp;
 mod decode;
 mod html;
 mod quickack;

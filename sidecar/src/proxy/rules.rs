@@ -2,6 +2,8 @@
 
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 
+use super::csp::{rewrite_csp, CspContext};
+
 /// The response header by which an upstream opts into keeping its CSP (consumed).
 pub const PRESERVE_CSP_HEADER: &str = "x-porthole-preserve-csp";
 
@@ -150,6 +152,7 @@ pub fn rewrite_response(
     upstream_origins: &[String],
     chain: Option<&[String]>,
     upgrade: bool,
+    csp: &CspContext,
 ) -> ResponsePlan {
     let upgrade_value = h.get(header::UPGRADE).cloned();
     strip_hop_by_hop(h);
@@ -166,8 +169,17 @@ pub fn rewrite_response(
     if let Some(chain) = chain {
         h.remove(header::X_FRAME_OPTIONS);
         if !preserve_csp {
-            h.remove(header::CONTENT_SECURITY_POLICY);
-            h.remove(header::CONTENT_SECURITY_POLICY_REPORT_ONLY);
+            // The page's policies are kept, made to work through the proxy (`csp.rs`).
+            for name in [header::CONTENT_SECURITY_POLICY, header::CONTENT_SECURITY_POLICY_REPORT_ONLY] {
+                let values: Vec<String> =
+                    h.get_all(&name).iter().filter_map(|v| v.to_str().ok()).map(str::to_string).collect();
+                h.remove(&name);
+                for v in values.iter().filter_map(|v| rewrite_csp(v, csp)) {
+                    if let Ok(v) = HeaderValue::from_str(&v) {
+                        h.append(&name, v);
+                    }
+                }
+            }
         }
         if let Ok(v) = HeaderValue::from_str(&frame_ancestors(chain)) {
             h.append(header::CONTENT_SECURITY_POLICY, v);
@@ -223,6 +235,15 @@ mod tests {
 
     fn own() -> ProxyOrigins {
         ProxyOrigins::new(41000)
+    }
+
+    fn csp() -> CspContext {
+        CspContext {
+            upstream_origins: vec![UP.into()],
+            proxy_origins: ["http://127.0.0.1:41000".into(), "http://localhost:41000".into()],
+            nonce: "N".into(),
+            cookie_path: "/__porthole/cookie",
+        }
     }
 
     fn map(pairs: &[(&str, &str)]) -> HeaderMap {
@@ -295,18 +316,20 @@ mod tests {
             (&[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")], "set-cookie", &[]),
             (&[("X-Frame-Options", "DENY")], "x-frame-options", &[]),
             (&[("Content-Security-Policy", "frame-ancestors 'none'")], "content-security-policy", &[fa]),
+            // The page's policy is kept (its frame-ancestors is the proxy's), made to work
+            // through the proxy (csp.rs), beside the one framing policy.
             (
                 &[
                     ("Content-Security-Policy", "default-src 'self'"),
                     ("Content-Security-Policy", "frame-ancestors 'none'"),
                 ],
                 "content-security-policy",
-                &[fa],
+                &["default-src 'self' 'nonce-N' http://127.0.0.1:41000/__porthole/cookie", fa],
             ),
             (
                 &[("Content-Security-Policy-Report-Only", "default-src 'none'")],
                 "content-security-policy-report-only",
-                &[],
+                &["default-src 'nonce-N' http://127.0.0.1:41000/__porthole/cookie"],
             ),
             (&[], "content-security-policy", &[fa]),
             (
@@ -320,7 +343,11 @@ mod tests {
                 &["img-src 'none'"],
             ),
             (&[("X-Porthole-Preserve-CSP", "1")], "x-porthole-preserve-csp", &[]),
-            (&[("X-Porthole-Preserve-CSP", "0"), ("Content-Security-Policy", "a")], "content-security-policy", &[fa]),
+            (
+                &[("X-Porthole-Preserve-CSP", "0"), ("Content-Security-Policy", "a")],
+                "content-security-policy",
+                &["a", fa],
+            ),
             (&[("Location", "http://localhost:5173/next?x=1")], "location", &["http://127.0.0.1:41000/next?x=1"]),
             (&[("Location", "http://LOCALHOST:5173")], "location", &["http://127.0.0.1:41000/"]),
             (&[("Location", "/relative")], "location", &["/relative"]),
@@ -336,7 +363,7 @@ mod tests {
         ];
         for (input, name, want) in cases {
             let mut h = map(input);
-            rewrite_response(&mut h, &own(), &[UP.into()], Some(&chain), false);
+            rewrite_response(&mut h, &own(), &[UP.into()], Some(&chain), false, &csp());
             assert_eq!(all(&h, name), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{input:?} → {name}");
         }
     }
@@ -348,7 +375,7 @@ mod tests {
             ("Content-Security-Policy", "frame-ancestors 'none'"),
             ("Set-Cookie", "a=1"),
         ]);
-        let plan = rewrite_response(&mut h, &own(), &[UP.into()], None, false);
+        let plan = rewrite_response(&mut h, &own(), &[UP.into()], None, false, &csp());
         assert!(!plan.preserve_csp);
         assert_eq!(all(&h, "x-frame-options"), ["DENY"]);
         assert_eq!(all(&h, "content-security-policy"), ["frame-ancestors 'none'"]);
@@ -363,7 +390,7 @@ mod tests {
             ("Set-Cookie", "a=1"),
             ("Sec-WebSocket-Accept", "x"),
         ]);
-        rewrite_response(&mut h, &own(), &[UP.into()], Some(&["http://a.test".to_string()]), true);
+        rewrite_response(&mut h, &own(), &[UP.into()], Some(&["http://a.test".to_string()]), true, &csp());
         assert_eq!(all(&h, "upgrade"), ["websocket"]);
         assert_eq!(all(&h, "sec-websocket-accept"), ["x"]);
         assert!(h.get("set-cookie").is_none());
@@ -373,10 +400,10 @@ mod tests {
     fn location_on_default_port_origin() {
         let own = own();
         let mut h = map(&[("Location", "http://example.test:80/a")]);
-        rewrite_response(&mut h, &own, &["http://example.test".into()], None, false);
+        rewrite_response(&mut h, &own, &["http://example.test".into()], None, false, &csp());
         assert_eq!(all(&h, "location"), ["http://127.0.0.1:41000/a"]);
         let mut h = map(&[("Location", "http://example.test/a")]);
-        rewrite_response(&mut h, &own, &["http://example.test".into()], None, false);
+        rewrite_response(&mut h, &own, &["http://example.test".into()], None, false, &csp());
         assert_eq!(all(&h, "location"), ["http://127.0.0.1:41000/a"]);
     }
 }

@@ -17,8 +17,9 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::body::{empty, full, instrumented, IdleBody, Plan, ProxyBody};
 use super::cookies::{jar_applies, MAX_SCRIPT_COOKIE_BYTES};
+use super::csp::{new_nonce, CspContext};
 use super::decode::codings;
-use super::html::{markup, shim_script};
+use super::html::{markup, shim_script, with_nonce};
 use super::rules::{frame_ancestors, is_document_load, is_upgrade, rewrite_request, rewrite_response};
 use super::upstream::{send, UpstreamError};
 use super::{ActiveGuard, Grant, Upstream, UPSTREAM_IDLE_MS};
@@ -132,11 +133,24 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
         grant.jar.store_from(resp.headers(), url);
         grant.jar_changed();
     }
+    // The page's CSP is kept and given this response's shim nonce (`csp.rs`). A predictable
+    // nonce would weaken the page's own policy: no random source, no response.
+    let Some(nonce) = new_nonce() else {
+        let mut r = Response::new(full("failed to read the system's random source\n"));
+        *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        return Ok(r);
+    };
+    let csp = Arc::new(CspContext {
+        upstream_origins: upstream.own_origins(),
+        proxy_origins: [grant.origins.canonical.clone(), grant.origins.localhost.clone()],
+        nonce,
+        cookie_path: SCRIPT_COOKIE_PATH,
+    });
 
     if let (Some(client_upgrade), StatusCode::SWITCHING_PROTOCOLS) = (client_upgrade, resp.status()) {
         let upstream_upgrade = hyper::upgrade::on(&mut resp);
         let (mut parts, _) = resp.into_parts();
-        rewrite_response(&mut parts.headers, &grant.origins, &upstream.own_origins(), chain.as_deref(), true);
+        rewrite_response(&mut parts.headers, &grant.origins, &upstream.own_origins(), chain.as_deref(), true, &csp);
         let mut closed = grant.closed.subscribe();
         tokio::spawn(async move {
             let _guard = guard;
@@ -151,7 +165,8 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     }
 
     let (mut parts, body) = resp.into_parts();
-    let rules = rewrite_response(&mut parts.headers, &grant.origins, &upstream.own_origins(), chain.as_deref(), false);
+    let rules =
+        rewrite_response(&mut parts.headers, &grant.origins, &upstream.own_origins(), chain.as_deref(), false, &csp);
     // Only a document load of markup whose codings the proxy can undo is instrumented, and only
     // with a chain (protocol §6.5); it is then served identity, whatever its length becomes.
     let app = chain.as_ref().and_then(|c| c.first()).filter(|_| document);
@@ -159,7 +174,8 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
         let markup = markup(&parts.headers)?;
         let codings = codings(&parts.headers)?;
         let shim = shim_script(app, &upstream.own_origins(), markup.xhtml, grant.config.prefix_letter());
-        Some(Plan { codings, markup, shim, keep_meta_csp: rules.preserve_csp })
+        let shim = with_nonce(&shim, &csp.nonce);
+        Some(Plan { codings, markup, shim, meta_csp: (!rules.preserve_csp).then(|| csp.clone()) })
     });
     if plan.is_some() {
         parts.headers.remove(header::CONTENT_LENGTH);
@@ -225,13 +241,16 @@ async fn script_cookie(req: Request<Incoming>, grant: &Grant) -> Response<ProxyB
             r
         }
         Method::POST => {
-            let body = http_body_util::Limited::new(req.into_body(), MAX_SCRIPT_COOKIE_BYTES).collect().await;
-            let Ok(body) = body else {
-                return json_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
-                    &format!("a cookie string is at most {MAX_SCRIPT_COOKIE_BYTES} bytes"),
-                );
+            let body = match http_body_util::Limited::new(req.into_body(), MAX_SCRIPT_COOKIE_BYTES).collect().await {
+                Ok(b) => b,
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                    return json_error(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "too_large",
+                        &format!("a cookie string is at most {MAX_SCRIPT_COOKIE_BYTES} bytes"),
+                    );
+                }
+                Err(_) => return json_error(StatusCode::BAD_REQUEST, "bad_request", "the body ended early"),
             };
             let Ok(line) = String::from_utf8(body.to_bytes().to_vec()) else {
                 return json_error(StatusCode::BAD_REQUEST, "bad_cookie", "a cookie string is UTF-8 text");

@@ -248,4 +248,35 @@ addEventListener('keyup', function (e) { seen.push('up:' + e.key) });</script></
       await site.close();
     }
   });
+
+  test('several popups at once are all offered, one after another, and window.open returning null is said once (issue 22 item 4)', async ({ wall, page }) => {
+    const site = await upstream(() => ({
+      '/': [HTML, `<!doctype html><html><head><title>popups</title></head><body><h1 id=h>popups</h1>
+<button id=three onclick="window.open('/one'); window.open('/two'); window.open('/three')">three</button></body></html>`],
+    }));
+    try {
+      const id = await openPane(wall, `127.0.0.1:${site.port}/`);
+      const pane = wall.pane(id);
+      await expect(frameOf(page, id).locator('#h')).toHaveText('popups');
+      await frameOf(page, id).locator('#three').click();
+      const prompt = pane.getByTestId('browser-prompt');
+      for (const p of ['/one', '/two', '/three']) {
+        await expect(prompt).toContainText(`Open http://127.0.0.1:${site.port}${p} in a new pane?`);
+        await prompt.getByTestId('browser-prompt-cancel').click();
+      }
+      await expect(prompt).toHaveCount(0);
+      // window.open gave the page null: the pane says so, once, with a way out.
+      const notice = pane.getByTestId('browser-notice');
+      await expect(notice).toContainText('window.open returns null');
+      await expect(notice.getByTestId('browser-notice-screencast')).toHaveText('Open as screencast');
+      await notice.getByTestId('browser-notice-dismiss').click();
+      await expect(notice).toHaveCount(0);
+      await frameOf(page, id).locator('#three').click();
+      for (let i = 0; i < 3; i++) await prompt.getByTestId('browser-prompt-cancel').click();
+      await expect(prompt).toHaveCount(0);
+      await expect(notice).toHaveCount(0);
+    } finally {
+      await site.close();
+    }
+  });
 });

@@ -4,6 +4,7 @@
 // the marker above the "restored" divider, a shell in /tmp, the browser pane at its URL. A
 // truncated session file → a fresh wall and a banner naming where the file was moved. Two
 // named workspaces come back with their terminals in their own cwds, the same one on screen.
+// A screencast pane comes back with its tabs and its kept profile (its logins).
 // Sidecars of their own: the test restarts them.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -158,6 +159,41 @@ test('a screencast pane comes back as a screencast at its URL and viewport, in a
     expect(info.url).toBe(url);
     expect(info.viewport).toEqual(phone);
     await expect.poll(async () => (await doc(s2))?.viewport, { timeout: 15_000 }).toEqual(saved.viewport);
+  } finally {
+    await site.close();
+  }
+});
+
+test('a screencast pane comes back with its tabs and its logins (its kept profile; issue 22 item 5)', async ({ page }) => {
+  test.setTimeout(150_000);
+  // The first visit "logs in" (a persistent cookie) and opens a second tab; a visit that
+  // finds the cookie opens nothing, so a restored browser with its profile stays at two tabs.
+  const site = await servePages({
+    '/sc': `<!doctype html><title>sc</title><body><h1>screencast-page</h1><script>
+if (!document.cookie.includes('login=yes')) { document.cookie = 'login=yes; path=/; max-age=3600'; window.open('/second'); }
+document.title = 'cookie:' + document.cookie;</script>`,
+    '/second': '<!doctype html><title>second tab</title><body><h1>second</h1>',
+  });
+  try {
+    const s1 = await start();
+    let wall = await open(page, s1);
+    await wall.waitOpen(1);
+    const { id, browser } = await openScreencast(wall, `${site.origin}/sc`);
+    const urls = (info: { tabs: { url: string }[] }) => info.tabs.map((t) => new URL(t.url).pathname).sort();
+    await expect.poll(async () => urls(await s1.call('GET', `/api/browsers/${browser}`)), { timeout: 20_000 }).toEqual(['/sc', '/second']);
+    const doc = async (s: Sidecar) => (await s.call('GET', '/api/workspace')).workspace?.panes?.[id];
+    await expect.poll(async () => (await doc(s1))?.tabs?.length ?? 0, { timeout: 15_000 }).toBe(2);
+
+    await s1.stop({ keep: true });
+    const s2 = await start(s1.tmp);
+    wall = await open(page, s2);
+    await wall.waitOpen(2);
+    const pane = wall.pane(id);
+    await expect(pane).toHaveAttribute('data-browser-id', /^b\d+$/, { timeout: 20_000 });
+    const now = (await pane.getAttribute('data-browser-id'))!;
+    await expect.poll(async () => urls(await s2.call('GET', `/api/browsers/${now}`)), { timeout: 20_000 }).toEqual(['/sc', '/second']);
+    const titles = async () => (await s2.call('GET', `/api/browsers/${now}`)).tabs.map((t: { title: string }) => t.title).sort();
+    await expect.poll(titles, { timeout: 20_000 }).toEqual(['cookie:login=yes', 'second tab']);
   } finally {
     await site.close();
   }

@@ -43,6 +43,10 @@ export interface BrowserView {
   blocked: { url: string; via: BlockedVia } | null;
   /** a page asked to open this URL in a new window; the pane asks the user */
   prompt: string | null;
+  /** further new-window requests waiting behind `prompt`, oldest first (prompts.ts) */
+  queuedPrompts: string[];
+  /** a way the page just behaved differently here than in a browser (said once per pane; dismissable; offers a screencast) */
+  notice: string | null;
   /** the screencast viewport choice (kept across mode switches; persisted) */
   viewport: ViewportChoice;
   /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
@@ -59,7 +63,13 @@ export interface BrowserEvents {
   onFocus: () => void;
   /** the prefix key or the key after it, pressed inside the frame (the shim swallowed it there) */
   onKey: (k: Keystroke) => void;
+  /** the page asked to open `url` (an upstream URL) in a new window: the pane asks the user, one request at a time */
+  onOpenWindow: (url: string) => void;
 }
+
+/** What the pane says, once, the first time its page calls `window.open`: the page gets `null` back, not a window. */
+export const WINDOW_OPEN_NOTICE =
+  'This page opened a window with window.open. In an embedded pane it gets no handle to that window (window.open returns null), so a login popup or anything that talks to its opener will not work here; a screencast behaves as a browser does.';
 
 /** The iframe's sandbox: never `allow-top-navigation` (that would let a page bust out of the frame). */
 export const IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads allow-pointer-lock';
@@ -112,6 +122,9 @@ export class BrowserRuntime {
   private blockedShown = false;
 
   /** `keepaliveMs`: how often the held grant is asked for again (`grantKeepaliveMs`). */
+  /** the page's first `window.open` was said (WINDOW_OPEN_NOTICE): never again for this pane */
+  private windowOpenNoticed = false;
+
   constructor(
     readonly paneId: string,
     url: string,
@@ -215,7 +228,11 @@ export class BrowserRuntime {
         return;
       case 'open-window': {
         const url = this.grants.toUpstream(msg.url) ?? msg.url;
-        this.events.onChange({ prompt: url });
+        this.events.onOpenWindow(url);
+        if (msg.script && !this.windowOpenNoticed) {
+          this.windowOpenNoticed = true;
+          this.events.onChange({ notice: WINDOW_OPEN_NOTICE });
+        }
         return;
       }
       case 'key':

@@ -25,6 +25,8 @@ describe('parseShimMessage', () => {
     ['navigating, other case', { porthole: 'shim', v: 1, kind: 'Navigating' }, null],
     ['navigating, no porthole', { v: 1, kind: 'navigating' }, null],
     ['open-window', { porthole: 'shim', v: 1, kind: 'open-window', url: 'http://127.0.0.1:41001/p' }, { kind: 'open-window', url: 'http://127.0.0.1:41001/p' }],
+    ['open-window by window.open', { porthole: 'shim', v: 1, kind: 'open-window', url: 'http://127.0.0.1:41001/p', script: true }, { kind: 'open-window', url: 'http://127.0.0.1:41001/p', script: true }],
+    ['open-window, script not true', { porthole: 'shim', v: 1, kind: 'open-window', url: 'http://127.0.0.1:41001/p', script: 'yes' }, { kind: 'open-window', url: 'http://127.0.0.1:41001/p' }],
     ['title', { porthole: 'shim', v: 1, kind: 'title', title: 'Route two' }, { kind: 'title', title: 'Route two' }],
     ['title, empty', { porthole: 'shim', v: 1, kind: 'title', title: '' }, { kind: 'title', title: '' }],
     ['title, not text', { porthole: 'shim', v: 1, kind: 'title', title: 5 }, null],

@@ -23,7 +23,8 @@ export type ShimMessage =
   /** the top proxied document is being left: a navigation away from it started (protocol §6.5) */
   | { kind: 'navigating' }
   | { kind: 'pointerdown' }
-  | { kind: 'open-window'; url: string }
+  /** `script`: asked by `window.open`, which gets `null` back (no handle to the new pane) */
+  | { kind: 'open-window'; url: string; script?: true }
   /** the top document's title changed (after its first `location`) */
   | { kind: 'title'; title: string }
   /** a load from the upstream's own origin (not through the proxy) failed: CORS, most likely (protocol §6.5) */
@@ -60,7 +61,7 @@ export function parseShimMessage(data: unknown): ShimMessage | null {
     case 'pointerdown':
       return { kind: 'pointerdown' };
     case 'open-window':
-      return isHttpUrl(o.url) ? { kind: 'open-window', url: o.url } : null;
+      return isHttpUrl(o.url) ? { kind: 'open-window', url: o.url, ...(o.script === true ? { script: true as const } : {}) } : null;
     case 'title':
       return typeof o.title === 'string' ? { kind: 'title', title: o.title.slice(0, MAX_TITLE_CHARS) } : null;
     case 'blocked':

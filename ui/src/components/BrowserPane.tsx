@@ -373,12 +373,13 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
   // down), one at a time: a page the shim can't follow sends no `blocked` either.
   const banner = b.uninstrumented && b.view === 'ready' && !sc;
   const blockedBanner = !banner && !!b.blocked && b.view === 'ready' && !sc;
+  const noticeBanner = !banner && !blockedBanner && !!b.notice && b.view === 'ready' && !sc;
   // A page the frame waits on (URL field, reload, a link): its address after a few seconds.
   const waitingFor = useHeldFor(b.loading && !sc && b.view === 'ready', WAITING_NOTE_MS) ? hostOf(b.url) : '';
 
   return (
     <section
-      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}${banner || blockedBanner ? ' has-banner' : ''}`}
+      className={`pane browser-pane${focused ? ' focused' : ''}${visible ? '' : ' hidden'}${sc && sc.tabs.length >= 2 ? ' has-tabs' : ''}${banner || blockedBanner || noticeBanner ? ' has-banner' : ''}`}
       data-testid="pane"
       data-pane-id={id}
       data-kind="browser"
@@ -529,6 +530,22 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
               title="Dismiss"
               aria-label="Dismiss"
               onClick={() => store.browser.dismissBlocked(id)}
+            >
+              <Icon d={ICONS.close} />
+            </button>
+          </Banner>
+        )}
+        {noticeBanner && b.notice && (
+          <Banner testid="browser-notice" role="status" text={b.notice}>
+            <button className="panel-btn primary" data-testid="browser-notice-screencast" onClick={() => store.browser.setRenderMode(id, 'screencast')}>
+              Open as screencast
+            </button>
+            <button
+              className="pane-btn"
+              data-testid="browser-notice-dismiss"
+              title="Dismiss"
+              aria-label="Dismiss"
+              onClick={() => store.browser.dismissNotice(id)}
             >
               <Icon d={ICONS.close} />
             </button>

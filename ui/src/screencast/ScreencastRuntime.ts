@@ -126,7 +126,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   agent: null,
 };
 
-export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey'> {
+export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey' | 'onOpenWindow'> {
   /** the sidecar browser this pane uses changed (persisted so a reloaded UI finds it) */
   onBrowserId: (id: string | null) => void;
   onScreencast: (patch: Partial<ScreencastState>) => void;

@@ -1,6 +1,7 @@
 // Browser panes' renderers and the actions on them (the header's buttons, the screencast's
 // overlays, the URL field): one owner for the renderers, their body slots and the proxy
 // grants. The pane models stay in the store's snapshot; this writes them through its host.
+import { answeredPrompt, offerPrompt } from '../browser/prompts';
 import { BrowserRuntime, type BrowserView } from '../browser/BrowserRuntime';
 import { grantKeepaliveMs } from '../browser/keepalive';
 import { type RenderMode, modeForUrl } from '../browser/modes';
@@ -103,6 +104,10 @@ export class BrowserPanes {
             {
               onChange,
               onFocus: () => this.host.focus(id),
+              onOpenWindow: (url) => {
+                const p = this.host.snap.panes[id];
+                if (p?.browser && this.renderers.get(id) === rt) this.host.updatePane(id, { browser: { ...p.browser, ...offerPrompt(p.browser, url) } });
+              },
               // The keyboard is in this pane's frame: the pane is the one an action applies to.
               onKey: (k) => {
                 if (this.host.snap.layout.focused !== id) this.host.focus(id);
@@ -163,6 +168,8 @@ export class BrowserPanes {
       uninstrumented: false,
       blocked: null,
       prompt: null,
+      queuedPrompts: [],
+      notice: null,
       browserId: null,
       restoreTabs: null,
       screencast: mode === 'screencast' ? EMPTY_SCREENCAST : null,
@@ -280,6 +287,12 @@ export class BrowserPanes {
   }
 
   /** Hides the "blocked by CORS" banner for the rest of the page (until the frame navigates). */
+  /** Dismisses browser pane `id`'s notice (it is said once per pane). */
+  dismissNotice(id: L.PaneId) {
+    const p = this.host.snap.panes[id];
+    if (p?.browser?.notice) this.host.updatePane(id, { browser: { ...p.browser, notice: null } });
+  }
+
   dismissBlocked(id: L.PaneId) {
     const p = this.host.snap.panes[id];
     if (p?.browser?.blocked) this.host.updatePane(id, { browser: { ...p.browser, blocked: null } });
@@ -296,7 +309,7 @@ export class BrowserPanes {
     const p = this.host.snap.panes[id];
     const url = p?.browser?.prompt;
     if (!p?.browser || !url) return;
-    this.host.updatePane(id, { browser: { ...p.browser, prompt: null } });
+    this.host.updatePane(id, { browser: { ...p.browser, ...answeredPrompt(p.browser) } });
     if (accept) this.host.openBrowser(id, url);
   }
 

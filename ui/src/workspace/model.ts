@@ -105,6 +105,8 @@ export const EMPTY_BROWSER: BrowserView = {
   uninstrumented: false,
   blocked: null,
   prompt: null,
+  queuedPrompts: [],
+  notice: null,
   viewport: PANE_VIEWPORT,
   browserId: null,
   restoreTabs: null,
