@@ -706,6 +706,50 @@ async fn a_kept_profile_and_its_tabs_come_back_after_a_restart() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
+/// A kept profile's Chromium, left running by a sidecar that was killed, is ended by the next
+/// sidecar (two Chromiums on one profile would corrupt it); the profile itself stays and opens
+/// again. A running sidecar's kept profile is refused to another one.
+#[tokio::test]
+async fn a_kept_profiles_chromium_left_by_a_killed_sidecar_is_ended_and_the_profile_kept() {
+    let data = common::temp_dir("data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let kept = data.join("porthole/browsers/keep-p9");
+    let body = |url: String| json!({"url": url, "profile": "p9"});
+
+    let mut first = Sidecar::start_with_env(&[], &env);
+    let r = first.req("POST", "/api/browsers", Some(&body(format!("{}/cookie?keep", server())))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    until_title(&first, &id, |t| t == "cookie:login=yes").await;
+    let chromium = first.req("GET", &format!("/api/browsers/{id}"), None).await.json()["pid"].as_i64().unwrap();
+
+    // Another running sidecar may not take the profile while the first holds it.
+    let other = Sidecar::start_with_env(&[], &env);
+    let r = other.req("POST", "/api/browsers", Some(&body(format!("{}/static", server())))).await;
+    assert_eq!((r.status, r.code()), (409, "profile_in_use".to_string()), "{}", String::from_utf8_lossy(&r.body));
+    assert!(!common::pid_gone(chromium), "the holder's Chromium was left alone");
+    drop(other);
+
+    common::send_signal(first.pid, 9);
+    first.wait_exit();
+    assert!(!common::pid_gone(chromium), "a killed sidecar leaves its Chromium running");
+
+    let next = Sidecar::start_with_env(&[], &env);
+    assert!(common::wait_pid_gone(chromium).await, "the left Chromium was not ended");
+    assert!(kept.is_dir(), "the kept profile stays");
+    let r = next.req("POST", "/api/browsers", Some(&body(format!("{}/cookie", server())))).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    // The profile opens (no lock of the ended Chromium in the way). Its login is not checked:
+    // Chromium writes cookies out every 30 s or at a clean exit, and this one was set just
+    // before the kill.
+    until_title(&next, &id, |t| t.starts_with("cookie:")).await;
+    assert_eq!(std::fs::read_to_string(kept.join("porthole-owner")).unwrap(), next.pid.to_string());
+    delete(&next, &id).await;
+    drop(next);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
 /// With `[session] restore = false` a `profile` key is ignored: the browser's profile is its
 /// own (`<sidecar pid>-<id>`), so nothing of it outlives the browser.
 #[tokio::test]

@@ -187,7 +187,8 @@ pub enum BrowserError {
     PoppedOut,
     /// Occurs when a pop-in is asked for a browser that is not popped out.
     NotPoppedOut,
-    /// Occurs when a browser is asked for with a kept profile a live browser already has.
+    /// Occurs when a browser is asked for with a kept profile a live browser already has (in
+    /// this sidecar, or in another running one: then its pid is named).
     ProfileInUse(String),
 }
 
@@ -204,7 +205,7 @@ impl std::fmt::Display for BrowserError {
             BrowserError::ShuttingDown => f.write_str("the sidecar is shutting down"),
             BrowserError::PoppedOut => f.write_str("the browser is popped out to a window"),
             BrowserError::NotPoppedOut => f.write_str("the browser is not popped out"),
-            BrowserError::ProfileInUse(k) => write!(f, "another browser is using profile {k:?}"),
+            BrowserError::ProfileInUse(k) => write!(f, "another browser is using profile {k}"),
         }
     }
 }
@@ -390,6 +391,22 @@ impl Host {
                 return Err(BrowserError::ProfileInUse(profile.unwrap_or_default().to_string()));
             }
             slots.insert(id.clone(), slot.clone());
+        }
+        if let Some(key) = profile {
+            let claimed = tokio::task::spawn_blocking({
+                let dir = dir.clone();
+                move || orphans::claim_kept(&dir)
+            })
+            .await;
+            let refused = match claimed {
+                Ok(Ok(())) => None,
+                Ok(Err(owner)) => Some(BrowserError::ProfileInUse(format!("{key} (held by sidecar {owner})"))),
+                Err(e) => Some(BrowserError::Launch(format!("claiming kept profile {key:?}: {e}"))),
+            };
+            if let Some(e) = refused {
+                self.slots().remove(&id);
+                return Err(e);
+            }
         }
         let opened = async {
             slot.launch().await?;

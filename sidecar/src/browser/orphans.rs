@@ -32,26 +32,84 @@ pub fn reap(root: &Path) -> usize {
         })
         .map(|e| e.path())
         .collect();
-    if orphans.is_empty() {
+    // A kept profile outlives its sidecar; only a Chromium its dead owner left on it is ended.
+    let stale_kept: Vec<PathBuf> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(super::KEPT_PROFILE_PREFIX))
+        .map(|e| e.path())
+        .filter(|dir| kept_owner(dir).is_some_and(|pid| !runs_as(pid, me.as_deref())))
+        .collect();
+    if orphans.is_empty() && stale_kept.is_empty() {
         return 0;
     }
     let browsers = chromium_browsers();
+    for dir in &stale_kept {
+        end_chromium_on(dir, &browsers);
+        let _ = std::fs::remove_file(dir.join(KEPT_OWNER_FILE));
+    }
     for dir in &orphans {
-        let pids: Vec<u32> = browsers.iter().filter(|(_, d)| d == dir).map(|(p, _)| *p).collect();
-        for pid in &pids {
-            tracing::info!(pid, profile = %dir.display(), "ending a Chromium left by a sidecar that is gone");
-            // SAFETY: kill(2) has no memory preconditions; the pid was read from /proc now.
-            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
-        }
-        let started = Instant::now();
-        while pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) && started.elapsed() < GONE_WAIT {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        end_chromium_on(dir, &browsers);
         if let Err(e) = std::fs::remove_dir_all(dir) {
             tracing::debug!(profile = %dir.display(), "removing an orphaned profile: {e}");
         }
     }
     orphans.len()
+}
+
+/// Ends the Chromium browser processes (of `browsers`) whose profile is `dir`: SIGTERM first
+/// (Chromium then shuts down cleanly and writes its cookies out: a kept profile's logins
+/// survive), SIGKILL for any still there after [`GONE_WAIT`], then waits (as long again) for
+/// them to be gone.
+fn end_chromium_on(dir: &Path, browsers: &[(u32, PathBuf)]) {
+    let pids: Vec<u32> = browsers.iter().filter(|(_, d)| d == dir).map(|(p, _)| *p).collect();
+    let alive =
+        |pids: &[u32]| pids.iter().copied().filter(|p| Path::new(&format!("/proc/{p}")).exists()).collect::<Vec<_>>();
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        let left = alive(&pids);
+        for pid in &left {
+            tracing::info!(pid, signal, profile = %dir.display(), "ending a Chromium left by a sidecar that is gone");
+            // SAFETY: kill(2) has no memory preconditions; the pid was read from /proc now.
+            unsafe { libc::kill(*pid as libc::pid_t, signal) };
+        }
+        let started = Instant::now();
+        while !alive(&left).is_empty() && started.elapsed() < GONE_WAIT {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The file in a kept profile (`keep-<key>`) naming the sidecar whose browser runs on it:
+/// its pid, in decimal. Kept profiles are named by key, not by owner, so this is how a
+/// Chromium left on one by a sidecar that died is told from one another sidecar runs.
+pub const KEPT_OWNER_FILE: &str = "porthole-owner";
+
+/// The pid a kept profile's owner file names, if any.
+fn kept_owner(dir: &Path) -> Option<u32> {
+    std::fs::read_to_string(dir.join(KEPT_OWNER_FILE)).ok()?.trim().parse().ok()
+}
+
+/// Claims kept profile `dir` for this sidecar before a browser is launched on it: refused
+/// with the owner's pid when another running sidecar holds it; a Chromium that a sidecar
+/// which is gone left on it is ended first (two browsers on one profile would corrupt it).
+/// Then records this sidecar as the owner. Blocking (reads `/proc`); Linux only, elsewhere
+/// it only records the owner.
+pub fn claim_kept(dir: &Path) -> Result<(), u32> {
+    let me = std::env::current_exe().ok().and_then(|p| p.file_name().map(|n| n.to_os_string()));
+    let mine = std::process::id();
+    if cfg!(target_os = "linux") {
+        match kept_owner(dir) {
+            Some(pid) if pid != mine && runs_as(pid, me.as_deref()) => return Err(pid),
+            _ => end_chromium_on(dir, &chromium_browsers()),
+        }
+    }
+    if let Err(e) =
+        std::fs::create_dir_all(dir).and_then(|()| std::fs::write(dir.join(KEPT_OWNER_FILE), mine.to_string()))
+    {
+        tracing::warn!(profile = %dir.display(), "recording the kept profile's owner: {e}");
+    }
+    Ok(())
 }
 
 /// The sidecar pid in a profile directory's name (`<pid>-<browser id>`).
