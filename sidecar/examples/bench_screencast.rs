@@ -10,14 +10,18 @@
 //! - `anim.bytes_per_frame`: mean JPEG bytes per delivered frame;
 //! - `anim.sidecar_cpu_ms_per_frame`: sidecar process CPU time (user+sys) per delivered frame;
 //! - `latency.p50_ms` / `latency.p95_ms`: keypress that flips the page colour → first frame;
-//! - `ui.delivered_fps` / `ui.painted_fps` / `ui.painted_ratio`: what the human sees. The
-//!   real UI (`ui/dist`, web mode, in a headless Chromium of its own) shows one screencast
-//!   pane of the animated page (fixed 1280×800); frames that reached the pane (the canvas's
-//!   `data-frame` id) and canvas paints (its `data-painted` count) per second, and painted ÷
-//!   `anim.bare_fps`. Skipped (said so) when `ui/dist` is missing (`npm run build` in `ui/`).
+//! - `ui.delivered_fps` / `ui.painted_fps` / `ui.page_raf_fps` / `ui.painted_ratio` /
+//!   `ui.painted_per_raf`: what the human sees. The real UI (`ui/dist`, web mode, in a
+//!   headless Chromium of its own) shows one screencast pane of the animated page (fixed
+//!   1280×800); frames that reached the pane (the canvas's `data-frame` id) and canvas paints
+//!   (its `data-painted` count) per second, the page's own `requestAnimationFrame` rate, and
+//!   painted ÷ `anim.bare_fps` and painted ÷ page rAF. `ui_large.*` and `ui_large_dpr2.*`: the
+//!   same for a large pane (Resize with pane, about 1,400×900) in a UI at DPR 1 and at DPR 2
+//!   (issue 22 item 7: fps fell as the pane grew). Skipped (said so) when `ui/dist` is
+//!   missing (`npm run build` in `ui/`).
 //!
 //! Targets: ratio ≥ 0.9, ≥ 50 fps at 1280×800, latency p50 ≤ 50 ms, painted ratio ≥ 0.9 on
-//! a quiet machine.
+//! a quiet machine; painted ÷ page rAF ≥ 0.8 for the large pane at DPR 1 and 2.
 //!
 //! The bare baseline is the same workload measured the same way, without the sidecar: same
 //! page and viewport, the same screencast parameters, each frame decoded and acked from its
@@ -59,6 +63,13 @@ fn page(path: &str) -> Option<&'static str> {
         "/scroll" => {
             r#"<!doctype html><style>body{margin:0}</style>
             <div style="height:200000px;background:repeating-linear-gradient(red 0,blue 300px,green 600px)"></div>"#
+        }
+        // The animation, counting the page's own animation frames into its title (5 times a
+        // second): the rate the page renders at, which the pane's paints are judged against.
+        "/anim-raf" => {
+            r#"<!doctype html><style>body{margin:0}#d{width:400px;height:400px;background:linear-gradient(red,blue);
+            animation:spin 1s linear infinite}@keyframes spin{from{transform:rotate(0)}to{transform:rotate(360deg)}}</style><div id=d></div>
+            <script>let n=0;(function f(){n++;requestAnimationFrame(f)})();setInterval(()=>{document.title='raf:'+n},200)</script>"#
         }
         "/color" => {
             r#"<!doctype html><style>html,body{margin:0;height:100%;background:#000}</style>
@@ -326,10 +337,21 @@ async fn ui_number(page: &chromiumoxide::Page, expression: &str) -> f64 {
     }
 }
 
+/// One pane the UI case shows: the UI window's CSS size and DPR, and the pane's viewport.
+struct UiCase {
+    /// The UI window, CSS px.
+    window: (i64, i64),
+    /// The UI window's devicePixelRatio (the human's screen).
+    dpr: f64,
+    /// The pane's viewport body.
+    viewport: serde_json::Value,
+}
+
 /// What the human sees: the real UI (web mode) in its own headless Chromium showing one
-/// screencast pane of `url`; returns (frames reaching the pane per second, canvas paints per
-/// second) over [`MEASURE`], or `None` when `ui_dir` has no built UI.
-async fn painted(home: &Path, ui_dir: &Path, url: &str) -> Option<(f64, f64)> {
+/// screencast pane of `url` (which counts its animation frames in its title, `/anim-raf`);
+/// returns (frames reaching the pane per second, canvas paints per second, the page's own
+/// animation frames per second) over [`MEASURE`], or `None` when `ui_dir` has no built UI.
+async fn painted(home: &Path, ui_dir: &Path, url: &str, case: &UiCase) -> Option<(f64, f64, f64)> {
     if !ui_dir.join("index.html").exists() {
         return None;
     }
@@ -337,14 +359,13 @@ async fn painted(home: &Path, ui_dir: &Path, url: &str) -> Option<(f64, f64)> {
     let doc = json!({"workspace": {"version": 1,
         "layout": {"root": {"kind": "leaf", "id": "p1"}, "minimized": [], "homes": {}, "zoomed": null, "focused": "p1"},
         "panes": {"p1": {"kind": "browser", "url": url, "mode": "screencast", "title": "",
-            "viewport": {"mode": "fixed", "width": 1280, "height": 800, "dpr": 1}}},
+            "viewport": case.viewport}},
         "order": ["p1"]}});
     sc.req("PUT", "/api/workspace", Some(doc)).await;
     let login = sc.req("POST", "/api/login-codes", None).await["url"].as_str().expect("login url").to_string();
     let (mut browser, h) = launch_chromium(&home.join("ui-chromium")).await;
     let page = browser.new_page("about:blank").await.unwrap();
-    // Room for the pane to show the 1280×800 page about unscaled.
-    page.execute(SetDeviceMetricsOverrideParams::new(1300, 880, 1.0, false)).await.unwrap();
+    page.execute(SetDeviceMetricsOverrideParams::new(case.window.0, case.window.1, case.dpr, false)).await.unwrap();
     page.execute(NavigateParams::new(login)).await.unwrap();
     let canvas = "document.querySelector('[data-testid=screencast-canvas]')";
     let painted_js = format!("Number(({canvas} || {{dataset: {{}}}}).dataset.painted || 0)");
@@ -358,16 +379,28 @@ async fn painted(home: &Path, ui_dir: &Path, url: &str) -> Option<(f64, f64)> {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     tokio::time::sleep(WARM.max(Duration::from_secs(1))).await;
-    let (p0, f0, t0) = (ui_number(&page, &painted_js).await, ui_number(&page, &frame_js).await, Instant::now());
+    let id_js = "(document.querySelector('[data-browser-id]') || {dataset: {}}).dataset.browserId || ''";
+    let id = page.evaluate(id_js).await.ok().and_then(|v| v.into_value::<String>().ok()).unwrap_or_default();
+    // The page's frame count, from its title (the sidecar re-reads a viewed tab's title).
+    let raf = || async {
+        let v = sc.req("GET", &format!("/api/browsers/{id}"), None).await;
+        v["title"].as_str().and_then(|t| t.strip_prefix("raf:")).and_then(|n| n.parse::<f64>().ok()).unwrap_or(f64::NAN)
+    };
+    let (p0, f0, r0, t0) =
+        (ui_number(&page, &painted_js).await, ui_number(&page, &frame_js).await, raf().await, Instant::now());
     tokio::time::sleep(MEASURE).await;
-    let (p1, f1, secs) =
-        (ui_number(&page, &painted_js).await, ui_number(&page, &frame_js).await, t0.elapsed().as_secs_f64());
+    let (p1, f1, r1, secs) = (
+        ui_number(&page, &painted_js).await,
+        ui_number(&page, &frame_js).await,
+        raf().await,
+        t0.elapsed().as_secs_f64(),
+    );
     // The pane's browser goes with its sidecar; the UI's Chromium is ours to close.
     let _ = browser.close().await;
     let _ = browser.wait().await;
     h.abort();
     drop(sc);
-    Some(((f1 - f0) / secs, (p1 - p0) / secs))
+    Some(((f1 - f0) / secs, (p1 - p0) / secs, (r1 - r0) / secs))
 }
 
 #[tokio::main]
@@ -386,7 +419,25 @@ async fn main() {
     let ui_dir = std::env::var_os("PORTHOLE_UI_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist"));
-    let ui = painted(&home, &ui_dir, &format!("{base}/anim")).await;
+    // The pane of the original case (a fixed 1280×800 page, about unscaled), then issue 22's
+    // slow ones: a large pane (Resize with pane at about 1,400×900) at DPR 1 and at DPR 2.
+    let pane = json!({"mode": "pane"});
+    let cases = [
+        (
+            "ui",
+            UiCase {
+                window: (1300, 880),
+                dpr: 1.0,
+                viewport: json!({"mode": "fixed", "width": 1280, "height": 800, "dpr": 1}),
+            },
+        ),
+        ("ui_large", UiCase { window: (1420, 990), dpr: 1.0, viewport: pane.clone() }),
+        ("ui_large_dpr2", UiCase { window: (1420, 990), dpr: 2.0, viewport: pane }),
+    ];
+    let mut ui = Vec::new();
+    for (name, case) in &cases {
+        ui.push((name, painted(&home, &ui_dir, &format!("{base}/anim-raf"), case).await));
+    }
     let _ = std::fs::remove_dir_all(&home);
     println!("anim.bare_fps {bare_anim:.1}");
     println!("anim.viewer_fps {anim_fps:.1}");
@@ -401,12 +452,16 @@ async fn main() {
     println!("latency.samples {}", lat.len());
     println!("latency.p50_ms {:.1}", pct(&lat, 0.5));
     println!("latency.p95_ms {:.1}", pct(&lat, 0.95));
-    match ui {
-        Some((delivered, painted)) => {
-            println!("ui.delivered_fps {delivered:.1}");
-            println!("ui.painted_fps {painted:.1}");
-            println!("ui.painted_ratio {:.3}", painted / bare_anim);
+    for (name, r) in ui {
+        match r {
+            Some((delivered, painted, raf)) => {
+                println!("{name}.delivered_fps {delivered:.1}");
+                println!("{name}.painted_fps {painted:.1}");
+                println!("{name}.page_raf_fps {raf:.1}");
+                println!("{name}.painted_ratio {:.3}", painted / bare_anim);
+                println!("{name}.painted_per_raf {:.3}", painted / raf);
+            }
+            None => println!("{name}.skipped {} has no built UI (npm run build in ui/)", ui_dir.display()),
         }
-        None => println!("ui.skipped {} has no built UI (npm run build in ui/)", ui_dir.display()),
     }
 }

@@ -12,7 +12,7 @@ use super::control::{normalize_url, Caller};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{AutomationError, Scroll};
-use crate::browser::{Viewport, ViewportMode};
+use crate::browser::{Device, Viewport, ViewportMode};
 
 /// Body of `POST /api/control/browser/select`.
 #[derive(Debug, Deserialize)]
@@ -113,7 +113,9 @@ pub async fn viewport(
     let vp = Viewport::checked(req.width, req.height, req.dpr.unwrap_or(1.0)).map_err(ApiError::BadRequest)?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     no_dialog(&b)?;
-    st.automation.mutate(&b, "viewport", async { Ok(b.set_viewport(ViewportMode::Fixed(vp)).await?) }).await?;
+    st.automation
+        .mutate(&b, "viewport", async { Ok(b.set_viewport(ViewportMode::Fixed(vp, Device::Desktop)).await?) })
+        .await?;
     let measured = b.measure().await.ok();
     Ok(with_pane(json!({"viewport": measured}), h))
 }

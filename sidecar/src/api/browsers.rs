@@ -13,7 +13,7 @@ use serde_json::json;
 use super::body::{JsonBody, OptionalJsonBody};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::browser::{check_url, BrowserRef, Viewport, ViewportMode};
+use crate::browser::{check_url, BrowserRef, Device, Viewport, ViewportMode};
 use crate::secret::random_hex_256;
 use crate::viewer::{self, MAX_VIEWER_MESSAGE_BYTES};
 
@@ -34,6 +34,9 @@ pub enum ViewportBody {
         height: i64,
         /// 0.5..=4.
         dpr: f64,
+        /// True for a phone (touch, mobile user agent; §8.2); default false.
+        #[serde(default)]
+        mobile: bool,
     },
 }
 
@@ -41,9 +44,10 @@ impl ViewportBody {
     fn mode(&self) -> Result<ViewportMode, ApiError> {
         Ok(match self {
             ViewportBody::Pane {} => ViewportMode::Pane,
-            ViewportBody::Fixed { width, height, dpr } => {
-                ViewportMode::Fixed(Viewport::checked(*width, *height, *dpr).map_err(ApiError::BadRequest)?)
-            }
+            ViewportBody::Fixed { width, height, dpr, mobile } => ViewportMode::Fixed(
+                Viewport::checked(*width, *height, *dpr).map_err(ApiError::BadRequest)?,
+                if *mobile { Device::Phone } else { Device::Desktop },
+            ),
         })
     }
 }
@@ -115,7 +119,7 @@ pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody
     let url = url_of(&b.url)?;
     let mode = match &b.viewport {
         Some(v) => v.mode()?,
-        None => ViewportMode::Fixed(DEFAULT_FIXED),
+        None => ViewportMode::Fixed(DEFAULT_FIXED, Device::Desktop),
     };
     if b.tabs.len() > MAX_CREATE_TABS {
         return Err(ApiError::BadRequest(format!("at most {MAX_CREATE_TABS} tabs")));

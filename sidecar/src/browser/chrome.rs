@@ -255,6 +255,17 @@ async fn user_agent(exe: &Path) -> Option<String> {
     Some(format!("Mozilla/5.0 ({PLATFORM}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"))
 }
 
+/// The user agent of a phone preset (issue 22 item 6): Chromium's reduced Android agent
+/// (chromium.org "User-Agent Reduction": fixed `Linux; Android 10; K`) at the major version of
+/// `product` (`Browser.getVersion`'s, e.g. `HeadlessChrome/156.0.8078.108`); `None` when it
+/// names no version.
+pub(crate) fn mobile_user_agent(product: &str) -> Option<String> {
+    let major = major_version(&product.replace('/', " "))?;
+    Some(format!(
+        "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Mobile Safari/537.36"
+    ))
+}
+
 /// The platform part of Chromium's reduced user agent (fixed per OS since Chrome 110; see
 /// chromium.org "User-Agent Reduction").
 #[cfg(target_os = "macos")]
@@ -313,6 +324,13 @@ mod tests {
         assert_eq!(major_version("Google Chrome 131.0.6778.85 \n"), Some(131));
         assert_eq!(major_version("Chromium 12.0 beta"), None);
         assert_eq!(major_version(""), None);
+    }
+
+    #[test]
+    fn the_phone_agent_is_androids_at_the_same_major() {
+        let ua = mobile_user_agent("HeadlessChrome/156.0.8078.108").unwrap();
+        assert!(ua.contains("Android 10; K") && ua.contains("Chrome/156.0.0.0 Mobile Safari"), "{ua}");
+        assert_eq!(mobile_user_agent("Chrome"), None);
     }
 
     #[test]

@@ -76,8 +76,20 @@ impl Viewport {
 pub enum ViewportMode {
     /// "Resize with pane": the size a view sends over its viewer socket (`sync`).
     Pane,
-    /// A fixed size.
-    Fixed(Viewport),
+    /// A fixed size, for the device given.
+    Fixed(Viewport, Device),
+}
+
+/// The device a fixed viewport emulates (issue 22 item 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    /// A mouse (a fine pointer that hovers, the launch's default) and the desktop user agent.
+    #[default]
+    Desktop,
+    /// A phone: touch (a coarse pointer, no hover, `maxTouchPoints` > 0, mouse input sent as
+    /// touch) and Chromium's Android user agent. The metrics stay non-`mobile` (no meta
+    /// viewport layout): frames and input map through the CSS size written, as for a desktop.
+    Phone,
 }
 
 /// One tab (a CDP page target).

@@ -40,7 +40,7 @@ mod zoom;
 use viewport::*;
 
 use super::{
-    bounded, chrome, BrowserError, Dialog, PageObserver, SyncState, Tab, ViewState, Viewport, ViewportMode,
+    bounded, chrome, BrowserError, Device, Dialog, PageObserver, SyncState, Tab, ViewState, Viewport, ViewportMode,
     CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
 };
 
@@ -121,6 +121,8 @@ struct Shared {
     downloads: Vec<Download>,
     /// The page zoom factor of every tab (1 = none), applied by device scale (`zoom.rs`).
     zoom: f64,
+    /// The device each tab of this launch was last given (absent: the launch's desktop).
+    devices: HashMap<String, Device>,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -249,6 +251,7 @@ impl BrowserRef {
                 next_chooser: 0,
                 downloads: Vec::new(),
                 zoom: 1.0,
+                devices: HashMap::new(),
             }),
             view,
             vp_tx,

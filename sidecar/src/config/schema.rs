@@ -568,20 +568,30 @@ pub struct Viewport {
     /// Device pixel ratio; default 1.
     #[serde(default = "one_dpr")]
     pub dpr: Dpr,
+    /// True for a phone: the pane emulates touch and a mobile user agent (the viewport
+    /// body's `mobile`, protocol §8.2); default false.
+    #[serde(default)]
+    pub mobile: bool,
 }
 
 /// The built-in viewport presets, in menu order (the same as the UI's `VIEWPORT_PRESETS`,
 /// ui/src/screencast/viewport.ts, which the Display menu shows for panes of no project).
 pub fn builtin_viewports() -> Vec<Viewport> {
-    [("Desktop", 1440, 900, 1.0), ("Laptop", 1280, 800, 1.0), ("Tablet", 820, 1180, 2.0), ("Phone", 390, 844, 3.0)]
-        .into_iter()
-        .map(|(name, w, h, dpr)| Viewport {
-            name: name.into(),
-            width: ViewportPx(w),
-            height: ViewportPx(h),
-            dpr: Dpr(dpr),
-        })
-        .collect()
+    [
+        ("Desktop", 1440, 900, 1.0, false),
+        ("Laptop", 1280, 800, 1.0, false),
+        ("Tablet", 820, 1180, 2.0, false),
+        ("Phone", 390, 844, 3.0, true),
+    ]
+    .into_iter()
+    .map(|(name, w, h, dpr, mobile)| Viewport {
+        name: name.into(),
+        width: ViewportPx(w),
+        height: ViewportPx(h),
+        dpr: Dpr(dpr),
+        mobile,
+    })
+    .collect()
 }
 
 /// The viewport presets in force for a pane: the built-in ones, then the user's, then the

@@ -391,7 +391,7 @@ port = 8000
     }
 
     fn vp(name: &str, width: u32) -> Viewport {
-        Viewport { name: name.into(), width: ViewportPx(width), height: ViewportPx(800), dpr: Dpr(1.0) }
+        Viewport { name: name.into(), width: ViewportPx(width), height: ViewportPx(800), dpr: Dpr(1.0), mobile: false }
     }
 
     #[test]

@@ -207,7 +207,8 @@ export interface PopoutCapability {
   reason: string | null;
 }
 
-export type ViewportBody = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number };
+/** `POST /api/browsers/{id}/viewport` (protocol §8.2); `mobile`: a phone (touch, mobile user agent). */
+export type ViewportBody = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number; mobile?: boolean };
 
 export interface SelectPopup {
   kind: 'select';

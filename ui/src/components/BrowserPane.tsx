@@ -252,7 +252,7 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
               className="menu-item"
               data-testid={`viewport-${p.name.toLowerCase()}`}
               disabled={out}
-              onClick={() => pick({ mode: 'fixed', width: p.width, height: p.height, dpr: p.dpr, preset: p.name })}
+              onClick={() => pick({ mode: 'fixed', width: p.width, height: p.height, dpr: p.dpr, preset: p.name, ...(p.mobile ? { mobile: true } : {}) })}
             >
               <span>
                 <span className="menu-check">{isPreset(p.name) ? '✓' : ''}</span>

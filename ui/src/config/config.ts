@@ -25,7 +25,7 @@ export interface UiConfig {
   bindings: Record<string, Action>;
   defaultMode: 'iframe' | 'screencast';
   /** the Display menu's viewport presets outside a project: the sidecar's list (built-in, then `browser.viewports`) */
-  presets: { name: string; width: number; height: number; dpr: number }[];
+  presets: { name: string; width: number; height: number; dpr: number; mobile?: boolean }[];
   desktopNotifications: boolean;
 }
 
@@ -177,7 +177,8 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
     const width = num(q?.width);
     const height = num(q?.height);
     const dpr = num(q?.dpr);
-    return name === null || width === null || height === null || dpr === null ? null : { name, width, height, dpr };
+    if (name === null || width === null || height === null || dpr === null) return null;
+    return q?.mobile === true ? { name, width, height, dpr, mobile: true } : { name, width, height, dpr };
   });
   const unknownKeys = Array.isArray(o.unknown_keys) ? o.unknown_keys.filter((k): k is string => typeof k === 'string') : [];
   if (

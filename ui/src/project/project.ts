@@ -226,6 +226,8 @@ export interface Preset {
   width: number;
   height: number;
   dpr: number;
+  /** a phone: the pane emulates touch and a mobile user agent (absent: a desktop) */
+  mobile?: boolean;
 }
 
 /**
@@ -248,7 +250,8 @@ export function parsePresets(v: unknown): Preset[] | null {
       p.dpr >= 0.5 &&
       p.dpr <= 4;
     if (!ok) throw new Error('malformed viewport preset');
-    return { name: p.name as string, width: p.width as number, height: p.height as number, dpr: p.dpr as number };
+    const preset: Preset = { name: p.name as string, width: p.width as number, height: p.height as number, dpr: p.dpr as number };
+    return p.mobile === true ? { ...preset, mobile: true } : preset;
   });
 }
 

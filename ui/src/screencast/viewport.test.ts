@@ -20,5 +20,9 @@ describe('viewport choices', () => {
     expect(parseViewportChoice({ mode: 'fixed', width: 5, height: 844, dpr: 3 })).toEqual({ mode: 'pane' });
     expect(viewportBody({ mode: 'fixed', width: 390, height: 844, dpr: 3, preset: 'Phone' })).toEqual({ mode: 'fixed', width: 390, height: 844, dpr: 3 });
     expect(viewportLabel({ mode: 'pane' })).toBe('Resize with pane');
+    // A phone preset says so on the wire (touch and a mobile agent), and is remembered.
+    const phone = { mode: 'fixed', width: 390, height: 844, dpr: 3, preset: 'Phone', mobile: true } as const;
+    expect(viewportBody(phone)).toEqual({ mode: 'fixed', width: 390, height: 844, dpr: 3, mobile: true });
+    expect(parseViewportChoice(phone)).toEqual(phone);
   });
 });

@@ -1,7 +1,7 @@
 // Pure: the screencast's viewport choices (Display menu) and their wire form (protocol §8.2).
 
-/** Resize with pane, or a fixed CSS size and DPR. */
-export type ViewportChoice = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number; preset?: string };
+/** Resize with pane, or a fixed CSS size and DPR (`mobile`: a phone, touch and a mobile user agent). */
+export type ViewportChoice = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number; preset?: string; mobile?: boolean };
 
 export const PANE_VIEWPORT: ViewportChoice = { mode: 'pane' };
 
@@ -45,7 +45,9 @@ export function parseCustom(w: string, h: string, dpr: string): { ok: true; choi
 
 /** The body of `POST /api/browsers/{id}/viewport` (and of the create call). */
 export function viewportBody(c: ViewportChoice) {
-  return c.mode === 'pane' ? { mode: 'pane' as const } : { mode: 'fixed' as const, width: c.width, height: c.height, dpr: c.dpr };
+  if (c.mode === 'pane') return { mode: 'pane' as const };
+  const body = { mode: 'fixed' as const, width: c.width, height: c.height, dpr: c.dpr };
+  return c.mobile ? { ...body, mobile: true } : body;
 }
 
 /** A stored value → a choice (anything invalid → Resize with pane). */
@@ -55,7 +57,8 @@ export function parseViewportChoice(v: unknown): ViewportChoice {
   if (o.mode !== 'fixed') return PANE_VIEWPORT;
   const r = parseCustom(String(o.width), String(o.height), String(o.dpr));
   if (!r.ok || r.choice.mode !== 'fixed') return PANE_VIEWPORT;
-  return typeof o.preset === 'string' ? { ...r.choice, preset: o.preset } : r.choice;
+  const choice = o.mobile === true ? { ...r.choice, mobile: true } : r.choice;
+  return typeof o.preset === 'string' ? { ...choice, preset: o.preset } : choice;
 }
 
 /** The Display menu's label for a choice. */

@@ -73,7 +73,7 @@ impl BrowserRef {
             // A zoomed page measures the size ÷ the zoom: the window gets the pane's size.
             let unzoomed = (s.zoom - 1.0).abs() < 1e-9;
             s.measured.filter(|_| s.phase == Phase::Live && unzoomed).unwrap_or_else(|| match s.mode {
-                ViewportMode::Fixed(v) => v,
+                ViewportMode::Fixed(v, _) => v,
                 ViewportMode::Pane => s.pane.unwrap_or(DEFAULT_VIEWPORT),
             })
         };
@@ -136,12 +136,14 @@ impl BrowserRef {
         let cookies = read.unwrap_or_else(|| self.shared().cookies.clone());
         {
             let mut s = self.shared();
-            if let (ViewportMode::Fixed(old), Some(win)) = (s.mode, s.measured) {
+            if let (ViewportMode::Fixed(old, device), Some(win)) = (s.mode, s.measured) {
                 let clamp = |v: u32| {
                     v.clamp(*super::super::VIEWPORT_CSS_RANGE.start(), *super::super::VIEWPORT_CSS_RANGE.end())
                 };
-                s.mode =
-                    ViewportMode::Fixed(Viewport { width: clamp(win.width), height: clamp(win.height), dpr: old.dpr });
+                s.mode = ViewportMode::Fixed(
+                    Viewport { width: clamp(win.width), height: clamp(win.height), dpr: old.dpr },
+                    device,
+                );
             }
         }
         self.stop_locked(Phase::Launching, false).await;
@@ -278,8 +280,9 @@ impl BrowserRef {
             s.generation += 1;
             s.gone.clear();
             s.headed = headed;
-            // A chooser of the old Chromium can no longer be answered.
+            // A chooser of the old Chromium can no longer be answered; its tabs are gone.
             s.file_chooser = None;
+            s.devices.clear();
             s.generation
         };
         self.publish();

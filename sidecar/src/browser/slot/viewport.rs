@@ -1,15 +1,64 @@
 //! The viewport: the mode, the one serialized writer of device metrics, the emulation gate
 //! every metrics write and screenshot capture goes through, and measuring.
 
+use chromiumoxide::cdp::browser_protocol::browser::GetVersionParams;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    SetEmitTouchEventsForMouseConfiguration, SetEmitTouchEventsForMouseParams, SetTouchEmulationEnabledParams,
+    SetUserAgentOverrideParams,
+};
+
 use super::*;
 
 impl BrowserRef {
+    /// The device currently wanted: a fixed viewport's, else a desktop.
+    pub(super) fn wanted_device(&self) -> Device {
+        match self.shared().mode {
+            ViewportMode::Fixed(_, d) => d,
+            ViewportMode::Pane => Device::Desktop,
+        }
+    }
+
+    /// Writes device metrics `vp` (already zoomed) for `device` into `page`; the caller holds
+    /// the emulation gate. When the tab's device changes, also
+    /// its input devices and user agent: touch emulation (Blink then reports a coarse pointer
+    /// without hover instead of the launch's mouse, `chrome.rs`), mouse input emitted as
+    /// touch, and the Android agent; back to a desktop, all three are turned off (an empty
+    /// agent clears the override: the launch's `--user-agent` applies again). Chromium then
+    /// restores pointer and hover from the embedder's preferences (none, headless), not from
+    /// `--blink-settings`: such a tab reports no pointer and no hover until a relaunch
+    /// (pinned by `tests/viewer.rs::a_phone_viewport_is_touch_…`).
+    async fn write_metrics(&self, page: &Page, vp: Viewport, device: Device) -> Result<(), BrowserError> {
+        let phone = device == Device::Phone;
+        let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
+        bounded("Emulation.setDeviceMetricsOverride", page.execute(p)).await?;
+        let tab = page.target_id().as_ref().to_string();
+        if self.shared().devices.get(&tab).copied().unwrap_or_default() == device {
+            return Ok(());
+        }
+        let mut touch = SetTouchEmulationEnabledParams::new(phone);
+        touch.max_touch_points = phone.then_some(MAX_TOUCH_POINTS);
+        bounded("Emulation.setTouchEmulationEnabled", page.execute(touch)).await?;
+        let mut mouse = SetEmitTouchEventsForMouseParams::new(phone);
+        mouse.configuration = phone.then_some(SetEmitTouchEventsForMouseConfiguration::Mobile);
+        bounded("Emulation.setEmitTouchEventsForMouse", page.execute(mouse)).await?;
+        let agent = if phone {
+            let v = bounded("Browser.getVersion", page.execute(GetVersionParams::default())).await?;
+            chrome::mobile_user_agent(&v.result.product)
+                .ok_or_else(|| BrowserError::Cdp(format!("no version in {:?}", v.result.product)))?
+        } else {
+            String::new()
+        };
+        bounded("Emulation.setUserAgentOverride", page.execute(SetUserAgentOverrideParams::new(agent))).await?;
+        self.shared().devices.insert(tab, device);
+        Ok(())
+    }
+
     /// The viewport currently wanted: the fixed size, else the pane's last size, else the
     /// default.
     pub(super) fn wanted_viewport(&self) -> Viewport {
         let s = self.shared();
         match s.mode {
-            ViewportMode::Fixed(v) => v,
+            ViewportMode::Fixed(v, _) => v,
             ViewportMode::Pane => s.pane.unwrap_or(DEFAULT_VIEWPORT),
         }
     }
@@ -26,7 +75,7 @@ impl BrowserRef {
             }
             s.mode = mode;
             match mode {
-                ViewportMode::Fixed(v) => {
+                ViewportMode::Fixed(v, _) => {
                     s.sync = SyncState::Off;
                     Some(v)
                 }
@@ -104,9 +153,8 @@ impl BrowserRef {
         if self.shared().headed {
             return Ok(());
         }
-        let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
-        self.0.emulation.run(bounded("Emulation.setDeviceMetricsOverride", page.execute(p))).await?;
-        Ok(())
+        let device = self.wanted_device();
+        self.0.emulation.run(self.write_metrics(page, vp, device)).await
     }
 
     /// Writes the viewport wanted *now* into `page` (read under the gate, so a mode change
@@ -119,11 +167,9 @@ impl BrowserRef {
             .emulation
             .run(async {
                 let vp = self.emulated(self.wanted_viewport());
-                let p = SetDeviceMetricsOverrideParams::new(vp.width as i64, vp.height as i64, vp.dpr, false);
-                bounded("Emulation.setDeviceMetricsOverride", page.execute(p)).await
+                self.write_metrics(page, vp, self.wanted_device()).await
             })
-            .await?;
-        Ok(())
+            .await
     }
 
     /// `Page.captureScreenshot` of `page` through the emulation gate: captures of one browser
@@ -183,6 +229,9 @@ impl BrowserRef {
         self.shared().measured
     }
 }
+
+/// Touch points a phone reports (`navigator.maxTouchPoints`), as Chrome's device mode does.
+const MAX_TOUCH_POINTS: i64 = 5;
 
 /// Longest wait, after a capture, for the page's main thread to take up the restored metrics.
 const RESTORE_BARRIER_MS: u64 = 500;

@@ -37,7 +37,7 @@ impl BrowserRef {
             let mut s = self.shared();
             s.zoom = factor;
             match s.mode {
-                ViewportMode::Fixed(v) => Some(v),
+                ViewportMode::Fixed(v, _) => Some(v),
                 ViewportMode::Pane => s.pane,
             }
             .filter(|_| !s.headed && !s.popped_out)
