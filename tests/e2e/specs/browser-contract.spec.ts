@@ -97,10 +97,10 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     await expect(url).toHaveAttribute('title', 'Home stub');
     await expect(url).toHaveText('localhost:5999');
 
-    // A link: the header maps the proxy URL back to the upstream one (query hidden).
+    // A link: the header maps the proxy URL back to the upstream one, query included.
     await frame.locator('#next').click();
     await expect(frame.locator('#h')).toHaveText('next');
-    await expect(url).toHaveText('localhost:5999/next.html');
+    await expect(url).toHaveText('localhost:5999/next.html?x=1');
     await expect(url).toHaveAttribute('title', 'Next stub');
     // SPA navigation: loaded:false still moves the header, without a load.
     const before = loads;
@@ -124,12 +124,12 @@ test.describe('browser pane ↔ shim contract (stubbed proxy)', () => {
     // Back goes through the shim (history message), not a grant request.
     const grantsBefore = grantRequests.length;
     await pane.getByTestId('browser-back').click();
-    await expect(url).toHaveText('localhost:5999/next.html');
+    await expect(url).toHaveText('localhost:5999/next.html?x=1');
     await pane.getByTestId('browser-back').click();
     await expect(url).toHaveText('localhost:5999');
     await expect(frame.locator('#h')).toHaveText('home');
     await pane.getByTestId('browser-forward').click();
-    await expect(url).toHaveText('localhost:5999/next.html');
+    await expect(url).toHaveText('localhost:5999/next.html?x=1');
     expect(grantRequests.length).toBe(grantsBefore);
     // Reload through the shim.
     const loadsBefore = loads;
