@@ -37,11 +37,17 @@ test.afterAll(async () => {
 
 const call = (method: string, p: string, body?: unknown) => s.call(method, p, body);
 
-/** Runs `expression` in the popped-out window's page through its own DevTools endpoint (as a script of the page would). `data`: the sidecar's data directory (default the shared one's). */
-async function evalInWindow(browserId: string, expression: string, data = s.data) {
-  const root = path.join(data, 'porthole/browsers');
-  const dir = fs.readdirSync(root).find((d) => d.endsWith(`-${browserId}`))!;
-  const [port, wsPath] = fs.readFileSync(path.join(root, dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
+/** The profile directory of a browser's Chromium (its own, or a pane's kept one), read from the process's `--user-data-dir`. */
+async function profileDir(browserId: string, sc: { call: typeof s.call } = s): Promise<string> {
+  const pid = (await sc.call('GET', `/api/browsers/${browserId}`)).pid;
+  const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  return args.find((a) => a.startsWith('--user-data-dir='))!.slice('--user-data-dir='.length);
+}
+
+/** Runs `expression` in the popped-out window's page through its own DevTools endpoint (as a script of the page would). `sc`: the sidecar (default the shared one). */
+async function evalInWindow(browserId: string, expression: string, sc: { call: typeof s.call } = s) {
+  const dir = await profileDir(browserId, sc);
+  const [port, wsPath] = fs.readFileSync(path.join(dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
   const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`);
   await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
   const ask = (id: number, method: string, params: object, sessionId?: string) =>
@@ -61,9 +67,8 @@ async function evalInWindow(browserId: string, expression: string, data = s.data
 
 /** Closes the popped-out window's page as the user would, through its own DevTools endpoint. */
 async function closeWindow(browserId: string) {
-  const root = path.join(s.data, 'porthole/browsers');
-  const dir = fs.readdirSync(root).find((d) => d.endsWith(`-${browserId}`))!;
-  const [port, wsPath] = fs.readFileSync(path.join(root, dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
+  const dir = await profileDir(browserId);
+  const [port, wsPath] = fs.readFileSync(path.join(dir, 'DevToolsActivePort'), 'utf8').trim().split('\n');
   const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`);
   await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
   const ask = (id: number, method: string, params: object) =>
@@ -117,7 +122,7 @@ test('Pop out from the context menu shows the stub; Pop back in and closing the 
   await expect(pane.getByTestId('browser-url')).toHaveText(`localhost:${port}`);
   await expect(pane.getByTestId('browser-url')).toHaveAttribute('title', 'popped page');
   await call('POST', `/api/browsers/${browserId}/navigate`, { url: `http://localhost:${port}/index.html?in=window` });
-  await expect(pane.getByTestId('browser-url')).toHaveText(`localhost:${port}/index.html`);
+  await expect(pane.getByTestId('browser-url')).toHaveText(`localhost:${port}/index.html?in=window`);
 
   // Pop out again from the port menu: the pane is already out, so it is just focused (no
   // stale "Couldn't pop out" banner, the same window).
@@ -207,7 +212,7 @@ test('a pane popped out when the app quit comes back as a live screencast at the
     await expect(pane.getByTestId('popout-stub')).toHaveAttribute('data-state', 'out', { timeout: 30_000 });
     // The user goes on in the window: the saved pane follows the window's page.
     const last = `${site.origin}/p?in=window`;
-    await evalInWindow(browser, `location.href = ${JSON.stringify(last)}; 1`, s1.data);
+    await evalInWindow(browser, `location.href = ${JSON.stringify(last)}; 1`, s1);
     const saved = async (sc: Sidecar) => (await sc.call('GET', '/api/workspace')).workspace?.panes?.[id];
     await expect.poll(async () => (await saved(s1))?.url, { timeout: 20_000 }).toBe(last);
 
