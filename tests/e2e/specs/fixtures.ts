@@ -1,8 +1,11 @@
 // Shared fixtures: a clean wall per test (all terminals deleted, workspace cleared), a
 // page logged in through a fresh one-time login URL, and the screencast helpers (a local
 // page server, opening a screencast pane, page points and canvas pixels).
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { type Locator, type Page, test as base, expect } from '@playwright/test';
 
 export const BASE = () => process.env.PORTHOLE_E2E_URL!;
@@ -151,6 +154,17 @@ export class Wall {
   async rect(id: string) {
     return (await this.pane(id).boundingBox())!;
   }
+}
+
+/** Starts python3's http.server on a free port in pane `term` (in a fresh directory holding `hello-ports.txt`); returns the port. */
+export async function startServer(wall: Wall, term: string): Promise<number> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-ports-'));
+  fs.writeFileSync(path.join(dir, 'hello-ports.txt'), 'hello\n');
+  await wall.click(term);
+  await wall.type(`cd ${dir} && python3 -m http.server 0 --bind 127.0.0.1\n`);
+  await wall.waitText(term, /Serving HTTP on \S+ port \d+/, 20_000);
+  const m = /Serving HTTP on \S+ port (\d+)/.exec(await wall.text(term));
+  return Number(m![1]);
 }
 
 // --- screencast panes (shared by screencast*.spec.ts)

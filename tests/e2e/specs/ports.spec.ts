@@ -1,24 +1,10 @@
 // Ports from a terminal pane's context menu: a real python3 -m http.server in a real
 // terminal, listed by the sidecar's scan (protocol §7), opened embedded beside the terminal,
 // reused, and named by the browser pane's dev-server chip.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { type Wall, expect, test } from './fixtures';
+import { type Wall, expect, startServer, test } from './fixtures';
 
 function frameOf(wall: Wall, paneId: string) {
   return wall.page.frameLocator(`[data-testid=pane][data-pane-id="${paneId}"] iframe[data-testid=browser-frame]`);
-}
-
-/** Starts http.server on a free port in pane `term` (in a fresh directory); returns the port. */
-async function startServer(wall: Wall, term: string): Promise<number> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-ports-'));
-  fs.writeFileSync(path.join(dir, 'hello-ports.txt'), 'hello\n');
-  await wall.click(term);
-  await wall.type(`cd ${dir} && python3 -m http.server 0 --bind 127.0.0.1\n`);
-  await wall.waitText(term, /Serving HTTP on \S+ port \d+/, 20_000);
-  const m = /Serving HTTP on \S+ port (\d+)/.exec(await wall.text(term));
-  return Number(m![1]);
 }
 
 async function rightClick(wall: Wall, id: string) {

@@ -46,6 +46,11 @@ export function App({ store }: { store: WorkspaceStore }) {
     <div className="app" data-testid="app" data-ready={snap.ready ? 'true' : 'false'}>
       <ConfigBanner settings={store.settings} />
       <RestoreBanner />
+      {!snap.ready && snap.loadError && (
+        <div className="load-error" role="status" data-testid="load-error">
+          Reading the saved wall failed ({snap.loadError}); trying again.
+        </div>
+      )}
       <Wall store={store} snap={snap} />
       <Baseboard store={store} snap={snap} />
       {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}

@@ -39,6 +39,10 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
               <kbd>{keyCap(h.key)}</kbd> {h.label}
             </span>
           ))}
+          <span data-testid="hint-right-click">
+            {' · '}
+            <kbd>right-click</kbd> a terminal: open its ports
+          </span>
         </span>
       ) : (
         mins.map((id) => {

@@ -7,6 +7,8 @@ import type { WorkspaceStore } from '../workspace/store';
 import type { PaneModel } from '../workspace/model';
 import { survivorBanner, survivorText } from '../workspace/survivors';
 import { Banner } from './Banner';
+import { ListeningChip } from './ListeningChip';
+import { listeningHint } from '../ports/hint';
 import { OverflowMenu } from './OverflowMenu';
 
 export { paneLabel } from '../workspace/label';
@@ -164,6 +166,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
             {cwdShort}
           </span>
         )}
+        <ListeningChip store={store} pane={pane} visible={visible} onMenu={onMenu} />
         {pane.attention && (
           <span className="pane-attention" data-testid="pane-attention" role="status" title={attentionTitle(keyHint(keymap, { kind: 'nextAttention' }))}>
             ●
@@ -209,6 +212,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
         ref={bodyRef}
         onContextMenu={(e) => {
           e.preventDefault();
+          listeningHint.done(); // the hint's advice, used
           store.focus(id);
           onMenu(id, e.clientX, e.clientY);
         }}

@@ -92,6 +92,8 @@ export interface Snapshot {
   closing: CloseQuestion | null;
   /** running terminals no pane showed when this window started (offered: Show, Stop) */
   orphans: Orphan[];
+  /** why reading the saved wall failed, while it is asked again (before `ready`); null otherwise */
+  loadError: string | null;
 }
 
 /** What a browser pane shows before its renderer reports anything. */

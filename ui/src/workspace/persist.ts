@@ -148,15 +148,24 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
 /**
  * Saves the document `doc()` returns: debounced after each change (`schedule`), at once with
  * `saveNow`, never the same text twice in a row; a failed save is tried again on the next change.
+ * Nothing is saved before `arm()`: until the saved wall was read, the wall in memory is not
+ * the user's (a reload while the UI starts saved an empty one over it: issue 22, item 2a).
  */
 export class DocSaver {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private lastSaved = '';
+  private armed = false;
 
   constructor(private readonly doc: () => WorkspaceDoc) {}
 
-  /** Saves once nothing changed for SAVE_DEBOUNCE_MS. */
+  /** Allows saving from now on; the store calls it once the saved wall was read and restored. Idempotent. */
+  arm() {
+    this.armed = true;
+  }
+
+  /** Saves once nothing changed for SAVE_DEBOUNCE_MS (nothing before `arm`). */
   schedule() {
+    if (!this.armed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -164,8 +173,9 @@ export class DocSaver {
     }, SAVE_DEBOUNCE_MS);
   }
 
-  /** Saves at once if anything changed since the last save (`keepalive`: the page is going away). */
+  /** Saves at once if anything changed since the last save (`keepalive`: the page is going away); nothing before `arm`. */
   async saveNow(keepalive = false): Promise<void> {
+    if (!this.armed) return;
     const doc = this.doc();
     const text = JSON.stringify(doc);
     if (text === this.lastSaved) return;

@@ -26,6 +26,7 @@ import { BrowserPanes } from './browsers';
 import { paneLabel } from './label';
 import { GAP_PX, MIN_PANE_PX, type PaneModel, type Snapshot, browserModel, terminalModel } from './model';
 import { DocSaver, restoreDoc, toDoc } from './persist';
+import { readSavedState } from './load';
 import { PortPanes } from './portPanes';
 import { ControlRelay } from './relay';
 import { WorkspaceActions } from './workspaceActions';
@@ -68,7 +69,7 @@ export class WorkspaceStore {
 
   /** The user's configuration (its own module; the store only hands it to panes and the channel). */
   constructor(readonly settings: Settings) {
-    this.state = { layout: L.EMPTY_LAYOUT, workspaces: [makeWorkspace('w1')], active: 'w1', renaming: null, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [] };
+    this.state = { layout: L.EMPTY_LAYOUT, workspaces: [makeWorkspace('w1')], active: 'w1', renaming: null, panes: {}, order: [], ready: false, menuRequest: null, popout: POPOUT_CHECKING, liveness: 'up', closing: null, orphans: [], loadError: null };
     const store = this;
     this.browser = new BrowserPanes({
       get snap() {
@@ -280,18 +281,29 @@ export class WorkspaceStore {
   // --- load / save
   /**
    * Restores the saved wall (dropping panes whose terminal is gone, unless the restored
-   * session describes it: restore.ts) or starts one terminal.
+   * session describes it: restore.ts) or starts one terminal when nothing is saved. A failed
+   * read is asked again (load.ts), shown meanwhile as `loadError`; nothing is saved before.
    */
   async init(): Promise<void> {
-    const [ws, terms] = await Promise.all([
-      api.getWorkspace().catch(() => null),
-      api.listTerminals().catch(() => []),
-    ]);
+    const { ws, terms } = await readSavedState(
+      async () => {
+        const [ws, terms] = await Promise.all([api.getWorkspace(), api.listTerminals()]);
+        return { ws, terms };
+      },
+      {
+        wait: (ms) => new Promise((r) => setTimeout(r, ms)),
+        onFailure: (e) => {
+          this.set({ loadError: e instanceof Error ? e.message : String(e) });
+          // A sidecar gone (or restarted: a new sign-in) is said by the overlay, as later on.
+          this.liveness.suspect();
+        },
+      },
+    );
     const known = new Set(terms.map((t) => t.id));
-    const doc = parseDoc(ws?.workspace);
+    const doc = parseDoc(ws.workspace);
     // After a sidecar restart: the saved session's panes come back (restore.ts).
     const plan = RestorePlan.from(ws);
-    if (ws?.revision === 0) reportProblem(parseProblem(ws.problem));
+    if (ws.revision === 0) reportProblem(parseProblem(ws.problem));
     let panes: Record<string, PaneModel> = {};
     let workspaces = this.snap.workspaces;
     let active = this.snap.active;
@@ -334,7 +346,9 @@ export class WorkspaceStore {
       for (const k of p.kept ?? []) shown.add(k);
     }
     const orphans = findOrphans(terms, shown);
-    this.set({ workspaces, active, layout, panes, order, ready: true, orphans });
+    // Saving starts only now: before this the wall in memory was not the saved one.
+    this.saver.arm();
+    this.set({ workspaces, active, layout, panes, order, ready: true, orphans, loadError: null });
     this.refreshPopout();
     this.openChannel();
     setInterval(() => void this.sweepKept(), KEPT_SWEEP_MS);

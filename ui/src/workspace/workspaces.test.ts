@@ -118,6 +118,7 @@ function snapshot(): Snapshot {
     liveness: 'up',
     closing: null,
     orphans: [],
+    loadError: null,
   };
 }
 
