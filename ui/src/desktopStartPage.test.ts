@@ -72,8 +72,9 @@ describe('the desktop start page', () => {
   });
 
   it('says it is still waiting after many refusals in a row, keeps asking, and clears the note on an answer', async () => {
-    const refusals: Answer[] = Array.from({ length: 130 }, () => ({ reject: ACL_REFUSAL }));
+    const refusals: Answer[] = Array.from({ length: 131 }, () => ({ reject: ACL_REFUSAL }));
     const page = startPage([...refusals, { state: 'starting' }]);
+    // Each step lets an answer land and makes the next call, whose answer lands in the step after.
     for (let i = 0; i < 130; i++) expect(await page.next()).toBe(true);
     expect(page.els.waiting.hidden).toBe(false);
     expect(page.els.waiting.textContent).toContain(ACL_REFUSAL);
