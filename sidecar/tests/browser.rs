@@ -745,7 +745,9 @@ async fn a_kept_profiles_chromium_left_by_a_killed_sidecar_is_ended_and_the_prof
     // before the kill.
     until_title(&next, &id, |t| t.starts_with("cookie:")).await;
     assert_eq!(std::fs::read_to_string(kept.join("porthole-owner")).unwrap(), next.pid.to_string());
+    assert_eq!(next.req("GET", "/api/browsers", None).await.json(), json!({"browsers": [{"id": id}]}));
     delete(&next, &id).await;
+    assert_eq!(next.req("GET", "/api/browsers", None).await.json(), json!({"browsers": []}));
     drop(next);
     let _ = std::fs::remove_dir_all(&data);
 }

@@ -114,6 +114,13 @@ fn tab_of(t: &str) -> Result<&str, ApiError> {
     Ok(t)
 }
 
+/// `GET /api/browsers` → `200 {"browsers":[{"id"}…]}`: every browser the sidecar holds, in
+/// id order (a screencast pane's outlives its page; a window or a test finds them here).
+pub async fn list(State(st): State<AppState>) -> Json<serde_json::Value> {
+    let ids = st.browsers.ids();
+    Json(json!({"browsers": ids.iter().map(|id| json!({"id": id})).collect::<Vec<_>>()}))
+}
+
 /// `POST /api/browsers` → `201 {"id"}` once Chromium is up (not when the page has loaded).
 pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody>) -> Result<Response, ApiError> {
     let url = url_of(&b.url)?;

@@ -45,7 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/terminals/{id}", get(terminals::get_one).delete(terminals::delete))
         .route("/api/terminals/{id}/socket", get(socket::upgrade))
         .route("/api/terminals/{id}/resolve", post(terminals::resolve))
-        .route("/api/browsers", post(browsers::create))
+        .route("/api/browsers", post(browsers::create).get(browsers::list))
         .route("/api/browsers/{id}", get(browsers::get_one).delete(browsers::delete))
         .route("/api/browsers/{id}/navigate", post(browsers::navigate))
         .route("/api/browsers/{id}/history", post(browsers::history))

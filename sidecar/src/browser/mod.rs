@@ -441,6 +441,13 @@ impl Host {
         }
     }
 
+    /// The ids of every browser this host holds, in creation order (`b1`, `b2`, …).
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.slots().keys().cloned().collect();
+        ids.sort_by_key(|id| id[1..].parse::<u64>().unwrap_or(u64::MAX));
+        ids
+    }
+
     /// The browser with this id.
     pub fn get(&self, id: &str) -> Option<BrowserRef> {
         self.slots().get(id).cloned()

@@ -26,6 +26,10 @@ async function resetSidecar() {
   await api('PUT', '/api/workspace', { workspace: null });
   const { terminals } = await api('GET', '/api/terminals');
   for (const t of terminals) await api('DELETE', `/api/terminals/${t.id}`).catch(() => undefined);
+  // Browsers a test left behind (a failed one, or one whose pane was gone) would hold the kept
+  // profile of a pane id the next test's wall uses again (409 profile_in_use).
+  const { browsers } = await api('GET', '/api/browsers');
+  for (const b of browsers) await api('DELETE', `/api/browsers/${b.id}`).catch(() => undefined);
 }
 
 export async function login(page: Page) {
