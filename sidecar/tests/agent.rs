@@ -505,8 +505,16 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let (_, all, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
-    assert!(all.lines().any(|l| l == format!("GET 200 {base}/console.html (document)")), "{all}");
+    // The document's response is logged from its own event, which a loaded machine can deliver
+    // after the failed fetches' ones: waited for (bounded), as above.
+    loop {
+        let (_, all, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
+        if all.lines().any(|l| l == format!("GET 200 {base}/console.html (document)")) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{all}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     // A reload: without --since-navigation every entry twice, with it once.
     a.ok("history", json!({"action": "reload"})).await;
