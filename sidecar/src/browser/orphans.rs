@@ -46,8 +46,13 @@ pub fn reap(root: &Path) -> usize {
     }
     let browsers = chromium_browsers();
     for dir in &stale_kept {
-        end_chromium_on(dir, &browsers);
-        let _ = std::fs::remove_file(dir.join(KEPT_OWNER_FILE));
+        // Checked again under the claim lock: a browser created meanwhile (a restored pane,
+        // right after start) may have claimed the profile and be launching on it.
+        let _claims = KEPT_CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
+        if kept_owner(dir).is_some_and(|pid| !runs_as(pid, me.as_deref())) {
+            end_chromium_on(dir, &browsers);
+            let _ = std::fs::remove_file(dir.join(KEPT_OWNER_FILE));
+        }
     }
     for dir in &orphans {
         end_chromium_on(dir, &browsers);
@@ -85,6 +90,10 @@ fn end_chromium_on(dir: &Path, browsers: &[(u32, PathBuf)]) {
 /// Chromium left on one by a sidecar that died is told from one another sidecar runs.
 pub const KEPT_OWNER_FILE: &str = "porthole-owner";
 
+/// Held while a kept profile's owner is checked and changed, so the start-up reap never ends
+/// the Chromium of a browser that claimed the profile after the reap first looked.
+static KEPT_CLAIMS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The pid a kept profile's owner file names, if any.
 fn kept_owner(dir: &Path) -> Option<u32> {
     std::fs::read_to_string(dir.join(KEPT_OWNER_FILE)).ok()?.trim().parse().ok()
@@ -96,6 +105,7 @@ fn kept_owner(dir: &Path) -> Option<u32> {
 /// Then records this sidecar as the owner. Blocking (reads `/proc`); Linux only, elsewhere
 /// it only records the owner.
 pub fn claim_kept(dir: &Path) -> Result<(), u32> {
+    let _claims = KEPT_CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
     let me = std::env::current_exe().ok().and_then(|p| p.file_name().map(|n| n.to_os_string()));
     let mine = std::process::id();
     if cfg!(target_os = "linux") {
