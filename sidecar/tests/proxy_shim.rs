@@ -288,6 +288,18 @@ fn kind(m: &Value) -> &str {
 
 /// The app page: it records every message it gets in `window.msgs` and frames `src` in the
 /// sandbox the app uses.
+/// The app page on an origin of its own, framing a grant of `upstream` (a URL) made for it:
+/// the app's origin and the grant.
+async fn frame_in_app(sc: &Sidecar, upstream: &str) -> (String, Value) {
+    let frame_url: Arc<Mutex<String>> = Arc::default();
+    let fu = frame_url.clone();
+    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
+    let app = format!("http://127.0.0.1:{app_port}");
+    let g = grant(sc, upstream, &app).await;
+    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    (app, g)
+}
+
 fn app_page(src: &str) -> String {
     format!(
         "<!doctype html><title>app</title><script>window.msgs=[];addEventListener('message',function(e){{msgs.push({{origin:e.origin,data:e.data}})}});</script>\
@@ -310,13 +322,8 @@ async fn shim_messages_in_chromium() {
             |path: &str| if path.starts_with("/nested") { NESTED.to_string() } else { PAGE.to_string() },
         ))
         .await;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
+    let (app, g) = frame_in_app(&sc, &format!("http://127.0.0.1:{upstream}/page")).await;
     let proxy = g["origin"].as_str().unwrap().to_string();
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
 
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
@@ -673,13 +680,8 @@ async fn fields_in_app(sc: &Sidecar) -> (u16, String, String) {
     let (upstream, _) =
         html_server(Arc::new(move |_: &str| FIELDS.replace("__UP__", &up.lock().unwrap().to_string()))).await;
     *up_port.lock().unwrap() = upstream;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
+    let (app, g) = frame_in_app(&sc, &format!("http://127.0.0.1:{upstream}/page")).await;
     let proxy = g["origin"].as_str().unwrap().to_string();
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
     (upstream, app, proxy)
 }
 
@@ -919,12 +921,7 @@ async fn cookie_server() -> u16 {
 async fn document_cookie_is_the_grants_jar_in_chromium() {
     let sc = Sidecar::start(&[]);
     let upstream = cookie_server().await;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let g = grant(&sc, &format!("http://localhost:{upstream}/page"), &app).await;
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    let (app, _) = frame_in_app(&sc, &format!("http://localhost:{upstream}/page")).await;
 
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
@@ -997,12 +994,7 @@ async fn csp_server() -> u16 {
 async fn the_pages_csp_holds_and_the_shim_still_runs_in_chromium() {
     let sc = Sidecar::start(&[]);
     let upstream = csp_server().await;
-    let frame_url: Arc<Mutex<String>> = Arc::default();
-    let fu = frame_url.clone();
-    let (app_port, _) = html_server(Arc::new(move |_: &str| app_page(&fu.lock().unwrap()))).await;
-    let app = format!("http://127.0.0.1:{app_port}");
-    let g = grant(&sc, &format!("http://127.0.0.1:{upstream}/page"), &app).await;
-    *frame_url.lock().unwrap() = g["url"].as_str().unwrap().to_string();
+    let (app, _) = frame_in_app(&sc, &format!("http://127.0.0.1:{upstream}/page")).await;
 
     let (_chrome, mut cdp, home) = chromium().await;
     cdp.call("Page.navigate", json!({"url": format!("{app}/app.html")})).await;
