@@ -88,15 +88,7 @@ impl BrowserRef {
         };
         self.publish();
         let Some(vp) = vp else { return Ok(()) };
-        let seq = self.request_write(Some(vp), false);
-        let mut done = self.0.vp_done.subscribe();
-        let bound = Duration::from_millis(super::super::CDP_CALL_BOUND_MS + 1000);
-        let written = tokio::time::timeout(bound, done.wait_for(|d| *d >= seq)).await.is_ok();
-        if written {
-            Ok(())
-        } else {
-            Err(BrowserError::Timeout("Emulation.setDeviceMetricsOverride"))
-        }
+        self.write_now(vp).await
     }
 
     /// A view's pane size while "Resize with pane" is on; returns false (and writes nothing)
@@ -117,6 +109,19 @@ impl BrowserRef {
         self.publish();
         self.request_write(Some(vp), true);
         true
+    }
+
+    /// Asks the viewport writer for `vp` at once (no settle delay) and waits until it is
+    /// written. Errors: `Timeout` when the write does not finish within the CDP bound (+1 s).
+    pub(super) async fn write_now(&self, vp: Viewport) -> Result<(), BrowserError> {
+        let seq = self.request_write(Some(vp), false);
+        let mut done = self.0.vp_done.subscribe();
+        let bound = Duration::from_millis(super::super::CDP_CALL_BOUND_MS + 1000);
+        if tokio::time::timeout(bound, done.wait_for(|d| *d >= seq)).await.is_ok() {
+            Ok(())
+        } else {
+            Err(BrowserError::Timeout("Emulation.setDeviceMetricsOverride"))
+        }
     }
 
     pub(super) fn request_write(&self, vp: Option<Viewport>, settle: bool) -> u64 {

@@ -44,15 +44,7 @@ impl BrowserRef {
         };
         self.publish();
         let Some(vp) = vp else { return Ok(()) };
-        let seq = self.request_write(Some(vp), false);
-        let mut done = self.0.vp_done.subscribe();
-        let bound = Duration::from_millis(super::super::CDP_CALL_BOUND_MS + 1000);
-        let written = tokio::time::timeout(bound, done.wait_for(|d| *d >= seq)).await.is_ok();
-        if written {
-            Ok(())
-        } else {
-            Err(BrowserError::Timeout("Emulation.setDeviceMetricsOverride"))
-        }
+        self.write_now(vp).await
     }
 
     /// The device metrics to write for the wanted viewport `vp`: `vp` at the browser's zoom.
