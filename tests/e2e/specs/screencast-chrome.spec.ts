@@ -109,6 +109,46 @@ test.describe('screencast pane chrome', () => {
     }
   });
 
+  test('Ctrl+F finds in the page: counts, highlights, Enter goes to the next match below the fold, Escape clears', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    const FIND = `<!doctype html><html><head><meta charset="utf-8"><title>find</title><style>
+body { margin: 0; background: #fff; font: 40px/1 sans-serif; } p { margin: 0; position: absolute; left: 0; }
+</style></head><body><p style="top: 0">Grüße aus der Straße</p><p style="top: 3000px">die andere Straße</p>
+<script>addEventListener('scroll', () => { document.title = 'scrolled'; });</script></body></html>`;
+    const srv = await servePages({ '/': FIND });
+    try {
+      const { id, browser } = await openScreencast(wall, `${srv.origin}/`);
+      const pane = wall.pane(id);
+      const blank = await pointOf(page, id, 600, 400);
+      await page.mouse.click(blank.x, blank.y);
+      await expect(pane.getByTestId('screencast-input')).toBeFocused();
+      await page.keyboard.press('Control+f');
+      const input = pane.getByTestId('find-input');
+      await expect(input).toBeFocused();
+      await input.pressSequentially('straße');
+      await expect(pane.getByTestId('find-count')).toHaveText('1 of 2');
+      // The active match is painted orange in the page (the first "Straße" ends the line).
+      await expect.poll(async () => {
+        for (let px = 250; px < 440; px += 10) if (near(await pixelAt(page, id, px, 20), [255, 150, 50])) return true;
+        return false;
+      }, { timeout: 15_000 }).toBe(true);
+      await input.press('Enter');
+      await expect(pane.getByTestId('find-count')).toHaveText('2 of 2');
+      await expect.poll(() => pageTitle(browser)).toBe('scrolled');
+      await input.press('Shift+Enter');
+      await expect(pane.getByTestId('find-count')).toHaveText('1 of 2');
+      await input.fill('nowhere at all');
+      await expect(pane.getByTestId('find-count')).toHaveText('No matches');
+      await expect(input).toHaveClass(/missing/);
+      // Escape closes the bar and gives the keyboard back to the page.
+      await input.press('Escape');
+      await expect(pane.getByTestId('find-bar')).toHaveCount(0);
+      await expect(pane.getByTestId('screencast-input')).toBeFocused();
+    } finally {
+      await srv.close();
+    }
+  });
+
   test('the scroll indicator follows the page as it scrolls', async ({ wall, page }) => {
     test.setTimeout(90_000);
     const srv = await servePages({ '/': MAIN, '/child': CHILD });
