@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::body::JsonBody;
 use super::browser_control::{browser_of, with_pane};
-use super::control::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{UploadFile, MAX_UPLOAD_FILES};
+use crate::control::Caller;
 
 /// Body of `POST /api/control/browser/upload`.
 #[derive(Debug, Deserialize)]

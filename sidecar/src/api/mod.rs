@@ -12,6 +12,7 @@ mod browser_page;
 mod browsers;
 pub mod conn;
 mod control;
+mod credentials;
 mod error;
 mod misc;
 mod ports;
@@ -22,8 +23,7 @@ mod state;
 mod terminals;
 mod ui_socket;
 
-pub use auth::Auth;
-pub use control::Caller;
+pub use credentials::Auth;
 pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 

@@ -1,14 +1,21 @@
 //! The control plane (protocol §9, §10): pane handles and tokens, the attached windows and
-//! what they report, target resolution, key names, and relaying layout changes.
+//! what they report, target resolution, key names, the terminal verbs (`terminal.rs`), the
+//! layout verbs' decisions and relaying them (`layout.rs`), and what may be opened
+//! (`url.rs`, `mode.rs`). `api/control.rs` only parses requests and renders answers.
 //!
 //! Architecture Invariant: this module owns pane handles, pane tokens and the windows'
 //! reports; it knows nothing of HTTP (the `api` module parses requests and calls it), and
 //! it never changes the layout itself: the window that answers does (DESIGN §11).
 
+mod caller;
 mod error;
 mod handle;
 mod keys;
+mod layout;
+mod mode;
 mod process;
+mod target_url;
+mod terminal;
 mod tokens;
 mod windows;
 
@@ -16,10 +23,18 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use caller::Caller;
 pub use error::{Candidates, ControlError};
 pub use handle::{loopback_port, Handle, PaneKind, Target, MAX_TARGET_BYTES};
 pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
+pub use layout::{split_size, Nearby, Opened};
+pub use mode::{OpenMode, PaneAction, PaneMode, Side};
 pub use process::{owns_connection, place, Place, TMUX_ASK_MS};
+pub use target_url::{localhost_url, normalize_url, UrlError, MAX_URL_BYTES};
+pub use terminal::{
+    compile_regex, send, terminal_title, wait, wait_ms, Input, Until, Waited, DEFAULT_WAIT_MS, MAX_READ_SCROLLBACK,
+    MAX_REGEX_BYTES, MAX_SEND_KEYS, MAX_SEND_TEXT_BYTES, MAX_WAIT_MS,
+};
 pub use tokens::{PaneCaller, TokenCheck, Tokens};
 pub use windows::{Reply, UiPane, WindowState, Windows, MAX_UI_MESSAGE_BYTES, RELAY_TOTAL, WINDOW_GRACE};
 

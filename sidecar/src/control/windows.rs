@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::error::ControlError;
 use super::handle::{Handle, PaneKind};
+use super::mode::PaneMode;
 use crate::pty::TerminalId;
 
 /// How long a layout verb waits for a window to (re)attach: a reload takes about a second.
@@ -43,8 +44,8 @@ pub struct UiPane {
     pub title: String,
     /// Browser panes: the URL shown.
     pub url: Option<String>,
-    /// Browser panes: `iframe`, `screencast` or `popout`.
-    pub mode: Option<String>,
+    /// Browser panes: how it renders.
+    pub mode: Option<PaneMode>,
     /// On the baseboard.
     pub minimized: bool,
     /// The number of the workspace the pane is in (its place in the window's strip, from 1;
@@ -213,11 +214,10 @@ fn parse_pane(p: RawPane) -> Result<UiPane, String> {
         None => None,
         Some(t) => Some(t.parse::<TerminalId>().map_err(|_| format!("bad terminal id {t:?}"))?),
     };
-    if let Some(m) = &p.mode {
-        if !matches!(m.as_str(), "iframe" | "screencast" | "popout") {
-            return Err(format!("unknown mode {m:?}"));
-        }
-    }
+    let mode = match &p.mode {
+        None => None,
+        Some(m) => Some(PaneMode::parse(m).ok_or_else(|| format!("unknown mode {m:?}"))?),
+    };
     if p.workspace.is_some_and(|w| w == 0 || w > MAX_WORKSPACE) {
         return Err(format!("workspace number out of 1..={MAX_WORKSPACE}"));
     }
@@ -233,7 +233,7 @@ fn parse_pane(p: RawPane) -> Result<UiPane, String> {
         terminal,
         title: p.title,
         url: p.url,
-        mode: p.mode,
+        mode,
         minimized: p.minimized,
         workspace: p.workspace,
         browser: p.browser,
