@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::control::open_parsed;
 use super::error::ApiError;
+use super::panes::open_parsed;
 use super::state::AppState;
 use crate::automation::{
     parse_key, Action, AutomationError, Read, RefState, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,

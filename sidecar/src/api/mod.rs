@@ -15,6 +15,7 @@ mod control;
 mod credentials;
 mod error;
 mod misc;
+mod panes;
 mod ports;
 mod project;
 mod proxy;

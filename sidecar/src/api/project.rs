@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::control::{ensure_pane, opened_json};
 use super::error::ApiError;
+use super::panes::{ensure_pane, opened_json};
 use super::state::AppState;
 use super::terminals::lookup;
 use crate::config::{builtin_viewports, merge_presets, RenderMode, Viewport};
