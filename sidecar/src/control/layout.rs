@@ -12,7 +12,7 @@ use super::caller::Caller;
 use super::error::ControlError;
 use super::handle::{Handle, PaneKind, Target};
 use super::mode::{OpenMode, PaneAction, PaneMode, Side};
-use super::windows::WindowState;
+use super::report::WindowState;
 use super::{Control, Resolved};
 use crate::pty::{Terminal, TerminalId, TerminalInfo};
 

@@ -14,6 +14,7 @@ mod keys;
 mod layout;
 mod mode;
 mod process;
+mod report;
 mod target_url;
 mod terminal;
 mod tokens;
@@ -30,13 +31,14 @@ pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
 pub use layout::{split_size, Nearby, Opened};
 pub use mode::{OpenMode, PaneAction, PaneMode, Side};
 pub use process::{owns_connection, place, Place, TMUX_ASK_MS};
+pub use report::{BadUiMessage, UiPane, WindowState, MAX_UI_MESSAGE_BYTES};
 pub use target_url::{localhost_url, normalize_url, UrlError, MAX_URL_BYTES};
 pub use terminal::{
     compile_regex, send, terminal_title, wait, wait_ms, Input, Until, Waited, DEFAULT_WAIT_MS, MAX_READ_SCROLLBACK,
     MAX_REGEX_BYTES, MAX_SEND_KEYS, MAX_SEND_TEXT_BYTES, MAX_WAIT_MS,
 };
 pub use tokens::{PaneCaller, TokenCheck, Tokens};
-pub use windows::{Reply, UiPane, WindowState, Windows, MAX_UI_MESSAGE_BYTES, RELAY_TOTAL, WINDOW_GRACE};
+pub use windows::{Reply, Windows, RELAY_TOTAL, WINDOW_GRACE};
 
 use crate::pty::TerminalId;
 
