@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
+use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
 use super::panes::open_parsed;
 use super::state::AppState;
@@ -19,48 +20,10 @@ use crate::automation::{
     MAX_TYPE_CHARS, REF_STATES,
 };
 use crate::browser::BrowserRef;
-use crate::control::{
-    compile_regex, normalize_url, wait_ms, Caller, Handle, OpenMode, PaneKind, PaneMode, Target, DEFAULT_WAIT_MS,
-};
+use crate::control::{compile_regex, normalize_url, wait_ms, Caller, Handle, OpenMode, PaneMode, DEFAULT_WAIT_MS};
 
 /// Longest script `eval` takes, in bytes.
 pub const MAX_EVAL_BYTES: usize = 64 * 1024;
-
-/// The browser pane a verb acts on: `pane` (a target), else the caller's default
-/// (`Control::default_browser`); refused unless it is a screencast or popped-out pane with
-/// a live browser.
-pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
-    let r = match pane {
-        Some(p) => st.control.resolve(&Target::parse(p)?, caller.0)?,
-        None => st.control.default_browser(caller.0)?,
-    };
-    let h = r.handle;
-    if r.kind != PaneKind::Browser {
-        return Err(AutomationError::NotAutomatable(format!("{h} is a terminal pane, not a browser pane")).into());
-    }
-    let ui = r.ui.ok_or_else(|| AutomationError::NotAutomatable(format!("{h} is not on the window's wall")))?;
-    if ui.mode == Some(PaneMode::Iframe) {
-        let url = ui.url.as_deref().unwrap_or("URL");
-        return Err(AutomationError::NotAutomatable(format!(
-            "{h} is an iframe pane, which has no Chromium to drive; open it as a screencast: 'ph open {url} --mode screencast'"
-        ))
-        .into());
-    }
-    let id = ui
-        .browser
-        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h} has no browser yet; try again in a moment")))?;
-    let b = st
-        .browsers
-        .get(&id)
-        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h}'s browser {id} is gone; reload the pane")))?;
-    Ok((h, b))
-}
-
-/// `v` with `"pane"`: the handle acted on.
-pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
-    v["pane"] = h.to_string().into();
-    Json(v)
-}
 
 /// Body of `POST /api/control/browser/open`.
 #[derive(Debug, Deserialize)]

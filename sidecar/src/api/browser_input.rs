@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::body::JsonBody;
-use super::browser_control::{browser_of, with_pane};
+use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{UploadFile, MAX_UPLOAD_FILES};

@@ -9,6 +9,7 @@ mod browser_control;
 mod browser_input;
 mod browser_logs;
 mod browser_page;
+mod browser_pane;
 mod browsers;
 pub mod conn;
 mod control;

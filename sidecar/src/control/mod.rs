@@ -219,6 +219,23 @@ impl Resolved {
         Resolved { handle, kind: p.kind, terminal, ui: Some(p.clone()) }
     }
 
+    /// The sidecar browser id (`bN`) behind a browser pane `ph browser` can drive: a
+    /// screencast or popped-out pane the window shows and reports a browser for.
+    ///
+    /// Errors: [`NotDrivable`], saying why (a terminal pane, not shown, an iframe pane, no
+    /// browser yet).
+    pub fn browser_id(&self) -> Result<&str, NotDrivable> {
+        let h = self.handle;
+        if self.kind != PaneKind::Browser {
+            return Err(NotDrivable::Terminal(h));
+        }
+        let ui = self.ui.as_ref().ok_or(NotDrivable::NotShown(h))?;
+        if ui.mode == Some(PaneMode::Iframe) {
+            return Err(NotDrivable::Iframe { handle: h, url: ui.url.clone() });
+        }
+        ui.browser.as_deref().ok_or(NotDrivable::NoBrowserYet(h))
+    }
+
     /// The terminal, or `not_a_terminal` for a browser pane.
     pub fn terminal(&self) -> Result<TerminalId, ControlError> {
         match (self.kind, self.terminal) {
@@ -228,6 +245,42 @@ impl Resolved {
         }
     }
 }
+
+/// Why `ph browser` cannot drive a pane. The API answers it as `not_automatable` (protocol
+/// §9.7), with this text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotDrivable {
+    /// Occurs when the pane is a terminal pane.
+    Terminal(Handle),
+    /// Occurs when the answering window does not show the pane.
+    NotShown(Handle),
+    /// Occurs when the pane is framed through the proxy: no Chromium of the sidecar's.
+    Iframe {
+        /// The pane.
+        handle: Handle,
+        /// The URL it shows, to name in the advice.
+        url: Option<String>,
+    },
+    /// Occurs when the window has not reported the pane's browser yet.
+    NoBrowserYet(Handle),
+}
+
+impl std::fmt::Display for NotDrivable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotDrivable::Terminal(h) => write!(f, "{h} is a terminal pane, not a browser pane"),
+            NotDrivable::NotShown(h) => write!(f, "{h} is not on the window's wall"),
+            NotDrivable::Iframe { handle, url } => write!(
+                f,
+                "{handle} is an iframe pane, which has no Chromium to drive; open it as a screencast: 'ph open {} --mode screencast'",
+                url.as_deref().unwrap_or("URL")
+            ),
+            NotDrivable::NoBrowserYet(h) => write!(f, "{h} has no browser yet; try again in a moment"),
+        }
+    }
+}
+
+impl std::error::Error for NotDrivable {}
 
 #[cfg(test)]
 mod tests {
