@@ -221,13 +221,18 @@ fn the_files_of_a_module_import_each_other_without_a_cycle() {
 /// `control` owns the control plane's decisions; `api/` only parses requests and renders
 /// answers. So the handler files reach the control plane through `crate::control`, never
 /// through another handler file's helpers (`api/control.rs` once held `Caller`,
-/// `normalize_url`, `compile_regex`, `ensure_pane` and `open_url` for six of them), and the
+/// `normalize_url`, `compile_regex`, `ensure_pane` and `open_url` for six of them, and
+/// `api/browser_control.rs` the browser-pane check for three), and the
 /// pane tokens' randomness comes from the `secret` leaf, not from `api`.
 #[test]
 fn control_decides_and_the_api_handlers_do_not_share_control_logic() {
     let api = file_graph("api");
-    let reach_control: Vec<&String> = api.iter().filter(|(_, to)| to.contains("control")).map(|(f, _)| f).collect();
-    assert!(reach_control.is_empty(), "api files importing api/control.rs: {reach_control:?}");
+    let handlers = ["control", "browser_control"];
+    let reach: Vec<String> = api
+        .iter()
+        .flat_map(|(f, to)| handlers.iter().filter(|h| to.contains(**h)).map(move |h| format!("{f} -> {h}")))
+        .collect();
+    assert!(reach.is_empty(), "api files importing a handler file's helpers: {reach:?}");
     let mods = module_sources(&src());
     let mut found = Vec::new();
     for (file, code) in &mods["api"] {
