@@ -589,7 +589,11 @@ impl BrowserRef {
 
 /// Evaluates `expression` in `page` (by value, awaiting a promise).
 pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_json::Value, BrowserError> {
-    let mut p = EvaluateParams::new(expression);
+    evaluate(page, EvaluateParams::new(expression)).await
+}
+
+/// Runs `p` by value, awaiting a promise; a thrown exception is an error.
+async fn evaluate(page: &Page, mut p: EvaluateParams) -> Result<serde_json::Value, BrowserError> {
     p.return_by_value = Some(true);
     p.await_promise = Some(true);
     let r = bounded("Runtime.evaluate", page.execute(p)).await?;
@@ -623,13 +627,7 @@ pub(crate) async fn eval_in_isolated_world(
     let ctx = isolated_world(page, world).await?;
     let mut p = EvaluateParams::new(expression);
     p.context_id = Some(chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId::new(ctx));
-    p.return_by_value = Some(true);
-    p.await_promise = Some(true);
-    let r = bounded("Runtime.evaluate", page.execute(p)).await?;
-    if let Some(ex) = &r.result.exception_details {
-        return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
-    }
-    Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
+    evaluate(page, p).await
 }
 
 /// True if and only if a dialog blocks the active page's scripts, or its renderer crashed
