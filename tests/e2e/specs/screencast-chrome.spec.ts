@@ -2,6 +2,7 @@
 // sets, a tab strip that keeps the active tab in view and scrolls with the wheel, page zoom
 // (Ctrl+= / Ctrl+- / Ctrl+0, shown in the header), the scroll position indicator, and the
 // canvas's context menu.
+import type { Page } from '@playwright/test';
 import { api, expect, near, openScreencast, pageTitle, pixelAt, pointOf, servePages, test } from './fixtures';
 
 const OPEN = { x: 20, y: 20, w: 200, h: 60 };
@@ -22,6 +23,13 @@ body { margin: 0; background: rgb(255, 255, 255); height: 4000px; }
 </body></html>`;
 // No <title>: Chromium reports the URL as the title at commit.
 const CHILD = `<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#eee">child</body></html>`;
+
+/** Gives the keyboard to pane `id`'s page: a click on nothing in it (page point 600, 400). */
+async function focusPage(page: Page, id: string) {
+  const blank = await pointOf(page, id, 600, 400);
+  await page.mouse.click(blank.x, blank.y);
+  await expect(page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-input]`)).toBeFocused();
+}
 
 test.describe('screencast pane chrome', () => {
   test('a title set by a script shows on its tab; many tabs: the active one is in view and the strip scrolls with the wheel', async ({ wall, page }) => {
@@ -71,10 +79,7 @@ test.describe('screencast pane chrome', () => {
     try {
       const { id, browser } = await openScreencast(wall, `${srv.origin}/`);
       const pane = wall.pane(id);
-      // Focus the page (a click on nothing in it).
-      const blank = await pointOf(page, id, 600, 400);
-      await page.mouse.click(blank.x, blank.y);
-      await expect(pane.getByTestId('screencast-input')).toBeFocused();
+      await focusPage(page, id);
       await expect.poll(async () => near(await pixelAt(page, id, 150, 150), [255, 255, 255]), { timeout: 15_000 }).toBe(true);
       // Zoom is device scale, as in Chromium: the page's CSS viewport shrinks by the factor
       // and the pane shows each page pixel that much larger (the fit's scale grows by it).
@@ -119,9 +124,7 @@ body { margin: 0; background: #fff; font: 40px/1 sans-serif; } p { margin: 0; po
     try {
       const { id, browser } = await openScreencast(wall, `${srv.origin}/`);
       const pane = wall.pane(id);
-      const blank = await pointOf(page, id, 600, 400);
-      await page.mouse.click(blank.x, blank.y);
-      await expect(pane.getByTestId('screencast-input')).toBeFocused();
+      await focusPage(page, id);
       await page.keyboard.press('Control+f');
       const input = pane.getByTestId('find-input');
       await expect(input).toBeFocused();
