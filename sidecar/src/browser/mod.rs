@@ -293,6 +293,25 @@ pub fn check_url(url: &str) -> Result<String, String> {
 pub trait PageObserver: Send + Sync {
     /// `page` of browser `browser` (launch `generation`) is attached.
     fn attached(&self, browser: &str, generation: u64, page: &chromiumoxide::Page);
+
+    /// Scripts to run at the start of every document of every page (the main frame and its
+    /// same-process frames, before the page's own scripts), each in a named isolated world
+    /// the page cannot see. Installed before Porthole first navigates a page it opens, and
+    /// into the current document of a page the browser opened on its own. Default: none.
+    fn document_start(&self) -> &'static [DocumentStartScript] {
+        &[]
+    }
+}
+
+/// A script a [`PageObserver`] runs at the start of every document
+/// (`Page.addScriptToEvaluateOnNewDocument` with `worldName`).
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentStartScript {
+    /// The isolated world it runs in (Chromium keeps one per name and frame, so later reads
+    /// in that world see what it left).
+    pub world: &'static str,
+    /// The script's source.
+    pub source: &'static str,
 }
 
 /// A kept profile's directory name is this prefix and its key (never `<pid>-<id>`, so the
