@@ -12,60 +12,9 @@ import { ApiError, api } from '../api/client';
 import { NavHistory } from './history';
 import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
 import type { RenderMode } from './modes';
-import type { ScreencastState } from '../screencast/ScreencastRuntime';
-import type { ViewportChoice } from '../screencast/viewport';
-import type { Keystroke } from '../keys/prefix';
+import type { BrowserEvents, BrowserView } from '../pane/types';
 import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
-
-/** A screencast's tabs as saved: their URLs in order (at least two) and the active one's index. */
-export interface RestoreTabs {
-  tabs: string[];
-  active: number;
-}
-
-/** What the pane shows, as the header and the panels read it. */
-export interface BrowserView {
-  /** the upstream URL on screen ('' before the first navigation) */
-  url: string;
-  mode: RenderMode;
-  /** the page's title as the shim last reported it */
-  title: string;
-  /** empty: no URL yet; loading: waiting for a grant or the first load; https: refused by the iframe renderer */
-  view: 'empty' | 'loading' | 'ready' | 'https' | 'error';
-  /** the panel's message for `https` and `error` */
-  message: string | null;
-  /** a navigation is under way: from its start (for one inside the frame, the shim's `navigating`) until the frame's load (or the shim's report of a history step or of the next page) */
-  loading: boolean;
-  /** a load came with no location report from the shim (not HTML, off the proxy, or refused); the banner can be dismissed (false again) */
-  uninstrumented: boolean;
-  /** the page's first failed load from the upstream's own origin (CORS: shim `blocked`), until the next navigation or a dismissal */
-  blocked: { url: string; via: BlockedVia } | null;
-  /** a page asked to open this URL in a new window; the pane asks the user */
-  prompt: string | null;
-  /** further new-window requests waiting behind `prompt`, oldest first (prompts.ts) */
-  queuedPrompts: string[];
-  /** a way the page just behaved differently here than in a browser (said once per pane; dismissable; offers a screencast) */
-  notice: string | null;
-  /** the screencast viewport choice (kept across mode switches; persisted) */
-  viewport: ViewportChoice;
-  /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
-  browserId: string | null;
-  /** a restored screencast pane's tabs (their URLs in order, and the active one's index), opened when its browser is created; null once it is */
-  restoreTabs: RestoreTabs | null;
-  /** screencast panes: tabs, dialog, popup, Chromium up, parked; null in iframe mode */
-  screencast: ScreencastState | null;
-}
-
-export interface BrowserEvents {
-  onChange: (patch: Partial<BrowserView>) => void;
-  /** the user pressed a pointer inside the frame */
-  onFocus: () => void;
-  /** the prefix key or the key after it, pressed inside the frame (the shim swallowed it there) */
-  onKey: (k: Keystroke) => void;
-  /** the page asked to open `url` (an upstream URL) in a new window: the pane asks the user, one request at a time */
-  onOpenWindow: (url: string) => void;
-}
 
 /** What the pane says, once, the first time its page calls `window.open`: the page gets `null` back, not a window. */
 export const WINDOW_OPEN_NOTICE =

@@ -10,7 +10,7 @@ import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
 import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { type ViewportChoice, parseCustom } from '../screencast/viewport';
-import { chromiumStopped } from '../screencast/ScreencastRuntime';
+import { chromiumStopped } from '../pane/types';
 import { HandleLabel, ICONS, Icon } from './Pane';
 import { OverflowMenu } from './OverflowMenu';
 import { PickerPopupOverlay } from './PickerPopup';

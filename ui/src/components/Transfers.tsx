@@ -4,7 +4,7 @@
 import { useRef, useState } from 'react';
 import type { Download, FileChooser } from '../api/protocol';
 import { formatBytes, isDesktop, pickFilesNative, revealInFolder } from '../native';
-import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import type { ScreencastState } from '../pane/types';
 import type { WorkspaceStore } from '../workspace/store';
 
 /** Largest file the web-mode picker sends, in bytes (the sidecar's bound, protocol §8). */

@@ -2,14 +2,15 @@
 // overlays, the URL field): one owner for the renderers, their body slots and the proxy
 // grants. The pane models stay in the store's snapshot; this writes them through its host.
 import { answeredPrompt, offerPrompt } from '../browser/prompts';
-import { BrowserRuntime, type BrowserView } from '../browser/BrowserRuntime';
+import { BrowserRuntime } from '../browser/BrowserRuntime';
+import { type BrowserView, EMPTY_SCREENCAST, type ScreencastState, chromiumStopped } from '../pane/types';
 import { grantKeepaliveMs } from '../browser/keepalive';
 import { type RenderMode, modeForUrl } from '../browser/modes';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
 import type { Decision, Keystroke } from '../keys/prefix';
 import * as L from '../layout/engine';
-import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
+import { ScreencastRuntime } from '../screencast/ScreencastRuntime';
 import type { ViewportChoice } from '../screencast/viewport';
 import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
 

@@ -3,9 +3,8 @@
 // debounced. No runtimes here: the store creates those for the models restored.
 import { api } from '../api/client';
 import * as L from '../layout/engine';
-import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT } from '../screencast/viewport';
-import type { BrowserView, RestoreTabs } from '../browser/BrowserRuntime';
+import { type BrowserView, EMPTY_SCREENCAST, type RestoreTabs } from '../pane/types';
 import { isHttpUrl } from '../browser/url';
 import { SAVED_TABS_MAX, type SavedPane, type WorkspaceDoc } from './doc';
 import { type Workspace, unemptied } from './workspaces';
