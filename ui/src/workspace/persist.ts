@@ -12,7 +12,7 @@ import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
 import type { RestorePlan, RestoredTerminal } from './restore';
 
 /** How long the wall must stay unchanged before it is saved, in ms. */
-const SAVE_DEBOUNCE_MS = 300;
+export const SAVE_DEBOUNCE_MS = 300;
 
 /**
  * A screencast pane's tabs as saved: its live tabs' http(s) URLs in order and the active one's
@@ -144,6 +144,20 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
   return { workspaces, active, panes, order, nextId, restored };
 }
 
+/** Writes the document (`keepalive`: the page is going away, the request must outlive it). */
+export type PutDoc = (doc: WorkspaceDoc, keepalive: boolean) => Promise<unknown>;
+
+const putDoc: PutDoc = (doc, keepalive) =>
+  keepalive
+    ? fetch('/api/workspace', {
+        method: 'PUT',
+        keepalive: true,
+        credentials: 'same-origin',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workspace: doc }),
+      })
+    : api.putWorkspace(doc);
+
 /**
  * Saves the document `doc()` returns: debounced after each change (`schedule`), at once with
  * `saveNow`, never the same text twice in a row; a failed save is tried again on the next change.
@@ -155,7 +169,10 @@ export class DocSaver {
   private lastSaved = '';
   private armed = false;
 
-  constructor(private readonly doc: () => WorkspaceDoc) {}
+  constructor(
+    private readonly doc: () => WorkspaceDoc,
+    private readonly put: PutDoc = putDoc,
+  ) {}
 
   /** Allows saving from now on; the store calls it once the saved wall was read and restored. Idempotent. */
   arm() {
@@ -180,17 +197,7 @@ export class DocSaver {
     if (text === this.lastSaved) return;
     this.lastSaved = text;
     try {
-      if (keepalive) {
-        await fetch('/api/workspace', {
-          method: 'PUT',
-          keepalive: true,
-          credentials: 'same-origin',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ workspace: doc }),
-        });
-      } else {
-        await api.putWorkspace(doc);
-      }
+      await this.put(doc, keepalive);
     } catch {
       this.lastSaved = ''; // try again on the next change
     }
