@@ -580,7 +580,7 @@ export class ScreencastRuntime {
     return this.view.copyImage(box);
   }
 
-  /** Sets the page zoom of every tab (a factor in 0.25..=5; 1 resets). */
+  /** Sets the page zoom of every tab (a factor in `MIN_ZOOM..=MAX_ZOOM`; 1 resets). */
   setZoom(factor: number): void {
     this.zoom.request(factor, (f) => this.session.send({ type: 'zoom', factor: f }));
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ZoomState, stepZoom, zoomChord, zoomLabel } from './zoom';
+import { MAX_ZOOM, MIN_ZOOM } from '../api/protocol';
+import { ZOOM_LEVELS, ZoomState, stepZoom, zoomChord, zoomLabel } from './zoom';
 
 const k = (key: string, code: string, ctrl = true) => ({ key, code, ctrlKey: ctrl, metaKey: false, altKey: false });
 
@@ -54,5 +55,13 @@ describe('ZoomState', () => {
     z.reconnected();
     expect(z.reported(0.5)).toBe(true);
     expect(z.current).toBe(0.5);
+  });
+});
+
+describe('ZOOM_LEVELS', () => {
+  it('span exactly the protocol zoom range, ascending', () => {
+    expect(ZOOM_LEVELS[0]).toBe(MIN_ZOOM);
+    expect(ZOOM_LEVELS[ZOOM_LEVELS.length - 1]).toBe(MAX_ZOOM);
+    expect([...ZOOM_LEVELS].sort((a, b) => a - b)).toEqual([...ZOOM_LEVELS]);
   });
 });
