@@ -107,8 +107,14 @@ describe('import structure of ui/src', () => {
     expect(cycles(g)).toEqual([]);
   });
 
-  it('the api layer imports nothing outside api/', () => {
-    const upward = [...graph()].filter(([f]) => f.startsWith('api/')).flatMap(([f, deps]) => deps.filter((d) => !d.startsWith('api/')).map((d) => `${f} → ${d}`));
+  it('the api layer imports no feature module (only api/ and the lifecycle/ leaf)', () => {
+    const allowed = (d: string) => d.startsWith('api/') || d.startsWith('lifecycle/');
+    const upward = [...graph()].filter(([f]) => f.startsWith('api/')).flatMap(([f, deps]) => deps.filter((d) => !allowed(d)).map((d) => `${f} → ${d}`));
     expect(upward).toEqual([]);
+  });
+
+  it('lifecycle/ is a leaf: it imports nothing of the UI', () => {
+    const out = [...graph()].filter(([f]) => f.startsWith('lifecycle/')).flatMap(([f, deps]) => deps.filter((d) => !d.startsWith('lifecycle/')).map((d) => `${f} → ${d}`));
+    expect(out).toEqual([]);
   });
 });
