@@ -9,6 +9,7 @@
 // every `GRANT_KEEPALIVE_MS`; when the answer is a different grant (the old one expired, e.g.
 // after the machine slept past the TTL), the frame is reloaded at the new grant's URL.
 import { ApiError, api } from '../api/client';
+import { DisposableStore } from '../lifecycle/disposable';
 import { NavHistory } from './history';
 import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
 import type { RenderMode } from './modes';
@@ -39,7 +40,8 @@ export class BrowserRuntime {
   readonly element: HTMLDivElement;
   readonly iframe: HTMLIFrameElement;
   private mounted = false;
-  private disposed = false;
+  /** the timers below; disposed with the runtime */
+  private readonly store = new DisposableStore();
   private url: string;
   /** visited upstream URLs (the app's own list: works with or without the shim) */
   private readonly history = new NavHistory();
@@ -49,8 +51,8 @@ export class BrowserRuntime {
   private frameOrigin: string | null = null;
   private hasSrc = false;
   private revealed = false;
-  private revealTimer: ReturnType<typeof setTimeout> | null = null;
-  private checkTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly revealTimer = this.store.timer();
+  private readonly checkTimer = this.store.timer();
   private readonly judge = new InstrumentationJudge();
   private instrumented: boolean | null = null;
   /** the prefix letter the framed page must guard (null: the one the proxy served it with) */
@@ -62,7 +64,7 @@ export class BrowserRuntime {
   /** a history step was posted to the shim: its location report ends the loading state */
   private stepping = false;
   /** the shim said its page is being left: the next location report, load or this bound ends the loading state */
-  private leavingTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly leavingTimer = this.store.timer();
   /** the title the shim last reported (restored when a navigation away never left) */
   private title = '';
   /** the frame's current document has sent a location report (its `title` reports count from then on) */
@@ -192,7 +194,7 @@ export class BrowserRuntime {
         if (!this.hasSrc || !this.followed) return;
         this.title = msg.title;
         // While a navigation away runs the title stays blank (`navigating`); it is restored if it never left.
-        if (!this.leavingTimer) this.events.onChange({ title: msg.title });
+        if (!this.leavingTimer.pending) this.events.onChange({ title: msg.title });
         return;
       }
       case 'blocked': {
@@ -207,10 +209,7 @@ export class BrowserRuntime {
         // cross-origin frame's own navigation is invisible to the app otherwise).
         this.stopLeaving();
         this.clearBlocked();
-        this.leavingTimer = setTimeout(() => {
-          this.leavingTimer = null;
-          if (!this.disposed) this.events.onChange({ loading: false, title: this.title });
-        }, LEAVING_BOUND_MS);
+        this.leavingTimer.set(() => this.events.onChange({ loading: false, title: this.title }), LEAVING_BOUND_MS);
         this.events.onChange({ loading: true, title: '' });
         return;
       }
@@ -252,12 +251,15 @@ export class BrowserRuntime {
     this.element.focus({ preventScroll: true });
   }
 
+  private get disposed(): boolean {
+    return this.store.isDisposed;
+  }
+
   /** Forgets the frame for good. Idempotent. */
   dispose(): void {
     if (this.disposed) return;
-    this.disposed = true;
+    this.store.dispose();
     this.seq++;
-    this.clearTimers();
     this.release();
     this.iframe.removeAttribute('src');
     this.element.remove();
@@ -282,8 +284,7 @@ export class BrowserRuntime {
     this.url = url;
     // Until the new page reports, back/forward/reload go through the app-side list.
     this.instrumented = null;
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.checkTimer = null;
+    this.checkTimer.clear();
     this.stepping = false;
     this.stopLeaving();
     this.title = '';
@@ -325,7 +326,7 @@ export class BrowserRuntime {
     // Reports from the page being left must not vouch for the next one.
     this.judge.newSource();
     this.iframe.src = withFragment(grant.url, url);
-    if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
+    if (!this.revealed && !this.revealTimer.pending) this.revealTimer.set(() => this.reveal(), REVEAL_AFTER_MS);
     this.events.onChange({ view: 'ready', loading: true });
   }
 
@@ -408,9 +409,7 @@ export class BrowserRuntime {
   }
 
   private armCheck(ms: number) {
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.checkTimer = setTimeout(() => {
-      this.checkTimer = null;
+    this.checkTimer.set(() => {
       this.apply(this.judge.check(performance.now()));
       if (this.judge.waiting && !this.disposed) this.armCheck(20); // the timer fired a little early
     }, ms);
@@ -428,10 +427,7 @@ export class BrowserRuntime {
   }
 
   private reveal() {
-    if (this.revealTimer) {
-      clearTimeout(this.revealTimer);
-      this.revealTimer = null;
-    }
+    this.revealTimer.clear();
     if (this.revealed) return;
     this.revealed = true;
     this.iframe.style.visibility = '';
@@ -446,17 +442,9 @@ export class BrowserRuntime {
 
   /** Ends the wait that `navigating` started; true if one was running. */
   private stopLeaving(): boolean {
-    if (!this.leavingTimer) return false;
-    clearTimeout(this.leavingTimer);
-    this.leavingTimer = null;
+    if (!this.leavingTimer.pending) return false;
+    this.leavingTimer.clear();
     return true;
-  }
-
-  private clearTimers() {
-    if (this.revealTimer) clearTimeout(this.revealTimer);
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.revealTimer = this.checkTimer = null;
-    this.stopLeaving();
   }
 }
 
