@@ -2,8 +2,14 @@
 //
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
 // method here or in the modules it owns: `browser` (browser panes' renderers and actions),
-// `ports` (opening a terminal's ports), the control relay, and the saver (persist.ts).
+// `ports` (opening a terminal's ports), `ws` (workspaces), `terminals` (find, clipboard,
+// prompts), `orphans` (the orphan offer), the kept-terminal sweep, the focus sync, the
+// prefix-action table (dispatch.ts), the control relay, and the saver (persist.ts).
 // Components never reach a runtime's socket.
+//
+// Over 600 lines, knowingly: this is the composition root. What stays here is what shares
+// the private `set`/`setLayoutIn` and the runtimes map: creating, placing and closing
+// panes, and the host objects handed to each module above (each a few lines of wiring).
 import { ApiError, api } from '../api/client';
 import { LivenessWatch, probeHealth } from '../api/liveness';
 import type { Attention, Survivor, TerminalInfo } from '../api/protocol';
