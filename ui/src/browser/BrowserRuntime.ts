@@ -12,9 +12,8 @@ import { ApiError, api } from '../api/client';
 import { DisposableStore } from '../lifecycle/disposable';
 import { NavHistory } from './history';
 import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
-import type { RenderMode } from './modes';
 import type { BrowserEvents, BrowserView } from '../pane/types';
-import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
+import { type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
 
 /** What the pane says, once, the first time its page calls `window.open`: the page gets `null` back, not a window. */

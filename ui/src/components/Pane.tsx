@@ -64,7 +64,7 @@ export const ICONS = {
 function FindBar({ store, id }: { store: WorkspaceStore; id: string }) {
   const [text, setText] = useState('');
   const [missing, setMissing] = useState(false);
-  const run = (backwards: boolean, t = text) => setMissing(!!t && !store.find(id, t, backwards));
+  const run = (backwards: boolean, t = text) => setMissing(!!t && !store.terminals.find(id, t, backwards));
   return (
     <div className="find-bar" data-testid="find-bar" onMouseDown={(e) => e.stopPropagation()}>
       <input
@@ -85,7 +85,7 @@ function FindBar({ store, id }: { store: WorkspaceStore; id: string }) {
             run(e.shiftKey);
           } else if (e.key === 'Escape') {
             e.preventDefault();
-            store.setFinding(id, false);
+            store.terminals.setFinding(id, false);
           }
         }}
       />
@@ -95,7 +95,7 @@ function FindBar({ store, id }: { store: WorkspaceStore; id: string }) {
       <button className="pane-btn" title="Next (Enter)" aria-label="Next match" onClick={() => run(false)}>
         <Icon d="M4 6l4 4 4-4" />
       </button>
-      <button className="pane-btn" title="Close (Escape)" aria-label="Close find" onClick={() => store.setFinding(id, false)}>
+      <button className="pane-btn" title="Close (Escape)" aria-label="Close find" onClick={() => store.terminals.setFinding(id, false)}>
         <Icon d={ICONS.close} />
       </button>
     </div>
@@ -200,7 +200,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
       </header>
       {pane.status === 'exited' && !!pane.survivors?.length && (
         <Banner testid="pane-survivors" role="status" text={survivorBanner(pane.exitCode, pane.survivors)}>
-          <button className="panel-btn" data-testid="pane-survivors-stop" title="Stop what still runs from this session" onClick={() => store.stopSurvivors(id)}>
+          <button className="panel-btn" data-testid="pane-survivors-stop" title="Stop what still runs from this session" onClick={() => store.terminals.stopSurvivors(id)}>
             Stop it
           </button>
         </Banner>

@@ -10,13 +10,12 @@
 // Over 600 lines, knowingly: this is the composition root. What stays here is what shares
 // the private `set`/`setLayoutIn` and the runtimes map: creating, placing and closing
 // panes, and the host objects handed to each module above (each a few lines of wiring).
-import { ApiError, api } from '../api/client';
+import { api } from '../api/client';
 import { LivenessWatch, probeHealth } from '../api/liveness';
-import type { Attention, Survivor, TerminalInfo } from '../api/protocol';
+import type { Attention, TerminalInfo } from '../api/protocol';
 import { type RenderMode, modeForUrl } from '../browser/modes';
 import { decidePlacement } from '../browser/placement';
 import { isHttpUrl, isLoopbackHost } from '../browser/url';
-import { besidePane, planSplit } from '../control/place';
 import { UiChannel } from '../control/UiChannel';
 import { projectPrompts } from '../project/prompts';
 import type { PortOrigin } from '../ports/ports';
@@ -42,9 +41,8 @@ import { KeptSweeper } from './keptSweep';
 import { OrphanActions } from './orphans';
 import { TerminalActions } from './terminalActions';
 import { editorCommand } from '../terminal/pathLinks';
-import { writeClipboard } from '../clipboard';
 import { closeReasons, findOrphans } from './survivors';
-import { byDigit, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
