@@ -1,25 +1,28 @@
 // The UI's import structure, drawn from the source: no module reaches itself through its
 // imports (type-only imports count: they are arrows a reader follows too), and the api layer
 // imports no feature module. Issue 23 found two cycles and an upward arrow; this pins them gone.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = dirname(new URL(import.meta.url).pathname);
+/** Every source file under `ui/src` with its text, keyed `dir/file.ts` (Vite reads them for the test). */
+const SOURCES: Record<string, string> = Object.fromEntries(
+  Object.entries(import.meta.glob(['./**/*.ts', './**/*.tsx', '!./**/*.test.ts', '!./**/*.d.ts'], { query: '?raw', import: 'default', eager: true }) as Record<string, string>).map(([k, v]) => [
+    k.replace(/^\.\//, ''),
+    v,
+  ]),
+);
 
-/** Every non-test `.ts`/`.tsx` file under `dir`, as absolute paths. */
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sources(p));
-    else if (/\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
+/** `dir/file.ts` joined with a relative specifier, `..` and `.` resolved (POSIX). */
+function join(from: string, spec: string): string {
+  const parts = from.split('/').slice(0, -1);
+  for (const p of spec.split('/')) {
+    if (p === '..') parts.pop();
+    else if (p !== '.') parts.push(p);
   }
-  return out;
+  return parts.join('/');
 }
 
 /** The relative specifiers of `import … from`, `export … from`, `import '…'` and `import('…')` in `src`. */
-export function specifiers(src: string): string[] {
+function specifiers(src: string): string[] {
   const re = /(?:^|[\s;])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
   const out: string[] = [];
   for (const m of src.matchAll(re)) {
@@ -29,23 +32,20 @@ export function specifiers(src: string): string[] {
   return out;
 }
 
-function resolveSpec(from: string, spec: string, files: Set<string>): string | undefined {
-  const base = resolve(dirname(from), spec);
-  for (const c of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx')]) if (files.has(c)) return c;
+function resolveSpec(from: string, spec: string): string | undefined {
+  const base = join(from, spec);
+  for (const c of [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`, `${base}/index.tsx`]) if (c in SOURCES) return c;
   return undefined;
 }
 
 /** The import graph of `ui/src`: file → the files it imports (paths relative to `ui/src`). */
 function graph(): Map<string, string[]> {
-  const all = sources(ROOT);
-  const files = new Set(all);
   const g = new Map<string, string[]>();
-  for (const f of all) {
-    const deps = specifiers(readFileSync(f, 'utf8'))
-      .map((s) => resolveSpec(f, s, files))
-      .filter((d): d is string => d !== undefined)
-      .map((d) => relative(ROOT, d));
-    g.set(relative(ROOT, f), [...new Set(deps)]);
+  for (const [f, text] of Object.entries(SOURCES)) {
+    const deps = specifiers(text)
+      .map((s) => resolveSpec(f, s))
+      .filter((d): d is string => d !== undefined);
+    g.set(f, [...new Set(deps)]);
   }
   return g;
 }

@@ -729,6 +729,4 @@ export class WorkspaceStore {
     const f = this.snap.layout.focused;
     if (f) this.focusKeyboard(f, false);
   }
-
-}
 }
