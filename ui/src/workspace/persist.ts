@@ -2,6 +2,7 @@
 // in doc.ts): converting the snapshot, restoring pane models from a document, and saving
 // debounced. No runtimes here: the store creates those for the models restored.
 import { api } from '../api/client';
+import { DisposableStore } from '../lifecycle/disposable';
 import * as L from '../layout/engine';
 import { PANE_VIEWPORT } from '../screencast/viewport';
 import { type BrowserView, EMPTY_SCREENCAST, type RestoreTabs } from '../pane/types';
@@ -165,7 +166,9 @@ const putDoc: PutDoc = (doc, keepalive) =>
  * the user's (a reload while the UI starts saved an empty one over it: issue 22, item 2a).
  */
 export class DocSaver {
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly store = new DisposableStore();
+  /** the debounce: one pending save at most */
+  private readonly timer = this.store.timer();
   private lastSaved = '';
   private armed = false;
 
@@ -182,11 +185,7 @@ export class DocSaver {
   /** Saves once nothing changed for SAVE_DEBOUNCE_MS (nothing before `arm`). */
   schedule() {
     if (!this.armed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.saveNow();
-    }, SAVE_DEBOUNCE_MS);
+    this.timer.set(() => void this.saveNow(), SAVE_DEBOUNCE_MS);
   }
 
   /** Saves at once if anything changed since the last save (`keepalive`: the page is going away); nothing before `arm`. */
