@@ -29,8 +29,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::constants::{
-    DEFAULT_VIEWPORT_DPR, DEFAULT_VIEWPORT_HEIGHT_CSS_PX, DEFAULT_VIEWPORT_WIDTH_CSS_PX, MAX_VIEWPORT_CSS_PX, MAX_VIEWPORT_DPR,
-    MIN_VIEWPORT_CSS_PX, MIN_VIEWPORT_DPR,
+    DEFAULT_VIEWPORT_DPR, DEFAULT_VIEWPORT_HEIGHT_CSS_PX, DEFAULT_VIEWPORT_WIDTH_CSS_PX, MAX_VIEWPORT_CSS_PX,
+    MAX_VIEWPORT_DPR, MIN_VIEWPORT_CSS_PX, MIN_VIEWPORT_DPR,
 };
 
 /// Bound on any one CDP call, in milliseconds.
@@ -43,8 +43,11 @@ pub const CLOSE_BOUND_MS: u64 = 10_000;
 pub const VIEWPORT_SETTLE_MS: u64 = 200;
 /// The default viewport (protocol §8.2; `constants.rs`): a new browser's fixed size when the
 /// create names none, and a pane-mode browser's size until a view has sent the pane's size.
-pub const DEFAULT_VIEWPORT: Viewport =
-    Viewport { width: DEFAULT_VIEWPORT_WIDTH_CSS_PX, height: DEFAULT_VIEWPORT_HEIGHT_CSS_PX, dpr: DEFAULT_VIEWPORT_DPR };
+pub const DEFAULT_VIEWPORT: Viewport = Viewport {
+    width: DEFAULT_VIEWPORT_WIDTH_CSS_PX,
+    height: DEFAULT_VIEWPORT_HEIGHT_CSS_PX,
+    dpr: DEFAULT_VIEWPORT_DPR,
+};
 /// Allowed viewport width and height, in CSS pixels.
 pub const VIEWPORT_CSS_RANGE: std::ops::RangeInclusive<u32> = MIN_VIEWPORT_CSS_PX..=MAX_VIEWPORT_CSS_PX;
 /// Allowed device pixel ratio.

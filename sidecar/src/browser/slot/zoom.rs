@@ -7,8 +7,8 @@
 //! relaunches; written by the one viewport writer (`viewport.rs`), like every metrics write.
 
 use super::super::BrowserError;
-use crate::constants::{MAX_ZOOM, MIN_ZOOM};
 use super::*;
+use crate::constants::{MAX_ZOOM, MIN_ZOOM};
 
 /// The zoom factors allowed (Chromium's own levels; `constants.rs`).
 pub const ZOOM_RANGE: std::ops::RangeInclusive<f64> = MIN_ZOOM..=MAX_ZOOM;
