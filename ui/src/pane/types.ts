@@ -96,6 +96,20 @@ export interface ScreencastState {
   popError: string | null;
   /** an agent's action (`ph browser`) running, or just ended (shown for a moment): the header names its verb */
   agent: { verb: string; acting: boolean } | null;
+  /** the find bar's last answer from the page (null until one came, or once the bar closed) */
+  find: FindAnswer | null;
+  /** grows by one each time the user asks for the find bar (its field takes the caret again) */
+  findFocus: number;
+}
+
+/** What find in page found (protocol §8.4 `find`). */
+export interface FindAnswer {
+  text: string;
+  /** the active match, 1-based; 0 when nothing matched */
+  index: number;
+  count: number;
+  /** the count stopped at its bound: there are more */
+  capped: boolean;
 }
 
 /** The canvas's context menu (see `ScreencastState.contextMenu`). */
@@ -138,5 +152,7 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   popping: null,
   popError: null,
   agent: null,
+  find: null,
+  findFocus: 0,
 };
 

@@ -56,6 +56,7 @@ function setup(opts: { painted?: boolean; clipboard?: string } = {}) {
       zoom = f;
       log.push(`zoom ${f}`);
     },
+    openFind: () => log.push('find'),
     openMenu: (c, p) => log.push(`menu ${c.clientX},${c.clientY} → ${p.x},${p.y}`),
     readClipboard: () => Promise.resolve(opts.clipboard ?? ''),
   };
@@ -122,6 +123,19 @@ describe('InputController', () => {
     target.dispatchEvent(key('keydown', '=', 'Equal', { ctrlKey: true }));
     expect(log).toEqual(['zoom 1.1']);
     expect(sent).toEqual([]);
+  });
+
+  it('the find chord opens the find bar and is not sent to the page; Ctrl+Shift+F is a key', () => {
+    const { target, sent, log } = setup();
+    const e = key('keydown', 'f', 'KeyF', { ctrlKey: true });
+    target.dispatchEvent(e);
+    expect(e.defaultPrevented).toBe(true);
+    expect(log).toEqual(['find']);
+    expect(sent).toEqual([]);
+    target.dispatchEvent(key('keydown', 'F', 'KeyF', { ctrlKey: true, shiftKey: true }));
+    expect(log).toEqual(['find']);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ type: 'input_keyboard', event: 'down', code: 'KeyF' });
   });
 
   it('a composition sends its committed text once, and its keys not at all', () => {

@@ -6,6 +6,7 @@
 import { readClipboard } from '../clipboard';
 import { DisposableStore } from '../lifecycle/disposable';
 import { ClickCounter, type FitRect, buttonName, editChord, heldButton, keyMessage, modifiers, textChunks, wheelPx } from './input';
+import { findChord } from './find';
 import { zoomChord } from './zoom';
 
 /** The element input is caught on (the catcher textarea; an `EventTarget` in tests). */
@@ -27,6 +28,8 @@ export interface InputHost {
   /** the page zoom now, and a zoom key's answer */
   zoom(): number;
   setZoom(factor: number): void;
+  /** the find chord (Ctrl+F, ⌘F on a Mac) was pressed: the pane opens its find bar */
+  openFind(): void;
   /** a context menu asked for at this client point, over this page point */
   openMenu(client: { clientX: number; clientY: number }, page: { x: number; y: number }): void;
   /** the clipboard's text (for a paste chord) */
@@ -124,6 +127,11 @@ export class InputController {
     });
     this.on('keydown', (e) => {
       if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      if (findChord(e, this.mac)) {
+        e.preventDefault();
+        h.openFind();
+        return;
+      }
       const zoom = zoomChord(e, this.mac, h.zoom());
       if (zoom !== null) {
         e.preventDefault();

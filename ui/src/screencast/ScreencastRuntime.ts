@@ -2,7 +2,7 @@
 // owner each: the sidecar browser behind it (`BrowserLifecycle`, over HTTP), its viewer socket
 // (`ViewerSession`), the canvas view (`CanvasView`), the DOM input (`InputController`), the
 // page's dialogs (`PageDialogs`), the zoom (`ZoomState`) and the agent's marks
-// (`AgentOverlay`). This class routes between them: the pane's requests to HTTP calls, the
+// (`AgentOverlay`); find in page is a message out (`find`) and its answer in. This class routes between them: the pane's requests to HTTP calls, the
 // socket's messages to state patches, and visibility to parking.
 //
 // The element is created once and mounted once into the pane's body (never re-parented).
@@ -10,7 +10,7 @@
 import { ApiError, api } from '../api/client';
 import type { InputPopup, SelectPopup, ViewerOut } from '../api/protocol';
 import { writeClipboard } from '../clipboard';
-import { popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
+import { appWindowRect, popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
 import { DisposableStore } from '../lifecycle/disposable';
 import type { BrowserEvents, CanvasMenuState, RestoreTabs, ScreencastState } from '../pane/types';
@@ -37,6 +37,8 @@ export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey' | 'onOpenW
   onScreencast: (patch: Partial<ScreencastState>) => void;
   /** the sidecar changed the viewport itself (a pop-in fixes it at the window's last size) */
   onViewport: (choice: ViewportChoice) => void;
+  /** the user asked for the find bar (Ctrl+F, Cmd+F on a Mac) */
+  onFind: () => void;
 }
 
 function errorText(e: unknown): string {
@@ -68,6 +70,8 @@ export class ScreencastRuntime {
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
   private poppedOut = false;
   private popping: 'out' | 'in' | null = null;
+  /** Ctrl+F presses so far (ScreencastState.findFocus) */
+  private findPresses = 0;
 
   constructor(
     readonly paneId: string,
@@ -128,6 +132,10 @@ export class ScreencastRuntime {
         },
         zoom: () => this.zoom.current,
         setZoom: (f) => this.setZoom(f),
+        openFind: () => {
+          this.events.onScreencast({ findFocus: ++this.findPresses });
+          this.events.onFind();
+        },
         openMenu: (client, page) => {
           const at = this.view.bodyPoint(client);
           this.menu = { ...at, page, link: null, image: null, pending: true };
@@ -323,7 +331,7 @@ export class ScreencastRuntime {
     this.events.onScreencast({ popping: dir, popError: null });
     void this.browser.run(async (id) => {
       try {
-        await (dir === 'out' ? api.browserPopout(id) : api.browserPopin(id));
+        await (dir === 'out' ? api.browserPopout(id, appWindowRect(window)) : api.browserPopin(id));
       } catch (e) {
         // The sidecar's state decides (a failed pop-out falls back to the pane; if even that
         // launch failed, its status says disconnected and the Relaunch panel shows).
@@ -364,11 +372,6 @@ export class ScreencastRuntime {
     });
   }
 
-  /**
-   * Before the pane closes: runs the page's `beforeunload` as closing a window does (every
-   * tab asked in turn; a dialog shows in the pane). Resolves true when the pane may close
-   * (every tab left, or the browser cannot be asked), false when the human chose Stay.
-   */
   /**
    * Before the pane closes: runs the page's `beforeunload` as closing a window does (every
    * tab asked in turn; a dialog shows in the pane). Resolves true when the pane may close
@@ -544,6 +547,11 @@ export class ScreencastRuntime {
           this.events.onScreencast({ contextMenu: this.menu });
         }
         break;
+      case 'find': {
+        const { type: _t, ...f } = m;
+        this.events.onScreencast({ find: f });
+        break;
+      }
       case 'zoom':
         // While presses of ours are on their way, an echo of an earlier one is not the truth:
         // the sidecar applies them in order and its last word is the last factor sent.
@@ -578,6 +586,15 @@ export class ScreencastRuntime {
   /** Copies the image the context menu was opened on (see `CanvasView.copyImage`). */
   copyImage(box: { x: number; y: number; width: number; height: number }): Promise<void> {
     return this.view.copyImage(box);
+  }
+
+  /**
+   * Find in page: searches `text` anew, or moves to the `next` match (the previous one when
+   * `backwards`); "" clears the page's highlights. The answer comes as `find` in the state.
+   */
+  find(text: string, backwards = false, next = false): void {
+    if (!text) this.events.onScreencast({ find: null });
+    this.session.send({ type: 'find', text, backwards, next });
   }
 
   /** Sets the page zoom of every tab (a factor in `MIN_ZOOM..=MAX_ZOOM`; 1 resets). */

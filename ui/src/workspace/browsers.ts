@@ -97,6 +97,7 @@ export class BrowserPanes {
               onChange({ screencast: { ...sc, ...patch } });
             },
             onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
+            onFind: () => this.setFinding(id, true),
           })
         : new BrowserRuntime(
             id,
@@ -275,6 +276,22 @@ export class BrowserPanes {
   /** Brings screencast pane `id`'s popped-out browser back into the pane. */
   popIn(id: L.PaneId) {
     this.screencast(id)?.popIn();
+  }
+
+  /**
+   * Opens or closes screencast pane `id`'s find bar; closing clears the page's highlights
+   * and gives the keyboard back to the page.
+   */
+  setFinding(id: L.PaneId, finding: boolean) {
+    this.host.updatePane(id, { finding });
+    if (finding) return;
+    this.screencast(id)?.find('');
+    this.focusBrowserBody(id);
+  }
+
+  /** Find in screencast pane `id`'s page (see `ScreencastRuntime.find`). */
+  find(id: L.PaneId, text: string, backwards: boolean, next: boolean) {
+    this.screencast(id)?.find(text, backwards, next);
   }
 
   browserGo(id: L.PaneId, delta: -1 | 1) {

@@ -724,6 +724,12 @@ export class WorkspaceStore {
     this.set({ menuRequest: { paneId: id, nonce: (this.snap.menuRequest?.nonce ?? 0) + 1 } });
   }
 
+  /** Opens or closes pane `id`'s find bar: a screencast pane's finds in the page, a terminal's in its scrollback. */
+  setFinding(id: L.PaneId, finding: boolean) {
+    if (this.browser.screencast(id)) this.browser.setFinding(id, finding);
+    else this.terminals.setFinding(id, finding);
+  }
+
   /** Moves the keyboard focus to the focused pane (its terminal, or a browser pane's body). */
   focusTerminal() {
     const f = this.snap.layout.focused;
