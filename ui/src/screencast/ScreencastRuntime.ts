@@ -1,14 +1,17 @@
 // One browser pane's live parts in the screencast render mode, composed from pieces with one
 // owner each: the sidecar browser behind it (`BrowserLifecycle`, over HTTP), its viewer socket
 // (`ViewerSession`), the canvas view (`CanvasView`), the DOM input (`InputController`), the
-// page's dialogs (`PageDialogs`), the zoom (`ZoomState`) and the agent's marks
+// page's dialogs (`PageDialogs`), its `<select>` lists and pickers (`PagePopup`), the zoom (`ZoomState`) and the agent's marks
 // (`AgentOverlay`); find in page is a message out (`find`) and its answer in. This class routes between them: the pane's requests to HTTP calls, the
 // socket's messages to state patches, and visibility to parking.
 //
 // The element is created once and mounted once into the pane's body (never re-parented).
 // Panes and components never touch the socket; they call the store, which calls this.
+//
+// About 600 lines, knowingly: every request a pane can make is a short method here that
+// picks the piece (or the HTTP call) doing it; the pieces hold the state and the logic.
 import { ApiError, api } from '../api/client';
-import type { InputPopup, SelectPopup, ViewerOut } from '../api/protocol';
+import type { ViewerOut } from '../api/protocol';
 import { writeClipboard } from '../clipboard';
 import { appWindowRect, popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
@@ -19,8 +22,8 @@ import { CanvasView } from './CanvasView';
 import { PageDialogs } from './dialogs';
 import { browserErrorText } from './errors';
 import { parseFrame } from './frame';
-import { fromPage } from './input';
 import { InputController } from './InputController';
+import { PagePopup } from './PagePopup';
 import { BrowserLifecycle } from './lifecycle';
 import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } from './viewport';
 import { ViewerSession } from './ViewerSession';
@@ -50,6 +53,12 @@ export class ScreencastRuntime {
   private readonly session: ViewerSession;
   private readonly browser: BrowserLifecycle;
   private readonly dialogs = new PageDialogs();
+  private readonly popup = new PagePopup({
+    sendInput: (m) => this.session.sendInput(m),
+    show: (popup) => this.events.onScreencast({ popup }),
+    fit: () => this.view.fit,
+    refocus: () => this.focus(true),
+  });
   private readonly zoom = new ZoomState();
   private readonly agent: AgentOverlay;
   private readonly store = new DisposableStore();
@@ -64,7 +73,6 @@ export class ScreencastRuntime {
   private paneVisible = true;
   /** pane visible and the document shown: the session runs */
   private visible = true;
-  private popup: SelectPopup | InputPopup | null = null;
   private menu: CanvasMenuState | null = null;
   private relaunching = false;
   /** popped out to a window: no sizes sent, never parked (the socket brings the window's URL and its close) */
@@ -409,10 +417,7 @@ export class ScreencastRuntime {
 
   /** Picks option `index` of the `<select>` popup shown, or dismisses it (null). */
   choosePopup(index: number | null): void {
-    if (index !== null && this.popup?.kind === 'select') this.session.sendInput({ type: 'popup_choice', index });
-    this.popup = null;
-    this.events.onScreencast({ popup: null });
-    this.focus(true);
+    this.popup.choose(index);
   }
 
   /**
@@ -433,17 +438,12 @@ export class ScreencastRuntime {
 
   /** Closes the popup shown without answering and without taking the keyboard (the pane lost focus). */
   dismissPopup(): void {
-    if (!this.popup) return;
-    this.popup = null;
-    this.events.onScreencast({ popup: null });
+    this.popup.dismiss();
   }
 
   /** Sets the picker input shown to `value` (as HTML spells its type's values), or dismisses it (null). */
   setPopupValue(value: string | null): void {
-    if (value !== null && this.popup?.kind === 'input') this.session.sendInput({ type: 'popup_value', value });
-    this.popup = null;
-    this.events.onScreencast({ popup: null });
-    this.focus(true);
+    this.popup.setValue(value);
   }
 
   /**
@@ -529,10 +529,7 @@ export class ScreencastRuntime {
         break;
       case 'popup': {
         const { type: _t, ...p } = m;
-        this.popup = p;
-        const fit = this.view.fit;
-        const box = fit ? fromPage(fit, p) : { x: p.x, y: p.y, width: p.width, height: p.height };
-        this.events.onScreencast({ popup: { ...p, box } });
+        this.popup.opened(p);
         break;
       }
       case 'file_chooser':
