@@ -28,6 +28,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::constants::{
+    DEFAULT_VIEWPORT_DPR, DEFAULT_VIEWPORT_HEIGHT_CSS_PX, DEFAULT_VIEWPORT_WIDTH_CSS_PX, MAX_VIEWPORT_CSS_PX,
+    MAX_VIEWPORT_DPR, MIN_VIEWPORT_CSS_PX, MIN_VIEWPORT_DPR,
+};
+
 /// Bound on any one CDP call, in milliseconds.
 pub const CDP_CALL_BOUND_MS: u64 = 10_000;
 /// Bound on launching Chromium (queueing excluded), in milliseconds.
@@ -36,12 +41,17 @@ pub const LAUNCH_BOUND_MS: u64 = 30_000;
 pub const CLOSE_BOUND_MS: u64 = 10_000;
 /// Settle delay between the last pane size a view sent and the viewport write, in ms.
 pub const VIEWPORT_SETTLE_MS: u64 = 200;
-/// Viewport used in pane mode until a view has sent the pane's size (CSS px, DPR).
-pub const DEFAULT_VIEWPORT: Viewport = Viewport { width: 1280, height: 800, dpr: 1.0 };
+/// The default viewport (protocol §8.2; `constants.rs`): a new browser's fixed size when the
+/// create names none, and a pane-mode browser's size until a view has sent the pane's size.
+pub const DEFAULT_VIEWPORT: Viewport = Viewport {
+    width: DEFAULT_VIEWPORT_WIDTH_CSS_PX,
+    height: DEFAULT_VIEWPORT_HEIGHT_CSS_PX,
+    dpr: DEFAULT_VIEWPORT_DPR,
+};
 /// Allowed viewport width and height, in CSS pixels.
-pub const VIEWPORT_CSS_RANGE: std::ops::RangeInclusive<u32> = 100..=7680;
+pub const VIEWPORT_CSS_RANGE: std::ops::RangeInclusive<u32> = MIN_VIEWPORT_CSS_PX..=MAX_VIEWPORT_CSS_PX;
 /// Allowed device pixel ratio.
-pub const VIEWPORT_DPR_RANGE: std::ops::RangeInclusive<f64> = 0.5..=4.0;
+pub const VIEWPORT_DPR_RANGE: std::ops::RangeInclusive<f64> = MIN_VIEWPORT_DPR..=MAX_VIEWPORT_DPR;
 /// Longest URL accepted, in bytes.
 pub const MAX_URL_BYTES: usize = 8 * 1024;
 
@@ -62,10 +72,12 @@ impl Viewport {
         let r = VIEWPORT_CSS_RANGE;
         let ok = |v: i64| v >= *r.start() as i64 && v <= *r.end() as i64;
         if !ok(width) || !ok(height) {
-            return Err(format!("width and height must be in 100..=7680, got {width}×{height}"));
+            return Err(format!(
+                "width and height must be in {MIN_VIEWPORT_CSS_PX}..={MAX_VIEWPORT_CSS_PX}, got {width}×{height}"
+            ));
         }
         if !dpr.is_finite() || !VIEWPORT_DPR_RANGE.contains(&dpr) {
-            return Err(format!("dpr must be in 0.5..=4, got {dpr}"));
+            return Err(format!("dpr must be in {MIN_VIEWPORT_DPR}..={MAX_VIEWPORT_DPR}, got {dpr}"));
         }
         Ok(Viewport { width: width as u32, height: height as u32, dpr })
     }
