@@ -1,7 +1,15 @@
-// The screencast's view in the pane body: the host element, the canvas frames are painted on
-// (letterboxed by `fitFrame`), the scroll indicator, and the transparent input catcher over
-// them. Owns the decode queue and the last painted bitmap. Knows nothing of sockets or HTTP:
-// frames are pushed in, and a size change is reported through `onResize`.
+// The screencast's view in the pane body: the host element, the canvas frames are shown on
+// (letterboxed: CSS `object-fit: contain`, the same rect as `fitFrame`), the scroll indicator,
+// and the transparent input catcher over them. Owns the decode queue and the last frame.
+// Knows nothing of sockets or HTTP: frames are pushed in, and a size change is reported
+// through `onResize`.
+//
+// A decoded frame is handed to the compositor as it is (`bitmaprenderer`:
+// `transferFromImageBitmap`, no copy) and the compositor scales it into the pane. A 2D canvas
+// would redraw every frame into a backing store of the pane's size × devicePixelRatio on the
+// main thread: at DPR 2 in a large pane that draw, not the decode, held the painted rate to
+// about half of the frames delivered (issue 22 item 7; `cargo xtask bench screencast`,
+// `ui_large_dpr2`).
 import { DisposableStore } from '../lifecycle/disposable';
 import { type Frame, LatestOnlyQueue } from './frame';
 import { type FitRect, fitFrame, toPage } from './input';
@@ -26,16 +34,14 @@ export class CanvasView {
   private readonly scrollBar: HTMLDivElement;
   private readonly scrollThumb: HTMLDivElement;
   private readonly queue: LatestOnlyQueue<Frame, ImageBitmap>;
+  private readonly ctx: ImageBitmapRenderingContext | null;
   private readonly store = new DisposableStore();
-  /** the last painted bitmap and its frame (redrawn on resize; kept while parked) */
-  private last: { bmp: ImageBitmap; frame: Frame } | null = null;
+  /** the last painted frame (its bitmap is the canvas's now; its JPEG is kept for copying) */
+  private last: Frame | null = null;
   /** pane body size in CSS px */
   private cssW = 0;
   private cssH = 0;
   private fitRect: FitRect | undefined;
-  /** the pane's background (the letterbox colour), read once per size or scheme: reading it
-   * per frame would force a style recalculation on every paint */
-  private background: string | null = null;
   private scroll: PageScroll | null = null;
 
   constructor(
@@ -65,19 +71,14 @@ export class CanvasView {
     this.scrollBar.append(this.scrollThumb);
     this.element.append(this.canvas, this.scrollBar, this.catcher);
 
+    this.ctx = this.canvas.getContext('bitmaprenderer');
     this.queue = new LatestOnlyQueue<Frame, ImageBitmap>(
-      (f) => createImageBitmap(new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' })),
+      (f) => this.decode(f),
       (bmp, f) => this.paint(bmp, f),
       (bmp) => bmp.close(),
       DECODE_DEPTH,
     );
     this.store.defer(() => this.queue.close());
-    // The letterbox colour follows the theme: read again when the scheme changes.
-    const scheme = window.matchMedia('(prefers-color-scheme: dark)');
-    this.store.listen(scheme, 'change', () => {
-      this.background = null;
-      this.redraw();
-    });
   }
 
   /** where page CSS px land in the body; undefined before the first frame (or when unmeasurable) */
@@ -136,21 +137,48 @@ export class CanvasView {
   async copyImage(box: { x: number; y: number; width: number; height: number }): Promise<void> {
     const last = this.last;
     if (!last) throw new Error('nothing painted yet');
-    const s = last.bmp.width / last.frame.width;
+    const bmp = await createImageBitmap(new Blob([last.jpeg as BlobPart], { type: 'image/jpeg' }));
+    const s = bmp.width / last.width;
     const c = document.createElement('canvas');
     c.width = Math.max(1, Math.round(box.width * s));
     c.height = Math.max(1, Math.round(box.height * s));
-    c.getContext('2d')!.drawImage(last.bmp, box.x * s, box.y * s, box.width * s, box.height * s, 0, 0, c.width, c.height);
+    c.getContext('2d')!.drawImage(bmp, box.x * s, box.y * s, box.width * s, box.height * s, 0, 0, c.width, c.height);
+    bmp.close();
     const blob = await new Promise<Blob | null>((res) => c.toBlob(res, 'image/png'));
     if (!blob) throw new Error('could not encode the image');
     await navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);
   }
 
+  /**
+   * Decodes frame `f`. A crisp capture that the pane shows smaller than its pixels is
+   * decoded straight to the pixels it covers, with the best resampling (the compositor's
+   * scaling is bilinear: fine for a provisional frame, which the next replaces, but it
+   * would blur the text of the picture the page rests on).
+   */
+  private decode(f: Frame): Promise<ImageBitmap> {
+    const blob = new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' });
+    const fit = fitFrame(f.width, f.height, this.cssW, this.cssH);
+    const dpr = window.devicePixelRatio || 1;
+    if (f.crisp && fit && fit.scale * dpr < f.dpr * 0.999) {
+      const resizeWidth = Math.max(1, Math.round(fit.w * dpr));
+      const resizeHeight = Math.max(1, Math.round(fit.h * dpr));
+      return createImageBitmap(blob, { resizeWidth, resizeHeight, resizeQuality: 'high' });
+    }
+    return createImageBitmap(blob);
+  }
+
   private paint(bmp: ImageBitmap, f: Frame) {
-    const old = this.last;
-    this.last = { bmp, frame: f };
-    if (old && old.bmp !== bmp) old.bmp.close();
-    this.redraw();
+    this.last = f;
+    // The canvas's size is the bitmap's (CSS letterboxes it); writing a size clears the
+    // canvas, so only when it changes, right before the new picture lands.
+    if (this.canvas.width !== bmp.width || this.canvas.height !== bmp.height) {
+      this.canvas.width = bmp.width;
+      this.canvas.height = bmp.height;
+    }
+    // The canvas takes the bitmap (no copy; it is released when the next one comes).
+    if (this.ctx) this.ctx.transferFromImageBitmap(bmp);
+    else bmp.close();
+    this.place();
     this.canvas.dataset.frame = String(f.id);
     this.canvas.dataset.crisp = f.crisp ? 'true' : 'false';
     this.canvas.dataset.painted = String(Number(this.canvas.dataset.painted ?? '0') + 1);
@@ -181,40 +209,26 @@ export class CanvasView {
   private measure() {
     const r = this.element.getBoundingClientRect();
     if (!(r.width > 0 && r.height > 0)) return; // hidden or unmeasurable: keep what we have
-    const dpr = window.devicePixelRatio || 1;
     const changed = r.width !== this.cssW || r.height !== this.cssH;
-    this.background = null;
     this.cssW = r.width;
     this.cssH = r.height;
-    const w = Math.round(r.width * dpr);
-    const h = Math.round(r.height * dpr);
-    if (this.canvas.width !== w || this.canvas.height !== h) {
-      this.canvas.width = w;
-      this.canvas.height = h;
-    }
-    this.redraw();
+    this.place();
     if (changed) this.onResize();
   }
 
-  /** Paints the last frame again (after a resize, a scheme change, or when shown again). */
-  redraw(): void {
-    const ctx = this.canvas.getContext('2d', { alpha: false });
-    if (!ctx) return;
-    const dpr = this.canvas.width / (this.cssW || 1);
-    this.background ??= getComputedStyle(this.element).backgroundColor || '#000';
-    ctx.fillStyle = this.background;
-    ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
-    if (!this.last) return;
-    const f = this.last.frame;
+  /**
+   * Where the last frame lands in the body: the canvas shows it letterboxed by CSS
+   * (`object-fit: contain`, centred), the rect `fitFrame` gives; input and the scroll
+   * indicator follow that rect.
+   */
+  private place(): void {
+    const f = this.last;
+    if (!f) return;
     this.fitRect = fitFrame(f.width, f.height, this.cssW, this.cssH);
     if (!this.fitRect) return;
     // Where page CSS px land in the body (for tests and debugging): x, y, scale.
     const fit = `${this.fitRect.x},${this.fitRect.y},${this.fitRect.scale}`;
     if (this.canvas.dataset.fit !== fit) this.canvas.dataset.fit = fit;
-    // A provisional frame is replaced within a frame interval (or by the crisp capture once
-    // the page rests): bilinear scaling is enough for it; the crisp one gets the best.
-    ctx.imageSmoothingQuality = f.crisp ? 'high' : 'low';
-    ctx.drawImage(this.last.bmp, this.fitRect.x * dpr, this.fitRect.y * dpr, this.fitRect.w * dpr, this.fitRect.h * dpr);
     this.placeScroll();
   }
 
@@ -222,7 +236,6 @@ export class CanvasView {
   dispose(): void {
     if (this.store.isDisposed) return;
     this.store.dispose();
-    this.last?.bmp.close();
     this.last = null;
     this.element.remove();
   }

@@ -464,7 +464,7 @@ export class ScreencastRuntime {
     if (!visible) {
       this.schedulePark();
     } else if (this.browser.id) {
-      this.view.redraw();
+      // The canvas kept its picture while hidden; a fresh socket brings a crisp one.
       this.session.start();
     }
   }
