@@ -56,7 +56,8 @@ pub fn init(log_file: Option<&Path>) -> std::io::Result<()> {
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::INFO);
-    let _ = tracing_subscriber::fmt().with_max_level(level).with_writer(Sink { file }).finish().with(targets()).try_init();
+    let _ =
+        tracing_subscriber::fmt().with_max_level(level).with_writer(Sink { file }).finish().with(targets()).try_init();
     Ok(())
 }
 

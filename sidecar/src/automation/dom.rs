@@ -6,7 +6,7 @@
 //! layout already: cheaper here than a rectangle per element in the page). Chromium lists the nodes of each
 //! document in flat-tree pre-order (open and closed shadow trees in place of their host's
 //! children, slotted nodes under their slot, no shadow root nodes), which is the order the
-//! in-page walk visits ([`super::walk`]): the two are joined by structure and tag.
+//! in-page walk visits (`walk.rs`): the two are joined by structure and tag.
 
 use std::collections::HashMap;
 

@@ -3,7 +3,7 @@
 //! A ref names one node of one document of one tab of one Chromium launch: its key is
 //! (browser generation, tab target id, frame id, loaderId, backendNodeId). The same key gets
 //! the same number in every snapshot; a number is never given to another key. Whether the
-//! node is still there is decided when the ref is used ([`super::node`]), never by guessing.
+//! node is still there is decided when the ref is used (`node.rs`), never by guessing.
 
 use std::collections::HashMap;
 

@@ -11,6 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The path, on every grant's origin, by which the shim's `document.cookie` reads and writes
+/// the grant's jar (protocol §6.4 "Cookie jar"); never forwarded upstream.
+pub const SCRIPT_COOKIE_PATH: &str = "/__porthole/cookie";
+
 use cookie_store::{CookieDomain, CookieExpiration, CookieStore};
 use hyper::header::{HeaderMap, HeaderValue, COOKIE, SET_COOKIE};
 use serde::{Deserialize, Serialize};

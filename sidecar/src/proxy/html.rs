@@ -134,7 +134,7 @@ pub fn shim_script(app_origin: &str, upstream_origins: &[String], xhtml: bool, p
     let prefix = if prefix.is_ascii_lowercase() { prefix } else { 'b' };
     let src = SHIM_TEMPLATE
         .replace("__PREFIX__", &js_literal(&serde_json::json!(prefix.to_string())))
-        .replace("__COOKIE__", &js_literal(&serde_json::json!(super::server::SCRIPT_COOKIE_PATH)))
+        .replace("__COOKIE__", &js_literal(&serde_json::json!(super::cookies::SCRIPT_COOKIE_PATH)))
         .replace("__APP__", &js_literal(&serde_json::json!(app_origin)))
         .replace("__UPSTREAM__", &js_literal(&serde_json::json!(upstream_origins)));
     if xhtml {

@@ -25,7 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use cookies::jar_file;
-pub use server::SCRIPT_COOKIE_PATH;
+pub use cookies::SCRIPT_COOKIE_PATH;
 pub use target::{parse_upstream, validate_chain, Upstream};
 
 /// Quiet time after a change to a kept jar before it is written, in milliseconds.

@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::body::{empty, full, instrumented, IdleBody, Plan, ProxyBody};
-use super::cookies::{jar_applies, MAX_SCRIPT_COOKIE_BYTES};
+use super::cookies::{jar_applies, MAX_SCRIPT_COOKIE_BYTES, SCRIPT_COOKIE_PATH};
 use super::csp::{new_nonce, CspContext};
 use super::decode::codings;
 use super::html::{markup, shim_script, with_nonce};
@@ -189,10 +189,6 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     };
     Ok(Response::from_parts(parts, body))
 }
-
-/// The path, on every grant's origin, by which the shim's `document.cookie` reads and writes
-/// the grant's jar (protocol §6.4 "Cookie jar"); never forwarded upstream.
-pub const SCRIPT_COOKIE_PATH: &str = "/__porthole/cookie";
 
 /// A JSON error (protocol §3 shape) from the proxy itself.
 fn json_error(status: StatusCode, code: &str, message: &str) -> Response<ProxyBody> {

@@ -1,7 +1,7 @@
 //! The inputs a view sent that wait for CDP: in arrival order, never dropped, coalesced
 //! where the page cannot tell (a pointer move followed by another move is only its latest
 //! position; two pastes in a row are one paste). The socket reader stops reading while too
-//! many wait (backpressure to the view); see [`super::conn`].
+//! many wait (backpressure to the view); see `conn.rs`, the socket reader.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

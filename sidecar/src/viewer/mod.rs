@@ -6,13 +6,16 @@
 //! field by field ([`msg::parse`]).
 
 mod conn;
+mod dispatch;
 mod find;
 mod inputs;
 mod inspect;
 pub(crate) mod keys;
 pub mod msg;
+mod outbox;
 mod paint;
 pub(crate) mod popup;
+mod pump;
 mod scroll;
 
 pub use conn::serve;
