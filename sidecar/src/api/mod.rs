@@ -9,6 +9,7 @@ mod browser_control;
 mod browser_input;
 mod browser_logs;
 mod browser_page;
+mod browser_sealed;
 mod browsers;
 pub mod conn;
 mod control;
@@ -102,6 +103,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/drag", post(browser_input::drag))
         .route("/api/control/browser/console", post(browser_logs::console))
         .route("/api/control/browser/network", post(browser_logs::network))
+        .route("/api/control/browser/policy", get(browser_sealed::policy))
+        .route("/api/control/browser/stats", post(browser_sealed::stats))
         .fallback(misc::fallback)
         .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

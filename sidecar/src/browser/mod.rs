@@ -5,6 +5,7 @@
 //! Chromium process, its lifecycle queue, its tabs and its viewport; viewers read its state
 //! through a watch channel ([`ViewState`]) and reach pages only through [`BrowserRef`].
 
+pub mod cdp_counts;
 mod chrome;
 mod display;
 mod navigate;

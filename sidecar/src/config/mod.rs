@@ -15,7 +15,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use schema::{
-    builtin_viewports, merge_presets, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily,
+    builtin_viewports, Agent, CropMaxSide, EnvSwitch, FocusWalkSteps, MaxControls, MaxFrames, ScansPerMinute, Sealed,
+    SEALED_ENV, merge_presets, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily,
     FontSize, Keys, LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs,
     ShellProgram, TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
 };
@@ -247,6 +248,12 @@ mod tests {
             ("[cursor]\nstyle = \"box\"\n", 2, 9, "box"),
             ("[shell]\nprogram = \"bash\"\n", 2, 11, "absolute path"),
             ("[[browser.viewports]]\nname = \"A\"\nwidth = 50\nheight = 500\n", 3, 9, "viewport side"),
+            ("[agent.sealed]\nmax_frames = 0\n", 2, 14, "agent.sealed.max_frames must be 1..=64"),
+            ("[agent.sealed]\nenabled = true\nscans_per_minute = 500\n", 3, 20, "agent.sealed.scans_per_minute must be 1..=120"),
+            ("[agent.sealed]\nfocus_walk_max_steps = 65\n", 2, 24, "focus_walk_max_steps"),
+            ("[agent.sealed]\nmax_controls = 2001\n", 2, 16, "max_controls"),
+            ("[agent.sealed]\ncrop_max_side = 63\n", 2, 17, "crop_max_side"),
+            ("[agent.sealed]\nforce_open = \"yes\"\n", 2, 14, "bool"),
         ] {
             let e = p(text).unwrap_err();
             assert!(e.message.contains(words), "{text:?}: {e}");
