@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::agent::{browser_pane, BrowserPane};
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
 use serde_json::{json, Value};
@@ -114,15 +115,8 @@ impl Agent<'_> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/ax_only.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
-    assert_eq!(r.json()["mode"], "screencast");
+    let BrowserPane { base, terminal: t1, win, pane, opened } = browser_pane(&sc, pages, "ax_only.html").await;
+    assert_eq!(opened["mode"], "screencast");
     assert!(win.browser_of(&pane).is_some_and(|b| b.starts_with('b')), "the window reports the browser id");
     // The same origin again: the same pane.
     let r = sc
@@ -335,14 +329,7 @@ async fn ph_browser_in_a_pane_drives_the_screencast() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/controls.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, pages, "controls.html").await;
     let id = win.browser_of(&pane).unwrap();
     let a = Agent { sc: &sc, pane };
     a.open(&base, "controls.html").await;
@@ -452,14 +439,7 @@ fn sorted_lines(text: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_and_network_are_kept_from_the_tabs_start() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let _win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/console.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "console.html").await;
     let a = Agent { sc: &sc, pane: pane.clone() };
     let fixture = std::fs::read_to_string(format!("{FIXTURES}/console.expected")).unwrap().replace("BASE", &base);
     let want: Vec<String> = sorted_lines(&expected("console").replace("BASE", &base));
@@ -538,14 +518,7 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn select_scroll_viewport_and_tabs() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let _win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/select.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "select.html").await;
     let a = Agent { sc: &sc, pane: pane.clone() };
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
@@ -717,14 +690,7 @@ async fn select_scroll_viewport_and_tabs() {
 async fn upload_drag_interruptions_and_editors() {
     tokio::task::block_in_place(react_bundle);
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let _win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/upload.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "upload.html").await;
     let a = Agent { sc: &sc, pane: pane.clone() };
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
@@ -927,18 +893,7 @@ async fn upload_drag_interruptions_and_editors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cross_site_frames_are_read_and_driven_in_place() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req(
-            "POST",
-            "/api/control/browser/open",
-            Some(&json!({"target": format!("{base}/iframe_cross_site.html"), "near": t1})),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, pages, "iframe_cross_site.html").await;
     let id = win.browser_of(&pane).unwrap();
     let a = Agent { sc: &sc, pane: pane.clone() };
     a.open(&base, "iframe_cross_site.html").await;
@@ -1057,14 +1012,7 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let _win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/select.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "select.html").await;
     let a = Agent { sc: &sc, pane: pane.clone() };
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
@@ -1159,14 +1107,8 @@ async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roles_names_and_states_follow_the_specs() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let _win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/names.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let a = Agent { sc: &sc, pane: r.json()["handle"].as_str().unwrap().to_string() };
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "names.html").await;
+    let a = Agent { sc: &sc, pane };
     a.open(&base, "names.html").await;
     let s = a.ok("snapshot", json!({})).await;
     assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("names"), "{}", s["text"].as_str().unwrap());
@@ -1180,13 +1122,7 @@ async fn roles_names_and_states_follow_the_specs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_shown_as_text_stays_secret() {
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let _win = TestWindow::attach(&sc, &t1).await;
-    let url = format!("{base}/password_shown.html");
-    let r = sc.req("POST", "/api/control/browser/open", Some(&json!({"target": url, "near": t1}))).await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "password_shown.html").await;
     let a = Agent { sc: &sc, pane: pane.clone() };
     a.open(&base, "password_shown.html").await;
     let run = |args: &[&str]| {

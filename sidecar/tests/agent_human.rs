@@ -12,6 +12,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::agent::{browser_pane, BrowserPane};
 use common::browser::{until_json, ViewWs};
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
@@ -72,14 +73,7 @@ impl Agent<'_> {
 
 /// A browser pane on the slow page (a window attached, the page loaded) and a view of it.
 async fn setup(sc: &Sidecar) -> (TestWindow, String, ViewWs) {
-    let base = common::browser::serve(pages);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let win = TestWindow::attach(sc, &t1).await;
-    let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/slow.html"), "near": t1})))
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { win, pane, .. } = browser_pane(sc, pages, "slow.html").await;
     let id = win.browser_of(&pane).unwrap();
     let a = Agent { sc, pane: pane.clone() };
     a.ok("wait", json!({"text": "Probe", "timeout_ms": 30000})).await;

@@ -395,6 +395,35 @@ async fn pop_out_is_headed_on_the_same_profile_keeps_cookies_and_a_closed_window
     post_ok(&sc, &id, "popin", None).await;
     until_info(&sc, &id, "back after the big window", |v| v["popped_out"] == false && v["connected"] == true).await;
 
+    // The window opens beside the app's window: on its right where the screen has room, else
+    // on its left. A `beside` out of bounds is refused and nothing pops out.
+    post_ok(&sc, &id, "viewport", Some(&json!({"mode":"fixed","width":600,"height":500,"dpr":1.0}))).await;
+    let bad = post(&sc, &id, "popout", Some(&json!({"beside":{"x":0,"y":0,"width":0,"height":600}}))).await;
+    assert_eq!(bad.status, 400, "{}", bad.json());
+    assert_eq!(info(&sc, &id).await["popped_out"], false);
+    for (app, on_the_right) in [
+        (json!({"x":0,"y":40,"width":800,"height":900}), true),
+        (json!({"x":850,"y":40,"width":750,"height":900}), false),
+    ] {
+        post_ok(&sc, &id, "popout", Some(&json!({ "beside": app }))).await;
+        let out =
+            until_info(&sc, &id, "popped out beside", |v| v["popped_out"] == true && v["connected"] == true).await;
+        let mut cdp = Cdp::connect(&profile_of(pid_of(&out))).await;
+        let target = out["active_tab"].as_str().expect("an active tab").to_string();
+        let w = cdp.call("Browser.getWindowForTarget", json!({"targetId": target})).await;
+        let b = &w["result"]["bounds"];
+        let side = |k: &str| b[k].as_i64().unwrap_or_else(|| panic!("no {k} in the window's bounds: {w}"));
+        let (l, t, bw) = (side("left"), side("top"), side("width"));
+        if on_the_right {
+            assert!(l >= 800, "the window is not right of the app (0..800): {b}");
+        } else {
+            assert!(l + bw <= 850, "the window is not left of the app (850..1600): {b}");
+        }
+        assert_eq!(t, 40, "the window's top is the app's: {b}");
+        post_ok(&sc, &id, "popin", None).await;
+        until_info(&sc, &id, "back after beside", |v| v["popped_out"] == false && v["connected"] == true).await;
+    }
+
     // Shutdown closes a popped-out window.
     post_ok(&sc, &id, "popout", None).await;
     let out =

@@ -66,19 +66,53 @@ fn graph(mods: &BTreeMap<String, Vec<(PathBuf, String)>>) -> BTreeMap<String, BT
     g
 }
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The file-level import graph inside top-level module `m` (a directory): for each file
+/// directly in it other than `mod.rs`, the sibling files it names through `super::NAME` or
+/// `crate::m::NAME` (also inside a `{…}` list). `mod.rs` is left out: it declares the
+/// files and re-exports them, which is ownership, not an import.
+fn file_graph(m: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = src().join(m);
+    let mut files = BTreeMap::new();
+    for entry in fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if p.extension().is_some_and(|e| e == "rs") && stem != "mod" {
+            let text = fs::read_to_string(&p).unwrap();
+            files.insert(stem, text.split("#[cfg(test)]").next().unwrap().to_string());
+        }
+    }
+    let own = format!("crate::{m}::");
+    let mut g = BTreeMap::new();
+    for (f, code) in &files {
+        let mut to = BTreeSet::new();
+        for prefix in ["super::", own.as_str()] {
+            for (i, _) in code.match_indices(prefix) {
+                let rest = &code[i + prefix.len()..];
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(list) => list.split('}').next().unwrap().split(',').map(|n| n.trim()).collect(),
+                    None => vec![rest],
+                };
+                for n in names {
+                    let name: String = n.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                    if name != *f && files.contains_key(&name) {
+                        to.insert(name);
+                    }
+                }
+            }
+        }
+        g.insert(f.clone(), to);
+    }
+    g
 }
 
-#[test]
-fn the_module_graph_has_no_cycle() {
-    let g = graph(&module_sources(&src()));
-    // Kahn's algorithm: what is left after peeling the modules nothing depends on is a cycle.
-    let mut left: BTreeMap<&String, BTreeSet<&String>> = g.iter().map(|(m, to)| (m, to.iter().collect())).collect();
+/// What is left of `g` after peeling, again and again, the nodes that name nothing left
+/// (Kahn's algorithm): empty if and only if `g` has no cycle.
+fn cyclic_part(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut left = g.clone();
     loop {
-        let leaves: Vec<&String> = left.iter().filter(|(_, to)| to.is_empty()).map(|(m, _)| *m).collect();
+        let leaves: Vec<String> = left.iter().filter(|(_, to)| to.is_empty()).map(|(m, _)| m.clone()).collect();
         if leaves.is_empty() {
-            break;
+            return left;
         }
         for l in &leaves {
             left.remove(l);
@@ -89,6 +123,16 @@ fn the_module_graph_has_no_cycle() {
             }
         }
     }
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let g = graph(&module_sources(&src()));
+    let left = cyclic_part(&g);
     assert!(left.is_empty(), "modules in a cycle: {left:?} (whole graph: {g:#?})");
 }
 
@@ -135,4 +179,70 @@ fn pty_ports_control_automation_session_and_config_know_nothing_of_http() {
         }
     }
     assert!(found.is_empty(), "{found:?}");
+}
+
+/// Inside a module the files import each other without a cycle, so each can be read (and
+/// moved) after the ones it names. `api/state.rs` once named `api/auth.rs` for `Auth` while
+/// the guard named the state (now `api/credentials.rs` is the leaf both name), and
+/// `automation/error.rs` once named `automation/turn.rs`, which names it back. The modules
+/// listed in `KNOWN` still have file cycles (issue 23 lists them to break); this test fails
+/// when another module gets one, and when a listed one loses its cycle (take it off then).
+#[test]
+fn the_files_of_a_module_import_each_other_without_a_cycle() {
+    const KNOWN: &[&str] = &["automation", "proxy", "viewer"];
+    let mut cycles = BTreeMap::new();
+    let mut healed = Vec::new();
+    for entry in fs::read_dir(src()).unwrap() {
+        let p = entry.unwrap().path();
+        let m = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !p.is_dir() || m == "bin" {
+            continue;
+        }
+        let left = cyclic_part(&file_graph(&m));
+        match (left.is_empty(), KNOWN.contains(&m.as_str())) {
+            (false, false) => {
+                cycles.insert(m, left);
+            }
+            (true, true) => healed.push(m),
+            _ => {}
+        }
+    }
+    assert!(cycles.is_empty(), "files in a cycle: {cycles:#?}");
+    assert!(healed.is_empty(), "no longer cyclic, take them off KNOWN: {healed:?}");
+    // The edges named in issue 23, pinned one by one (the cycle checks above would not
+    // catch them inside a module already on KNOWN).
+    let api = file_graph("api");
+    assert!(!api["state"].contains("auth"), "api/state.rs names api/auth.rs again");
+    let automation = file_graph("automation");
+    assert!(!automation["error"].contains("turn"), "automation/error.rs names automation/turn.rs again");
+    assert!(api["auth"].contains("credentials") || api["state"].contains("credentials"), "the walk lost api's edges");
+}
+
+/// `control` owns the control plane's decisions; `api/` only parses requests and renders
+/// answers. So the handler files reach the control plane through `crate::control`, never
+/// through another handler file's helpers (`api/control.rs` once held `Caller`,
+/// `normalize_url`, `compile_regex`, `ensure_pane` and `open_url` for six of them, and
+/// `api/browser_control.rs` the browser-pane check for three), and the
+/// pane tokens' randomness comes from the `secret` leaf, not from `api`.
+#[test]
+fn control_decides_and_the_api_handlers_do_not_share_control_logic() {
+    let api = file_graph("api");
+    let handlers = ["control", "browser_control"];
+    let reach: Vec<String> = api
+        .iter()
+        .flat_map(|(f, to)| handlers.iter().filter(|h| to.contains(**h)).map(move |h| format!("{f} -> {h}")))
+        .collect();
+    assert!(reach.is_empty(), "api files importing a handler file's helpers: {reach:?}");
+    let mods = module_sources(&src());
+    let mut found = Vec::new();
+    for (file, code) in &mods["api"] {
+        for moved in ["fn normalize_url", "fn compile_regex", "struct Caller", "fn random_hex_256", "\"iframe\" =>"] {
+            if code.contains(moved) {
+                found.push(format!("{} defines {moved}", file.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "control logic back in api/: {found:?}");
+    let tokens = fs::read_to_string(src().join("control/tokens.rs")).unwrap();
+    assert!(tokens.contains("crate::secret::random_hex_256"), "pane tokens draw from the secret leaf");
 }

@@ -28,6 +28,16 @@ fn page(path: &str) -> Option<String> {
             r#"{head}<title>download</title><a id=a href="/payload" download="data.csv" style="{ABS};display:block">get</a>"#
         ),
         "/payload" => "a,b\n1,2\n".to_string(),
+        // Find in page: matches across inline elements and collapsed whitespace, none across
+        // blocks or in hidden text; the second match far below the fold. The title reports
+        // the page's view of it: highlights registered, scrolled, its own selection.
+        "/find" => format!(
+            r#"{head}<title>find</title><p>Grüße aus der Straße</p><p>foo<b>bar</b> and  two
+            words</p><p>abc</p><p>def</p><p style="display:none">straße hidden</p>
+            <div style="height:3000px"></div><p>Die andere STRASSE, die andere Straße</p>
+            <script>setInterval(() => document.title = 'hl:' + CSS.highlights.size + ':' + (scrollY > 0) + ':' +
+              getSelection().rangeCount, 50)</script>"#
+        ),
         _ => return None,
     })
 }
@@ -139,5 +149,44 @@ async fn a_download_is_saved_to_the_download_directory_and_reported() {
     let path = std::path::PathBuf::from(d["path"].as_str().unwrap());
     assert_eq!(path, downloads().join("data.csv"));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n");
+    delete(sc, &id).await;
+}
+
+#[tokio::test]
+async fn find_in_page_counts_highlights_and_scrolls_to_matches_without_touching_the_selection() {
+    let sc = sidecar();
+    let id = create(sc, "/find").await;
+    let mut ws = view(sc, &id).await;
+    until_title(sc, &id, |t| t == "hl:0:false:0").await;
+    let find =
+        |text: &str, next: bool, backwards: bool| json!({"type":"find","text":text,"next":next,"backwards":backwards});
+    // Non-ASCII, any case; the hidden paragraph does not count; the first match is in view.
+    send(&mut ws, find("straße", false, false)).await;
+    let m =
+        until_json(&mut ws, "find", |v| v["type"] == "error" || (v["type"] == "find" && v["text"] == "straße")).await;
+    assert_eq!((m["index"].as_u64(), m["count"].as_u64()), (Some(1), Some(2)), "{m}");
+    until_title(sc, &id, |t| t == "hl:2:false:0").await;
+    // The next match is far below: the page scrolls to it; the page's selection stays empty.
+    send(&mut ws, find("straße", true, false)).await;
+    let m = until_json(&mut ws, "find", |v| v["type"] == "find" && v["index"] == 2).await;
+    assert_eq!(m["count"], 2, "{m}");
+    until_title(sc, &id, |t| t == "hl:2:true:0").await;
+    // Wrapping forwards, then backwards.
+    send(&mut ws, find("straße", true, false)).await;
+    until_json(&mut ws, "find", |v| v["type"] == "find" && v["index"] == 1).await;
+    send(&mut ws, find("straße", true, true)).await;
+    until_json(&mut ws, "find", |v| v["type"] == "find" && v["index"] == 2).await;
+    // Inline elements and whitespace runs join; blocks do not; ß is not ss.
+    for (text, count) in [("STRASSE", 1), ("foobar", 1), ("and two words", 1), ("abcdef", 0), ("nowhere", 0)] {
+        send(&mut ws, find(text, false, false)).await;
+        let m = until_json(&mut ws, "find", |v| v["type"] == "find" && v["text"] == text).await;
+        assert_eq!(m["count"].as_u64(), Some(count), "{text}: {m}");
+    }
+    // Closing the bar removes every highlight.
+    send(&mut ws, find("foobar", false, false)).await;
+    until_title(sc, &id, |t| t.starts_with("hl:2:")).await;
+    send(&mut ws, find("", false, false)).await;
+    until_json(&mut ws, "find", |v| v["type"] == "find" && v["text"] == "").await;
+    until_title(sc, &id, |t| t.starts_with("hl:0:")).await;
     delete(sc, &id).await;
 }

@@ -11,55 +11,19 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::control::{compile_regex, normalize_url, open, Caller, OpenReq, MAX_WAIT_MS};
+use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
+use super::panes::open_parsed;
 use super::state::AppState;
 use crate::automation::{
     parse_key, Action, AutomationError, Read, RefState, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
     MAX_TYPE_CHARS, REF_STATES,
 };
 use crate::browser::BrowserRef;
-use crate::control::{Handle, PaneKind, Target};
+use crate::control::{compile_regex, normalize_url, wait_ms, Caller, Handle, OpenMode, PaneMode, DEFAULT_WAIT_MS};
 
-const DEFAULT_WAIT_MS: u64 = 30_000;
 /// Longest script `eval` takes, in bytes.
 pub const MAX_EVAL_BYTES: usize = 64 * 1024;
-
-/// The browser pane a verb acts on: `pane` (a target), else the caller's default
-/// (`Control::default_browser`); refused unless it is a screencast or popped-out pane with
-/// a live browser.
-pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
-    let r = match pane {
-        Some(p) => st.control.resolve(&Target::parse(p)?, caller.0)?,
-        None => st.control.default_browser(caller.0)?,
-    };
-    let h = r.handle;
-    if r.kind != PaneKind::Browser {
-        return Err(AutomationError::NotAutomatable(format!("{h} is a terminal pane, not a browser pane")).into());
-    }
-    let ui = r.ui.ok_or_else(|| AutomationError::NotAutomatable(format!("{h} is not on the window's wall")))?;
-    if ui.mode.as_deref() == Some("iframe") {
-        let url = ui.url.as_deref().unwrap_or("URL");
-        return Err(AutomationError::NotAutomatable(format!(
-            "{h} is an iframe pane, which has no Chromium to drive; open it as a screencast: 'ph open {url} --mode screencast'"
-        ))
-        .into());
-    }
-    let id = ui
-        .browser
-        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h} has no browser yet; try again in a moment")))?;
-    let b = st
-        .browsers
-        .get(&id)
-        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h}'s browser {id} is gone; reload the pane")))?;
-    Ok((h, b))
-}
-
-/// `v` with `"pane"`: the handle acted on.
-pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
-    v["pane"] = h.to_string().into();
-    Json(v)
-}
 
 /// Body of `POST /api/control/browser/open`.
 #[derive(Debug, Deserialize)]
@@ -79,11 +43,11 @@ const BROWSER_START_WAIT: Duration = Duration::from_secs(20);
 /// → 500 `unverified` (the pane was opened).
 pub async fn open_browser(
     State(st): State<AppState>,
-    caller: Extension<Caller>,
+    Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<OpenBrowserReq>,
 ) -> Result<Json<Value>, ApiError> {
-    let req = OpenReq { target: req.target, mode: Some("screencast".into()), near: req.near };
-    let out = open(State(st.clone()), caller, JsonBody(req)).await?;
+    let mode = Some(OpenMode::Pane(PaneMode::Screencast));
+    let out = Json(open_parsed(&st, caller, &req.target, mode, req.near).await?);
     let Some(h) = out.0["handle"].as_str().and_then(|h| h.parse::<Handle>().ok()) else { return Ok(out) };
     let deadline = tokio::time::Instant::now() + BROWSER_START_WAIT;
     loop {
@@ -301,10 +265,7 @@ pub async fn wait(
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<WaitReq>,
 ) -> Result<Json<Value>, ApiError> {
-    let ms = req.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-    if ms == 0 || ms > MAX_WAIT_MS {
-        return Err(ApiError::BadRequest(format!("timeout_ms must be 1..={MAX_WAIT_MS}, got {ms}")));
-    }
+    let timeout = wait_ms("timeout_ms", req.timeout_ms, DEFAULT_WAIT_MS)?;
     let text = |t: String| {
         if t.is_empty() || t.len() > MAX_WAIT_TEXT_BYTES {
             Err(ApiError::BadRequest(format!("the text must be 1..={MAX_WAIT_TEXT_BYTES} bytes")))
@@ -342,7 +303,7 @@ pub async fn wait(
     let [what] = <[WaitFor; 1]>::try_from(conds)
         .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref".into()))?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.wait(&b, &what, Duration::from_millis(ms)).await?, h))
+    Ok(with_pane(st.automation.wait(&b, &what, timeout).await?, h))
 }
 
 /// Body of `POST /api/control/browser/screenshot`.

@@ -8,11 +8,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::body::JsonBody;
-use super::browser_control::{browser_of, with_pane};
-use super::control::Caller;
+use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{UploadFile, MAX_UPLOAD_FILES};
+use crate::control::Caller;
 
 /// Body of `POST /api/control/browser/upload`.
 #[derive(Debug, Deserialize)]

@@ -7,11 +7,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::body::JsonBody;
-use super::browser_control::{browser_of, with_pane};
-use super::control::Caller;
+use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::Level;
+use crate::control::Caller;
 
 /// Body of `POST /api/control/browser/console`.
 #[derive(Debug, Deserialize)]

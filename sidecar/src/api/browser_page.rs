@@ -7,12 +7,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::browser_control::{browser_of, with_pane};
-use super::control::{normalize_url, Caller};
+use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{AutomationError, Scroll};
 use crate::browser::{Device, Viewport, ViewportMode};
+use crate::control::{normalize_url, Caller};
 
 /// Body of `POST /api/control/browser/select`.
 #[derive(Debug, Deserialize)]

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::body::{JsonBody, OptionalJsonBody};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::browser::{check_url, BrowserRef, Device, Viewport, ViewportMode};
+use crate::browser::{check_url, BrowserRef, Device, ScreenRect, Viewport, ViewportMode};
 use crate::secret::random_hex_256;
 use crate::viewer::{self, MAX_VIEWER_MESSAGE_BYTES};
 
@@ -246,9 +246,45 @@ pub async fn relaunch(
 
 /// `POST /api/browsers/{id}/popout`: relaunched headed in a window on the same profile, at
 /// the active URL with every cookie carried over; `200` once the window's Chromium is up.
-pub async fn pop_out(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    lookup(&st, &id)?.pop_out().await?;
+///
+/// Body (optional): `{"beside":{"x","y","width","height"}}`, the app's window in screen px
+/// (|x|, |y| ≤ 100000; width and height 1..=100000): the window opens beside it.
+pub async fn pop_out(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    OptionalJsonBody(b): OptionalJsonBody<PopoutBody>,
+) -> Result<Response, ApiError> {
+    let beside = b.and_then(|b| b.beside).map(screen_rect).transpose()?;
+    lookup(&st, &id)?.pop_out(beside).await?;
     Ok(ok())
+}
+
+/// `POST /api/browsers/{id}/popout`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PopoutBody {
+    #[serde(default)]
+    beside: Option<RectBody>,
+}
+
+/// A screen rectangle as sent (bounds checked by [`screen_rect`]).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RectBody {
+    x: i64,
+    y: i64,
+    width: i64,
+    height: i64,
+}
+
+fn screen_rect(r: RectBody) -> Result<ScreenRect, ApiError> {
+    const MAX: i64 = 100_000;
+    if r.x.abs() > MAX || r.y.abs() > MAX || !(1..=MAX).contains(&r.width) || !(1..=MAX).contains(&r.height) {
+        return Err(ApiError::BadRequest(
+            "beside: x and y must be within ±100000 and width and height in 1..=100000 (screen px)".into(),
+        ));
+    }
+    Ok(ScreenRect { x: r.x, y: r.y, width: r.width, height: r.height })
 }
 
 /// `POST /api/browsers/{id}/popin`: back to headless at the window's last URL and size;

@@ -180,6 +180,17 @@ impl From<ProxyError> for ApiError {
     }
 }
 
+impl From<crate::control::UrlError> for ApiError {
+    /// A blocked address keeps its own code (403 `blocked_address`); every other refusal is
+    /// 400 `bad_request`.
+    fn from(e: crate::control::UrlError) -> Self {
+        match e {
+            crate::control::UrlError::Blocked(b) => ApiError::BlockedAddress(b),
+            other => ApiError::BadRequest(other.to_string()),
+        }
+    }
+}
+
 impl From<ScanError> for ApiError {
     fn from(e: ScanError) -> Self {
         ApiError::Ports(e)

@@ -9,8 +9,9 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::auth::{login_page, SESSION_COOKIE};
+use super::auth::login_page;
 use super::body::JsonBody;
+use super::credentials::SESSION_COOKIE;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::constants::PROTOCOL_VERSION;

@@ -9,12 +9,15 @@ mod browser_control;
 mod browser_input;
 mod browser_logs;
 mod browser_page;
+mod browser_pane;
 mod browser_sealed;
 mod browsers;
 pub mod conn;
 mod control;
+mod credentials;
 mod error;
 mod misc;
+mod panes;
 mod ports;
 mod project;
 mod proxy;
@@ -23,8 +26,7 @@ mod state;
 mod terminals;
 mod ui_socket;
 
-pub use auth::Auth;
-pub use control::Caller;
+pub use credentials::Auth;
 pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 

@@ -13,12 +13,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::control::{ensure_pane, normalize_url, open_url, Caller, Nearby};
 use super::error::ApiError;
+use super::panes::{ensure_pane, opened_json};
 use super::state::AppState;
 use super::terminals::lookup;
 use crate::config::{builtin_viewports, merge_presets, RenderMode, Viewport};
-use crate::control::{ControlError, Target};
+use crate::control::{normalize_url, Caller, ControlError, Nearby, OpenMode, PaneMode, Side, Target};
 use crate::project::{Project, ProjectError};
 
 /// How long `up` waits, in all, for its browsers' ports to listen before opening them anyway.
@@ -90,15 +90,17 @@ pub async fn up(
     }
     let plan = project.plan(layout);
     let default_mode = match st.settings.current().config.browser.default_mode {
-        RenderMode::Iframe => "iframe",
-        RenderMode::Screencast => "screencast",
+        RenderMode::Iframe => PaneMode::Iframe,
+        RenderMode::Screencast => PaneMode::Screencast,
     };
     let mut near = anchor;
     let mut panes = Vec::new();
     for p in &plan.panes {
         let cwd = p.cwd.to_string_lossy().into_owned();
-        let (handle, reused) =
-            ensure_pane(&st, caller, Some(Nearby::Pane(near.clone())), p.split, cwd.clone(), p.command.clone()).await?;
+        let (handle, reused) = {
+            let side = p.split.map(Side::parse).transpose()?;
+            ensure_pane(&st, caller, Some(Nearby::Pane(near.clone())), side, cwd.clone(), p.command.clone()).await?
+        };
         panes.push(json!({"handle": handle.to_string(), "command": p.command, "cwd": cwd, "reused": reused}));
         near = st.control.resolve(&Target::Handle(handle), caller.0)?;
     }
@@ -106,8 +108,14 @@ pub async fn up(
     let mut browsers = Vec::new();
     for b in &plan.browsers {
         let listening = wait_listening(b.port, deadline).await;
-        let mode = b.mode.unwrap_or(default_mode).to_string();
-        let mut v = open_url(&st, caller, normalize_url(&b.url)?, Some(mode), Some(Nearby::Pane(near.clone()))).await?;
+        // The plan spells its modes as the protocol does; they are parsed here, once.
+        let mode = match b.mode {
+            None => default_mode,
+            Some(m) => PaneMode::parse(m).ok_or_else(|| ApiError::Internal(format!("plan mode {m:?}")))?,
+        };
+        let mode = OpenMode::Pane(mode);
+        let near = Some(Nearby::Pane(near.clone()));
+        let mut v = opened_json(st.control.open_url(caller, &normalize_url(&b.url)?, Some(mode), near).await?);
         v["listening"] = listening.into();
         browsers.push(v);
     }

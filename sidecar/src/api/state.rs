@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
-use super::auth::Auth;
+use super::credentials::Auth;
 use crate::automation::Automation;
 use crate::browser::Host;
 use crate::config::Settings;

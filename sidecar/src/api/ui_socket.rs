@@ -61,7 +61,7 @@ async fn serve(socket: WebSocket, control: Arc<Control>, mut settings: watch::Re
                     Some(Ok(Message::Text(t))) => {
                         if let Err(reason) = control.windows.on_message(id, t.as_str()) {
                             tracing::debug!(window = id, "ui channel closed: {reason}");
-                            let reason: String = reason.chars().take(120).collect();
+                            let reason: String = reason.to_string().chars().take(120).collect();
                             let frame = CloseFrame { code: CLOSE_POLICY, reason: reason.into() };
                             let _ = tx.send(Message::Close(Some(frame))).await;
                             break;

@@ -15,11 +15,11 @@ pub(crate) mod session;
 mod slot;
 
 pub use presence::{Activity, Point, Presence, Rect};
-pub(crate) use slot::eval_in;
 pub use slot::{
-    download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES,
-    ZOOM_RANGE,
+    download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, ScreenRect, MAX_CHOOSER_FILES,
+    MAX_UPLOAD_BYTES, ZOOM_RANGE,
 };
+pub(crate) use slot::{eval_in, eval_in_isolated_world, isolated_world};
 
 use std::collections::HashMap;
 use std::path::PathBuf;

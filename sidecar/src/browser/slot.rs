@@ -16,7 +16,8 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams,
+    CaptureScreenshotParams, CreateIsolatedWorldParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams,
+    NavigateToHistoryEntryParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged, GetTargetsParams, TargetId,
@@ -59,6 +60,7 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 pub struct BrowserRef(Arc<Slot>);
 
 pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
+pub use lifecycle::ScreenRect;
 pub use zoom::ZOOM_RANGE;
 
 /// Where a browser is in its life.
@@ -123,6 +125,9 @@ struct Shared {
     zoom: f64,
     /// The device each tab of this launch was last given (absent: the launch's desktop).
     devices: HashMap<String, Device>,
+    /// Where the app's window is (screen px), for the next pop-out window to open beside it;
+    /// taken by the first fit of that window.
+    beside: Option<ScreenRect>,
 }
 
 /// A viewport write request for the writer task; `seq` grows by one per request.
@@ -252,6 +257,7 @@ impl BrowserRef {
                 downloads: Vec::new(),
                 zoom: 1.0,
                 devices: HashMap::new(),
+                beside: None,
             }),
             view,
             vp_tx,
@@ -583,7 +589,11 @@ impl BrowserRef {
 
 /// Evaluates `expression` in `page` (by value, awaiting a promise).
 pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_json::Value, BrowserError> {
-    let mut p = EvaluateParams::new(expression);
+    evaluate(page, EvaluateParams::new(expression)).await
+}
+
+/// Runs `p` by value, awaiting a promise; a thrown exception is an error.
+async fn evaluate(page: &Page, mut p: EvaluateParams) -> Result<serde_json::Value, BrowserError> {
     p.return_by_value = Some(true);
     p.await_promise = Some(true);
     let r = bounded("Runtime.evaluate", page.execute(p)).await?;
@@ -591,6 +601,33 @@ pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_jso
         return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
     }
     Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
+}
+
+/// The execution context of the isolated world named `world` in `page`'s main frame
+/// (`Page.createIsolatedWorld`: Chromium keeps one world per name and frame, so globals the
+/// host sets there last as long as the document). The page's scripts can neither see nor
+/// change what runs there.
+pub(crate) async fn isolated_world(page: &Page, world: &str) -> Result<i64, BrowserError> {
+    let frame = bounded("mainframe", page.mainframe())
+        .await?
+        .ok_or_else(|| BrowserError::Cdp("the tab has no main frame".into()))?;
+    let mut w = CreateIsolatedWorldParams::new(frame);
+    w.world_name = Some(world.into());
+    Ok(*bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id.inner())
+}
+
+/// Evaluates a host-owned `expression` in the isolated world `world` of `page`'s main frame
+/// ([`isolated_world`]) and returns its JSON value (by value; a promise is awaited); a thrown
+/// exception is an error.
+pub(crate) async fn eval_in_isolated_world(
+    page: &Page,
+    world: &str,
+    expression: String,
+) -> Result<serde_json::Value, BrowserError> {
+    let ctx = isolated_world(page, world).await?;
+    let mut p = EvaluateParams::new(expression);
+    p.context_id = Some(chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId::new(ctx));
+    evaluate(page, p).await
 }
 
 /// True if and only if a dialog blocks the active page's scripts, or its renderer crashed
@@ -614,7 +651,7 @@ fn is_http(url: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::lifecycle::{cookie_param, window_bounds};
+    use super::lifecycle::{cookie_param, place_beside, window_bounds, ScreenRect};
     use super::*;
 
     /// Chromium's emulation state as `captureScreenshot` treats it: a capture saves the
@@ -673,6 +710,24 @@ mod tests {
         // Moved back onto the screen when it would stick out at the right or bottom.
         assert_eq!(window_bounds([500, 400, 900, 700], (900, 557), vp(900, 700), screen), [500, 157, 900, 843]);
         assert_eq!(window_bounds([-50, -20, 300, 300], (300, 300), vp(300, 300), screen), [0, 0, 300, 300]);
+    }
+
+    #[test]
+    fn a_pop_out_window_opens_beside_the_app_where_the_screen_has_room() {
+        let screen = [0, 0, 1600, 1000];
+        let app = |x, y, width, height| ScreenRect { x, y, width, height };
+        // Room on the right: there, at the app's top.
+        assert_eq!(place_beside([0, 0, 700, 600], app(0, 50, 800, 900), screen), [800, 50, 700, 600]);
+        // None on the right, room on the left: its right edge on the app's left edge.
+        assert_eq!(place_beside([0, 0, 700, 600], app(900, 50, 700, 900), screen), [200, 50, 700, 600]);
+        // Room on neither side: against the edge with more room; a top that would stick out moves up.
+        assert_eq!(place_beside([0, 0, 900, 600], app(400, 700, 1000, 300), screen), [0, 400, 900, 600]);
+        assert_eq!(place_beside([0, 0, 900, 600], app(200, 0, 1000, 300), screen), [700, 0, 900, 600]);
+        // A second monitor to the left (negative coordinates) is screen too when available says so.
+        assert_eq!(
+            place_beside([0, 0, 500, 400], app(-1200, 0, 1000, 800), [-1600, 0, 3200, 1000]),
+            [-200, 0, 500, 400]
+        );
     }
 
     #[test]

@@ -1,14 +1,22 @@
 //! The control plane (protocol §9, §10): pane handles and tokens, the attached windows and
-//! what they report, target resolution, key names, and relaying layout changes.
+//! what they report, target resolution, key names, the terminal verbs (`terminal.rs`), the
+//! layout verbs' decisions and relaying them (`layout.rs`), and what may be opened
+//! (`url.rs`, `mode.rs`). `api/control.rs` only parses requests and renders answers.
 //!
 //! Architecture Invariant: this module owns pane handles, pane tokens and the windows'
 //! reports; it knows nothing of HTTP (the `api` module parses requests and calls it), and
 //! it never changes the layout itself: the window that answers does (DESIGN §11).
 
+mod caller;
 mod error;
 mod handle;
 mod keys;
+mod layout;
+mod mode;
 mod process;
+mod report;
+mod target_url;
+mod terminal;
 mod tokens;
 mod windows;
 
@@ -16,12 +24,21 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use caller::Caller;
 pub use error::{Candidates, ControlError};
 pub use handle::{loopback_port, Handle, PaneKind, Target, MAX_TARGET_BYTES};
 pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
+pub use layout::{split_size, Nearby, Opened};
+pub use mode::{OpenMode, PaneAction, PaneMode, Side};
 pub use process::{owns_connection, place, Place, TMUX_ASK_MS};
+pub use report::{BadUiMessage, UiPane, WindowState, MAX_UI_MESSAGE_BYTES};
+pub use target_url::{localhost_url, normalize_url, UrlError, MAX_URL_BYTES};
+pub use terminal::{
+    compile_regex, send, terminal_title, wait, wait_ms, Input, Until, Waited, DEFAULT_WAIT_MS, MAX_READ_SCROLLBACK,
+    MAX_REGEX_BYTES, MAX_SEND_KEYS, MAX_SEND_TEXT_BYTES, MAX_WAIT_MS,
+};
 pub use tokens::{PaneCaller, TokenCheck, Tokens};
-pub use windows::{Reply, UiPane, WindowState, Windows, MAX_UI_MESSAGE_BYTES, RELAY_TOTAL, WINDOW_GRACE};
+pub use windows::{Reply, Windows, RELAY_TOTAL, WINDOW_GRACE};
 
 use crate::pty::TerminalId;
 
@@ -202,6 +219,23 @@ impl Resolved {
         Resolved { handle, kind: p.kind, terminal, ui: Some(p.clone()) }
     }
 
+    /// The sidecar browser id (`bN`) behind a browser pane `ph browser` can drive: a
+    /// screencast or popped-out pane the window shows and reports a browser for.
+    ///
+    /// Errors: [`NotDrivable`], saying why (a terminal pane, not shown, an iframe pane, no
+    /// browser yet).
+    pub fn browser_id(&self) -> Result<&str, NotDrivable> {
+        let h = self.handle;
+        if self.kind != PaneKind::Browser {
+            return Err(NotDrivable::Terminal(h));
+        }
+        let ui = self.ui.as_ref().ok_or(NotDrivable::NotShown(h))?;
+        if ui.mode == Some(PaneMode::Iframe) {
+            return Err(NotDrivable::Iframe { handle: h, url: ui.url.clone() });
+        }
+        ui.browser.as_deref().ok_or(NotDrivable::NoBrowserYet(h))
+    }
+
     /// The terminal, or `not_a_terminal` for a browser pane.
     pub fn terminal(&self) -> Result<TerminalId, ControlError> {
         match (self.kind, self.terminal) {
@@ -211,6 +245,42 @@ impl Resolved {
         }
     }
 }
+
+/// Why `ph browser` cannot drive a pane. The API answers it as `not_automatable` (protocol
+/// §9.7), with this text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotDrivable {
+    /// Occurs when the pane is a terminal pane.
+    Terminal(Handle),
+    /// Occurs when the answering window does not show the pane.
+    NotShown(Handle),
+    /// Occurs when the pane is framed through the proxy: no Chromium of the sidecar's.
+    Iframe {
+        /// The pane.
+        handle: Handle,
+        /// The URL it shows, to name in the advice.
+        url: Option<String>,
+    },
+    /// Occurs when the window has not reported the pane's browser yet.
+    NoBrowserYet(Handle),
+}
+
+impl std::fmt::Display for NotDrivable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotDrivable::Terminal(h) => write!(f, "{h} is a terminal pane, not a browser pane"),
+            NotDrivable::NotShown(h) => write!(f, "{h} is not on the window's wall"),
+            NotDrivable::Iframe { handle, url } => write!(
+                f,
+                "{handle} is an iframe pane, which has no Chromium to drive; open it as a screencast: 'ph open {} --mode screencast'",
+                url.as_deref().unwrap_or("URL")
+            ),
+            NotDrivable::NoBrowserYet(h) => write!(f, "{h} has no browser yet; try again in a moment"),
+        }
+    }
+}
+
+impl std::error::Error for NotDrivable {}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
-//! Attached windows (the UI channel, protocol §10): the panes each reports, which one
-//! answers, browser handles, and relaying layout requests to the answering window.
+//! Attached windows (the UI channel, protocol §10): which one answers, the report each
+//! keeps, browser handles, and relaying layout requests to the answering window. What a
+//! report may say, and its parsing, is `report.rs`.
 //!
 //! The answering window is the one that attached, or said it was focused or used, last.
 //! Its latest report is also kept after it detaches, so `list` and target resolution work
@@ -9,68 +10,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::error::ControlError;
 use super::handle::{Handle, PaneKind};
-use crate::pty::TerminalId;
+use super::report::{parse_message, BadUiMessage, Inbound, WindowState};
 
 /// How long a layout verb waits for a window to (re)attach: a reload takes about a second.
 pub const WINDOW_GRACE: Duration = Duration::from_secs(3);
 /// The bound on one relayed request, retries included.
 pub const RELAY_TOTAL: Duration = Duration::from_secs(15);
-/// Most panes one window may report.
-pub const MAX_UI_PANES: usize = 256;
-/// Longest string field in a report, in bytes.
-pub const MAX_UI_STRING_BYTES: usize = 8 * 1024;
-/// Largest inbound UI-channel message, in bytes.
-pub const MAX_UI_MESSAGE_BYTES: usize = 256 * 1024;
-
-/// One pane as a window reports it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UiPane {
-    /// The UI's own id for the pane (`p3`); only meaningful to that window.
-    pub id: String,
-    /// The pane's handle; `None` for a terminal pane whose first terminal does not exist yet.
-    pub handle: Option<Handle>,
-    /// Terminal or browser.
-    pub kind: PaneKind,
-    /// The terminal it shows (terminal panes).
-    pub terminal: Option<TerminalId>,
-    /// Its title as the header shows it.
-    pub title: String,
-    /// Browser panes: the URL shown.
-    pub url: Option<String>,
-    /// Browser panes: `iframe`, `screencast` or `popout`.
-    pub mode: Option<String>,
-    /// On the baseboard.
-    pub minimized: bool,
-    /// The number of the workspace the pane is in (its place in the window's strip, from 1;
-    /// DESIGN §14); `None` from a window that reports none.
-    pub workspace: Option<u16>,
-    /// Screencast and popped-out panes: the sidecar's browser id (`b7`, protocol §8), once
-    /// the pane has one.
-    pub browser: Option<String>,
-}
-
-/// A window's report: its panes in creation order and the focused one.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct WindowState {
-    /// Every pane, creation order.
-    pub panes: Vec<UiPane>,
-    /// The UI id of the focused pane.
-    pub focused: Option<String>,
-}
-
-impl WindowState {
-    /// The pane with this handle.
-    pub fn by_handle(&self, h: Handle) -> Option<&UiPane> {
-        self.panes.iter().find(|p| p.handle == Some(h))
-    }
-}
-
 /// A window's answer to a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -127,119 +77,6 @@ impl Default for Windows {
     }
 }
 
-/// A message from a window, as parsed (protocol §10).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Inbound {
-    State {
-        #[serde(default)]
-        active: bool,
-        focused: Option<String>,
-        panes: Vec<RawPane>,
-    },
-    Active,
-    Reply {
-        id: u64,
-        ok: bool,
-        #[serde(default)]
-        pane: Option<String>,
-        #[serde(default)]
-        message: Option<String>,
-        #[serde(default)]
-        #[allow(dead_code)]
-        code: Option<String>,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-struct RawPane {
-    id: String,
-    handle: Option<String>,
-    kind: String,
-    terminal: Option<String>,
-    #[serde(default)]
-    title: String,
-    url: Option<String>,
-    mode: Option<String>,
-    #[serde(default)]
-    minimized: bool,
-    #[serde(default)]
-    workspace: Option<u16>,
-    #[serde(default)]
-    browser: Option<String>,
-}
-
-/// The highest workspace number a window may report.
-const MAX_WORKSPACE: u16 = 1000;
-
-/// True if and only if `s` is a sidecar browser id: `^b[0-9]{1,18}$`.
-fn is_browser_id(s: &str) -> bool {
-    let digits = s.strip_prefix('b').unwrap_or("");
-    !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn bounded(name: &str, s: &str) -> Result<(), String> {
-    if s.len() > MAX_UI_STRING_BYTES {
-        return Err(format!("{name} is over {MAX_UI_STRING_BYTES} bytes"));
-    }
-    Ok(())
-}
-
-fn parse_pane(p: RawPane) -> Result<UiPane, String> {
-    for (n, v) in [("id", Some(&p.id)), ("title", Some(&p.title)), ("url", p.url.as_ref()), ("mode", p.mode.as_ref())] {
-        if let Some(v) = v {
-            bounded(n, v)?;
-        }
-    }
-    if p.id.is_empty() {
-        return Err("a pane id is empty".into());
-    }
-    let kind = match p.kind.as_str() {
-        "terminal" => PaneKind::Terminal,
-        "browser" => PaneKind::Browser,
-        k => return Err(format!("unknown pane kind {k:?}")),
-    };
-    let handle = match p.handle {
-        None => None,
-        Some(h) => {
-            let h: Handle = h.parse().map_err(|_| format!("bad handle {h:?}"))?;
-            if h.kind != kind {
-                return Err(format!("handle {h} does not name a {} pane", p.kind));
-            }
-            Some(h)
-        }
-    };
-    let terminal = match p.terminal {
-        None => None,
-        Some(t) => Some(t.parse::<TerminalId>().map_err(|_| format!("bad terminal id {t:?}"))?),
-    };
-    if let Some(m) = &p.mode {
-        if !matches!(m.as_str(), "iframe" | "screencast" | "popout") {
-            return Err(format!("unknown mode {m:?}"));
-        }
-    }
-    if p.workspace.is_some_and(|w| w == 0 || w > MAX_WORKSPACE) {
-        return Err(format!("workspace number out of 1..={MAX_WORKSPACE}"));
-    }
-    if let Some(b) = &p.browser {
-        if kind != PaneKind::Browser || !is_browser_id(b) {
-            return Err(format!("bad browser id {:?}", b.chars().take(32).collect::<String>()));
-        }
-    }
-    Ok(UiPane {
-        id: p.id,
-        handle,
-        kind,
-        terminal,
-        title: p.title,
-        url: p.url,
-        mode: p.mode,
-        minimized: p.minimized,
-        workspace: p.workspace,
-        browser: p.browser,
-    })
-}
-
 impl Windows {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
@@ -279,27 +116,10 @@ impl Windows {
 
     /// Handles one text message from window `id`. An error is the reason to close its socket
     /// (1008); nothing of the message was applied then.
-    pub fn on_message(&self, id: u64, text: &str) -> Result<(), String> {
-        if text.len() > MAX_UI_MESSAGE_BYTES {
-            return Err(format!("message over {MAX_UI_MESSAGE_BYTES} bytes"));
-        }
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("bad JSON: {e}"))?;
-        let known = matches!(v.get("type").and_then(|t| t.as_str()), Some("state" | "active" | "reply"));
-        if !known {
-            return Ok(()); // unknown types are ignored (protocol §10)
-        }
-        let msg: Inbound = serde_json::from_value(v).map_err(|e| format!("bad message: {e}"))?;
+    pub fn on_message(&self, id: u64, text: &str) -> Result<(), BadUiMessage> {
+        let Some(msg) = parse_message(text)? else { return Ok(()) };
         match msg {
-            Inbound::State { active, focused, panes } => {
-                if panes.len() > MAX_UI_PANES {
-                    return Err(format!("more than {MAX_UI_PANES} panes"));
-                }
-                let panes = panes.into_iter().map(parse_pane).collect::<Result<Vec<_>, _>>()?;
-                if let Some(f) = &focused {
-                    bounded("focused", f)?;
-                }
-                self.apply_state(id, WindowState { panes, focused }, active);
-            }
+            Inbound::State { active, state } => self.apply_state(id, state, active),
             Inbound::Active => {
                 let mut inner = self.lock();
                 inner.stamp += 1;

@@ -767,6 +767,9 @@ async fn apply(browser: &BrowserRef, out: &Outbox, input: Inbound, popups: &mut 
         Inbound::PopupValue(v) => popups.set_value(&browser.active_page()?, &v).await?,
         Inbound::Zoom(f) => browser.set_zoom(f).await?,
         Inbound::Inspect { x, y } => out.text(super::inspect::inspect(&browser.active_page()?, x, y).await?),
+        Inbound::Find { text, backwards, next } => {
+            out.text(super::find::find(&browser.active_page()?, &text, backwards, next).await?)
+        }
         Inbound::Edit(op) => {
             let v = browser.eval(edit_script(op).to_string()).await?;
             if op != EditOp::SelectAll {

@@ -2,12 +2,10 @@
 //! link (`a[href]`) and the image (`img`) there, looked up in a host-owned isolated world
 //! (the page's scripts can neither see nor fake it), through same-origin iframes.
 
-use chromiumoxide::cdp::browser_protocol::page::CreateIsolatedWorldParams;
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use crate::browser::{bounded, BrowserError, MAX_URL_BYTES};
+use crate::browser::{eval_in_isolated_world, BrowserError, MAX_URL_BYTES};
 
 /// The isolated world the lookup runs in.
 const WORLD: &str = "porthole-inspect";
@@ -39,17 +37,7 @@ fn script(x: f64, y: f64) -> String {
 /// absolute URL, `null` when none or over 8 KiB) and `image` (its box in top-viewport CSS
 /// px, or `null`).
 pub(super) async fn inspect(page: &Page, x: f64, y: f64) -> Result<String, BrowserError> {
-    let frame = bounded("mainframe", page.mainframe())
-        .await?
-        .ok_or_else(|| BrowserError::Cdp("the tab has no main frame".into()))?;
-    let mut w = CreateIsolatedWorldParams::new(frame);
-    w.world_name = Some(WORLD.into());
-    let ctx = bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id;
-    let mut e = EvaluateParams::new(script(x, y));
-    e.context_id = Some(ctx);
-    e.return_by_value = Some(true);
-    let r = bounded("Runtime.evaluate", page.execute(e)).await?;
-    let v = r.result.result.value.clone().unwrap_or(Value::Null);
+    let v = eval_in_isolated_world(page, WORLD, script(x, y)).await?;
     Ok(message(x, y, &v))
 }
 

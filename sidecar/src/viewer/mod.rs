@@ -6,6 +6,7 @@
 //! field by field ([`msg::parse`]).
 
 mod conn;
+mod find;
 mod inputs;
 mod inspect;
 pub(crate) mod keys;

@@ -74,6 +74,13 @@ enum Wire {
     Edit {
         op: EditOp,
     },
+    Find {
+        text: String,
+        #[serde(default)]
+        backwards: bool,
+        #[serde(default)]
+        next: bool,
+    },
     Dialog {
         accept: bool,
         #[serde(default)]
@@ -197,6 +204,16 @@ pub enum Inbound {
     },
     /// An edit operation.
     Edit(EditOp),
+    /// Find in page: search `text` anew, or move to the `next` match (the previous one when
+    /// `backwards`); "" clears (at most [`super::find::MAX_FIND_BYTES`]).
+    Find {
+        /// What to find (case-insensitive; runs of whitespace match one).
+        text: String,
+        /// Search towards the top.
+        backwards: bool,
+        /// Move from the active match instead of searching anew.
+        next: bool,
+    },
     /// The user's answer to the pending dialog.
     Dialog {
         /// OK (true) or Cancel (false).
@@ -221,6 +238,7 @@ impl Inbound {
             | Inbound::Flush(_)
             | Inbound::Dialog { .. }
             | Inbound::Zoom(_)
+            | Inbound::Find { .. }
             | Inbound::Inspect { .. } => false,
         }
     }
@@ -298,6 +316,12 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
         }
         Wire::Inspect { x, y } => Inbound::Inspect { x: coord("x", x)?, y: coord("y", y)? },
         Wire::Edit { op } => Inbound::Edit(op),
+        Wire::Find { text, backwards, next } => {
+            if text.len() > super::find::MAX_FIND_BYTES {
+                return Err("find text must be at most 1 KiB".into());
+            }
+            Inbound::Find { text, backwards, next }
+        }
         Wire::Dialog { accept, text } => {
             if text.as_ref().is_some_and(|t| t.len() > MAX_PROMPT_BYTES) {
                 return Err("dialog text must be at most 8 KiB".into());
@@ -447,6 +471,12 @@ mod tests {
         assert!(!parse(r#"{"type":"flush","id":1}"#).unwrap().is_human_press());
         assert_eq!(parse(r#"{"type":"inspect","x":1,"y":2}"#), Ok(Inbound::Inspect { x: 1.0, y: 2.0 }));
         assert!(matches!(parse(r#"{"type":"dialog","accept":true}"#), Ok(Inbound::Dialog { accept: true, .. })));
+        assert_eq!(
+            parse(r#"{"type":"find","text":"Straße","next":true}"#),
+            Ok(Inbound::Find { text: "Straße".into(), backwards: false, next: true })
+        );
+        assert!(parse(&format!(r#"{{"type":"find","text":"{}"}}"#, "x".repeat(1025))).is_err());
+        assert!(!parse(r#"{"type":"find","text":""}"#).unwrap().is_human_press());
     }
 
     #[test]

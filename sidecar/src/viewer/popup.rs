@@ -25,7 +25,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams};
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
 use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
@@ -35,7 +35,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::browser::session::Session;
-use crate::browser::{bounded, BrowserError};
+use crate::browser::{bounded, isolated_world, BrowserError};
 
 /// The isolated world the probe lives in; the page's own scripts cannot see it.
 const WORLD: &str = "porthole";
@@ -321,13 +321,8 @@ impl Popups {
         let mut b = AddBindingParams::new(BINDING);
         b.execution_context_name = Some(WORLD.into());
         bounded("Runtime.addBinding", page.execute(b)).await?;
-        let frame = bounded("mainframe", page.mainframe())
-            .await?
-            .ok_or_else(|| BrowserError::Cdp("the tab has no main frame".into()))?;
-        let mut w = CreateIsolatedWorldParams::new(frame);
-        w.world_name = Some(WORLD.into());
-        let ctx = bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id;
-        let present = eval_in_world(&Session::from(page), *ctx.inner(), "!!globalThis.__portholeProbe".into()).await?;
+        let ctx = isolated_world(page, WORLD).await?;
+        let present = eval_in_world(&Session::from(page), ctx, "!!globalThis.__portholeProbe".into()).await?;
         if present != Value::Bool(true) {
             // New documents of every frame get it; the current ones get it now (the main
             // frame here; frames already loaded get it at their next document).
@@ -335,7 +330,7 @@ impl Popups {
             s.world_name = Some(WORLD.into());
             s.run_immediately = Some(true);
             bounded("Page.addScriptToEvaluateOnNewDocument", page.execute(s)).await?;
-            eval_in_world(&Session::from(page), *ctx.inner(), PROBE.into()).await?;
+            eval_in_world(&Session::from(page), ctx, PROBE.into()).await?;
         }
         self.events = Some(events);
         Ok(())

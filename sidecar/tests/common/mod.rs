@@ -3,6 +3,7 @@
 //! WebSocket (tokio-tungstenite).
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod browser;
 pub mod control;
 pub mod window;

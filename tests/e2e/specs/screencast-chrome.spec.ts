@@ -2,6 +2,7 @@
 // sets, a tab strip that keeps the active tab in view and scrolls with the wheel, page zoom
 // (Ctrl+= / Ctrl+- / Ctrl+0, shown in the header), the scroll position indicator, and the
 // canvas's context menu.
+import type { Page } from '@playwright/test';
 import { api, expect, near, openScreencast, pageTitle, pixelAt, pointOf, servePages, test } from './fixtures';
 
 const OPEN = { x: 20, y: 20, w: 200, h: 60 };
@@ -22,6 +23,13 @@ body { margin: 0; background: rgb(255, 255, 255); height: 4000px; }
 </body></html>`;
 // No <title>: Chromium reports the URL as the title at commit.
 const CHILD = `<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#eee">child</body></html>`;
+
+/** Gives the keyboard to pane `id`'s page: a click on nothing in it (page point 600, 400). */
+async function focusPage(page: Page, id: string) {
+  const blank = await pointOf(page, id, 600, 400);
+  await page.mouse.click(blank.x, blank.y);
+  await expect(page.locator(`[data-testid=pane][data-pane-id="${id}"] [data-testid=screencast-input]`)).toBeFocused();
+}
 
 test.describe('screencast pane chrome', () => {
   test('a title set by a script shows on its tab; many tabs: the active one is in view and the strip scrolls with the wheel', async ({ wall, page }) => {
@@ -71,10 +79,7 @@ test.describe('screencast pane chrome', () => {
     try {
       const { id, browser } = await openScreencast(wall, `${srv.origin}/`);
       const pane = wall.pane(id);
-      // Focus the page (a click on nothing in it).
-      const blank = await pointOf(page, id, 600, 400);
-      await page.mouse.click(blank.x, blank.y);
-      await expect(pane.getByTestId('screencast-input')).toBeFocused();
+      await focusPage(page, id);
       await expect.poll(async () => near(await pixelAt(page, id, 150, 150), [255, 255, 255]), { timeout: 15_000 }).toBe(true);
       // Zoom is device scale, as in Chromium: the page's CSS viewport shrinks by the factor
       // and the pane shows each page pixel that much larger (the fit's scale grows by it).
@@ -104,6 +109,44 @@ test.describe('screencast pane chrome', () => {
       await expect(pane.getByTestId('browser-zoom')).toHaveCount(0);
       // Reload answers once the new document is on its way: its title comes a moment later.
       await expect.poll(() => pageTitle(browser)).toBe('start');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('Ctrl+F finds in the page: counts, highlights, Enter goes to the next match below the fold, Escape clears', async ({ wall, page }) => {
+    test.setTimeout(90_000);
+    const FIND = `<!doctype html><html><head><meta charset="utf-8"><title>find</title><style>
+body { margin: 0; background: #fff; font: 40px/1 sans-serif; } p { margin: 0; position: absolute; left: 0; }
+</style></head><body><p style="top: 0">Grüße aus der Straße</p><p style="top: 3000px">die andere Straße</p>
+<script>addEventListener('scroll', () => { document.title = 'scrolled'; });</script></body></html>`;
+    const srv = await servePages({ '/': FIND });
+    try {
+      const { id, browser } = await openScreencast(wall, `${srv.origin}/`);
+      const pane = wall.pane(id);
+      await focusPage(page, id);
+      await page.keyboard.press('Control+f');
+      const input = pane.getByTestId('find-input');
+      await expect(input).toBeFocused();
+      await input.pressSequentially('straße');
+      await expect(pane.getByTestId('find-count')).toHaveText('1 of 2');
+      // The active match is painted orange in the page (the first "Straße" ends the line).
+      await expect.poll(async () => {
+        for (let px = 250; px < 440; px += 10) if (near(await pixelAt(page, id, px, 20), [255, 150, 50])) return true;
+        return false;
+      }, { timeout: 15_000 }).toBe(true);
+      await input.press('Enter');
+      await expect(pane.getByTestId('find-count')).toHaveText('2 of 2');
+      await expect.poll(() => pageTitle(browser)).toBe('scrolled');
+      await input.press('Shift+Enter');
+      await expect(pane.getByTestId('find-count')).toHaveText('1 of 2');
+      await input.fill('nowhere at all');
+      await expect(pane.getByTestId('find-count')).toHaveText('No matches');
+      await expect(input).toHaveClass(/missing/);
+      // Escape closes the bar and gives the keyboard back to the page.
+      await input.press('Escape');
+      await expect(pane.getByTestId('find-bar')).toHaveCount(0);
+      await expect(pane.getByTestId('screencast-input')).toBeFocused();
     } finally {
       await srv.close();
     }

@@ -85,6 +85,12 @@ test.describe('screencast files', () => {
       expect(second).toMatch(/\/Downloads\/report \(1\)\.txt$/);
       await pane.getByTestId('download-dismiss').first().click();
       await expect(pane.getByTestId('download')).toHaveCount(1);
+      // One nobody touches fades away by itself (the pointer is on the page, not the shelf);
+      // the one whose folder was shown stays.
+      await page.mouse.click(l.x, l.y);
+      await expect(pane.getByTestId('download')).toHaveCount(2, { timeout: 20_000 });
+      await expect(pane.getByTestId('download')).toHaveCount(1, { timeout: 30_000 });
+      await expect(pane.getByTestId('download-path')).toHaveText(second);
     } finally {
       await srv.close();
     }

@@ -1,6 +1,6 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
-import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, ResolvedPath, TerminalInfo, ViewportBody } from './protocol';
+import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, ResolvedPath, ScreenRect, TerminalInfo, ViewportBody } from './protocol';
 import { parseCapabilities } from '../browser/popout';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
@@ -74,8 +74,12 @@ export const api = {
   /** A new Chromium on the same profile, at `url` when given (else the last URL). */
   browserRelaunch: (id: string, url?: string) =>
     call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/relaunch`, url === undefined ? undefined : { url }),
-  /** Pops the browser out to a headed window; resolves once its Chromium is up. */
-  browserPopout: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popout`),
+  /**
+   * Pops the browser out to a headed window; resolves once its Chromium is up. `beside`, the
+   * app's window in screen px, has it open beside the app (protocol §8.5).
+   */
+  browserPopout: (id: string, beside: ScreenRect | null) =>
+    call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popout`, beside ? { beside } : undefined),
   /** Pops the browser back in (headless); resolves once its Chromium is up. */
   browserPopin: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/popin`),
   /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */

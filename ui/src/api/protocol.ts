@@ -249,6 +249,14 @@ export interface FileChooser {
   accept: string;
 }
 
+/** A rectangle of the screen, in screen px (`POST /api/browsers/{id}/popout`'s `beside`, protocol §8.5). */
+export interface ScreenRect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
 /** One download of a screencast browser (protocol §8.4 `downloads`). */
 export interface Download {
   id: string;
@@ -283,6 +291,8 @@ export type ViewerOut =
   | { type: 'inspect'; x: number; y: number; link: string | null; image: { x: number; y: number; width: number; height: number } | null }
   | { type: 'scroll'; x: number; y: number; width: number; height: number; view_width: number; view_height: number }
   | { type: 'clipboard'; text: string }
+  /** the answer to a `find`: the active match (1-based; 0 when none) of `count` (`capped`: at least that many) */
+  | { type: 'find'; text: string; index: number; count: number; capped: boolean }
   | ({ type: 'agent' } & AgentActivity)
   | { type: 'error'; message: string };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dialogInPane, parseCapabilities, popErrorText, popoutOffer, shouldRequestPop, statusClearsPopError, stubState } from './popout';
+import { appWindowRect, dialogInPane, parseCapabilities, popErrorText, popoutOffer, shouldRequestPop, statusClearsPopError, stubState } from './popout';
 
 describe('parseCapabilities', () => {
   it('accepts the two documented shapes', () => {
@@ -77,5 +77,15 @@ describe('popErrorText', () => {
     expect(popErrorText('out', own)).toBe(own);
     expect(popErrorText('out', 'the browser is being launched or closed')).toBe("Couldn't pop out: the browser is being launched or closed");
     expect(popErrorText('in', 'boom')).toBe("Couldn't pop back in: boom");
+  });
+});
+
+describe('the app window for a pop-out to open beside', () => {
+  it('is the window on the screen, rounded, or null when the platform does not say', () => {
+    expect(appWindowRect({ screenX: 10.4, screenY: 20, outerWidth: 800, outerHeight: 600.6 })).toEqual({ x: 10, y: 20, width: 800, height: 601 });
+    expect(appWindowRect({ screenX: -1600, screenY: 0, outerWidth: 800, outerHeight: 600 })).toEqual({ x: -1600, y: 0, width: 800, height: 600 });
+    expect(appWindowRect({ screenX: 0, screenY: 0, outerWidth: 0, outerHeight: 0 })).toBeNull();
+    expect(appWindowRect({ screenX: NaN, screenY: 0, outerWidth: 800, outerHeight: 600 })).toBeNull();
+    expect(appWindowRect({ screenX: 0, screenY: 0, outerWidth: 1e6, outerHeight: 600 })).toBeNull();
   });
 });

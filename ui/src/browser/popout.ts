@@ -1,12 +1,24 @@
 // Pop-out (DESIGN §4.4, protocol §8.5): the capability as the UI offers it, and what a
 // screencast pane shows while its browser is popped out. Pure: no DOM, no fetch.
-import type { PopoutCapability } from '../api/protocol';
+import type { PopoutCapability, ScreenRect } from '../api/protocol';
 
 /** Whether "Pop out" can be chosen, and the reason shown beside it when not. */
 export interface PopoutOffer {
   available: boolean;
   /** a sentence for the user; null when available */
   reason: string | null;
+}
+
+/**
+ * Where the app's window is on the screen (`screenX`, `screenY`, `outerWidth`, `outerHeight`
+ * of its window, integers), or null when the platform does not say (Wayland reports 0×0 at
+ * the origin, some webviews no size): then the sidecar places the window as before.
+ */
+export function appWindowRect(w: { screenX: number; screenY: number; outerWidth: number; outerHeight: number }): ScreenRect | null {
+  const r = { x: Math.round(w.screenX), y: Math.round(w.screenY), width: Math.round(w.outerWidth), height: Math.round(w.outerHeight) };
+  if (![r.x, r.y, r.width, r.height].every(Number.isFinite) || r.width < 1 || r.height < 1) return null;
+  if (Math.abs(r.x) > 100_000 || Math.abs(r.y) > 100_000 || r.width > 100_000 || r.height > 100_000) return null;
+  return r;
 }
 
 /** Shown until `GET /api/capabilities` has answered. */

@@ -11,7 +11,8 @@ import { DevServerChip } from './DevServerChip';
 import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { type ViewportChoice, parseCustom } from '../screencast/viewport';
 import { chromiumStopped } from '../screencast/ScreencastRuntime';
-import { HandleLabel, ICONS, Icon } from './Pane';
+import { FindBar, HandleLabel, ICONS, Icon } from './Pane';
+import { findLabel } from '../screencast/find';
 import { OverflowMenu } from './OverflowMenu';
 import { PickerPopupOverlay } from './PickerPopup';
 import { DownloadsShelf, FileChooserPanel } from './Transfers';
@@ -467,6 +468,16 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <FileChooserPanel store={store} paneId={id} sc={sc} />}
         {sc && <DownloadsShelf sc={sc} />}
         {sc && <CanvasMenu store={store} paneId={id} sc={sc} />}
+        {sc && pane.finding && (
+          <FindBar
+            onRun={(text, backwards, next) => store.browser.screencast(id)?.find(text, backwards, next)}
+            onClose={() => store.setFinding(id, false)}
+            missing={(text) => sc.find?.text === text && sc.find.count === 0}
+            label={(text) => findLabel(text, sc.find)}
+            maxLength={256}
+            focusKey={sc.findFocus}
+          />
+        )}
         {sc && <StartingNotice view={b.view} />}
         {sc && <ScreencastErrorBanner store={store} paneId={id} sc={sc} />}
         {sc && <DisconnectedPanel store={store} paneId={id} sc={sc} />}

@@ -1,4 +1,4 @@
-import { memo, useLayoutEffect, useRef, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { keyHint, withHint } from '../keys/hints';
 import { useKeymap } from './useKeymap';
 import type { Rect } from '../layout/engine';
@@ -60,45 +60,80 @@ export const ICONS = {
   display: 'M2.5 4.5h11v7h-11z M6 13.5h4',
 };
 
-/** The find bar: Enter finds the next match, Shift+Enter the previous, Escape closes. */
-function FindBar({ store, id }: { store: WorkspaceStore; id: string }) {
+/**
+ * A find bar: typing searches anew (`onRun(text, false, false)`), Enter goes to the next match
+ * and Shift+Enter to the previous one (`onRun(text, backwards, true)`), Escape closes.
+ * `label` is the count shown beside the field ("2 of 7"), `missing` marks the field red,
+ * and a new `focusKey` puts the caret back in the field with its text selected.
+ */
+export function FindBar(props: {
+  onRun: (text: string, backwards: boolean, next: boolean) => void;
+  onClose: () => void;
+  missing: (text: string) => boolean;
+  label?: (text: string) => string;
+  maxLength?: number;
+  focusKey?: number;
+}) {
+  const { onRun, onClose, missing, label, maxLength, focusKey } = props;
   const [text, setText] = useState('');
-  const [missing, setMissing] = useState(false);
-  const run = (backwards: boolean, t = text) => setMissing(!!t && !store.find(id, t, backwards));
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (focusKey) input.current?.select();
+  }, [focusKey]);
+  const count = label?.(text) ?? '';
   return (
     <div className="find-bar" data-testid="find-bar" onMouseDown={(e) => e.stopPropagation()}>
       <input
+        ref={input}
         autoFocus
         data-testid="find-input"
-        className={missing ? 'missing' : ''}
+        className={text && missing(text) ? 'missing' : ''}
         placeholder="Find"
         spellCheck={false}
+        maxLength={maxLength}
         value={text}
         onChange={(e) => {
           setText(e.target.value);
-          run(false, e.target.value);
+          onRun(e.target.value, false, false);
         }}
         onKeyDown={(e) => {
           e.stopPropagation();
           if (e.key === 'Enter') {
             e.preventDefault();
-            run(e.shiftKey);
+            if (text) onRun(text, e.shiftKey, true);
           } else if (e.key === 'Escape') {
             e.preventDefault();
-            store.setFinding(id, false);
+            onClose();
           }
         }}
       />
-      <button className="pane-btn" title="Previous (Shift+Enter)" aria-label="Previous match" onClick={() => run(true)}>
+      {count && (
+        <span className="find-count" data-testid="find-count">
+          {count}
+        </span>
+      )}
+      <button className="pane-btn" title="Previous (Shift+Enter)" aria-label="Previous match" onClick={() => text && onRun(text, true, true)}>
         <Icon d="M4 10l4-4 4 4" />
       </button>
-      <button className="pane-btn" title="Next (Enter)" aria-label="Next match" onClick={() => run(false)}>
+      <button className="pane-btn" title="Next (Enter)" aria-label="Next match" onClick={() => text && onRun(text, false, true)}>
         <Icon d="M4 6l4 4 4-4" />
       </button>
-      <button className="pane-btn" title="Close (Escape)" aria-label="Close find" onClick={() => store.setFinding(id, false)}>
+      <button className="pane-btn" title="Close (Escape)" aria-label="Close find" onClick={onClose}>
         <Icon d={ICONS.close} />
       </button>
     </div>
+  );
+}
+
+/** The terminal's find bar: xterm's search addon, answered at once. */
+function TerminalFindBar({ store, id }: { store: WorkspaceStore; id: string }) {
+  const [missing, setMissing] = useState<string | null>(null);
+  return (
+    <FindBar
+      onRun={(text, backwards) => setMissing(!!text && !store.find(id, text, backwards) ? text : null)}
+      onClose={() => store.setFinding(id, false)}
+      missing={(text) => missing === text}
+    />
   );
 }
 
@@ -205,7 +240,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           </button>
         </Banner>
       )}
-      {pane.finding && <FindBar store={store} id={id} />}
+      {pane.finding && <TerminalFindBar store={store} id={id} />}
       <div
         className="pane-body"
         data-testid="terminal-body"

@@ -1,10 +1,11 @@
 // Files in and out of a screencast page: the page's file chooser (the user picks files: the
 // desktop app's dialog, else a file input whose bytes go to the sidecar) and the downloads
 // shelf (name, size, state, "Show in folder"; in web mode the saved path is shown instead).
-import { useRef, useState } from 'react';
+import { useEffect, useReducer, useRef, useState } from 'react';
 import type { Download, FileChooser } from '../api/protocol';
 import { formatBytes, isDesktop, pickFilesNative, revealInFolder } from '../native';
 import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import { DOWNLOAD_FADE_MS, fadePlan, newFadeClock } from '../screencast/downloadFade';
 import type { WorkspaceStore } from '../workspace/store';
 
 /** Largest file the web-mode picker sends, in bytes (the sidecar's bound, protocol §8). */
@@ -76,12 +77,12 @@ export function FileChooserPanel({ store, paneId, sc }: { store: WorkspaceStore;
 
 const STATE_TEXT: Record<Download['state'], string> = { in_progress: 'downloading', completed: 'done', canceled: 'cancelled', failed: 'failed' };
 
-function DownloadRow({ d, onDismiss }: { d: Download; onDismiss: () => void }) {
+function DownloadRow({ d, fading, onPin, onDismiss }: { d: Download; fading: boolean; onPin: () => void; onDismiss: () => void }) {
   const [shown, setShown] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const size = d.state === 'in_progress' && d.total > 0 ? `${formatBytes(d.received)} of ${formatBytes(d.total)}` : formatBytes(d.state === 'completed' ? Math.max(d.received, d.total) : d.received);
   return (
-    <div className="download" data-testid="download" data-state={d.state} data-name={d.name}>
+    <div className={fading ? 'download fading' : 'download'} data-testid="download" data-state={d.state} data-name={d.name}>
       <span className="download-name" title={d.url}>
         {d.name}
       </span>
@@ -97,6 +98,7 @@ function DownloadRow({ d, onDismiss }: { d: Download; onDismiss: () => void }) {
           className="panel-btn"
           data-testid="download-show"
           onClick={() => {
+            onPin();
             if (isDesktop()) void revealInFolder(d.path!).catch((e) => setError(String(e)));
             else setShown((s) => !s);
           }}
@@ -116,15 +118,52 @@ function DownloadRow({ d, onDismiss }: { d: Download; onDismiss: () => void }) {
   );
 }
 
-/** The pane's downloads (those not dismissed), newest last. */
+/**
+ * The pane's downloads (those not dismissed), newest last. A finished one fades away after
+ * a while unless the pointer is on the shelf or the user opened its folder (downloadFade.ts).
+ */
 export function DownloadsShelf({ sc }: { sc: ScreencastState }) {
   const [dismissed, setDismissed] = useState<ReadonlySet<string>>(new Set());
+  const [hovered, setHovered] = useState(false);
+  const [tick, wake] = useReducer((n: number) => n + 1, 0);
+  const clock = useRef(newFadeClock());
+  // id → ms its fade started; a hover brings every fading row back.
+  const fadingAt = useRef(new Map<string, number>());
   const list = sc.downloads.filter((d) => !dismissed.has(d.id));
+  useEffect(() => {
+    const now = Date.now();
+    const f = fadingAt.current;
+    if (hovered) f.clear();
+    const { fade, nextAt } = fadePlan(clock.current, list.filter((d) => !f.has(d.id)), hovered, now);
+    for (const id of fade) f.set(id, now);
+    const gone = [...f].filter(([, t]) => t + DOWNLOAD_FADE_MS <= now).map(([id]) => id);
+    for (const id of gone) f.delete(id);
+    if (gone.length) setDismissed((d) => new Set([...d, ...gone]));
+    if (fade.length) wake();
+    const at = [...f.values()].map((t) => t + DOWNLOAD_FADE_MS).concat(nextAt ?? []);
+    if (!at.length) return;
+    const timer = window.setTimeout(wake, Math.max(0, Math.min(...at) - now));
+    return () => window.clearTimeout(timer);
+    // `list` is derived from these; `tick` is a timer waking the plan up.
+  }, [sc.downloads, dismissed, hovered, tick]); // eslint-disable-line react-hooks/exhaustive-deps
   if (!list.length) return null;
   return (
-    <div className="downloads" data-testid="downloads" role="status" onMouseDown={(e) => e.stopPropagation()}>
+    <div
+      className="downloads"
+      data-testid="downloads"
+      role="status"
+      onMouseDown={(e) => e.stopPropagation()}
+      onMouseEnter={() => setHovered(true)}
+      onMouseLeave={() => setHovered(false)}
+    >
       {list.map((d) => (
-        <DownloadRow key={d.id} d={d} onDismiss={() => setDismissed(new Set([...dismissed, d.id]))} />
+        <DownloadRow
+          key={d.id}
+          d={d}
+          fading={fadingAt.current.has(d.id)}
+          onPin={() => clock.current.pinned.add(d.id)}
+          onDismiss={() => setDismissed(new Set([...dismissed, d.id]))}
+        />
       ))}
     </div>
   );

@@ -9,7 +9,7 @@ import type { AgentActivity, BrowserTab, Download, FileChooser, InputPopup, Page
 import { readClipboard, writeClipboard } from '../clipboard';
 import type { BrowserEvents, RestoreTabs } from '../browser/BrowserRuntime';
 import { browserErrorText } from './errors';
-import { popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
+import { appWindowRect, popErrorText, shouldRequestPop, statusClearsPopError } from '../browser/popout';
 import { isHttpUrl } from '../browser/url';
 import { type Frame, LatestOnlyQueue, parseFrame } from './frame';
 import {
@@ -29,6 +29,7 @@ import {
 import { MARK_MS, VERB_LINGER_MS, markFor, markKey } from './agent';
 import { ViewerSession } from './ViewerSession';
 import { zoomChord } from './zoom';
+import { findChord } from './find';
 import { VIEWPORT_SETTLE_MS, type ViewportChoice, syncMessage, viewportBody } from './viewport';
 
 /** A hidden or off-screen pane closes its viewer socket after this long (DESIGN §7). */
@@ -82,6 +83,20 @@ export interface ScreencastState {
   popError: string | null;
   /** an agent's action (`ph browser`) running, or just ended (shown for a moment): the header names its verb */
   agent: { verb: string; acting: boolean } | null;
+  /** the find bar's last answer from the page (null until one came, or once the bar closed) */
+  find: FindAnswer | null;
+  /** grows by one each time the user asks for the find bar (its field takes the caret again) */
+  findFocus: number;
+}
+
+/** What find in page found (protocol §8.4 `find`). */
+export interface FindAnswer {
+  text: string;
+  /** the active match, 1-based; 0 when nothing matched */
+  index: number;
+  count: number;
+  /** the count stopped at its bound: there are more */
+  capped: boolean;
 }
 
 /** The canvas's context menu (see `ScreencastState.contextMenu`). */
@@ -124,6 +139,8 @@ export const EMPTY_SCREENCAST: ScreencastState = {
   popping: null,
   popError: null,
   agent: null,
+  find: null,
+  findFocus: 0,
 };
 
 export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey' | 'onOpenWindow'> {
@@ -132,6 +149,8 @@ export interface ScreencastEvents extends Omit<BrowserEvents, 'onKey' | 'onOpenW
   onScreencast: (patch: Partial<ScreencastState>) => void;
   /** the sidecar changed the viewport itself (a pop-in fixes it at the window's last size) */
   onViewport: (choice: ViewportChoice) => void;
+  /** the user asked for the find bar (Ctrl+F, Cmd+F on a Mac) */
+  onFind: () => void;
 }
 
 const MAC = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
@@ -184,6 +203,8 @@ export class ScreencastRuntime {
   private menu: CanvasMenuState | null = null;
   /** the page zoom: the last factor sent, else the one the sidecar last reported */
   private zoom = 1;
+  /** Ctrl+F presses so far (ScreencastState.findFocus). */
+  private findPresses = 0;
   /** the last factor sent that the sidecar has not reported back yet */
   private zoomSent: number | null = null;
   /** the scroll indicator (a thumb on the right edge; headless Chromium draws no scrollbars) */
@@ -462,7 +483,7 @@ export class ScreencastRuntime {
     this.events.onScreencast({ popping: dir, popError: null });
     void this.withBrowser(async (id) => {
       try {
-        await (dir === 'out' ? api.browserPopout(id) : api.browserPopin(id));
+        await (dir === 'out' ? api.browserPopout(id, appWindowRect(window)) : api.browserPopin(id));
       } catch (e) {
         // The sidecar's state decides (a failed pop-out falls back to the pane; if even that
         // launch failed, its status says disconnected and the Relaunch panel shows).
@@ -796,6 +817,11 @@ export class ScreencastRuntime {
           this.events.onScreencast({ contextMenu: this.menu });
         }
         break;
+      case 'find': {
+        const { type: _t, ...f } = m;
+        this.events.onScreencast({ find: f });
+        break;
+      }
       case 'zoom':
         // While presses of ours are on their way, an echo of an earlier one is not the truth:
         // the sidecar applies them in order and its last word is the last factor sent.
@@ -903,6 +929,15 @@ export class ScreencastRuntime {
     const blob = await new Promise<Blob | null>((res) => c.toBlob(res, 'image/png'));
     if (!blob) throw new Error('could not encode the image');
     await navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);
+  }
+
+  /**
+   * Find in page: searches `text` anew, or moves to the `next` match (the previous one when
+   * `backwards`); "" clears the page's highlights. The answer comes as `find` in the state.
+   */
+  find(text: string, backwards = false, next = false) {
+    if (!text) this.events.onScreencast({ find: null });
+    this.session.send({ type: 'find', text, backwards, next });
   }
 
   /** Sets the page zoom of every tab (a factor in 0.25..=5; 1 resets). */
@@ -1059,6 +1094,12 @@ export class ScreencastRuntime {
     });
     this.on(c, 'keydown', (e) => {
       if (e.isComposing || this.composing || e.keyCode === 229) return; // the IME owns it: the text comes on compositionend
+      if (findChord(e, MAC)) {
+        e.preventDefault();
+        this.events.onScreencast({ findFocus: ++this.findPresses });
+        this.events.onFind();
+        return;
+      }
       const zoom = zoomChord(e, MAC, this.zoom);
       if (zoom !== null) {
         e.preventDefault();

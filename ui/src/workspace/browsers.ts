@@ -96,6 +96,7 @@ export class BrowserPanes {
               onChange({ screencast: { ...sc, ...patch } });
             },
             onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
+            onFind: () => this.host.updatePane(id, { finding: true }),
           })
         : new BrowserRuntime(
             id,

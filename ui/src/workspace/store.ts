@@ -816,13 +816,18 @@ export class WorkspaceStore {
     this.set({ menuRequest: { paneId: id, nonce: (this.snap.menuRequest?.nonce ?? 0) + 1 } });
   }
 
-  /** Opens or closes pane `id`'s find bar (closing clears the highlight and refocuses the terminal). */
+  /** Opens or closes pane `id`'s find bar (closing clears the highlights and gives the keyboard back to the terminal or the page). */
   setFinding(id: L.PaneId, finding: boolean) {
     this.updatePane(id, { finding });
-    if (!finding) {
-      this.runtimes.get(id)?.host.find('');
-      this.focusTerminal();
+    if (finding) return;
+    const sc = this.browser.screencast(id);
+    if (sc) {
+      sc.find('');
+      this.browser.focusBrowserBody(id);
+      return;
     }
+    this.runtimes.get(id)?.host.find('');
+    this.focusTerminal();
   }
 
   /** Finds `text` in pane `id`; returns true iff found. */

@@ -55,7 +55,10 @@ impl BrowserRef {
     /// and CDP errors. A failed headed launch falls back to headless in the pane with the
     /// cookies read; if that fails too the browser is left disconnected, not popped out, and
     /// Relaunch carries the cookies.
-    pub async fn pop_out(&self) -> Result<(), BrowserError> {
+    ///
+    /// `beside`: where the app's window is (screen px); the window opens beside it where the
+    /// screen has room ([`place_beside`]).
+    pub async fn pop_out(&self, beside: Option<ScreenRect>) -> Result<(), BrowserError> {
         let cap = super::super::popout_capability().await;
         if !cap.available {
             return Err(BrowserError::NoDisplay(cap.reason.unwrap_or_default()));
@@ -77,7 +80,11 @@ impl BrowserRef {
                 ViewportMode::Pane => s.pane.unwrap_or(DEFAULT_VIEWPORT),
             })
         };
-        self.shared().popped_out = true;
+        {
+            let mut s = self.shared();
+            s.popped_out = true;
+            s.beside = beside;
+        }
         self.stop_locked(Phase::Launching, false).await;
         self.shared().cookies = cookies.clone();
         let Err(e) = self.launch_locked(Some(size), cookies.clone()).await else { return Ok(()) };
@@ -183,9 +190,12 @@ impl BrowserRef {
     /// failures are logged.
     pub(super) async fn fit_window(&self, want: Viewport) {
         let Ok(page) = self.active_page() else { return };
-        let live = self.shared().live.clone();
+        let (live, beside) = {
+            let mut s = self.shared();
+            (s.live.clone(), s.beside.take())
+        };
         if let Some(live) = live {
-            if let Err(e) = fit_bounds(&live.browser, &page, want).await {
+            if let Err(e) = fit_bounds(&live.browser, &page, want, beside).await {
                 tracing::debug!(browser = %self.0.id, "fit window: {e}");
             }
         }
@@ -484,6 +494,7 @@ pub(super) async fn fit_bounds(
     browser: &tokio::sync::Mutex<Browser>,
     page: &Page,
     want: Viewport,
+    beside: Option<ScreenRect>,
 ) -> Result<(), BrowserError> {
     let inner = measure_page(page).await?;
     let v = eval_in(page, "[screen.availLeft, screen.availTop, screen.availWidth, screen.availHeight]".into()).await?;
@@ -494,7 +505,11 @@ pub(super) async fn fit_bounds(
     let win = bounded("Browser.getWindowForTarget", b.execute(get)).await?.result;
     let (Some(w), Some(h)) = (win.bounds.width, win.bounds.height) else { return Ok(()) };
     let now = [win.bounds.left.unwrap_or(al), win.bounds.top.unwrap_or(at), w, h];
-    let [tl, tt, tw, th] = window_bounds(now, (inner.width, inner.height), want, [al, at, aw, ah]);
+    let mut target = window_bounds(now, (inner.width, inner.height), want, [al, at, aw, ah]);
+    if let Some(app) = beside {
+        target = place_beside(target, app, [al, at, aw, ah]);
+    }
+    let [tl, tt, tw, th] = target;
     if [tl, tt, tw, th] == now {
         return Ok(());
     }
@@ -514,6 +529,43 @@ pub(super) fn window_bounds(now: [i64; 4], inner: (u32, u32), want: Viewport, av
     let tw = (want.width as i64 + fw).clamp(100, aw.max(100));
     let th = (want.height as i64 + fh).clamp(100, ah.max(100));
     [left.min(al + aw - tw).max(al), top.min(at + ah - th).max(at), tw, th]
+}
+
+/// A rectangle of the screen, in screen px: where the app's window is, for a pop-out window
+/// to open beside it (`POST /api/browsers/{id}/popout`'s `beside`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScreenRect {
+    /// Left edge.
+    pub x: i64,
+    /// Top edge.
+    pub y: i64,
+    /// Width (> 0).
+    pub width: i64,
+    /// Height (> 0).
+    pub height: i64,
+}
+
+/// Moves the window `[left, top, width, height]` (already fitted to the screen by
+/// [`window_bounds`]) beside the app's window `app` on the available screen area `avail`:
+/// to its right when it fits there, else to its left, else against the screen edge on the
+/// side with more room (over part of the app, as little as the screen allows). Its top is
+/// the app's, moved onto the screen. The size is kept.
+pub(super) fn place_beside(win: [i64; 4], app: ScreenRect, avail: [i64; 4]) -> [i64; 4] {
+    let [_, _, w, h] = win;
+    let [al, at, aw, ah] = avail;
+    let right_room = al + aw - (app.x + app.width);
+    let left_room = app.x - al;
+    let left = if right_room >= w {
+        app.x + app.width
+    } else if left_room >= w {
+        app.x - w
+    } else if right_room >= left_room {
+        al + aw - w
+    } else {
+        al
+    };
+    let top = app.y.min(at + ah - h).max(at);
+    [left.min(al + aw - w).max(al), top, w, h]
 }
 
 /// While anyone views the browser or it is popped out, refreshes the active tab's title and

@@ -1,0 +1,35 @@
+//! The browser pane a `ph browser` verb acts on, for every `browser_*.rs` handler file: the
+//! control plane resolves the pane and says whether it can be driven
+//! (`Resolved::browser_id`); this joins that with the sidecar's browsers.
+
+use axum::Json;
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::automation::AutomationError;
+use crate::browser::BrowserRef;
+use crate::control::{Caller, Handle, Target};
+
+/// The browser pane a verb acts on: `pane` (a target), else the caller's default
+/// (`Control::default_browser`); refused (`not_automatable`) unless it is a screencast or
+/// popped-out pane with a live browser.
+pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> Result<(Handle, BrowserRef), ApiError> {
+    let r = match pane {
+        Some(p) => st.control.resolve(&Target::parse(p)?, caller.0)?,
+        None => st.control.default_browser(caller.0)?,
+    };
+    let h = r.handle;
+    let id = r.browser_id().map_err(|e| AutomationError::NotAutomatable(e.to_string()))?;
+    let b = st
+        .browsers
+        .get(id)
+        .ok_or_else(|| AutomationError::NotAutomatable(format!("{h}'s browser {id} is gone; reload the pane")))?;
+    Ok((h, b))
+}
+
+/// `v` with `"pane"`: the handle acted on.
+pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
+    v["pane"] = h.to_string().into();
+    Json(v)
+}
