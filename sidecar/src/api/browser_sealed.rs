@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::browser_control::{browser_of, with_pane};
-use super::control::Caller;
+use super::browser_pane::{browser_of, with_pane};
+use crate::control::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::sealed::Policy;
