@@ -187,9 +187,17 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     for (name, what) in [("Nested inside", "nested"), ("Framed localhost", "framed localhost"), ("Framed 127.0.0.1", "framed 127.0.0.1")] {
         let c = control(&again, name);
         a.ok("act", json!({"action": "click", "ref": c["token"]})).await;
-        let log = a.eval("JSON.stringify(window.sealedLog)").await;
-        let log: Vec<Value> = serde_json::from_str(log.as_str().unwrap()).unwrap();
-        let hit = log.iter().rev().find(|e| e["what"] == what).unwrap_or_else(|| panic!("{name}: {log:?}"));
+        // A frame's record arrives by postMessage, a task after the click: waited for.
+        let deadline = tokio::time::Instant::now() + HANG;
+        let hit = loop {
+            let log = a.eval("JSON.stringify(window.sealedLog)").await;
+            let log: Vec<Value> = serde_json::from_str(log.as_str().unwrap()).unwrap();
+            if let Some(hit) = log.iter().rev().find(|e| e["what"] == what) {
+                break hit.clone();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{name}: the click never reached it: {log:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         assert_eq!(hit["trusted"], true, "{hit}");
         if what == "nested" {
             let r = &c["rect"];

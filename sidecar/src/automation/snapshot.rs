@@ -429,7 +429,10 @@ impl<'a> Walker<'a> {
             } else {
                 (role.to_string(), name)
             };
-            let control = dom_clickable || ACTIONABLE.contains(&role) || e.sealed_host;
+            // A closed host is listed among controls (so `-i` shows it) but gets a ref only
+            // when it is itself a control: what it holds is not ours to point at.
+            let acts = dom_clickable || ACTIONABLE.contains(&role);
+            let control = acts || e.sealed_host;
             let mut text = shown_role;
             if !name.is_empty() {
                 text.push(' ');
@@ -441,7 +444,7 @@ impl<'a> Walker<'a> {
                 text.push_str(SEALED_MARK);
             }
             let mut has_ref = false;
-            if control && usable {
+            if acts && usable {
                 if let Some(num) = e.backend.and_then(|b| (self.mint)(&doc.frame, b)) {
                     text.push_str(&format!(" [ref=e{num}]"));
                     has_ref = true;

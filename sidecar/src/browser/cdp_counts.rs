@@ -1,6 +1,6 @@
 //! Counts of CDP work per tab (issue 24 "quiet by default"): accessibility-tree reads and
 //! shadow-piercing DOM reads are counted where every raw CDP command goes out
-//! ([`super::session`]), so a test asserts the invariant "snapshot, find, screenshot and
+//! (`session.rs` calls [`note_command`]), so a test asserts the invariant "snapshot, find, screenshot and
 //! navigate do no such work" from what was sent, not from reading code. The sealed-content
 //! code adds its own events (scans, cache hits, focus-walk steps).
 //!

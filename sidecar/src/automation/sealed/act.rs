@@ -79,7 +79,7 @@ fn shows(seen: &str, want: &str) -> bool {
 }
 
 /// Types `text` into `node` with trusted input: focus, then (`fill`) Ctrl+A and Delete,
-/// then the text (`fill`: one insertion; `type`: key by key at the end), then verifies the
+/// then the text (`fill`: one insertion; `type`: Ctrl+End, then key by key), then verifies the
 /// accessibility value in the sidecar.
 async fn typed(b: &BrowserRef, page: &chromiumoxide::Page, node: &Node, text: &str, fill: bool) -> Result<Value, AutomationError> {
     let st = node::state(node).await?;
@@ -108,6 +108,11 @@ async fn typed(b: &BrowserRef, page: &chromiumoxide::Page, node: &Node, text: &s
             steps.push(("Input.insertText", json!({"text": text})));
         }
     } else {
+        // `type` goes at the end of what is there: trusted Ctrl+End first (focusing a field
+        // leaves its caret wherever it was, often at the start).
+        let mut end = key_events(&keys::parse("Control+End").expect("Control+End is a key"));
+        end[0].1["commands"] = json!(["moveToEndOfDocument"]);
+        steps.extend(end);
         for c in text.chars() {
             steps.extend(key_events(&keys::for_char(c)));
         }

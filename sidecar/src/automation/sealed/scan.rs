@@ -118,7 +118,9 @@ async fn closed_nodes(
             // A same-process frame: its document is here (a closed root's frame is not
             // itself closed: it is a document of its own).
             (d, Some(f)) if d.is_object() => stack.push(At { node: d, frame: f, closed: false }),
-            (_, Some(f)) if node["nodeType"] == 1 => {
+            // Chromium also puts `frameId` on a document's own element: only a frame owner
+            // without its document here is an out-of-process frame.
+            (_, Some(f)) if node["nodeType"] == 1 && matches!(node["nodeName"].as_str(), Some("IFRAME" | "FRAME")) => {
                 if let Some(b) = node["backendNodeId"].as_i64() {
                     oopifs.push((f, b));
                 }
@@ -126,6 +128,8 @@ async fn closed_nodes(
             _ => {}
         }
     }
+    // A frame of this process is never a child process's.
+    oopifs.retain(|(f, _)| !tree.iter().any(|t| &t.id == f));
     Ok((closed, oopifs, tree))
 }
 
