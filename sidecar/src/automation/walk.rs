@@ -244,6 +244,11 @@ impl Doc {
                 if !e.has(flag::SHADOW_HOST) && dom.closed_host(d) {
                     e.sealed_host = true;
                     closed_hosts.push((j, d));
+                    // Its light children that a slot shows are the page's own, not the
+                    // closed root's: joined (and so actionable) when the walk's list and the
+                    // slotted list agree, as every list here must.
+                    let kids = self.element_children(&self.items[j].children);
+                    stack.push((kids, dom.slotted(d)));
                     continue;
                 }
                 let kids = self.element_children(&self.items[j].children);
@@ -370,7 +375,7 @@ mod tests {
     }
 
     #[test]
-    fn walks_join_by_place_and_tag_and_stop_at_closed_hosts() {
+    fn walks_join_by_place_and_tag_and_stop_at_closed_hosts_but_for_slotted_light_nodes() {
         // html > body > { button, div (clickable), x-host (closed root: button, slot > span) }
         let d = dom(&[
             ("#document", 1, None, false),
@@ -395,8 +400,9 @@ mod tests {
         assert_eq!(doc.el(2).unwrap().backend, Some(12));
         assert!(doc.el(2).unwrap().boxed && !doc.el(4).unwrap().boxed);
         assert!(doc.el(4).unwrap().clickable);
-        assert_eq!(hosts, vec![(5, 5)], "the closed host, its light child not joined");
-        assert_eq!(doc.el(6).unwrap().backend, None);
+        assert_eq!(hosts, vec![(5, 5)], "the closed host");
+        assert_eq!(doc.el(6).unwrap().backend, Some(17), "its slotted light child is the page's own");
+        assert_eq!(d.slotted(5), vec![8], "the closed button is not a slotted node");
         // The page changed between the reads: that list joins nothing.
         let mut other = Doc::default();
         let changed = json!({"nodes": [{"p": -1, "t": "HTML"}, {"p": 0, "t": "BODY"}, {"p": 1, "t": "BUTTON"}, {"p": 1, "t": "P"}]});
