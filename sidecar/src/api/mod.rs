@@ -31,7 +31,7 @@ pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, patch, post};
 use axum::{middleware, Router};
 
 use crate::constants::MAX_BODY_BYTES;
@@ -42,6 +42,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(misc::health))
         .route("/api/config", get(misc::config))
+        .route("/api/config/agent-sealed", patch(misc::patch_agent_sealed))
         .route("/api/login-codes", post(misc::login_codes))
         .route("/login", get(misc::login))
         .route("/api/terminals", post(terminals::create).get(terminals::list))
@@ -54,6 +55,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/history", post(browsers::history))
         .route("/api/browsers/{id}/reload", post(browsers::reload))
         .route("/api/browsers/{id}/unload", post(browsers::unload))
+        .route("/api/browsers/{id}/sealed-probe", post(browsers::sealed_probe))
         .route("/api/browsers/{id}/viewport", post(browsers::viewport))
         .route("/api/browsers/{id}/tabs/select", post(browsers::select_tab))
         .route("/api/browsers/{id}/tabs/close", post(browsers::close_tab))

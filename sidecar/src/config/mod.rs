@@ -1,13 +1,15 @@
 //! The user's configuration file (DESIGN §14, docs/config.md): where it lives, parsing it
-//! into bounded typed values, and watching it for changes.
+//! into bounded typed values, watching it for changes, and writing `[agent.sealed]` from the
+//! app (`write.rs`).
 //!
-//! **Architecture Invariant:** this module is the only reader of `config.toml`. Everyone
+//! **Architecture Invariant:** this module is the only reader and writer of `config.toml`. Everyone
 //! else reads the current [`Snapshot`] from [`Settings`], which always holds the last good
 //! configuration (the built-in one until a file parses) and, beside it, the error that keeps
 //! a newer file from applying.
 
 mod schema;
 mod watch;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,6 +23,7 @@ pub use schema::{
     ShellProgram, TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
+pub use write::{apply_patch, write_sealed, Kind, SealedPatch, SealedValue, WriteError, SEALED_KEYS};
 
 /// The commented default file (`porthole-sidecar --print-default-config`); it parses to
 /// [`Config::default`] with no warnings (pinned by a test).
@@ -161,13 +164,16 @@ impl Snapshot {
 impl Serialize for Snapshot {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("Snapshot", 6)?;
+        let mut st = s.serialize_struct("Snapshot", 7)?;
         st.serialize_field("file", &self.file)?;
         st.serialize_field("revision", &self.revision)?;
         st.serialize_field("config", &*self.config)?;
         st.serialize_field("error", &self.error)?;
         st.serialize_field("unknown_keys", &self.unknown_keys)?;
         st.serialize_field("presets", &self.presets())?;
+        // Sections the environment overrides, so the UI shows them locked (docs/config.md).
+        let locks: Vec<&str> = if EnvSwitch::from_env().kills() { vec!["agent.sealed"] } else { Vec::new() };
+        st.serialize_field("env_locks", &locks)?;
         st.end()
     }
 }

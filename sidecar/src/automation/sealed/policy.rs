@@ -36,6 +36,12 @@ impl Policy {
         self.file.enabled && !self.env.kills()
     }
 
+    /// True when force-open is armed: `force_open` on under the master switch (the file's
+    /// and the environment's), which wins over every lever.
+    pub fn force_open_armed(&self) -> bool {
+        self.enabled() && self.file.force_open
+    }
+
     /// `Ok` when a call needing `lever` is allowed; else `agent_disabled` (master off: the
     /// file's key or the environment variable named) or the lever's own refusal.
     pub fn allow(&self, lever: Lever) -> Result<(), AutomationError> {
@@ -112,5 +118,11 @@ mod tests {
         assert_eq!(code(&p, Lever::Discovery), Some(("agent_disabled", SEALED_ENV)));
         assert_eq!(p.to_json()["effective_enabled"], false);
         assert_eq!(p.to_json()["enabled"], true, "the file's value is shown as it is");
+        p.file.force_open = true;
+        assert!(!p.force_open_armed(), "the environment disarms force-open");
+        p.env = EnvSwitch::Unset;
+        assert!(p.force_open_armed());
+        p.file.enabled = false;
+        assert!(!p.force_open_armed(), "the master switch disarms force-open");
     }
 }
