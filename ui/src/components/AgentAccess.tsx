@@ -159,7 +159,11 @@ export function AgentAccess({ settings, wall, onClose }: { settings: Settings; w
                     data-testid={`sealed-${l.key}`}
                     disabled={off || !policy.enabled}
                     value={drafts[l.key] ?? String(policy[l.key])}
-                    onChange={(e) => setDrafts((d) => ({ ...d, [l.key]: e.currentTarget.value }))}
+                    onChange={(e) => {
+                      // Read now: the updater runs after the event, when currentTarget is null.
+                      const text = e.currentTarget.value;
+                      setDrafts((d) => ({ ...d, [l.key]: text }));
+                    }}
                     onBlur={() => commitLimit(l.key)}
                     onKeyDown={(e) => e.key === 'Enter' && commitLimit(l.key)}
                   />
