@@ -87,7 +87,12 @@ async fn the_environment_kill_switch_locks_the_policy() {
     let v = sc.req("GET", "/api/config", None).await.json();
     assert_eq!(v["env_locks"], json!(["agent.sealed"]), "{v}");
     let r = patch(&sc, json!({"force_open": true})).await;
-    assert_eq!((r.status, r.code()), (409, "locked_by_environment".to_string()), "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "locked_by_environment".to_string()),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
     assert!(!config_file(&sc).exists(), "nothing written");
 }
 
@@ -125,16 +130,28 @@ async fn force_open_opens_closed_roots_from_the_next_document_and_off_restores_t
     let id = create_at(&sc, &format!("{base}/probe?1"), fixed(800, 600, 1.0)).await;
     assert_eq!(until_title(&sc, &id, |t| t.ends_with("?1")).await, "sealed ?1");
     let p = probe(&sc, &id).await;
-    assert_eq!((p["armed"].clone(), p["shadow_root_null"].clone(), p["native_source"].clone()), (json!(false), json!(true), json!(true)), "{p}");
+    assert_eq!(
+        (p["armed"].clone(), p["shadow_root_null"].clone(), p["native_source"].clone()),
+        (json!(false), json!(true), json!(true)),
+        "{p}"
+    );
 
     let r = patch(&sc, json!({"force_open": true})).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     // The document already loaded is not touched: only the next ones.
     let p = probe(&sc, &id).await;
-    assert_eq!((p["armed"].clone(), p["shadow_root_null"].clone(), p["patched"].clone()), (json!(true), json!(true), json!(false)), "{p}");
+    assert_eq!(
+        (p["armed"].clone(), p["shadow_root_null"].clone(), p["patched"].clone()),
+        (json!(true), json!(true), json!(false)),
+        "{p}"
+    );
     assert_eq!(visit(&sc, &id, &base, 2).await, "open ?2", "the page's own probe sees its closed root open");
     let p = probe(&sc, &id).await;
-    assert_eq!((p["shadow_root_null"].clone(), p["native_source"].clone(), p["patched"].clone()), (json!(false), json!(false), json!(true)), "{p}");
+    assert_eq!(
+        (p["shadow_root_null"].clone(), p["native_source"].clone(), p["patched"].clone()),
+        (json!(false), json!(false), json!(true)),
+        "{p}"
+    );
     assert_eq!(p["root_mode"], "open", "{p}");
     assert!(p["source"].as_str().unwrap().contains("mode: 'open'"), "honest: no toString forgery: {p}");
 
@@ -143,7 +160,11 @@ async fn force_open_opens_closed_roots_from_the_next_document_and_off_restores_t
     let r = patch(&sc, json!({"force_open": false})).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let p = probe(&sc, &id).await;
-    assert_eq!((p["armed"].clone(), p["patched"].clone()), (json!(false), json!(true)), "the current document stays patched: {p}");
+    assert_eq!(
+        (p["armed"].clone(), p["patched"].clone()),
+        (json!(false), json!(true)),
+        "the current document stays patched: {p}"
+    );
     assert_eq!(visit(&sc, &id, &base, 4).await, "sealed ?4", "off restores closed roots at the next document");
     let p = probe(&sc, &id).await;
     assert_eq!((p["shadow_root_null"].clone(), p["native_source"].clone()), (json!(true), json!(true)), "{p}");

@@ -118,7 +118,11 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     let t1 = sc.spawn(&["sleep", "600"]).await;
     let win = TestWindow::attach(&sc, &t1).await;
     let r = sc
-        .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/sealed_login.html"), "near": t1})))
+        .req(
+            "POST",
+            "/api/control/browser/open",
+            Some(&json!({"target": format!("{base}/sealed_login.html"), "near": t1})),
+        )
         .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let pane = r.json()["handle"].as_str().unwrap().to_string();
@@ -184,7 +188,11 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     assert_eq!(control(&again, "Log in")["token"], control(&s, "Log in")["token"], "the same node, the same token");
 
     // Clicks land on the rect: the component records a trusted click inside it.
-    for (name, what) in [("Nested inside", "nested"), ("Framed localhost", "framed localhost"), ("Framed 127.0.0.1", "framed 127.0.0.1")] {
+    for (name, what) in [
+        ("Nested inside", "nested"),
+        ("Framed localhost", "framed localhost"),
+        ("Framed 127.0.0.1", "framed 127.0.0.1"),
+    ] {
         let c = control(&again, name);
         a.ok("act", json!({"action": "click", "ref": c["token"]})).await;
         // A frame's record arrives by postMessage, a task after the click: waited for.
@@ -248,7 +256,9 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     configure(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
     let e = a.refused("snapshot", json!({"sealed": true}), "sealed_disabled").await;
     assert_eq!(e["key"], "agent.sealed.discovery");
-    let e = a.refused("act", json!({"action": "click", "ref": control(&fresh, "Log in")["token"]}), "sealed_disabled").await;
+    let e = a
+        .refused("act", json!({"action": "click", "ref": control(&fresh, "Log in")["token"]}), "sealed_disabled")
+        .await;
     assert_eq!(e["key"], "agent.sealed.discovery");
     configure(&sc, "[agent.sealed]\nenabled = false\n", |s| s["enabled"] == false).await;
     let e = a.refused("snapshot", json!({"sealed": true}), "agent_disabled").await;

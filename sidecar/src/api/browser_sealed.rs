@@ -8,10 +8,10 @@ use serde_json::{json, Value};
 
 use super::body::JsonBody;
 use super::browser_pane::{browser_of, with_pane};
-use crate::control::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::sealed::Policy;
+use crate::control::Caller;
 
 /// The sealed-content policy in force: the configuration's `[agent.sealed]` under the
 /// environment's kill switch.
@@ -55,7 +55,11 @@ pub(super) async fn add_sealed(
     let mut sealed = st.automation.sealed_controls(b, policy).await?;
     let lines = sealed["text"].take();
     let text = out["text"].as_str().unwrap_or("").to_string();
-    out["text"] = format!("{text}sealed controls (closed shadow roots; act with their sN token):\n{}", lines.as_str().unwrap_or("")).into();
+    out["text"] = format!(
+        "{text}sealed controls (closed shadow roots; act with their sN token):\n{}",
+        lines.as_str().unwrap_or("")
+    )
+    .into();
     if let Some(o) = sealed.as_object_mut() {
         o.remove("text");
     }

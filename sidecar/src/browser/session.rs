@@ -242,7 +242,8 @@ impl Session {
         c.routes.answers().insert(id, tx);
         let message = json!({"id": id, "method": method, "params": params}).to_string();
         if let Err(e) =
-            raw_page_call(&self.page, "Target.sendMessageToTarget", json!({"sessionId": c.id, "message": message})).await
+            raw_page_call(&self.page, "Target.sendMessageToTarget", json!({"sessionId": c.id, "message": message}))
+                .await
         {
             c.routes.answers().remove(&id);
             return Err(e);

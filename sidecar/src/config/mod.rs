@@ -17,10 +17,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use schema::{
-    builtin_viewports, Agent, CropMaxSide, EnvSwitch, FocusWalkSteps, MaxControls, MaxFrames, ScansPerMinute, Sealed,
-    SEALED_ENV, merge_presets, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily,
-    FontSize, Keys, LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs,
-    ShellProgram, TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
+    builtin_viewports, merge_presets, Agent, Bindings, Browser, Colors, Config, CropMaxSide, Cursor, CursorStyle, Dpr,
+    EnvSwitch, FocusWalkSteps, Font, FontFamily, FontSize, Keys, LineHeight, MaxControls, MaxFrames, Notifications,
+    Prefix, RenderMode, Rgb, ScansPerMinute, Scrollback, Sealed, SessionSection, Shell, ShellArgs, ShellProgram,
+    TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS, SEALED_ENV,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
 pub use write::{apply_patch, write_sealed, Kind, SealedPatch, SealedValue, WriteError, SEALED_KEYS};

@@ -107,7 +107,9 @@ impl SealedPatch {
             };
             let value = match (kind, v) {
                 (Kind::Bool, Value::Bool(b)) => SealedValue::Bool(*b),
-                (Kind::Bool, _) => return Err(WriteError::Invalid(format!("agent.sealed.{name} must be true or false"))),
+                (Kind::Bool, _) => {
+                    return Err(WriteError::Invalid(format!("agent.sealed.{name} must be true or false")))
+                }
                 (Kind::Int { min, max }, Value::Number(n)) if n.as_i64().is_some_and(|i| (min..=max).contains(&i)) => {
                     SealedValue::Int(n.as_i64().expect("checked above"))
                 }

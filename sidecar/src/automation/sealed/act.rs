@@ -81,7 +81,13 @@ fn shows(seen: &str, want: &str) -> bool {
 /// Types `text` into `node` with trusted input: focus, then (`fill`) Ctrl+A and Delete,
 /// then the text (`fill`: one insertion; `type`: Ctrl+End, then key by key), then verifies the
 /// accessibility value in the sidecar.
-async fn typed(b: &BrowserRef, page: &chromiumoxide::Page, node: &Node, text: &str, fill: bool) -> Result<Value, AutomationError> {
+async fn typed(
+    b: &BrowserRef,
+    page: &chromiumoxide::Page,
+    node: &Node,
+    text: &str,
+    fill: bool,
+) -> Result<Value, AutomationError> {
     let st = node::state(node).await?;
     if st.disabled {
         return Err(AutomationError::Disabled(node.name.clone()));
@@ -133,7 +139,11 @@ async fn typed(b: &BrowserRef, page: &chromiumoxide::Page, node: &Node, text: &s
             observed: Value::Null,
         });
     }
-    Ok(act::with_dialog(json!({"verified": "matched", "length": text.chars().count(), "point": {"x": x, "y": y}}), b, false))
+    Ok(act::with_dialog(
+        json!({"verified": "matched", "length": text.chars().count(), "point": {"x": x, "y": y}}),
+        b,
+        false,
+    ))
 }
 
 #[cfg(test)]

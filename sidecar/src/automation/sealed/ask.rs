@@ -46,7 +46,8 @@ impl Automation {
         // What to measure, read out of the cache (its lock is not held across CDP calls).
         let (identities, sessions, frame_count) = {
             let store = self.sealed_store();
-            let c = store.cached(&tab).ok_or_else(|| AutomationError::BadRequest("the sealed cache went away".into()))?;
+            let c =
+                store.cached(&tab).ok_or_else(|| AutomationError::BadRequest("the sealed cache went away".into()))?;
             (c.scan.controls.clone(), c.scan.sessions.clone(), c.scan.frames.len())
         };
         let max = policy.file.max_controls.0 as usize;
@@ -69,7 +70,11 @@ impl Automation {
             for s in &id.states {
                 text.push_str(&format!(" [{s}]"));
             }
-            text.push_str(&format!(" [sealed={token}] @ ({:.0}, {:.0})", rect.x + rect.width / 2.0, rect.y + rect.height / 2.0));
+            text.push_str(&format!(
+                " [sealed={token}] @ ({:.0}, {:.0})",
+                rect.x + rect.width / 2.0,
+                rect.y + rect.height / 2.0
+            ));
             if !in_viewport {
                 text.push_str(" [offscreen]");
             }

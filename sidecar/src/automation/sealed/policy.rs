@@ -86,7 +86,9 @@ fn refusal(code: &'static str, key: &'static str, what: &str) -> AutomationError
     AutomationError::PolicyRefused {
         code,
         key,
-        message: format!("{what} (the human's policy); it is allowed by {key} = true in config.toml (Settings → Agent access)"),
+        message: format!(
+            "{what} (the human's policy); it is allowed by {key} = true in config.toml (Settings → Agent access)"
+        ),
     }
 }
 

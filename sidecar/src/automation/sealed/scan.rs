@@ -169,7 +169,8 @@ pub fn pick(tree: &Value, closed: &HashSet<i64>) -> Vec<AxFound> {
         let mut states = Vec::new();
         for s in STATES {
             let on = n["properties"].as_array().into_iter().flatten().any(|p| {
-                p["name"] == *s && matches!(&p["value"]["value"], Value::Bool(true)) || (p["name"] == *s && p["value"]["value"] == "true")
+                p["name"] == *s && matches!(&p["value"]["value"], Value::Bool(true))
+                    || (p["name"] == *s && p["value"]["value"] == "true")
             });
             if on {
                 states.push(*s);

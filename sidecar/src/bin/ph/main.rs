@@ -390,6 +390,9 @@ mod tests {
         assert_eq!(exit_for("unknown_outcome"), exit::UNVERIFIED);
         assert_eq!(exit_for("user_interrupted"), exit::UNVERIFIED);
         assert_eq!(exit_for("tab_busy"), exit::REFUSED);
+        for sealed in ["agent_disabled", "sealed_disabled", "frames_limit", "rate_limited"] {
+            assert_eq!(exit_for(sealed), exit::REFUSED, "{sealed}");
+        }
         assert_eq!(exit_for("stale_ref"), exit::REFUSED);
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);

@@ -468,7 +468,12 @@ mod tests {
     fn snapshot_cmd(interactive: bool, target: Option<&str>) -> Cmd {
         Cmd::Browser {
             pane: None,
-            cmd: BrowserCmd::Snapshot { interactive, target: target.map(str::to_string), max_bytes: None, sealed: false },
+            cmd: BrowserCmd::Snapshot {
+                interactive,
+                target: target.map(str::to_string),
+                max_bytes: None,
+                sealed: false,
+            },
         }
     }
 
