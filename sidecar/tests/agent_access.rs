@@ -169,3 +169,58 @@ async fn force_open_opens_closed_roots_from_the_next_document_and_off_restores_t
     let p = probe(&sc, &id).await;
     assert_eq!((p["shadow_root_null"].clone(), p["native_source"].clone()), (json!(true), json!(true)), "{p}");
 }
+
+/// Saves `text` as the config file the way editors do (a temp file renamed over it) and
+/// waits (bounded) until `GET /api/config` shows `agent.sealed.force_open` as `armed`.
+async fn save_config(sc: &Sidecar, text: &str, armed: bool) {
+    let file = config_file(sc);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let tmp = file.with_file_name(".config.toml.tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let deadline = tokio::time::Instant::now() + common::HANG;
+    while sc.req("GET", "/api/config", None).await.json()["config"]["agent"]["sealed"]["force_open"] != armed {
+        assert!(tokio::time::Instant::now() < deadline, "the config never applied: {text}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Force-open follows the file as the user edits it (the hot reload, not the app's write):
+/// armed in the file before the browser starts, its first document is opened; turned off in
+/// the file, a later document is sealed again; the master switch off disarms it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_open_follows_the_file_on_every_reload_under_the_master_switch() {
+    let sc = Sidecar::start_with_env_changes(&[], &[], &["PORTHOLE_AGENT_SEALED"]);
+    save_config(&sc, "[agent.sealed]\nforce_open = true\n", true).await;
+    let base = serve(probe_page);
+    let id = create_at(&sc, &format!("{base}/probe?1"), fixed(800, 600, 1.0)).await;
+    assert_eq!(until_title(&sc, &id, |t| t.ends_with("?1")).await, "open ?1", "the first document is covered");
+
+    // Off in the file: a later document is sealed, and every one after it.
+    save_config(&sc, "[agent.sealed]\nforce_open = false\n", false).await;
+    let mut n = 1;
+    n = visit_until(&sc, &id, &base, n, "sealed").await;
+    assert_eq!(visit(&sc, &id, &base, n + 1).await, format!("sealed ?{}", n + 1), "and stays so");
+
+    // Armed again, then the master switch off with force_open still on: disarmed.
+    save_config(&sc, "[agent.sealed]\nforce_open = true\n", true).await;
+    n = visit_until(&sc, &id, &base, n + 1, "open").await;
+    save_config(&sc, "[agent.sealed]\nenabled = false\nforce_open = true\n", true).await;
+    n = visit_until(&sc, &id, &base, n, "sealed").await;
+    assert_eq!(probe(&sc, &id).await["armed"], false);
+    assert_eq!(visit(&sc, &id, &base, n + 1).await, format!("sealed ?{}", n + 1));
+}
+
+/// Loads documents `?n+1`, `?n+2`… until one's probe says `want` (`open` or `sealed`),
+/// bounded by `HANG`; returns its number. A reload reaches the browsers shortly after the
+/// config snapshot shows it, so the first document may still be the old way.
+async fn visit_until(sc: &Sidecar, id: &str, base: &str, mut n: u32, want: &str) -> u32 {
+    let deadline = tokio::time::Instant::now() + common::HANG;
+    loop {
+        n += 1;
+        if visit(sc, id, base, n).await == format!("{want} ?{n}") {
+            return n;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "documents never became {want}");
+    }
+}
