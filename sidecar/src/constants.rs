@@ -77,6 +77,29 @@ pub const MAX_SESSIONS: usize = 1024;
 /// milliseconds; past it the verb is refused `tab_busy` and nothing is done.
 pub const TURN_WAIT_MS: u64 = 10_000;
 
+// ---- Browser viewports and zoom (protocol §8.2) ----
+
+/// Smallest viewport width and height, in CSS pixels.
+pub const MIN_VIEWPORT_CSS_PX: u32 = 100;
+/// Largest viewport width and height, in CSS pixels (8K).
+pub const MAX_VIEWPORT_CSS_PX: u32 = 7680;
+/// Smallest viewport device pixel ratio (device pixels per CSS pixel).
+pub const MIN_VIEWPORT_DPR: f64 = 0.5;
+/// Largest viewport device pixel ratio.
+pub const MAX_VIEWPORT_DPR: f64 = 4.0;
+/// The default viewport (the Desktop preset): a new browser's fixed size when the create
+/// names none, and the size a pane-mode browser has until a view sends its pane's size.
+/// Width in CSS pixels.
+pub const DEFAULT_VIEWPORT_WIDTH_CSS_PX: u32 = 1440;
+/// The default viewport's height, in CSS pixels.
+pub const DEFAULT_VIEWPORT_HEIGHT_CSS_PX: u32 = 900;
+/// The default viewport's device pixel ratio.
+pub const DEFAULT_VIEWPORT_DPR: f64 = 1.0;
+/// Smallest page zoom factor (Chromium's lowest level, 25 %).
+pub const MIN_ZOOM: f64 = 0.25;
+/// Largest page zoom factor (Chromium's highest level, 500 %).
+pub const MAX_ZOOM: f64 = 5.0;
+
 // ---- Process lifecycle ----
 
 /// Delay between SIGHUP and SIGKILL when killing a terminal's process group, in milliseconds.
@@ -120,12 +143,44 @@ mod tests {
         assert!(KILL_GRACE_MS < SHUTDOWN_BOUND_MS && SHUTDOWN_BOUND_MS < 5_000);
     }
 
+    #[test]
+    fn viewport_and_zoom_invariants_hold() {
+        assert!(MIN_VIEWPORT_CSS_PX >= 1 && MIN_VIEWPORT_CSS_PX < MAX_VIEWPORT_CSS_PX);
+        assert!(MIN_VIEWPORT_DPR > 0.0 && MIN_VIEWPORT_DPR < MAX_VIEWPORT_DPR);
+        let sides = MIN_VIEWPORT_CSS_PX..=MAX_VIEWPORT_CSS_PX;
+        assert!(sides.contains(&DEFAULT_VIEWPORT_WIDTH_CSS_PX) && sides.contains(&DEFAULT_VIEWPORT_HEIGHT_CSS_PX));
+        assert!((MIN_VIEWPORT_DPR..=MAX_VIEWPORT_DPR).contains(&DEFAULT_VIEWPORT_DPR));
+        assert!(MIN_ZOOM > 0.0 && MIN_ZOOM < 1.0 && 1.0 < MAX_ZOOM, "1 (no zoom) is inside the range");
+    }
+
     /// Evaluates `export const NAME = <product of integers>;` from the UI's protocol mirror.
     fn ts_const(src: &str, name: &str) -> Option<u64> {
         let decl = format!("export const {name} = ");
         let start = src.find(&decl)? + decl.len();
         let expr = &src[start..start + src[start..].find(';')?];
         expr.split('*').map(|f| f.trim().replace('_', "").parse::<u64>().ok()).product()
+    }
+
+    /// Reads `export const NAME = <decimal number>;` from the UI's protocol mirror.
+    fn ts_f64(src: &str, name: &str) -> Option<f64> {
+        let decl = format!("export const {name} = ");
+        let start = src.find(&decl)? + decl.len();
+        src[start..start + src[start..].find(';')?].trim().replace('_', "").parse().ok()
+    }
+
+    #[test]
+    fn rust_and_typescript_viewport_and_zoom_values_agree() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/src/api/protocol.ts");
+        let src = std::fs::read_to_string(path).expect("ui/src/api/protocol.ts");
+        assert_eq!(ts_const(&src, "MIN_VIEWPORT_CSS_PX"), Some(u64::from(MIN_VIEWPORT_CSS_PX)));
+        assert_eq!(ts_const(&src, "MAX_VIEWPORT_CSS_PX"), Some(u64::from(MAX_VIEWPORT_CSS_PX)));
+        assert_eq!(ts_f64(&src, "MIN_VIEWPORT_DPR"), Some(MIN_VIEWPORT_DPR));
+        assert_eq!(ts_f64(&src, "MAX_VIEWPORT_DPR"), Some(MAX_VIEWPORT_DPR));
+        assert_eq!(ts_f64(&src, "MIN_ZOOM"), Some(MIN_ZOOM));
+        assert_eq!(ts_f64(&src, "MAX_ZOOM"), Some(MAX_ZOOM));
+        assert_eq!(ts_const(&src, "DEFAULT_VIEWPORT_WIDTH_CSS_PX"), Some(u64::from(DEFAULT_VIEWPORT_WIDTH_CSS_PX)));
+        assert_eq!(ts_const(&src, "DEFAULT_VIEWPORT_HEIGHT_CSS_PX"), Some(u64::from(DEFAULT_VIEWPORT_HEIGHT_CSS_PX)));
+        assert_eq!(ts_f64(&src, "DEFAULT_VIEWPORT_DPR"), Some(DEFAULT_VIEWPORT_DPR));
     }
 
     #[test]

@@ -6,7 +6,11 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use tracing::level_filters::LevelFilter;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Writes each log record to stderr and, if set, appends it to a file.
 #[derive(Clone)]
@@ -52,6 +56,27 @@ pub fn init(log_file: Option<&Path>) -> std::io::Result<()> {
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::INFO);
-    let _ = tracing_subscriber::fmt().with_max_level(level).with_writer(Sink { file }).try_init();
+    let _ = tracing_subscriber::fmt().with_max_level(level).with_writer(Sink { file }).finish().with(targets()).try_init();
     Ok(())
+}
+
+/// Which modules' records are kept. chromiumoxide's CDP handler logs each socket error and
+/// unparsable message before handing it to our handler loop (`browser/slot/lifecycle.rs`),
+/// which logs it at the level it deserves: a window the user closed ends its socket with
+/// "connection reset", which chromiumoxide would log as an ERROR ("WS Connection error").
+fn targets() -> Targets {
+    Targets::new().with_default(LevelFilter::TRACE).with_target("chromiumoxide::handler", LevelFilter::OFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cdp_handlers_own_error_lines_are_left_to_our_handler_loop() {
+        let t = targets();
+        assert!(!t.would_enable("chromiumoxide::handler", &tracing::Level::ERROR));
+        assert!(t.would_enable("chromiumoxide::conn", &tracing::Level::WARN));
+        assert!(t.would_enable("sidecar::browser::slot::lifecycle", &tracing::Level::DEBUG));
+    }
 }

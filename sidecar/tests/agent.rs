@@ -1114,6 +1114,55 @@ async fn roles_names_and_states_follow_the_specs() {
     assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("names"), "{}", s["text"].as_str().unwrap());
 }
 
+/// A password the page switches to `type=text` while it loads, before Porthole's first read
+/// (fixture `password_early`, without any autocomplete hint, in the page and in a same-site
+/// frame) is secret: the recorder runs at every document's start, at the browser's launch
+/// and at each later navigation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_shown_as_text_before_the_first_read_stays_secret() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "password_early.html").await;
+    let a = Agent { sc: &sc, pane: pane.clone() };
+    let mut answers = String::new();
+    // The pane's first document (opened at launch), then a navigation to the same page.
+    for round in ["launch", "navigation"] {
+        if round == "navigation" {
+            a.open(&base, "password_early.html").await;
+        }
+        // Loaded, with both fields shown as text: read through the page's own world only.
+        let js =
+            "[document.readyState, window.pin?.type, frames[0]?.document.readyState, frames[0]?.inner?.type].join()";
+        let deadline = tokio::time::Instant::now() + HANG;
+        loop {
+            let r = a.call("eval", json!({"js": js, "allow_eval": true})).await;
+            if r.status == 200 && r.json()["value"] == "complete,text,complete,text" {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{round}: never loaded: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let out = a.snapshot().await;
+        answers.push_str(&out);
+        for field in ["PIN", "Inner"] {
+            let needle = format!("textbox \"{field}\"");
+            let line =
+                out.lines().find(|l| l.contains(&needle)).unwrap_or_else(|| panic!("{round}: no {needle} in {out}"));
+            assert!(line.ends_with(": [filled]"), "{round}: {field} is secret: {line}");
+            let e = a.refused("get", json!({"what": "value", "ref": ref_of(&out, &needle)}), "secret_value").await;
+            answers.push_str(&e.to_string());
+        }
+        let name = a.ok("get", json!({"what": "value", "ref": ref_of(&out, "textbox \"Name\"")})).await;
+        assert_eq!(name["value"], "bob", "{round}: a plain field is read");
+    }
+    for secret in ["early731", "inner482"] {
+        assert!(!answers.contains(secret), "{secret} leaked: {answers}");
+    }
+}
+
 /// Secrecy follows the field, not its current type (fixture `password_shown`): a password
 /// that the page's "show password" button switched to `type=text` (with autocomplete
 /// `current-password`, and without any: it was a password in this document), and fields

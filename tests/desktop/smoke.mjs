@@ -310,6 +310,29 @@ async function main() {
     });
     log("UI loaded at", state.href.replace(/code=[0-9a-f]+/, "code=…"));
 
+    // 1b. The webview has the screencast pane's paint path (CanvasView): a JPEG decoded by
+    // createImageBitmap and handed to a `bitmaprenderer` canvas shows its pixels.
+    const paint = await exec(`return (async () => {
+        const c = document.createElement('canvas');
+        const ctx = c.getContext('bitmaprenderer');
+        if (!ctx) return 'no bitmaprenderer context';
+        const src = document.createElement('canvas');
+        src.width = 8; src.height = 4;
+        const g = src.getContext('2d'); g.fillStyle = '#f00'; g.fillRect(0, 0, 8, 4);
+        const jpeg = await new Promise((r) => src.toBlob(r, 'image/jpeg', 0.9));
+        const bmp = await createImageBitmap(jpeg);
+        c.width = bmp.width; c.height = bmp.height;
+        ctx.transferFromImageBitmap(bmp);
+        const out = document.createElement('canvas'); out.width = 8; out.height = 4;
+        const o = out.getContext('2d'); o.drawImage(c, 0, 0);
+        return Array.from(o.getImageData(4, 2, 1, 1).data).join(',');
+      })();`);
+    const px = String(paint).split(",").map(Number);
+    if (!(px.length === 4 && px[0] > 200 && px[1] < 60 && px[2] < 60)) {
+      throw new Error(`the webview cannot show a screencast frame (bitmaprenderer): ${paint}`);
+    }
+    log("screencast paint path ok:", paint);
+
     // 2. Type a command into the terminal; the shell must evaluate it.
     const nonce = String(Math.floor(Math.random() * 1e9));
     const expected = `porthole-smoke-42-${nonce}`;

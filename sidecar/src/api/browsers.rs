@@ -13,12 +13,9 @@ use serde_json::json;
 use super::body::{JsonBody, OptionalJsonBody};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::browser::{check_url, BrowserRef, Device, ScreenRect, Viewport, ViewportMode};
+use crate::browser::{check_url, BrowserRef, Device, ScreenRect, Viewport, ViewportMode, DEFAULT_VIEWPORT};
 use crate::secret::random_hex_256;
 use crate::viewer::{self, MAX_VIEWER_MESSAGE_BYTES};
-
-/// The default viewport of a new browser: Desktop, 1440×900 at DPR 1.
-const DEFAULT_FIXED: Viewport = Viewport { width: 1440, height: 900, dpr: 1.0 };
 
 /// `{"mode":"pane"}` or `{"mode":"fixed","width":W,"height":H,"dpr":D}`.
 #[derive(Debug, Deserialize)]
@@ -28,11 +25,11 @@ pub enum ViewportBody {
     Pane {},
     /// A fixed size.
     Fixed {
-        /// CSS px, 100..=7680.
+        /// CSS px, in [`crate::browser::VIEWPORT_CSS_RANGE`].
         width: i64,
-        /// CSS px, 100..=7680.
+        /// CSS px, in [`crate::browser::VIEWPORT_CSS_RANGE`].
         height: i64,
-        /// 0.5..=4.
+        /// In [`crate::browser::VIEWPORT_DPR_RANGE`].
         dpr: f64,
         /// True for a phone (touch, mobile user agent; §8.2); default false.
         #[serde(default)]
@@ -126,7 +123,7 @@ pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody
     let url = url_of(&b.url)?;
     let mode = match &b.viewport {
         Some(v) => v.mode()?,
-        None => ViewportMode::Fixed(DEFAULT_FIXED, Device::Desktop),
+        None => ViewportMode::Fixed(DEFAULT_VIEWPORT, Device::Desktop),
     };
     if b.tabs.len() > MAX_CREATE_TABS {
         return Err(ApiError::BadRequest(format!("at most {MAX_CREATE_TABS} tabs")));

@@ -20,7 +20,7 @@ use chromiumoxide::Page;
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use crate::browser::{bounded, PageObserver};
+use crate::browser::bounded;
 
 /// Entries kept per tab, for the console and for the network each.
 pub const MAX_ENTRIES: usize = 500;
@@ -283,8 +283,10 @@ fn from_log(ev: &EventEntryAdded) -> ConsoleEntry {
     }
 }
 
-impl PageObserver for Logs {
-    fn attached(&self, browser: &str, generation: u64, page: &Page) {
+impl Logs {
+    /// Starts the buffers of `page` (of browser `browser`, launch `generation`) and follows
+    /// its console and network events until the page or its buffers go.
+    pub(super) fn attached(&self, browser: &str, generation: u64, page: &Page) {
         let k = key(browser, generation, page.target_id().as_ref());
         self.store.lock().unwrap_or_else(|p| p.into_inner()).open(k.clone());
         let store = Arc::downgrade(&self.store);

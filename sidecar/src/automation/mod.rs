@@ -14,6 +14,7 @@ mod dom;
 mod drag;
 mod error;
 mod frames;
+mod hooks;
 mod keys;
 mod logs;
 mod node;
@@ -114,7 +115,7 @@ impl Automation {
     /// What the browser host tells of every page it attaches: the console and network
     /// buffers start there.
     pub fn page_observer(&self) -> Arc<dyn PageObserver> {
-        self.logs.clone()
+        Arc::new(hooks::PageHooks { logs: self.logs.clone() })
     }
 
     /// `console [--level L] [--since-navigation]`: the active tab's console entries at

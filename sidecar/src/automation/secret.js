@@ -5,12 +5,16 @@
 // Secrecy follows the field, not its current type: a password field that a page's "show
 // password" button switched to `type=text` stays secret. Secret is a field that
 // - is an `<input type=password>` now, or
-// - was one in this document since Porthole first read the frame (remembered in the world's
-//   global, which the page's scripts cannot see; a MutationObserver records each `type`
-//   change away from `password`, in the document and in every shadow root read), or
+// - was one in this document (remembered in the world's global, which the page's scripts
+//   cannot see; a MutationObserver records each `type` change away from `password`, in the
+//   document and in every shadow root read). The memory starts with the document: this file
+//   also runs at every document's start in this world (`walk.rs` SECRET_RECORDER), so a
+//   field the page switched before Porthole's first read counts. Where that script does not
+//   reach (the first document of an out-of-process frame, or of a tab the page opened; a
+//   closed shadow root's fields before a read sees the root), memory starts at the first read,
+//   or
 // - has an `autocomplete` token `current-password`, `new-password`, `one-time-code` or
 //   `cc-*` (HTML autofill field names of credentials and payment cards).
-// A field switched before Porthole first read its frame is known by its autocomplete only.
 const secretField = (() => {
   const KEY = Symbol.for('porthole.secretFields');
   const AUTOCOMPLETE = /^(current-password|new-password|one-time-code|cc-.+)$/;

@@ -17,6 +17,10 @@ use super::dom::DomDoc;
 /// (`outline.js`, after `secret.js`, which decides which fields' values are secret).
 pub const WALK_JS: &str =
     concat!("function () {\n", include_str!("secret.js"), "\nreturn (", include_str!("outline.js"), ").call(this);\n}");
+/// Run at the start of every document in [`WORLD`] ([`super::hooks`]): `secret.js` starts
+/// remembering which fields were passwords before the page's scripts run, so a field the
+/// page switches to `type=text` before Porthole's first read still counts as one.
+pub const SECRET_RECORDER: &str = concat!("(() => {\n", include_str!("secret.js"), "\n})();");
 /// The isolated world the walk runs in (one per frame and CDP session, made once).
 pub const WORLD: &str = "porthole-outline";
 

@@ -29,6 +29,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::constants::{
+    DEFAULT_VIEWPORT_DPR, DEFAULT_VIEWPORT_HEIGHT_CSS_PX, DEFAULT_VIEWPORT_WIDTH_CSS_PX, MAX_VIEWPORT_CSS_PX,
+    MAX_VIEWPORT_DPR, MIN_VIEWPORT_CSS_PX, MIN_VIEWPORT_DPR,
+};
+
 /// Bound on any one CDP call, in milliseconds.
 pub const CDP_CALL_BOUND_MS: u64 = 10_000;
 /// Bound on launching Chromium (queueing excluded), in milliseconds.
@@ -37,12 +42,17 @@ pub const LAUNCH_BOUND_MS: u64 = 30_000;
 pub const CLOSE_BOUND_MS: u64 = 10_000;
 /// Settle delay between the last pane size a view sent and the viewport write, in ms.
 pub const VIEWPORT_SETTLE_MS: u64 = 200;
-/// Viewport used in pane mode until a view has sent the pane's size (CSS px, DPR).
-pub const DEFAULT_VIEWPORT: Viewport = Viewport { width: 1280, height: 800, dpr: 1.0 };
+/// The default viewport (protocol §8.2; `constants.rs`): a new browser's fixed size when the
+/// create names none, and a pane-mode browser's size until a view has sent the pane's size.
+pub const DEFAULT_VIEWPORT: Viewport = Viewport {
+    width: DEFAULT_VIEWPORT_WIDTH_CSS_PX,
+    height: DEFAULT_VIEWPORT_HEIGHT_CSS_PX,
+    dpr: DEFAULT_VIEWPORT_DPR,
+};
 /// Allowed viewport width and height, in CSS pixels.
-pub const VIEWPORT_CSS_RANGE: std::ops::RangeInclusive<u32> = 100..=7680;
+pub const VIEWPORT_CSS_RANGE: std::ops::RangeInclusive<u32> = MIN_VIEWPORT_CSS_PX..=MAX_VIEWPORT_CSS_PX;
 /// Allowed device pixel ratio.
-pub const VIEWPORT_DPR_RANGE: std::ops::RangeInclusive<f64> = 0.5..=4.0;
+pub const VIEWPORT_DPR_RANGE: std::ops::RangeInclusive<f64> = MIN_VIEWPORT_DPR..=MAX_VIEWPORT_DPR;
 /// Longest URL accepted, in bytes.
 pub const MAX_URL_BYTES: usize = 8 * 1024;
 
@@ -63,10 +73,12 @@ impl Viewport {
         let r = VIEWPORT_CSS_RANGE;
         let ok = |v: i64| v >= *r.start() as i64 && v <= *r.end() as i64;
         if !ok(width) || !ok(height) {
-            return Err(format!("width and height must be in 100..=7680, got {width}×{height}"));
+            return Err(format!(
+                "width and height must be in {MIN_VIEWPORT_CSS_PX}..={MAX_VIEWPORT_CSS_PX}, got {width}×{height}"
+            ));
         }
         if !dpr.is_finite() || !VIEWPORT_DPR_RANGE.contains(&dpr) {
-            return Err(format!("dpr must be in 0.5..=4, got {dpr}"));
+            return Err(format!("dpr must be in {MIN_VIEWPORT_DPR}..={MAX_VIEWPORT_DPR}, got {dpr}"));
         }
         Ok(Viewport { width: width as u32, height: height as u32, dpr })
     }
@@ -294,6 +306,25 @@ pub fn check_url(url: &str) -> Result<String, String> {
 pub trait PageObserver: Send + Sync {
     /// `page` of browser `browser` (launch `generation`) is attached.
     fn attached(&self, browser: &str, generation: u64, page: &chromiumoxide::Page);
+
+    /// Scripts to run at the start of every document of every page (the main frame and its
+    /// same-process frames, before the page's own scripts), each in a named isolated world
+    /// the page cannot see. Installed before Porthole first navigates a page it opens, and
+    /// into the current document of a page the browser opened on its own. Default: none.
+    fn document_start(&self) -> &'static [DocumentStartScript] {
+        &[]
+    }
+}
+
+/// A script a [`PageObserver`] runs at the start of every document
+/// (`Page.addScriptToEvaluateOnNewDocument` with `worldName`).
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentStartScript {
+    /// The isolated world it runs in (Chromium keeps one per name and frame, so later reads
+    /// in that world see what it left).
+    pub world: &'static str,
+    /// The script's source.
+    pub source: &'static str,
 }
 
 /// A kept profile's directory name is this prefix and its key (never `<pid>-<id>`, so the

@@ -186,11 +186,11 @@ bounded!(
 );
 bounded!(
     /// A viewport side in CSS pixels (protocol §8.2's bounds).
-    ViewportPx(u32) from "u32", 100, 7680, "a viewport side"
+    ViewportPx(u32) from "u32", crate::constants::MIN_VIEWPORT_CSS_PX, crate::constants::MAX_VIEWPORT_CSS_PX, "a viewport side"
 );
 bounded!(
     /// A device pixel ratio (protocol §8.2's bounds).
-    Dpr(f64) from "f64", 0.5, 4.0, "dpr"
+    Dpr(f64) from "f64", crate::constants::MIN_VIEWPORT_DPR, crate::constants::MAX_VIEWPORT_DPR, "dpr"
 );
 
 mod agent;

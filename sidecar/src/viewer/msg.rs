@@ -310,7 +310,11 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
         }
         Wire::Zoom { factor } => {
             if !factor.is_finite() || !crate::browser::ZOOM_RANGE.contains(&factor) {
-                return Err(format!("zoom factor must be in 0.25..=5, got {factor}"));
+                return Err(format!(
+                    "zoom factor must be in {}..={}, got {factor}",
+                    crate::constants::MIN_ZOOM,
+                    crate::constants::MAX_ZOOM
+                ));
             }
             Inbound::Zoom(factor)
         }

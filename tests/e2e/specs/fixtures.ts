@@ -253,9 +253,12 @@ export async function pixelAt(page: Page, id: string, x: number, y: number): Pro
   return page.evaluate(
     ({ id, x, y }) => {
       const c = document.querySelector(`[data-pane-id="${id}"] [data-testid=screencast-canvas]`) as HTMLCanvasElement;
-      const [fx, fy, s] = c.dataset.fit!.split(',').map(Number);
-      const dpr = c.width / c.getBoundingClientRect().width;
-      const d = c.getContext('2d')!.getImageData(Math.round((fx + x * s) * dpr), Math.round((fy + y * s) * dpr), 1, 1).data;
+      const [fx, , s] = c.dataset.fit!.split(',').map(Number);
+      // The canvas holds the frame's own pixels, letterboxed by CSS: canvas px per page CSS px.
+      const k = c.width / ((c.getBoundingClientRect().width - 2 * fx) / s);
+      const o = new OffscreenCanvas(c.width, c.height).getContext('2d')!;
+      o.drawImage(c, 0, 0);
+      const d = o.getImageData(Math.min(c.width - 1, Math.round(x * k)), Math.min(c.height - 1, Math.round(y * k)), 1, 1).data;
       return [d[0], d[1], d[2], d[3]];
     },
     { id, x, y },

@@ -45,11 +45,13 @@ function refOf(snapshot: string, line: RegExp): string {
 /** The RGBA of the screencast canvas at the centre of the page as drawn (frame fit). */
 async function canvasCenter(page: Page): Promise<number[]> {
   return page.locator('[data-testid=pane][data-kind=browser] canvas').first().evaluate((c: HTMLCanvasElement) => {
-    const [x, y] = (c.dataset.fit ?? '0,0,1').split(',').map(Number);
-    const ctx = c.getContext('2d')!;
-    const dpr = c.width / c.getBoundingClientRect().width;
+    const [x] = (c.dataset.fit ?? '0,0,1').split(',').map(Number);
+    // The canvas holds the frame's own pixels, letterboxed by CSS: canvas px per body CSS px.
+    const k = c.width / (c.getBoundingClientRect().width - 2 * x);
+    const ctx = new OffscreenCanvas(c.width, c.height).getContext('2d')!;
+    ctx.drawImage(c, 0, 0);
     // Just inside the frame's top-left corner: page background, away from the text.
-    const d = ctx.getImageData(Math.round((x + 8) * dpr), Math.round((y + 8) * dpr), 1, 1).data;
+    const d = ctx.getImageData(Math.round(8 * k), Math.round(8 * k), 1, 1).data;
     return [d[0], d[1], d[2], d[3]];
   });
 }

@@ -1,7 +1,7 @@
 // HTTP calls to the sidecar. Same-origin relative URLs: the page was loaded from the
 // sidecar after its login URL set the session cookie (web mode and desktop alike).
 import type { ApiErrorBody, BrowserInfo, CreateTerminal, ListeningPort, ProxyGrant, ProxyGrantRequest, ResolvedPath, ScreenRect, TerminalInfo, ViewportBody } from './protocol';
-import { parseCapabilities } from '../browser/popout';
+import { parseCapabilities } from './capabilities';
 
 /** An HTTP error from the sidecar: `status` and its stable `code` (`network` when no answer came). */
 export class ApiError extends Error {

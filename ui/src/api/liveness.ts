@@ -4,6 +4,7 @@
 // When one drops, the store calls `suspect()`, and this asks `GET /api/health` until it
 // answers. While it doesn't, the app shows one "Porthole has stopped" state instead of
 // every pane offering its own way out (Relaunch, reconnecting…).
+import { DisposableStore } from '../lifecycle/disposable';
 
 /**
  * `up`: the sidecar answers with this page's session. `stopped`: nothing answers (the
@@ -37,9 +38,10 @@ export interface LivenessOptions {
 export class LivenessWatch {
   private state: Liveness = 'up';
   private probing = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private heartbeat: ReturnType<typeof setInterval> | null = null;
-  private disposed = false;
+  private readonly store = new DisposableStore();
+  /** the next probe while not up */
+  private readonly timer = this.store.timer();
+  private heartbeat = false;
 
   constructor(
     private readonly probe: () => Promise<Liveness>,
@@ -53,7 +55,7 @@ export class LivenessWatch {
 
   /** Something dropped: probe now (unless a probe is already under way or waiting). */
   suspect(): void {
-    if (this.disposed || this.probing || this.timer) return;
+    if (this.store.isDisposed || this.probing || this.timer.pending) return;
     void this.run(0);
   }
 
@@ -62,25 +64,24 @@ export class LivenessWatch {
    * drop, and a clean shutdown ends terminals with an exit, not a drop). Idempotent.
    */
   watch(everyMs: number, visible: () => boolean): void {
-    if (this.disposed || this.heartbeat) return;
-    this.heartbeat = setInterval(() => {
+    if (this.store.isDisposed || this.heartbeat) return;
+    this.heartbeat = true;
+    const h = setInterval(() => {
       if (visible()) this.suspect();
     }, everyMs);
+    this.store.defer(() => clearInterval(h));
   }
 
+  /** Stops probing and the heartbeat. Idempotent. */
   dispose(): void {
-    this.disposed = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.timer = null;
-    this.heartbeat = null;
+    this.store.dispose();
   }
 
   private async run(attempt: number): Promise<void> {
     this.probing = true;
     const next = await this.probe();
     this.probing = false;
-    if (this.disposed) return;
+    if (this.store.isDisposed) return;
     if (next !== this.state) {
       this.state = next;
       this.onChange(next);
@@ -88,9 +89,6 @@ export class LivenessWatch {
     if (next === 'up') return;
     const min = this.opts.minDelayMs ?? 1000;
     const max = this.opts.maxDelayMs ?? 5000;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.run(attempt + 1);
-    }, Math.min(max, min * 2 ** attempt));
+    this.timer.set(() => void this.run(attempt + 1), Math.min(max, min * 2 ** attempt));
   }
 }

@@ -21,6 +21,24 @@ export const SLOW_CLIENT_CLOSE_CODE = 4001;
 export const MIN_TERMINAL_DIM = 1;
 export const MAX_TERMINAL_DIM = 1000;
 
+// Browser viewports and zoom (protocol §8.2; the sidecar's `constants.rs`, checked equal by
+// its test `rust_and_typescript_viewport_and_zoom_values_agree`). Bounds are inclusive.
+/** smallest viewport width and height, in CSS px */
+export const MIN_VIEWPORT_CSS_PX = 100;
+/** largest viewport width and height, in CSS px */
+export const MAX_VIEWPORT_CSS_PX = 7680;
+/** smallest device pixel ratio */
+export const MIN_VIEWPORT_DPR = 0.5;
+/** largest device pixel ratio */
+export const MAX_VIEWPORT_DPR = 4;
+/** the default viewport (the Desktop preset): a new browser's size when none is named, and a pane-mode browser's until the pane's size is sent */
+export const DEFAULT_VIEWPORT_WIDTH_CSS_PX = 1440;
+export const DEFAULT_VIEWPORT_HEIGHT_CSS_PX = 900;
+export const DEFAULT_VIEWPORT_DPR = 1;
+/** smallest and largest page zoom factor (1 = none) */
+export const MIN_ZOOM = 0.25;
+export const MAX_ZOOM = 5;
+
 /** Terminal ids: `^t[0-9]{1,18}$`. */
 export const TERMINAL_ID_RE = /^t[0-9]{1,18}$/;
 

@@ -9,63 +9,12 @@
 // every `GRANT_KEEPALIVE_MS`; when the answer is a different grant (the old one expired, e.g.
 // after the machine slept past the TTL), the frame is reloaded at the new grant's URL.
 import { ApiError, api } from '../api/client';
+import { DisposableStore } from '../lifecycle/disposable';
 import { NavHistory } from './history';
 import { INSTRUMENTED_WAIT_MS, InstrumentationJudge, type Verdict } from './instrumentation';
-import type { RenderMode } from './modes';
-import type { ScreencastState } from '../screencast/ScreencastRuntime';
-import type { ViewportChoice } from '../screencast/viewport';
-import type { Keystroke } from '../keys/prefix';
-import { type BlockedVia, type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
+import type { BrowserEvents, BrowserView } from '../pane/types';
+import { type Grant, type GrantRegistry, type ShimMessage, historyMessage, prefixMessage, reloadMessage } from './shim';
 import { iframeRefusal, isHttpUrl } from './url';
-
-/** A screencast's tabs as saved: their URLs in order (at least two) and the active one's index. */
-export interface RestoreTabs {
-  tabs: string[];
-  active: number;
-}
-
-/** What the pane shows, as the header and the panels read it. */
-export interface BrowserView {
-  /** the upstream URL on screen ('' before the first navigation) */
-  url: string;
-  mode: RenderMode;
-  /** the page's title as the shim last reported it */
-  title: string;
-  /** empty: no URL yet; loading: waiting for a grant or the first load; https: refused by the iframe renderer */
-  view: 'empty' | 'loading' | 'ready' | 'https' | 'error';
-  /** the panel's message for `https` and `error` */
-  message: string | null;
-  /** a navigation is under way: from its start (for one inside the frame, the shim's `navigating`) until the frame's load (or the shim's report of a history step or of the next page) */
-  loading: boolean;
-  /** a load came with no location report from the shim (not HTML, off the proxy, or refused); the banner can be dismissed (false again) */
-  uninstrumented: boolean;
-  /** the page's first failed load from the upstream's own origin (CORS: shim `blocked`), until the next navigation or a dismissal */
-  blocked: { url: string; via: BlockedVia } | null;
-  /** a page asked to open this URL in a new window; the pane asks the user */
-  prompt: string | null;
-  /** further new-window requests waiting behind `prompt`, oldest first (prompts.ts) */
-  queuedPrompts: string[];
-  /** a way the page just behaved differently here than in a browser (said once per pane; dismissable; offers a screencast) */
-  notice: string | null;
-  /** the screencast viewport choice (kept across mode switches; persisted) */
-  viewport: ViewportChoice;
-  /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
-  browserId: string | null;
-  /** a restored screencast pane's tabs (their URLs in order, and the active one's index), opened when its browser is created; null once it is */
-  restoreTabs: RestoreTabs | null;
-  /** screencast panes: tabs, dialog, popup, Chromium up, parked; null in iframe mode */
-  screencast: ScreencastState | null;
-}
-
-export interface BrowserEvents {
-  onChange: (patch: Partial<BrowserView>) => void;
-  /** the user pressed a pointer inside the frame */
-  onFocus: () => void;
-  /** the prefix key or the key after it, pressed inside the frame (the shim swallowed it there) */
-  onKey: (k: Keystroke) => void;
-  /** the page asked to open `url` (an upstream URL) in a new window: the pane asks the user, one request at a time */
-  onOpenWindow: (url: string) => void;
-}
 
 /** What the pane says, once, the first time its page calls `window.open`: the page gets `null` back, not a window. */
 export const WINDOW_OPEN_NOTICE =
@@ -90,7 +39,8 @@ export class BrowserRuntime {
   readonly element: HTMLDivElement;
   readonly iframe: HTMLIFrameElement;
   private mounted = false;
-  private disposed = false;
+  /** the timers below; disposed with the runtime */
+  private readonly store = new DisposableStore();
   private url: string;
   /** visited upstream URLs (the app's own list: works with or without the shim) */
   private readonly history = new NavHistory();
@@ -100,8 +50,8 @@ export class BrowserRuntime {
   private frameOrigin: string | null = null;
   private hasSrc = false;
   private revealed = false;
-  private revealTimer: ReturnType<typeof setTimeout> | null = null;
-  private checkTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly revealTimer = this.store.timer();
+  private readonly checkTimer = this.store.timer();
   private readonly judge = new InstrumentationJudge();
   private instrumented: boolean | null = null;
   /** the prefix letter the framed page must guard (null: the one the proxy served it with) */
@@ -113,7 +63,7 @@ export class BrowserRuntime {
   /** a history step was posted to the shim: its location report ends the loading state */
   private stepping = false;
   /** the shim said its page is being left: the next location report, load or this bound ends the loading state */
-  private leavingTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly leavingTimer = this.store.timer();
   /** the title the shim last reported (restored when a navigation away never left) */
   private title = '';
   /** the frame's current document has sent a location report (its `title` reports count from then on) */
@@ -243,7 +193,7 @@ export class BrowserRuntime {
         if (!this.hasSrc || !this.followed) return;
         this.title = msg.title;
         // While a navigation away runs the title stays blank (`navigating`); it is restored if it never left.
-        if (!this.leavingTimer) this.events.onChange({ title: msg.title });
+        if (!this.leavingTimer.pending) this.events.onChange({ title: msg.title });
         return;
       }
       case 'blocked': {
@@ -258,10 +208,7 @@ export class BrowserRuntime {
         // cross-origin frame's own navigation is invisible to the app otherwise).
         this.stopLeaving();
         this.clearBlocked();
-        this.leavingTimer = setTimeout(() => {
-          this.leavingTimer = null;
-          if (!this.disposed) this.events.onChange({ loading: false, title: this.title });
-        }, LEAVING_BOUND_MS);
+        this.leavingTimer.set(() => this.events.onChange({ loading: false, title: this.title }), LEAVING_BOUND_MS);
         this.events.onChange({ loading: true, title: '' });
         return;
       }
@@ -303,12 +250,15 @@ export class BrowserRuntime {
     this.element.focus({ preventScroll: true });
   }
 
+  private get disposed(): boolean {
+    return this.store.isDisposed;
+  }
+
   /** Forgets the frame for good. Idempotent. */
   dispose(): void {
     if (this.disposed) return;
-    this.disposed = true;
+    this.store.dispose();
     this.seq++;
-    this.clearTimers();
     this.release();
     this.iframe.removeAttribute('src');
     this.element.remove();
@@ -333,8 +283,7 @@ export class BrowserRuntime {
     this.url = url;
     // Until the new page reports, back/forward/reload go through the app-side list.
     this.instrumented = null;
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.checkTimer = null;
+    this.checkTimer.clear();
     this.stepping = false;
     this.stopLeaving();
     this.title = '';
@@ -376,7 +325,7 @@ export class BrowserRuntime {
     // Reports from the page being left must not vouch for the next one.
     this.judge.newSource();
     this.iframe.src = withFragment(grant.url, url);
-    if (!this.revealed && !this.revealTimer) this.revealTimer = setTimeout(() => this.reveal(), REVEAL_AFTER_MS);
+    if (!this.revealed && !this.revealTimer.pending) this.revealTimer.set(() => this.reveal(), REVEAL_AFTER_MS);
     this.events.onChange({ view: 'ready', loading: true });
   }
 
@@ -459,9 +408,7 @@ export class BrowserRuntime {
   }
 
   private armCheck(ms: number) {
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.checkTimer = setTimeout(() => {
-      this.checkTimer = null;
+    this.checkTimer.set(() => {
       this.apply(this.judge.check(performance.now()));
       if (this.judge.waiting && !this.disposed) this.armCheck(20); // the timer fired a little early
     }, ms);
@@ -479,10 +426,7 @@ export class BrowserRuntime {
   }
 
   private reveal() {
-    if (this.revealTimer) {
-      clearTimeout(this.revealTimer);
-      this.revealTimer = null;
-    }
+    this.revealTimer.clear();
     if (this.revealed) return;
     this.revealed = true;
     this.iframe.style.visibility = '';
@@ -497,17 +441,9 @@ export class BrowserRuntime {
 
   /** Ends the wait that `navigating` started; true if one was running. */
   private stopLeaving(): boolean {
-    if (!this.leavingTimer) return false;
-    clearTimeout(this.leavingTimer);
-    this.leavingTimer = null;
+    if (!this.leavingTimer.pending) return false;
+    this.leavingTimer.clear();
     return true;
-  }
-
-  private clearTimers() {
-    if (this.revealTimer) clearTimeout(this.revealTimer);
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.revealTimer = this.checkTimer = null;
-    this.stopLeaving();
   }
 }
 

@@ -24,21 +24,6 @@ export function appWindowRect(w: { screenX: number; screenY: number; outerWidth:
 /** Shown until `GET /api/capabilities` has answered. */
 export const POPOUT_CHECKING: PopoutOffer = { available: false, reason: 'Checking whether a window can be shown…' };
 
-/**
- * Parses `GET /api/capabilities`'s body. Throws (with what is wrong) unless it is
- * `{"popout":{"available":bool,"reason":string|null}}` with a reason exactly when unavailable.
- */
-export function parseCapabilities(v: unknown): PopoutCapability {
-  const p = typeof v === 'object' && v !== null ? (v as Record<string, unknown>).popout : undefined;
-  if (typeof p !== 'object' || p === null) throw new Error('capabilities: no popout object');
-  const { available, reason } = p as Record<string, unknown>;
-  if (typeof available !== 'boolean') throw new Error('capabilities: popout.available is not a boolean');
-  if (available ? reason !== null : typeof reason !== 'string' || reason === '') {
-    throw new Error('capabilities: popout.reason must be null when available, else a sentence');
-  }
-  return { available, reason: reason as string | null };
-}
-
 /** The offer for a capability answer, or for the failure to get one. */
 export function popoutOffer(cap: PopoutCapability | { error: string }): PopoutOffer {
   if ('error' in cap) return { available: false, reason: `Couldn't ask whether a window can open: ${cap.error}` };

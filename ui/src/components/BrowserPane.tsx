@@ -10,7 +10,8 @@ import { Banner } from './Banner';
 import { DevServerChip } from './DevServerChip';
 import { CrashedPanel, DisconnectedPanel, PageDialogOverlay, PopoutStub, ScreencastErrorBanner, SelectPopupOverlay, StartingNotice, TabStrip } from './ScreencastOverlays';
 import { type ViewportChoice, parseCustom } from '../screencast/viewport';
-import { chromiumStopped } from '../screencast/ScreencastRuntime';
+import { chromiumStopped } from '../pane/types';
+import { DEFAULT_VIEWPORT_DPR, DEFAULT_VIEWPORT_HEIGHT_CSS_PX, DEFAULT_VIEWPORT_WIDTH_CSS_PX } from '../api/protocol';
 import { FindBar, HandleLabel, ICONS, Icon } from './Pane';
 import { findLabel } from '../screencast/find';
 import { OverflowMenu } from './OverflowMenu';
@@ -174,9 +175,9 @@ function DisplayMenu({ store, pane, onClose }: { store: WorkspaceStore; pane: Pa
   const ref = useRef<HTMLDivElement>(null);
   const b = pane.browser!;
   const fixed = b.viewport.mode === 'fixed' ? b.viewport : null;
-  const [w, setW] = useState(String(fixed?.width ?? 1280));
-  const [h, setH] = useState(String(fixed?.height ?? 800));
-  const [d, setD] = useState(String(fixed?.dpr ?? 1));
+  const [w, setW] = useState(String(fixed?.width ?? DEFAULT_VIEWPORT_WIDTH_CSS_PX));
+  const [h, setH] = useState(String(fixed?.height ?? DEFAULT_VIEWPORT_HEIGHT_CSS_PX));
+  const [d, setD] = useState(String(fixed?.dpr ?? DEFAULT_VIEWPORT_DPR));
   const [error, setError] = useState<string | null>(null);
   const projectPresets = useProjectPresets(b.url);
   useEffect(() => store.refreshPopout(), [store]);
@@ -484,7 +485,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         {sc && <CanvasMenu store={store} paneId={id} sc={sc} />}
         {sc && pane.finding && (
           <FindBar
-            onRun={(text, backwards, next) => store.browser.screencast(id)?.find(text, backwards, next)}
+            onRun={(text, backwards, next) => store.browser.find(id, text, backwards, next)}
             onClose={() => store.setFinding(id, false)}
             missing={(text) => sc.find?.text === text && sc.find.count === 0}
             label={(text) => findLabel(text, sc.find)}

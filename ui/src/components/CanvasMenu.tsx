@@ -4,7 +4,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { writeClipboard } from '../clipboard';
 import { menuPosition } from '../screencast/menu';
-import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import type { ScreencastState } from '../pane/types';
 import type { WorkspaceStore } from '../workspace/store';
 
 /** The menu of screencast pane `paneId`, at the pointer; any choice, Escape or a click elsewhere closes it. */

@@ -195,15 +195,15 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
   }, [onClose, close, rows.length, row, open]);
 
   const terminalItems: Item[] = [
-    { id: 'copy', label: 'Copy', keys: 'Ctrl+Shift+C', disabled: !store.hasSelection(id), run: () => void store.copy(id) },
-    { id: 'paste', label: 'Paste', keys: 'Ctrl+Shift+V', run: () => void store.paste(id) },
+    { id: 'copy', label: 'Copy', keys: 'Ctrl+Shift+C', disabled: !store.terminals.hasSelection(id), run: () => void store.terminals.copy(id) },
+    { id: 'paste', label: 'Paste', keys: 'Ctrl+Shift+V', run: () => void store.terminals.paste(id) },
     {
       id: 'copy-output',
       label: "Copy last command's output",
-      disabled: store.lastOutput(id) === null,
-      run: () => void store.copyLastOutput(id),
+      disabled: store.terminals.lastOutput(id) === null,
+      run: () => void store.terminals.copyLastOutput(id),
     },
-    { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.setFinding(id, true) },
+    { id: 'find', label: 'Find…', keys: 'Ctrl+Shift+F', run: () => store.terminals.setFinding(id, true) },
   ];
   const groups: Item[][] = [
     ...(terminal ? [terminalItems] : []),

@@ -13,13 +13,13 @@ export function OrphanNotice({ store, orphans }: { store: WorkspaceStore; orphan
       <span className="orphans-text" data-testid="orphans-text" title={text}>
         {text}
       </span>
-      <button className="chip" data-testid="orphans-show" title="Show each in a new pane" onClick={() => store.showOrphans()}>
+      <button className="chip" data-testid="orphans-show" title="Show each in a new pane" onClick={() => store.orphans.show()}>
         Show
       </button>
-      <button className="chip" data-testid="orphans-stop" title={`Stop ${orphans.map((o) => o.id).join(', ')} (their processes end)`} onClick={() => store.stopOrphans()}>
+      <button className="chip" data-testid="orphans-stop" title={`Stop ${orphans.map((o) => o.id).join(', ')} (their processes end)`} onClick={() => store.orphans.stop()}>
         Stop
       </button>
-      <button className="chip" data-testid="orphans-dismiss" title="Dismiss (they keep running)" aria-label="Dismiss" onClick={() => store.dismissOrphans()}>
+      <button className="chip" data-testid="orphans-dismiss" title="Dismiss (they keep running)" aria-label="Dismiss" onClick={() => store.orphans.dismiss()}>
         ✕
       </button>
     </span>

@@ -130,7 +130,7 @@ function TerminalFindBar({ store, id }: { store: WorkspaceStore; id: string }) {
   const [missing, setMissing] = useState<string | null>(null);
   return (
     <FindBar
-      onRun={(text, backwards) => setMissing(!!text && !store.find(id, text, backwards) ? text : null)}
+      onRun={(text, backwards) => setMissing(!!text && !store.terminals.find(id, text, backwards) ? text : null)}
       onClose={() => store.setFinding(id, false)}
       missing={(text) => missing === text}
     />
@@ -235,7 +235,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
       </header>
       {pane.status === 'exited' && !!pane.survivors?.length && (
         <Banner testid="pane-survivors" role="status" text={survivorBanner(pane.exitCode, pane.survivors)}>
-          <button className="panel-btn" data-testid="pane-survivors-stop" title="Stop what still runs from this session" onClick={() => store.stopSurvivors(id)}>
+          <button className="panel-btn" data-testid="pane-survivors-stop" title="Stop what still runs from this session" onClick={() => store.terminals.stopSurvivors(id)}>
             Stop it
           </button>
         </Banner>

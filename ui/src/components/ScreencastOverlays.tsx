@@ -3,7 +3,7 @@
 // the pop-out stub. State comes from the store; every answer goes through a store action
 // (never a socket).
 import { useEffect, useRef, useState } from 'react';
-import { type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
+import { type ScreencastState, chromiumStopped } from '../pane/types';
 import { dialogInPane, stubState } from '../browser/popout';
 import type { WorkspaceStore } from '../workspace/store';
 import { initialFocus, moveInList } from '../screencast/popup';

@@ -4,7 +4,7 @@
 import { useEffect, useReducer, useRef, useState } from 'react';
 import type { Download, FileChooser } from '../api/protocol';
 import { formatBytes, isDesktop, pickFilesNative, revealInFolder } from '../native';
-import type { ScreencastState } from '../screencast/ScreencastRuntime';
+import type { ScreencastState } from '../pane/types';
 import { DOWNLOAD_FADE_MS, fadePlan, newFadeClock } from '../screencast/downloadFade';
 import type { WorkspaceStore } from '../workspace/store';
 

@@ -6,6 +6,7 @@
 // It knows nothing of panes or layout: the host builds the state text and applies requests.
 import { uiSocketUrl } from '../api/client';
 import type { UiOutbound, UiRequest } from '../api/protocol';
+import { DisposableStore } from '../lifecycle/disposable';
 import { parseInbound, replyTo } from './messages';
 import type { TrustQuestion } from '../project/project';
 
@@ -60,18 +61,18 @@ export class UiChannel {
   /** bumped per socket: a reply to a request that came on an older socket is never sent */
   private generation = 0;
   private attempt = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
-  private stateTimer: ReturnType<typeof setTimeout> | null = null;
-  private activeTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly store = new DisposableStore();
+  private readonly retryTimer = this.store.timer();
+  private readonly stateTimer = this.store.timer();
+  private readonly activeTimer = this.store.timer();
   /** the last `state` text sent on the current socket (null: none yet) */
   private lastState: string | null = null;
   private lastActiveAt = -Infinity;
   /** requests run one at a time, in the order they came */
   private queue: Promise<unknown> = Promise.resolve();
   /** the page started to leave: refusals wait in `held` until `LEAVING_HOLD_MS` has passed */
-  private leaveTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly leaveTimer = this.store.timer();
   private held: Array<{ gen: number; text: string }> = [];
-  private disposed = false;
 
   constructor(
     private readonly host: UiChannelHost,
@@ -91,11 +92,8 @@ export class UiChannel {
    * call on every store change.
    */
   changed(): void {
-    if (this.disposed || this.stateTimer || !this.connected) return;
-    this.stateTimer = setTimeout(() => {
-      this.stateTimer = null;
-      this.flushState();
-    }, this.opts.stateDebounceMs ?? 50);
+    if (this.store.isDisposed || this.stateTimer.pending || !this.connected) return;
+    this.stateTimer.set(() => this.flushState(), this.opts.stateDebounceMs ?? 50);
   }
 
   /**
@@ -104,17 +102,14 @@ export class UiChannel {
    * give one message).
    */
   activity(): void {
-    if (this.disposed || this.activeTimer || !this.connected) return;
+    if (this.store.isDisposed || this.activeTimer.pending || !this.connected) return;
     const every = this.opts.activeEveryMs ?? 1000;
     const wait = this.lastActiveAt + every - this.now();
     if (wait <= 0) {
       this.sendActive();
       return;
     }
-    this.activeTimer = setTimeout(() => {
-      this.activeTimer = null;
-      this.sendActive();
-    }, wait);
+    this.activeTimer.set(() => this.sendActive(), wait);
   }
 
   /**
@@ -152,20 +147,16 @@ export class UiChannel {
    * refusals are held back (successes still go). A page that is still here then sends them.
    */
   leaving(): void {
-    if (this.disposed) return;
-    if (this.leaveTimer) clearTimeout(this.leaveTimer);
-    this.leaveTimer = setTimeout(() => {
-      this.leaveTimer = null;
+    if (this.store.isDisposed) return;
+    this.leaveTimer.set(() => {
       for (const h of this.held.splice(0)) if (h.gen === this.generation) this.send(h.text);
     }, LEAVING_HOLD_MS);
   }
 
   /** Closes the socket and stops reconnecting; requests still running get no reply. Idempotent. */
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    for (const t of [this.retryTimer, this.stateTimer, this.activeTimer, this.leaveTimer]) if (t) clearTimeout(t);
-    this.retryTimer = this.stateTimer = this.activeTimer = this.leaveTimer = null;
+    if (this.store.isDisposed) return;
+    this.store.dispose();
     this.held = [];
     this.generation++;
     const ws = this.ws;
@@ -196,10 +187,7 @@ export class UiChannel {
 
   /** Sends the state now if it differs from the last one sent (a pending debounced send is folded in). */
   private flushState() {
-    if (this.stateTimer) {
-      clearTimeout(this.stateTimer);
-      this.stateTimer = null;
-    }
+    this.stateTimer.clear();
     if (!this.connected) return;
     const text = this.host.stateText();
     if (text === this.lastState) return;
@@ -207,7 +195,7 @@ export class UiChannel {
   }
 
   private connect() {
-    if (this.disposed) return;
+    if (this.store.isDisposed) return;
     const gen = ++this.generation;
     let ws: WebSocket;
     try {
@@ -232,9 +220,8 @@ export class UiChannel {
     ws.onclose = () => {
       if (gen !== this.generation) return;
       this.ws = null;
-      if (this.stateTimer) clearTimeout(this.stateTimer);
-      if (this.activeTimer) clearTimeout(this.activeTimer);
-      this.stateTimer = this.activeTimer = null;
+      this.stateTimer.clear();
+      this.activeTimer.clear();
       this.scheduleRetry();
     };
     ws.onerror = () => {
@@ -276,21 +263,18 @@ export class UiChannel {
       // after this one finds it.
       this.flushState();
       const reply = replyTo(req.id, outcome);
-      if (!reply.ok && this.leaveTimer) this.held.push({ gen, text: JSON.stringify(reply) });
+      if (!reply.ok && this.leaveTimer.pending) this.held.push({ gen, text: JSON.stringify(reply) });
       else this.send(reply);
     };
     this.queue = this.queue.then(run, run);
   }
 
   private scheduleRetry() {
-    if (this.disposed || this.retryTimer) return;
+    if (this.store.isDisposed || this.retryTimer.pending) return;
     const min = this.opts.minBackoffMs ?? 250;
     const max = this.opts.maxBackoffMs ?? 5000;
     const delay = Math.min(max, min * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
     this.attempt++;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      this.connect();
-    }, delay);
+    this.retryTimer.set(() => this.connect(), delay);
   }
 }

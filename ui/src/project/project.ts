@@ -7,6 +7,7 @@
 // `api` calls it is handed.
 
 import { loopbackTarget } from '../ports/ports';
+import { MAX_VIEWPORT_CSS_PX, MAX_VIEWPORT_DPR, MIN_VIEWPORT_CSS_PX, MIN_VIEWPORT_DPR } from '../api/protocol';
 
 /** One terminal pane a layout starts. */
 export interface PlannedPane {
@@ -245,10 +246,10 @@ export function parsePresets(v: unknown): Preset[] | null {
       typeof p.name === 'string' &&
       p.name.length > 0 &&
       p.name.length <= 64 &&
-      [p.width, p.height].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 7680) &&
+      [p.width, p.height].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= MIN_VIEWPORT_CSS_PX && n <= MAX_VIEWPORT_CSS_PX) &&
       typeof p.dpr === 'number' &&
-      p.dpr >= 0.5 &&
-      p.dpr <= 4;
+      p.dpr >= MIN_VIEWPORT_DPR &&
+      p.dpr <= MAX_VIEWPORT_DPR;
     if (!ok) throw new Error('malformed viewport preset');
     const preset: Preset = { name: p.name as string, width: p.width as number, height: p.height as number, dpr: p.dpr as number };
     return p.mobile === true ? { ...preset, mobile: true } : preset;

@@ -3,6 +3,7 @@
 // grant (backoff) when the socket drops while the session is started. Knows nothing of
 // canvases or panes.
 import type { ViewerOut } from '../api/protocol';
+import { DisposableStore } from '../lifecycle/disposable';
 
 /** Input is held back while the socket has more than this many bytes not yet sent (protocol §8.4 backpressure). */
 export const INPUT_HIGH_WATER_BYTES = 256 * 1024;
@@ -43,14 +44,15 @@ export interface ViewerEvents {
 export class ViewerSession {
   private ws: WebSocket | null = null;
   private started = false;
-  private disposed = false;
+  private readonly store = new DisposableStore();
   private attempt = 0;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** the reconnect's backoff */
+  private readonly timer = this.store.timer();
   /** bumps on every start/stop: an answer for an older one is dropped */
   private seq = 0;
   /** input not yet handed to a socket, in order (kept across reconnects) */
   private readonly held: object[] = [];
-  private heldTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly heldTimer = this.store.timer();
   /** `flush` barriers sent and not answered yet, by id */
   private readonly flushes = new Map<number, () => void>();
   private flushId = 0;
@@ -68,7 +70,7 @@ export class ViewerSession {
 
   /** Connects (once; a second call while started is a no-op). */
   start(): void {
-    if (this.disposed || this.started) return;
+    if (this.store.isDisposed || this.started) return;
     this.started = true;
     this.attempt = 0;
     void this.connect(++this.seq);
@@ -78,8 +80,7 @@ export class ViewerSession {
   stop(): void {
     this.started = false;
     this.seq++;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.timer.clear();
     const ws = this.ws;
     this.ws = null;
     if (ws && ws.readyState !== WebSocket.CLOSED) ws.close(1000, 'view parked');
@@ -98,7 +99,7 @@ export class ViewerSession {
    * `INPUT_HIGH_WATER_BYTES` unsent (the sidecar stops reading while the page is behind).
    */
   sendInput(msg: object): void {
-    if (this.disposed) return;
+    if (this.store.isDisposed) return;
     queueInput(this.held, msg);
     this.flushInput();
   }
@@ -111,7 +112,7 @@ export class ViewerSession {
    * (a closed socket's queued inputs end with it).
    */
   settleInput(timeoutMs: number): Promise<boolean> {
-    if (this.disposed) return Promise.resolve(false);
+    if (this.store.isDisposed) return Promise.resolve(false);
     if (!this.open && this.held.length === 0) return Promise.resolve(true);
     const id = (this.flushId = (this.flushId + 1) % 2 ** 32);
     return new Promise<boolean>((resolve) => {
@@ -138,21 +139,14 @@ export class ViewerSession {
     while (this.held.length && ws && ws.readyState === WebSocket.OPEN && ws.bufferedAmount <= INPUT_HIGH_WATER_BYTES) {
       ws.send(JSON.stringify(this.held.shift()));
     }
-    if (this.held.length && ws && ws.readyState === WebSocket.OPEN && !this.heldTimer) {
-      this.heldTimer = setTimeout(() => {
-        this.heldTimer = null;
-        this.flushInput();
-      }, INPUT_RETRY_MS);
-    }
+    if (this.held.length && ws && ws.readyState === WebSocket.OPEN && !this.heldTimer.pending) this.heldTimer.set(() => this.flushInput(), INPUT_RETRY_MS);
   }
 
   /** Stops for good. Idempotent. */
   dispose(): void {
     this.stop();
-    this.disposed = true;
     this.held.length = 0;
-    if (this.heldTimer) clearTimeout(this.heldTimer);
-    this.heldTimer = null;
+    this.store.dispose();
   }
 
   private async connect(seq: number) {
@@ -198,10 +192,9 @@ export class ViewerSession {
   }
 
   private retry(seq: number) {
-    if (seq !== this.seq || !this.started || this.disposed) return;
+    if (seq !== this.seq || !this.started || this.store.isDisposed) return;
     const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** this.attempt++);
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    this.timer.set(() => {
       if (seq === this.seq && this.started) void this.connect(seq);
     }, delay);
   }

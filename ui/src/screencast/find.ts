@@ -1,6 +1,6 @@
 // Find in page for a screencast pane (issue #22 item 9; protocol §8.4 `find`): the key that
 // opens the bar and what the bar says. Pure.
-import type { FindAnswer } from './ScreencastRuntime';
+import type { FindAnswer } from '../pane/types';
 
 /**
  * True for the chord that opens find in page, as in Chrome: Ctrl+F (⌘F on macOS), without

@@ -1,15 +1,11 @@
 // Pure: the screencast's viewport choices (Display menu) and their wire form (protocol §8.2).
+import { MAX_VIEWPORT_CSS_PX, MAX_VIEWPORT_DPR, MIN_VIEWPORT_CSS_PX, MIN_VIEWPORT_DPR } from '../api/protocol';
 
 /** Resize with pane, or a fixed CSS size and DPR (`mobile`: a phone, touch and a mobile user agent). */
 export type ViewportChoice = { mode: 'pane' } | { mode: 'fixed'; width: number; height: number; dpr: number; preset?: string; mobile?: boolean };
 
 export const PANE_VIEWPORT: ViewportChoice = { mode: 'pane' };
 
-/** Bounds of the protocol (inclusive): width/height in CSS px, DPR. */
-export const MIN_VIEWPORT_PX = 100;
-export const MAX_VIEWPORT_PX = 7680;
-export const MIN_DPR = 0.5;
-export const MAX_DPR = 4;
 /** The pane's size is sent this long after the last resize (DESIGN §7). */
 export const VIEWPORT_SETTLE_MS = 200;
 
@@ -20,26 +16,26 @@ export function syncMessage(w: number, h: number, dpr: number) {
   if (![w, h, dpr].every((n) => Number.isFinite(n) && n > 0)) return undefined;
   return {
     type: 'sync' as const,
-    width: clamp(Math.round(w), MIN_VIEWPORT_PX, MAX_VIEWPORT_PX),
-    height: clamp(Math.round(h), MIN_VIEWPORT_PX, MAX_VIEWPORT_PX),
-    dpr: clamp(Math.round(dpr * 100) / 100, MIN_DPR, MAX_DPR),
+    width: clamp(Math.round(w), MIN_VIEWPORT_CSS_PX, MAX_VIEWPORT_CSS_PX),
+    height: clamp(Math.round(h), MIN_VIEWPORT_CSS_PX, MAX_VIEWPORT_CSS_PX),
+    dpr: clamp(Math.round(dpr * 100) / 100, MIN_VIEWPORT_DPR, MAX_VIEWPORT_DPR),
   };
 }
 
 /**
  * Validates the Custom fields (strings as typed). Returns the choice, or the reason it is
- * refused: integers within 100..7680 for the size, a number within 0.5..4 for the DPR.
+ * refused: integers within the protocol's size bounds, a number within its DPR bounds.
  */
 export function parseCustom(w: string, h: string, dpr: string): { ok: true; choice: ViewportChoice } | { ok: false; message: string } {
   const int = /^\s*\d{1,5}\s*$/;
   if (!int.test(w) || !int.test(h)) return { ok: false, message: 'width and height must be whole CSS pixels' };
   const W = Number(w);
   const H = Number(h);
-  if (W < MIN_VIEWPORT_PX || W > MAX_VIEWPORT_PX || H < MIN_VIEWPORT_PX || H > MAX_VIEWPORT_PX)
-    return { ok: false, message: `width and height must be ${MIN_VIEWPORT_PX}–${MAX_VIEWPORT_PX}` };
+  if (W < MIN_VIEWPORT_CSS_PX || W > MAX_VIEWPORT_CSS_PX || H < MIN_VIEWPORT_CSS_PX || H > MAX_VIEWPORT_CSS_PX)
+    return { ok: false, message: `width and height must be ${MIN_VIEWPORT_CSS_PX}–${MAX_VIEWPORT_CSS_PX}` };
   if (!/^\s*\d+(\.\d+)?\s*$/.test(dpr)) return { ok: false, message: 'DPR must be a number' };
   const D = Number(dpr);
-  if (D < MIN_DPR || D > MAX_DPR) return { ok: false, message: `DPR must be ${MIN_DPR}–${MAX_DPR}` };
+  if (D < MIN_VIEWPORT_DPR || D > MAX_VIEWPORT_DPR) return { ok: false, message: `DPR must be ${MIN_VIEWPORT_DPR}–${MAX_VIEWPORT_DPR}` };
   return { ok: true, choice: { mode: 'fixed', width: W, height: H, dpr: D } };
 }
 

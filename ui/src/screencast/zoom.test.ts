@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { stepZoom, zoomChord, zoomLabel } from './zoom';
+import { MAX_ZOOM, MIN_ZOOM } from '../api/protocol';
+import { ZOOM_LEVELS, ZoomState, stepZoom, zoomChord, zoomLabel } from './zoom';
 
 const k = (key: string, code: string, ctrl = true) => ({ key, code, ctrlKey: ctrl, metaKey: false, altKey: false });
 
@@ -23,5 +24,44 @@ describe('page zoom', () => {
   it('labels', () => {
     expect(zoomLabel(1.25)).toBe('125%');
     expect(zoomLabel(0.33)).toBe('33%');
+  });
+});
+
+describe('ZoomState', () => {
+  it('takes a factor at once when it was sent, not when the socket refused it', () => {
+    const z = new ZoomState();
+    expect(z.request(1.25, () => false)).toBe(false);
+    expect(z.current).toBe(1);
+    expect(z.request(1.25, () => true)).toBe(true);
+    expect(z.current).toBe(1.25);
+    expect(z.request(1.25, () => true)).toBe(false);
+  });
+
+  it('an echo of an earlier press is not the truth while a later one is on its way', () => {
+    const z = new ZoomState();
+    z.request(1.1, () => true);
+    z.request(1.25, () => true);
+    expect(z.reported(1.1)).toBe(false);
+    expect(z.current).toBe(1.25);
+    expect(z.reported(1.25)).toBe(true);
+    // Nothing outstanding: the sidecar's word stands (another window zoomed it).
+    expect(z.reported(2)).toBe(true);
+    expect(z.current).toBe(2);
+  });
+
+  it('a new socket has nothing outstanding', () => {
+    const z = new ZoomState();
+    z.request(1.5, () => true);
+    z.reconnected();
+    expect(z.reported(0.5)).toBe(true);
+    expect(z.current).toBe(0.5);
+  });
+});
+
+describe('ZOOM_LEVELS', () => {
+  it('span exactly the protocol zoom range, ascending', () => {
+    expect(ZOOM_LEVELS[0]).toBe(MIN_ZOOM);
+    expect(ZOOM_LEVELS[ZOOM_LEVELS.length - 1]).toBe(MAX_ZOOM);
+    expect([...ZOOM_LEVELS].sort((a, b) => a - b)).toEqual([...ZOOM_LEVELS]);
   });
 });

@@ -25,3 +25,44 @@ export function zoomChord(e: { key: string; code: string; ctrlKey: boolean; meta
 export function zoomLabel(z: number): string {
   return `${Math.round(z * 100)}%`;
 }
+
+/**
+ * The page zoom a screencast pane shows: the last factor sent, else the one the sidecar last
+ * reported. While presses of ours are on their way, an echo of an earlier one is not the
+ * truth: the sidecar applies them in order and its last word is the last factor sent.
+ */
+export class ZoomState {
+  private factor = 1;
+  /** the last factor sent that the sidecar has not reported back yet */
+  private sent: number | null = null;
+
+  /** the factor to show (1 = none) */
+  get current(): number {
+    return this.factor;
+  }
+
+  /**
+   * Asks for `factor`: `send` carries it to the sidecar and returns whether it went. Taken at
+   * once when it went, so presses faster than the sidecar's answer step from each other.
+   * Returns true iff it was sent (never for the factor already current).
+   */
+  request(factor: number, send: (factor: number) => boolean): boolean {
+    if (factor === this.factor || !send(factor)) return false;
+    this.factor = factor;
+    this.sent = factor;
+    return true;
+  }
+
+  /** The sidecar reported `factor`. Returns true iff it is now the one to show. */
+  reported(factor: number): boolean {
+    if (this.sent !== null && factor !== this.sent) return false;
+    this.sent = null;
+    this.factor = factor;
+    return true;
+  }
+
+  /** A new socket: nothing sent on it is outstanding. */
+  reconnected(): void {
+    this.sent = null;
+  }
+}

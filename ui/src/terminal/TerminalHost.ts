@@ -9,6 +9,7 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { SearchAddon } from '@xterm/addon-search';
 import type { WebglAddon } from '@xterm/addon-webgl';
 import { validDim } from '../api/protocol';
+import { DisposableStore } from '../lifecycle/disposable';
 import { readClipboard, writeClipboard } from '../clipboard';
 import { sanitizePaste } from './paste';
 import { CSI_QUERIES, DCS_QUERY, OSC_QUERY_IDS, QueryGate, oscIsQuery } from './queryGate';
@@ -50,10 +51,14 @@ export class TerminalHost implements TerminalSink {
   private webgl: WebglAddon | null = null;
   private opened = false;
   private visible = true;
-  private fitTimer: ReturnType<typeof setTimeout> | null = null;
   private observer: ResizeObserver | null = null;
-  private disposables: Array<() => void> = [];
-  private disposed = false;
+  /** listeners, observers, addons and the fit timer: released in reverse order on dispose */
+  private readonly store = new DisposableStore();
+  private readonly fitTimer = this.store.timer();
+
+  private get disposed(): boolean {
+    return this.store.isDisposed;
+  }
   /** whether xterm may answer queries now; flipped in order with the output (protocol §5.2) */
   private readonly gate = new QueryGate();
   renderer: RendererKind = 'dom';
@@ -80,9 +85,9 @@ export class TerminalHost implements TerminalSink {
       }),
     );
     this.prompts = new PromptMarks(this.term);
-    this.disposables.push(() => this.prompts.dispose());
+    this.store.defer(() => this.prompts.dispose());
     const paths = this.term.registerLinkProvider({ provideLinks: (y, done) => void this.pathLinks(y, done) });
-    this.disposables.push(() => paths.dispose());
+    this.store.defer(() => paths.dispose());
     this.term.loadAddon(new Unicode11Addon());
     this.term.loadAddon(this.search);
     this.term.unicode.activeVersion = '11';
@@ -97,7 +102,7 @@ export class TerminalHost implements TerminalSink {
       }),
       this.term.onTitleChange((t) => this.events.onTitle(t)),
     ];
-    this.disposables.push(() => subs.forEach((s) => s.dispose()));
+    this.store.defer(() => subs.forEach((s) => s.dispose()));
     this.term.attachCustomKeyEventHandler((e) => this.onKey(e));
     // Pastes from the browser (context menu, middle click) go through the sanitizer too.
     const onPaste = (e: ClipboardEvent) => {
@@ -107,10 +112,10 @@ export class TerminalHost implements TerminalSink {
       if (text) this.paste(text);
     };
     this.element.addEventListener('paste', onPaste, true);
-    this.disposables.push(() => this.element.removeEventListener('paste', onPaste, true));
+    this.store.defer(() => this.element.removeEventListener('paste', onPaste, true));
     const onFocusIn = () => this.events.onFocus();
     this.element.addEventListener('focusin', onFocusIn);
-    this.disposables.push(() => this.element.removeEventListener('focusin', onFocusIn));
+    this.store.defer(() => this.element.removeEventListener('focusin', onFocusIn));
   }
 
   /**
@@ -165,7 +170,7 @@ export class TerminalHost implements TerminalSink {
     if (preferredRenderer(navigator.userAgent, location.search) === 'webgl') void this.tryWebgl();
     this.observer = new ResizeObserver(() => this.scheduleFit());
     this.observer.observe(this.element);
-    this.disposables.push(() => this.observer?.disconnect());
+    this.store.defer(() => this.observer?.disconnect());
     this.fitNow();
   }
 
@@ -243,11 +248,7 @@ export class TerminalHost implements TerminalSink {
   }
 
   private scheduleFit() {
-    if (this.fitTimer) clearTimeout(this.fitTimer);
-    this.fitTimer = setTimeout(() => {
-      this.fitTimer = null;
-      if (!this.disposed) this.fitNow();
-    }, RESIZE_SETTLE_MS);
+    this.fitTimer.set(() => this.fitNow(), RESIZE_SETTLE_MS);
   }
 
   // TerminalSink
@@ -354,10 +355,7 @@ export class TerminalHost implements TerminalSink {
   /** Disposes xterm and its addons, in reverse order of creation. Idempotent. */
   dispose(): void {
     if (this.disposed) return;
-    this.disposed = true;
-    if (this.fitTimer) clearTimeout(this.fitTimer);
-    for (const d of this.disposables.reverse()) d();
-    this.disposables = [];
+    this.store.dispose();
     this.fallbackToDom();
     this.term.dispose();
     this.element.remove();

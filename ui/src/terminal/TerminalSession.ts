@@ -3,6 +3,7 @@
 // It knows nothing of xterm.js or React: output goes to a `TerminalSink`, which the view
 // (TerminalHost) implements. One session serves one terminal id for its whole life.
 import { api, ApiError, terminalSocketUrl } from '../api/client';
+import { DisposableStore } from '../lifecycle/disposable';
 import { ACK_CHUNK_BYTES, type Attention, type ClientControl, type ServerControl, type ShellState, SLOW_CLIENT_CLOSE_CODE, validDim } from '../api/protocol';
 
 /** Where the session delivers output. */
@@ -81,8 +82,13 @@ export class TerminalSession {
   private size: { cols: number; rows: number } | null = null;
   private sentSize: string | null = null;
   private attempt = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
-  private disposed = false;
+  private readonly store = new DisposableStore();
+  /** the reconnect's backoff */
+  private readonly retryTimer = this.store.timer();
+
+  private get disposed(): boolean {
+    return this.store.isDisposed;
+  }
   private exited = false;
   private _status: SessionStatus = 'connecting';
   private queued: Uint8Array[] = [];
@@ -144,9 +150,7 @@ export class TerminalSession {
   /** Closes the socket and stops reconnecting. Idempotent. */
   dispose(): void {
     if (this.disposed) return;
-    this.disposed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    this.store.dispose();
     this.generation++;
     const ws = this.ws;
     this.ws = null;
@@ -312,16 +316,13 @@ export class TerminalSession {
   }
 
   private scheduleRetry() {
-    if (this.disposed || this.retryTimer) return;
+    if (this.disposed || this.retryTimer.pending) return;
     this.setStatus('reconnecting');
     const min = this.opts.minBackoffMs ?? 250;
     const max = this.opts.maxBackoffMs ?? 5000;
     const delay = Math.min(max, min * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
     this.attempt++;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      void this.retry();
-    }, delay);
+    this.retryTimer.set(() => void this.retry(), delay);
   }
 
   private async retry() {

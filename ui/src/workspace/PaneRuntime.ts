@@ -6,6 +6,7 @@ import type { Attention, ShellState, Survivor } from '../api/protocol';
 import { TerminalHost } from '../terminal/TerminalHost';
 import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
 import type { Settings } from '../config/Settings';
+import { type Disposable, DisposableStore } from '../lifecycle/disposable';
 import { survivorText } from './survivors';
 import { commandTitle } from './title';
 import { type RestoredTerminal, cwdGoneNotice } from './restore';
@@ -85,18 +86,19 @@ export class PaneRuntime {
   private mounted = false;
   private exited = false;
   private respawning = false;
-  private disposed = false;
+  /** the survivor and foreground polls; disposed with the runtime */
+  private readonly store = new DisposableStore();
   private readonly unsubscribeSettings: () => void;
   /** what still runs in the exited terminal's session, as last asked */
   private survivors: Survivor[] = [];
-  private survivorTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly survivorTimer = this.store.timer();
   /** true once any input was sent (typed, pasted, or a terminal reply): the pane is no longer "untouched" */
   touched: boolean;
   /** input typed before the terminal exists (while it is being created) */
   private early: Array<string | Uint8Array> = [];
   /** the shell's state as last reported (null until it reported any) */
   private shell: ShellState | null = null;
-  private foregroundTimer: ReturnType<typeof setInterval> | null = null;
+  private foregroundPoll: Disposable | null = null;
 
   constructor(
     readonly paneId: string,
@@ -274,12 +276,13 @@ export class PaneRuntime {
       const name = info.alive && info.busy ? info.foreground : null;
       if (name !== last) this.events.onForeground((last = name));
     };
-    this.foregroundTimer = setInterval(() => void ask(), FOREGROUND_POLL_MS);
+    const h = setInterval(() => void ask(), FOREGROUND_POLL_MS);
+    this.foregroundPoll = this.store.defer(() => clearInterval(h));
   }
 
   private stopForeground() {
-    if (this.foregroundTimer) clearInterval(this.foregroundTimer);
-    this.foregroundTimer = null;
+    if (this.foregroundPoll) this.store.delete(this.foregroundPoll);
+    this.foregroundPoll = null;
   }
 
   private setSurvivors(list: Survivor[]) {
@@ -294,11 +297,9 @@ export class PaneRuntime {
    * `survivors`), now and every 2 s while some do and the pane still shows that terminal.
    */
   private watchSurvivors(id: string) {
-    if (this.survivorTimer) clearTimeout(this.survivorTimer);
-    this.survivorTimer = null;
+    this.survivorTimer.clear();
     const current = () => !this.disposed && this.exited && this.terminalId === id;
     const ask = async () => {
-      this.survivorTimer = null;
       if (!current()) return;
       let list = this.survivors;
       let again = true;
@@ -312,7 +313,7 @@ export class PaneRuntime {
       const announce = this.survivors.length === 0 && list.length > 0;
       this.setSurvivors(list);
       if (announce) this.host.notice(`\r\n[${survivorText(list)} still ${list.length > 1 ? 'run' : 'runs'} from this session: Enter restarts and keeps ${list.length > 1 ? 'them' : 'it'} running]`);
-      if (again && list.length) this.survivorTimer = setTimeout(() => void ask(), SURVIVOR_POLL_MS);
+      if (again && list.length) this.survivorTimer.set(() => void ask(), SURVIVOR_POLL_MS);
     };
     void ask();
   }
@@ -345,8 +346,7 @@ export class PaneRuntime {
     this.session?.dispose();
     this.session = null;
     this.terminalId = null;
-    if (this.survivorTimer) clearTimeout(this.survivorTimer);
-    this.survivorTimer = null;
+    this.survivorTimer.clear();
     if (old) {
       const info = await api.getTerminal(old).catch(() => null);
       if (info?.survivors?.length) this.events.onKept(old);
@@ -359,6 +359,10 @@ export class PaneRuntime {
     this.respawning = false;
   }
 
+  private get disposed(): boolean {
+    return this.store.isDisposed;
+  }
+
   /** Closes the pane's terminal for good: disposes the view and connection, deletes the terminal. */
   close(): void {
     const id = this.terminalId;
@@ -369,10 +373,8 @@ export class PaneRuntime {
   /** Disposes the view and the connection (the terminal keeps running). Idempotent. */
   dispose(): void {
     if (this.disposed) return;
-    this.disposed = true;
+    this.store.dispose();
     this.unsubscribeSettings();
-    if (this.survivorTimer) clearTimeout(this.survivorTimer);
-    this.stopForeground();
     this.session?.dispose();
     this.session = null;
     this.host.dispose();

@@ -2,14 +2,15 @@
 // overlays, the URL field): one owner for the renderers, their body slots and the proxy
 // grants. The pane models stay in the store's snapshot; this writes them through its host.
 import { answeredPrompt, offerPrompt } from '../browser/prompts';
-import { BrowserRuntime, type BrowserView } from '../browser/BrowserRuntime';
+import { BrowserRuntime } from '../browser/BrowserRuntime';
+import { type BrowserView, EMPTY_SCREENCAST, type ScreencastState, chromiumStopped } from '../pane/types';
 import { grantKeepaliveMs } from '../browser/keepalive';
 import { type RenderMode, modeForUrl } from '../browser/modes';
 import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
 import type { Decision, Keystroke } from '../keys/prefix';
 import * as L from '../layout/engine';
-import { EMPTY_SCREENCAST, ScreencastRuntime, type ScreencastState, chromiumStopped } from '../screencast/ScreencastRuntime';
+import { ScreencastRuntime } from '../screencast/ScreencastRuntime';
 import type { ViewportChoice } from '../screencast/viewport';
 import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
 
@@ -96,7 +97,7 @@ export class BrowserPanes {
               onChange({ screencast: { ...sc, ...patch } });
             },
             onViewport: (viewport: ViewportChoice) => onChange({ viewport }),
-            onFind: () => this.host.updatePane(id, { finding: true }),
+            onFind: () => this.setFinding(id, true),
           })
         : new BrowserRuntime(
             id,
@@ -275,6 +276,22 @@ export class BrowserPanes {
   /** Brings screencast pane `id`'s popped-out browser back into the pane. */
   popIn(id: L.PaneId) {
     this.screencast(id)?.popIn();
+  }
+
+  /**
+   * Opens or closes screencast pane `id`'s find bar; closing clears the page's highlights
+   * and gives the keyboard back to the page.
+   */
+  setFinding(id: L.PaneId, finding: boolean) {
+    this.host.updatePane(id, { finding });
+    if (finding) return;
+    this.screencast(id)?.find('');
+    this.focusBrowserBody(id);
+  }
+
+  /** Find in screencast pane `id`'s page (see `ScreencastRuntime.find`). */
+  find(id: L.PaneId, text: string, backwards: boolean, next: boolean) {
+    this.screencast(id)?.find(text, backwards, next);
   }
 
   browserGo(id: L.PaneId, delta: -1 | 1) {

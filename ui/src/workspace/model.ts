@@ -2,14 +2,13 @@
 // constructors of new models. No runtimes here (PaneRuntime and the browser renderers hold
 // those); the store owns the one snapshot.
 import type { ShellState, Survivor } from '../api/protocol';
-import type { BrowserView } from '../browser/BrowserRuntime';
+import { type BrowserView, EMPTY_SCREENCAST } from '../pane/types';
 import type { RenderMode } from '../browser/modes';
 import type { PaneKind } from '../browser/placement';
 import type { PopoutOffer } from '../browser/popout';
 import type { Liveness } from '../api/liveness';
 import * as L from '../layout/engine';
 import type { PortOrigin } from '../ports/ports';
-import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT } from '../screencast/viewport';
 import type { PaneStatus } from './PaneRuntime';
 import type { Orphan } from './survivors';

@@ -2,10 +2,10 @@
 // in doc.ts): converting the snapshot, restoring pane models from a document, and saving
 // debounced. No runtimes here: the store creates those for the models restored.
 import { api } from '../api/client';
+import { DisposableStore } from '../lifecycle/disposable';
 import * as L from '../layout/engine';
-import { EMPTY_SCREENCAST } from '../screencast/ScreencastRuntime';
 import { PANE_VIEWPORT } from '../screencast/viewport';
-import type { BrowserView, RestoreTabs } from '../browser/BrowserRuntime';
+import { type BrowserView, EMPTY_SCREENCAST, type RestoreTabs } from '../pane/types';
 import { isHttpUrl } from '../browser/url';
 import { SAVED_TABS_MAX, type SavedPane, type WorkspaceDoc } from './doc';
 import { type Workspace, unemptied } from './workspaces';
@@ -13,7 +13,7 @@ import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
 import type { RestorePlan, RestoredTerminal } from './restore';
 
 /** How long the wall must stay unchanged before it is saved, in ms. */
-const SAVE_DEBOUNCE_MS = 300;
+export const SAVE_DEBOUNCE_MS = 300;
 
 /**
  * A screencast pane's tabs as saved: its live tabs' http(s) URLs in order and the active one's
@@ -145,6 +145,20 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
   return { workspaces, active, panes, order, nextId, restored };
 }
 
+/** Writes the document (`keepalive`: the page is going away, the request must outlive it). */
+export type PutDoc = (doc: WorkspaceDoc, keepalive: boolean) => Promise<unknown>;
+
+const putDoc: PutDoc = (doc, keepalive) =>
+  keepalive
+    ? fetch('/api/workspace', {
+        method: 'PUT',
+        keepalive: true,
+        credentials: 'same-origin',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workspace: doc }),
+      })
+    : api.putWorkspace(doc);
+
 /**
  * Saves the document `doc()` returns: debounced after each change (`schedule`), at once with
  * `saveNow`, never the same text twice in a row; a failed save is tried again on the next change.
@@ -152,11 +166,16 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
  * the user's (a reload while the UI starts saved an empty one over it: issue 22, item 2a).
  */
 export class DocSaver {
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly store = new DisposableStore();
+  /** the debounce: one pending save at most */
+  private readonly timer = this.store.timer();
   private lastSaved = '';
   private armed = false;
 
-  constructor(private readonly doc: () => WorkspaceDoc) {}
+  constructor(
+    private readonly doc: () => WorkspaceDoc,
+    private readonly put: PutDoc = putDoc,
+  ) {}
 
   /** Allows saving from now on; the store calls it once the saved wall was read and restored. Idempotent. */
   arm() {
@@ -166,11 +185,7 @@ export class DocSaver {
   /** Saves once nothing changed for SAVE_DEBOUNCE_MS (nothing before `arm`). */
   schedule() {
     if (!this.armed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.saveNow();
-    }, SAVE_DEBOUNCE_MS);
+    this.timer.set(() => void this.saveNow(), SAVE_DEBOUNCE_MS);
   }
 
   /** Saves at once if anything changed since the last save (`keepalive`: the page is going away); nothing before `arm`. */
@@ -181,17 +196,7 @@ export class DocSaver {
     if (text === this.lastSaved) return;
     this.lastSaved = text;
     try {
-      if (keepalive) {
-        await fetch('/api/workspace', {
-          method: 'PUT',
-          keepalive: true,
-          credentials: 'same-origin',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ workspace: doc }),
-        });
-      } else {
-        await api.putWorkspace(doc);
-      }
+      await this.put(doc, keepalive);
     } catch {
       this.lastSaved = ''; // try again on the next change
     }

@@ -2,15 +2,20 @@
 //
 // React reads immutable snapshots (useSyncExternalStore); every change goes through a
 // method here or in the modules it owns: `browser` (browser panes' renderers and actions),
-// `ports` (opening a terminal's ports), the control relay, and the saver (persist.ts).
+// `ports` (opening a terminal's ports), `ws` (workspaces), `terminals` (find, clipboard,
+// prompts), `orphans` (the orphan offer), the kept-terminal sweep, the focus sync, the
+// prefix-action table (dispatch.ts), the control relay, and the saver (persist.ts).
 // Components never reach a runtime's socket.
-import { ApiError, api } from '../api/client';
+//
+// Over 600 lines, knowingly: this is the composition root. What stays here is what shares
+// the private `set`/`setLayoutIn` and the runtimes map: creating, placing and closing
+// panes, and the host objects handed to each module above (each a few lines of wiring).
+import { api } from '../api/client';
 import { LivenessWatch, probeHealth } from '../api/liveness';
-import type { Attention, Survivor, TerminalInfo } from '../api/protocol';
+import type { Attention, TerminalInfo } from '../api/protocol';
 import { type RenderMode, modeForUrl } from '../browser/modes';
 import { decidePlacement } from '../browser/placement';
 import { isHttpUrl, isLoopbackHost } from '../browser/url';
-import { besidePane, planSplit } from '../control/place';
 import { UiChannel } from '../control/UiChannel';
 import { projectPrompts } from '../project/prompts';
 import type { PortOrigin } from '../ports/ports';
@@ -30,10 +35,14 @@ import { readSavedState } from './load';
 import { PortPanes } from './portPanes';
 import { ControlRelay } from './relay';
 import { WorkspaceActions } from './workspaceActions';
+import { dispatchAction } from './dispatch';
+import { FocusSync } from './focusSync';
+import { KeptSweeper } from './keptSweep';
+import { OrphanActions } from './orphans';
+import { TerminalActions } from './terminalActions';
 import { editorCommand } from '../terminal/pathLinks';
-import { writeClipboard } from '../clipboard';
 import { closeReasons, findOrphans } from './survivors';
-import { byDigit, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
@@ -47,7 +56,6 @@ export class WorkspaceStore {
   private runtimes = new Map<L.PaneId, PaneRuntime>();
   private nextId = 1;
   private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
-  private focusTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
   /** the prefix machine: the window's keydowns and the keys framed pages forward share it */
   private readonly prefix = new PrefixKeys(
@@ -66,6 +74,12 @@ export class WorkspaceStore {
   /** The workspaces' actions: switch, cycle, create, rename, move a pane, close. */
   readonly ws: WorkspaceActions;
   private readonly relay: ControlRelay;
+  /** Terminal panes' find, clipboard, prompts and survivors. */
+  readonly terminals: TerminalActions;
+  /** The orphan terminals' offer: Show, Stop, dismiss. */
+  readonly orphans: OrphanActions;
+  private readonly kept: KeptSweeper;
+  private readonly focusSync: FocusSync;
 
   /** The user's configuration (its own module; the store only hands it to panes and the channel). */
   constructor(readonly settings: Settings) {
@@ -124,6 +138,46 @@ export class WorkspaceStore {
       restore: (id) => this.restore(id),
       close: (id) => this.close(id),
     });
+    this.terminals = new TerminalActions({
+      get snap() {
+        return store.snap;
+      },
+      runtime: (id) => this.runtimes.get(id),
+      updatePane: (id, patch) => this.updatePane(id, patch),
+      focusTerminal: () => this.focusTerminal(),
+    });
+    this.orphans = new OrphanActions({
+      get snap() {
+        return store.snap;
+      },
+      get wall() {
+        return store.wall;
+      },
+      set: (next) => this.set(next),
+      setLayout: (layout, extra) => this.setLayout(layout, extra),
+      newPane: (terminalId, command, handle) => this.newPane(terminalId, '', command, handle),
+      scheduleFocusSync: () => this.scheduleFocusSync(),
+    });
+    this.kept = new KeptSweeper(
+      {
+        get snap() {
+          return store.snap;
+        },
+        updatePane: (id, patch) => this.updatePane(id, patch),
+      },
+      api,
+    );
+    this.focusSync = new FocusSync({
+      focused: () => this.snap.layout.focused,
+      renaming: () => this.snap.renaming !== null,
+      target: (id) => {
+        const host = this.runtimes.get(id)?.host;
+        if (host) return { focusable: host, terminal: true };
+        const b = this.browser.get(id);
+        return b ? { focusable: b, terminal: false } : undefined;
+      },
+      activeElement: () => document.activeElement,
+    });
   }
 
   /** The current snapshot. */
@@ -161,29 +215,11 @@ export class WorkspaceStore {
 
   /** Gives the keyboard to pane `id` unless it already has it (`connectedOnly`: skip a pane not in the DOM yet). */
   private focusKeyboard(id: L.PaneId, connectedOnly: boolean) {
-    const host = this.runtimes.get(id)?.host;
-    if (host) {
-      if (connectedOnly && !host.element.isConnected) return;
-      if (!host.element.contains(document.activeElement)) host.focus();
-      return;
-    }
-    const b = this.browser.get(id);
-    if (b && b.element.isConnected) b.focus();
+    this.focusSync.focusPane(id, connectedOnly);
   }
 
-  /**
-   * Gives the keyboard focus to the focused pane's terminal, after the DOM settled. It reads
-   * the focused pane when it runs (not when scheduled), so focus events cannot ping-pong.
-   */
   private scheduleFocusSync() {
-    if (this.focusTimer) return;
-    this.focusTimer = setTimeout(() => {
-      this.focusTimer = null;
-      // The strip's name field keeps the keyboard while it is open.
-      if (this.snap.renaming) return;
-      const f = this.snap.layout.focused;
-      if (f) this.focusKeyboard(f, false);
-    }, 0);
+    this.focusSync.schedule();
   }
 
   private setLayout(layout: L.LayoutState, extra: Partial<Snapshot> = {}) {
@@ -267,12 +303,12 @@ export class WorkspaceStore {
         this.updatePane(id, { status, exitCode: exitCode ?? null });
       },
       onFocus: () => this.focus(id),
-      onFind: () => this.setFinding(id, true),
+      onFind: () => this.terminals.setFinding(id, true),
       onSurvivors: (survivors) => this.updatePane(id, { survivors }),
       onKept: (terminalId) => {
         const kept = this.snap.panes[id]?.kept ?? [];
         if (!kept.includes(terminalId)) this.updatePane(id, { kept: [...kept, terminalId] });
-        void this.sweepKept();
+        void this.kept.sweep();
       },
     }, spawn);
     this.runtimes.set(id, rt);
@@ -351,86 +387,7 @@ export class WorkspaceStore {
     this.set({ workspaces, active, layout, panes, order, ready: true, orphans, loadError: null });
     this.refreshPopout();
     this.openChannel();
-    setInterval(() => void this.sweepKept(), KEPT_SWEEP_MS);
-  }
-
-  private sweeping = false;
-
-  /**
-   * Checks the kept terminals (see `PaneModel.kept`): records what still runs in them
-   * (`keptSurvivors`, for the header), deletes the ones in which nothing runs any more, and
-   * forgets the ones already gone. One sweep at a time.
-   */
-  private async sweepKept() {
-    if (this.sweeping) return;
-    this.sweeping = true;
-    try {
-      for (const id of this.snap.order) {
-        const kept = this.snap.panes[id]?.kept;
-        if (!kept?.length) continue;
-        const left: string[] = [];
-        const survivors: Survivor[] = [];
-        for (const t of kept) {
-          try {
-            const list = (await api.getTerminal(t)).survivors ?? [];
-            if (list.length) {
-              left.push(t);
-              survivors.push(...list);
-            } else await api.deleteTerminal(t).catch(() => undefined);
-          } catch (e) {
-            if (!(e instanceof ApiError && e.status === 404)) left.push(t); // unknown: ask again later
-          }
-        }
-        const now = this.snap.panes[id]?.kept;
-        if (!now) continue;
-        // Terminals kept while this sweep ran stay for the next one.
-        const next = now.filter((t) => left.includes(t) || !kept.includes(t));
-        const same = next.length === now.length && survivorKey(survivors) === survivorKey(this.snap.panes[id]?.keptSurvivors ?? []);
-        if (!same) this.updatePane(id, { kept: next, keptSurvivors: survivors });
-      }
-    } finally {
-      this.sweeping = false;
-    }
-  }
-
-  /** Shows every offered orphan terminal in a new pane beside the focused one (minimized when the wall has no room); the focus stays. */
-  showOrphans() {
-    const orphans = this.snap.orphans;
-    if (!orphans.length) return;
-    let layout = this.snap.layout;
-    const panes = { ...this.snap.panes };
-    const order = [...this.snap.order];
-    const shown = new Set(Object.values(panes).flatMap((p) => [p.terminalId, ...(p.kept ?? [])]));
-    const handles = new Set(Object.values(panes).map((p) => p.handle));
-    for (const o of orphans) {
-      if (shown.has(o.id)) continue;
-      // The handle of the pane it runs under (what `ph` in it knows), unless a pane here has it.
-      const handle = handles.has(o.handle) ? o.id : o.handle;
-      handles.add(handle);
-      const p = this.newPane(o.id, '', o.command, handle);
-      const target = besidePane(layout, null);
-      const plan = target ? planSplit(layout, this.wall, target, null, p.id, { gap: GAP_PX, minSize: MIN_PANE_PX }) : null;
-      if (plan?.ok) layout = plan.layout;
-      else if (target) layout = L.minimize(L.split(layout, target, 'right', p.id), p.id);
-      else continue;
-      panes[p.id] = p;
-      order.push(p.id);
-    }
-    this.setLayout(layout, { panes, order, orphans: [] });
-    this.scheduleFocusSync(); // the keyboard leaves the offer's button
-  }
-
-  /** Stops (deletes) every offered orphan terminal: the banner's Stop names them all first. */
-  stopOrphans() {
-    for (const o of this.snap.orphans) void api.deleteTerminal(o.id).catch(() => undefined);
-    this.set({ orphans: [] });
-    this.scheduleFocusSync();
-  }
-
-  /** Hides the orphan offer (the terminals keep running; the next start offers them again). */
-  dismissOrphans() {
-    this.set({ orphans: [] });
-    this.scheduleFocusSync();
+    setInterval(() => void this.kept.sweep(), KEPT_SWEEP_MS);
   }
 
   /** Opens the UI channel (once): it reports this window's panes and applies relayed requests. */
@@ -547,25 +504,6 @@ export class WorkspaceStore {
     this.setLayout(L.split(this.snap.layout, id, side, p.id), { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
   }
 
-  /** Scrolls the focused terminal to its previous (−1) or next (+1) prompt (needs shell integration). */
-  jumpPrompt(dir: -1 | 1) {
-    const f = this.snap.layout.focused;
-    if (f) this.runtimes.get(f)?.host.prompts.jump(dir);
-  }
-
-  /** The output of pane `id`'s last finished command (needs shell integration), or null. */
-  lastOutput(id: L.PaneId): string | null {
-    return this.runtimes.get(id)?.host.prompts.lastOutput() ?? null;
-  }
-
-  /** Copies pane `id`'s last command's output to the clipboard; false if there is none. */
-  async copyLastOutput(id: L.PaneId): Promise<boolean> {
-    const text = this.lastOutput(id);
-    if (text === null) return false;
-    await writeClipboard(text);
-    return true;
-  }
-
   split(id: L.PaneId | null, side: L.SplitSide) {
     const target = id ?? this.snap.layout.focused;
     if (!target || !L.visiblePanes(this.snap.layout).includes(target)) return;
@@ -614,11 +552,6 @@ export class WorkspaceStore {
     if (!close) this.focusTerminal();
     else if ('workspaceId' in q) this.ws.close(q.workspaceId);
     else this.close(q.paneId);
-  }
-
-  /** Stops what still runs in exited terminal pane `id`'s session (its banner's "Stop it"). */
-  stopSurvivors(id: L.PaneId) {
-    void this.runtimes.get(id)?.stopSurvivors();
   }
 
   /**
@@ -694,56 +627,31 @@ export class WorkspaceStore {
     return d;
   }
 
+  /** Performs a prefix-key action (workspace/dispatch.ts maps each to the call here). */
   dispatch(a: Action) {
-    const s = this.snap.layout;
-    switch (a.kind) {
-      case 'splitRight':
-        return this.split(null, 'right');
-      case 'splitDown':
-        return this.split(null, 'down');
-      case 'focusDir':
-        return this.setLayout(L.focusDirection(s, a.dir, this.wall));
-      case 'focusNext':
-        return this.setLayout(L.focusNext(s));
-      case 'close':
-        return void this.requestClose(null);
-      case 'zoom':
-        return this.toggleZoom(null);
-      case 'minimize':
-        return this.minimize(null);
-      case 'swapPrev':
-        return s.focused && this.setLayout(L.swap(s, s.focused, 'prev'));
-      case 'swapNext':
-        return s.focused && this.setLayout(L.swap(s, s.focused, 'next'));
-      case 'sendPrefix':
-        return s.focused && this.runtimes.get(s.focused)?.input('\x02');
-      case 'openBrowser':
-        return this.openBrowser(null);
-      case 'contextMenu':
-        return this.requestMenu(s.focused);
-      case 'nextAttention':
-        return void this.nextAttention();
-      case 'promptPrev':
-        return this.jumpPrompt(-1);
-      case 'promptNext':
-        return this.jumpPrompt(1);
-      case 'newWorkspace':
-        return void this.ws.create();
-      case 'nextWorkspace':
-        return this.ws.cycle(1);
-      case 'prevWorkspace':
-        return this.ws.cycle(-1);
-      case 'selectWorkspace': {
-        const id = byDigit(this.snap.workspaces, a.digit);
-        return id ? this.ws.switchTo(id) : undefined;
-      }
-      case 'renameWorkspace':
-        return this.ws.startRename();
-      case 'closeWorkspace':
-        return void this.ws.requestClose();
-      case 'breakPane':
-        return s.focused ? this.ws.movePane(s.focused, 'new') : undefined;
-    }
+    const store = this;
+    dispatchAction(
+      {
+        get snap() {
+          return store.snap;
+        },
+        get wall() {
+          return store.wall;
+        },
+        ws: this.ws,
+        setLayout: (layout) => this.setLayout(layout),
+        split: (id, side) => this.split(id, side),
+        requestClose: (id) => this.requestClose(id),
+        toggleZoom: (id) => this.toggleZoom(id),
+        minimize: (id) => this.minimize(id),
+        input: (id, data) => this.runtimes.get(id)?.input(data),
+        openBrowser: (ref) => this.openBrowser(ref),
+        requestMenu: (id) => this.requestMenu(id),
+        nextAttention: () => this.nextAttention(),
+        jumpPrompt: (dir) => this.terminals.jumpPrompt(dir),
+      },
+      a,
+    );
   }
 
   // --- workspaces (DESIGN §14): their actions are `ws` (workspaceActions.ts)
@@ -816,37 +724,10 @@ export class WorkspaceStore {
     this.set({ menuRequest: { paneId: id, nonce: (this.snap.menuRequest?.nonce ?? 0) + 1 } });
   }
 
-  /** Opens or closes pane `id`'s find bar (closing clears the highlights and gives the keyboard back to the terminal or the page). */
+  /** Opens or closes pane `id`'s find bar: a screencast pane's finds in the page, a terminal's in its scrollback. */
   setFinding(id: L.PaneId, finding: boolean) {
-    this.updatePane(id, { finding });
-    if (finding) return;
-    const sc = this.browser.screencast(id);
-    if (sc) {
-      sc.find('');
-      this.browser.focusBrowserBody(id);
-      return;
-    }
-    this.runtimes.get(id)?.host.find('');
-    this.focusTerminal();
-  }
-
-  /** Finds `text` in pane `id`; returns true iff found. */
-  find(id: L.PaneId, text: string, backwards = false): boolean {
-    return this.runtimes.get(id)?.host.find(text, backwards) ?? false;
-  }
-
-  hasSelection(id: L.PaneId): boolean {
-    return this.runtimes.get(id)?.host.term.hasSelection() ?? false;
-  }
-
-  /** Copies pane `id`'s selection to the clipboard. */
-  async copy(id: L.PaneId): Promise<void> {
-    await this.runtimes.get(id)?.host.copySelection();
-  }
-
-  /** Pastes the clipboard into pane `id` (sanitized; bracketed when the program asked). */
-  async paste(id: L.PaneId): Promise<void> {
-    await this.runtimes.get(id)?.host.pasteFromClipboard();
+    if (this.browser.screencast(id)) this.browser.setFinding(id, finding);
+    else this.terminals.setFinding(id, finding);
   }
 
   /** Moves the keyboard focus to the focused pane (its terminal, or a browser pane's body). */
@@ -854,10 +735,4 @@ export class WorkspaceStore {
     const f = this.snap.layout.focused;
     if (f) this.focusKeyboard(f, false);
   }
-
-}
-
-/** Survivors compared by pid and name. */
-function survivorKey(list: readonly Survivor[]): string {
-  return list.map((s) => `${s.pid}:${s.name}`).join(',');
 }

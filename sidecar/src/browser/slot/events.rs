@@ -2,16 +2,29 @@
 //! [`PageObserver`] told of the page (agent browsing keeps its console and network there).
 
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventFrameRequestedNavigation, EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
-    EventJavascriptDialogOpening,
+    AddScriptToEvaluateOnNewDocumentParams, EventFrameRequestedNavigation, EventFrameStartedLoading,
+    EventFrameStoppedLoading, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
 };
 use chromiumoxide::Page;
 use futures_util::StreamExt;
 
-use super::super::{bounded, Dialog};
+use super::super::{bounded, BrowserError, Dialog};
 use super::BrowserRef;
 
 impl BrowserRef {
+    /// Installs the observer's document-start scripts ([`super::super::PageObserver::document_start`])
+    /// in `page`, into its current document too. Fails as the first CDP call that fails.
+    pub(super) async fn prepare_page(&self, page: &Page) -> Result<(), BrowserError> {
+        let Some(o) = &self.0.observer else { return Ok(()) };
+        for script in o.document_start() {
+            let mut p = AddScriptToEvaluateOnNewDocumentParams::new(script.source);
+            p.world_name = Some(script.world.into());
+            p.run_immediately = Some(true);
+            bounded("Page.addScriptToEvaluateOnNewDocument", page.execute(p)).await?;
+        }
+        Ok(())
+    }
+
     /// Follows a page this browser attached: tells the observer, then keeps the pending
     /// dialog of its tab.
     pub(super) fn watch_page(&self, page: &Page, generation: u64) {

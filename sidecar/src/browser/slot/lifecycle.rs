@@ -369,6 +369,12 @@ impl BrowserRef {
         // Downloads of a headless browser go to the user's download directory (a headed
         // window has its own download shelf).
         let downloads = if headed { None } else { self.follow_downloads(&browser, generation).await.ok() };
+        if let Err(e) = self.prepare_page(&first).await {
+            handler_task.abort();
+            follow.abort();
+            end_browser(&mut browser).await;
+            return Err(e);
+        }
         let _ = self.apply_wanted(&first).await;
         self.watch_page(&first, generation);
         // Before the initial navigation below, so force-open covers the first document.

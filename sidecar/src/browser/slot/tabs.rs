@@ -28,6 +28,7 @@ impl BrowserRef {
             bounded("Target.createTarget", b.new_page(NEW_TAB_URL)).await?
         };
         let id = page.target_id().as_ref().to_string();
+        self.prepare_page(&page).await?;
         self.watch_page(&page, generation);
         {
             let mut s = self.shared();
@@ -332,6 +333,11 @@ impl BrowserRef {
             return;
         };
         let _ = self.apply_wanted(&page).await;
+        // Opened by the page: its first document is already loading, so the scripts reach
+        // it now and every later one from its start.
+        if let Err(e) = self.prepare_page(&page).await {
+            tracing::warn!("opened tab {}: document-start scripts: {e}", target.as_ref());
+        }
         self.watch_page(&page, generation);
         // A page a page opened is already loading its first document: covered from its next.
         let _ = self.sync_force_open(&page).await;

@@ -8,9 +8,10 @@
 
 use super::super::BrowserError;
 use super::*;
+use crate::constants::{MAX_ZOOM, MIN_ZOOM};
 
-/// The zoom factors allowed (Chromium's own levels span 0.25..=5).
-pub const ZOOM_RANGE: std::ops::RangeInclusive<f64> = 0.25..=5.0;
+/// The zoom factors allowed (Chromium's own levels; `constants.rs`).
+pub const ZOOM_RANGE: std::ops::RangeInclusive<f64> = MIN_ZOOM..=MAX_ZOOM;
 
 /// The device metrics that show viewport `vp` (CSS px and DPR, as the pane or the fixed mode
 /// wants it) at zoom `z`: width and height divided by `z` (rounded, at least 1 px), DPR
@@ -31,7 +32,7 @@ impl BrowserRef {
     /// Errors: `BadRequest` outside the range; `Timeout` when the write does not land.
     pub async fn set_zoom(&self, factor: f64) -> Result<(), BrowserError> {
         if !factor.is_finite() || !ZOOM_RANGE.contains(&factor) {
-            return Err(BrowserError::BadRequest(format!("zoom must be in 0.25..=5, got {factor}")));
+            return Err(BrowserError::BadRequest(format!("zoom must be in {MIN_ZOOM}..={MAX_ZOOM}, got {factor}")));
         }
         let vp = {
             let mut s = self.shared();
