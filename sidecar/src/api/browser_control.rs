@@ -97,6 +97,8 @@ pub struct SnapshotReq {
     max_bytes: Option<usize>,
     #[serde(default, rename = "ref")]
     r#ref: Option<String>,
+    #[serde(default)]
+    sealed: bool,
 }
 
 /// `POST /api/control/browser/snapshot` → the outline (protocol §9.7): of the page, or of the
@@ -115,7 +117,17 @@ pub async fn snapshot(
         )));
     }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.snapshot(&b, req.interactive, max, req.r#ref.as_deref()).await?, h))
+    let policy = super::browser_sealed::policy_of(&st);
+    if req.sealed {
+        // Refused before anything is read.
+        policy.allow(crate::automation::sealed::Lever::Discovery)?;
+    }
+    let mut out = st.automation.snapshot(&b, req.interactive, max, req.r#ref.as_deref()).await?;
+    if req.sealed {
+        super::browser_sealed::add_sealed(&st, &b, &policy, &mut out).await?;
+    }
+    out["policy"] = policy.to_json();
+    Ok(with_pane(out, h))
 }
 
 /// Body of `POST /api/control/browser/act`.
@@ -188,6 +200,10 @@ pub async fn act(
 ) -> Result<Json<Value>, ApiError> {
     let action = action_of(&req)?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    if let Some(r) = req.r#ref.as_deref().filter(|r| crate::automation::sealed::is_token(r)) {
+        let policy = super::browser_sealed::policy_of(&st);
+        return Ok(with_pane(st.automation.act_sealed(&b, r, &action, &policy).await?, h));
+    }
     Ok(with_pane(st.automation.act(&b, req.r#ref.as_deref(), &action).await?, h))
 }
 

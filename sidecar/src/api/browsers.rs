@@ -185,6 +185,15 @@ pub async fn reload(State(st): State<AppState>, Path(id): Path<String>) -> Resul
     Ok(ok())
 }
 
+/// `POST /api/browsers/{id}/sealed-probe`: the closed-root probe run in the active tab's
+/// current document, as a page script would run it (protocol §8.1; issue 24 force-open).
+pub async fn sealed_probe(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<crate::browser::ProbeReport>, ApiError> {
+    Ok(axum::Json(lookup(&st, &id)?.sealed_probe().await?))
+}
+
 /// `POST /api/browsers/{id}/unload`: asks every tab's page to leave (its `beforeunload`),
 /// closing the tabs one by one; `{"closed":true}` once none is left, `{"closed":false}` once
 /// a `beforeunload` dialog holds a tab (the user answers it over the viewer socket).

@@ -62,6 +62,9 @@ pub enum ApiError {
     /// Occurs when a project layout cannot be started or a project file trusted (protocol
     /// §9.8 lists the codes).
     Project(crate::project::ProjectError),
+    /// Occurs when a config write is refused (protocol §4 `PATCH /api/config/agent-sealed`):
+    /// 400 `bad_request`, 409 `locked_by_environment` or `config_invalid`, 500 `internal`.
+    Config(crate::config::WriteError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -94,6 +97,15 @@ impl ApiError {
             ApiError::Ports(ScanError::Unsupported(_)) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
             ApiError::Ports(_) => (StatusCode::INTERNAL_SERVER_ERROR, "scan_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Config(e) => {
+                use crate::config::WriteError as W;
+                match e {
+                    W::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+                    W::LockedByEnvironment => (StatusCode::CONFLICT, "locked_by_environment"),
+                    W::FileInvalid(_) => (StatusCode::CONFLICT, "config_invalid"),
+                    W::Io(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+                }
+            }
             ApiError::Control(e) => {
                 let (status, code) = e.status_and_code();
                 (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code)
@@ -144,6 +156,8 @@ impl ApiError {
             ApiError::BadContentType => "a JSON body needs Content-Type: application/json".into(),
             ApiError::MethodNotAllowed => "this route does not take that method (see Allow)".into(),
             ApiError::Internal(_) => "internal error (see the sidecar's log)".into(),
+            ApiError::Config(crate::config::WriteError::Io(_)) => "internal error (see the sidecar's log)".into(),
+            ApiError::Config(e) => e.to_string(),
             ApiError::TooManyViewerGrants => "1024 viewer grants are outstanding; use or let some expire".into(),
             ApiError::Browser(e) => e.to_string(),
             ApiError::Control(e) => e.to_string(),
@@ -222,6 +236,7 @@ impl IntoResponse for ApiError {
             ApiError::Browser(e) => tracing::warn!(code, "{e}"),
             ApiError::Proxy(e @ ProxyError::Bind(_)) => tracing::error!(code, "{e}"),
             ApiError::Ports(e) => tracing::warn!(code, "{e}"),
+            ApiError::Config(e @ crate::config::WriteError::Io(_)) => tracing::error!(code, "{e}"),
             ApiError::Project(e @ crate::project::ProjectError::Store(_)) => tracing::error!(code, "{e}"),
             _ => tracing::debug!(code, status = status.as_u16(), "request refused"),
         }

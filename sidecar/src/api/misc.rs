@@ -26,6 +26,33 @@ pub async fn config(State(st): State<AppState>) -> Json<crate::config::Snapshot>
     Json(st.settings.current())
 }
 
+/// `PATCH /api/config/agent-sealed` with `{"<key>": value, …}` (protocol §4): writes those
+/// keys of `[agent.sealed]` into the file in place, applies it at once, and answers the new
+/// snapshot. Only the app may call it: a pane token never reaches here (the guard admits
+/// pane tokens to `/api/control/` only).
+pub async fn patch_agent_sealed(
+    State(st): State<AppState>,
+    JsonBody(body): JsonBody<serde_json::Map<String, Value>>,
+) -> Result<Json<crate::config::Snapshot>, ApiError> {
+    let patch = crate::config::SealedPatch::parse(&body).map_err(ApiError::Config)?;
+    let settings = st.settings.clone();
+    let snap = tokio::task::spawn_blocking(move || {
+        crate::config::write_sealed(settings.file(), &patch)?;
+        // The watcher would apply it too, after its debounce; the answer must show it now.
+        settings.reload();
+        Ok(settings.current())
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("config write task: {e}")))?
+    .map_err(ApiError::Config)
+    .map(Json)?;
+    // The settings' follower arms or disarms force-open too; done here as well so that the
+    // answer means the browsers follow it already (the same value again does nothing).
+    let armed = crate::automation::sealed::Policy::current(&snap.config.agent.sealed).force_open_armed();
+    st.browsers.set_force_open(armed).await;
+    Ok(snap)
+}
+
 /// `POST /api/login-codes` → `{"url":"…/login?code=…"}` (a fresh one-time login URL).
 pub async fn login_codes(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let code = st.auth.new_login_code().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;

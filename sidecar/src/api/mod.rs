@@ -10,6 +10,7 @@ mod browser_input;
 mod browser_logs;
 mod browser_page;
 mod browser_pane;
+mod browser_sealed;
 mod browsers;
 pub mod conn;
 mod control;
@@ -30,7 +31,7 @@ pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, patch, post};
 use axum::{middleware, Router};
 
 use crate::constants::MAX_BODY_BYTES;
@@ -41,6 +42,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(misc::health))
         .route("/api/config", get(misc::config))
+        .route("/api/config/agent-sealed", patch(misc::patch_agent_sealed))
         .route("/api/login-codes", post(misc::login_codes))
         .route("/login", get(misc::login))
         .route("/api/terminals", post(terminals::create).get(terminals::list))
@@ -53,6 +55,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/browsers/{id}/history", post(browsers::history))
         .route("/api/browsers/{id}/reload", post(browsers::reload))
         .route("/api/browsers/{id}/unload", post(browsers::unload))
+        .route("/api/browsers/{id}/sealed-probe", post(browsers::sealed_probe))
         .route("/api/browsers/{id}/viewport", post(browsers::viewport))
         .route("/api/browsers/{id}/tabs/select", post(browsers::select_tab))
         .route("/api/browsers/{id}/tabs/close", post(browsers::close_tab))
@@ -104,6 +107,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/drag", post(browser_input::drag))
         .route("/api/control/browser/console", post(browser_logs::console))
         .route("/api/control/browser/network", post(browser_logs::network))
+        .route("/api/control/browser/policy", get(browser_sealed::policy))
+        .route("/api/control/browser/stats", post(browser_sealed::stats))
         .fallback(misc::fallback)
         .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

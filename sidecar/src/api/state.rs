@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::credentials::Auth;
+use crate::automation::sealed::Policy;
 use crate::automation::Automation;
 use crate::browser::Host;
 use crate::config::Settings;
@@ -94,7 +95,7 @@ impl AppState {
         let restore = settings.current().config.session.restore;
         let jar_dir = config.state_dir.as_ref().filter(|_| restore).map(|d| d.join(crate::proxy::JAR_DIR_NAME));
         let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), jar_dir, ..ProxyConfig::from_env() };
-        AppState {
+        let st = AppState {
             settings,
             session,
             projects: Projects::new(config.state_dir.as_deref()),
@@ -110,6 +111,25 @@ impl AppState {
             ports: Ports::new(),
             proxy: Proxy::new(proxy_config),
             control: Control::new(std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))),
-        }
+        };
+        follow_force_open(&st);
+        st
     }
+}
+
+/// Keeps the browser host's force-open in line with the configuration in force
+/// (`agent.sealed.force_open` under the master switch and `PORTHOLE_AGENT_SEALED`): now, and
+/// after every reload of the file, for as long as the settings live.
+fn follow_force_open(st: &AppState) {
+    let mut rx = st.settings.subscribe();
+    let host = st.browsers.clone();
+    tokio::spawn(async move {
+        loop {
+            let armed = Policy::current(&rx.borrow_and_update().config.agent.sealed).force_open_armed();
+            host.set_force_open(armed).await;
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    });
 }

@@ -126,12 +126,53 @@ impl DomDoc {
     pub fn closed_host(&self, i: usize) -> bool {
         !self.nodes[i].closed && self.children[i].iter().any(|&c| self.nodes[c].closed)
     }
+
+    /// The page's own elements that closed host `host`'s root shows through its slots, in
+    /// flat-tree order: elements outside the closed tree whose flat-tree parent is one of
+    /// its `<slot>`s. Nothing else under the host is visited past that (an open root inside
+    /// the closed one is not a slotted node).
+    pub fn slotted(&self, host: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack: Vec<usize> = self.children[host].iter().rev().copied().collect();
+        while let Some(i) = stack.pop() {
+            if !self.nodes[i].closed {
+                continue;
+            }
+            for &c in self.children[i].iter().rev() {
+                if self.nodes[c].closed {
+                    stack.push(c);
+                }
+            }
+            // A slot's flat-tree children are its assigned nodes, or its (closed) fallback.
+            if self.nodes[i].tag == "SLOT" {
+                out.extend(self.children[i].iter().copied().filter(|&c| !self.nodes[c].closed));
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_closed_hosts_slotted_nodes_are_those_under_its_slots_only() {
+        let strings = ["F", "#document", "X-HOST", "SLOT", "SPAN", "X-INNER", "B", "closed", "open"];
+        let s = |x: &str| strings.iter().position(|y| *y == x).unwrap() as i64;
+        // 0 #document > 1 x-host > { 2 slot (closed) > 3 span (light), 4 x-inner (closed) > 5 b (its open root) }
+        let snap = json!({"strings": strings, "documents": [{"frameId": s("F"), "nodes": {
+            "parentIndex": [-1, 0, 1, 2, 1, 4],
+            "nodeType": [9, 1, 1, 1, 1, 1],
+            "nodeName": [s("#document"), s("X-HOST"), s("SLOT"), s("SPAN"), s("X-INNER"), s("B")],
+            "backendNodeId": [1, 2, 3, 4, 5, 6],
+            "shadowRootType": {"index": [2, 4, 5], "value": [s("closed"), s("closed"), s("open")]},
+        }, "layout": {"nodeIndex": [], "bounds": []}}]});
+        let d = &parse(&snap)[0];
+        assert!(d.closed_host(1));
+        assert_eq!(d.slotted(1), vec![3], "the open root's b inside the closed tree is not slotted");
+    }
 
     #[test]
     fn documents_parse_into_flat_trees_of_elements() {

@@ -133,6 +133,24 @@ pub enum AutomationError {
     /// (named) ran: it was stopped where it was (part of its input may have reached the
     /// page). 409 `user_interrupted`.
     UserInterrupted(String),
+    /// Occurs when the human's sealed-content policy (`[agent.sealed]`, issue 24) does not
+    /// allow the call: 403 with `code` (`agent_disabled`, `sealed_disabled`,
+    /// `focus_walk_disabled`, `frames_limit`…) and `key`, the config key (or environment
+    /// variable) that allows it. Nothing was done.
+    PolicyRefused {
+        /// The stable code.
+        code: &'static str,
+        /// The config key that allows the call.
+        key: &'static str,
+        /// What was refused and how to allow it, in a sentence.
+        message: String,
+    },
+    /// Occurs when a tab's sealed-scan budget (`agent.sealed.scans_per_minute`) is spent.
+    /// 429 `rate_limited` with `retry_after` (whole seconds until a scan is allowed again).
+    RateLimited {
+        /// Seconds until the next scan is allowed, at least 1.
+        retry_after: u64,
+    },
     /// Occurs when the browser operation failed (protocol §8.3 codes).
     Browser(BrowserError),
 }
@@ -160,6 +178,8 @@ impl AutomationError {
             E::TimedOut(_) => (408, "timed_out"),
             E::TabBusy(_) => (409, "tab_busy"),
             E::UserInterrupted(_) => (409, "user_interrupted"),
+            E::PolicyRefused { code, .. } => (403, code),
+            E::RateLimited { .. } => (429, "rate_limited"),
             E::Browser(_) => return None,
         })
     }
@@ -172,6 +192,8 @@ impl AutomationError {
             AutomationError::DialogPending(d) => vec![("dialog", json!(d))],
             AutomationError::Mismatch { observed, .. } => vec![("observed", observed.clone())],
             AutomationError::Occluded { by, .. } => vec![("by", by.clone().into())],
+            AutomationError::PolicyRefused { key, .. } => vec![("key", (*key).into())],
+            AutomationError::RateLimited { retry_after } => vec![("retry_after", (*retry_after).into())],
             AutomationError::UnknownOutcome { reason, delivered, .. } => {
                 vec![("reason", reason.as_str().into()), ("delivered", delivered.clone())]
             }
@@ -191,6 +213,11 @@ impl fmt::Display for AutomationError {
         use AutomationError as E;
         match self {
             E::BadRequest(m) | E::TimedOut(m) | E::NotAutomatable(m) => f.write_str(m),
+            E::PolicyRefused { message, .. } => f.write_str(message),
+            E::RateLimited { retry_after } => write!(
+                f,
+                "this tab's sealed scans per minute are spent (agent.sealed.scans_per_minute); retry after {retry_after} s"
+            ),
             E::EvalNotAllowed => f.write_str("eval runs the page's JavaScript only with --allow-eval on that call"),
             E::UnknownRef(r) => write!(f, "no element has ref {r}; take a snapshot ('ph browser snapshot -i')"),
             E::StaleRef { r#ref, reason } => write!(

@@ -22,6 +22,7 @@ mod outcome;
 mod ref_state;
 mod refs;
 mod scroll;
+pub mod sealed;
 mod select;
 mod snapshot;
 mod turn;
@@ -89,6 +90,7 @@ pub struct Automation {
     refs: Mutex<HashMap<String, Refs>>,
     turns: turn::Turns,
     logs: Arc<logs::Logs>,
+    sealed: Mutex<sealed::Store>,
 }
 
 fn no_dialog(b: &BrowserRef) -> Result<(), AutomationError> {
@@ -161,6 +163,14 @@ impl Automation {
         self.turns.run(b, verb, f).await
     }
 
+    /// `stats`: the active tab's counted CDP work since it was first seen (ax reads, pierce
+    /// reads, sealed scans, cache hits, focus-walk steps) → `{"tab","counts":{…}}`.
+    pub fn stats(&self, b: &BrowserRef) -> Result<Value, AutomationError> {
+        let page = b.active_page()?;
+        let tab = page.target_id().as_ref().to_string();
+        Ok(json!({"tab": tab, "counts": crate::browser::cdp_counts::of(&tab)}))
+    }
+
     /// `snapshot [--ref R]`: the header and the outline (of the whole page, or of the element
     /// `root` and what is inside it) within `max_bytes`, refs minted for every actionable
     /// element (shown or cut). → `{"url","title","tab","tabs","dialog","text","refs","root",
@@ -203,7 +213,12 @@ impl Automation {
                     .ok_or_else(|| AutomationError::NotVisible(r.to_string()))?,
             }
         };
-        let (text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);
+        let (mut text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);
+        let sealed_hosts = lines.iter().filter(|l| l.text.contains(snapshot::SEALED_MARK)).count();
+        if sealed_hosts > 0 {
+            text.push_str(snapshot::SEALED_HINT);
+            text.push('\n');
+        }
         tracing::debug!(
             "snapshot: captured in {} ms, outlined and rendered in {} ms ({} lines)",
             captured.as_millis(),
@@ -226,6 +241,7 @@ impl Automation {
             "dialog": view.dialog,
             "text": text,
             "refs": lines.iter().filter(|l| l.has_ref).count(),
+            "sealed_hosts": sealed_hosts,
             "root": root.map(|(r, _)| r),
             "cut": cut,
         }))

@@ -10,7 +10,9 @@
 //!
 //! Rules: an element gets a ref when it has an actionable role (or is a visible clickable
 //! element with no role of its own and no control inside) and is visible, enabled, not
-//! inert and not inside a closed shadow root. Closed shadow roots are shown read-only.
+//! inert. A closed shadow root is not entered (no DOM-domain or accessibility work on it):
+//! its host is shown with `[closed shadow root]`, and `snapshot --sealed` (the `sealed`
+//! module) lists what it holds, on request and as the human's policy allows.
 //! Password and payment-card values are shown as `[filled]`, never as text (they never
 //! leave the page).
 
@@ -56,6 +58,11 @@ const ACTIONABLE: &[&str] = &[
     "spinbutton",
     "treeitem",
 ];
+/// Appended to a closed shadow host's line: what it holds is not read unless asked.
+pub const SEALED_MARK: &str = " [closed shadow root]";
+/// The line a snapshot ends with when it shows a closed shadow host: how to ask.
+pub const SEALED_HINT: &str =
+    "(controls inside a [closed shadow root] are not listed; 'ph browser snapshot --sealed' lists them, as the policy allows)";
 /// Roles whose value is shown (and whose children, the editor's own text, are not).
 const TEXT_ENTRY: &[&str] = &["textbox", "searchbox", "spinbutton"];
 /// One frame of the tab, from `Page.getFrameTree`.
@@ -112,9 +119,8 @@ impl Captured {
     }
 }
 
-/// Runs the walk in frame `frame`'s isolated world of `session` → its answer and the world's
-/// execution context.
-async fn walk(session: &Session, frame: &str) -> Result<(Value, i64), BrowserError> {
+/// Runs the walk in frame `frame`'s isolated world of `session` → its answer.
+async fn walk(session: &Session, frame: &str) -> Result<Value, BrowserError> {
     let w = call(session, "Page.createIsolatedWorld", json!({"frameId": frame, "worldName": WORLD})).await?;
     let ctx = w["executionContextId"]
         .as_i64()
@@ -125,7 +131,7 @@ async fn walk(session: &Session, frame: &str) -> Result<(Value, i64), BrowserErr
         json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true}),
     )
     .await?;
-    Ok((answer(r)?, ctx))
+    answer(r)
 }
 
 /// The value of a `Runtime.callFunctionOn` answer, or what it threw.
@@ -135,37 +141,6 @@ fn answer(mut r: Value) -> Result<Value, BrowserError> {
         return Err(BrowserError::Cdp(format!("the outline walk threw: {text}")));
     }
     Ok(r["result"]["value"].take())
-}
-
-/// Walks the closed shadow root of host `host` (a `backendNodeId` of `session`) in world
-/// `ctx`: the page gives script no handle on it, so it is resolved through CDP.
-async fn walk_closed(session: &Session, ctx: i64, host: i64) -> Result<Value, BrowserError> {
-    let d = call(session, "DOM.describeNode", json!({"backendNodeId": host, "depth": 0})).await?;
-    let root = d["node"]["shadowRoots"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["shadowRootType"] == "closed")
-        .and_then(|r| r["backendNodeId"].as_i64())
-        .ok_or_else(|| BrowserError::Cdp("DOM.describeNode: the closed shadow root is gone".into()))?;
-    let o = call(session, "DOM.resolveNode", json!({"backendNodeId": root, "executionContextId": ctx})).await?;
-    let object = o["object"]["objectId"]
-        .as_str()
-        .ok_or_else(|| BrowserError::Cdp("DOM.resolveNode: no object for the closed shadow root".into()))?
-        .to_string();
-    let r = call(
-        session,
-        "Runtime.callFunctionOn",
-        json!({"functionDeclaration": WALK_JS, "objectId": object, "returnByValue": true}),
-    )
-    .await;
-    let quiet = session.clone();
-    tokio::spawn(async move {
-        if let Err(e) = call(&quiet, "Runtime.releaseObject", json!({"objectId": object})).await {
-            tracing::debug!("Runtime.releaseObject: {e}");
-        }
-    });
-    answer(r?)
 }
 
 /// What one frame process shows: its frames and their walked documents. The frame tree and
@@ -214,7 +189,7 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
         let mut docs = Vec::new();
         let mut mismatches = 0;
         for (f, w) in frames.iter().zip(walks) {
-            let (w, ctx) = match w {
+            let w = match w {
                 Ok(w) => w,
                 // A child frame may be going away.
                 Err(e) => {
@@ -228,12 +203,8 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
             let roots = doc.roots.clone();
             let mut hosts = Vec::new();
             mismatches += doc.join(&roots, d, &d.children.first().cloned().unwrap_or_default(), &mut hosts);
-            for (item, node) in hosts {
-                match walk_closed(session, ctx, d.nodes[node].backend).await {
-                    Ok(v) => mismatches += doc.splice_closed(item, &v, d, node),
-                    Err(e) => tracing::debug!("closed shadow root: {e}"),
-                }
-            }
+            // Closed shadow roots are not entered: their hosts are marked (`sealed_host`) and
+            // `snapshot --sealed` reads them when asked (issue 24: quiet by default).
             doc.adopt_owned();
             docs.push(doc);
         }
@@ -434,7 +405,7 @@ impl<'a> Walker<'a> {
         let role = e.role.as_str();
         let ignored = e.has(flag::IGNORED);
         let generic = role.is_empty() || ignored;
-        let usable = e.has(flag::VISIBLE) && e.boxed && !e.closed && !e.has(flag::DISABLED);
+        let usable = e.has(flag::VISIBLE) && e.boxed && !e.has(flag::DISABLED);
         // A container that only delegates its children's clicks (React listens on its root)
         // is not itself a control: its controls are.
         let dom_clickable = generic
@@ -445,28 +416,35 @@ impl<'a> Walker<'a> {
             && !Self::has_control_inside(doc, id, &mut 0);
         let mut child_depth = depth;
         let mut shown_name = None;
-        if !generic || dom_clickable {
+        // A closed shadow host is always shown (by its tag when it has no role): what it
+        // holds is not, and the line says so.
+        if !generic || dom_clickable || e.sealed_host {
             let name = clip(&e.name, MAX_NAME_CHARS);
             let (shown_role, name) = if dom_clickable {
                 let mut t = String::new();
                 Self::text_of(doc, id, &mut t);
-                ("clickable", if name.is_empty() { clip(&t, MAX_NAME_CHARS) } else { name })
+                ("clickable".to_string(), if name.is_empty() { clip(&t, MAX_NAME_CHARS) } else { name })
+            } else if generic {
+                (e.tag.to_ascii_lowercase(), name)
             } else {
-                (role, name)
+                (role.to_string(), name)
             };
-            let control = dom_clickable || ACTIONABLE.contains(&role);
-            let mut text = shown_role.to_string();
+            // A closed host is listed among controls (so `-i` shows it) but gets a ref only
+            // when it is itself a control: what it holds is not ours to point at.
+            let acts = dom_clickable || ACTIONABLE.contains(&role);
+            let control = acts || e.sealed_host;
+            let mut text = shown_role;
             if !name.is_empty() {
                 text.push(' ');
                 text.push_str(&quote(&name));
             }
             shown_name = Some(name);
             states(e, &mut text);
-            if e.closed && control {
-                text.push_str(" [closed shadow root: read-only]");
+            if e.sealed_host {
+                text.push_str(SEALED_MARK);
             }
             let mut has_ref = false;
-            if control && usable {
+            if acts && usable {
                 if let Some(num) = e.backend.and_then(|b| (self.mint)(&doc.frame, b)) {
                     text.push_str(&format!(" [ref=e{num}]"));
                     has_ref = true;
@@ -643,18 +621,18 @@ mod tests {
     }
 
     #[test]
-    fn closed_shadow_roots_are_read_only_and_frames_go_in_place() {
+    fn closed_shadow_hosts_are_shown_not_entered_and_frames_go_in_place() {
         let v = flag::VISIBLE;
         let mut c = captured(
             json!([
                 {"p": -1, "t": "HTML", "f": v},
-                {"p": 0, "t": "BUTTON", "r": "button", "n": "Sealed", "f": v},
+                {"p": 0, "t": "X-LOGIN", "f": v},
                 {"p": 0, "t": "IFRAME", "r": "Iframe", "n": "Child", "f": v},
                 {"p": 0, "t": "IFRAME", "r": "Iframe", "n": "Gone", "f": v},
             ]),
             &[],
         );
-        c.docs.get_mut("F").unwrap().el_mut(1).unwrap().closed = true;
+        c.docs.get_mut("F").unwrap().el_mut(1).unwrap().sealed_host = true;
         c.docs.get_mut("F").unwrap().el_mut(2).unwrap().child_frame = Some("G".into());
         let mut child = Doc { frame: "G".into(), ..Doc::default() };
         child.roots = child.append(
@@ -672,7 +650,7 @@ mod tests {
         let (text, _, _) = render(&lines, false, DEFAULT_MAX_BYTES);
         assert_eq!(
             text,
-            "- button \"Sealed\" [closed shadow root: read-only]\n\
+            "- x-login [closed shadow root]\n\
              - Iframe \"Child\"\n  \
                - link \"In\" [ref=e1]\n\
              - Iframe \"Gone\" [cross-site frame: not included]\n"

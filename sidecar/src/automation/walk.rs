@@ -83,8 +83,9 @@ pub struct El {
     pub clickable: bool,
     /// Rendered with a box of positive size, when joined.
     pub boxed: bool,
-    /// Inside a closed shadow root.
-    pub closed: bool,
+    /// Hosts a closed shadow root, which the outline does not enter (issue 24: quiet by
+    /// default; `snapshot --sealed` reads it on request).
+    pub sealed_host: bool,
     /// The frame an `<iframe>` shows, once known.
     pub child_frame: Option<String>,
     /// Indices (in its [`Doc`]) of the elements its `aria-owns` names, in that order.
@@ -125,7 +126,7 @@ pub struct Doc {
     pub frame: String,
     /// The document's title.
     pub title: String,
-    /// Nodes, in walk order (closed shadow trees appended after, [`Doc::splice_closed`]).
+    /// Nodes, in walk order.
     pub items: Vec<Item>,
     /// The top nodes (the document element).
     pub roots: Vec<usize>,
@@ -211,7 +212,7 @@ impl Doc {
     /// Joins the walked elements among `items` to DOM nodes `nodes` of `dom` (the element
     /// children of one place of both trees), and so on down. Returns how many lists did not
     /// match, and pushes each closed shadow root's host met (walked index, DOM index) to
-    /// `closed_hosts` (the walk cannot see into them: [`Doc::splice_closed`]).
+    /// `closed_hosts` (the walk cannot see into them, and the outline does not look).
     pub fn join(
         &mut self,
         items: &[usize],
@@ -240,13 +241,18 @@ impl Doc {
                 e.backend = Some(n.backend);
                 e.clickable = n.clickable;
                 e.boxed = n.boxed;
-                e.closed = n.closed;
                 e.child_frame = n.child_frame.clone();
                 if e.pruned || e.leaf {
                     continue;
                 }
                 if !e.has(flag::SHADOW_HOST) && dom.closed_host(d) {
+                    e.sealed_host = true;
                     closed_hosts.push((j, d));
+                    // Its light children that a slot shows are the page's own, not the
+                    // closed root's: joined (and so actionable) when the walk's list and the
+                    // slotted list agree, as every list here must.
+                    let kids = self.element_children(&self.items[j].children);
+                    stack.push((kids, dom.slotted(d)));
                     continue;
                 }
                 let kids = self.element_children(&self.items[j].children);
@@ -302,23 +308,6 @@ impl Doc {
             at = self.items[p].parent;
         }
         false
-    }
-
-    /// Puts the walk of host `host`'s closed shadow root (`answer`) in place of what the
-    /// walk saw under it (its light children, which the flat tree shows only where the root
-    /// slots them), joined to the host's flat-tree children `dom_host` of `dom`. Its nodes
-    /// are read-only (no ref) but for slotted light nodes. Returns the mismatches.
-    pub fn splice_closed(&mut self, host: usize, answer: &Value, dom: &DomDoc, dom_host: usize) -> usize {
-        let start = self.items.len();
-        let roots = self.append(answer, Some(host));
-        for i in start..self.items.len() {
-            if let Some(e) = self.el_mut(i) {
-                e.closed = true;
-            }
-        }
-        self.items[host].children = roots.clone();
-        // A closed root inside a closed root stays as the walk saw it (read-only anyway).
-        self.join(&roots, dom, &dom.children[dom_host].clone(), &mut Vec::new())
     }
 }
 
@@ -390,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn walks_join_by_place_and_tag_and_closed_roots_splice_in() {
+    fn walks_join_by_place_and_tag_and_stop_at_closed_hosts_but_for_slotted_light_nodes() {
         // html > body > { button, div (clickable), x-host (closed root: button, slot > span) }
         let d = dom(&[
             ("#document", 1, None, false),
@@ -415,17 +404,9 @@ mod tests {
         assert_eq!(doc.el(2).unwrap().backend, Some(12));
         assert!(doc.el(2).unwrap().boxed && !doc.el(4).unwrap().boxed);
         assert!(doc.el(4).unwrap().clickable);
-        assert_eq!(hosts, vec![(5, 5)], "the closed host, its light child not joined");
-        assert_eq!(doc.el(6).unwrap().backend, None);
-        let inside = json!({"nodes": [{"p": -1, "t": "BUTTON", "r": "button", "n": "Sealed"}, {"p": -1, "t": "SLOT"}, {"p": 1, "t": "SPAN"}]});
-        assert_eq!(doc.splice_closed(5, &inside, &d, 5), 0);
-        let kids = doc.items[5].children.clone();
-        assert_eq!(kids.len(), 2);
-        let sealed = doc.el(kids[0]).unwrap();
-        assert!(sealed.closed && sealed.backend == Some(15));
-        let span = doc.items[kids[1]].children[0];
-        assert!(!doc.el(span).unwrap().closed, "a slotted light node is not in the closed tree");
-
+        assert_eq!(hosts, vec![(5, 5)], "the closed host");
+        assert_eq!(doc.el(6).unwrap().backend, Some(17), "its slotted light child is the page's own");
+        assert_eq!(d.slotted(5), vec![8], "the closed button is not a slotted node");
         // The page changed between the reads: that list joins nothing.
         let mut other = Doc::default();
         let changed = json!({"nodes": [{"p": -1, "t": "HTML"}, {"p": 0, "t": "BODY"}, {"p": 1, "t": "BUTTON"}, {"p": 1, "t": "P"}]});

@@ -5,6 +5,7 @@
 //! Chromium process, its lifecycle queue, its tabs and its viewport; viewers read its state
 //! through a watch channel ([`ViewState`]) and reach pages only through [`BrowserRef`].
 
+pub mod cdp_counts;
 mod chrome;
 mod display;
 mod navigate;
@@ -15,8 +16,8 @@ mod slot;
 
 pub use presence::{Activity, Point, Presence, Rect};
 pub use slot::{
-    download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, ScreenRect, MAX_CHOOSER_FILES,
-    MAX_UPLOAD_BYTES, ZOOM_RANGE,
+    download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, ProbeReport, ScreenRect,
+    FORCE_OPEN_SCRIPT, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES, ZOOM_RANGE,
 };
 pub(crate) use slot::{eval_in, eval_in_isolated_world, isolated_world};
 
@@ -357,6 +358,11 @@ pub struct Host {
     /// Whether a `profile` key gives a kept profile (`[session] restore`); when false the key
     /// is ignored and every browser's profile is its own, removed with it.
     keep_profiles: bool,
+    /// Force-open armed (`agent.sealed.force_open`, issue 24): every browser follows it.
+    force_open: tokio::sync::watch::Sender<bool>,
+    /// Held while a change of `force_open` is brought to every tab, so a caller that finds
+    /// the value already set returns only once the tabs follow it.
+    force_open_sync: tokio::sync::Mutex<()>,
 }
 
 impl Default for Host {
@@ -375,7 +381,27 @@ impl Host {
             shutting_down: AtomicBool::new(false),
             observer: None,
             keep_profiles: true,
+            force_open: tokio::sync::watch::channel(false).0,
+            force_open_sync: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Arms (`true`) or disarms force-open in every browser, present and future: the patch is
+    /// added to, or removed from, each tab for its next documents (`slot/force_open.rs`);
+    /// returns once every live tab has it or not (a tab that fails is logged). Idempotent:
+    /// the same value again does nothing.
+    pub async fn set_force_open(&self, armed: bool) {
+        let _sync = self.force_open_sync.lock().await;
+        if !self.force_open.send_if_modified(|v| std::mem::replace(v, armed) != armed) {
+            return;
+        }
+        let all: Vec<BrowserRef> = self.slots().values().cloned().collect();
+        futures_util::future::join_all(all.iter().map(|s| s.sync_force_open_all())).await;
+    }
+
+    /// True if and only if force-open is armed.
+    pub fn force_open(&self) -> bool {
+        *self.force_open.borrow()
     }
 
     /// Ends the Chromium processes, and removes the profiles, that a sidecar which died
@@ -427,7 +453,8 @@ impl Host {
             Some(key) => self.root.join(format!("{KEPT_PROFILE_PREFIX}{key}")),
             None => self.root.join(format!("{}-{id}", std::process::id())),
         };
-        let slot = BrowserRef::new(id.clone(), dir.clone(), url, mode, self.observer.clone());
+        let slot =
+            BrowserRef::new(id.clone(), dir.clone(), url, mode, self.observer.clone(), self.force_open.subscribe());
         {
             let mut slots = self.slots();
             if slots.values().any(|s| s.profile_dir() == dir) {

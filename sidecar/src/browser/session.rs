@@ -57,6 +57,12 @@ impl Command for Raw {
 /// Calls `method` with `params` on `page`'s own session, bounded like every CDP call (10 s,
 /// `cdp_timeout` naming the method).
 pub async fn page_call(page: &Page, method: &'static str, params: Value) -> Result<Value, BrowserError> {
+    super::cdp_counts::note_command(page.target_id().as_ref(), method, &params);
+    raw_page_call(page, method, params).await
+}
+
+/// [`page_call`] without counting (the caller counted the command it carries).
+async fn raw_page_call(page: &Page, method: &'static str, params: Value) -> Result<Value, BrowserError> {
     let r = bounded(method, page.execute(Raw { method, params })).await?;
     Ok(r.result)
 }
@@ -228,13 +234,16 @@ impl Session {
     /// Sends `method` with `params` on this session → the JSON result, bounded like every CDP
     /// call (`cdp_timeout` naming the method).
     pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, BrowserError> {
-        let Some(c) = &self.child else { return page_call(&self.page, method, params).await };
+        // Counted for the tab, whichever frame process's session carries it.
+        super::cdp_counts::note_command(self.page.target_id().as_ref(), method, &params);
+        let Some(c) = &self.child else { return raw_page_call(&self.page, method, params).await };
         let id = c.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         c.routes.answers().insert(id, tx);
         let message = json!({"id": id, "method": method, "params": params}).to_string();
         if let Err(e) =
-            page_call(&self.page, "Target.sendMessageToTarget", json!({"sessionId": c.id, "message": message})).await
+            raw_page_call(&self.page, "Target.sendMessageToTarget", json!({"sessionId": c.id, "message": message}))
+                .await
         {
             c.routes.answers().remove(&id);
             return Err(e);

@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 
 mod events;
 mod files;
+mod force_open;
 mod lifecycle;
 mod tabs;
 mod viewport;
@@ -60,6 +61,7 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 pub struct BrowserRef(Arc<Slot>);
 
 pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
+pub use force_open::{ProbeReport, FORCE_OPEN_SCRIPT};
 pub use lifecycle::ScreenRect;
 pub use zoom::ZOOM_RANGE;
 
@@ -166,6 +168,8 @@ struct Slot {
     observer: Option<Arc<dyn PageObserver>>,
     /// What an agent does here, and the human's input through views.
     presence: super::Presence,
+    /// Force-open's flag and the patch's identifier per tab (`force_open.rs`).
+    force_open: force_open::ForceOpen,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -206,6 +210,7 @@ impl BrowserRef {
         url: String,
         mode: ViewportMode,
         observer: Option<Arc<dyn PageObserver>>,
+        force_open: watch::Receiver<bool>,
     ) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
@@ -266,6 +271,7 @@ impl BrowserRef {
             emulation: EmulationGate::default(),
             observer,
             presence: super::Presence::default(),
+            force_open: force_open::ForceOpen::new(force_open),
         });
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)

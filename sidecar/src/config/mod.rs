@@ -1,13 +1,15 @@
 //! The user's configuration file (DESIGN §14, docs/config.md): where it lives, parsing it
-//! into bounded typed values, and watching it for changes.
+//! into bounded typed values, watching it for changes, and writing `[agent.sealed]` from the
+//! app (`write.rs`).
 //!
-//! **Architecture Invariant:** this module is the only reader of `config.toml`. Everyone
+//! **Architecture Invariant:** this module is the only reader and writer of `config.toml`. Everyone
 //! else reads the current [`Snapshot`] from [`Settings`], which always holds the last good
 //! configuration (the built-in one until a file parses) and, beside it, the error that keeps
 //! a newer file from applying.
 
 mod schema;
 mod watch;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,11 +17,13 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use schema::{
-    builtin_viewports, merge_presets, Bindings, Browser, Colors, Config, Cursor, CursorStyle, Dpr, Font, FontFamily,
-    FontSize, Keys, LineHeight, Notifications, Prefix, RenderMode, Rgb, Scrollback, SessionSection, Shell, ShellArgs,
-    ShellProgram, TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS,
+    builtin_viewports, merge_presets, Agent, Bindings, Browser, Colors, Config, CropMaxSide, Cursor, CursorStyle, Dpr,
+    EnvSwitch, FocusWalkSteps, Font, FontFamily, FontSize, Keys, LineHeight, MaxControls, MaxFrames, Notifications,
+    Prefix, RenderMode, Rgb, ScansPerMinute, Scrollback, Sealed, SessionSection, Shell, ShellArgs, ShellProgram,
+    TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS, SEALED_ENV,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
+pub use write::{apply_patch, write_sealed, Kind, SealedPatch, SealedValue, WriteError, SEALED_KEYS};
 
 /// The commented default file (`porthole-sidecar --print-default-config`); it parses to
 /// [`Config::default`] with no warnings (pinned by a test).
@@ -160,13 +164,16 @@ impl Snapshot {
 impl Serialize for Snapshot {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("Snapshot", 6)?;
+        let mut st = s.serialize_struct("Snapshot", 7)?;
         st.serialize_field("file", &self.file)?;
         st.serialize_field("revision", &self.revision)?;
         st.serialize_field("config", &*self.config)?;
         st.serialize_field("error", &self.error)?;
         st.serialize_field("unknown_keys", &self.unknown_keys)?;
         st.serialize_field("presets", &self.presets())?;
+        // Sections the environment overrides, so the UI shows them locked (docs/config.md).
+        let locks: Vec<&str> = if EnvSwitch::from_env().kills() { vec!["agent.sealed"] } else { Vec::new() };
+        st.serialize_field("env_locks", &locks)?;
         st.end()
     }
 }
@@ -247,6 +254,12 @@ mod tests {
             ("[cursor]\nstyle = \"box\"\n", 2, 9, "box"),
             ("[shell]\nprogram = \"bash\"\n", 2, 11, "absolute path"),
             ("[[browser.viewports]]\nname = \"A\"\nwidth = 50\nheight = 500\n", 3, 9, "viewport side"),
+            ("[agent.sealed]\nmax_frames = 0\n", 2, 14, "agent.sealed.max_frames must be 1..=64"),
+            ("[agent.sealed]\nenabled = true\nscans_per_minute = 500\n", 3, 20, "agent.sealed.scans_per_minute must be 1..=120"),
+            ("[agent.sealed]\nfocus_walk_max_steps = 65\n", 2, 24, "focus_walk_max_steps"),
+            ("[agent.sealed]\nmax_controls = 2001\n", 2, 16, "max_controls"),
+            ("[agent.sealed]\ncrop_max_side = 63\n", 2, 17, "crop_max_side"),
+            ("[agent.sealed]\nforce_open = \"yes\"\n", 2, 14, "bool"),
         ] {
             let e = p(text).unwrap_err();
             assert!(e.message.contains(words), "{text:?}: {e}");

@@ -31,6 +31,8 @@ pub struct Config {
     pub notifications: Notifications,
     /// Session restore.
     pub session: SessionSection,
+    /// What an agent driving a browser pane may do.
+    pub agent: Agent,
 }
 
 /// `[theme]`.
@@ -190,6 +192,11 @@ bounded!(
     /// A device pixel ratio (protocol §8.2's bounds).
     Dpr(f64) from "f64", crate::constants::MIN_VIEWPORT_DPR, crate::constants::MAX_VIEWPORT_DPR, "dpr"
 );
+
+mod agent;
+pub use agent::{
+    Agent, CropMaxSide, EnvSwitch, FocusWalkSteps, MaxControls, MaxFrames, ScansPerMinute, Sealed, SEALED_ENV,
+};
 
 /// A CSS font-family list, 1..=512 bytes, without control characters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -669,6 +676,18 @@ const KNOWN: &[&str] = &[
     "browser.viewports",
     "notifications.desktop",
     "session.restore",
+    "agent.sealed.enabled",
+    "agent.sealed.discovery",
+    "agent.sealed.signatures",
+    "agent.sealed.focus_walk",
+    "agent.sealed.focus_walk_max_steps",
+    "agent.sealed.focus_walk_restore",
+    "agent.sealed.part_highlight",
+    "agent.sealed.force_open",
+    "agent.sealed.max_frames",
+    "agent.sealed.max_controls",
+    "agent.sealed.crop_max_side",
+    "agent.sealed.scans_per_minute",
 ];
 
 /// The dotted paths of keys in `table` that Porthole does not know, sorted by path

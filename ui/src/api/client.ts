@@ -85,6 +85,10 @@ export const api = {
   /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */
   /** `GET /api/config`: the configuration snapshot, unparsed (config/config.ts parses it). */
   config: () => call<unknown>('GET', '/api/config'),
+  /** `PATCH /api/config/agent-sealed`: writes these `[agent.sealed]` keys into config.toml → the new snapshot, unparsed. */
+  patchAgentSealed: (patch: Record<string, boolean | number>) => call<unknown>('PATCH', '/api/config/agent-sealed', patch),
+  /** `POST /api/browsers/{id}/sealed-probe`: what a page script in the active tab sees of closed roots now (unparsed). */
+  sealedProbe: (id: string) => call<unknown>('POST', `/api/browsers/${encodeURIComponent(id)}/sealed-probe`),
   capabilities: () => call<unknown>('GET', '/api/capabilities').then(parseCapabilities),
   /** A single-use viewer grant: the viewer socket's `ws://` URL (valid 60 s). */
   /** Sets the files the user picked on the page's file input (`[]` cancels); paths are absolute. */

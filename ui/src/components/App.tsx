@@ -1,4 +1,5 @@
-import { useEffect, useSyncExternalStore } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import { AgentAccess } from './AgentAccess';
 import { keystrokeOf } from '../keys/prefix';
 import { ConfigBanner } from './ConfigBanner';
 import { RestoreBanner } from './RestoreBanner';
@@ -32,6 +33,7 @@ function usePrefixKeys(store: WorkspaceStore) {
 export function App({ store }: { store: WorkspaceStore }) {
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   usePrefixKeys(store);
+  const [agentAccess, setAgentAccess] = useState(false);
   const focused = snap.layout.focused ? snap.panes[snap.layout.focused] : undefined;
   const title = focused ? paneLabel(focused) : '';
   useEffect(() => {
@@ -52,9 +54,10 @@ export function App({ store }: { store: WorkspaceStore }) {
         </div>
       )}
       <Wall store={store} snap={snap} />
-      <Baseboard store={store} snap={snap} />
+      <Baseboard store={store} snap={snap} onAgentAccess={() => setAgentAccess(true)} />
       {snap.closing && <CloseConfirm store={store} snap={snap} q={snap.closing} />}
       <TrustPrompt prompts={projectPrompts} />
+      {agentAccess && <AgentAccess settings={store.settings} wall={snap} onClose={() => setAgentAccess(false)} />}
       {snap.liveness !== 'up' && <StoppedOverlay liveness={snap.liveness} />}
     </div>
   );

@@ -19,7 +19,8 @@ const HINTS: [Action, string][] = [
   [{ kind: 'newWorkspace' }, 'workspace'],
 ];
 
-export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
+/** `onAgentAccess`: opens the "Agent access" settings panel (App owns whether it is open). */
+export function Baseboard({ store, snap, onAgentAccess }: { store: WorkspaceStore; snap: Snapshot; onAgentAccess: () => void }) {
   const mins = snap.layout.minimized;
   const keymap = useKeymap(store.settings);
   const hints = HINTS.flatMap(([a, label]) => {
@@ -67,6 +68,9 @@ export function Baseboard({ store, snap }: { store: WorkspaceStore; snap: Snapsh
           );
         })
       )}
+      <button className="baseboard-settings" data-testid="open-agent-access" title="Agent access: what an agent may do with sealed content" onClick={onAgentAccess}>
+        Agent access
+      </button>
       <span className="prefix-indicator" data-testid="prefix-indicator">
         <kbd>{prefixCap(keymap)}</kbd> …
       </span>

@@ -18,6 +18,7 @@ import { OverflowMenu } from './OverflowMenu';
 import { PickerPopupOverlay } from './PickerPopup';
 import { DownloadsShelf, FileChooserPanel } from './Transfers';
 import { zoomLabel } from '../screencast/zoom';
+import { forceOpenArmed } from '../config/sealed';
 import { CanvasMenu } from './CanvasMenu';
 import { useProjectPresets } from '../project/presets';
 
@@ -325,6 +326,18 @@ function blockedText(url: string): string {
 const UNFOLLOWED =
   "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
 
+/** The red chip of a screencast pane while force-open is armed (issue 24): its next documents get closed shadow roots opened. */
+function ForceOpenChip({ store }: { store: BrowserPaneProps['store'] }) {
+  const s = store.settings;
+  const armed = useSyncExternalStore(s.subscribe, () => forceOpenArmed(s.config.sealed, s.getSnapshot().snapshot?.envLocks.includes('agent.sealed') ?? false));
+  if (!armed) return null;
+  return (
+    <span className="force-open-chip" data-testid="force-open-chip" role="status" title="Force-open is armed (Agent access): this pane's next pages get closed shadow roots opened at load, which the page can detect.">
+      force-open
+    </span>
+  );
+}
+
 /** A browser pane: header (URL, back/forward/reload, Display) over an iframe. Never re-parented. */
 export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visible, focused, zoomed, onMenu }: BrowserPaneProps) {
   const keymap = useKeymap(store.settings);
@@ -426,6 +439,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             agent: {sc.agent.verb}
           </span>
         )}
+        {b.mode === 'screencast' && <ForceOpenChip store={store} />}
         <UrlField store={store} pane={pane} />
         {sc && sc.zoom !== 1 && (
           <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.browser.setZoom(id, 1))}>

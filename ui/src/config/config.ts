@@ -7,6 +7,7 @@
 import type { ITheme } from '@xterm/xterm';
 import type { Action } from '../keys/prefix';
 import { DARK, LIGHT, type Scheme } from '../terminal/theme';
+import { type SealedPolicy, parseSealed } from './sealed';
 
 export type ThemeMode = 'system' | 'light' | 'dark';
 export type CursorStyle = 'block' | 'underline' | 'bar';
@@ -27,6 +28,8 @@ export interface UiConfig {
   /** the Display menu's viewport presets outside a project: the sidecar's list (built-in, then `browser.viewports`) */
   presets: { name: string; width: number; height: number; dpr: number; mobile?: boolean }[];
   desktopNotifications: boolean;
+  /** `[agent.sealed]` (config/sealed.ts); null when the sidecar sends none */
+  sealed: SealedPolicy | null;
 }
 
 /** Why the file as it is now is not applied (its line and column when the parser gave a span). */
@@ -43,6 +46,8 @@ export interface ConfigSnapshot {
   config: UiConfig;
   error: ConfigProblem | null;
   unknownKeys: string[];
+  /** sections the environment overrides (`agent.sealed` under `PORTHOLE_AGENT_SEALED=off`): shown locked */
+  envLocks: string[];
 }
 
 /** Action names of `[keys.bindings]` → the prefix machine's actions. */
@@ -109,6 +114,7 @@ export const DEFAULT_CONFIG: UiConfig = {
   defaultMode: 'iframe',
   presets: [],
   desktopNotifications: true,
+  sealed: null,
 };
 
 function bindingsOf(byAction: Record<string, unknown>): Record<string, Action> | null {
@@ -181,6 +187,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
     return q?.mobile === true ? { name, width, height, dpr, mobile: true } : { name, width, height, dpr };
   });
   const unknownKeys = Array.isArray(o.unknown_keys) ? o.unknown_keys.filter((k): k is string => typeof k === 'string') : [];
+  const envLocks = Array.isArray(o.env_locks) ? o.env_locks.filter((k): k is string => typeof k === 'string') : [];
   if (
     !mode || !colors || family === null || size === null || lineHeight === null || !style || blink === null ||
     scrollback === null || !prefix || !/^C-[a-z]$/.test(prefix) || !bindings || !defaultMode || desktop === null ||
@@ -195,6 +202,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
     revision,
     error,
     unknownKeys,
+    envLocks,
     config: {
       theme: { mode, colors: colorTable },
       font: { family, size, lineHeight },
@@ -205,6 +213,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
       defaultMode,
       presets: presets as UiConfig['presets'],
       desktopNotifications: desktop,
+      sealed: parseSealed(c),
     },
   };
 }

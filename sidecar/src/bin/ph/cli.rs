@@ -349,6 +349,10 @@ pub enum BrowserCmd {
         /// The outline's budget in bytes (default 16384, 1024..=1048576).
         #[arg(long, value_name = "N")]
         max_bytes: Option<usize>,
+        /// Also list the controls inside closed shadow roots (role, name, states, rect and a
+        /// token sN that click, fill, type… take; never a value), as the policy allows.
+        #[arg(long)]
+        sealed: bool,
     },
     /// Click an element (trusted input at its visible point).
     Click {
@@ -561,6 +565,12 @@ pub enum BrowserCmd {
         #[arg(long)]
         failed: bool,
     },
+    /// Print the human's sealed-content policy ([agent.sealed]: what an agent may do with
+    /// closed shadow roots). Read-only: only the human changes it (Settings, config.toml).
+    Policy,
+    /// Print the CDP work counted on the active tab (accessibility reads, shadow-piercing
+    /// reads, sealed scans, cache hits, focus-walk steps).
+    Stats,
     /// Evaluate JavaScript in the page and print its JSON value (only with --allow-eval).
     Eval {
         /// The expression.

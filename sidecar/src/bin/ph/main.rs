@@ -221,9 +221,10 @@ fn browser_request(
     let act = |action: &str, r: &str| post("act", json!({"action": action, "ref": r}));
     match cmd {
         BrowserCmd::Open { target, near } => post("open", json!({"target": target, "near": near})),
-        BrowserCmd::Snapshot { interactive, target, max_bytes } => {
-            post("snapshot", json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes}))
-        }
+        BrowserCmd::Snapshot { interactive, target, max_bytes, sealed } => post(
+            "snapshot",
+            json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes, "sealed": sealed}),
+        ),
         BrowserCmd::Click { target } => act("click", target),
         BrowserCmd::Dblclick { target } => act("dblclick", target),
         BrowserCmd::Hover { target } => act("hover", target),
@@ -289,6 +290,8 @@ fn browser_request(
         }
         BrowserCmd::Network { failed } => post("network", json!({"failed": failed})),
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
+        BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
+        BrowserCmd::Stats => post("stats", json!({})),
     }
 }
 
@@ -387,6 +390,9 @@ mod tests {
         assert_eq!(exit_for("unknown_outcome"), exit::UNVERIFIED);
         assert_eq!(exit_for("user_interrupted"), exit::UNVERIFIED);
         assert_eq!(exit_for("tab_busy"), exit::REFUSED);
+        for sealed in ["agent_disabled", "sealed_disabled", "frames_limit", "rate_limited"] {
+            assert_eq!(exit_for(sealed), exit::REFUSED, "{sealed}");
+        }
         assert_eq!(exit_for("stale_ref"), exit::REFUSED);
         assert_eq!(exit_for("dialog_pending"), exit::REFUSED);
         assert_eq!(exit_for("unknown_ref"), exit::USAGE);

@@ -72,6 +72,25 @@ fn up(v: &Value) -> String {
     out
 }
 
+/// `ph browser policy`'s text: one `key = value` line per `[agent.sealed]` key, then
+/// whether the master switch is in effect and why.
+fn policy(p: &Value) -> String {
+    let mut out = String::from("[agent.sealed] (read-only for agents; the human sets it in Settings → Agent access)\n");
+    for (k, v) in p.as_object().into_iter().flatten() {
+        if k != "effective_enabled" && k != "env" {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+    }
+    let env = &p["env"]["switch"]["state"];
+    out.push_str(&format!(
+        "in effect: {} ({} {})\n",
+        if p["effective_enabled"] == true { "on" } else { "off" },
+        p["env"]["name"].as_str().unwrap_or(""),
+        env.as_str().unwrap_or("unset")
+    ));
+    out
+}
+
 /// `ph browser`'s text: the handle for `open`, the outline with its header for `snapshot`,
 /// one line saying what was done for actions (and a dialog an action opened).
 fn browser(cmd: &BrowserCmd, v: &Value) -> String {
@@ -88,6 +107,14 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
                 if v["dialog"].is_object() { format!("dialog: {}", dialog(&v["dialog"])) } else { "no dialog".into() };
             let mut out =
                 format!("page {} {} · tab {}/{} · {d}\n{}", s("url"), v["title"], v["tab_index"], v["tabs"], s("text"));
+            if v["sealed_hosts"].as_u64().unwrap_or(0) > 0 || v["sealed"].is_object() {
+                let p = &v["policy"];
+                out.push_str(&format!(
+                    "[sealed policy: {}; discovery {}]\n",
+                    if p["effective_enabled"] == true { "on" } else { "off" },
+                    if p["discovery"] == true { "on" } else { "off" }
+                ));
+            }
             if v["cut"].is_object() {
                 // Only what this call did not use already narrows the next one.
                 let mut narrower = Vec::new();
@@ -110,6 +137,9 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
         }
         BrowserCmd::Type { .. } if v["navigated"] == true => {
             format!("type {}: the last key began a navigation{opened}", s("ref"))
+        }
+        BrowserCmd::Fill { .. } | BrowserCmd::Type { .. } if v["verified"].is_string() => {
+            format!("{} {}: {} ({} characters){opened}", s("action"), s("ref"), s("verified"), v["length"])
         }
         BrowserCmd::Fill { .. } | BrowserCmd::Type { .. } => match (v.get("value"), v.get("length")) {
             (Some(val), _) => format!("{} {}: {val}{opened}", s("action"), s("ref")),
@@ -188,6 +218,19 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             format!("{how} {}\n", dialog(&v["dialog"]))
         }
         BrowserCmd::Eval { .. } => format!("{}\n", v["value"]),
+        BrowserCmd::Policy => policy(&v["policy"]),
+        BrowserCmd::Stats => {
+            let c = &v["counts"];
+            format!(
+                "tab {}: ax reads {}, pierce reads {}, sealed scans {}, cache hits {}, focus-walk steps {}\n",
+                s("tab"),
+                c["ax_reads"],
+                c["pierce_reads"],
+                c["sealed_scans"],
+                c["cache_hits"],
+                c["focus_walk_steps"]
+            )
+        }
         BrowserCmd::Console { .. } => console(v),
         BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
@@ -425,7 +468,12 @@ mod tests {
     fn snapshot_cmd(interactive: bool, target: Option<&str>) -> Cmd {
         Cmd::Browser {
             pane: None,
-            cmd: BrowserCmd::Snapshot { interactive, target: target.map(str::to_string), max_bytes: None },
+            cmd: BrowserCmd::Snapshot {
+                interactive,
+                target: target.map(str::to_string),
+                max_bytes: None,
+                sealed: false,
+            },
         }
     }
 

@@ -377,6 +377,10 @@ impl BrowserRef {
         }
         let _ = self.apply_wanted(&first).await;
         self.watch_page(&first, generation);
+        // Before the initial navigation below, so force-open covers the first document.
+        if let Err(e) = self.sync_force_open(&first).await {
+            tracing::warn!(browser = self.id(), "force-open in the first tab: {e}");
+        }
         let first_id_for_nav = first_id.clone();
         let closed_while_launching = {
             let mut s = self.shared();

@@ -43,6 +43,10 @@ impl BrowserRef {
         }
         self.publish();
         let _ = self.apply_wanted(&page).await;
+        // Before the first navigation, so force-open covers the tab's first document.
+        if let Err(e) = self.sync_force_open(&page).await {
+            tracing::warn!(browser = self.id(), "force-open in new tab {id}: {e}");
+        }
         self.measure_and_publish(&page).await;
         self.navigate(url).await?;
         Ok(id)
@@ -335,6 +339,8 @@ impl BrowserRef {
             tracing::warn!("opened tab {}: document-start scripts: {e}", target.as_ref());
         }
         self.watch_page(&page, generation);
+        // A page a page opened is already loading its first document: covered from its next.
+        let _ = self.sync_force_open(&page).await;
         let id = target.as_ref().to_string();
         {
             let mut s = self.shared();

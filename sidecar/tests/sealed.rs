@@ -1,0 +1,291 @@
+//! Sealed content (issue 24) end to end: a real Chromium behind a screencast pane, a login
+//! form and other controls inside closed shadow roots (`tests/fixtures/agent/sealed_*.html`,
+//! one in a same-site and one in a cross-site, out-of-process frame), read and driven only
+//! when asked, as the human's `[agent.sealed]` policy allows, with the CDP work counted.
+
+mod common;
+
+use std::time::Duration;
+
+use common::window::TestWindow;
+use common::{Resp, Sidecar, HANG};
+use serde_json::{json, Value};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
+
+fn pages(path: &str) -> Option<String> {
+    let name = path.trim_start_matches('/');
+    if name.is_empty() || name.contains("..") || name.contains('/') {
+        return None;
+    }
+    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+}
+
+/// Saves `text` as the sidecar's config file, as editors do (a temp file renamed over it),
+/// and waits until `GET /api/config` shows `ok` (bounded generously).
+async fn configure(sc: &Sidecar, text: &str, ok: impl Fn(&Value) -> bool) {
+    let dir = sc.home.join(".config/porthole");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".config.toml.tmp"), text).unwrap();
+    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
+    for _ in 0..400 {
+        let v = sc.req("GET", "/api/config", None).await.json();
+        if ok(&v["config"]["agent"]["sealed"]) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the config never applied: {text}");
+}
+
+struct Agent<'a> {
+    sc: &'a Sidecar,
+    pane: String,
+    /// Every answer's body, to check that no value ever leaves the sidecar.
+    said: std::sync::Mutex<String>,
+}
+
+impl Agent<'_> {
+    async fn call(&self, verb: &str, mut body: Value) -> Resp {
+        body["pane"] = self.pane.clone().into();
+        let r = self.sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await;
+        self.said.lock().unwrap().push_str(&String::from_utf8_lossy(&r.body));
+        r
+    }
+
+    async fn ok(&self, verb: &str, body: Value) -> Value {
+        let r = self.call(verb, body.clone()).await;
+        assert_eq!(r.status, 200, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
+        r.json()
+    }
+
+    async fn refused(&self, verb: &str, body: Value, code: &str) -> Value {
+        let r = self.call(verb, body.clone()).await;
+        assert_eq!(r.code(), code, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
+        r.json()["error"].clone()
+    }
+
+    async fn counts(&self) -> Value {
+        self.ok("stats", json!({})).await["counts"].clone()
+    }
+
+    async fn eval(&self, js: &str) -> Value {
+        self.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone()
+    }
+
+    /// Navigates to fixture `name` and waits for its load and both frames' closed roots.
+    async fn open(&self, base: &str, name: &str) {
+        self.ok("navigate", json!({"url": format!("{base}/{name}")})).await;
+        self.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
+        let deadline = tokio::time::Instant::now() + HANG;
+        while self.eval("[...document.querySelectorAll('iframe')].length").await != 2 {
+            assert!(tokio::time::Instant::now() < deadline, "{name} never loaded");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The sealed controls (`snapshot --sealed`) once both frames show theirs.
+    async fn sealed(&self) -> Value {
+        self.ok("snapshot", json!({"interactive": true, "sealed": true})).await
+    }
+}
+
+/// The sealed control named `name` of a `snapshot --sealed` answer.
+fn control<'a>(s: &'a Value, name: &str) -> &'a Value {
+    s["sealed"]["controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no sealed control {name:?} in {s:#}"))
+}
+
+fn names(s: &Value) -> Vec<String> {
+    s["sealed"]["controls"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// The "done when" scenario and every invariant of it, in one Chromium: quiet by default
+/// (zero accessibility and piercing reads across navigate, snapshot and screenshot), a
+/// sealed answer with role, name, state, rect and token and never a value, a cache hit,
+/// one enumeration per new document, clicks that land on the rect (the component records
+/// them, in both frames too), a login through `fill s1`, `fill s2`, `click s3`, a stale
+/// token, the rate budget, and each refusal with the policy off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
+    let sc = Sidecar::start(&[]);
+    configure(&sc, "[agent.sealed]\nscans_per_minute = 3\n", |s| s["scans_per_minute"] == 3).await;
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let r = sc
+        .req(
+            "POST",
+            "/api/control/browser/open",
+            Some(&json!({"target": format!("{base}/sealed_login.html"), "near": t1})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let id = win.browser_of(&pane).unwrap();
+    let a = Agent { sc: &sc, pane, said: Default::default() };
+    a.open(&base, "sealed_login.html").await;
+
+    // The cross-site frame really is out of process: a target of its own.
+    let port = base.rsplit(':').next().unwrap();
+    let cross = format!("http://localhost:{port}/sealed_frame.html");
+    let targets = common::browser::chromium_targets(&sc, &id);
+    assert!(targets.iter().any(|t| t["type"] == "iframe" && t["url"] == cross.as_str()), "{targets:#?}");
+
+    // Quiet by default: navigate, snapshot (full and -i), screenshot do no AX or pierce work.
+    a.open(&base, "sealed_login.html").await;
+    let s = a.ok("snapshot", json!({})).await;
+    let text = s["text"].as_str().unwrap();
+    assert!(text.contains("x-login [closed shadow root]"), "{text}");
+    assert!(text.contains("'ph browser snapshot --sealed'"), "how to ask: {text}");
+    assert!(!text.contains("Log in") && !text.contains("prefilled-user"), "nothing inside is read: {text}");
+    assert_eq!(s["policy"]["discovery"], true, "the policy is in the header: {s}");
+    a.ok("snapshot", json!({"interactive": true})).await;
+    a.ok("screenshot", json!({})).await;
+    let c = a.counts().await;
+    assert_eq!((c["ax_reads"].as_u64(), c["pierce_reads"].as_u64()), (Some(0), Some(0)), "{c}");
+    assert_eq!(c["sealed_scans"], 0);
+
+    // Asked: the controls of every closed root, nested ones and both frames' included.
+    let s = a.sealed().await;
+    assert_eq!(s["sealed"]["cache_hit"], false);
+    let mut got = names(&s);
+    got.sort();
+    let mut want = vec![
+        "User",
+        "Password",
+        "Log in",
+        "Disabled action",
+        "Nested inside",
+        "Far below",
+        "Framed 127.0.0.1",
+        "Framed localhost",
+    ];
+    want.sort();
+    assert_eq!(got, want, "hidden, aria-hidden and zero-size variants are absent: {s:#}");
+    assert_eq!(control(&s, "User")["role"], "textbox");
+    assert_eq!(control(&s, "Disabled action")["states"], json!(["disabled"]));
+    assert_eq!(control(&s, "Far below")["in_viewport"], false);
+    assert_eq!(control(&s, "Log in")["in_viewport"], true);
+    for c in s["sealed"]["controls"].as_array().unwrap() {
+        assert!(c["token"].as_str().unwrap().starts_with('s') && c.get("value").is_none(), "{c}");
+    }
+    let c = a.counts().await;
+    assert_eq!(c["sealed_scans"], 1);
+    let (ax, pierce) = (c["ax_reads"].as_u64().unwrap(), c["pierce_reads"].as_u64().unwrap());
+    assert!(ax >= 1 && pierce >= 2, "a piercing read per frame process (two): {c}");
+
+    // Asked again on the same documents: the cache, no new enumeration.
+    let again = a.sealed().await;
+    assert_eq!(again["sealed"]["cache_hit"], true);
+    let c = a.counts().await;
+    assert_eq!((c["sealed_scans"].as_u64(), c["cache_hits"].as_u64()), (Some(1), Some(1)));
+    assert_eq!((c["ax_reads"].as_u64(), c["pierce_reads"].as_u64()), (Some(ax), Some(pierce)));
+    assert_eq!(control(&again, "Log in")["token"], control(&s, "Log in")["token"], "the same node, the same token");
+
+    // Clicks land on the rect: the component records a trusted click inside it.
+    for (name, what) in [
+        ("Nested inside", "nested"),
+        ("Framed localhost", "framed localhost"),
+        ("Framed 127.0.0.1", "framed 127.0.0.1"),
+    ] {
+        let c = control(&again, name);
+        a.ok("act", json!({"action": "click", "ref": c["token"]})).await;
+        // A frame's record arrives by postMessage, a task after the click: waited for.
+        let deadline = tokio::time::Instant::now() + HANG;
+        let hit = loop {
+            let log = a.eval("JSON.stringify(window.sealedLog)").await;
+            let log: Vec<Value> = serde_json::from_str(log.as_str().unwrap()).unwrap();
+            if let Some(hit) = log.iter().rev().find(|e| e["what"] == what) {
+                break hit.clone();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{name}: the click never reached it: {log:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(hit["trusted"], true, "{hit}");
+        if what == "nested" {
+            let r = &c["rect"];
+            let (x, y) = (hit["x"].as_f64().unwrap(), hit["y"].as_f64().unwrap());
+            let n = |k: &str| r[k].as_f64().unwrap();
+            assert!(x >= n("x") && x <= n("x") + n("width") && y >= n("y") && y <= n("y") + n("height"), "{hit} {r}");
+        }
+    }
+
+    // The login: fill s(User), fill s(Password), click s(Log in); verified, never printed.
+    let user = control(&again, "User")["token"].as_str().unwrap().to_string();
+    let pw = control(&again, "Password")["token"].as_str().unwrap().to_string();
+    let go = control(&again, "Log in")["token"].as_str().unwrap().to_string();
+    let r = a.ok("act", json!({"action": "fill", "ref": user, "text": "alice"})).await;
+    assert_eq!(r["verified"], "matched", "{r}");
+    let r = a.ok("act", json!({"action": "fill", "ref": pw, "text": "hunter2"})).await;
+    assert_eq!(r["verified"], "matched", "{r}");
+    a.ok("act", json!({"action": "click", "ref": go})).await;
+    a.ok("wait", json!({"text": "Logged in", "timeout_ms": 10000})).await;
+    let disabled = control(&again, "Disabled action")["token"].clone();
+    a.refused("act", json!({"action": "click", "ref": disabled}), "element_disabled").await;
+
+    // A new document: exactly one new enumeration; the old tokens are stale.
+    a.open(&base, "sealed_login.html").await;
+    let fresh = a.sealed().await;
+    assert_eq!(fresh["sealed"]["cache_hit"], false);
+    assert_eq!(a.counts().await["sealed_scans"], 2);
+    let e = a.refused("act", json!({"action": "click", "ref": go}), "stale_ref").await;
+    assert_eq!(e["reason"], "document_replaced", "{e}");
+    // A type at the end of what is there is verified against the accessibility value too.
+    let user = control(&fresh, "User")["token"].clone();
+    assert_eq!(a.ok("act", json!({"action": "type", "ref": user, "text": "-x"})).await["verified"], "matched");
+
+    // No value ever left the sidecar (the page's own text says only "Logged in").
+    let said = a.said.lock().unwrap().clone();
+    for secret in ["hunter2", "prefilled-user", "alice"] {
+        assert!(!said.contains(secret), "{secret} leaked");
+    }
+
+    // The page's own probe still holds: nothing was opened.
+    assert_eq!(a.eval("probe()").await, true);
+
+    // The policy is readable on the control route; off → refusals naming the key, and
+    // nothing is read.
+    let p = sc.req("GET", "/api/control/browser/policy", None).await.json();
+    assert_eq!(p["policy"]["scans_per_minute"], 3);
+    let scans = a.counts().await["sealed_scans"].clone();
+    configure(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
+    let e = a.refused("snapshot", json!({"sealed": true}), "sealed_disabled").await;
+    assert_eq!(e["key"], "agent.sealed.discovery");
+    let e = a
+        .refused("act", json!({"action": "click", "ref": control(&fresh, "Log in")["token"]}), "sealed_disabled")
+        .await;
+    assert_eq!(e["key"], "agent.sealed.discovery");
+    configure(&sc, "[agent.sealed]\nenabled = false\n", |s| s["enabled"] == false).await;
+    let e = a.refused("snapshot", json!({"sealed": true}), "agent_disabled").await;
+    assert_eq!(e["key"], "agent.sealed.enabled");
+    configure(&sc, "[agent.sealed]\nmax_frames = 1\n", |s| s["max_frames"] == 1).await;
+    let e = a.refused("snapshot", json!({"sealed": true}), "frames_limit").await;
+    assert_eq!(e["key"], "agent.sealed.max_frames");
+    assert_eq!(a.counts().await["sealed_scans"], scans, "a refusal reads nothing");
+
+    // The budget is per tab (1 a minute here): a new tab's first scan passes, a scan of its
+    // next document within the minute is refused with when to retry.
+    configure(&sc, "[agent.sealed]\nscans_per_minute = 1\n", |s| s["scans_per_minute"] == 1).await;
+    a.ok("tabs", json!({"action": "new", "url": format!("{base}/sealed_login.html")})).await;
+    a.open(&base, "sealed_login.html").await;
+    a.sealed().await;
+    a.open(&base, "sealed_login.html").await;
+    let e = a.refused("snapshot", json!({"sealed": true}), "rate_limited").await;
+    assert!(e["retry_after"].as_u64().is_some_and(|s| (1..=60).contains(&s)), "{e}");
+    assert_eq!(a.counts().await["sealed_scans"], 1, "the new tab's own count");
+}
+
+/// `PORTHOLE_AGENT_SEALED=off` wins over the file: the master switch is off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_environment_kill_switch_wins_over_the_file() {
+    let sc = Sidecar::start_with_env(&[], &[("PORTHOLE_AGENT_SEALED", "off")]);
+    let p = sc.req("GET", "/api/control/browser/policy", None).await.json();
+    assert_eq!(p["policy"]["enabled"], true, "the file's value: {p}");
+    assert_eq!(p["policy"]["effective_enabled"], false, "{p}");
+    assert_eq!(p["policy"]["env"]["switch"]["state"], "off", "{p}");
+}
