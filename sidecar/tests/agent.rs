@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::agent::{browser_pane, BrowserPane};
+use common::agent::{browser_pane, Agent, BrowserPane};
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
 use serde_json::{json, Value};
@@ -63,29 +63,7 @@ fn ref_of(text: &str, needle: &str) -> String {
     r.captures(line).unwrap_or_else(|| panic!("no ref on {line:?}"))[1].to_string()
 }
 
-struct Agent<'a> {
-    sc: &'a Sidecar,
-    pane: String,
-}
-
 impl Agent<'_> {
-    async fn call(&self, verb: &str, mut body: Value) -> Resp {
-        body["pane"] = self.pane.clone().into();
-        self.sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await
-    }
-
-    async fn ok(&self, verb: &str, body: Value) -> Value {
-        let r = self.call(verb, body.clone()).await;
-        assert_eq!(r.status, 200, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
-        r.json()
-    }
-
-    async fn refused(&self, verb: &str, body: Value, code: &str) -> Value {
-        let r = self.call(verb, body.clone()).await;
-        assert_eq!(r.code(), code, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
-        r.json()["error"].clone()
-    }
-
     async fn snapshot(&self) -> String {
         self.ok("snapshot", json!({"interactive": true})).await["text"].as_str().unwrap().to_string()
     }
@@ -123,7 +101,7 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
         .req("POST", "/api/control/browser/open", Some(&json!({"target": format!("{base}/form.html"), "near": t1})))
         .await;
     assert_eq!((r.json()["handle"].as_str(), r.json()["reused"].as_bool()), (Some(pane.as_str()), Some(true)));
-    let a = Agent { sc: &sc, pane };
+    let a = Agent::new(&sc, pane);
     let mut answers = String::new();
 
     // Outlines: recall and false-interactables, fixture by fixture.
@@ -331,7 +309,7 @@ async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win, pane, .. } = browser_pane(&sc, pages, "controls.html").await;
     let id = win.browser_of(&pane).unwrap();
-    let a = Agent { sc: &sc, pane };
+    let a = Agent::new(&sc, pane);
     a.open(&base, "controls.html").await;
     let text = a.snapshot().await;
     assert_eq!(unnumbered(&text), expected("controls"), "{text}");
@@ -440,7 +418,7 @@ fn sorted_lines(text: &str) -> Vec<String> {
 async fn console_and_network_are_kept_from_the_tabs_start() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "console.html").await;
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     let fixture = std::fs::read_to_string(format!("{FIXTURES}/console.expected")).unwrap().replace("BASE", &base);
     let want: Vec<String> = sorted_lines(&expected("console").replace("BASE", &base));
     let mut want_failed: Vec<&str> = fixture.lines().filter_map(|l| l.strip_prefix("## ")).collect();
@@ -519,7 +497,7 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
 async fn select_scroll_viewport_and_tabs() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "select.html").await;
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
         all.extend_from_slice(args);
@@ -691,7 +669,7 @@ async fn upload_drag_interruptions_and_editors() {
     tokio::task::block_in_place(react_bundle);
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "upload.html").await;
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
         all.extend_from_slice(args);
@@ -895,7 +873,7 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win, pane, .. } = browser_pane(&sc, pages, "iframe_cross_site.html").await;
     let id = win.browser_of(&pane).unwrap();
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     a.open(&base, "iframe_cross_site.html").await;
     let eval = async |js: &str| a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone();
 
@@ -1013,7 +991,7 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
 async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "select.html").await;
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
         all.extend_from_slice(args);
@@ -1108,7 +1086,7 @@ async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
 async fn roles_names_and_states_follow_the_specs() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "names.html").await;
-    let a = Agent { sc: &sc, pane };
+    let a = Agent::new(&sc, pane);
     a.open(&base, "names.html").await;
     let s = a.ok("snapshot", json!({})).await;
     assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("names"), "{}", s["text"].as_str().unwrap());
@@ -1122,7 +1100,7 @@ async fn roles_names_and_states_follow_the_specs() {
 async fn a_password_shown_as_text_before_the_first_read_stays_secret() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "password_early.html").await;
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     let mut answers = String::new();
     // The pane's first document (opened at launch), then a navigation to the same page.
     for round in ["launch", "navigation"] {
@@ -1172,7 +1150,7 @@ async fn a_password_shown_as_text_before_the_first_read_stays_secret() {
 async fn a_password_shown_as_text_stays_secret() {
     let sc = Sidecar::start(&[]);
     let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "password_shown.html").await;
-    let a = Agent { sc: &sc, pane: pane.clone() };
+    let a = Agent::new(&sc, pane.clone());
     a.open(&base, "password_shown.html").await;
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];

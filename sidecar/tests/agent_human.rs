@@ -12,7 +12,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::agent::{browser_pane, BrowserPane};
+use common::agent::{browser_pane, Agent, BrowserPane};
 use common::browser::{until_json, ViewWs};
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
@@ -39,23 +39,7 @@ const LONG: &str = "abcdefghijklmnopqrstuvwxyzabcdefghijklmn";
 /// Eight characters: over a second, far under the 10 s a second action waits for its turn.
 const SHORT: &str = "abcdefgh";
 
-struct Agent<'a> {
-    sc: &'a Sidecar,
-    pane: String,
-}
-
 impl Agent<'_> {
-    async fn call(&self, verb: &str, mut body: Value) -> Resp {
-        body["pane"] = self.pane.clone().into();
-        self.sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await
-    }
-
-    async fn ok(&self, verb: &str, body: Value) -> Value {
-        let r = self.call(verb, body.clone()).await;
-        assert_eq!(r.status, 200, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
-        r.json()
-    }
-
     /// The page's event log.
     async fn events(&self) -> Vec<String> {
         let v = self.ok("eval", json!({"js": "events", "allow_eval": true})).await;
@@ -75,7 +59,7 @@ impl Agent<'_> {
 async fn setup(sc: &Sidecar) -> (TestWindow, String, ViewWs) {
     let BrowserPane { win, pane, .. } = browser_pane(sc, pages, "slow.html").await;
     let id = win.browser_of(&pane).unwrap();
-    let a = Agent { sc, pane: pane.clone() };
+    let a = Agent::new(sc, pane.clone());
     a.ok("wait", json!({"text": "Probe", "timeout_ms": 30000})).await;
     a.ok("wait", json!({"load": true, "timeout_ms": 30000})).await;
     let view = common::browser::view(sc, &id).await;
@@ -93,7 +77,7 @@ async fn until_agent(view: &mut ViewWs, verb: &str, pred: impl Fn(&Value) -> boo
 async fn a_human_click_in_the_view_interrupts_the_agent_and_is_delivered() {
     let sc = Arc::new(Sidecar::start(&[]));
     let (_win, pane, mut view) = setup(&sc).await;
-    let a = Agent { sc: &sc, pane };
+    let a = Agent::new(&sc, pane);
     let slow = a.ref_of("\"Slow\"").await;
 
     let typing = {
@@ -152,7 +136,7 @@ async fn a_human_click_in_the_view_interrupts_the_agent_and_is_delivered() {
 async fn mutating_actions_take_turns_and_observations_do_not_wait() {
     let sc = Arc::new(Sidecar::start(&[]));
     let (_win, pane, mut view) = setup(&sc).await;
-    let a = Agent { sc: &sc, pane };
+    let a = Agent::new(&sc, pane);
     let slow = a.ref_of("\"Slow\"").await;
     let fast = a.ref_of("\"Fast\"").await;
     let spawn_act = |mut body: Value| {

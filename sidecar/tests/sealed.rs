@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::agent::Agent;
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
 use serde_json::{json, Value};
@@ -38,33 +39,7 @@ async fn configure(sc: &Sidecar, text: &str, ok: impl Fn(&Value) -> bool) {
     panic!("the config never applied: {text}");
 }
 
-struct Agent<'a> {
-    sc: &'a Sidecar,
-    pane: String,
-    /// Every answer's body, to check that no value ever leaves the sidecar.
-    said: std::sync::Mutex<String>,
-}
-
 impl Agent<'_> {
-    async fn call(&self, verb: &str, mut body: Value) -> Resp {
-        body["pane"] = self.pane.clone().into();
-        let r = self.sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await;
-        self.said.lock().unwrap().push_str(&String::from_utf8_lossy(&r.body));
-        r
-    }
-
-    async fn ok(&self, verb: &str, body: Value) -> Value {
-        let r = self.call(verb, body.clone()).await;
-        assert_eq!(r.status, 200, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
-        r.json()
-    }
-
-    async fn refused(&self, verb: &str, body: Value, code: &str) -> Value {
-        let r = self.call(verb, body.clone()).await;
-        assert_eq!(r.code(), code, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
-        r.json()["error"].clone()
-    }
-
     async fn counts(&self) -> Value {
         self.ok("stats", json!({})).await["counts"].clone()
     }
@@ -127,7 +102,7 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let pane = r.json()["handle"].as_str().unwrap().to_string();
     let id = win.browser_of(&pane).unwrap();
-    let a = Agent { sc: &sc, pane, said: Default::default() };
+    let a = Agent::new(&sc, pane);
     a.open(&base, "sealed_login.html").await;
 
     // The cross-site frame really is out of process: a target of its own.
@@ -240,7 +215,7 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     assert_eq!(a.ok("act", json!({"action": "type", "ref": user, "text": "-x"})).await["verified"], "matched");
 
     // No value ever left the sidecar (the page's own text says only "Logged in").
-    let said = a.said.lock().unwrap().clone();
+    let said = a.said();
     for secret in ["hunter2", "prefilled-user", "alice"] {
         assert!(!said.contains(secret), "{secret} leaked");
     }

@@ -8,18 +8,19 @@
 pub mod cdp_counts;
 mod chrome;
 mod display;
+mod eval;
 mod navigate;
 mod orphans;
 mod presence;
 pub(crate) mod session;
 mod slot;
 
+pub(crate) use eval::{eval_in, eval_in_isolated_world, isolated_world};
 pub use presence::{Activity, Point, Presence, Rect};
 pub use slot::{
     download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, ProbeReport, ScreenRect,
     FORCE_OPEN_SCRIPT, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES, ZOOM_RANGE,
 };
-pub(crate) use slot::{eval_in, eval_in_isolated_world, isolated_world};
 
 use std::collections::HashMap;
 use std::path::PathBuf;

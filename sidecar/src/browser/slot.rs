@@ -16,14 +16,12 @@ use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetPa
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotParams, CreateIsolatedWorldParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams,
-    NavigateToHistoryEntryParams,
+    CaptureScreenshotParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     CloseTargetParams, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged, GetTargetsParams, TargetId,
     TargetInfo,
 };
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use futures_util::StreamExt;
@@ -35,12 +33,15 @@ mod events;
 mod files;
 mod force_open;
 mod lifecycle;
+mod navigation;
 mod tabs;
 mod viewport;
+mod window;
 mod zoom;
 
 use viewport::*;
 
+use super::eval::eval_in;
 use super::{
     bounded, chrome, BrowserError, Device, Dialog, PageObserver, SyncState, Tab, ViewState, Viewport, ViewportMode,
     CLOSE_BOUND_MS, DEFAULT_VIEWPORT, LAUNCH_BOUND_MS, VIEWPORT_SETTLE_MS,
@@ -62,7 +63,7 @@ pub struct BrowserRef(Arc<Slot>);
 
 pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
 pub use force_open::{ProbeReport, FORCE_OPEN_SCRIPT};
-pub use lifecycle::ScreenRect;
+pub use window::ScreenRect;
 pub use zoom::ZOOM_RANGE;
 
 /// Where a browser is in its life.
@@ -399,143 +400,6 @@ impl BrowserRef {
         active_crashed(&self.shared())
     }
 
-    /// Navigates the active tab; returns once Chromium has started the navigation, or once
-    /// the page's beforeunload dialog holds it (the user's answer decides).
-    pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
-        let page = self.active_page()?;
-        let devtools = self.devtools()?;
-        let target = page.target_id().as_ref().to_string();
-        let was_crashed = self.loading_again(&target);
-        self.set_loading(&target, Some(Some(url.clone())));
-        // Not page.execute: chromiumoxide would answer only after the load (see navigate.rs).
-        let call = super::navigate::navigate(&devtools, &target, &url);
-        let r = self.unless_held(&page, bounded("Page.navigate", call)).await?;
-        if was_crashed {
-            self.recovered(&page).await;
-        }
-        match r {
-            None => tracing::debug!(browser = %self.0.id, "navigation to {url} held by a beforeunload dialog"),
-            Some(Some(e)) => tracing::debug!(browser = %self.0.id, "navigation to {url}: error page: {e}"),
-            Some(None) => tracing::debug!(browser = %self.0.id, "navigation to {url} started"),
-        }
-        Ok(())
-    }
-
-    /// The `host:port` of this browser's DevTools endpoint (for commands on a connection of
-    /// their own, `navigate.rs`).
-    fn devtools(&self) -> Result<String, BrowserError> {
-        let s = self.shared();
-        s.live
-            .as_ref()
-            .and_then(|l| l.devtools.clone())
-            .ok_or_else(|| BrowserError::Cdp("no DevTools endpoint known".into()))
-    }
-
-    /// Awaits a command that leaves `page`'s document; `None` once the page's beforeunload
-    /// dialog holds it instead (Chromium answers such a command only after the user does,
-    /// which may be later than the CDP bound).
-    async fn unless_held<T>(
-        &self,
-        page: &Page,
-        call: impl std::future::Future<Output = Result<T, BrowserError>>,
-    ) -> Result<Option<T>, BrowserError> {
-        let tab = page.target_id().as_ref().to_string();
-        // Watch before sending the command that opens the dialog.
-        let mut view = self.subscribe();
-        let held = view.wait_for(|st| st.dialog.as_ref().is_some_and(|d| d.tab == tab && d.kind == "beforeunload"));
-        tokio::select! {
-            r = call => r.map(Some),
-            _ = held => Ok(None),
-        }
-    }
-
-    /// Sets tab `tab`'s loading state: `Some(pending)` loading (towards `pending` if known;
-    /// a known pending URL is kept when an unknown one comes), `None` not loading.
-    pub(super) fn set_loading(&self, tab: &str, to: Option<Option<String>>) {
-        {
-            let mut s = self.shared();
-            match to {
-                Some(pending) => {
-                    let e = s.loading.entry(tab.to_string()).or_insert(None);
-                    if pending.is_some() {
-                        *e = pending;
-                    }
-                }
-                None => {
-                    s.loading.remove(tab);
-                }
-            }
-        }
-        self.publish();
-    }
-
-    /// Tab `tab` is made to load a page: a crashed renderer is replaced by a new one, so the
-    /// tab is no longer reported crashed. Returns true when it was (see [`Self::recovered`]).
-    fn loading_again(&self, tab: &str) -> bool {
-        let was = self.shared().crashed.remove(tab);
-        if was {
-            self.publish();
-        }
-        was
-    }
-
-    /// After a crashed tab was made to load again: writes its device metrics anew. A renderer
-    /// that died during a `Page.captureScreenshot` never got the capture's restore, so the
-    /// new one would start at the capture's scale, and input be mapped through it (a click
-    /// at (400,300) at DPR 2 landed at (200,150)).
-    async fn recovered(&self, page: &Page) {
-        if let Err(e) = self.apply_wanted(page).await {
-            tracing::debug!("device metrics after a crash: {e}");
-        }
-    }
-
-    /// Tab `tab`'s renderer crashed (`Target.targetCrashed`): reported at once, and nothing
-    /// waits on the page's scripts until it loads again.
-    fn on_crashed(&self, tab: &str, generation: u64) {
-        {
-            let mut s = self.shared();
-            if s.generation != generation || !s.tabs.iter().any(|t| t.id == tab) {
-                return;
-            }
-            tracing::info!(browser = %self.0.id, tab, "renderer crashed");
-            s.crashed.insert(tab.to_string());
-        }
-        self.publish();
-    }
-
-    /// Goes `delta` (−1 back, +1 forward) in the active tab's history.
-    pub async fn history(&self, delta: i64) -> Result<(), BrowserError> {
-        let page = self.active_page()?;
-        let h = bounded("Page.getNavigationHistory", page.execute(GetNavigationHistoryParams::default())).await?;
-        let idx = h.result.current_index + delta;
-        let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
-            return Err(BrowserError::BadRequest("no history entry in that direction".into()));
-        };
-        let was_crashed = self.loading_again(page.target_id().as_ref());
-        let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
-        self.unless_held(&page, go).await?;
-        if was_crashed {
-            self.recovered(&page).await;
-        }
-        Ok(())
-    }
-
-    /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
-    pub async fn reload(&self) -> Result<(), BrowserError> {
-        let page = self.active_page()?;
-        let devtools = self.devtools()?;
-        let target = page.target_id().as_ref().to_string();
-        let was_crashed = self.loading_again(&target);
-        // Not page.execute: on a tab whose renderer crashed, chromiumoxide can drop the
-        // command while the tab's session reattaches (see navigate.rs).
-        let call = super::navigate::reload(&devtools, &target);
-        self.unless_held(&page, bounded("Page.reload", call)).await?;
-        if was_crashed {
-            self.recovered(&page).await;
-        }
-        Ok(())
-    }
-
     /// Answers the pending dialog as the user chose (`accept`, and a prompt's text).
     pub async fn answer_dialog(&self, accept: bool, text: Option<String>) -> Result<(), BrowserError> {
         self.active_page()?;
@@ -593,49 +457,6 @@ impl BrowserRef {
     }
 }
 
-/// Evaluates `expression` in `page` (by value, awaiting a promise).
-pub(crate) async fn eval_in(page: &Page, expression: String) -> Result<serde_json::Value, BrowserError> {
-    evaluate(page, EvaluateParams::new(expression)).await
-}
-
-/// Runs `p` by value, awaiting a promise; a thrown exception is an error.
-async fn evaluate(page: &Page, mut p: EvaluateParams) -> Result<serde_json::Value, BrowserError> {
-    p.return_by_value = Some(true);
-    p.await_promise = Some(true);
-    let r = bounded("Runtime.evaluate", page.execute(p)).await?;
-    if let Some(ex) = &r.result.exception_details {
-        return Err(BrowserError::Cdp(format!("evaluation threw: {}", ex.text)));
-    }
-    Ok(r.result.result.value.clone().unwrap_or(serde_json::Value::Null))
-}
-
-/// The execution context of the isolated world named `world` in `page`'s main frame
-/// (`Page.createIsolatedWorld`: Chromium keeps one world per name and frame, so globals the
-/// host sets there last as long as the document). The page's scripts can neither see nor
-/// change what runs there.
-pub(crate) async fn isolated_world(page: &Page, world: &str) -> Result<i64, BrowserError> {
-    let frame = bounded("mainframe", page.mainframe())
-        .await?
-        .ok_or_else(|| BrowserError::Cdp("the tab has no main frame".into()))?;
-    let mut w = CreateIsolatedWorldParams::new(frame);
-    w.world_name = Some(world.into());
-    Ok(*bounded("Page.createIsolatedWorld", page.execute(w)).await?.result.execution_context_id.inner())
-}
-
-/// Evaluates a host-owned `expression` in the isolated world `world` of `page`'s main frame
-/// ([`isolated_world`]) and returns its JSON value (by value; a promise is awaited); a thrown
-/// exception is an error.
-pub(crate) async fn eval_in_isolated_world(
-    page: &Page,
-    world: &str,
-    expression: String,
-) -> Result<serde_json::Value, BrowserError> {
-    let ctx = isolated_world(page, world).await?;
-    let mut p = EvaluateParams::new(expression);
-    p.context_id = Some(chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId::new(ctx));
-    evaluate(page, p).await
-}
-
 /// True if and only if a dialog blocks the active page's scripts, or its renderer crashed
 /// (measuring would only wait out the CDP bound).
 fn dialog_blocks(s: &Shared) -> bool {
@@ -657,7 +478,8 @@ fn is_http(url: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::lifecycle::{cookie_param, place_beside, window_bounds, ScreenRect};
+    use super::lifecycle::cookie_param;
+    use super::window::{place_beside, window_bounds, ScreenRect};
     use super::*;
 
     /// Chromium's emulation state as `captureScreenshot` treats it: a capture saves the

@@ -194,9 +194,13 @@ bounded!(
 );
 
 mod agent;
+mod browser;
+mod shell;
 pub use agent::{
     Agent, CropMaxSide, EnvSwitch, FocusWalkSteps, MaxControls, MaxFrames, ScansPerMinute, Sealed, SEALED_ENV,
 };
+pub use browser::{builtin_viewports, merge_presets, Browser, RenderMode, Viewport, Viewports};
+pub use shell::{Shell, ShellArgs, ShellProgram};
 
 /// A CSS font-family list, 1..=512 bytes, without control characters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -445,185 +449,6 @@ pub fn located_error(text: &str) -> Option<(usize, String)> {
         }
     }
     found.into_iter().min()
-}
-
-/// `[shell]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Shell {
-    /// The shell's path; empty: `$SHELL`, else the password database's.
-    pub program: ShellProgram,
-    /// Extra arguments, at most 32 of at most 4 KiB each.
-    pub args: ShellArgs,
-    /// Inject shell integration (DESIGN §13); false sets `PORTHOLE_SHELL_INTEGRATION=0`.
-    pub integration: bool,
-}
-
-impl Default for Shell {
-    fn default() -> Self {
-        Shell { program: ShellProgram(String::new()), args: ShellArgs(Vec::new()), integration: true }
-    }
-}
-
-/// `shell.program`: empty, or an absolute path of at most 4 KiB without NUL naming a regular
-/// file this user may execute, checked when the file is loaded (issue 22 item 2b: a missing
-/// program failed every new pane, and `/etc/passwd` started something else). A program
-/// removed after the load still fails at spawn, with the OS error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String")]
-pub struct ShellProgram(pub String);
-
-impl TryFrom<String> for ShellProgram {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        if s.is_empty() {
-            return Ok(ShellProgram(s));
-        }
-        if !(s.starts_with('/') && s.len() <= 4096 && !s.contains('\0')) {
-            return Err(format!("shell.program must be \"\" or an absolute path, got {s:?}"));
-        }
-        match runnable(&s) {
-            Ok(()) => Ok(ShellProgram(s)),
-            Err(why) => Err(format!("shell.program {s:?} cannot run: {why}")),
-        }
-    }
-}
-
-/// Why the program at `path` (absolute, without NUL) cannot be executed by this user, if so:
-/// it must be a regular file (after symlinks) with execute permission (`access(X_OK)`).
-fn runnable(path: &str) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_string(),
-        _ => e.to_string(),
-    })?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let c = std::ffi::CString::new(path).map_err(|_| "contains NUL".to_string())?;
-    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
-        return Err("not executable".into());
-    }
-    Ok(())
-}
-
-/// `shell.args`: at most 32 arguments of at most 4 KiB, without NUL.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "Vec<String>")]
-pub struct ShellArgs(pub Vec<String>);
-
-impl TryFrom<Vec<String>> for ShellArgs {
-    type Error = String;
-    fn try_from(v: Vec<String>) -> Result<Self, String> {
-        if v.len() > 32 || v.iter().any(|a| a.len() > 4096 || a.contains('\0')) {
-            return Err("shell.args takes at most 32 arguments of at most 4096 bytes, without NUL".into());
-        }
-        Ok(ShellArgs(v))
-    }
-}
-
-/// `[browser]`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Browser {
-    /// How a port opens from a terminal's menu.
-    pub default_mode: RenderMode,
-    /// Extra viewport presets (after the built-in ones), at most 32.
-    pub viewports: Viewports,
-}
-
-/// `browser.default_mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(missing_docs)]
-pub enum RenderMode {
-    #[default]
-    Iframe,
-    Screencast,
-}
-
-/// `[[browser.viewports]]`, at most 32, names unique.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(try_from = "Vec<Viewport>")]
-pub struct Viewports(pub Vec<Viewport>);
-
-impl TryFrom<Vec<Viewport>> for Viewports {
-    type Error = String;
-    fn try_from(v: Vec<Viewport>) -> Result<Self, String> {
-        if v.len() > 32 {
-            return Err("browser.viewports takes at most 32 presets".into());
-        }
-        for (i, p) in v.iter().enumerate() {
-            if v[..i].iter().any(|q| q.name == p.name) {
-                return Err(format!("browser.viewports: {:?} is named twice", p.name));
-            }
-        }
-        Ok(Viewports(v))
-    }
-}
-
-/// One viewport preset.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Viewport {
-    /// Shown in the Display menu; 1..=64 bytes of text (checked at the value's span).
-    #[serde(deserialize_with = "viewport_name")]
-    pub name: String,
-    /// Width in CSS pixels.
-    pub width: ViewportPx,
-    /// Height in CSS pixels.
-    pub height: ViewportPx,
-    /// Device pixel ratio; default 1.
-    #[serde(default = "one_dpr")]
-    pub dpr: Dpr,
-    /// True for a phone: the pane emulates touch and a mobile user agent (the viewport
-    /// body's `mobile`, protocol §8.2); default false.
-    #[serde(default)]
-    pub mobile: bool,
-}
-
-/// The built-in viewport presets, in menu order (the same as the UI's `VIEWPORT_PRESETS`,
-/// ui/src/screencast/viewport.ts, which the Display menu shows for panes of no project).
-pub fn builtin_viewports() -> Vec<Viewport> {
-    [
-        ("Desktop", 1440, 900, 1.0, false),
-        ("Laptop", 1280, 800, 1.0, false),
-        ("Tablet", 820, 1180, 2.0, false),
-        ("Phone", 390, 844, 3.0, true),
-    ]
-    .into_iter()
-    .map(|(name, w, h, dpr, mobile)| Viewport {
-        name: name.into(),
-        width: ViewportPx(w),
-        height: ViewportPx(h),
-        dpr: Dpr(dpr),
-        mobile,
-    })
-    .collect()
-}
-
-/// The viewport presets in force for a pane: the built-in ones, then the user's, then the
-/// project's; a preset named like a lower one replaces it whole (DESIGN §14, seed 004
-/// "Viewport presets"), and the replacement is listed in its own layer's place.
-pub fn merge_presets(builtin: &[Viewport], user: &[Viewport], project: &[Viewport]) -> Vec<Viewport> {
-    let replaced = |p: &Viewport, above: &[&[Viewport]]| above.iter().any(|l| l.iter().any(|q| q.name == p.name));
-    let mut out: Vec<Viewport> = builtin.iter().filter(|p| !replaced(p, &[user, project])).cloned().collect();
-    out.extend(user.iter().filter(|p| !replaced(p, &[project])).cloned());
-    out.extend(project.iter().cloned());
-    out
-}
-
-fn viewport_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let name = String::deserialize(d)?;
-    if name.trim().is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
-        return Err(serde::de::Error::custom(format!(
-            "browser.viewports: name must be 1..=64 bytes of text, got {name:?}"
-        )));
-    }
-    Ok(name)
-}
-
-fn one_dpr() -> Dpr {
-    Dpr(1.0)
 }
 
 /// `[notifications]`.

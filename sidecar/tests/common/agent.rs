@@ -2,10 +2,54 @@
 //! screencast pane on a page served by a real local upstream, opened the way an agent opens
 //! one, beside a terminal a stand-in window shows.
 
+use std::sync::Mutex;
+
 use serde_json::{json, Value};
 
 use super::window::TestWindow;
-use super::Sidecar;
+use super::{Resp, Sidecar};
+
+/// An agent driving browser pane `pane` with `POST /api/control/browser/{verb}`, as `ph
+/// browser` does. Keeps every answer's body, so a test can check that no secret ever left
+/// the sidecar ([`Agent::said`]). Test files add the verbs they use as their own methods.
+pub struct Agent<'a> {
+    pub sc: &'a Sidecar,
+    pub pane: String,
+    said: Mutex<String>,
+}
+
+impl<'a> Agent<'a> {
+    pub fn new(sc: &'a Sidecar, pane: impl Into<String>) -> Self {
+        Agent { sc, pane: pane.into(), said: Mutex::default() }
+    }
+
+    /// `verb` with `body` (the pane added), whatever the answer.
+    pub async fn call(&self, verb: &str, mut body: Value) -> Resp {
+        body["pane"] = self.pane.clone().into();
+        let r = self.sc.req("POST", &format!("/api/control/browser/{verb}"), Some(&body)).await;
+        self.said.lock().unwrap().push_str(&String::from_utf8_lossy(&r.body));
+        r
+    }
+
+    /// `verb`'s answer, which must be a 200.
+    pub async fn ok(&self, verb: &str, body: Value) -> Value {
+        let r = self.call(verb, body.clone()).await;
+        assert_eq!(r.status, 200, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
+        r.json()
+    }
+
+    /// `verb`'s error object, which must carry `code`.
+    pub async fn refused(&self, verb: &str, body: Value, code: &str) -> Value {
+        let r = self.call(verb, body.clone()).await;
+        assert_eq!(r.code(), code, "{verb} {body}: {}", String::from_utf8_lossy(&r.body));
+        r.json()["error"].clone()
+    }
+
+    /// Every answer's body so far, in order.
+    pub fn said(&self) -> String {
+        self.said.lock().unwrap().clone()
+    }
+}
 
 /// A browser pane ready for `ph browser` verbs.
 pub struct BrowserPane {

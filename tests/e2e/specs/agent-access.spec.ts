@@ -4,12 +4,10 @@
 // Writes docs/screenshot-agent-access.png. A sidecar of its own, so the shared one's config
 // stays untouched.
 import fs from 'node:fs';
-import http from 'node:http';
-import type net from 'node:net';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
-import { Wall, openScreencast } from './fixtures';
+import { openScreencast, withServedPage } from './fixtures';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
 
@@ -35,20 +33,10 @@ test('a lever written from the panel, force-open armed through its confirm, the 
   // A comment of the user's, which the panel's writes keep.
   fs.mkdirSync(s.config, { recursive: true });
   fs.writeFileSync(path.join(s.config, 'config.toml'), '# my settings\n[font]\nsize = 13\n');
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(`<!doctype html><title>Closed root</title><body style="font:20px sans-serif"><h1>A page with a closed root</h1><script>
+  const closedRoot = `<!doctype html><title>Closed root</title><body style="font:20px sans-serif"><h1>A page with a closed root</h1><script>
 const h = document.createElement('div'); h.attachShadow({ mode: 'closed' });
-document.body.append(h.shadowRoot === null ? 'sealed' : 'opened');</script></body>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    const port = (server.address() as net.AddressInfo).port;
-    const { url } = await s.call('POST', '/api/login-codes');
-    await page.goto(new URL(url, s.url).toString());
-    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
-    const wall = new Wall(page);
-    await wall.waitOpen(1);
+document.body.append(h.shadowRoot === null ? 'sealed' : 'opened');</script></body>`;
+  await withServedPage(page, s, closedRoot, async (wall, port) => {
     const { id, browser } = await openScreencast(wall, `127.0.0.1:${port}/`);
     const pane = wall.pane(id);
     await expect(pane.getByTestId('force-open-chip')).toHaveCount(0);
@@ -107,8 +95,5 @@ document.body.append(h.shadowRoot === null ? 'sealed' : 'opened');</script></bod
     await panel.getByTestId('agent-access-close').click();
     await expect(panel).toHaveCount(0);
     await expect(pane.getByTestId('force-open-chip')).toBeVisible();
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  });
 });

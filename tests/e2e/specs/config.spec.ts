@@ -3,8 +3,6 @@
 // its file, line and column while the last good config stays; fixing it clears the banner.
 // A sidecar of its own, so the shared one's config stays untouched.
 import fs from 'node:fs';
-import http from 'node:http';
-import type net from 'node:net';
 import path from 'node:path';
 import { type Page, expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
@@ -24,30 +22,6 @@ function save(text: string) {
   const tmp = path.join(s.config, '.config.toml.tmp');
   fs.writeFileSync(tmp, text);
   fs.renameSync(tmp, path.join(s.config, 'config.toml'));
-}
-
-/**
- * Serves `html` on a loopback port of its own while `run` goes, with the app logged in and
- * its first terminal open; the server closes after, whatever `run` did.
- */
-async function withServedPage(page: Page, html: string, run: (wall: Wall, port: number) => Promise<void>) {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(html);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    const port = (server.address() as net.AddressInfo).port;
-    const { url } = await s.call('POST', '/api/login-codes');
-    await page.goto(new URL(url, s.url).toString());
-    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
-    const wall = new Wall(page);
-    await wall.waitOpen(1);
-    await run(wall, port);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
 }
 
 test('a font size saved in config.toml re-renders the terminal live; a broken file shows where, fixing it clears it', async ({ page }) => {
@@ -118,7 +92,7 @@ test('a framed page guards the rebound prefix live, and the old one becomes the 
   test.setTimeout(90_000);
   const html = `<!doctype html><html><head><title>Keys</title></head><body><input id=i autocomplete=off>
 <script>window.seen = []; addEventListener('keydown', function (e) { seen.push((e.ctrlKey ? 'C-' : '') + e.key) });</script></body></html>`;
-  await withServedPage(page, html, async (wall, port) => {
+  await withServedPage(page, s, html, async (wall, port) => {
     // A touched terminal stays beside the browser pane (an untouched one is replaced).
     await wall.click((await wall.paneIds())[0]);
     await wall.type('echo touched\n');
@@ -150,7 +124,7 @@ test('a framed page guards the rebound prefix live, and the old one becomes the 
 
 test('the Display menu offers the sidecar’s presets: built-in, then the config’s, a same-named one replacing it live', async ({ page }) => {
   test.setTimeout(90_000);
-  await withServedPage(page, '<!doctype html><title>Presets</title><h1>Presets</h1>', async (wall, port) => {
+  await withServedPage(page, s, '<!doctype html><title>Presets</title><h1>Presets</h1>', async (wall, port) => {
     const { id } = await openScreencast(wall, `127.0.0.1:${port}/`);
     const pane = wall.pane(id);
     const names = async () => {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { type Locator, type Page, test as base, expect } from '@playwright/test';
+import type { Sidecar } from '../sidecar';
 
 export const BASE = () => process.env.PORTHOLE_E2E_URL!;
 const TOKEN = () => process.env.PORTHOLE_E2E_TOKEN!;
@@ -188,6 +189,25 @@ export async function servePages(pages: Record<string, string>): Promise<{ origi
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * Serves `html` on a loopback port of its own while `run` goes, with the app of sidecar `sc`
+ * (a spec's own, `startSidecar`) logged in and its first terminal open; the server closes
+ * after, whatever `run` did.
+ */
+export async function withServedPage(page: Page, sc: Sidecar, html: string, run: (wall: Wall, port: number) => Promise<void>) {
+  const served = await servePages({ '/': html });
+  try {
+    const { url } = await sc.call('POST', '/api/login-codes');
+    await page.goto(new URL(url, sc.url).toString());
+    await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+    const wall = new Wall(page);
+    await wall.waitOpen(1);
+    await run(wall, Number(new URL(served.origin).port));
+  } finally {
+    await served.close();
+  }
 }
 
 /**
