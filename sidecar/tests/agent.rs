@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::agent::{browser_pane, Agent, BrowserPane};
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
 

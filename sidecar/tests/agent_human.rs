@@ -15,7 +15,7 @@ use std::time::Duration;
 use common::agent::{browser_pane, Agent, BrowserPane};
 use common::browser::{until_json, ViewWs};
 use common::window::TestWindow;
-use common::{Resp, Sidecar, HANG};
+use common::{Sidecar, HANG};
 use serde_json::{json, Value};
 
 const PAGE: &str = r#"<!doctype html><title>Slow</title>

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::agent::Agent;
 use common::window::TestWindow;
-use common::{Resp, Sidecar, HANG};
+use common::{Sidecar, HANG};
 use serde_json::{json, Value};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
