@@ -162,6 +162,17 @@ test.describe('screencast panes', () => {
     // Letterboxed: the frame is narrower than the canvas and centred.
     const canvas = pane.getByTestId('screencast-canvas');
     await expect.poll(async () => Number((await canvas.getAttribute('data-fit'))!.split(',')[0]), { timeout: 15_000 }).toBeGreaterThan(10);
+    // At rest, the crisp capture (1170×2532 px) is decoded to the pixels it covers, and again
+    // when the pane grows (a page at rest sends no new frame).
+    const covered = () =>
+      canvas.evaluate((c: HTMLCanvasElement) => {
+        const s = Number(c.dataset.fit!.split(',')[2]);
+        return { crisp: c.dataset.crisp, height: c.height, covers: Math.round(844 * s * devicePixelRatio) };
+      });
+    await expect.poll(async () => { const c = await covered(); return c.crisp === 'true' && c.height === c.covers; }, { timeout: 15_000 }).toBe(true);
+    const before = (await covered()).height;
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await expect.poll(async () => { const c = await covered(); return c.height === c.covers && c.height > before; }, { timeout: 15_000 }).toBe(true);
     await pane.getByTestId('browser-display').click();
     await pane.getByTestId('viewport-w').fill('50');
     await pane.getByTestId('viewport-apply').click();

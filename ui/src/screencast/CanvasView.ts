@@ -17,6 +17,9 @@ import { type FitRect, fitFrame, toPage } from './input';
 /** Frame decodes running at once (`LatestOnlyQueue` depth): two keep the decoder busy while a
  * result travels back to the page, which one at a time cannot. */
 const DECODE_DEPTH = 2;
+/** How long a pane's size must rest before a crisp frame is decoded again for it, in ms (a
+ * drag resizes at every animation frame). */
+const RESAMPLE_AFTER_MS = 150;
 
 /** The page's scroll position as the sidecar's `scroll` message gives it (CSS px). */
 export interface PageScroll {
@@ -36,6 +39,8 @@ export class CanvasView {
   private readonly queue: LatestOnlyQueue<Frame, ImageBitmap>;
   private readonly ctx: ImageBitmapRenderingContext | null;
   private readonly store = new DisposableStore();
+  /** the crisp frame's resampling after a resize, once the size rests */
+  private readonly resampleTimer = this.store.timer();
   /** the last painted frame (its bitmap is the canvas's now; its JPEG is kept for copying) */
   private last: Frame | null = null;
   /** pane body size in CSS px */
@@ -213,7 +218,27 @@ export class CanvasView {
     this.cssW = r.width;
     this.cssH = r.height;
     this.place();
-    if (changed) this.onResize();
+    if (changed) {
+      this.resampleTimer.set(() => this.resampleCrisp(), RESAMPLE_AFTER_MS);
+      this.onResize();
+    }
+  }
+
+  /**
+   * A crisp frame was decoded for the pixels it covered: at a new size it is decoded again
+   * from its JPEG (a page at rest sends no new frame, and the compositor would stretch the
+   * old picture). Dropped if a newer frame is painted meanwhile.
+   */
+  private resampleCrisp(): void {
+    const f = this.last;
+    if (!f?.crisp || !this.ctx) return;
+    this.decode(f).then(
+      (bmp) => {
+        if (this.last !== f || this.store.isDisposed) return bmp.close();
+        this.paint(bmp, f);
+      },
+      () => {},
+    );
   }
 
   /**
