@@ -4,9 +4,9 @@
 // A sidecar of its own, so the shared one's config stays untouched.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Page, expect, test } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
-import { Wall, openScreencast } from './fixtures';
+import { Wall, openScreencast, withServedPage } from './fixtures';
 
 let s: Sidecar;
 test.beforeEach(async () => {
