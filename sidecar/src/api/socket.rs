@@ -66,7 +66,7 @@ const KNOWN_TYPES: &[&str] = &["resize", "ack"];
 /// Parses and bounds-checks a text message; the error is the close reason. A JSON object
 /// whose `type` is a string this sidecar does not know is [`Control::Ignored`]; anything
 /// else malformed (not an object, no string `type`, a known type with bad fields) is an error.
-pub fn parse_control(text: &str) -> Result<Control, String> {
+fn parse_control(text: &str) -> Result<Control, String> {
     #[derive(Deserialize)]
     struct Tag<'a> {
         #[serde(rename = "type", borrow)]

@@ -98,7 +98,8 @@ pub async fn serve(ws: WebSocket, browser: BrowserRef) {
         };
         match msg::parse(text.as_str()) {
             Err(reason) => {
-                out.close(CLOSE_POLICY, &truncate(&reason, 120));
+                tracing::debug!(code = reason.code(), "viewer message refused: {reason}");
+                out.close(CLOSE_POLICY, &truncate(&reason.to_string(), 120));
                 break;
             }
             Ok(Inbound::Repaint) => {

@@ -244,17 +244,46 @@ impl Inbound {
     }
 }
 
-fn coord(name: &str, v: f64) -> Result<f64, String> {
+/// Why an inbound text message was refused; the view's socket closes with code 1008 and this
+/// (its `Display`) as the reason (protocol §8.4).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BadMessage {
+    /// Not JSON, an unknown `type`, or a field missing or of the wrong type (serde's words).
+    Shape(String),
+    /// A field outside its bounds: the bound, and what came.
+    Bound(String),
+}
+
+impl BadMessage {
+    /// A stable name for logs and tests: `bad_shape` or `out_of_bounds`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            BadMessage::Shape(_) => "bad_shape",
+            BadMessage::Bound(_) => "out_of_bounds",
+        }
+    }
+}
+
+impl std::fmt::Display for BadMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadMessage::Shape(e) => write!(f, "bad message: {e}"),
+            BadMessage::Bound(e) => f.write_str(e),
+        }
+    }
+}
+
+fn coord(name: &str, v: f64) -> Result<f64, BadMessage> {
     if v.is_finite() && v.abs() <= MAX_COORD_CSS {
         Ok(v)
     } else {
-        Err(format!("{name} must be a finite number with |{name}| ≤ 100000"))
+        Err(BadMessage::Bound(format!("{name} must be a finite number with |{name}| ≤ 100000")))
     }
 }
 
 /// Parses and bounds-checks one inbound text message; the error is the close reason.
-pub fn parse(text: &str) -> Result<Inbound, String> {
-    let w: Wire = serde_json::from_str(text).map_err(|e| format!("bad message: {e}"))?;
+pub fn parse(text: &str) -> Result<Inbound, BadMessage> {
+    let w: Wire = serde_json::from_str(text).map_err(|e| BadMessage::Shape(e.to_string()))?;
     Ok(match w {
         Wire::InputMouse { event, x, y, button, clicks, modifiers, delta_x, delta_y } => {
             let clicks = clicks.unwrap_or(match event {
@@ -262,7 +291,7 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
                 _ => 0,
             });
             if !(0..=3).contains(&clicks) {
-                return Err(format!("clicks must be in 0..=3, got {clicks}"));
+                return Err(BadMessage::Bound(format!("clicks must be in 0..=3, got {clicks}")));
             }
             Inbound::Mouse {
                 event,
@@ -280,41 +309,43 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
         }
         Wire::InputKeyboard { event, key, code, text, modifiers } => {
             if key.is_empty() || key.len() > MAX_KEY_BYTES || code.len() > MAX_KEY_BYTES {
-                return Err("key must be 1..=64 bytes and code at most 64".into());
+                return Err(BadMessage::Bound("key must be 1..=64 bytes and code at most 64".into()));
             }
             if text.len() > MAX_KEY_TEXT_BYTES {
-                return Err("text of a key event must be at most 32 bytes".into());
+                return Err(BadMessage::Bound("text of a key event must be at most 32 bytes".into()));
             }
             Inbound::Key { event, key, code, text, modifiers: modifiers_of(modifiers)? }
         }
         Wire::InputText { text } => {
             if text.is_empty() {
-                return Err("input_text needs non-empty text".into());
+                return Err(BadMessage::Bound("input_text needs non-empty text".into()));
             }
             Inbound::Text(text)
         }
-        Wire::Sync { width, height, dpr } => Inbound::Sync(Viewport::checked(width, height, dpr)?),
+        Wire::Sync { width, height, dpr } => {
+            Inbound::Sync(Viewport::checked(width, height, dpr).map_err(BadMessage::Bound)?)
+        }
         Wire::Repaint {} => Inbound::Repaint,
         Wire::Flush { id } => Inbound::Flush(id),
         Wire::PopupChoice { index } => {
             if !(0..=100_000).contains(&index) {
-                return Err(format!("index must be in 0..=100000, got {index}"));
+                return Err(BadMessage::Bound(format!("index must be in 0..=100000, got {index}")));
             }
             Inbound::PopupChoice(index as usize)
         }
         Wire::PopupValue { value } => {
             if value.len() > super::popup::MAX_POPUP_VALUE_BYTES {
-                return Err("popup_value value must be at most 64 bytes".into());
+                return Err(BadMessage::Bound("popup_value value must be at most 64 bytes".into()));
             }
             Inbound::PopupValue(value)
         }
         Wire::Zoom { factor } => {
             if !factor.is_finite() || !crate::browser::ZOOM_RANGE.contains(&factor) {
-                return Err(format!(
+                return Err(BadMessage::Bound(format!(
                     "zoom factor must be in {}..={}, got {factor}",
                     crate::constants::MIN_ZOOM,
                     crate::constants::MAX_ZOOM
-                ));
+                )));
             }
             Inbound::Zoom(factor)
         }
@@ -322,25 +353,25 @@ pub fn parse(text: &str) -> Result<Inbound, String> {
         Wire::Edit { op } => Inbound::Edit(op),
         Wire::Find { text, backwards, next } => {
             if text.len() > super::find::MAX_FIND_BYTES {
-                return Err("find text must be at most 1 KiB".into());
+                return Err(BadMessage::Bound("find text must be at most 1 KiB".into()));
             }
             Inbound::Find { text, backwards, next }
         }
         Wire::Dialog { accept, text } => {
             if text.as_ref().is_some_and(|t| t.len() > MAX_PROMPT_BYTES) {
-                return Err("dialog text must be at most 8 KiB".into());
+                return Err(BadMessage::Bound("dialog text must be at most 8 KiB".into()));
             }
             Inbound::Dialog { accept, text }
         }
     })
 }
 
-fn modifiers_of(m: Option<i64>) -> Result<i64, String> {
+fn modifiers_of(m: Option<i64>) -> Result<i64, BadMessage> {
     let m = m.unwrap_or(0);
     if (0..=15).contains(&m) {
         Ok(m)
     } else {
-        Err(format!("modifiers must be in 0..=15, got {m}"))
+        Err(BadMessage::Bound(format!("modifiers must be in 0..=15, got {m}")))
     }
 }
 
