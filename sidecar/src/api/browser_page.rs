@@ -110,7 +110,7 @@ pub async fn viewport(
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<ViewportReq>,
 ) -> Result<Json<Value>, ApiError> {
-    let vp = Viewport::checked(req.width, req.height, req.dpr.unwrap_or(1.0)).map_err(ApiError::BadRequest)?;
+    let vp = Viewport::checked(req.width, req.height, req.dpr.unwrap_or(1.0))?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     no_dialog(&b)?;
     st.automation

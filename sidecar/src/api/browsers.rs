@@ -42,7 +42,7 @@ impl ViewportBody {
         Ok(match self {
             ViewportBody::Pane {} => ViewportMode::Pane,
             ViewportBody::Fixed { width, height, dpr, mobile } => ViewportMode::Fixed(
-                Viewport::checked(*width, *height, *dpr).map_err(ApiError::BadRequest)?,
+                Viewport::checked(*width, *height, *dpr)?,
                 if *mobile { Device::Phone } else { Device::Desktop },
             ),
         })
@@ -98,7 +98,7 @@ fn lookup(st: &AppState, id: &str) -> Result<BrowserRef, ApiError> {
 /// A browser URL: http(s), bounded ([`check_url`]), and not naming a link-local or metadata
 /// address in any spelling (the proxy's check, [`crate::address::check_host`]).
 fn url_of(u: &str) -> Result<String, ApiError> {
-    let u = check_url(u).map_err(ApiError::BadRequest)?;
+    let u = check_url(u)?;
     let parsed = url::Url::parse(&u).map_err(|e| ApiError::BadRequest(format!("{u:?} is not a URL: {e}")))?;
     crate::address::check_host(&parsed).map_err(ApiError::BlockedAddress)?;
     Ok(u)
@@ -129,8 +129,7 @@ pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody
         return Err(ApiError::BadRequest(format!("at most {MAX_CREATE_TABS} tabs")));
     }
     let tabs = b.tabs.iter().map(|t| url_of(t)).collect::<Result<Vec<_>, _>>()?;
-    let profile =
-        b.profile.as_deref().map(crate::browser::check_profile_key).transpose().map_err(ApiError::BadRequest)?;
+    let profile = b.profile.as_deref().map(crate::browser::check_profile_key).transpose()?;
     let id = st.browsers.create(url, mode, profile, tabs, b.active).await?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
 }

@@ -69,17 +69,20 @@ pub struct Viewport {
 }
 
 impl Viewport {
-    /// Checks the bounds of [`VIEWPORT_CSS_RANGE`] and [`VIEWPORT_DPR_RANGE`].
-    pub fn checked(width: i64, height: i64, dpr: f64) -> Result<Viewport, String> {
+    /// Checks the bounds of [`VIEWPORT_CSS_RANGE`] and [`VIEWPORT_DPR_RANGE`]; outside them,
+    /// [`BrowserError::BadRequest`] naming the bound (400 `bad_request` over HTTP).
+    pub fn checked(width: i64, height: i64, dpr: f64) -> Result<Viewport, BrowserError> {
         let r = VIEWPORT_CSS_RANGE;
         let ok = |v: i64| v >= *r.start() as i64 && v <= *r.end() as i64;
         if !ok(width) || !ok(height) {
-            return Err(format!(
+            return Err(BrowserError::BadRequest(format!(
                 "width and height must be in {MIN_VIEWPORT_CSS_PX}..={MAX_VIEWPORT_CSS_PX}, got {width}×{height}"
-            ));
+            )));
         }
         if !dpr.is_finite() || !VIEWPORT_DPR_RANGE.contains(&dpr) {
-            return Err(format!("dpr must be in {MIN_VIEWPORT_DPR}..={MAX_VIEWPORT_DPR}, got {dpr}"));
+            return Err(BrowserError::BadRequest(format!(
+                "dpr must be in {MIN_VIEWPORT_DPR}..={MAX_VIEWPORT_DPR}, got {dpr}"
+            )));
         }
         Ok(Viewport { width: width as u32, height: height as u32, dpr })
     }
@@ -282,10 +285,11 @@ fn popout_capability_from(
     PopoutCapability { available: reason.is_none(), reason }
 }
 
-/// Checks a URL the user gave: http or https, at most [`MAX_URL_BYTES`].
-pub fn check_url(url: &str) -> Result<String, String> {
+/// Checks a URL the user gave: http or https, at most [`MAX_URL_BYTES`]; else
+/// [`BrowserError::BadRequest`] saying which rule it broke.
+pub fn check_url(url: &str) -> Result<String, BrowserError> {
     if url.len() > MAX_URL_BYTES {
-        return Err(format!("url is over {MAX_URL_BYTES} bytes"));
+        return Err(BrowserError::BadRequest(format!("url is over {MAX_URL_BYTES} bytes")));
     }
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     let rest = if lower.starts_with("http://") {
@@ -293,10 +297,12 @@ pub fn check_url(url: &str) -> Result<String, String> {
     } else if lower.starts_with("https://") {
         &url[8..]
     } else {
-        return Err("url must start with http:// or https://".into());
+        return Err(BrowserError::BadRequest("url must start with http:// or https://".into()));
     };
     if rest.is_empty() || rest.starts_with('/') || url.chars().any(|c| c.is_control() || c == ' ') {
-        return Err("url must name a host and contain no spaces or control characters".into());
+        return Err(BrowserError::BadRequest(
+            "url must name a host and contain no spaces or control characters".into(),
+        ));
     }
     Ok(url.to_string())
 }
@@ -338,14 +344,14 @@ fn is_kept(dir: &std::path::Path) -> bool {
 }
 
 /// Checks a kept profile's key (`POST /api/browsers` `profile`): 1 to 64 ASCII letters,
-/// digits, `_` and `-` (it names a directory).
-pub fn check_profile_key(key: &str) -> Result<&str, String> {
+/// digits, `_` and `-` (it names a directory); else [`BrowserError::BadRequest`].
+pub fn check_profile_key(key: &str) -> Result<&str, BrowserError> {
     let ok =
         !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok {
         Ok(key)
     } else {
-        Err("profile must be 1..=64 ASCII letters, digits, _ and -".into())
+        Err(BrowserError::BadRequest("profile must be 1..=64 ASCII letters, digits, _ and -".into()))
     }
 }
 

@@ -323,7 +323,7 @@ pub fn parse(text: &str) -> Result<Inbound, BadMessage> {
             Inbound::Text(text)
         }
         Wire::Sync { width, height, dpr } => {
-            Inbound::Sync(Viewport::checked(width, height, dpr).map_err(BadMessage::Bound)?)
+            Inbound::Sync(Viewport::checked(width, height, dpr).map_err(|e| BadMessage::Bound(e.to_string()))?)
         }
         Wire::Repaint {} => Inbound::Repaint,
         Wire::Flush { id } => Inbound::Flush(id),
