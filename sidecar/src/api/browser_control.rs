@@ -122,7 +122,7 @@ pub async fn snapshot(
         // Refused before anything is read.
         policy.allow(crate::automation::sealed::Lever::Discovery)?;
     }
-    let mut out = st.automation.snapshot(&b, req.interactive, max, req.r#ref.as_deref()).await?;
+    let mut out = st.automation.snapshot(&b, req.interactive, max, req.r#ref.as_deref(), &policy).await?;
     if req.sealed {
         super::browser_sealed::add_sealed(&st, &b, &policy, &mut out).await?;
     }

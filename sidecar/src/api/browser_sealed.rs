@@ -10,7 +10,7 @@ use super::body::JsonBody;
 use super::browser_pane::{browser_of, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::automation::sealed::Policy;
+use crate::automation::sealed::{Policy, WalkRequest};
 use crate::control::Caller;
 
 /// The sealed-content policy in force: the configuration's `[agent.sealed]` under the
@@ -42,6 +42,39 @@ pub async fn stats(
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.stats(&b)?, h))
+}
+
+/// Body of `POST /api/control/browser/focus_walk`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FocusWalkReq {
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(rename = "ref")]
+    r#ref: String,
+    #[serde(default)]
+    max_steps: Option<u32>,
+    #[serde(default)]
+    back: bool,
+    #[serde(default = "yes")]
+    restore: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /api/control/browser/focus_walk` with `{"ref","max_steps"?,"back"?,"restore"?}` →
+/// the steps, where focus landed and why the walk stopped (protocol §9.7,
+/// `Automation::focus_walk`). Refused as the policy says.
+pub async fn focus_walk(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<FocusWalkReq>,
+) -> Result<Json<Value>, ApiError> {
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let walk = WalkRequest { max_steps: req.max_steps, back: req.back, restore: req.restore };
+    Ok(with_pane(st.automation.focus_walk(&b, &req.r#ref, walk, &policy_of(&st)).await?, h))
 }
 
 /// Adds the sealed controls of `b`'s active tab to snapshot answer `out`: `"sealed"` (see

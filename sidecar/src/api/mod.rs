@@ -109,6 +109,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/network", post(browser_logs::network))
         .route("/api/control/browser/policy", get(browser_sealed::policy))
         .route("/api/control/browser/stats", post(browser_sealed::stats))
+        .route("/api/control/browser/focus_walk", post(browser_sealed::focus_walk))
         .fallback(misc::fallback)
         .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -29,6 +29,9 @@ pub struct DomNode {
     pub closed: bool,
     /// An `<iframe>`'s content document's frame id (same-process frames only).
     pub child_frame: Option<String>,
+    /// Its `part` and `exportparts` attributes as `part=…` / `exportparts=…` (what styles
+    /// outside a shadow tree can reach: a component's surface, issue 24 item 6).
+    pub parts: Vec<String>,
 }
 
 /// One document: its frame, its nodes in flat-tree pre-order, and each node's element
@@ -82,6 +85,14 @@ pub fn parse(snap: &Value) -> Vec<DomDoc> {
         let pseudo = rare_bool("pseudoType");
         let shadow = rare_str("shadowRootType");
         let content_doc = rare_str("contentDocumentIndex");
+        let attributes: &[Value] = n["attributes"].as_array().map_or(&[], Vec::as_slice);
+        let parts_of = |i: usize| -> Vec<String> {
+            let a = attributes.get(i).map(ints).unwrap_or_default();
+            a.chunks_exact(2)
+                .filter(|kv| matches!(st(kv[0]), "part" | "exportparts"))
+                .map(|kv| format!("{}={}", st(kv[0]), st(kv[1]).trim()))
+                .collect()
+        };
         let mut boxed = vec![false; count];
         let bounds: &[Value] = d["layout"]["bounds"].as_array().map_or(&[], Vec::as_slice);
         for (k, ni) in ints(&d["layout"]["nodeIndex"]).into_iter().enumerate() {
@@ -113,6 +124,7 @@ pub fn parse(snap: &Value) -> Vec<DomDoc> {
                     .get(&i)
                     .and_then(|d| usize::try_from(*d).ok())
                     .and_then(|d| frame_of_doc.get(d).cloned()),
+                parts: if element { parts_of(i) } else { Vec::new() },
             });
         }
         out.push(doc);
@@ -125,6 +137,21 @@ impl DomDoc {
     /// tree while it is not.
     pub fn closed_host(&self, i: usize) -> bool {
         !self.nodes[i].closed && self.children[i].iter().any(|&c| self.nodes[c].closed)
+    }
+
+    /// The `part`/`exportparts` attributes of closed host `host`'s own shadow tree (nested
+    /// closed trees included, slotted light nodes not), in flat-tree order.
+    pub fn closed_parts(&self, host: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack: Vec<usize> = self.children[host].iter().rev().copied().collect();
+        while let Some(i) = stack.pop() {
+            if !self.nodes[i].closed {
+                continue;
+            }
+            out.extend(self.nodes[i].parts.iter().cloned());
+            stack.extend(self.children[i].iter().rev().copied());
+        }
+        out
     }
 
     /// The page's own elements that closed host `host`'s root shows through its slots, in

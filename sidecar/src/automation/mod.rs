@@ -175,13 +175,15 @@ impl Automation {
     /// `root` and what is inside it) within `max_bytes`, refs minted for every actionable
     /// element (shown or cut). → `{"url","title","tab","tabs","dialog","text","refs","root",
     /// "cut":{"lines","refs","reason"}|null}`. A stale `root` is `stale_ref`; one that is not
-    /// rendered is `element_not_visible`.
+    /// rendered is `element_not_visible`. Closed hosts carry their component signature when
+    /// `policy` allows it ([`sealed::Policy::signatures`]).
     pub async fn snapshot(
         &self,
         b: &BrowserRef,
         interactive: bool,
         max_bytes: usize,
         root: Option<&str>,
+        policy: &sealed::Policy,
     ) -> Result<Value, AutomationError> {
         let page = page(b)?;
         let generation = b.generation();
@@ -195,7 +197,7 @@ impl Automation {
             None => None,
         };
         let started = std::time::Instant::now();
-        let c = snapshot::capture(&page).await?;
+        let c = snapshot::capture(&page, policy.signatures()).await?;
         let captured = started.elapsed();
         let lines = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());

@@ -13,11 +13,15 @@
 // name `n` (accname 1.2, see `name`), value `v`, checked `c`, expanded `x`, level `l`, flags
 // `f` (bits below), and `o`, the indices of the walked elements its aria-owns names (the
 // sidecar moves them under it). Boxes are not measured here (a rectangle per element is
-// most of a walk's time): the DOM snapshot has them.
-function () {
+// most of a walk's time): the DOM snapshot has them. With `opts.sig` (the component
+// signatures lever), a custom element without an open shadow root (it may host a closed one)
+// also carries `g`: `{d}` 1 when `:defined`, `{v}` the custom properties set on it (names
+// whose computed value differs from its parent's), for the sidecar's signature.
+function (opts) {
   const F = { visible: 1, disabled: 2, focused: 4, required: 8, selected: 16, readonly: 32, pressed: 64,
     invalid: 128, secret: 256, filled: 512, hostText: 1024, ignored: 2048, shadow: 4096 };
   const MAX_NAME = 400;
+  const sig = !!(opts && opts.sig);
   const ROLES = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code ' +
     'columnheader combobox complementary contentinfo definition deletion dialog directory document emphasis feed ' +
     'figure form generic grid gridcell group heading img insertion link list listbox listitem log main mark marquee ' +
@@ -341,6 +345,7 @@ function () {
     if (attr(n, 'aria-owns')) owners.push([n, e]);
     let f = 0;
     if (n.shadowRoot) f |= F.shadow;
+    else if (sig && n.localName.includes('-')) e.g = surface(n, cs);
     const shown = cs.visibility === 'visible';
     if (!shown) f |= F.ignored;
     const op = see && cs.opacity !== '0';
@@ -411,6 +416,16 @@ function () {
       visit(c, i, op, shown, dis);
     }
     pseudoText(n, '::after', i, shown);
+  }
+  // What custom element `n` (computed style `cs`) shows of itself: see `g` above.
+  function surface(n, cs) {
+    const up = n.parentElement ? getComputedStyle(n.parentElement) : null;
+    const v = [];
+    for (let k = 0; k < cs.length; k++) {
+      const p = cs[k];
+      if (p.startsWith('--') && (!up || up.getPropertyValue(p) !== cs.getPropertyValue(p))) v.push(p);
+    }
+    return { d: n.matches(':defined') ? 1 : 0, v: v.sort().slice(0, 32) };
   }
   // The text a ::before or ::after of `n` (at index `i`) shows, as a text child of it.
   function pseudoText(n, which, i, shown) {

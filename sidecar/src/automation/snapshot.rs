@@ -110,6 +110,8 @@ pub struct Captured {
     pub frames: Vec<Frame>,
     /// Walked documents by frame id (frames whose walk failed, going away, are missing).
     pub docs: HashMap<String, Doc>,
+    /// Closed hosts' component signatures were read and are shown (`agent.sealed.signatures`).
+    pub signatures: bool,
 }
 
 impl Captured {
@@ -120,7 +122,7 @@ impl Captured {
 }
 
 /// Runs the walk in frame `frame`'s isolated world of `session` → its answer.
-async fn walk(session: &Session, frame: &str) -> Result<Value, BrowserError> {
+async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, BrowserError> {
     let w = call(session, "Page.createIsolatedWorld", json!({"frameId": frame, "worldName": WORLD})).await?;
     let ctx = w["executionContextId"]
         .as_i64()
@@ -128,7 +130,8 @@ async fn walk(session: &Session, frame: &str) -> Result<Value, BrowserError> {
     let r = call(
         session,
         "Runtime.callFunctionOn",
-        json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true}),
+        json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true,
+               "arguments": [{"value": {"sig": sig}}]}),
     )
     .await?;
     answer(r)
@@ -148,7 +151,7 @@ fn answer(mut r: Value) -> Result<Value, BrowserError> {
 /// (Chromium runs them one after the other; the snapshot is parsed while the walks run).
 /// A walk and its snapshot that do not join (the page changed between them) are read once
 /// more; what still does not join is shown without refs.
-async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>), BrowserError> {
+async fn read(session: &Session, process: usize, sig: bool) -> Result<(Vec<Frame>, Vec<Doc>), BrowserError> {
     let started = Instant::now();
     let ms = |t: Instant| t.elapsed().as_millis();
     let mut attempt = 0;
@@ -161,7 +164,7 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
                 f.targets = targets.clone();
                 f.process = process;
             }
-            let walks = futures_util::future::join_all(frames.iter().map(|f| walk(session, &f.id))).await;
+            let walks = futures_util::future::join_all(frames.iter().map(|f| walk(session, &f.id, sig))).await;
             Ok::<_, BrowserError>((frames, walks))
         };
         let dom = async {
@@ -222,11 +225,12 @@ async fn read(session: &Session, process: usize) -> Result<(Vec<Frame>, Vec<Doc>
 
 /// Reads the tab's frame process, then each out-of-process frame under a frame owner it
 /// shows (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
-/// owner whose frame was read gets it as its `child_frame`.
-pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
+/// owner whose frame was read gets it as its `child_frame`. `signatures`: read closed hosts'
+/// surfaces and show their component signatures.
+pub async fn capture(page: &Page, signatures: bool) -> Result<Captured, BrowserError> {
     let top = Session::from(page);
-    let (frames, docs) = read(&top, 0).await?;
-    let mut c = Captured { frames, docs: docs.into_iter().map(|d| (d.frame.clone(), d)).collect() };
+    let (frames, docs) = read(&top, 0, signatures).await?;
+    let mut c = Captured { frames, docs: docs.into_iter().map(|d| (d.frame.clone(), d)).collect(), signatures };
     let mut sessions = vec![top];
     let mut i = 0;
     while i < sessions.len() {
@@ -263,7 +267,7 @@ pub async fn capture(page: &Page) -> Result<Captured, BrowserError> {
                 }
             };
             let process = sessions.len();
-            match read(&child, process).await {
+            match read(&child, process, signatures).await {
                 Ok((frames, docs)) => {
                     c.frames.extend(frames);
                     c.docs.extend(docs.into_iter().map(|d| (d.frame.clone(), d)));
@@ -429,10 +433,10 @@ impl<'a> Walker<'a> {
             } else {
                 (role.to_string(), name)
             };
-            // A closed host is listed among controls (so `-i` shows it) but gets a ref only
-            // when it is itself a control: what it holds is not ours to point at.
-            let acts = dom_clickable || ACTIONABLE.contains(&role);
-            let control = acts || e.sealed_host;
+            // A closed host gets a ref of its own (`focus-walk` starts from it, a click lands
+            // on its visible point): what it holds gets none, `snapshot --sealed` tokens do.
+            let acts = dom_clickable || ACTIONABLE.contains(&role) || e.sealed_host;
+            let control = acts;
             let mut text = shown_role;
             if !name.is_empty() {
                 text.push(' ');
@@ -442,6 +446,9 @@ impl<'a> Walker<'a> {
             states(e, &mut text);
             if e.sealed_host {
                 text.push_str(SEALED_MARK);
+                if self.c.signatures && !e.signature.is_empty() {
+                    text.push_str(&format!(" [sig={}]", e.signature));
+                }
             }
             let mut has_ref = false;
             if acts && usable {
@@ -552,7 +559,7 @@ mod tests {
             }
         }
         let frame = Frame { id: "F".into(), loader: "L".into(), url: "http://a/".into(), targets: vec![], process: 0 };
-        Captured { frames: vec![frame], docs: HashMap::from([("F".to_string(), doc)]) }
+        Captured { frames: vec![frame], docs: HashMap::from([("F".to_string(), doc)]), signatures: false }
     }
 
     #[test]
@@ -633,6 +640,8 @@ mod tests {
             &[],
         );
         c.docs.get_mut("F").unwrap().el_mut(1).unwrap().sealed_host = true;
+        c.docs.get_mut("F").unwrap().el_mut(1).unwrap().signature = "0badc0de".into();
+        c.signatures = true;
         c.docs.get_mut("F").unwrap().el_mut(2).unwrap().child_frame = Some("G".into());
         let mut child = Doc { frame: "G".into(), ..Doc::default() };
         child.roots = child.append(
@@ -650,11 +659,12 @@ mod tests {
         let (text, _, _) = render(&lines, false, DEFAULT_MAX_BYTES);
         assert_eq!(
             text,
-            "- x-login [closed shadow root]\n\
+            "- x-login [closed shadow root] [sig=0badc0de] [ref=e1]\n\
              - Iframe \"Child\"\n  \
-               - link \"In\" [ref=e1]\n\
+               - link \"In\" [ref=e2]\n\
              - Iframe \"Gone\" [cross-site frame: not included]\n"
         );
-        assert_eq!(frames, vec![("G".to_string(), 7)], "the ref names the node of its own frame");
+        assert_eq!(frames[1], ("G".to_string(), 7), "the ref names the node of its own frame");
+        assert_eq!(frames[0].0, "F", "the closed host's own ref");
     }
 }

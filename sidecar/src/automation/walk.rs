@@ -13,10 +13,16 @@ use serde_json::Value;
 
 use super::dom::DomDoc;
 
-/// The walk's source: a function Chromium calls with `this` = a document or a shadow root
-/// (`outline.js`, after `secret.js`, which decides which fields' values are secret).
-pub const WALK_JS: &str =
-    concat!("function () {\n", include_str!("secret.js"), "\nreturn (", include_str!("outline.js"), ").call(this);\n}");
+/// The walk's source: a function Chromium calls with `this` = a document or a shadow root and
+/// one argument, `{sig}` (read closed hosts' surfaces for their signatures) (`outline.js`,
+/// after `secret.js`, which decides which fields' values are secret).
+pub const WALK_JS: &str = concat!(
+    "function (opts) {\n",
+    include_str!("secret.js"),
+    "\nreturn (",
+    include_str!("outline.js"),
+    ").call(this, opts);\n}"
+);
 /// Run at the start of every document in [`WORLD`] (`hooks.rs`): `secret.js` starts
 /// remembering which fields were passwords before the page's scripts run, so a field the
 /// page switches to `type=text` before Porthole's first read still counts as one.
@@ -88,6 +94,14 @@ pub struct El {
     pub sealed_host: bool,
     /// The frame an `<iframe>` shows, once known.
     pub child_frame: Option<String>,
+    /// A custom element's `:defined`, when the walk read its surface (`outline.js` does for
+    /// a custom element without an open shadow root when signatures are asked for).
+    pub defined: Option<bool>,
+    /// The custom properties set on it (names), when the walk read its surface.
+    pub vars: Vec<String>,
+    /// A closed shadow host's component signature ([`crate::automation::sealed::Surface`]),
+    /// once joined.
+    pub signature: String,
     /// Indices (in its [`Doc`]) of the elements its `aria-owns` names, in that order.
     pub owns: Vec<usize>,
 }
@@ -161,6 +175,11 @@ impl Doc {
                     flags: n.get("f").and_then(Value::as_u64).unwrap_or(0) as u32,
                     pruned: n.get("z").is_some(),
                     leaf: n.get("k").is_some(),
+                    defined: n["g"]["d"].as_u64().map(|d| d == 1),
+                    vars: n["g"]["v"]
+                        .as_array()
+                        .map(|v| v.iter().filter_map(Value::as_str).take(32).map(str::to_string).collect())
+                        .unwrap_or_default(),
                     owns: n["o"]
                         .as_array()
                         .map(|o| {
@@ -247,6 +266,15 @@ impl Doc {
                 }
                 if !e.has(flag::SHADOW_HOST) && dom.closed_host(d) {
                     e.sealed_host = true;
+                    let mut parts = n.parts.clone();
+                    parts.extend(dom.closed_parts(d));
+                    e.signature = crate::automation::sealed::Surface {
+                        tag: n.tag.to_ascii_lowercase(),
+                        defined: e.defined,
+                        vars: e.vars.clone(),
+                        parts,
+                    }
+                    .signature();
                     closed_hosts.push((j, d));
                     // Its light children that a slot shows are the page's own, not the
                     // closed root's: joined (and so actionable) when the walk's list and the
@@ -329,6 +357,7 @@ mod tests {
                 boxed: *backend == 12,
                 closed: *closed,
                 child_frame: None,
+                parts: Vec::new(),
             });
             if let Some(p) = parent {
                 if !tag.starts_with('#') {

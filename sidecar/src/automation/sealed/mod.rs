@@ -8,12 +8,16 @@
 
 mod act;
 mod ask;
+mod focus_walk;
 mod policy;
 mod scan;
+mod signature;
 mod store;
 
 pub use act::is_token;
+pub use focus_walk::{WalkRequest, STEP_GAP};
 pub use policy::{Lever, Policy};
+pub use signature::Surface;
 pub use store::Store;
 
 use crate::automation::Automation;

@@ -42,6 +42,12 @@ impl Policy {
         self.enabled() && self.file.force_open
     }
 
+    /// True when snapshots show closed hosts' component signatures: `signatures` on under
+    /// the master switch (a SAFE lever: no refusal, the signature is just not shown).
+    pub fn signatures(&self) -> bool {
+        self.enabled() && self.file.signatures
+    }
+
     /// `Ok` when a call needing `lever` is allowed; else `agent_disabled` (master off: the
     /// file's key or the environment variable named) or the lever's own refusal.
     pub fn allow(&self, lever: Lever) -> Result<(), AutomationError> {

@@ -568,6 +568,24 @@ pub enum BrowserCmd {
     /// Print the human's sealed-content policy ([agent.sealed]: what an agent may do with
     /// closed shadow roots). Read-only: only the human changes it (Settings, config.toml).
     Policy,
+    /// Walk focus through a closed shadow host with trusted Tab (Shift+Tab with --back), one
+    /// step about every 120 ms, reading what got focus after each: role, name, rect and an sN
+    /// token inside the host. Stops at the step limit or when focus leaves the host; press
+    /// then acts on what it left focused. Moves focus (VISIBLE), as the policy allows.
+    FocusWalk {
+        /// The host's ref from the last snapshot (its line says [closed shadow root]).
+        #[arg(value_name = "HOST")]
+        target: String,
+        /// Most steps (default and bound: agent.sealed.focus_walk_max_steps).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+        max_steps: Option<u32>,
+        /// Shift+Tab from just after the host.
+        #[arg(long)]
+        back: bool,
+        /// Leave focus where it is when focus never entered the host.
+        #[arg(long)]
+        no_restore: bool,
+    },
     /// Print the CDP work counted on the active tab (accessibility reads, shadow-piercing
     /// reads, sealed scans, cache hits, focus-walk steps).
     Stats,

@@ -292,6 +292,9 @@ fn browser_request(
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
         BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
         BrowserCmd::Stats => post("stats", json!({})),
+        BrowserCmd::FocusWalk { target, max_steps, back, no_restore } => {
+            post("focus_walk", json!({"ref": target, "max_steps": max_steps, "back": back, "restore": !no_restore}))
+        }
     }
 }
 

@@ -91,6 +91,35 @@ fn policy(p: &Value) -> String {
     out
 }
 
+/// `ph browser focus-walk`'s text: one line per step (`1 button "Go" @ (x, y) [sealed=s4]`,
+/// `[outside the host]` past it), then why it stopped and whether focus was put back.
+fn focus_walk(v: &Value) -> String {
+    let mut out = String::new();
+    for st in v["steps"].as_array().into_iter().flatten() {
+        out.push_str(&format!("{} {} {}", st["index"], st["role"].as_str().unwrap_or("?"), st["name"]));
+        if let Some(r) = st["rect"].as_object() {
+            let c = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+            out.push_str(&format!(" @ ({:.0}, {:.0})", c("x") + c("width") / 2.0, c("y") + c("height") / 2.0));
+        }
+        match st["token"].as_str() {
+            Some(t) => out.push_str(&format!(" [sealed={t}]")),
+            None if st["in_host"] != true => out.push_str(" [outside the host]"),
+            None => {}
+        }
+        out.push('\n');
+    }
+    let why = match v["stopped"].as_str().unwrap_or("") {
+        "limit" => "stopped at the step limit; focus is on the last step".to_string(),
+        "left_host" => "focus left the host after the last step inside it".to_string(),
+        "not_entered" if v["restored"] == true => "focus never entered the host; it was put back".to_string(),
+        "not_entered" => "focus never entered the host".to_string(),
+        "dialog" => "a dialog opened; the walk stopped".to_string(),
+        other => format!("stopped: {other}"),
+    };
+    out.push_str(&format!("[{why}]\n"));
+    out
+}
+
 /// `ph browser`'s text: the handle for `open`, the outline with its header for `snapshot`,
 /// one line saying what was done for actions (and a dialog an action opened).
 fn browser(cmd: &BrowserCmd, v: &Value) -> String {
@@ -231,6 +260,7 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
                 c["focus_walk_steps"]
             )
         }
+        BrowserCmd::FocusWalk { .. } => focus_walk(v),
         BrowserCmd::Console { .. } => console(v),
         BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
