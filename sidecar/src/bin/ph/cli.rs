@@ -1,4 +1,8 @@
 //! The command line (clap): verbs, flags and their help (docs/cli.md mirrors it).
+//!
+//! About 600 lines, knowingly: one declarative table of every verb and flag, whose doc
+//! comments are the `--help` text and the MCP tools' descriptions; split by verb it would
+//! scatter what `docs/cli.md` mirrors in one place.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
