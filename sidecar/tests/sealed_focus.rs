@@ -171,3 +171,56 @@ impl Agent<'_> {
         self.ok("stats", json!({})).await["counts"].clone()
     }
 }
+
+/// `screenshot --parts`: refused while the lever is off; on, the closed component's parts
+/// are outlined in that one capture (magenta pixels over the host, none without), and the
+/// style is gone right after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parts_are_outlined_for_one_capture_only_when_the_lever_allows() {
+    let sc = Sidecar::start(&[]);
+    let p = browser_pane(&sc, pages, "sealed_focus.html").await;
+    let a = Agent::new(&sc, p.pane.clone());
+    a.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
+    let badge = ref_of(&a.text().await, "x-badge");
+    let r = a.refused("screenshot", json!({"ref": badge, "parts": true}), "part_highlight_disabled").await;
+    assert_eq!(r["key"], "agent.sealed.part_highlight", "{r}");
+
+    configure(&sc, "[agent.sealed]\npart_highlight = true\n", |s| s["part_highlight"] == true).await;
+    let sheets = a.eval("document.styleSheets.length").await;
+    let outlined = a.ok("screenshot", json!({"ref": badge, "parts": true})).await;
+    assert_eq!(outlined["parts"], 2, "x-badge's label and icon: {}", outlined["parts"]);
+    let plain = a.ok("screenshot", json!({"ref": badge})).await;
+    assert_eq!(a.eval("document.styleSheets.length").await, sheets, "the style went with the capture");
+    // The pictures, decoded by the page's own Chromium: magenta outline pixels in one only.
+    let magenta = |png: &Value| {
+        format!(
+            "(async () => {{ const i = new Image(); i.src = 'data:image/png;base64,{}'; await i.decode(); \
+             const c = new OffscreenCanvas(i.width, i.height); const g = c.getContext('2d'); g.drawImage(i, 0, 0); \
+             const d = g.getImageData(0, 0, i.width, i.height).data; let n = 0; \
+             for (let k = 0; k < d.length; k += 4) if (d[k] > 200 && d[k + 1] < 90 && d[k + 2] > 160) n++; return n; }})()",
+            png["png"].as_str().unwrap()
+        )
+    };
+    let with = a.eval(&magenta(&outlined)).await.as_u64().unwrap();
+    let without = a.eval(&magenta(&plain)).await.as_u64().unwrap();
+    assert!(with > 20 && without == 0, "magenta pixels: {with} outlined, {without} plain");
+    let c = a.counts_of().await;
+    assert_eq!((c["ax_reads"].as_u64(), c["pierce_reads"].as_u64()), (Some(0), Some(0)), "{c}");
+
+    // A sealed control's crop: its box, at most crop_max_side a side.
+    let size = |png: &Value| {
+        format!(
+            "(async () => {{ const i = new Image(); i.src = 'data:image/png;base64,{}'; await i.decode(); \
+             return [i.width, i.height]; }})()",
+            png["png"].as_str().unwrap()
+        )
+    };
+    let s = a.ok("snapshot", json!({"interactive": true, "sealed": true})).await;
+    let card = s["sealed"]["controls"].as_array().unwrap().iter().find(|c| c["name"] == "Card").expect("Card").clone();
+    let token = card["token"].as_str().unwrap();
+    let full = a.eval(&size(&a.ok("screenshot", json!({"ref": token})).await)).await;
+    assert_eq!(full[0].as_f64().unwrap().round(), card["rect"]["width"].as_f64().unwrap().round(), "{full} {card}");
+    configure(&sc, "[agent.sealed]\npart_highlight = true\ncrop_max_side = 64\n", |s| s["crop_max_side"] == 64).await;
+    let cut = a.eval(&size(&a.ok("screenshot", json!({"ref": token})).await)).await;
+    assert_eq!(cut[0], 64, "cut to crop_max_side: {cut}");
+}

@@ -316,9 +316,13 @@ pub struct ScreenshotReq {
     r#ref: Option<String>,
     #[serde(default)]
     full: bool,
+    #[serde(default)]
+    parts: bool,
 }
 
-/// `POST /api/control/browser/screenshot` → `{"png": base64, "bytes": N}`.
+/// `POST /api/control/browser/screenshot` → `{"png": base64, "bytes": N}`; with `parts`,
+/// also `"parts": N`, the closed hosts' parts outlined for this capture (as the policy
+/// allows: `agent.sealed.part_highlight`).
 pub async fn screenshot(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -328,7 +332,14 @@ pub async fn screenshot(
         return Err(ApiError::BadRequest("full and ref do not go together".into()));
     }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    let png = st.automation.screenshot(&b, req.r#ref.as_deref(), req.full).await?;
+    if req.parts {
+        let policy = super::browser_sealed::policy_of(&st);
+        let (png, parts) = st.automation.screenshot_parts(&b, req.r#ref.as_deref(), req.full, &policy).await?;
+        let data = base64::engine::general_purpose::STANDARD.encode(&png);
+        return Ok(with_pane(json!({"png": data, "bytes": png.len(), "parts": parts}), h));
+    }
+    let policy = super::browser_sealed::policy_of(&st);
+    let png = st.automation.any_screenshot(&b, req.r#ref.as_deref(), req.full, &policy).await?;
     let data = base64::engine::general_purpose::STANDARD.encode(&png);
     Ok(with_pane(json!({"png": data, "bytes": png.len()}), h))
 }

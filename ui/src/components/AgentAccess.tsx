@@ -145,21 +145,13 @@ export function AgentAccess({ settings, wall, onClose }: { settings: Settings; w
                     {l.label} {l.tier && <Badge tier={l.tier} />}
                   </span>
                   <span className="agent-row-line">{l.line}</span>
-                  {l.pending && (
-                    <span className="agent-row-pending" data-testid="lever-pending">
-                      Not built yet: this version keeps the setting but does not act on it.
-                    </span>
-                  )}
                 </span>
               </label>
             ))}
             <div className="agent-limits">
               {LIMITS.map((l) => (
-                <label key={l.key} className="agent-limit" title={l.pending ? 'Not built yet: this version keeps the setting but does not act on it.' : undefined}>
-                  <span>
-                    {l.label}
-                    {l.pending && ' (not built yet)'}
-                  </span>
+                <label key={l.key} className="agent-limit">
+                  <span>{l.label}</span>
                   <input
                     type="number"
                     min={l.min}

@@ -33,8 +33,6 @@ export interface Lever {
   label: string;
   tier: Tier | null;
   line: string;
-  /** the setting is kept, but nothing in this version acts on it yet (the panel says so) */
-  pending?: true;
 }
 
 /** The levers, in the panel's order (the issue's list; tiers from the plan). */
@@ -43,7 +41,7 @@ export const LEVERS: readonly Lever[] = [
   { key: 'signatures', label: 'Component signatures', tier: 'SAFE', line: 'A closed host shows a short hash of its public surface, so an agent can recognise a component.' },
   { key: 'focus_walk', label: 'Focus walk', tier: 'VISIBLE', line: 'An agent may press Tab through a component to reach its controls; this moves the focus.' },
   { key: 'focus_walk_restore', label: 'Restore focus after a walk', tier: null, line: 'Focus goes back where it was when a walk never reaches the component.' },
-  { key: 'part_highlight', label: 'Part highlight', tier: 'VISIBLE', line: 'Outlines a component’s exported parts before a screenshot; the page can see the added style.', pending: true },
+  { key: 'part_highlight', label: 'Part highlight', tier: 'VISIBLE', line: 'Outlines a component’s exported parts before a screenshot; the page can see the added style.' },
   { key: 'force_open', label: 'Force-open', tier: 'RISKY', line: 'New documents in screencast panes get closed roots opened at load; the page can detect it.' },
 ];
 
@@ -53,15 +51,13 @@ export interface Limit {
   label: string;
   min: number;
   max: number;
-  /** as `Lever.pending` */
-  pending?: true;
 }
 
 export const LIMITS: readonly Limit[] = [
   { key: 'focus_walk_max_steps', label: 'Focus walk: most steps', min: 1, max: 64 },
   { key: 'max_frames', label: 'Most frames read', min: 1, max: 64 },
   { key: 'max_controls', label: 'Most controls listed', min: 1, max: 2000 },
-  { key: 'crop_max_side', label: 'Crop: longest side (px)', min: 64, max: 4096, pending: true },
+  { key: 'crop_max_side', label: 'Crop: longest side (px)', min: 64, max: 4096 },
   { key: 'scans_per_minute', label: 'Scans per minute per tab', min: 1, max: 120 },
 ];
 

@@ -8,6 +8,7 @@
 
 mod act;
 mod ask;
+mod capture;
 mod focus_walk;
 mod policy;
 mod scan;

@@ -23,6 +23,8 @@ pub enum Lever {
     Discovery,
     /// `focus-walk`: `agent.sealed.focus_walk`.
     FocusWalk,
+    /// `screenshot --parts`: `agent.sealed.part_highlight`.
+    PartHighlight,
 }
 
 impl Policy {
@@ -74,6 +76,11 @@ impl Policy {
             Lever::FocusWalk if !self.file.focus_walk => {
                 Err(refusal("focus_walk_disabled", "agent.sealed.focus_walk", "the focus walk is off"))
             }
+            Lever::PartHighlight if !self.file.part_highlight => Err(refusal(
+                "part_highlight_disabled",
+                "agent.sealed.part_highlight",
+                "outlining closed components' parts is off",
+            )),
             _ => Ok(()),
         }
     }
@@ -119,6 +126,11 @@ mod tests {
         assert_eq!(code(&p, Lever::FocusWalk), None);
         p.file.focus_walk = false;
         assert_eq!(code(&p, Lever::FocusWalk), Some(("focus_walk_disabled", "agent.sealed.focus_walk")));
+        assert_eq!(
+            code(&p, Lever::PartHighlight),
+            Some(("part_highlight_disabled", "agent.sealed.part_highlight")),
+            "off by default"
+        );
         p.file = Sealed { enabled: false, ..Sealed::default() };
         assert_eq!(code(&p, Lever::Discovery), Some(("agent_disabled", "agent.sealed.enabled")));
         p.file = Sealed::default();

@@ -461,6 +461,10 @@ pub enum BrowserCmd {
         /// The whole page, not just the viewport.
         #[arg(long)]
         full: bool,
+        /// Outline closed components' exported parts for this capture (the page can see
+        /// the added style while it lasts), as the policy allows.
+        #[arg(long)]
+        parts: bool,
         /// Write it here (default: a new file in the temp directory).
         #[arg(short, long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,

@@ -251,7 +251,9 @@ fn browser_request(
             };
             post("get", json!({"what": what, "ref": target}))
         }
-        BrowserCmd::Screenshot { target, full, .. } => post("screenshot", json!({"ref": target, "full": full})),
+        BrowserCmd::Screenshot { target, full, parts, .. } => {
+            post("screenshot", json!({"ref": target, "full": full, "parts": parts}))
+        }
         BrowserCmd::Navigate { url } => post("navigate", json!({"url": url})),
         BrowserCmd::Back => post("history", json!({"action": "back"})),
         BrowserCmd::Forward => post("history", json!({"action": "forward"})),
@@ -341,7 +343,7 @@ fn report(cli: &Cli, a: Answer) -> Outcome {
             return match save_png(&a.body, output.as_deref()) {
                 Ok(path) if cli.json => Outcome::ok(format!(
                     "{}\n",
-                    json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"]})
+                    json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"], "parts": a.body["parts"]})
                 )),
                 Ok(path) => Outcome::ok(format!("{}\n", path.display())),
                 Err(m) => Outcome::failed(exit::REFUSED, "write_failed", &m),
