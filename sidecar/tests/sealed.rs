@@ -385,3 +385,44 @@ async fn tab_switches_and_idle_time_do_no_accessibility_or_piercing_work() {
         assert_eq!(idle, *before, "idle on tab {n}");
     }
 }
+
+/// A cross-site (out-of-process) frame sent to another document by script is a new frame
+/// set: the next `--sealed` enumerates again and lists the new document's controls, not the
+/// old ones from the cache; the call after that is a hit again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_site_frame_navigating_is_a_fresh_enumeration() {
+    let sc = Sidecar::start(&[]);
+    let (base, _win, a) = login_page(&sc).await;
+    let s = a.sealed().await;
+    assert!(names(&s).contains(&"Framed localhost".to_string()), "{s:#}");
+    assert_eq!(a.sealed().await["sealed"]["cache_hit"], true, "the same documents: a hit");
+
+    let port = base.rsplit(':').next().unwrap();
+    a.eval(&format!("document.getElementById('cross').src = 'http://localhost:{port}/sealed_frame_next.html'; true"))
+        .await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    while a.eval("window.sealedLog.some((e) => e.what === 'next loaded localhost')").await != true {
+        assert!(tokio::time::Instant::now() < deadline, "the frame never loaded its next document");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let fresh = a.sealed().await;
+    assert_eq!(fresh["sealed"]["cache_hit"], false, "{fresh:#}");
+    let got = names(&fresh);
+    assert!(
+        got.contains(&"Next framed localhost".to_string()) && !got.contains(&"Framed localhost".to_string()),
+        "{got:?}"
+    );
+    assert!(got.contains(&"Framed 127.0.0.1".to_string()), "the same-site frame is still there: {got:?}");
+    let c = a.counts().await;
+    assert_eq!((c["sealed_scans"].as_u64(), c["cache_hits"].as_u64()), (Some(2), Some(1)), "{c}");
+
+    let again = a.sealed().await;
+    assert_eq!(again["sealed"]["cache_hit"], true, "{again:#}");
+    assert_eq!(names(&again), got);
+    let after = a.counts().await;
+    assert_eq!(
+        (after["ax_reads"].clone(), after["pierce_reads"].clone()),
+        (c["ax_reads"].clone(), c["pierce_reads"].clone())
+    );
+}
