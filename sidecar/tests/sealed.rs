@@ -264,3 +264,165 @@ async fn the_environment_kill_switch_wins_over_the_file() {
     assert_eq!(p["policy"]["effective_enabled"], false, "{p}");
     assert_eq!(p["policy"]["env"]["switch"]["state"], "off", "{p}");
 }
+
+/// Opens `sealed_login.html` in a screencast pane beside a fresh terminal (a stand-in window
+/// shows it) and waits for its load and both frames; returns the upstream's origin, the
+/// window (kept alive by the caller) and the agent.
+async fn login_page(sc: &Sidecar) -> (String, TestWindow, Agent<'_>) {
+    let base = common::browser::serve(pages);
+    let t1 = sc.spawn(&["sleep", "600"]).await;
+    let win = TestWindow::attach(sc, &t1).await;
+    let r = sc
+        .req(
+            "POST",
+            "/api/control/browser/open",
+            Some(&json!({"target": format!("{base}/sealed_login.html"), "near": t1})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let a = Agent::new(sc, r.json()["handle"].as_str().unwrap());
+    a.open(&base, "sealed_login.html").await;
+    (base, win, a)
+}
+
+/// The `(role, name, token)` of each `- role "name" [sealed=sN] …` line of a snapshot text.
+fn sealed_lines(text: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<_> = text
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("- ")?;
+            let (role, rest) = rest.split_once(' ')?;
+            // The name is a JSON string; states (`[disabled]`) may come between it and the token.
+            let name = serde_json::Deserializer::from_str(rest).into_iter::<String>().next()?.ok()?;
+            let at = rest.find(" [sealed=")?;
+            let token = rest[at + 9..].split(']').next()?.to_string();
+            Some((role.to_string(), name, token))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The MCP tool's `sealed: true` is `snapshot --sealed`: the same controls with the same
+/// tokens (one enumeration: the API's call after it is a cache hit), no value, and the same
+/// refusal, naming the key, once the human turns discovery off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_tool_lists_the_same_sealed_controls_and_is_refused_the_same_way() {
+    use common::mcp::{initialize, pane_with_token, Mcp};
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(pages);
+    let (t1, token) = pane_with_token(&sc).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let mut mcp = tokio::task::block_in_place(|| Mcp::start(sc.port, &token));
+    let pane = tokio::task::block_in_place(|| {
+        initialize(&mut mcp);
+        let (err, b, _) = mcp.call("browser_open", json!({"target": format!("{base}/sealed_login.html")}));
+        assert!(!err && b.starts_with('b'), "{b}");
+        b.trim().to_string()
+    });
+    let a = Agent::new(&sc, pane);
+    a.open(&base, "sealed_login.html").await;
+
+    let (err, text, _) =
+        tokio::task::block_in_place(|| mcp.call("browser_snapshot", json!({"interactive": true, "sealed": true})));
+    assert!(!err, "{text}");
+    let listed = sealed_lines(&text);
+    for c in [("textbox", "User"), ("textbox", "Password"), ("button", "Log in"), ("button", "Framed localhost")] {
+        assert!(listed.iter().any(|(r, n, _)| (r.as_str(), n.as_str()) == c), "{c:?} in {text}");
+    }
+    assert!(!text.contains("prefilled-user"), "never a value: {text}");
+    let c = a.counts().await;
+    assert_eq!((c["sealed_scans"].as_u64(), c["cache_hits"].as_u64()), (Some(1), Some(0)), "{c}");
+
+    // The API's answer: the same enumeration (a cache hit), the same controls and tokens.
+    let s = a.sealed().await;
+    assert_eq!(s["sealed"]["cache_hit"], true, "{s}");
+    let mut api: Vec<(String, String, String)> = s["sealed"]["controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let f = |k: &str| c[k].as_str().unwrap().to_string();
+            (f("role"), f("name"), f("token"))
+        })
+        .collect();
+    api.sort();
+    assert_eq!(listed, api);
+
+    configure(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
+    let (err, text, meta) =
+        tokio::task::block_in_place(|| mcp.call("browser_snapshot", json!({"interactive": true, "sealed": true})));
+    assert!(err, "{text}");
+    assert!(text.ends_with("[sealed_disabled]") && text.contains("agent.sealed.discovery"), "{text}");
+    assert_eq!(meta, json!({"code": "sealed_disabled", "exit": 2}));
+    assert_eq!(a.counts().await["sealed_scans"], 1, "a refusal reads nothing");
+}
+
+/// Tab switches and idle time do no accessibility or piercing work: each tab's counts stay
+/// what they were across switching to it and away, and across two idle seconds on it, even
+/// with a sealed enumeration cached (its frame sessions attached).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tab_switches_and_idle_time_do_no_accessibility_or_piercing_work() {
+    let sc = Sidecar::start(&[]);
+    let (base, _win, a) = login_page(&sc).await;
+    a.sealed().await;
+    let first = a.ok("stats", json!({})).await;
+    assert_eq!(first["counts"]["sealed_scans"], 1, "{first}");
+    a.ok("tabs", json!({"action": "new", "url": format!("{base}/sealed_login.html")})).await;
+    a.open(&base, "sealed_login.html").await;
+    a.ok("snapshot", json!({})).await;
+    let second = a.ok("stats", json!({})).await;
+    assert_ne!(second["tab"], first["tab"], "{second}");
+    assert_eq!((second["counts"]["ax_reads"].as_u64(), second["counts"]["pierce_reads"].as_u64()), (Some(0), Some(0)));
+
+    for (n, before) in [("1", &first), ("2", &second), ("1", &first)] {
+        a.ok("tabs", json!({"action": "select", "tab": n})).await;
+        let now = a.ok("stats", json!({})).await;
+        assert_eq!(now, *before, "switched to tab {n}");
+        // Idle: nothing the sidecar does on its own (screencast, watchers) reads the tree.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let idle = a.ok("stats", json!({})).await;
+        assert_eq!(idle, *before, "idle on tab {n}");
+    }
+}
+
+/// A cross-site (out-of-process) frame sent to another document by script is a new frame
+/// set: the next `--sealed` enumerates again and lists the new document's controls, not the
+/// old ones from the cache; the call after that is a hit again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_site_frame_navigating_is_a_fresh_enumeration() {
+    let sc = Sidecar::start(&[]);
+    let (base, _win, a) = login_page(&sc).await;
+    let s = a.sealed().await;
+    assert!(names(&s).contains(&"Framed localhost".to_string()), "{s:#}");
+    assert_eq!(a.sealed().await["sealed"]["cache_hit"], true, "the same documents: a hit");
+
+    let port = base.rsplit(':').next().unwrap();
+    a.eval(&format!("document.getElementById('cross').src = 'http://localhost:{port}/sealed_frame_next.html'; true"))
+        .await;
+    let deadline = tokio::time::Instant::now() + HANG;
+    while a.eval("window.sealedLog.some((e) => e.what === 'next loaded localhost')").await != true {
+        assert!(tokio::time::Instant::now() < deadline, "the frame never loaded its next document");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let fresh = a.sealed().await;
+    assert_eq!(fresh["sealed"]["cache_hit"], false, "{fresh:#}");
+    let got = names(&fresh);
+    assert!(
+        got.contains(&"Next framed localhost".to_string()) && !got.contains(&"Framed localhost".to_string()),
+        "{got:?}"
+    );
+    assert!(got.contains(&"Framed 127.0.0.1".to_string()), "the same-site frame is still there: {got:?}");
+    let c = a.counts().await;
+    assert_eq!((c["sealed_scans"].as_u64(), c["cache_hits"].as_u64()), (Some(2), Some(1)), "{c}");
+
+    let again = a.sealed().await;
+    assert_eq!(again["sealed"]["cache_hit"], true, "{again:#}");
+    assert_eq!(names(&again), got);
+    let after = a.counts().await;
+    assert_eq!(
+        (after["ax_reads"].clone(), after["pierce_reads"].clone()),
+        (c["ax_reads"].clone(), c["pierce_reads"].clone())
+    );
+}

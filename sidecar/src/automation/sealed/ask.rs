@@ -1,6 +1,7 @@
 //! `snapshot --sealed`: the sealed controls of the active tab, from one enumeration per
-//! document revision (cached by tab and frame set), each measured anew per call (at most
-//! `agent.sealed.max_controls`) and named by a token `sN`.
+//! document revision (cached by tab and frame set, out-of-process frames' documents
+//! included), each measured anew per call (at most `agent.sealed.max_controls`) and named by
+//! a token `sN`.
 
 use std::time::Instant;
 
@@ -34,7 +35,14 @@ impl Automation {
         if set.len() > max_frames {
             return Err(super::scan::frames_limit(max_frames));
         }
-        let hit = self.sealed_store().hit(&tab, generation, &set).is_some();
+        // The top session's frame tree does not see an out-of-process frame's new document:
+        // a would-be hit asks each cached frame session too (`unchanged`).
+        let cached =
+            self.sealed_store().hit(&tab, generation, &set).map(|c| (c.scan.sessions.clone(), c.scan.frames.clone()));
+        let hit = match cached {
+            Some((sessions, read)) => unchanged(&set, sessions.get(1..).unwrap_or_default(), &read).await,
+            None => false,
+        };
         if hit {
             cdp_counts::add(&tab, Work::CacheHit);
         } else {
@@ -104,4 +112,25 @@ impl Automation {
             "text": text,
         }))
     }
+}
+
+/// Whether the frames a cached enumeration read (`read`: the tab's frame set `top` first,
+/// then each out-of-process frame session's, in [`super::scan::enumerate`]'s order) are still
+/// those documents: each of `children` (the cached child sessions, in order) is asked for its
+/// frame tree, and the concatenation must equal `read`. A frame process that navigated (a new
+/// loader id), gained or lost a frame, or went away (its session detached: the call fails)
+/// makes it false, so the call enumerates again. One `Page.getFrameTree` per cached child
+/// session: no accessibility or piercing read, so nothing new in the per-tab counts.
+async fn unchanged(top: &FrameSet, children: &[Session], read: &[(String, String)]) -> bool {
+    let mut now = top.clone();
+    for s in children {
+        match s.call("Page.getFrameTree", json!({})).await {
+            Ok(tree) => now.extend(frames(&tree).into_iter().map(|f| (f.id, f.loader))),
+            Err(e) => {
+                tracing::debug!("sealed cache: a frame session no longer answers ({e}): enumerating again");
+                return false;
+            }
+        }
+    }
+    now == read
 }

@@ -38,7 +38,9 @@ pub struct Store {
 const MAX_CACHED_TABS: usize = 64;
 
 impl Store {
-    /// The cached enumeration of tab `tab` when it is for `frames` of launch `generation`.
+    /// The cached enumeration of tab `tab` when it is for `frames` of launch `generation`:
+    /// a would-be hit, since `frames` is the tab's own process only (`ask.rs` then asks the
+    /// cached out-of-process frame sessions whether their documents are still the same).
     pub fn hit(&self, tab: &str, generation: u64, frames: &FrameSet) -> Option<&Cached> {
         self.cache.get(tab).filter(|c| c.generation == generation && &c.frames == frames)
     }
