@@ -129,6 +129,14 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     let s = a.sealed().await;
     assert_eq!(s["sealed"]["cache_hit"], false);
     let mut got = names(&s);
+    assert_eq!(
+        got[..6],
+        ["User", "Password", "Log in", "Disabled action", "Nested inside", "Far below"],
+        "the page's own order, frame by frame: {s:#}"
+    );
+    let tokens: Vec<&str> =
+        ["User", "Password", "Log in"].iter().map(|n| control(&s, n)["token"].as_str().unwrap()).collect();
+    assert_eq!(tokens, ["s1", "s2", "s3"], "fill s1, fill s2, click s3 log in");
     got.sort();
     let mut want = vec![
         "User",

@@ -6,7 +6,7 @@
 //! The accessibility value is dropped here, at the boundary: a sealed result never carries a
 //! value or a text body.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
@@ -85,12 +85,15 @@ struct At<'a> {
 /// nodes of each of its frames, and the out-of-process frame owners `(frame id, owner)`.
 async fn closed_nodes(
     session: &Session,
-) -> Result<(HashMap<String, HashSet<i64>>, Vec<(String, i64)>, Vec<crate::automation::snapshot::Frame>), AutomationError>
-{
+) -> Result<
+    (HashMap<String, HashMap<i64, usize>>, Vec<(String, i64)>, Vec<crate::automation::snapshot::Frame>),
+    AutomationError,
+> {
     let tree = frames(&session.call("Page.getFrameTree", json!({})).await?);
     let root_frame = tree.first().map(|f| f.id.clone()).unwrap_or_default();
     let doc = session.call("DOM.getDocument", json!({"depth": -1, "pierce": true})).await?;
-    let mut closed: HashMap<String, HashSet<i64>> = HashMap::new();
+    // Closed nodes by frame, each with its place in document (flat-tree pre-)order.
+    let mut closed: HashMap<String, HashMap<i64, usize>> = HashMap::new();
     let mut oopifs = Vec::new();
     let mut stack = vec![At { node: &doc["root"], frame: root_frame, closed: false }];
     let mut seen = 0usize;
@@ -103,13 +106,15 @@ async fn closed_nodes(
         }
         if inside {
             if let Some(b) = node["backendNodeId"].as_i64() {
-                closed.entry(frame.clone()).or_default().insert(b);
+                closed.entry(frame.clone()).or_default().insert(b, seen);
             }
         }
-        for c in node["children"].as_array().into_iter().flatten() {
+        // Pushed last first, so that they pop in document order: a host's shadow trees
+        // (what renders in its place) before its light children.
+        for c in node["children"].as_array().into_iter().flatten().rev() {
             stack.push(At { node: c, frame: frame.clone(), closed: inside });
         }
-        for r in node["shadowRoots"].as_array().into_iter().flatten() {
+        for r in node["shadowRoots"].as_array().into_iter().flatten().rev() {
             let is_closed = inside || r["shadowRootType"] == "closed";
             stack.push(At { node: r, frame: frame.clone(), closed: is_closed });
         }
@@ -135,7 +140,11 @@ async fn closed_nodes(
 
 /// The interactive, not ignored accessibility nodes of frame `frame` whose DOM node is in
 /// `closed`, in tree order.
-async fn ax_controls(session: &Session, frame: &str, closed: &HashSet<i64>) -> Result<Vec<AxFound>, BrowserError> {
+async fn ax_controls(
+    session: &Session,
+    frame: &str,
+    closed: &HashMap<i64, usize>,
+) -> Result<Vec<AxFound>, BrowserError> {
     let tree = session.call("Accessibility.getFullAXTree", json!({"frameId": frame})).await?;
     Ok(pick(&tree, closed))
 }
@@ -154,14 +163,15 @@ pub struct AxFound {
 }
 
 /// The interactive nodes of a `getFullAXTree` answer whose DOM node is in `closed` (text
-/// nodes, ignored nodes and other roles left out; the value never read).
-pub fn pick(tree: &Value, closed: &HashSet<i64>) -> Vec<AxFound> {
+/// nodes, ignored nodes and other roles left out; the value never read), in document order
+/// (`closed` gives each node's place; the accessibility tree's own order is not the page's).
+pub fn pick(tree: &Value, closed: &HashMap<i64, usize>) -> Vec<AxFound> {
     let mut out = Vec::new();
     for n in tree["nodes"].as_array().into_iter().flatten() {
         if n["ignored"] == true {
             continue;
         }
-        let Some(backend) = n["backendDOMNodeId"].as_i64().filter(|b| closed.contains(b)) else { continue };
+        let Some(backend) = n["backendDOMNodeId"].as_i64().filter(|b| closed.contains_key(b)) else { continue };
         let role = n["role"]["value"].as_str().unwrap_or("");
         if !INTERACTIVE.contains(&role) {
             continue;
@@ -179,6 +189,7 @@ pub fn pick(tree: &Value, closed: &HashSet<i64>) -> Vec<AxFound> {
         let name: String = n["name"]["value"].as_str().unwrap_or("").chars().take(100).collect();
         out.push(AxFound { backend, role: role.to_string(), name, states });
     }
+    out.sort_by_key(|a| closed.get(&a.backend).copied().unwrap_or(usize::MAX));
     out
 }
 
@@ -286,13 +297,14 @@ mod tests {
             {"nodeId": "5", "ignored": false, "role": {"value": "button"}, "name": {"value": "Off"}, "backendDOMNodeId": 14,
              "properties": [{"name": "disabled", "value": {"type": "boolean", "value": true}}]},
         ]});
-        let closed: HashSet<i64> = [10, 11, 12, 14].into_iter().collect();
+        // Document order: 14 comes before 10 in the page, whatever the tree's order.
+        let closed: HashMap<i64, usize> = [(10, 5), (11, 6), (12, 7), (14, 2)].into_iter().collect();
         let got = pick(&tree, &closed);
         assert_eq!(
             got,
             vec![
-                AxFound { backend: 10, role: "textbox".into(), name: "User".into(), states: vec!["focused"] },
                 AxFound { backend: 14, role: "button".into(), name: "Off".into(), states: vec!["disabled"] },
+                AxFound { backend: 10, role: "textbox".into(), name: "User".into(), states: vec!["focused"] },
             ],
             "the open button (13) is not sealed; text and ignored nodes are left out"
         );
