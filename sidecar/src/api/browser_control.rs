@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::browser_pane::{browser_of, with_pane};
+use super::browser_pane::{browser_of, browser_to_drive, with_pane};
 use super::error::ApiError;
 use super::panes::open_parsed;
 use super::state::AppState;
@@ -32,23 +32,65 @@ pub struct OpenBrowserReq {
     target: String,
     #[serde(default)]
     near: Option<String>,
+    /// Another pane, even when the caller has one of its own.
+    #[serde(default)]
+    new: bool,
 }
 
 /// How long `browser open` waits for the new pane's Chromium to be up and reported.
 const BROWSER_START_WAIT: Duration = Duration::from_secs(20);
 
-/// `POST /api/control/browser/open` → as `open` with mode screencast (reusing the pane for
-/// that origin), answered once the pane's browser is live, so the next verb can act on it;
-/// the caller's default pane from now on. A pane whose browser does not come up within 20 s
-/// → 500 `unverified` (the pane was opened).
+/// `POST /api/control/browser/open` → `{"handle","url","mode","reused"}`: the URL asked
+/// for (path, query and fragment included) in a screencast pane, answered once the pane's
+/// browser is live and has loaded it, so the next verb can act on it; the caller's own pane
+/// from now on (issue 26). From a terminal: its own pane goes to the URL (`reused`), else
+/// (none, one another terminal drives now, or `new`) a new pane opens; another terminal's
+/// pane is never reused. With no caller (the app): the pane showing that origin is reused
+/// and goes to the URL. A pane whose browser does not come up within 20 s → 500
+/// `unverified` (the pane was opened).
 pub async fn open_browser(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<OpenBrowserReq>,
 ) -> Result<Json<Value>, ApiError> {
     let mode = Some(OpenMode::Pane(PaneMode::Screencast));
-    let out = Json(open_parsed(&st, caller, &req.target, mode, req.near).await?);
+    let own = caller.0.filter(|_| !req.new).and_then(|c| {
+        let h = st.control.drivers.own(c)?;
+        let (state, _) = st.control.windows.state();
+        let p = state.by_handle(h)?;
+        let driven_by_caller = st.control.drivers.driver(h).is_none_or(|d| d == c);
+        (p.mode.is_some_and(|m| m.has_chromium()) && driven_by_caller).then_some(h)
+    });
+    let out = match own {
+        Some(h) => {
+            let url = super::panes::open_target_url(&st, caller, req.target.trim()).await?;
+            Json(json!({"handle": h.to_string(), "url": url.to_string(), "mode": "screencast", "reused": true}))
+        }
+        None => Json(open_parsed(&st, caller, &req.target, mode, req.near, caller.0.is_none()).await?),
+    };
     let Some(h) = out.0["handle"].as_str().and_then(|h| h.parse::<Handle>().ok()) else { return Ok(out) };
+    if out.0["reused"] == true {
+        // A reused pane goes to the URL asked for, unless it shows it already.
+        let (h, b) = browser_to_drive(&st, caller, Some(&h.to_string()))?;
+        let want = out.0["url"].as_str().unwrap_or_default().to_string();
+        let shows = b.active_page().ok().and_then(|_| {
+            let view = b.subscribe().borrow().clone();
+            view.tabs.iter().find(|t| Some(&t.id) == view.active.as_ref()).map(|t| t.url.clone())
+        });
+        if shows.as_deref() != Some(want.as_str()) {
+            st.automation.navigate(&b, want.clone()).await?;
+        }
+        let mut v = out.0;
+        v["url"] = want.into();
+        let deadline = tokio::time::Instant::now() + BROWSER_START_WAIT;
+        while !first_page_loaded(&b).await && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if let Some(c) = caller.0 {
+            st.control.note_opened(c, h);
+        }
+        return Ok(Json(v));
+    }
     let deadline = tokio::time::Instant::now() + BROWSER_START_WAIT;
     loop {
         let (state, _) = st.control.windows.state();
@@ -199,7 +241,7 @@ pub async fn act(
     JsonBody(req): JsonBody<ActReq>,
 ) -> Result<Json<Value>, ApiError> {
     let action = action_of(&req)?;
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     if let Some(r) = req.r#ref.as_deref().filter(|r| crate::automation::sealed::is_token(r)) {
         let policy = super::browser_sealed::policy_of(&st);
         return Ok(with_pane(st.automation.act_sealed(&b, r, &action, &policy).await?, h));
@@ -361,7 +403,7 @@ pub async fn navigate(
     JsonBody(req): JsonBody<NavigateReq>,
 ) -> Result<Json<Value>, ApiError> {
     let url = normalize_url(req.url.trim())?.to_string();
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     let dialog = st.automation.navigate(&b, url.clone()).await?;
     Ok(with_pane(json!({"url": url, "dialog": dialog}), h))
 }
@@ -388,7 +430,7 @@ pub async fn history(
         "reload" => None,
         _ => return Err(ApiError::BadRequest("action must be back, forward or reload".into())),
     };
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     let dialog = match delta {
         Some(d) => st.automation.history(&b, d).await?,
         None => st.automation.reload(&b).await?,
@@ -422,7 +464,7 @@ pub async fn dialog(
     if req.text.as_ref().is_some_and(|t| !accept || t.len() > MAX_FILL_BYTES) {
         return Err(ApiError::BadRequest(format!("text goes with accept, at most {MAX_FILL_BYTES} bytes")));
     }
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.dialog(&b, accept, req.text).await?, h))
 }
 
@@ -450,6 +492,6 @@ pub async fn eval(
     if req.js.is_empty() || req.js.len() > MAX_EVAL_BYTES {
         return Err(ApiError::BadRequest(format!("js must be 1..={MAX_EVAL_BYTES} bytes")));
     }
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.eval(&b, req.js).await?, h))
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::body::JsonBody;
-use super::browser_pane::{browser_of, with_pane};
+use super::browser_pane::{browser_to_drive, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{UploadFile, MAX_UPLOAD_FILES};
@@ -41,7 +41,7 @@ pub async fn upload(
     if let Some(f) = files.iter().enumerate().find(|(i, f)| files[..*i].iter().any(|g| g.path == f.path)) {
         return Err(ApiError::BadRequest(format!("{:?} is given twice", f.1.path)));
     }
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.upload(&b, &req.r#ref, &files).await?, h))
 }
 
@@ -66,6 +66,6 @@ pub async fn drag(
     if req.r#ref == req.to {
         return Err(ApiError::BadRequest("drag needs two different elements".into()));
     }
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.drag(&b, &req.r#ref, &req.to).await?, h))
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::browser_pane::{browser_of, with_pane};
+use super::browser_pane::{browser_of, browser_to_drive, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::{AutomationError, Scroll};
@@ -41,7 +41,7 @@ pub async fn select(
     if req.values.iter().any(|v| v.len() > 1024) {
         return Err(ApiError::BadRequest("a value is at most 1024 bytes".into()));
     }
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.select(&b, &req.r#ref, &req.values).await?, h))
 }
 
@@ -66,7 +66,7 @@ pub async fn scroll(
     let how = Scroll::parse(&req.to).ok_or_else(|| {
         ApiError::BadRequest("to must be up, down, top, bottom or a number of CSS px (|PX| ≤ 1000000)".into())
     })?;
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.scroll(&b, req.r#ref.as_deref(), how).await?, h))
 }
 
@@ -87,7 +87,7 @@ pub async fn scroll_to(
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<ScrollToReq>,
 ) -> Result<Json<Value>, ApiError> {
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.scroll_to(&b, &req.r#ref).await?, h))
 }
 
@@ -111,7 +111,7 @@ pub async fn viewport(
     JsonBody(req): JsonBody<ViewportReq>,
 ) -> Result<Json<Value>, ApiError> {
     let vp = Viewport::checked(req.width, req.height, req.dpr.unwrap_or(1.0))?;
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     no_dialog(&b)?;
     st.automation
         .mutate(&b, "viewport", async { Ok(b.set_viewport(ViewportMode::Fixed(vp, Device::Desktop)).await?) })
@@ -144,6 +144,10 @@ pub async fn tabs(
     JsonBody(req): JsonBody<TabsReq>,
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    if req.action.is_some() {
+        // Listing only observes; an action changes the pane (issue 26).
+        st.control.drivers.may_drive(caller.0, h)?;
+    }
     if req.action.as_deref() == Some("new") {
         let url = req.url.as_deref().ok_or_else(|| ApiError::BadRequest("tabs new needs a url".into()))?;
         let url = normalize_url(url.trim())?.to_string();

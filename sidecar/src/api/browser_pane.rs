@@ -28,6 +28,19 @@ pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> R
     Ok((h, b))
 }
 
+/// As [`browser_of`], for a verb that changes the page (issue 26): refused `pane_in_use`
+/// when another terminal drives the pane (`control::Drivers::may_drive`); a pane nobody
+/// drives becomes the caller's.
+pub(super) fn browser_to_drive(
+    st: &AppState,
+    caller: Caller,
+    pane: Option<&str>,
+) -> Result<(Handle, BrowserRef), ApiError> {
+    let (h, b) = browser_of(st, caller, pane)?;
+    st.control.drivers.may_drive(caller.0, h)?;
+    Ok((h, b))
+}
+
 /// `v` with `"pane"`: the handle acted on.
 pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
     v["pane"] = h.to_string().into();

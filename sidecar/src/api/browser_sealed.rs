@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::JsonBody;
-use super::browser_pane::{browser_of, with_pane};
+use super::browser_pane::{browser_of, browser_to_drive, with_pane};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::automation::sealed::{Policy, WalkRequest};
@@ -72,7 +72,7 @@ pub async fn focus_walk(
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<FocusWalkReq>,
 ) -> Result<Json<Value>, ApiError> {
-    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     let walk = WalkRequest { max_steps: req.max_steps, back: req.back, restore: req.restore };
     Ok(with_pane(st.automation.focus_walk(&b, &req.r#ref, walk, &policy_of(&st)).await?, h))
 }

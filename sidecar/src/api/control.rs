@@ -110,6 +110,8 @@ async fn pane_json(
         "workspace": ui.and_then(|p| p.workspace),
         "focused": focused,
         "shown": true,
+        // The terminal driving a browser pane (issue 26), if any.
+        "driver": st.control.drivers.driver(handle).map(|d| d.to_string()),
     });
     if let Some(term) = terminal.and_then(|t| st.terminals.get(t)) {
         let info = term.info();
@@ -326,7 +328,7 @@ pub async fn open(
     JsonBody(req): JsonBody<OpenReq>,
 ) -> Result<Json<Value>, ApiError> {
     let mode = req.mode.as_deref().map(OpenMode::parse).transpose()?;
-    open_parsed(&st, caller, &req.target, mode, req.near).await.map(Json)
+    open_parsed(&st, caller, &req.target, mode, req.near, true).await.map(Json)
 }
 
 // ---- focus, zoom, minimize, restore, close

@@ -15,6 +15,7 @@ mod browsers;
 pub mod conn;
 mod control;
 mod credentials;
+mod drivers;
 mod error;
 mod misc;
 mod panes;
@@ -43,6 +44,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/health", get(misc::health))
         .route("/api/config", get(misc::config))
         .route("/api/config/agent-sealed", patch(misc::patch_agent_sealed))
+        .route("/api/drivers", get(drivers::list).put(drivers::hand_over))
         .route("/api/login-codes", post(misc::login_codes))
         .route("/login", get(misc::login))
         .route("/api/terminals", post(terminals::create).get(terminals::list))

@@ -93,10 +93,11 @@ pub(super) async fn open_parsed(
     target: &str,
     mode: Option<OpenMode>,
     near: Option<String>,
+    reuse: bool,
 ) -> Result<Value, ApiError> {
     let url = open_target_url(st, caller, target.trim()).await?;
     let near = nearby(near)?;
-    Ok(opened_json(st.control.open_url(caller, &url, mode, near).await?))
+    Ok(opened_json(st.control.open_url(caller, &url, mode, near, reuse).await?))
 }
 
 /// The `open` answer.
@@ -106,7 +107,7 @@ pub(super) fn opened_json(o: Opened) -> Value {
 
 /// The URL `open`'s target names: `:PORT`, a pane (a browser's URL, a terminal's one
 /// listening port), or a URL as typed.
-async fn open_target_url(st: &AppState, caller: Caller, t: &str) -> Result<url::Url, ApiError> {
+pub(super) async fn open_target_url(st: &AppState, caller: Caller, t: &str) -> Result<url::Url, ApiError> {
     let url = if let Some(port) = t.strip_prefix(':') {
         match port.parse::<u16>() {
             Ok(p) if p > 0 && !port.starts_with('+') => localhost_url(p)?,

@@ -39,8 +39,19 @@ async fn serve(socket: WebSocket, control: Arc<Control>, mut settings: watch::Re
     let (id, mut outbox) = control.windows.attach();
     let (mut tx, mut rx) = socket.split();
     settings.mark_changed();
+    let mut drivers = control.drivers.subscribe();
+    drivers.mark_changed();
     loop {
         tokio::select! {
+            changed = drivers.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let msg = serde_json::json!({"type": "drivers", "drivers": *drivers.borrow_and_update()}).to_string();
+                if tx.send(Message::Text(msg.into())).await.is_err() {
+                    break;
+                }
+            }
             changed = settings.changed() => {
                 if changed.is_err() {
                     break;

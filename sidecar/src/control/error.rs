@@ -52,6 +52,22 @@ pub enum ControlError {
     },
     /// Occurs when the window cannot apply a layout request; nothing was done. 409 `refused`.
     Refused(String),
+    /// Occurs when `ph browser` from a terminal with no browser pane of its own names none.
+    /// 409 `no_browser_pane`, with the panes it could name.
+    NoBrowserPane {
+        /// The calling terminal pane.
+        caller: String,
+        /// The browser panes on the wall, `{"handle","title","url","driver"}` each.
+        candidates: Candidates,
+    },
+    /// Occurs when a mutating `ph browser` verb names a pane another terminal drives
+    /// (issue 26). 409 `pane_in_use`.
+    PaneInUse {
+        /// The browser pane.
+        pane: String,
+        /// The terminal pane driving it.
+        driver: String,
+    },
     /// Occurs when a layout verb finds no window within the grace. 503 `no_window`.
     NoWindow,
     /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
@@ -79,6 +95,8 @@ impl ControlError {
             E::NoPort(_) => (409, "no_port"),
             E::SeveralPorts { .. } => (409, "several_ports"),
             E::Refused(_) => (409, "refused"),
+            E::NoBrowserPane { .. } => (409, "no_browser_pane"),
+            E::PaneInUse { .. } => (409, "pane_in_use"),
             E::NoWindow => (503, "no_window"),
             E::TimedOut(_) => (408, "timed_out"),
             E::Unverified(_) => (500, "unverified"),
@@ -88,9 +106,9 @@ impl ControlError {
     /// The candidates to list, if any.
     pub fn candidates(&self) -> Option<&Candidates> {
         match self {
-            ControlError::Ambiguous { candidates, .. } | ControlError::SeveralPorts { candidates, .. } => {
-                Some(candidates)
-            }
+            ControlError::Ambiguous { candidates, .. }
+            | ControlError::SeveralPorts { candidates, .. }
+            | ControlError::NoBrowserPane { candidates, .. } => Some(candidates),
             _ => None,
         }
     }
@@ -101,6 +119,9 @@ fn list(c: &Candidates) -> String {
         .map(|v| {
             let h = v.get("handle").and_then(|h| h.as_str());
             let t = v.get("title").and_then(|h| h.as_str()).unwrap_or("");
+            if let (Some(h), Some(d)) = (h, v.get("driver").and_then(|d| d.as_str())) {
+                return format!("{h}, driven by {d}");
+            }
             match (h, v.get("port")) {
                 (Some(h), _) if t.is_empty() => h.to_string(),
                 (Some(h), _) => format!("{h} ({t})"),
@@ -139,6 +160,19 @@ impl fmt::Display for ControlError {
             E::SeveralPorts { handle, candidates } => {
                 write!(f, "{handle} listens on several ports: {}; open one as :PORT", list(candidates))
             }
+            E::NoBrowserPane { caller, candidates } if candidates.is_empty() => write!(
+                f,
+                "{caller} has no browser pane of its own and the wall shows none; open one with 'ph browser open URL'"
+            ),
+            E::NoBrowserPane { caller, candidates } => write!(
+                f,
+                "{caller} has no browser pane of its own: open one with 'ph browser open URL', or name one with --pane ({})",
+                list(candidates)
+            ),
+            E::PaneInUse { pane, driver } => write!(
+                f,
+                "{pane} is driven by {driver}; observe it by name, open your own with 'ph browser open URL', or ask the human to hand it over (pane menu: Let … drive this)"
+            ),
             E::NoWindow => write!(
                 f,
                 "no Porthole window is open to change the layout; open the app (or its web-mode URL) and try again"

@@ -158,10 +158,10 @@ impl Control {
         self.relay_pane(r.handle, action).await
     }
 
-    /// Opens `url` in `mode` (default: [`OpenMode::default_for`]) beside `near`, or reuses
-    /// the pane already showing its origin in that mode (a popped-out pane counts as a
-    /// screencast, and a minimized one is restored). The caller's last-opened browser pane
-    /// is noted for `ph browser`.
+    /// Opens `url` in `mode` (default: [`OpenMode::default_for`]) beside `near`, or, with
+    /// `reuse`, reuses the pane already showing its origin in that mode (a popped-out pane
+    /// counts as a screencast, and a minimized one is restored). The caller's last-opened
+    /// browser pane is noted for `ph browser`.
     ///
     /// Errors: `refused` for https in an iframe (which cannot show it); else as
     /// [`Control::near_pane`] and [`super::Windows::relay`].
@@ -171,6 +171,7 @@ impl Control {
         url: &url::Url,
         mode: Option<OpenMode>,
         near: Option<Nearby>,
+        reuse: bool,
     ) -> Result<Opened, ControlError> {
         let mode = mode.unwrap_or_else(|| OpenMode::default_for(url));
         if mode == OpenMode::Pane(PaneMode::Iframe) && url.scheme() == "https" {
@@ -197,7 +198,7 @@ impl Control {
         };
         let (state, _) = self.windows.state();
         let same_mode = |m: PaneMode| m == pane_mode || (m.has_chromium() && pane_mode.has_chromium());
-        if let Some(p) = state.panes.iter().find(|p| {
+        if let Some(p) = state.panes.iter().filter(|_| reuse).find(|p| {
             p.kind == PaneKind::Browser
                 && p.mode.is_some_and(same_mode)
                 && p.url.as_deref().and_then(|u| url::Url::parse(u).ok()).is_some_and(|u| u.origin() == url.origin())

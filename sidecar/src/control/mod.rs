@@ -8,6 +8,7 @@
 //! it never changes the layout itself: the window that answers does (DESIGN §11).
 
 mod caller;
+mod drivers;
 mod error;
 mod handle;
 mod keys;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use caller::Caller;
+pub use drivers::Drivers;
 pub use error::{Candidates, ControlError};
 pub use handle::{loopback_port, Handle, PaneKind, Target, MAX_TARGET_BYTES};
 pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
@@ -50,9 +52,8 @@ pub struct Control {
     pub windows: Windows,
     /// The terminal each terminal pane runs now (a restart moves a handle to a new terminal).
     pane_terminals: Mutex<HashMap<Handle, TerminalId>>,
-    /// The browser pane each calling pane opened last (`ph open`, `ph browser open`): the
-    /// default pane of `ph browser`.
-    last_opened: Mutex<HashMap<Handle, Handle>>,
+    /// Each terminal's own browser pane and each browser pane's driver (issue 26).
+    pub drivers: Drivers,
     /// The directory holding `ph` (the sidecar's own), prepended to every terminal's `PATH`.
     bin_dir: Option<PathBuf>,
 }
@@ -64,7 +65,7 @@ impl Control {
             tokens: Tokens::default(),
             windows: Windows::default(),
             pane_terminals: Mutex::new(HashMap::new()),
-            last_opened: Mutex::new(HashMap::new()),
+            drivers: Drivers::default(),
             bin_dir,
         })
     }
@@ -104,23 +105,40 @@ impl Control {
         Ok(env)
     }
 
-    /// Remembers that `caller` opened (or was given, reused) browser pane `browser`.
+    /// Remembers that `caller` opened (or was given, reused) browser pane `browser`
+    /// ([`Drivers::opened`]).
     pub fn note_opened(&self, caller: Handle, browser: Handle) {
-        self.last_opened.lock().unwrap_or_else(|p| p.into_inner()).insert(caller, browser);
+        self.drivers.opened(caller, browser);
     }
 
-    /// The browser pane `ph browser` acts on when no pane is named (DESIGN §12): the one
-    /// `caller` opened last while the window still shows it, else the only browser pane,
-    /// else `ambiguous_target` (with the candidates) or `unknown_target` when there is none.
+    /// The browser pane `ph browser` acts on when no pane is named (DESIGN §12, issue 26):
+    /// the calling terminal's own (the one it opened last, or was handed) while the wall
+    /// still shows it; a terminal with none is refused `no_browser_pane` with the panes it
+    /// could name, never given another terminal's. With no caller (the app's token): the
+    /// only browser pane, else `ambiguous_target` or `unknown_target`.
     pub fn default_browser(&self, caller: Option<Handle>) -> Result<Resolved, ControlError> {
         let (state, _) = self.windows.state();
-        let last = caller.and_then(|c| self.last_opened.lock().unwrap_or_else(|p| p.into_inner()).get(&c).copied());
-        if let Some(p) = last.and_then(|h| state.by_handle(h)) {
+        let Some(caller) = caller else {
+            let hits: Vec<&UiPane> =
+                state.panes.iter().filter(|p| p.kind == PaneKind::Browser && p.handle.is_some()).collect();
+            return one(hits, "the browser pane", self);
+        };
+        if let Some(p) = self.drivers.own(caller).and_then(|h| state.by_handle(h)) {
             return Ok(Resolved::from_ui(p, self));
         }
-        let hits: Vec<&UiPane> =
-            state.panes.iter().filter(|p| p.kind == PaneKind::Browser && p.handle.is_some()).collect();
-        one(hits, "the browser pane", self)
+        Err(ControlError::NoBrowserPane {
+            caller: caller.to_string(),
+            candidates: state
+                .panes
+                .iter()
+                .filter(|p| p.kind == PaneKind::Browser)
+                .filter_map(|p| p.handle)
+                .map(|h| {
+                    serde_json::json!({"handle": h.to_string(),
+                                       "driver": self.drivers.driver(h).map(|d| d.to_string())})
+                })
+                .collect(),
+        })
     }
 
     /// The terminal pane `pane` runs now, if it ran one in this sidecar.
@@ -336,11 +354,13 @@ mod tests {
     }
 
     #[test]
-    fn ph_browser_defaults_to_the_pane_the_caller_opened_last_else_the_only_one() {
+    fn ph_browser_defaults_to_the_callers_own_pane_and_never_to_another_terminals() {
         let c = Control::new(None);
         let t1: Handle = "t1".parse().unwrap();
+        let t2: Handle = "t2".parse().unwrap();
         report(&c, serde_json::json!([pane("p1", "t1", "terminal", "bash", None)]), "p1");
-        assert_eq!(code(c.default_browser(Some(t1))), "unknown_target");
+        assert_eq!(code(c.default_browser(Some(t1))), "no_browser_pane");
+        assert_eq!(code(c.default_browser(None)), "unknown_target");
         report(
             &c,
             serde_json::json!([
@@ -349,24 +369,14 @@ mod tests {
             ]),
             "p1",
         );
-        assert_eq!(code(c.default_browser(Some(t1))), "b1", "the only one");
-        report(
-            &c,
-            serde_json::json!([
-                pane("p1", "t1", "terminal", "bash", None),
-                pane("p2", "b1", "browser", "A", Some("http://localhost:1/")),
-                pane("p3", "b2", "browser", "B", Some("http://localhost:2/")),
-            ]),
-            "p1",
-        );
+        c.note_opened(t2, "b1".parse().unwrap());
         let e = c.default_browser(Some(t1)).unwrap_err();
-        assert_eq!(e.status_and_code().1, "ambiguous_target");
-        assert_eq!(e.candidates().unwrap().len(), 2);
-        c.note_opened(t1, "b2".parse().unwrap());
-        assert_eq!(code(c.default_browser(Some(t1))), "b2", "opened last by this caller");
-        assert_eq!(code(c.default_browser(None)), "ambiguous_target", "another caller opened nothing");
+        assert_eq!(e.status_and_code().1, "no_browser_pane", "the only pane is t2's, not t1's");
+        assert!(e.to_string().contains("--pane (b1, driven by t2)"), "{e}");
+        assert_eq!(code(c.default_browser(None)), "b1", "the app: the only one");
+        assert_eq!(code(c.default_browser(Some(t2))), "b1", "t2's own");
         c.note_opened(t1, "b9".parse().unwrap());
-        assert_eq!(code(c.default_browser(Some(t1))), "ambiguous_target", "a pane no longer shown does not count");
+        assert_eq!(code(c.default_browser(Some(t1))), "no_browser_pane", "a pane no longer shown does not count");
     }
 
     #[test]

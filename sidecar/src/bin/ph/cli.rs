@@ -331,15 +331,19 @@ pub enum DialogAnswer {
 /// The verbs of `ph browser`.
 #[derive(Debug, Subcommand)]
 pub enum BrowserCmd {
-    /// Open a URL or :PORT in a screencast pane beside --near PANE, else beside the wall's
-    /// largest pane (reusing the pane for that origin), and print its handle; later verbs
-    /// act on it by default.
+    /// Open a URL or :PORT (path, query and fragment as given) in this terminal's own
+    /// browser pane, or in a new screencast pane beside --near PANE (else beside the wall's
+    /// largest pane) when it has none, and print its handle; later verbs act on it by
+    /// default. Another terminal's pane is never reused.
     Open {
         /// http(s) URL, localhost:PORT, :PORT, or a terminal pane listening on one port.
         target: String,
         /// The pane to open beside (default: this one).
         #[arg(long, value_name = "PANE")]
         near: Option<String>,
+        /// A new pane even when this terminal has one (it becomes the default).
+        #[arg(long)]
+        new: bool,
     },
     /// Print the page as an outline of roles, names and states, with refs (e1, e2, …) on
     /// what can be acted on; cross-site frames and open shadow roots in place.

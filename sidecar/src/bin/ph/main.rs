@@ -220,7 +220,7 @@ fn browser_request(
     };
     let act = |action: &str, r: &str| post("act", json!({"action": action, "ref": r}));
     match cmd {
-        BrowserCmd::Open { target, near } => post("open", json!({"target": target, "near": near})),
+        BrowserCmd::Open { target, near, new } => post("open", json!({"target": target, "near": near, "new": new})),
         BrowserCmd::Snapshot { interactive, target, max_bytes, sealed } => post(
             "snapshot",
             json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes, "sealed": sealed}),

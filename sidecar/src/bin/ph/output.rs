@@ -423,6 +423,9 @@ fn list(v: &Value, with_ports: bool) -> String {
         if v["caller"].is_string() && v["caller"] == p["handle"] {
             state.push("self".to_string());
         }
+        if let Some(d) = p["driver"].as_str() {
+            state.push(format!("driven by {d}"));
+        }
         if with_ports && p["kind"] == "terminal" {
             let ports: std::collections::BTreeSet<String> = p["ports"]
                 .as_array()
