@@ -85,6 +85,8 @@ export const api = {
   /** What this sidecar can do (protocol §8.5); the answer is parsed and checked. */
   /** `GET /api/config`: the configuration snapshot, unparsed (config/config.ts parses it). */
   config: () => call<unknown>('GET', '/api/config'),
+  /** `PUT /api/drivers`: the human hands browser pane `pane` to terminal `terminal` → the drivers after it (unparsed map). */
+  handOver: (pane: string, terminal: string) => call<{ drivers: unknown }>('PUT', '/api/drivers', { pane, terminal }),
   /** `PATCH /api/config/agent-sealed`: writes these `[agent.sealed]` keys into config.toml → the new snapshot, unparsed. */
   patchAgentSealed: (patch: Record<string, boolean | number>) => call<unknown>('PATCH', '/api/config/agent-sealed', patch),
   /** `POST /api/browsers/{id}/sealed-probe`: what a page script in the active tab sees of closed roots now (unparsed). */

@@ -222,6 +222,18 @@ const UNFOLLOWED =
   "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
 
 /** The red chip of a screencast pane while force-open is armed (issue 24): its next documents get closed shadow roots opened. */
+/** The terminal driving this pane (issue 26): its `ph browser` verbs act here; the pane menu hands it to another. */
+function DriverChip({ store, handle }: { store: WorkspaceStore; handle: string | null }) {
+  const drivers = useSyncExternalStore(store.drivers.subscribe, store.drivers.getSnapshot);
+  const driver = handle ? drivers[handle] : undefined;
+  if (!driver) return null;
+  return (
+    <span className="driver-chip" data-testid="pane-driver" title={`${driver}'s agent drives this pane (ph browser); another terminal may watch it but not change it. Hand it over from the pane menu.`}>
+      {driver}
+    </span>
+  );
+}
+
 function ForceOpenChip({ store }: { store: BrowserPaneProps['store'] }) {
   const s = store.settings;
   const armed = useSyncExternalStore(s.subscribe, () => forceOpenArmed(s.config.sealed, s.getSnapshot().snapshot?.envLocks.includes('agent.sealed') ?? false));
@@ -335,6 +347,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
           </span>
         )}
         {b.mode === 'screencast' && <ForceOpenChip store={store} />}
+        <DriverChip store={store} handle={pane.handle} />
         <UrlField store={store} pane={pane} />
         {sc && sc.zoom !== 1 && (
           <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.browser.setZoom(id, 1))}>

@@ -8,6 +8,7 @@ import type { Snapshot } from '../workspace/model';
 import { workspaceLabel } from '../workspace/label';
 import { WORKSPACES_MAX, workspaceNumber, workspaceOf } from '../workspace/workspaces';
 import { LayoutItems } from '../project/LayoutItems';
+import { DriveItems } from './DriveItems';
 
 export interface MenuAt {
   paneId: string;
@@ -322,6 +323,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       {terminal && (
         <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
       )}
+      {snap.panes[id]?.kind === 'browser' && <DriveItems store={store} snap={snap} paneId={id} onDone={() => close(false)} />}
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (

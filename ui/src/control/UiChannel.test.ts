@@ -63,6 +63,10 @@ class FakeHost implements UiChannelHost {
   projectTrust(q: TrustQuestion) {
     this.questions.push(q);
   }
+  driverMaps: unknown[] = [];
+  drivers(map: unknown) {
+    this.driverMaps.push(map);
+  }
 }
 
 let clock = 0;
@@ -172,6 +176,13 @@ describe('UiChannel', () => {
     ws().text('not json');
     ws().text({ type: 'handles', assign: { p2: 'nope' } });
     expect(host.assigned).toEqual([{ p2: 'b1' }]);
+  });
+
+  it('hands the drivers map to the host as it came', () => {
+    const { host, ws } = make();
+    ws().open();
+    ws().text({ type: 'drivers', drivers: { b1: 't2' } });
+    expect(host.driverMaps).toEqual([{ b1: 't2' }]);
   });
 
   it('answers each request after the state that shows its change, one request at a time', async () => {

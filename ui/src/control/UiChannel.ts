@@ -26,6 +26,8 @@ export interface UiChannelHost {
   config(snapshot: unknown): void;
   /** The sidecar asks the human to trust a project file (a refused `ph up`). */
   projectTrust(question: TrustQuestion): void;
+  /** Which terminal drives each browser pane changed (the map, unparsed). */
+  drivers(map: unknown): void;
 }
 
 export interface UiChannelOptions {
@@ -238,6 +240,10 @@ export class UiChannel {
     }
     if (msg.type === 'config') {
       this.host.config(msg.snapshot);
+      return;
+    }
+    if (msg.type === 'drivers') {
+      this.host.drivers(msg.drivers);
       return;
     }
     if (msg.type === 'project_trust') {

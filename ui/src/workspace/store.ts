@@ -44,6 +44,7 @@ import { editorCommand } from '../terminal/pathLinks';
 import { closeReasons, findOrphans } from './survivors';
 import { makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
+import { Drivers, parseDrivers } from '../control/drivers';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
@@ -69,6 +70,8 @@ export class WorkspaceStore {
 
   /** Browser panes: their renderers and the actions of their headers and overlays. */
   readonly browser: BrowserPanes;
+  /** Which terminal drives each browser pane (the sidecar's map, issue 26). */
+  readonly drivers = new Drivers();
   /** Terminal panes' listening ports, opened in browser panes. */
   readonly ports: PortPanes;
   /** The workspaces' actions: switch, cycle, create, rename, move a pane, close. */
@@ -399,6 +402,10 @@ export class WorkspaceStore {
       assignHandles: (assign) => this.relay.assignHandles(assign),
       config: (snapshot) => this.settings.apply(snapshot),
       projectTrust: (question) => projectPrompts.ask(question),
+      drivers: (map) => {
+        const m = parseDrivers(map);
+        if (m) this.drivers.set(m);
+      },
     });
     this.channel.listen(window);
   }
