@@ -103,5 +103,32 @@ async fn each_terminal_drives_its_own_browser_pane_until_the_human_hands_one_ove
     // A pane token cannot hand anything over: the route is the app's.
     let bad = sc.req("PUT", "/api/drivers", Some(&json!({"pane": b1, "terminal": "b2"}))).await;
     assert_eq!(bad.status, 400, "{}", String::from_utf8_lossy(&bad.body));
+
+    // A handoff: while b1 is handed to the human, no agent changes it; the human declines.
+    let asking = {
+        let body = json!({"pane": b1, "reason": "Type the 2FA code", "timeout_s": 60});
+        let sc = &sc;
+        async move { sc.req("POST", "/api/control/browser/handoff", Some(&body)).await }
+    };
+    let answering = async {
+        let mut shown = false;
+        for _ in 0..200 {
+            let r = sc
+                .req("POST", "/api/control/browser/act", Some(&json!({"pane": b1, "action": "press", "key": "Tab"})))
+                .await;
+            if r.code() == "handed_over" {
+                shown = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(shown, "a changing verb is refused handed_over while the pane is handed over");
+        let a = sc.req("POST", &format!("/api/handoffs/{b1}"), Some(&json!({"answer": "decline"}))).await;
+        assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+    };
+    let (asked, ()) = tokio::join!(asking, answering);
+    assert_eq!(asked.code(), "declined", "{}", String::from_utf8_lossy(&asked.body));
+    let none = sc.req("POST", &format!("/api/handoffs/{b1}"), Some(&json!({"answer": "done"}))).await;
+    assert_eq!(none.code(), "unknown_target", "the handoff ended with its call");
     drop(win);
 }

@@ -146,7 +146,7 @@ pub async fn tabs(
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     if req.action.is_some() {
         // Listing only observes; an action changes the pane (issue 26).
-        st.control.drivers.may_drive(caller.0, h)?;
+        super::browser_pane::may_change(&st, caller, h)?;
     }
     if req.action.as_deref() == Some("new") {
         let url = req.url.as_deref().ok_or_else(|| ApiError::BadRequest("tabs new needs a url".into()))?;

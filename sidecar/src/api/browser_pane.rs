@@ -28,17 +28,25 @@ pub(super) fn browser_of(st: &AppState, caller: Caller, pane: Option<&str>) -> R
     Ok((h, b))
 }
 
-/// As [`browser_of`], for a verb that changes the page (issue 26): refused `pane_in_use`
-/// when another terminal drives the pane (`control::Drivers::may_drive`); a pane nobody
-/// drives becomes the caller's.
+/// As [`browser_of`], for a verb that changes the page (issue 26): refused `handed_over`
+/// while the pane is handed to the human, `pane_in_use` when another terminal drives it
+/// (`control::Drivers::may_drive`); a pane nobody drives becomes the caller's.
 pub(super) fn browser_to_drive(
     st: &AppState,
     caller: Caller,
     pane: Option<&str>,
 ) -> Result<(Handle, BrowserRef), ApiError> {
     let (h, b) = browser_of(st, caller, pane)?;
-    st.control.drivers.may_drive(caller.0, h)?;
+    may_change(st, caller, h)?;
     Ok((h, b))
+}
+
+/// `Ok` when `caller` may change browser pane `h` now: not handed to the human
+/// (`handed_over`), and not driven by another terminal (`pane_in_use`).
+pub(super) fn may_change(st: &AppState, caller: Caller, h: Handle) -> Result<(), ApiError> {
+    st.control.handoffs.check(h)?;
+    st.control.drivers.may_drive(caller.0, h)?;
+    Ok(())
 }
 
 /// `v` with `"pane"`: the handle acted on.

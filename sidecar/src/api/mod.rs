@@ -6,6 +6,7 @@
 mod auth;
 mod body;
 mod browser_control;
+mod browser_handoff;
 mod browser_input;
 mod browser_logs;
 mod browser_page;
@@ -45,6 +46,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/config", get(misc::config))
         .route("/api/config/agent-sealed", patch(misc::patch_agent_sealed))
         .route("/api/drivers", get(drivers::list).put(drivers::hand_over))
+        .route("/api/handoffs/{pane}", post(browser_handoff::answer))
         .route("/api/login-codes", post(misc::login_codes))
         .route("/login", get(misc::login))
         .route("/api/terminals", post(terminals::create).get(terminals::list))
@@ -112,6 +114,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/policy", get(browser_sealed::policy))
         .route("/api/control/browser/stats", post(browser_sealed::stats))
         .route("/api/control/browser/focus_walk", post(browser_sealed::focus_walk))
+        .route("/api/control/browser/handoff", post(browser_handoff::handoff))
         .fallback(misc::fallback)
         .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

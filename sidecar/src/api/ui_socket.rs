@@ -40,14 +40,20 @@ async fn serve(socket: WebSocket, control: Arc<Control>, mut settings: watch::Re
     let (mut tx, mut rx) = socket.split();
     settings.mark_changed();
     let mut drivers = control.drivers.subscribe();
+    let mut handoffs = control.handoffs.subscribe();
     drivers.mark_changed();
     loop {
         tokio::select! {
-            changed = drivers.changed() => {
+            changed = async { tokio::select! { c = drivers.changed() => c, c = handoffs.changed() => c } } => {
                 if changed.is_err() {
                     break;
                 }
-                let msg = serde_json::json!({"type": "drivers", "drivers": *drivers.borrow_and_update()}).to_string();
+                let msg = serde_json::json!({
+                    "type": "drivers",
+                    "drivers": *drivers.borrow_and_update(),
+                    "handoffs": *handoffs.borrow_and_update(),
+                })
+                .to_string();
                 if tx.send(Message::Text(msg.into())).await.is_err() {
                     break;
                 }

@@ -68,6 +68,16 @@ pub enum ControlError {
         /// The terminal pane driving it.
         driver: String,
     },
+    /// Occurs when a changing verb (or another handoff) names a pane handed to the human
+    /// (issue 26). 409 `handed_over`.
+    HandedOver {
+        /// The browser pane.
+        pane: String,
+        /// The handoff's reason.
+        reason: String,
+    },
+    /// Occurs when the human declined a handoff. 409 `declined`.
+    Declined(String),
     /// Occurs when a layout verb finds no window within the grace. 503 `no_window`.
     NoWindow,
     /// Occurs when `wait` reaches its timeout. 408 `timed_out`.
@@ -97,6 +107,8 @@ impl ControlError {
             E::Refused(_) => (409, "refused"),
             E::NoBrowserPane { .. } => (409, "no_browser_pane"),
             E::PaneInUse { .. } => (409, "pane_in_use"),
+            E::HandedOver { .. } => (409, "handed_over"),
+            E::Declined(_) => (409, "declined"),
             E::NoWindow => (503, "no_window"),
             E::TimedOut(_) => (408, "timed_out"),
             E::Unverified(_) => (500, "unverified"),
@@ -173,6 +185,10 @@ impl fmt::Display for ControlError {
                 f,
                 "{pane} is driven by {driver}; observe it by name, open your own with 'ph browser open URL', or ask the human to hand it over (pane menu: Let … drive this)"
             ),
+            E::HandedOver { pane, reason } => {
+                write!(f, "{pane} is handed to the human ({reason:?}); wait for the handoff to end")
+            }
+            E::Declined(pane) => write!(f, "the human declined the handoff of {pane}; do not try the step yourself"),
             E::NoWindow => write!(
                 f,
                 "no Porthole window is open to change the layout; open the app (or its web-mode URL) and try again"

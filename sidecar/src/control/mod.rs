@@ -11,6 +11,7 @@ mod caller;
 mod drivers;
 mod error;
 mod handle;
+mod handoff;
 mod keys;
 mod layout;
 mod mode;
@@ -29,6 +30,7 @@ pub use caller::Caller;
 pub use drivers::Drivers;
 pub use error::{Candidates, ControlError};
 pub use handle::{loopback_port, Handle, PaneKind, Target, MAX_TARGET_BYTES};
+pub use handoff::{Answer, Handoffs, Shown as ShownHandoff, DEFAULT_HANDOFF_S, MAX_HANDOFF_S, MAX_REASON_CHARS};
 pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
 pub use layout::{split_size, Nearby, Opened};
 pub use mode::{OpenMode, PaneAction, PaneMode, Side};
@@ -54,6 +56,8 @@ pub struct Control {
     pane_terminals: Mutex<HashMap<Handle, TerminalId>>,
     /// Each terminal's own browser pane and each browser pane's driver (issue 26).
     pub drivers: Drivers,
+    /// Browser panes handed to the human (issue 26).
+    pub handoffs: Handoffs,
     /// The directory holding `ph` (the sidecar's own), prepended to every terminal's `PATH`.
     bin_dir: Option<PathBuf>,
 }
@@ -66,6 +70,7 @@ impl Control {
             windows: Windows::default(),
             pane_terminals: Mutex::new(HashMap::new()),
             drivers: Drivers::default(),
+            handoffs: Handoffs::default(),
             bin_dir,
         })
     }

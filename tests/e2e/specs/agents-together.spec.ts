@@ -54,3 +54,54 @@ test('two terminals, one browser pane each; the human hands one over from the pa
   await page.screenshot({ path: test.info().outputPath('wall.png') });
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('an agent hands a step to the human: done, declined and timed out, nothing typed reported', async ({ wall, page }) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-handoff-'));
+  // A 2FA page: the code goes in a field; "Verify" moves to the account page.
+  fs.writeFileSync(
+    path.join(dir, 'index.html'),
+    '<!doctype html><title>Verify</title><form onsubmit="location.href=\'account.html\';return false"><label>Code <input name=c autocomplete=one-time-code></label> <button>Verify</button></form>\n',
+  );
+  fs.writeFileSync(path.join(dir, 'account.html'), '<!doctype html><title>Account</title><h1>Welcome</h1>\n');
+  const [t1id] = await wall.paneIds();
+  await wall.click(t1id);
+  await wall.type(`cd ${dir} && srv=$(ph split -- python3 -m http.server 0 --bind 127.0.0.1) && ph wait "$srv" --until 'text=Serving HTTP' >/dev/null && port=$(ph ports "$srv" | awk 'NR==2{print $1}') && echo "port=$port"\n`);
+  await wall.waitText(t1id, /^port=\d+$/m, 20_000);
+  const port = /^port=(\d+)$/m.exec(await wall.text(t1id))![1];
+  expect(await run(wall, t1id, 'open', `ph browser open "http://127.0.0.1:${port}/index.html" > /dev/null`)).toBe(0);
+  const pane = page.locator('[data-testid=pane][data-kind=browser]').first();
+
+  // Handed over: the banner asks, the pane wants attention, the agent's other verbs wait.
+  await wall.click(t1id);
+  await wall.type(`ph browser handoff --reason "Type the 2FA code from your phone" > ho.txt 2> ho.err; echo "ho rc=$?"\n`);
+  await expect(pane.getByTestId('handoff-reason')).toHaveText('Type the 2FA code from your phone');
+  await expect(pane).toHaveAttribute('data-attention', 'true');
+  // The human types the code in the page and verifies, then hands back.
+  const canvas = pane.locator('canvas').first();
+  const box = (await canvas.boundingBox())!;
+  await page.mouse.click(box.x + 120, box.y + 20);
+  await page.keyboard.type('918273');
+  await page.keyboard.press('Enter');
+  await pane.getByTestId('handoff-done').click();
+  await wall.waitText(t1id, /^ho rc=\d+$/m, 30_000);
+  expect(await wall.text(t1id)).toMatch(/^ho rc=0$/m);
+  const said = fs.readFileSync(path.join(dir, 'ho.txt'), 'utf8');
+  expect(said).toMatch(/^handed back; changed: .*url/);
+  expect(said).not.toContain('918273');
+  await expect(pane.getByTestId('handoff-banner')).toHaveCount(0);
+
+  // Declined: exit 2, `declined`.
+  await wall.click(t1id);
+  await wall.type(`ph browser handoff --reason "Solve the CAPTCHA" 2> dec.err; echo "dec rc=$?"\n`);
+  await pane.getByTestId('handoff-decline').click();
+  await wall.waitText(t1id, /^dec rc=\d+$/m, 30_000);
+  expect(await wall.text(t1id)).toMatch(/^dec rc=2$/m);
+  expect(fs.readFileSync(path.join(dir, 'dec.err'), 'utf8')).toContain('[declined]');
+
+  // Timed out: exit 4, and the pane is free again.
+  expect(await run(wall, t1id, 'late', `ph browser handoff --reason "Approve the payment" --timeout 1 2> late.err`)).toBe(4);
+  expect(fs.readFileSync(path.join(dir, 'late.err'), 'utf8')).toContain('[timed_out]');
+  await expect(pane.getByTestId('handoff-banner')).toHaveCount(0);
+  expect(await run(wall, t1id, 'after', `ph browser reload`)).toBe(0);
+  fs.rmSync(dir, { recursive: true, force: true });
+});

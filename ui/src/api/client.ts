@@ -87,6 +87,8 @@ export const api = {
   config: () => call<unknown>('GET', '/api/config'),
   /** `PUT /api/drivers`: the human hands browser pane `pane` to terminal `terminal` → the drivers after it (unparsed map). */
   handOver: (pane: string, terminal: string) => call<{ drivers: unknown }>('PUT', '/api/drivers', { pane, terminal }),
+  /** `POST /api/handoffs/{pane}`: the human's answer to an agent's handoff. */
+  answerHandoff: (pane: string, answer: 'done' | 'decline') => call<unknown>('POST', `/api/handoffs/${encodeURIComponent(pane)}`, { answer }),
   /** `PATCH /api/config/agent-sealed`: writes these `[agent.sealed]` keys into config.toml → the new snapshot, unparsed. */
   patchAgentSealed: (patch: Record<string, boolean | number>) => call<unknown>('PATCH', '/api/config/agent-sealed', patch),
   /** `POST /api/browsers/{id}/sealed-probe`: what a page script in the active tab sees of closed roots now (unparsed). */

@@ -20,6 +20,7 @@ import { DownloadsShelf, FileChooserPanel } from './Transfers';
 import { zoomLabel } from '../screencast/zoom';
 import { forceOpenArmed } from '../config/sealed';
 import { CanvasMenu } from './CanvasMenu';
+import { HandoffBanner } from './HandoffBanner';
 import { useProjectPresets } from '../project/presets';
 
 interface BrowserPaneProps {
@@ -310,6 +311,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
       data-mode={b.mode}
       data-browser-id={b.browserId ?? undefined}
       data-handle={pane.handle ?? ''}
+      data-attention={pane.attention ? 'true' : 'false'}
       data-focused={focused ? 'true' : 'false'}
       data-visible={visible ? 'true' : 'false'}
       aria-hidden={!visible}
@@ -381,6 +383,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         </span>
         {b.loading && <span className="browser-progress" data-testid="browser-progress" role="progressbar" aria-label="Loading the page" />}
       </header>
+      <HandoffBanner store={store} handle={pane.handle} />
       <div className="pane-body browser-body" data-testid="browser-body">
         {/* The runtime mounts its frame here once; React renders nothing inside this div. */}
         {sc && <TabStrip store={store} paneId={id} sc={sc} />}

@@ -26,8 +26,8 @@ export interface UiChannelHost {
   config(snapshot: unknown): void;
   /** The sidecar asks the human to trust a project file (a refused `ph up`). */
   projectTrust(question: TrustQuestion): void;
-  /** Which terminal drives each browser pane changed (the map, unparsed). */
-  drivers(map: unknown): void;
+  /** Which terminal drives each browser pane, or a handoff, changed (both unparsed). */
+  drivers(map: unknown, handoffs: unknown): void;
 }
 
 export interface UiChannelOptions {
@@ -243,7 +243,7 @@ export class UiChannel {
       return;
     }
     if (msg.type === 'drivers') {
-      this.host.drivers(msg.drivers);
+      this.host.drivers(msg.drivers, msg.handoffs);
       return;
     }
     if (msg.type === 'project_trust') {

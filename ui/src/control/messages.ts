@@ -27,7 +27,7 @@ export type Inbound =
   /** handles the sidecar gave browser panes reported with `handle: null`: UI pane id → `bN` */
   | { type: 'handles'; assign: Record<string, string> }
   /** which terminal drives each browser pane (control/drivers.ts parses the map) */
-  | { type: 'drivers'; drivers: unknown }
+  | { type: 'drivers'; drivers: unknown; handoffs: unknown }
   /** the configuration snapshot (parsed by config/config.ts, its owner) */
   | { type: 'config'; snapshot: unknown }
   | { type: 'request'; request: UiRequest }
@@ -57,7 +57,7 @@ export function parseInbound(text: string): Inbound | null {
   if (!isObject(v)) return null;
   if (v.type === 'handles') return parseHandles(v);
   if (v.type === 'config') return { type: 'config', snapshot: v };
-  if (v.type === 'drivers') return { type: 'drivers', drivers: v.drivers };
+  if (v.type === 'drivers') return { type: 'drivers', drivers: v.drivers, handoffs: v.handoffs };
   if (v.type === 'request') return parseRequest(v);
   if (v.type === 'project_trust') {
     const question = parseTrustMessage(v);

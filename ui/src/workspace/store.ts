@@ -44,7 +44,7 @@ import { editorCommand } from '../terminal/pathLinks';
 import { closeReasons, findOrphans } from './survivors';
 import { makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
-import { Drivers, parseDrivers } from '../control/drivers';
+import { Drivers, parseDrivers, parseHandoffs } from '../control/drivers';
 
 /** How often a visible app asks whether Porthole still answers, besides after a drop. */
 const LIVENESS_EVERY_MS = 10_000;
@@ -402,9 +402,18 @@ export class WorkspaceStore {
       assignHandles: (assign) => this.relay.assignHandles(assign),
       config: (snapshot) => this.settings.apply(snapshot),
       projectTrust: (question) => projectPrompts.ask(question),
-      drivers: (map) => {
+      drivers: (map, handoffs) => {
         const m = parseDrivers(map);
-        if (m) this.drivers.set(m);
+        const h = parseHandoffs(handoffs);
+        if (!m || !h) return;
+        const before = this.drivers.getState().handoffs;
+        this.drivers.set(m, h);
+        // A new handoff wants the human: the attention system's badge and notification.
+        for (const [handle, ho] of Object.entries(h)) {
+          if (before[handle]) continue;
+          const id = Object.keys(this.snap.panes).find((p) => this.snap.panes[p]?.handle === handle);
+          if (id) this.attend(id, { kind: 'notify', title: `${ho.by} hands you a step`, body: ho.reason });
+        }
       },
     });
     this.channel.listen(window);

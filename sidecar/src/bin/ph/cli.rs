@@ -598,6 +598,17 @@ pub enum BrowserCmd {
         #[arg(long)]
         no_restore: bool,
     },
+    /// Hand one step to the human (a 2FA code, a CAPTCHA, a payment, a consent screen) and
+    /// wait: the pane shows REASON with "Done, hand back" and "Decline"; prints what changed
+    /// (URL, title, tabs), never what the human typed. Exit 2 if declined, 4 on timeout.
+    Handoff {
+        /// What the human should do, in a sentence (1..=200 characters).
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        /// Give up after S seconds (default 300, at most 3600).
+        #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: Option<u64>,
+    },
     /// Print the CDP work counted on the active tab (accessibility reads, shadow-piercing
     /// reads, sealed scans, cache hits, focus-walk steps).
     Stats,

@@ -294,6 +294,11 @@ fn browser_request(
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
         BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
         BrowserCmd::Stats => post("stats", json!({})),
+        BrowserCmd::Handoff { reason, timeout } => {
+            let secs = timeout.unwrap_or(300);
+            let body = json!({"reason": reason, "timeout_s": secs, "pane": pane});
+            Ok(("POST", "/api/control/browser/handoff".into(), Some(body), Duration::from_secs(secs) + CALL_TIMEOUT))
+        }
         BrowserCmd::FocusWalk { target, max_steps, back, no_restore } => {
             post("focus_walk", json!({"ref": target, "max_steps": max_steps, "back": back, "restore": !no_restore}))
         }

@@ -261,6 +261,14 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
             )
         }
         BrowserCmd::FocusWalk { .. } => focus_walk(v),
+        BrowserCmd::Handoff { .. } => {
+            let changed: Vec<&str> = v["changed"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let url = v["after"]["url"].as_str().unwrap_or("");
+            match changed.is_empty() {
+                true => format!("handed back; nothing changed ({url})\n"),
+                false => format!("handed back; changed: {} (now {url} {})\n", changed.join(", "), v["after"]["title"]),
+            }
+        }
         BrowserCmd::Console { .. } => console(v),
         BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
