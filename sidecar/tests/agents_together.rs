@@ -132,3 +132,54 @@ async fn each_terminal_drives_its_own_browser_pane_until_the_human_hands_one_ove
     assert_eq!(none.code(), "unknown_target", "the handoff ended with its call");
     drop(win);
 }
+
+/// Two agents, 20 actions each, at once, each on its own pane (`open --new`): every click
+/// lands in its own page, so each counter reads exactly 20.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_agents_acting_at_once_never_cross() {
+    fn counter(path: &str) -> Option<String> {
+        (path == "/count.html").then(|| {
+            "<!doctype html><title>Count</title><button onclick=\"this.textContent=String(+this.textContent+1)\">0</button>"
+                .to_string()
+        })
+    }
+    let sc = Sidecar::start(&[]);
+    let base = common::browser::serve(counter);
+    let t1 = shell(&sc).await;
+    let _win = TestWindow::attach(&sc, &t1).await;
+    let mut panes = Vec::new();
+    for _ in 0..2 {
+        let r = sc
+            .req(
+                "POST",
+                "/api/control/browser/open",
+                Some(&json!({"target": format!("{base}/count.html"), "near": t1, "new": true})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        panes.push(r.json()["handle"].as_str().unwrap().to_string());
+    }
+    assert_ne!(panes[0], panes[1]);
+    let agents: Vec<common::agent::Agent> = panes.iter().map(|p| common::agent::Agent::new(&sc, p.clone())).collect();
+    let mut refs = Vec::new();
+    for a in &agents {
+        let s = a.ok("snapshot", json!({"interactive": true})).await;
+        let text = s["text"].as_str().unwrap();
+        let at = text.find("[ref=").unwrap();
+        refs.push(text[at + 5..].split(']').next().unwrap().to_string());
+    }
+    let run = |i: usize| {
+        let a = &agents[i];
+        let r = refs[i].clone();
+        async move {
+            for _ in 0..20 {
+                a.ok("act", json!({"action": "click", "ref": r})).await;
+            }
+        }
+    };
+    tokio::join!(run(0), run(1));
+    for (i, a) in agents.iter().enumerate() {
+        let v = a.ok("eval", json!({"js": "document.querySelector('button').textContent", "allow_eval": true})).await;
+        assert_eq!(v["value"], "20", "pane {}: every click its own", panes[i]);
+    }
+}

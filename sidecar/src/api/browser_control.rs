@@ -66,7 +66,7 @@ pub async fn open_browser(
             let url = super::panes::open_target_url(&st, caller, req.target.trim()).await?;
             Json(json!({"handle": h.to_string(), "url": url.to_string(), "mode": "screencast", "reused": true}))
         }
-        None => Json(open_parsed(&st, caller, &req.target, mode, req.near, caller.0.is_none()).await?),
+        None => Json(open_parsed(&st, caller, &req.target, mode, req.near, caller.0.is_none() && !req.new).await?),
     };
     let Some(h) = out.0["handle"].as_str().and_then(|h| h.parse::<Handle>().ok()) else { return Ok(out) };
     if out.0["reused"] == true {
