@@ -150,7 +150,7 @@ for (const dpr of [1, 2]) {
           null,
           { polling: 'raf', timeout: 40_000 },
         );
-        const chip = page.waitForSelector('[data-testid=agent-chip]:has-text("agent: click")', { state: 'attached', timeout: 40_000 });
+        const chip = page.waitForSelector('[data-testid=agent-chip]:text-matches("^t[0-9]+: click$")', { state: 'attached', timeout: 40_000 });
         expect(await run(wall, id, 'click', `ph --json browser click ${send} > click.json`)).toBe(0);
         const box = await (await mark).jsonValue();
         await chip;

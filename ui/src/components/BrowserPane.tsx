@@ -223,6 +223,12 @@ const UNFOLLOWED =
   "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
 
 /** The red chip of a screencast pane while force-open is armed (issue 24): its next documents get closed shadow roots opened. */
+/** Who acts in the agent chip: the driving terminal's handle (issue 26), else "agent". */
+function AgentName({ store, handle }: { store: WorkspaceStore; handle: string | null }) {
+  const drivers = useSyncExternalStore(store.drivers.subscribe, store.drivers.getSnapshot);
+  return <>{(handle && drivers[handle]) || 'agent'}</>;
+}
+
 /** The terminal driving this pane (issue 26): its `ph browser` verbs act here; the pane menu hands it to another. */
 function DriverChip({ store, handle }: { store: WorkspaceStore; handle: string | null }) {
   const drivers = useSyncExternalStore(store.drivers.subscribe, store.drivers.getSnapshot);
@@ -345,7 +351,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
             title="An agent (ph browser) is driving this page. Click or type in the page to stop its action."
           >
             <span className="agent-chip-dot" />
-            agent: {sc.agent.verb}
+            <AgentName store={store} handle={pane.handle} />: {sc.agent.verb}
           </span>
         )}
         {b.mode === 'screencast' && <ForceOpenChip store={store} />}
