@@ -7,37 +7,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::agent::Agent;
+use common::agent::{configure_sealed, fixture_page, Agent};
 use common::window::TestWindow;
 use common::{Sidecar, HANG};
 use serde_json::{json, Value};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
-
-fn pages(path: &str) -> Option<String> {
-    let name = path.trim_start_matches('/');
-    if name.is_empty() || name.contains("..") || name.contains('/') {
-        return None;
-    }
-    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
-}
-
-/// Saves `text` as the sidecar's config file, as editors do (a temp file renamed over it),
-/// and waits until `GET /api/config` shows `ok` (bounded generously).
-async fn configure(sc: &Sidecar, text: &str, ok: impl Fn(&Value) -> bool) {
-    let dir = sc.home.join(".config/porthole");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(".config.toml.tmp"), text).unwrap();
-    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
-    for _ in 0..400 {
-        let v = sc.req("GET", "/api/config", None).await.json();
-        if ok(&v["config"]["agent"]["sealed"]) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the config never applied: {text}");
-}
 
 impl Agent<'_> {
     async fn counts(&self) -> Value {
@@ -88,8 +61,8 @@ fn names(s: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     let sc = Sidecar::start(&[]);
-    configure(&sc, "[agent.sealed]\nscans_per_minute = 3\n", |s| s["scans_per_minute"] == 3).await;
-    let base = common::browser::serve(pages);
+    configure_sealed(&sc, "[agent.sealed]\nscans_per_minute = 3\n", |s| s["scans_per_minute"] == 3).await;
+    let base = common::browser::serve(fixture_page);
     let t1 = sc.spawn(&["sleep", "600"]).await;
     let win = TestWindow::attach(&sc, &t1).await;
     let r = sc
@@ -236,24 +209,24 @@ async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     let p = sc.req("GET", "/api/control/browser/policy", None).await.json();
     assert_eq!(p["policy"]["scans_per_minute"], 3);
     let scans = a.counts().await["sealed_scans"].clone();
-    configure(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
+    configure_sealed(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
     let e = a.refused("snapshot", json!({"sealed": true}), "sealed_disabled").await;
     assert_eq!(e["key"], "agent.sealed.discovery");
     let e = a
         .refused("act", json!({"action": "click", "ref": control(&fresh, "Log in")["token"]}), "sealed_disabled")
         .await;
     assert_eq!(e["key"], "agent.sealed.discovery");
-    configure(&sc, "[agent.sealed]\nenabled = false\n", |s| s["enabled"] == false).await;
+    configure_sealed(&sc, "[agent.sealed]\nenabled = false\n", |s| s["enabled"] == false).await;
     let e = a.refused("snapshot", json!({"sealed": true}), "agent_disabled").await;
     assert_eq!(e["key"], "agent.sealed.enabled");
-    configure(&sc, "[agent.sealed]\nmax_frames = 1\n", |s| s["max_frames"] == 1).await;
+    configure_sealed(&sc, "[agent.sealed]\nmax_frames = 1\n", |s| s["max_frames"] == 1).await;
     let e = a.refused("snapshot", json!({"sealed": true}), "frames_limit").await;
     assert_eq!(e["key"], "agent.sealed.max_frames");
     assert_eq!(a.counts().await["sealed_scans"], scans, "a refusal reads nothing");
 
     // The budget is per tab (1 a minute here): a new tab's first scan passes, a scan of its
     // next document within the minute is refused with when to retry.
-    configure(&sc, "[agent.sealed]\nscans_per_minute = 1\n", |s| s["scans_per_minute"] == 1).await;
+    configure_sealed(&sc, "[agent.sealed]\nscans_per_minute = 1\n", |s| s["scans_per_minute"] == 1).await;
     a.ok("tabs", json!({"action": "new", "url": format!("{base}/sealed_login.html")})).await;
     a.open(&base, "sealed_login.html").await;
     a.sealed().await;
@@ -277,7 +250,7 @@ async fn the_environment_kill_switch_wins_over_the_file() {
 /// shows it) and waits for its load and both frames; returns the upstream's origin, the
 /// window (kept alive by the caller) and the agent.
 async fn login_page(sc: &Sidecar) -> (String, TestWindow, Agent<'_>) {
-    let base = common::browser::serve(pages);
+    let base = common::browser::serve(fixture_page);
     let t1 = sc.spawn(&["sleep", "600"]).await;
     let win = TestWindow::attach(sc, &t1).await;
     let r = sc
@@ -318,7 +291,7 @@ fn sealed_lines(text: &str) -> Vec<(String, String, String)> {
 async fn the_mcp_tool_lists_the_same_sealed_controls_and_is_refused_the_same_way() {
     use common::mcp::{initialize, pane_with_token, Mcp};
     let sc = Sidecar::start(&[]);
-    let base = common::browser::serve(pages);
+    let base = common::browser::serve(fixture_page);
     let (t1, token) = pane_with_token(&sc).await;
     let _win = TestWindow::attach(&sc, &t1).await;
     let mut mcp = tokio::task::block_in_place(|| Mcp::start(sc.port, &token));
@@ -357,7 +330,7 @@ async fn the_mcp_tool_lists_the_same_sealed_controls_and_is_refused_the_same_way
     api.sort();
     assert_eq!(listed, api);
 
-    configure(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
+    configure_sealed(&sc, "[agent.sealed]\ndiscovery = false\n", |s| s["discovery"] == false).await;
     let (err, text, meta) =
         tokio::task::block_in_place(|| mcp.call("browser_snapshot", json!({"interactive": true, "sealed": true})));
     assert!(err, "{text}");

@@ -6,21 +6,9 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::agent::{browser_pane, Agent};
+use common::agent::{browser_pane, configure_sealed, fixture_page, Agent};
 use common::Sidecar;
 use serde_json::{json, Value};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
-
-fn pages(path: &str) -> Option<String> {
-    let name = path.trim_start_matches('/');
-    if name.is_empty() || name.contains("..") || name.contains('/') {
-        return None;
-    }
-    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
-}
 
 /// The ref on the snapshot line that starts with `prefix` (e.g. `x-pay`).
 fn ref_of(text: &str, prefix: &str) -> String {
@@ -50,25 +38,10 @@ impl Agent<'_> {
     }
 }
 
-/// Saves `text` as the sidecar's config file and waits until it applies.
-async fn configure(sc: &Sidecar, text: &str, ok: impl Fn(&Value) -> bool) {
-    let dir = sc.home.join(".config/porthole");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(".config.toml.tmp"), text).unwrap();
-    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
-    for _ in 0..400 {
-        if ok(&sc.req("GET", "/api/config", None).await.json()["config"]["agent"]["sealed"]) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the config never applied: {text}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_focus_walk_reaches_a_delegates_focus_closed_root_and_enter_activates_it() {
     let sc = Sidecar::start(&[]);
-    let p = browser_pane(&sc, pages, "sealed_focus.html").await;
+    let p = browser_pane(&sc, fixture_page, "sealed_focus.html").await;
     let a = Agent::new(&sc, p.pane.clone());
     a.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
     let text = a.text().await;
@@ -127,7 +100,7 @@ async fn a_focus_walk_reaches_a_delegates_focus_closed_root_and_enter_activates_
 
     // The policy: more steps than it allows, and the lever off.
     a.refused("focus_walk", json!({"ref": pay, "max_steps": 9}), "focus_walk_limit").await;
-    configure(&sc, "[agent.sealed]\nfocus_walk = false\n", |s| s["focus_walk"] == false).await;
+    configure_sealed(&sc, "[agent.sealed]\nfocus_walk = false\n", |s| s["focus_walk"] == false).await;
     let r = a.refused("focus_walk", json!({"ref": pay}), "focus_walk_disabled").await;
     assert_eq!(r["key"], "agent.sealed.focus_walk", "{r}");
 }
@@ -135,7 +108,7 @@ async fn a_focus_walk_reaches_a_delegates_focus_closed_root_and_enter_activates_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_hosts_signature_survives_a_re_render_and_follows_its_parts() {
     let sc = Sidecar::start(&[]);
-    let p = browser_pane(&sc, pages, "sealed_focus.html").await;
+    let p = browser_pane(&sc, fixture_page, "sealed_focus.html").await;
     let a = Agent::new(&sc, p.pane.clone());
     a.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
     let first = sig_of(&a.text().await, "x-badge").expect("a signature beside the closed host");
@@ -161,7 +134,7 @@ async fn a_closed_hosts_signature_survives_a_re_render_and_follows_its_parts() {
     assert_eq!((c["ax_reads"].as_u64(), c["pierce_reads"].as_u64()), (Some(0), Some(0)), "{c}");
 
     // The lever off: no signature (the host is still shown).
-    configure(&sc, "[agent.sealed]\nsignatures = false\n", |s| s["signatures"] == false).await;
+    configure_sealed(&sc, "[agent.sealed]\nsignatures = false\n", |s| s["signatures"] == false).await;
     let text = a.text().await;
     assert!(text.contains("x-badge [closed shadow root]") && sig_of(&text, "x-badge").is_none(), "{text}");
 }
@@ -178,14 +151,14 @@ impl Agent<'_> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parts_are_outlined_for_one_capture_only_when_the_lever_allows() {
     let sc = Sidecar::start(&[]);
-    let p = browser_pane(&sc, pages, "sealed_focus.html").await;
+    let p = browser_pane(&sc, fixture_page, "sealed_focus.html").await;
     let a = Agent::new(&sc, p.pane.clone());
     a.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
     let badge = ref_of(&a.text().await, "x-badge");
     let r = a.refused("screenshot", json!({"ref": badge, "parts": true}), "part_highlight_disabled").await;
     assert_eq!(r["key"], "agent.sealed.part_highlight", "{r}");
 
-    configure(&sc, "[agent.sealed]\npart_highlight = true\n", |s| s["part_highlight"] == true).await;
+    configure_sealed(&sc, "[agent.sealed]\npart_highlight = true\n", |s| s["part_highlight"] == true).await;
     let sheets = a.eval("document.styleSheets.length").await;
     let outlined = a.ok("screenshot", json!({"ref": badge, "parts": true})).await;
     assert_eq!(outlined["parts"], 2, "x-badge's label and icon: {}", outlined["parts"]);
@@ -220,7 +193,8 @@ async fn parts_are_outlined_for_one_capture_only_when_the_lever_allows() {
     let token = card["token"].as_str().unwrap();
     let full = a.eval(&size(&a.ok("screenshot", json!({"ref": token})).await)).await;
     assert_eq!(full[0].as_f64().unwrap().round(), card["rect"]["width"].as_f64().unwrap().round(), "{full} {card}");
-    configure(&sc, "[agent.sealed]\npart_highlight = true\ncrop_max_side = 64\n", |s| s["crop_max_side"] == 64).await;
+    configure_sealed(&sc, "[agent.sealed]\npart_highlight = true\ncrop_max_side = 64\n", |s| s["crop_max_side"] == 64)
+        .await;
     let cut = a.eval(&size(&a.ok("screenshot", json!({"ref": token})).await)).await;
     assert_eq!(cut[0], 64, "cut to crop_max_side: {cut}");
 }

@@ -80,3 +80,31 @@ pub async fn browser_pane(sc: &Sidecar, pages: fn(&str) -> Option<String>, first
     let pane = opened["handle"].as_str().unwrap().to_string();
     BrowserPane { base, terminal, win, pane, opened }
 }
+
+/// `tests/fixtures/agent/`.
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
+
+/// Serves `tests/fixtures/agent/NAME` at `/NAME` (one path segment; nothing else).
+pub fn fixture_page(path: &str) -> Option<String> {
+    let name = path.trim_start_matches('/');
+    if name.is_empty() || name.contains("..") || name.contains('/') {
+        return None;
+    }
+    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+}
+
+/// Saves `text` as the sidecar's config file, as editors do (a temp file renamed over it),
+/// and waits until `GET /api/config` shows `[agent.sealed]` as `ok` says (bounded generously).
+pub async fn configure_sealed(sc: &Sidecar, text: &str, ok: impl Fn(&Value) -> bool) {
+    let dir = sc.home.join(".config/porthole");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".config.toml.tmp"), text).unwrap();
+    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
+    for _ in 0..400 {
+        if ok(&sc.req("GET", "/api/config", None).await.json()["config"]["agent"]["sealed"]) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the config never applied: {text}");
+}

@@ -15,14 +15,19 @@ async function run(wall: Wall, id: string, tag: string, cmd: string, timeout = 4
   return Number(re.exec(await wall.text(id))![1]);
 }
 
+/** Serves `dir` with `python3 -m http.server` in a pane split from terminal `id`; its port. */
+async function serve(wall: Wall, id: string, dir: string): Promise<string> {
+  await wall.type(`cd ${dir} && srv=$(ph split -- python3 -m http.server 0 --bind 127.0.0.1) && ph wait "$srv" --until 'text=Serving HTTP' >/dev/null && port=$(ph ports "$srv" | awk 'NR==2{print $1}') && echo "port=$port"\n`);
+  await wall.waitText(id, /^port=\d+$/m, 20_000);
+  return /^port=(\d+)$/m.exec(await wall.text(id))![1];
+}
+
 test('two terminals, one browser pane each; the human hands one over from the pane menu', async ({ wall, page }) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-agents-'));
   fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Counter</title><button onclick="this.textContent=\'Clicked\'">Press</button>\n');
   const [t1id] = await wall.paneIds();
   await wall.click(t1id);
-  await wall.type(`cd ${dir} && srv=$(ph split -- python3 -m http.server 0 --bind 127.0.0.1) && ph wait "$srv" --until 'text=Serving HTTP' >/dev/null && port=$(ph ports "$srv" | awk 'NR==2{print $1}') && echo "port=$port"\n`);
-  await wall.waitText(t1id, /^port=\d+$/m, 20_000);
-  const port = /^port=(\d+)$/m.exec(await wall.text(t1id))![1];
+  const port = await serve(wall, t1id, dir);
   // A second agent's terminal.
   expect(await run(wall, t1id, 'split2', `ph split -- bash > /dev/null`)).toBe(0);
   await wall.waitOpen(3);
@@ -65,9 +70,7 @@ test('an agent hands a step to the human: done, declined and timed out, nothing 
   fs.writeFileSync(path.join(dir, 'account.html'), '<!doctype html><title>Account</title><h1>Welcome</h1>\n');
   const [t1id] = await wall.paneIds();
   await wall.click(t1id);
-  await wall.type(`cd ${dir} && srv=$(ph split -- python3 -m http.server 0 --bind 127.0.0.1) && ph wait "$srv" --until 'text=Serving HTTP' >/dev/null && port=$(ph ports "$srv" | awk 'NR==2{print $1}') && echo "port=$port"\n`);
-  await wall.waitText(t1id, /^port=\d+$/m, 20_000);
-  const port = /^port=(\d+)$/m.exec(await wall.text(t1id))![1];
+  const port = await serve(wall, t1id, dir);
   expect(await run(wall, t1id, 'open', `ph browser open "http://127.0.0.1:${port}/index.html" > /dev/null`)).toBe(0);
   const pane = page.locator('[data-testid=pane][data-kind=browser]').first();
 
@@ -82,6 +85,8 @@ test('an agent hands a step to the human: done, declined and timed out, nothing 
   await page.mouse.click(box.x + 120, box.y + 20);
   await page.keyboard.type('918273');
   await page.keyboard.press('Enter');
+  // The human sees the account page, then hands back.
+  await expect(pane.getByTestId('browser-url')).toContainText('account.html', { timeout: 20_000 });
   await pane.getByTestId('handoff-done').click();
   await wall.waitText(t1id, /^ho rc=\d+$/m, 30_000);
   expect(await wall.text(t1id)).toMatch(/^ho rc=0$/m);
