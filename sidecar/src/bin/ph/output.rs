@@ -138,10 +138,14 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
                 format!("page {} {} · tab {}/{} · {d}\n{}", s("url"), v["title"], v["tab_index"], v["tabs"], s("text"));
             if v["sealed_hosts"].as_u64().unwrap_or(0) > 0 || v["sealed"].is_object() {
                 let p = &v["policy"];
+                let on = |k: &str| if p[k] == true { "on" } else { "off" };
                 out.push_str(&format!(
-                    "[sealed policy: {}; discovery {}]\n",
-                    if p["effective_enabled"] == true { "on" } else { "off" },
-                    if p["discovery"] == true { "on" } else { "off" }
+                    "[sealed policy: {}; discovery {}, focus-walk {}, signatures {}, force-open {} (ph browser policy)]\n",
+                    on("effective_enabled"),
+                    on("discovery"),
+                    on("focus_walk"),
+                    on("signatures"),
+                    on("force_open")
                 ));
             }
             if v["cut"].is_object() {
@@ -516,6 +520,22 @@ mod tests {
                 sealed: false,
             },
         }
+    }
+
+    #[test]
+    fn a_page_with_closed_hosts_shows_the_policy_agents_work_under() {
+        let mut v = json!({"url": "http://x/", "title": "x", "tab_index": 1, "tabs": 1,
+            "text": "- x-login [closed shadow root] [ref=e1]\n", "sealed_hosts": 1,
+            "policy": {"effective_enabled": true, "discovery": true, "focus_walk": false, "signatures": true, "force_open": false}});
+        let t = text(&snapshot_cmd(false, None), &v);
+        assert!(
+            t.contains(
+                "[sealed policy: on; discovery on, focus-walk off, signatures on, force-open off (ph browser policy)]"
+            ),
+            "{t}"
+        );
+        v["sealed_hosts"] = 0.into();
+        assert!(!text(&snapshot_cmd(false, None), &v).contains("sealed policy"), "no closed host, no line");
     }
 
     #[test]
