@@ -20,13 +20,20 @@
 //!   with `-i`), click and fill latency p50/p95, each a full round trip as the agent sees it.
 //!
 //! Prints a table (Porthole beside Playwright MCP, with ratios) and what each missed.
+//! Then the sealed-content case (issue 24, `sealed.rs`): a 9,000-element page with 200
+//! controls in closed shadow roots, Porthole only, printed as a second table.
+//!
 //! Environment: `BENCH_AGENT_N` (timed repetitions, default 20), `BENCH_AGENT_PLAYWRIGHT=0`
-//! (Porthole only), `BENCH_AGENT_ROWS` (rows of the generated page, default 1,000).
+//! (Porthole only), `BENCH_AGENT_ROWS` (rows of the generated page, default 1,000),
+//! `BENCH_AGENT_SEALED=0` (no sealed case) or `only` (the sealed case alone),
+//! `BENCH_AGENT_PHASES` (fresh documents the sealed scan's phases are timed on, default 5;
+//! 0: not timed).
 
 #[path = "../common/mod.rs"]
 mod common;
 mod playwright;
 mod porthole;
+mod sealed;
 mod truth;
 
 use std::io::{BufRead, BufReader, Write};
@@ -90,9 +97,10 @@ fn serve() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let big = big_page();
+    let (sealed_closed, sealed_open) = (sealed::page("closed"), sealed::page("open"));
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
-            let big = big.clone();
+            let (big, sealed_closed, sealed_open) = (big.clone(), sealed_closed.clone(), sealed_open.clone());
             std::thread::spawn(move || {
                 let mut r = BufReader::new(&s);
                 let mut first = String::new();
@@ -107,6 +115,10 @@ fn serve() -> u16 {
                 let name = path.trim_start_matches('/');
                 let body = if name == "big.html" {
                     Some(big)
+                } else if name == "sealed.html" {
+                    Some(sealed_closed)
+                } else if name == "sealed_open.html" {
+                    Some(sealed_open)
                 } else if name.is_empty() || name.contains("..") || name.contains('/') {
                     None
                 } else {
@@ -403,10 +415,30 @@ async fn main() {
         truth.stale.len(),
         truth.fail.len()
     );
-    let ours = {
-        let mut p = porthole::Porthole::start(&home.join("porthole"), &format!("{base}/ax_only.html")).await;
-        measure(&mut p, "porthole", &base, &truth, n).await
+    let sealed_only = std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("only");
+    let (ours, sealed) = {
+        let ph_home = home.join("porthole");
+        let mut p = porthole::Porthole::start(&ph_home, &format!("{base}/ax_only.html")).await;
+        let ours = if sealed_only { Figures::default() } else { measure(&mut p, "porthole", &base, &truth, n).await };
+        let sealed = if std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("0") {
+            None
+        } else {
+            eprintln!("bench agent: porthole: the sealed case (9,000 elements, 200 closed-root controls)");
+            let mut f = sealed::run(&mut p, &base, n).await;
+            let m = env_usize("BENCH_AGENT_PHASES", 5);
+            if m > 0 {
+                eprintln!("bench agent: porthole: the sealed scan's phases");
+                f.phases = Some((m, sealed::phases(&mut p, &ph_home, m).await));
+            }
+            Some(f)
+        };
+        (ours, sealed)
     };
+    if sealed_only {
+        sealed::print(sealed.as_ref().unwrap());
+        let _ = std::fs::remove_dir_all(&home);
+        return;
+    }
 
     let mut label = "playwright-mcp".to_string();
     let theirs = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
@@ -430,5 +462,8 @@ async fn main() {
         print_details(t);
     }
     print_table(&ours, theirs.as_ref(), &label);
+    if let Some(s) = &sealed {
+        sealed::print(s);
+    }
     let _ = std::fs::remove_dir_all(&home);
 }

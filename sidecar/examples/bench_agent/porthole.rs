@@ -31,7 +31,11 @@ impl Porthole {
     /// Starts the sidecar in `home`, attaches a window with one terminal pane, and opens a
     /// screencast browser pane at `url` beside it (`ph browser open`).
     pub async fn start(home: &std::path::Path, url: &str) -> Porthole {
-        std::fs::create_dir_all(home).unwrap();
+        // The sealed case scans one fresh document per sample: a budget of 120 scans a minute
+        // (the most allowed; the default is 6) keeps `rate_limited` out of its timings.
+        let config = home.join(".config/porthole");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("config.toml"), "[agent.sealed]\nscans_per_minute = 120\n").unwrap();
         let sc = start_sidecar(home);
         let t = sc.req("POST", "/api/terminals", Some(json!({"cols": 80, "rows": 24, "command": ["sh"]}))).await;
         let terminal = t["id"].as_str().unwrap_or_else(|| panic!("no terminal: {t}")).to_string();
@@ -47,7 +51,25 @@ impl Porthole {
             assert!(tokio::time::Instant::now() < deadline, "browser/open: {status} {r}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        Porthole { sc, pane, window, cut: None }
+        let p = Porthole { sc, pane, window, cut: None };
+        let (_, policy) = p.sc.request("GET", "/api/control/browser/policy", None).await;
+        assert_eq!(policy["policy"]["scans_per_minute"], 120, "the bench's config.toml was not read: {policy}");
+        p
+    }
+
+    /// `snapshot --sealed` (full outline): the whole answer.
+    pub async fn sealed(&mut self) -> Value {
+        self.ok("snapshot", json!({"sealed": true})).await
+    }
+
+    /// The per-tab CDP counts (`ph browser stats`).
+    pub async fn stats(&self) -> Value {
+        self.ok("stats", json!({})).await
+    }
+
+    /// The value of `js` evaluated in the page.
+    pub async fn eval_value(&self, js: &str) -> Value {
+        self.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone()
     }
 
     async fn call(&self, verb: &str, mut body: Value) -> (u16, Value) {

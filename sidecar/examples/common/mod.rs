@@ -53,9 +53,10 @@ pub struct Sidecar {
     pub pid: u32,
 }
 
-/// Starts the sidecar with `HOME` (and `XDG_DATA_HOME` = `home/data`) inside `home`, so a
-/// bench touches nothing of the user's, and `--exit-with-parent`, so a bench that panics
-/// leaves no sidecar behind; blocks until its ready line (stdout) is read.
+/// Starts the sidecar with `HOME` (`XDG_DATA_HOME` = `home/data`, `XDG_CONFIG_HOME` =
+/// `home/.config`) inside `home`, so a bench touches nothing of the user's, and
+/// `--exit-with-parent`, so a bench that panics leaves no sidecar behind; blocks until its
+/// ready line (stdout) is read.
 pub fn start_sidecar(home: &Path) -> Sidecar {
     start_sidecar_with(home, &[])
 }
@@ -68,6 +69,8 @@ pub fn start_sidecar_with(home: &Path, args: &[&str]) -> Sidecar {
         .args(args)
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
+        // Set, not inherited: a bench reads no config.toml of the user's.
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         // `PORTHOLE_LOG=debug cargo xtask bench …` shows the sidecar's own log.
         .env("PORTHOLE_LOG", std::env::var("PORTHOLE_LOG").unwrap_or_else(|_| "warn".into()))
         .stdout(Stdio::piped())

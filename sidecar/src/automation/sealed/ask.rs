@@ -61,10 +61,20 @@ impl Automation {
         let max = policy.file.max_controls.0 as usize;
         let mut controls = Vec::new();
         let mut text = String::new();
+        // Each session's viewport, read at its first control (one `Page.getLayoutMetrics`
+        // per frame process and answer, not one per control).
+        let mut viewports: Vec<Option<(f64, f64)>> = vec![None; sessions.len()];
         for id in identities.iter().take(max) {
             let session = &sessions[id.session];
+            let viewport = match viewports[id.session] {
+                Some(v) => v,
+                None => {
+                    let (w, h, _, _) = session.viewport().await?;
+                    *viewports[id.session].insert((w, h))
+                }
+            };
             // No box of positive size (zero-size, collapsed): nothing a user could act on.
-            let Some((rect, in_viewport)) = measure(session, id.backend).await? else { continue };
+            let Some((rect, in_viewport)) = measure(session, id.backend, viewport).await? else { continue };
             let key = NodeKey {
                 generation,
                 tab: tab.clone(),

@@ -245,7 +245,14 @@ pub async fn enumerate(top: &Session, max_frames: usize) -> Result<Scan, Automat
 
 /// The rectangle of `backend` (a node of `session`) in top-level viewport CSS px, and
 /// whether any of it is in the viewport; `None` when it has no box of positive size.
-pub async fn measure(session: &Session, backend: i64) -> Result<Option<(Rect, bool)>, BrowserError> {
+/// `viewport` is `session`'s layout viewport (width, height) in CSS px
+/// ([`Session::viewport`]), read once per answer by the caller rather than once per node:
+/// it is the same for every node of the session.
+pub async fn measure(
+    session: &Session,
+    backend: i64,
+    viewport: (f64, f64),
+) -> Result<Option<(Rect, bool)>, BrowserError> {
     let quads = match session.call("DOM.getContentQuads", json!({"backendNodeId": backend})).await {
         Ok(v) => v["quads"].as_array().cloned().unwrap_or_default(),
         Err(BrowserError::Cdp(_)) => return Ok(None),
@@ -268,7 +275,7 @@ pub async fn measure(session: &Session, backend: i64) -> Result<Option<(Rect, bo
     if r.width < 1.0 || r.height < 1.0 {
         return Ok(None);
     }
-    let (vw, vh, _, _) = session.viewport().await?;
+    let (vw, vh) = viewport;
     let in_own = r.clip(Rect { x: 0.0, y: 0.0, width: vw, height: vh });
     if session.owner().is_none() {
         return Ok(Some((r, in_own.is_some())));
