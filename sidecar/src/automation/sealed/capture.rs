@@ -154,8 +154,10 @@ impl Automation {
         let page = page(b)?;
         let node = node::resolve(b, &page, r, &minted).await?;
         node::visible_point(&node).await?;
-        let (rect, _) =
-            measure(&node.session, node.backend).await?.ok_or_else(|| AutomationError::NotVisible(r.to_string()))?;
+        let (vw, vh, _, _) = node.session.viewport().await?;
+        let (rect, _) = measure(&node.session, node.backend, (vw, vh))
+            .await?
+            .ok_or_else(|| AutomationError::NotVisible(r.to_string()))?;
         let side = f64::from(policy.file.crop_max_side.0);
         let (w, h) = (rect.width.min(side), rect.height.min(side));
         let (x, y) = (rect.x + (rect.width - w) / 2.0, rect.y + (rect.height - h) / 2.0);

@@ -189,6 +189,9 @@ impl Automation {
             let host = Host { node, object };
             let start = host.run("start", req.back).await?;
             let key = keys::parse(if req.back { "Shift+Tab" } else { "Tab" }).expect("Tab is a key");
+            // The frame process's viewport, once: a walk does not resize it.
+            let (vw, vh, _, _) = host.node.session.viewport().await?;
+            let viewport = (vw, vh);
             let began = Instant::now();
             let mut out = Vec::new();
             let mut entered = false;
@@ -221,7 +224,8 @@ impl Automation {
                     } else {
                         (0, String::new(), String::new())
                     };
-                    let measured = if backend > 0 { measure(&host.node.session, backend).await? } else { None };
+                    let measured =
+                        if backend > 0 { measure(&host.node.session, backend, viewport).await? } else { None };
                     let token = if inside && backend != host.node.backend {
                         let key = NodeKey { backend, ..minted.key.clone() };
                         let n = self.sealed_store().mint(b.id(), key, &minted.url, &minted.targets);
