@@ -61,20 +61,26 @@ impl Automation {
         let max = policy.file.max_controls.0 as usize;
         let mut controls = Vec::new();
         let mut text = String::new();
-        // Each session's viewport, read at its first control (one `Page.getLayoutMetrics`
-        // per frame process and answer, not one per control).
+        // Each session's viewport, once per answer (one `Page.getLayoutMetrics` per frame
+        // process that has a control listed, not one per control).
         let mut viewports: Vec<Option<(f64, f64)>> = vec![None; sessions.len()];
         for id in identities.iter().take(max) {
+            if viewports[id.session].is_none() {
+                let (w, h, _, _) = sessions[id.session].viewport().await?;
+                viewports[id.session] = Some((w, h));
+            }
+        }
+        // The controls measured all at once (Chromium answers them in turn, without a round
+        // trip each), then listed in document order.
+        let measured = futures_util::future::join_all(identities.iter().take(max).map(|id| {
+            let viewport = viewports[id.session].unwrap_or_default();
+            measure(&sessions[id.session], id.backend, viewport)
+        }))
+        .await;
+        for (id, m) in identities.iter().zip(measured) {
             let session = &sessions[id.session];
-            let viewport = match viewports[id.session] {
-                Some(v) => v,
-                None => {
-                    let (w, h, _, _) = session.viewport().await?;
-                    *viewports[id.session].insert((w, h))
-                }
-            };
             // No box of positive size (zero-size, collapsed): nothing a user could act on.
-            let Some((rect, in_viewport)) = measure(session, id.backend, viewport).await? else { continue };
+            let Some((rect, in_viewport)) = m? else { continue };
             let key = NodeKey {
                 generation,
                 tab: tab.clone(),

@@ -1,13 +1,15 @@
 //! One sealed enumeration of a tab: which interactive accessibility nodes live under a
 //! closed shadow root, in every frame (same-process frames through the tab's session,
 //! out-of-process ones through a child session each). One `DOM.getDocument` with `pierce`
-//! per frame process tells which nodes are under a closed root; one
-//! `Accessibility.getFullAXTree` per frame that has any gives their role, name and states.
+//! per frame process tells which elements are under a closed root; one
+//! `Accessibility.getPartialAXTree` per such element (sent together, [`AX_READS_AT_ONCE`] in
+//! flight) gives their role, name and states.
 //! The accessibility value is dropped here, at the boundary: a sealed result never carries a
 //! value or a text body.
 
 use std::collections::HashMap;
 
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use crate::automation::frames::Rect;
@@ -38,6 +40,9 @@ const INTERACTIVE: &[&str] = &[
 
 /// Boolean accessibility properties shown as states (in this order).
 const STATES: &[&str] = &["disabled", "focused", "required", "checked", "pressed", "expanded", "selected", "readonly"];
+
+/// Partial accessibility reads in flight at once during a scan.
+const AX_READS_AT_ONCE: usize = 64;
 
 /// Most nodes of one piercing document read (a page past it is refused as too large rather
 /// than read in part).
@@ -104,7 +109,8 @@ async fn closed_nodes(
                 "the page has over {MAX_DOM_NODES} DOM nodes in one frame process; a sealed scan reads no part of it"
             )));
         }
-        if inside {
+        // Elements only: what the accessibility tree can name a control.
+        if inside && node["nodeType"] == 1 {
             if let Some(b) = node["backendNodeId"].as_i64() {
                 closed.entry(frame.clone()).or_default().insert(b, seen);
             }
@@ -138,15 +144,29 @@ async fn closed_nodes(
     Ok((closed, oopifs, tree))
 }
 
-/// The interactive, not ignored accessibility nodes of frame `frame` whose DOM node is in
-/// `closed`, in tree order.
-async fn ax_controls(
-    session: &Session,
-    frame: &str,
-    closed: &HashMap<i64, usize>,
-) -> Result<Vec<AxFound>, BrowserError> {
-    let tree = session.call("Accessibility.getFullAXTree", json!({"frameId": frame})).await?;
-    Ok(pick(&tree, closed))
+/// The interactive, not ignored accessibility nodes of the elements `closed` (of one frame
+/// of `session`), in document order.
+async fn ax_controls(session: &Session, closed: &HashMap<i64, usize>) -> Result<Vec<AxFound>, BrowserError> {
+    // One partial read per element under a closed root, sent together: the frame's whole
+    // tree (`getFullAXTree`) is built and serialised for every element of the page, most of
+    // a scan's time on a large page, to use a few hundred nodes of it.
+    let reads = futures_util::stream::iter(closed.keys().copied().map(|b| async move {
+        match session.call("Accessibility.getPartialAXTree", json!({"backendNodeId": b, "fetchRelatives": false})).await
+        {
+            Ok(v) => Ok(v["nodes"].as_array().cloned().unwrap_or_default()),
+            // Gone since the DOM read: nothing to list.
+            Err(BrowserError::Cdp(_)) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }))
+    .buffer_unordered(AX_READS_AT_ONCE)
+    .collect::<Vec<_>>()
+    .await;
+    let mut nodes = Vec::new();
+    for r in reads {
+        nodes.extend(r?);
+    }
+    Ok(pick(&json!({"nodes": nodes}), closed))
 }
 
 /// One accessibility node picked: backend, role, name, states.
@@ -190,6 +210,7 @@ pub fn pick(tree: &Value, closed: &HashMap<i64, usize>) -> Vec<AxFound> {
         out.push(AxFound { backend, role: role.to_string(), name, states });
     }
     out.sort_by_key(|a| closed.get(&a.backend).copied().unwrap_or(usize::MAX));
+    out.dedup_by_key(|a| a.backend);
     out
 }
 
@@ -218,7 +239,7 @@ pub async fn enumerate(top: &Session, max_frames: usize) -> Result<Scan, Automat
         for f in &tree {
             scan.frames.push((f.id.clone(), f.loader.clone()));
             let Some(set) = closed.get(&f.id).filter(|s| !s.is_empty()) else { continue };
-            for a in ax_controls(&session, &f.id, set).await? {
+            for a in ax_controls(&session, set).await? {
                 scan.controls.push(Identity {
                     session: i,
                     frame: f.id.clone(),
