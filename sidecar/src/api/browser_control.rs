@@ -212,7 +212,7 @@ fn action_of(req: &ActReq) -> Result<Action, ApiError> {
         }
         "press" => {
             let k = req.key.as_deref().ok_or_else(|| ApiError::BadRequest("press needs a key".into()))?;
-            Action::Press(parse_key(k).map_err(ApiError::BadRequest)?)
+            Action::Press(parse_key(k)?)
         }
         a => {
             return Err(ApiError::BadRequest(format!(

@@ -36,8 +36,7 @@ pub async fn upload(
     if req.files.is_empty() || req.files.len() > MAX_UPLOAD_FILES {
         return Err(ApiError::BadRequest(format!("upload takes 1..={MAX_UPLOAD_FILES} files")));
     }
-    let files =
-        req.files.iter().map(|f| UploadFile::check(f)).collect::<Result<Vec<_>, _>>().map_err(ApiError::BadRequest)?;
+    let files = req.files.iter().map(|f| UploadFile::check(f)).collect::<Result<Vec<_>, _>>()?;
     if let Some(f) = files.iter().enumerate().find(|(i, f)| files[..*i].iter().any(|g| g.path == f.path)) {
         return Err(ApiError::BadRequest(format!("{:?} is given twice", f.1.path)));
     }

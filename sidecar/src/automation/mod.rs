@@ -32,7 +32,11 @@ mod walk;
 pub use crate::constants::TURN_WAIT_MS;
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
 pub use error::{a_or_an, AutomationError, Interruption, StaleReason};
-pub use keys::parse as parse_key;
+/// Parses a key name for `press` (`Enter`, `Control+a`, `Shift+Tab`; docs/cli.md) → the
+/// key, or `bad_request` saying what is wrong with it.
+pub fn parse_key(spec: &str) -> Result<keys::KeyPress, AutomationError> {
+    keys::parse(spec).map_err(AutomationError::BadRequest)
+}
 pub use logs::Level;
 pub use ref_state::{RefState, REF_STATES};
 pub use scroll::Scroll;

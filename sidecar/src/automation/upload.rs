@@ -28,8 +28,12 @@ pub struct UploadFile {
 
 impl UploadFile {
     /// Checks `path`: absolute, at most 4096 bytes, an existing regular file that this
-    /// process can open for reading. The error says which rule failed.
-    pub fn check(path: &str) -> Result<UploadFile, String> {
+    /// process can open for reading. Else `bad_request` saying which rule failed.
+    pub fn check(path: &str) -> Result<UploadFile, AutomationError> {
+        Self::checked(path).map_err(AutomationError::BadRequest)
+    }
+
+    fn checked(path: &str) -> Result<UploadFile, String> {
         if path.is_empty() || path.len() > 4096 || path.contains('\0') {
             return Err("a file path is 1..=4096 bytes".into());
         }
@@ -145,8 +149,8 @@ mod tests {
         std::fs::write(&f, b"hello").unwrap();
         let ok = UploadFile::check(f.to_str().unwrap()).unwrap();
         assert_eq!((ok.name.as_str(), ok.size), ("a.txt", 5));
-        assert!(UploadFile::check("a.txt").unwrap_err().contains("absolute"));
-        assert!(UploadFile::check(dir.to_str().unwrap()).unwrap_err().contains("regular file"));
+        assert!(UploadFile::check("a.txt").unwrap_err().to_string().contains("absolute"));
+        assert!(UploadFile::check(dir.to_str().unwrap()).unwrap_err().to_string().contains("regular file"));
         assert!(UploadFile::check(dir.join("missing").to_str().unwrap()).is_err());
         assert!(UploadFile::check("").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
