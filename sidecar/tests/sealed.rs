@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::agent::{configure_sealed, fixture_page, Agent};
+use common::agent::{browser_pane, configure_sealed, fixture_page, Agent, BrowserPane};
 use common::window::TestWindow;
 use common::{Sidecar, HANG};
 use serde_json::{json, Value};
@@ -62,18 +62,7 @@ fn names(s: &Value) -> Vec<String> {
 async fn sealed_content_is_read_and_driven_only_when_asked_and_allowed() {
     let sc = Sidecar::start(&[]);
     configure_sealed(&sc, "[agent.sealed]\nscans_per_minute = 3\n", |s| s["scans_per_minute"] == 3).await;
-    let base = common::browser::serve(fixture_page);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let win = TestWindow::attach(&sc, &t1).await;
-    let r = sc
-        .req(
-            "POST",
-            "/api/control/browser/open",
-            Some(&json!({"target": format!("{base}/sealed_login.html"), "near": t1})),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let pane = r.json()["handle"].as_str().unwrap().to_string();
+    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, fixture_page, "sealed_login.html").await;
     let id = win.browser_of(&pane).unwrap();
     let a = Agent::new(&sc, pane);
     a.open(&base, "sealed_login.html").await;
@@ -250,18 +239,8 @@ async fn the_environment_kill_switch_wins_over_the_file() {
 /// shows it) and waits for its load and both frames; returns the upstream's origin, the
 /// window (kept alive by the caller) and the agent.
 async fn login_page(sc: &Sidecar) -> (String, TestWindow, Agent<'_>) {
-    let base = common::browser::serve(fixture_page);
-    let t1 = sc.spawn(&["sleep", "600"]).await;
-    let win = TestWindow::attach(sc, &t1).await;
-    let r = sc
-        .req(
-            "POST",
-            "/api/control/browser/open",
-            Some(&json!({"target": format!("{base}/sealed_login.html"), "near": t1})),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let a = Agent::new(sc, r.json()["handle"].as_str().unwrap());
+    let BrowserPane { base, win, pane, .. } = browser_pane(sc, fixture_page, "sealed_login.html").await;
+    let a = Agent::new(sc, pane);
     a.open(&base, "sealed_login.html").await;
     (base, win, a)
 }
