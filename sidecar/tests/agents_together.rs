@@ -183,3 +183,127 @@ async fn two_agents_acting_at_once_never_cross() {
         assert_eq!(v["value"], "20", "pane {}: every click its own", panes[i]);
     }
 }
+
+/// A dev server with a cookie login: `/login?u=NAME` sets `sid=NAME` (HttpOnly, as a real
+/// session is) and redirects to `/private`, which says who is signed in; `/logout` expires it.
+fn login_server() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    l.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::from_std(l).unwrap();
+            loop {
+                let Ok((mut s, _)) = l.accept().await else { continue };
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    let mut n = 0;
+                    while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut buf[n..]).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => n += k,
+                        }
+                        if n == buf.len() {
+                            return;
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                    let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+                    let who = head
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("Cookie: ").or_else(|| l.strip_prefix("cookie: ")))
+                        .flat_map(|c| c.split("; "))
+                        .find_map(|c| c.strip_prefix("sid="))
+                        .map(str::to_string);
+                    let page = |body: String| {
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}", body.len())
+                    };
+                    let resp = match path {
+                        "/private" => page(match who {
+                            Some(w) => format!("<!doctype html><title>Private</title><h1>Signed in as {w}</h1>"),
+                            None => "<!doctype html><title>Private</title><h1>Signed out</h1>".to_string(),
+                        }),
+                        "/login" => {
+                            let u = query.strip_prefix("u=").unwrap_or("nobody");
+                            format!("HTTP/1.1 302 Found\r\nSet-Cookie: sid={u}; Path=/; HttpOnly\r\nLocation: /private\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                        }
+                        "/logout" => "HTTP/1.1 302 Found\r\nSet-Cookie: sid=; Path=/; Max-Age=0\r\nLocation: /private\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                        _ => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                    };
+                    let _ = s.write_all(resp.as_bytes()).await;
+                });
+            }
+        });
+    });
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Shared login (issue 26 item 2): two terminals, each in its own pane, log in once; a logout
+/// reaches the other too; `--isolated` shares nothing, either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_in_one_pane_is_seen_in_the_others_but_not_in_an_isolated_one() {
+    let sc = Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")]);
+    let base = login_server();
+    let t1 = shell(&sc).await;
+    let win = TestWindow::attach(&sc, &t1).await;
+    let out = run_in(&sc, &t1, r#"h=$(ph split -- bash); echo "t2=${h%% *}""#, "^t2=t[0-9]").await;
+    let t2 = value(&out, "t2");
+    // Runs `verb` in terminal `t`, waits for the load, and answers the page's first heading
+    // (each answer on the screen under a key of its own).
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let heading = |t: &str, verb: String, pane: &str| {
+        let p = if pane.is_empty() { String::new() } else { format!(" --pane {pane}") };
+        let k = format!("hd{}", calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+        let cmd = format!(
+            r#"{verb}{p} > /dev/null; ph browser wait --load{p} > /dev/null; ph browser snapshot{p} | grep -o 'heading "[^"]*"' | head -1 | sed 's/^/{k}=/'"#
+        );
+        let t = t.to_string();
+        let sc = &sc;
+        async move { value(&run_in(sc, &t, &cmd, &format!("^{k}=")).await, &k) }
+    };
+    let signed = |who: &str| format!("heading \"Signed {who}\"");
+    let handle = |t: &str, url: String| {
+        let t = t.to_string();
+        let k = format!("op{}", calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+        let sc = &sc;
+        async move {
+            let out =
+                run_in(sc, &t, &format!(r#"b=$(ph browser open {url}); echo "{k}=$b""#), &format!("^{k}=b")).await;
+            value(&out, &k).split(' ').next().unwrap().to_string()
+        }
+    };
+    let b1 = handle(&t1, format!("'{base}/private'")).await;
+    let b2 = handle(&t2, format!("'{base}/private'")).await;
+    assert_eq!(heading(&t1, "true".into(), "").await, signed("out"));
+    assert_eq!(heading(&t2, "true".into(), "").await, signed("out"));
+
+    // t1 logs in (an HttpOnly session cookie set by a redirect); t2's pane is logged in too.
+    assert_eq!(heading(&t1, format!("ph browser navigate '{base}/login?u=alice'"), "").await, signed("in as alice"));
+    assert_eq!(heading(&t2, "ph browser reload".into(), "").await, signed("in as alice"));
+
+    // An isolated pane of t2's shares nothing: signed out, and its own login stays its own.
+    let b3 = handle(&t2, format!("--isolated '{base}/private'")).await;
+    assert_ne!(b3, b2);
+    assert_eq!(heading(&t2, "true".into(), "").await, signed("out"));
+    assert_eq!(heading(&t2, format!("ph browser navigate '{base}/login?u=bob'"), "").await, signed("in as bob"));
+    assert_eq!(heading(&t1, "ph browser reload".into(), "").await, signed("in as alice"));
+
+    // A logout in t1's pane reaches t2's shared pane, never the isolated one.
+    assert_eq!(heading(&t1, format!("ph browser navigate '{base}/logout'"), "").await, signed("out"));
+    assert_eq!(heading(&t2, "ph browser reload".into(), &b2).await, signed("out"), "the logout reached {b2}");
+    assert_eq!(
+        heading(&t2, "ph browser reload".into(), &b3).await,
+        signed("in as bob"),
+        "the isolated pane keeps its own"
+    );
+    let mut isolated = Vec::new();
+    for b in [&b1, &b2, &b3] {
+        let id = win.browser_of(b).unwrap();
+        isolated.push(sc.req("GET", &format!("/api/browsers/{id}"), None).await.json()["isolated"] == true);
+    }
+    assert_eq!(isolated, [false, false, true]);
+    drop(win);
+}

@@ -35,6 +35,9 @@ pub struct OpenBrowserReq {
     /// Another pane, even when the caller has one of its own.
     #[serde(default)]
     new: bool,
+    /// A new pane whose browser keeps cookies of its own (implies `new`).
+    #[serde(default)]
+    isolated: bool,
 }
 
 /// How long `browser open` waits for the new pane's Chromium to be up and reported.
@@ -46,15 +49,17 @@ const BROWSER_START_WAIT: Duration = Duration::from_secs(20);
 /// from now on (issue 26). From a terminal: its own pane goes to the URL (`reused`), else
 /// (none, one another terminal drives now, or `new`) a new pane opens; another terminal's
 /// pane is never reused. With no caller (the app): the pane showing that origin is reused
-/// and goes to the URL. A pane whose browser does not come up within 20 s → 500
-/// `unverified` (the pane was opened).
+/// and goes to the URL. `isolated`: a new pane whose browser keeps cookies of its own, out of
+/// the shared login. A pane whose browser does not come up within 20 s → 500 `unverified`
+/// (the pane was opened).
 pub async fn open_browser(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<OpenBrowserReq>,
 ) -> Result<Json<Value>, ApiError> {
     let mode = Some(OpenMode::Pane(PaneMode::Screencast));
-    let own = caller.0.filter(|_| !req.new).and_then(|c| {
+    let new = req.new || req.isolated;
+    let own = caller.0.filter(|_| !new).and_then(|c| {
         let h = st.control.drivers.own(c)?;
         let (state, _) = st.control.windows.state();
         let p = state.by_handle(h)?;
@@ -66,7 +71,9 @@ pub async fn open_browser(
             let url = super::panes::open_target_url(&st, caller, req.target.trim()).await?;
             Json(json!({"handle": h.to_string(), "url": url.to_string(), "mode": "screencast", "reused": true}))
         }
-        None => Json(open_parsed(&st, caller, &req.target, mode, req.near, caller.0.is_none() && !req.new).await?),
+        None => {
+            Json(open_parsed(&st, caller, &req.target, mode, req.near, caller.0.is_none() && !new, req.isolated).await?)
+        }
     };
     let Some(h) = out.0["handle"].as_str().and_then(|h| h.parse::<Handle>().ok()) else { return Ok(out) };
     if out.0["reused"] == true {

@@ -59,6 +59,9 @@ pub struct CreateBody {
     /// A kept profile's key (`crate::browser::check_profile_key`).
     #[serde(default)]
     profile: Option<String>,
+    /// Cookies of its own: not in the shared login (issue 26 item 2).
+    #[serde(default)]
+    isolated: bool,
     /// Further tabs, opened after `url` in order (at most [`MAX_CREATE_TABS`]).
     #[serde(default)]
     tabs: Vec<String>,
@@ -130,7 +133,7 @@ pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody
     }
     let tabs = b.tabs.iter().map(|t| url_of(t)).collect::<Result<Vec<_>, _>>()?;
     let profile = b.profile.as_deref().map(crate::browser::check_profile_key).transpose()?;
-    let id = st.browsers.create(url, mode, profile, tabs, b.active).await?;
+    let id = st.browsers.create(url, mode, profile, b.isolated, tabs, b.active).await?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
 }
 

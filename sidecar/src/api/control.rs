@@ -328,7 +328,7 @@ pub async fn open(
     JsonBody(req): JsonBody<OpenReq>,
 ) -> Result<Json<Value>, ApiError> {
     let mode = req.mode.as_deref().map(OpenMode::parse).transpose()?;
-    open_parsed(&st, caller, &req.target, mode, req.near, true).await.map(Json)
+    open_parsed(&st, caller, &req.target, mode, req.near, true, false).await.map(Json)
 }
 
 // ---- focus, zoom, minimize, restore, close

@@ -94,10 +94,11 @@ pub(super) async fn open_parsed(
     mode: Option<OpenMode>,
     near: Option<String>,
     reuse: bool,
+    isolated: bool,
 ) -> Result<Value, ApiError> {
     let url = open_target_url(st, caller, target.trim()).await?;
     let near = nearby(near)?;
-    Ok(opened_json(st.control.open_url(caller, &url, mode, near, reuse).await?))
+    Ok(opened_json(st.control.open_url(caller, &url, mode, near, reuse, isolated).await?))
 }
 
 /// The `open` answer.

@@ -115,7 +115,8 @@ pub async fn up(
         };
         let mode = OpenMode::Pane(mode);
         let near = Some(Nearby::Pane(near.clone()));
-        let mut v = opened_json(st.control.open_url(caller, &normalize_url(&b.url)?, Some(mode), near, true).await?);
+        let mut v =
+            opened_json(st.control.open_url(caller, &normalize_url(&b.url)?, Some(mode), near, true, false).await?);
         v["listening"] = listening.into();
         browsers.push(v);
     }

@@ -13,6 +13,7 @@ mod navigate;
 mod orphans;
 mod presence;
 pub(crate) mod session;
+mod shared_login;
 mod slot;
 
 pub(crate) use eval::{eval_in, eval_in_isolated_world, isolated_world};
@@ -370,6 +371,8 @@ pub struct Host {
     /// Held while a change of `force_open` is brought to every tab, so a caller that finds
     /// the value already set returns only once the tabs follow it.
     force_open_sync: tokio::sync::Mutex<()>,
+    /// The login (cookies) every browser that is not isolated shares (`shared_login.rs`).
+    login: std::sync::Arc<shared_login::LoginGroup>,
 }
 
 impl Default for Host {
@@ -390,6 +393,7 @@ impl Host {
             keep_profiles: true,
             force_open: tokio::sync::watch::channel(false).0,
             force_open_sync: tokio::sync::Mutex::new(()),
+            login: std::sync::Arc::new(shared_login::LoginGroup::default()),
         }
     }
 
@@ -441,12 +445,16 @@ impl Host {
     /// as an orphan; removed when the browser is deleted); `None`: a profile for this browser
     /// only (also when kept profiles are off, [`Host::keeping_profiles`]). Nothing is left
     /// behind on failure (a kept profile's directory stays).
+    /// `isolated`: its cookies are its own; else it shares the login of every other browser
+    /// that is not isolated (`shared_login.rs`: cookies set anywhere reach it, and its own
+    /// reach them).
     /// Errors: [`BrowserError::ProfileInUse`] when a live browser has that profile.
     pub async fn create(
         &self,
         url: String,
         mode: ViewportMode,
         profile: Option<&str>,
+        isolated: bool,
         tabs: Vec<String>,
         active: Option<usize>,
     ) -> Result<String, BrowserError> {
@@ -460,11 +468,20 @@ impl Host {
             Some(key) => self.root.join(format!("{KEPT_PROFILE_PREFIX}{key}")),
             None => self.root.join(format!("{}-{id}", std::process::id())),
         };
-        let slot =
-            BrowserRef::new(id.clone(), dir.clone(), url, mode, self.observer.clone(), self.force_open.subscribe());
+        let login = (!isolated).then(|| self.login.clone());
+        let slot = BrowserRef::new(
+            id.clone(),
+            dir.clone(),
+            url,
+            mode,
+            self.observer.clone(),
+            self.force_open.subscribe(),
+            login,
+        );
         {
             let mut slots = self.slots();
             if slots.values().any(|s| s.profile_dir() == dir) {
+                slot.forget_login();
                 return Err(BrowserError::ProfileInUse(profile.unwrap_or_default().to_string()));
             }
             slots.insert(id.clone(), slot.clone());
@@ -482,6 +499,7 @@ impl Host {
             };
             if let Some(e) = refused {
                 self.slots().remove(&id);
+                slot.forget_login();
                 return Err(e);
             }
         }

@@ -61,8 +61,20 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 #[derive(Clone)]
 pub struct BrowserRef(Arc<Slot>);
 
+/// A handle on a browser that does not keep it alive (the shared login's members).
+#[derive(Clone)]
+pub(super) struct WeakBrowser(Weak<Slot>);
+
+impl WeakBrowser {
+    /// The browser, unless it was dropped.
+    pub(super) fn upgrade(&self) -> Option<BrowserRef> {
+        self.0.upgrade().map(BrowserRef)
+    }
+}
+
 pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
 pub use force_open::{ProbeReport, FORCE_OPEN_SCRIPT};
+pub(in crate::browser) use lifecycle::cookie_param;
 pub use window::ScreenRect;
 pub use zoom::ZOOM_RANGE;
 
@@ -171,6 +183,8 @@ struct Slot {
     presence: super::Presence,
     /// Force-open's flag and the patch's identifier per tab (`force_open.rs`).
     force_open: force_open::ForceOpen,
+    /// The shared login this browser is in; `None`: isolated (its cookies are its own).
+    login: Option<Arc<super::shared_login::LoginGroup>>,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -202,6 +216,8 @@ pub struct BrowserInfo {
     /// True if and only if the active tab's renderer crashed and nothing loaded since
     /// (reload or navigate brings the page back).
     pub crashed: bool,
+    /// True if and only if its cookies are its own (not in the shared login).
+    pub isolated: bool,
 }
 
 impl BrowserRef {
@@ -212,6 +228,7 @@ impl BrowserRef {
         mode: ViewportMode,
         observer: Option<Arc<dyn PageObserver>>,
         force_open: watch::Receiver<bool>,
+        login: Option<Arc<super::shared_login::LoginGroup>>,
     ) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
@@ -273,7 +290,11 @@ impl BrowserRef {
             observer,
             presence: super::Presence::default(),
             force_open: force_open::ForceOpen::new(force_open),
+            login,
         });
+        if let Some(g) = &slot.login {
+            g.join(&slot.id, WeakBrowser(Arc::downgrade(&slot)));
+        }
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
     }
@@ -285,6 +306,39 @@ impl BrowserRef {
     /// The browser id.
     pub fn id(&self) -> &str {
         &self.0.id
+    }
+
+    /// True if and only if this browser shares the login of the others (not isolated).
+    pub fn shares_login(&self) -> bool {
+        self.0.login.is_some()
+    }
+
+    /// Leaves the shared login without closing (a create that was refused before launching).
+    pub(super) fn forget_login(&self) {
+        if let Some(g) = &self.0.login {
+            g.leave(&self.0.id);
+        }
+    }
+
+    /// True if and only if its Chromium is up.
+    pub(super) fn is_live(&self) -> bool {
+        let s = self.shared();
+        s.phase == Phase::Live && s.live.is_some()
+    }
+
+    /// Schedules a shared-login sync from this browser (none when isolated).
+    fn login_changed_soon(&self) {
+        if let Some(g) = &self.0.login {
+            g.sync_soon(&self.0.id);
+        }
+    }
+
+    /// Brings every cookie the other browsers of the shared login have into this one, before
+    /// a navigation or a new tab (none when isolated).
+    async fn login_flush(&self) {
+        if let Some(g) = &self.0.login {
+            g.flush(Some(&self.0.id)).await;
+        }
     }
 
     /// A receiver of every state change (the current state is already marked unseen... the
@@ -447,6 +501,7 @@ impl BrowserRef {
             dialog: s.dialog.clone(),
             popped_out: s.popped_out,
             crashed: active_crashed(&s),
+            isolated: self.0.login.is_none(),
         }
     }
 

@@ -161,7 +161,8 @@ impl Control {
     /// Opens `url` in `mode` (default: [`OpenMode::default_for`]) beside `near`, or, with
     /// `reuse`, reuses the pane already showing its origin in that mode (a popped-out pane
     /// counts as a screencast, and a minimized one is restored). The caller's last-opened
-    /// browser pane is noted for `ph browser`.
+    /// browser pane is noted for `ph browser`. `isolated`: a new screencast pane whose browser
+    /// keeps cookies of its own (never a reused pane).
     ///
     /// Errors: `refused` for https in an iframe (which cannot show it); else as
     /// [`Control::near_pane`] and [`super::Windows::relay`].
@@ -172,7 +173,9 @@ impl Control {
         mode: Option<OpenMode>,
         near: Option<Nearby>,
         reuse: bool,
+        isolated: bool,
     ) -> Result<Opened, ControlError> {
+        let reuse = reuse && !isolated;
         let mode = mode.unwrap_or_else(|| OpenMode::default_for(url));
         if mode == OpenMode::Pane(PaneMode::Iframe) && url.scheme() == "https" {
             return Err(ControlError::Refused(format!(
@@ -231,6 +234,7 @@ impl Control {
                         "url": url_s,
                         "mode": pane_mode.as_str(),
                         "handle": handle.to_string(),
+                        "isolated": isolated,
                     }))
                 },
                 |s| s.by_handle(handle).map(|p| p.id.clone()),

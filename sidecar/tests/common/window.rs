@@ -1,7 +1,7 @@
 //! A stand-in window on the UI channel (protocol §10), shared by `tests/control.rs` and
 //! `tests/agent.rs`: it reports its panes and applies relayed requests as the UI would (a
 //! split adds a terminal pane; an open adds a browser pane, and for a screencast creates its
-//! real browser with `POST /api/browsers` and reports that id; close removes the pane and
+//! real browser with `POST /api/browsers` (isolated when asked) and reports that id; close removes the pane and
 //! deletes its terminal).
 
 use std::collections::BTreeMap;
@@ -93,7 +93,9 @@ async fn window_loop(
                 // A screencast pane starts its browser first, as ScreencastRuntime does.
                 let browser = match (m["verb"].as_str(), m["mode"].as_str()) {
                     (Some("open"), Some("screencast" | "popout")) => {
-                        let r = call(port, &token, "POST", "/api/browsers", &json!({"url": m["url"]})).await;
+                        let isolated = m["isolated"].as_bool().unwrap_or(false);
+                        let body = json!({"url": m["url"], "isolated": isolated});
+                        let r = call(port, &token, "POST", "/api/browsers", &body).await;
                         assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
                         r.json()["id"].clone()
                     }

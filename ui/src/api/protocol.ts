@@ -398,6 +398,6 @@ export type UiRequest =
    * `balance` (the caller named neither pane nor side) beside the wall's largest pane; the focus stays
    */
   | { verb: 'split'; id: number; near: string | null; side: 'right' | 'down' | null; terminal: string; balance: boolean }
-  /** a browser pane named `handle` at `url` beside `near` (never replacing it), or with `balance` beside the wall's largest pane; the focus stays */
-  | { verb: 'open'; id: number; near: string | null; url: string; mode: UiOpenMode; handle: string | null; balance: boolean }
+  /** a browser pane named `handle` at `url` beside `near` (never replacing it), or with `balance` beside the wall's largest pane; the focus stays; `isolated`: its browser keeps cookies of its own */
+  | { verb: 'open'; id: number; near: string | null; url: string; mode: UiOpenMode; handle: string | null; balance: boolean; isolated: boolean }
   | { verb: 'pane'; id: number; pane: string; action: UiPaneAction };

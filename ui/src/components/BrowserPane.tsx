@@ -222,7 +222,6 @@ function blockedText(url: string): string {
 const UNFOLLOWED =
   "Porthole can't follow this page (not HTML, not served through its proxy, or its grant expired): the address above may lag behind and Back/Forward reload the frame.";
 
-/** The red chip of a screencast pane while force-open is armed (issue 24): its next documents get closed shadow roots opened. */
 /** Who acts in the agent chip: the driving terminal's handle (issue 26), else "agent". */
 function AgentName({ store, handle }: { store: WorkspaceStore; handle: string | null }) {
   const drivers = useSyncExternalStore(store.drivers.subscribe, store.drivers.getSnapshot);
@@ -241,6 +240,7 @@ function DriverChip({ store, handle }: { store: WorkspaceStore; handle: string |
   );
 }
 
+/** The red chip of a screencast pane while force-open is armed (issue 24): its next documents get closed shadow roots opened. */
 function ForceOpenChip({ store }: { store: BrowserPaneProps['store'] }) {
   const s = store.settings;
   const armed = useSyncExternalStore(s.subscribe, () => forceOpenArmed(s.config.sealed, s.getSnapshot().snapshot?.envLocks.includes('agent.sealed') ?? false));
@@ -356,6 +356,11 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
         )}
         {b.mode === 'screencast' && <ForceOpenChip store={store} />}
         <DriverChip store={store} handle={pane.handle} />
+        {b.isolated && (
+          <span className="driver-chip" data-testid="pane-isolated" title="This pane's browser keeps its own cookies: a login here is not shared with the other browser panes (ph browser open --isolated).">
+            isolated
+          </span>
+        )}
         <UrlField store={store} pane={pane} />
         {sc && sc.zoom !== 1 && (
           <button className="browser-zoom" data-testid="browser-zoom" title="Page zoom: click to reset (Ctrl+0)" onMouseDown={(e) => e.preventDefault()} onClick={(e) => (e.stopPropagation(), store.browser.setZoom(id, 1))}>

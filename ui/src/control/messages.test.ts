@@ -56,12 +56,12 @@ describe('parseInbound', () => {
     [
       'open',
       j({ type: 'request', id: 6, verb: 'open', near: 'p1', url: 'http://localhost:8000/', mode: 'iframe', handle: 'b4' }),
-      { type: 'request', request: { verb: 'open', id: 6, near: 'p1', url: 'http://localhost:8000/', mode: 'iframe', handle: 'b4', balance: false } },
+      { type: 'request', request: { verb: 'open', id: 6, near: 'p1', url: 'http://localhost:8000/', mode: 'iframe', handle: 'b4', balance: false, isolated: false } },
     ],
     [
       'open: system with no handle and no near',
       j({ type: 'request', id: 7, verb: 'open', near: null, url: 'https://example.com/', mode: 'system' }),
-      { type: 'request', request: { verb: 'open', id: 7, near: null, url: 'https://example.com/', mode: 'system', handle: null, balance: false } },
+      { type: 'request', request: { verb: 'open', id: 7, near: null, url: 'https://example.com/', mode: 'system', handle: null, balance: false, isolated: false } },
     ],
     ['open: javascript URL', j({ type: 'request', id: 8, verb: 'open', near: 'p1', url: 'javascript:alert(1)', mode: 'iframe', handle: 'b4' }), { type: 'unusable', id: 8, message: 'malformed open request: url is not an http(s) URL' }],
     ['open: unknown mode', j({ type: 'request', id: 8, verb: 'open', near: 'p1', url: 'http://a/', mode: 'tab', handle: 'b4' }), { type: 'unusable', id: 8, message: 'malformed open request: mode is not iframe, screencast, popout or system' }],

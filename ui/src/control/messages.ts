@@ -111,7 +111,9 @@ function parseRequest(o: Record<string, unknown>): Inbound | null {
       if (handle !== null && (typeof handle !== 'string' || !BROWSER_HANDLE_RE.test(handle))) return bad('malformed open request: handle is not a browser pane handle');
       const balance = o.balance ?? false;
       if (typeof balance !== 'boolean') return bad('malformed open request: balance is not a boolean');
-      return { type: 'request', request: { verb: 'open', id, near, url: o.url, mode, handle, balance } };
+      const isolated = o.isolated ?? false;
+      if (typeof isolated !== 'boolean') return bad('malformed open request: isolated is not a boolean');
+      return { type: 'request', request: { verb: 'open', id, near, url: o.url, mode, handle, balance, isolated } };
     }
     case 'pane': {
       if (typeof o.pane !== 'string' || !PANE_ID_RE.test(o.pane)) return bad('malformed pane request: pane is not a pane id');

@@ -41,6 +41,8 @@ export interface BrowserView {
   viewport: ViewportChoice;
   /** the sidecar browser behind a screencast pane (persisted so a reloaded UI reuses it) */
   browserId: string | null;
+  /** screencast panes: the browser keeps cookies of its own instead of sharing the wall's login (`ph browser open --isolated`; persisted) */
+  isolated: boolean;
   /** a restored screencast pane's tabs (their URLs in order, and the active one's index), opened when its browser is created; null once it is */
   restoreTabs: RestoreTabs | null;
   /** screencast panes: tabs, dialog, popup, Chromium up, parked; null in iframe mode */

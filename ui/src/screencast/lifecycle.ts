@@ -27,12 +27,14 @@ export class BrowserLifecycle {
   private browserId: string | null;
   /** a restored pane's tabs, opened with its browser's creation; null once created */
   private restoreTabs: RestoreTabs | null;
+  /** the browser keeps cookies of its own (not the wall's shared login) */
+  private readonly isolated: boolean;
   private creating: Promise<string | null> | null = null;
   private readonly store = new DisposableStore();
 
   constructor(
     private readonly paneId: string,
-    opts: { browserId: string | null; restoreTabs?: RestoreTabs | null },
+    opts: { browserId: string | null; restoreTabs?: RestoreTabs | null; isolated?: boolean },
     /** where a new browser opens (the pane's URL) and at which viewport, read at creation */
     private readonly target: () => { url: string; viewport: ViewportChoice },
     private readonly events: LifecycleEvents,
@@ -40,6 +42,7 @@ export class BrowserLifecycle {
   ) {
     this.browserId = opts.browserId;
     this.restoreTabs = opts.restoreTabs ?? null;
+    this.isolated = opts.isolated ?? false;
   }
 
   /** the browser's id as last known (null: none yet, or forgotten) */
@@ -119,7 +122,8 @@ export class BrowserLifecycle {
   }
 
   /**
-   * Creates the pane's browser on its kept profile (keyed by the pane id, protocol §8), with
+   * Creates the pane's browser on its kept profile (keyed by the pane id, protocol §8), in the
+   * wall's shared login unless the pane is isolated, with
    * the restored tabs when there are any (then at the first one's URL). A `409
    * profile_in_use` means this pane's previous browser is still being deleted (a mode switch
    * back and forth): asked again every PROFILE_RETRY_MS, at most PROFILE_RETRIES times.
@@ -128,7 +132,8 @@ export class BrowserLifecycle {
     const { url, viewport } = this.target();
     const r = this.restoreTabs;
     const first = r ? (r.tabs[0] ?? url) : url;
-    const more = r ? { profile: this.paneId, tabs: r.tabs.slice(1), active: r.active } : { profile: this.paneId };
+    const own = this.isolated ? { profile: this.paneId, isolated: true } : { profile: this.paneId };
+    const more = r ? { ...own, tabs: r.tabs.slice(1), active: r.active } : own;
     for (let attempt = 0; ; attempt++) {
       try {
         const id = await this.calls.createBrowser(first, viewportBody(viewport), more);

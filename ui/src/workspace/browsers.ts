@@ -87,7 +87,7 @@ export class BrowserPanes {
     };
     const rt: BrowserRenderer =
       b.mode === 'screencast'
-        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport, restoreTabs: b.restoreTabs }, {
+        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport, restoreTabs: b.restoreTabs, isolated: b.isolated }, {
             onChange,
             onFocus: () => this.host.focus(id),
             onBrowserId: (browserId) => onChange({ browserId, restoreTabs: null }),

@@ -55,3 +55,16 @@ describe('parseDoc: a screencast pane\'s tabs (issue 22 item 5)', () => {
     }
   });
 });
+
+describe('an isolated screencast pane', () => {
+  it('is saved isolated and restored isolated; anything but true is not isolated', async () => {
+    const { restoreDoc, toDoc } = await import('./persist');
+    const d = parseDoc(doc({ p1: { terminalId: 't1', title: '', command: null }, p2: { kind: 'browser', url: 'http://a/', mode: 'screencast', title: '', isolated: true } }));
+    expect(d?.panes.p2).toMatchObject({ isolated: true });
+    const wall = restoreDoc(d!, new Set(['t1']));
+    expect(wall.panes.p2?.browser?.isolated).toBe(true);
+    const snap = { layout: wall.workspaces[0]!.layout, workspaces: wall.workspaces, active: wall.workspaces[0]!.id, panes: wall.panes, order: wall.order } as unknown as Parameters<typeof toDoc>[0];
+    expect(toDoc(snap).panes.p2).toMatchObject({ isolated: true });
+    expect(parseDoc(doc({ p2: { kind: 'browser', url: 'http://a/', mode: 'screencast', title: '', isolated: 'yes' } }))?.panes.p2).not.toHaveProperty('isolated');
+  });
+});

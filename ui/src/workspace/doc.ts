@@ -11,7 +11,7 @@ import { WORKSPACES_MAX, WORKSPACE_ID_RE, cleanName } from './workspaces';
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
   | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string }
-  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string; tabs?: string[]; activeTab?: number };
+  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string; tabs?: string[]; activeTab?: number; isolated?: true };
 
 /** Most tabs of a screencast pane saved (and reopened, protocol §8.2). */
 export const SAVED_TABS_MAX = 33;
@@ -111,6 +111,7 @@ function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
         ...(isPortOrigin(q.origin) ? { origin: q.origin } : {}),
         ...(typeof q.handle === 'string' && BROWSER_HANDLE_RE.test(q.handle) ? { handle: q.handle } : {}),
         ...parseTabs(q.tabs, q.activeTab),
+        ...(q.isolated === true ? { isolated: true as const } : {}),
       };
       continue;
     }

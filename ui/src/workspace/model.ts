@@ -110,6 +110,7 @@ export const EMPTY_BROWSER: BrowserView = {
   notice: null,
   viewport: PANE_VIEWPORT,
   browserId: null,
+  isolated: false,
   restoreTabs: null,
   screencast: null,
 };

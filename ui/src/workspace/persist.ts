@@ -40,6 +40,7 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       if (tabs) panes[id] = { ...panes[id], tabs: tabs.tabs, activeTab: tabs.active } as SavedPane;
       if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
       if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
+      if (p.browser.isolated) panes[id] = { ...panes[id], isolated: true } as SavedPane;
     }
     else if (p?.kind === 'terminal' && (p.terminalId ?? p.restoredFrom)) {
       // A restored pane whose new terminal does not exist yet keeps naming the old one, so a
@@ -120,6 +121,7 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
           title: d.title,
           viewport: d.viewport ?? PANE_VIEWPORT,
           browserId: d.browser ?? null,
+          isolated: d.isolated === true,
           restoreTabs: d.mode === 'screencast' && d.tabs ? { tabs: d.tabs, active: d.activeTab ?? 0 } : null,
           screencast: d.mode === 'screencast' ? EMPTY_SCREENCAST : null,
         },

@@ -27,7 +27,7 @@ export interface RelayHost {
   takeId(): L.PaneId;
   /** a terminal pane's model with its runtime, on existing terminal `terminalId` */
   newPane(terminalId: string, title: string, command: string | null, handle: string, id: L.PaneId): PaneModel;
-  openBrowser(ref: L.PaneId | null, url: string, opts: { keepSource?: boolean; mode?: RenderMode; handle?: string | null; keepFocus?: boolean }): L.PaneId | null;
+  openBrowser(ref: L.PaneId | null, url: string, opts: { keepSource?: boolean; mode?: RenderMode; handle?: string | null; keepFocus?: boolean; isolated?: boolean }): L.PaneId | null;
   popOut(id: L.PaneId): void;
   showPane(id: L.PaneId): void;
   restore(id: L.PaneId): void;
@@ -84,7 +84,7 @@ export class ControlRelay {
       case 'split':
         return this.relaySplit(r.near, r.side, r.terminal, r.balance);
       case 'open':
-        return this.relayOpen(r.near, r.url, r.mode, r.handle, r.balance);
+        return this.relayOpen(r.near, r.url, r.mode, r.handle, r.balance, r.isolated);
       case 'pane':
         return this.relayPane(r.pane, r.action);
     }
@@ -129,7 +129,7 @@ export class ControlRelay {
    * answer), `popout` opens a screencast and pops it out, `system` hands the URL to the
    * system browser.
    */
-  private async relayOpen(near: L.PaneId | null, url: string, mode: 'iframe' | 'screencast' | 'popout' | 'system', handle: string | null, balance: boolean): Promise<L.PaneId | null> {
+  private async relayOpen(near: L.PaneId | null, url: string, mode: 'iframe' | 'screencast' | 'popout' | 'system', handle: string | null, balance: boolean, isolated: boolean): Promise<L.PaneId | null> {
     if (mode === 'system') {
       try {
         await openExternal(url);
@@ -167,7 +167,7 @@ export class ControlRelay {
     if (!target) throw new Refused('there is no pane on the wall to open beside');
     const room = roomBeside(base, this.host.wall, target, null, { gap: GAP_PX, minSize: MIN_PANE_PX });
     if (room) throw new Refused(room);
-    const id = this.host.openBrowser(target, url, { keepSource: true, mode: mode === 'iframe' ? 'iframe' : 'screencast', handle, keepFocus: true });
+    const id = this.host.openBrowser(target, url, { keepSource: true, mode: mode === 'iframe' ? 'iframe' : 'screencast', handle, keepFocus: true, isolated });
     if (!id) throw new Refused(`couldn't place a browser pane beside pane ${target}`);
     if (mode === 'popout') this.host.popOut(id);
     return id;

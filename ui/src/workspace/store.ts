@@ -277,8 +277,9 @@ export class WorkspaceStore {
     return model;
   }
 
-  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe', handle: string | null = null): PaneModel {
+  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe', handle: string | null = null, isolated = false): PaneModel {
     const model = browserModel(this.takeId(), url, title, mode, handle);
+    if (isolated && model.browser) model.browser = { ...model.browser, isolated: true };
     this.browser.create(model);
     return model;
   }
@@ -686,12 +687,13 @@ export class WorkspaceStore {
    * new element), anything else gets a split beside it. With no `url`, the new pane's URL
    * field opens. Returns the new pane's id. `keepSource`: never replace `ref`; `handle`: the
    * new pane's handle (a relayed open's `bN`); `keepFocus`: the focused pane stays focused
-   * (a relayed open is focus-neutral) instead of the new pane taking the focus.
+   * (a relayed open is focus-neutral) instead of the new pane taking the focus; `isolated`: a
+   * screencast whose browser keeps cookies of its own (`ph browser open --isolated`).
    */
   openBrowser(
     ref: L.PaneId | null,
     url = '',
-    opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode; handle?: string | null; keepFocus?: boolean } = {},
+    opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode; handle?: string | null; keepFocus?: boolean; isolated?: boolean } = {},
   ): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
@@ -706,7 +708,7 @@ export class WorkspaceStore {
       return { kind: p.kind, untouched };
     });
     if (!placement) return null;
-    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url), opts.handle ?? null);
+    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url), opts.handle ?? null, opts.isolated ?? false);
     if (opts.origin) p.portOrigin = opts.origin;
     const panes = { ...this.snap.panes, [p.id]: p };
     let order = [...this.snap.order, p.id];

@@ -344,6 +344,9 @@ pub enum BrowserCmd {
         /// A new pane even when this terminal has one (it becomes the default).
         #[arg(long)]
         new: bool,
+        /// A new pane whose browser keeps its own cookies (other panes share one login).
+        #[arg(long)]
+        isolated: bool,
     },
     /// Print the page as an outline of roles, names and states, with refs (e1, e2, …) on
     /// what can be acted on; cross-site frames and open shadow roots in place.

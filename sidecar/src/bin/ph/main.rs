@@ -220,7 +220,9 @@ fn browser_request(
     };
     let act = |action: &str, r: &str| post("act", json!({"action": action, "ref": r}));
     match cmd {
-        BrowserCmd::Open { target, near, new } => post("open", json!({"target": target, "near": near, "new": new})),
+        BrowserCmd::Open { target, near, new, isolated } => {
+            post("open", json!({"target": target, "near": near, "new": new, "isolated": isolated}))
+        }
         BrowserCmd::Snapshot { interactive, target, max_bytes, sealed } => post(
             "snapshot",
             json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes, "sealed": sealed}),

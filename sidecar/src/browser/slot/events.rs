@@ -1,6 +1,7 @@
 //! The events a browser follows on each page it attaches: its JavaScript dialogs, and the
 //! [`PageObserver`] told of the page (agent browsing keeps its console and network there).
 
+use chromiumoxide::cdp::browser_protocol::network::{EventResponseReceived, ResourceType};
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, EventFrameRequestedNavigation, EventFrameStartedLoading,
     EventFrameStoppedLoading, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
@@ -53,6 +54,9 @@ impl BrowserRef {
             else {
                 return;
             };
+            let Ok(mut answered) = bounded("listen", page.event_listener::<EventResponseReceived>()).await else {
+                return;
+            };
             loop {
                 tokio::select! {
                     Some(ev) = open.next() => {
@@ -83,6 +87,13 @@ impl BrowserRef {
                     Some(ev) = stopped.next() => {
                         if ev.frame_id.as_ref() == tab && me.shared().generation == generation {
                             me.set_loading(&tab, None);
+                        }
+                        me.login_changed_soon();
+                    }
+                    Some(ev) = answered.next() => {
+                        // A login answers a form post or a fetch; images and scripts rarely set cookies.
+                        if matches!(ev.r#type, ResourceType::Document | ResourceType::Xhr | ResourceType::Fetch) {
+                            me.login_changed_soon();
                         }
                     }
                     Some(ev) = requested.next() => {

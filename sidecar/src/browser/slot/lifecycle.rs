@@ -126,8 +126,20 @@ impl BrowserRef {
         self.return_headless_locked(true).await
     }
 
+    /// Sets `cookies` in the running Chromium (`Storage.setCookies`); `Disconnected` when it
+    /// is not running.
+    pub(in crate::browser) async fn write_cookies(&self, cookies: Vec<CookieParam>) -> Result<(), BrowserError> {
+        let live = {
+            let s = self.shared();
+            s.live.clone().filter(|_| s.phase == Phase::Live)
+        };
+        let Some(live) = live else { return Err(BrowserError::Disconnected) };
+        let b = live.browser.lock().await;
+        bounded("Storage.setCookies", b.set_cookies(cookies)).await.map(|_| ())
+    }
+
     /// Reads every cookie of the running Chromium; none when it is not running.
-    pub(super) async fn read_cookies(&self) -> Result<Vec<Cookie>, BrowserError> {
+    pub(in crate::browser) async fn read_cookies(&self) -> Result<Vec<Cookie>, BrowserError> {
         let live = {
             let s = self.shared();
             s.live.clone().filter(|_| s.phase == Phase::Live)
@@ -263,6 +275,9 @@ impl BrowserRef {
     /// `keep_profile` (a kept profile at shutdown, for the next start).
     pub(in crate::browser) async fn close_with(&self, keep_profile: bool) {
         self.0.closing.store(true, Ordering::SeqCst);
+        if let Some(g) = &self.0.login {
+            g.leave(&self.0.id);
+        }
         let _turn = self.0.lifecycle.lock().await;
         self.stop_locked(Phase::Closed, true).await;
         if !keep_profile {
@@ -358,6 +373,11 @@ impl BrowserRef {
                 }
             }
         }
+        // The shared login's cookies first: the first page is loaded logged in.
+        let cookies = match &self.0.login {
+            Some(g) => g.for_launch(&self.0.id, cookies).await,
+            None => cookies,
+        };
         if !cookies.is_empty() {
             let params: Vec<CookieParam> = cookies.iter().map(cookie_param).collect();
             if let Err(e) = bounded("Storage.setCookies", browser.set_cookies(params)).await {
@@ -411,6 +431,8 @@ impl BrowserRef {
         if closed_while_launching {
             self.queue_window_gone(generation);
         }
+        // What its profile had that the group lacks (a kept profile's login) goes to the group.
+        self.login_changed_soon();
         match window {
             Some(want) => self.fit_window(want).await,
             None => self.measure_and_publish(&first).await,
@@ -528,6 +550,10 @@ pub(super) async fn poll_title(slot: Weak<Slot>, generation: u64) {
         // Viewed headless browsers too: a crash loses the session cookies Chromium keeps in
         // memory only, and Relaunch carries this snapshot over.
         let viewed = me.0.view.receiver_count() > 0;
+        // A script's `document.cookie` comes with no response to notice it by.
+        if (headed || viewed) && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
+            me.login_changed_soon();
+        }
         if (headed || viewed) && live && n.is_multiple_of(COOKIE_SNAPSHOT_POLLS) {
             if let Ok(c) = me.read_cookies().await {
                 // A read that overlapped the window closing may miss the session cookies
@@ -548,7 +574,7 @@ pub(super) fn window_closed(s: &Shared) -> bool {
 
 /// A cookie read with `Storage.getCookies` as `Storage.setCookies` takes it back: every
 /// field kept; a session cookie (no expiry) stays a session cookie.
-pub(super) fn cookie_param(c: &Cookie) -> CookieParam {
+pub(in crate::browser) fn cookie_param(c: &Cookie) -> CookieParam {
     let mut p = CookieParam::new(c.name.clone(), c.value.clone());
     p.domain = Some(c.domain.clone());
     p.path = Some(c.path.clone());

@@ -9,6 +9,7 @@ impl BrowserRef {
     /// the page's beforeunload dialog holds it (the user's answer decides).
     pub async fn navigate(&self, url: String) -> Result<(), BrowserError> {
         let page = self.active_page()?;
+        self.login_flush().await;
         let devtools = self.devtools()?;
         let target = page.target_id().as_ref().to_string();
         let was_crashed = self.loading_again(&target);
@@ -117,6 +118,7 @@ impl BrowserRef {
         let Some(entry) = usize::try_from(idx).ok().and_then(|i| h.result.entries.get(i)) else {
             return Err(BrowserError::BadRequest("no history entry in that direction".into()));
         };
+        self.login_flush().await;
         let was_crashed = self.loading_again(page.target_id().as_ref());
         let go = bounded("Page.navigateToHistoryEntry", page.execute(NavigateToHistoryEntryParams::new(entry.id)));
         self.unless_held(&page, go).await?;
@@ -129,6 +131,7 @@ impl BrowserRef {
     /// Reloads the active tab (answers once a beforeunload dialog holds it, as `navigate`).
     pub async fn reload(&self) -> Result<(), BrowserError> {
         let page = self.active_page()?;
+        self.login_flush().await;
         let devtools = self.devtools()?;
         let target = page.target_id().as_ref().to_string();
         let was_crashed = self.loading_again(&target);

@@ -23,6 +23,7 @@ impl BrowserRef {
             (s.live.clone(), s.generation)
         };
         let Some(live) = live else { return Err(BrowserError::Disconnected) };
+        self.login_flush().await;
         let page = {
             let b = live.browser.lock().await;
             bounded("Target.createTarget", b.new_page(NEW_TAB_URL)).await?
