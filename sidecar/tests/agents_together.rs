@@ -238,7 +238,9 @@ fn login_server() -> String {
             }
         });
     });
-    format!("http://127.0.0.1:{port}")
+    // `localhost`, as dev servers are named: its cookies are host-only, and must stay so in
+    // every browser (a domain cookie copy would outlive the logout).
+    format!("http://localhost:{port}")
 }
 
 /// Shared login (issue 26 item 2): two terminals, each in its own pane, log in once; a logout

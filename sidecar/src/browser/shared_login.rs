@@ -30,6 +30,9 @@ use super::slot::{cookie_param, WeakBrowser};
 /// How long a member's burst of responses is left to settle before its cookies are read, in
 /// milliseconds (a page's load answers many requests; one read covers them).
 const SYNC_SETTLE_MS: u64 = 60;
+/// Bound on one member's cookie read or write, in milliseconds: a busy or hung Chromium
+/// delays another browser's navigation by at most this much (it is skipped, and logged).
+const SYNC_CALL_MS: u64 = 1_000;
 
 /// A cookie's identity in a cookie store: name, domain, path and partition (RFC 6265 §5.3
 /// step 11 replaces a cookie with the same name, domain and path; CHIPS adds the partition).
@@ -211,9 +214,11 @@ impl LoginGroup {
             m.browser.upgrade()
         };
         let Some(browser) = browser.filter(|b| b.is_live()) else { return };
-        let now = match browser.read_cookies().await {
-            Ok(c) => c,
-            Err(e) => return tracing::debug!(browser = id, "shared login: reading cookies: {e}"),
+        let bound = Duration::from_millis(SYNC_CALL_MS);
+        let now = match tokio::time::timeout(bound, browser.read_cookies()).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return tracing::debug!(browser = id, "shared login: reading cookies: {e}"),
+            Err(_) => return tracing::warn!(browser = id, "shared login: reading cookies took over {SYNC_CALL_MS} ms"),
         };
         // What changed there, and of that, what the jar does not have yet.
         let (news, others) = {
@@ -245,7 +250,10 @@ impl LoginGroup {
         let params = news.params();
         for (other, weak) in others {
             let Some(b) = weak.upgrade().filter(|b| b.is_live()) else { continue };
-            match b.write_cookies(params.clone()).await {
+            match tokio::time::timeout(bound, b.write_cookies(params.clone()))
+                .await
+                .unwrap_or(Err(super::BrowserError::Cdp(format!("Storage.setCookies took over {SYNC_CALL_MS} ms"))))
+            {
                 Ok(()) => {
                     let mut s = self.state();
                     if let Some(seen) = s.members.get_mut(&other).and_then(|m| m.seen.as_mut()) {

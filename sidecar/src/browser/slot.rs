@@ -617,11 +617,16 @@ mod tests {
     fn a_carried_cookie_keeps_its_fields_and_a_session_cookie_stays_one() {
         let p = cookie_param(&cookie("sid", true, -1.0));
         assert_eq!((p.name.as_str(), p.value.as_str()), ("sid", "v"));
-        assert_eq!((p.domain.as_deref(), p.path.as_deref()), (Some("127.0.0.1"), Some("/")));
+        assert_eq!((p.url.as_deref(), p.domain.as_deref()), (Some("http://127.0.0.1/"), None), "host-only stays so");
+        assert_eq!(p.path.as_deref(), Some("/"));
         assert_eq!((p.http_only, p.secure, p.source_port), (Some(true), Some(false), Some(8000)));
         assert!(p.expires.is_none(), "a session cookie gets no expiry");
         let p = cookie_param(&cookie("keep", false, 2_000_000_000.0));
         assert_eq!(p.expires.map(|e| *e.inner()), Some(2_000_000_000.0));
+        let mut wide = cookie("wide", false, 2_000_000_000.0);
+        wide.domain = ".example.test".into();
+        let p = cookie_param(&wide);
+        assert_eq!((p.url, p.domain.as_deref()), (None, Some(".example.test")), "a domain cookie keeps its domain");
     }
 
     #[tokio::test]

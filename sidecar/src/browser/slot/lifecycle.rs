@@ -573,10 +573,18 @@ pub(super) fn window_closed(s: &Shared) -> bool {
 }
 
 /// A cookie read with `Storage.getCookies` as `Storage.setCookies` takes it back: every
-/// field kept; a session cookie (no expiry) stays a session cookie.
+/// field kept; a session cookie (no expiry) stays a session cookie, and a host-only cookie
+/// (its domain has no leading dot) stays host-only: it is given by URL, since a `domain`
+/// would make it a domain cookie, sent to subdomains too (RFC 6265 §5.3 step 6) and left
+/// behind by a logout that clears the host-only one.
 pub(in crate::browser) fn cookie_param(c: &Cookie) -> CookieParam {
     let mut p = CookieParam::new(c.name.clone(), c.value.clone());
-    p.domain = Some(c.domain.clone());
+    if c.domain.starts_with('.') {
+        p.domain = Some(c.domain.clone());
+    } else {
+        let scheme = if c.secure { "https" } else { "http" };
+        p.url = Some(format!("{scheme}://{}{}", c.domain, c.path));
+    }
     p.path = Some(c.path.clone());
     p.secure = Some(c.secure);
     p.http_only = Some(c.http_only);
