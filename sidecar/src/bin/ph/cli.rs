@@ -357,10 +357,45 @@ pub enum BrowserCmd {
         /// The outline's budget in bytes (default 16384, 1024..=1048576).
         #[arg(long, value_name = "N")]
         max_bytes: Option<usize>,
+        /// Continue a cut snapshot from its cursor (same options).
+        #[arg(long, value_name = "CURSOR")]
+        from: Option<String>,
+        /// Only matching lines, with their ancestors: role=R,name~=TEXT (name=N exact).
+        #[arg(long, value_name = "Q")]
+        query: Option<String>,
+        /// Only what changed since your last snapshot of this document.
+        #[arg(long, conflicts_with_all = ["from", "query", "target"])]
+        diff: bool,
         /// Also list the controls inside closed shadow roots (role, name, states, rect and a
         /// token sN that click, fill, type… take; never a value), as the policy allows.
         #[arg(long)]
         sealed: bool,
+    },
+    /// Find elements and texts by text (case-insensitive), or by role and name, in page
+    /// order: refs where actionable, else the whole text and where it is.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "role"])))]
+    Find {
+        /// Text in the element's name or the text's own words.
+        text: Option<String>,
+        /// The role (button, link, heading, text…).
+        #[arg(long, value_name = "R")]
+        role: Option<String>,
+        /// Part of the name (with --role).
+        #[arg(long, value_name = "N", requires = "role")]
+        name: Option<String>,
+        /// Most matches printed (default 20, 1..=500).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Print the readable text of the page (main content first, navigation last) or of an
+    /// element, links and controls inline with their refs.
+    Text {
+        /// Only this element.
+        #[arg(long = "ref", value_name = "REF")]
+        target: Option<String>,
+        /// The budget in bytes (default 16384, 1024..=1048576).
+        #[arg(long, value_name = "N")]
+        max_bytes: Option<usize>,
     },
     /// Click an element (trusted input at its visible point).
     Click {
