@@ -703,6 +703,29 @@ mod tests {
     }
 
     #[test]
+    fn long_texts_are_shortened_at_the_limit_and_counted_and_kept_whole_for_find() {
+        let v = flag::VISIBLE;
+        let long = "a ".repeat(400) + "end";
+        let c = captured(
+            json!([
+                {"p": -1, "t": "HTML", "f": v},
+                {"p": 0, "t": "P", "r": "paragraph", "f": v},
+                {"p": 1, "s": long},
+                {"p": 0, "t": "P", "r": "paragraph", "f": v},
+                {"p": 3, "s": "short"},
+            ]),
+            &[],
+        );
+        let lines = outline(&c, &mut |_, _| None);
+        let text = &lines[1];
+        assert!(text.shortened && text.name.ends_with(" end"), "the whole text is kept: {text:?}");
+        assert!(text.text.ends_with("…\""), "{}", text.text);
+        assert_eq!(text.text.chars().count(), "text: \"\"".chars().count() + MAX_NAME_CHARS);
+        assert!(!lines[3].shortened);
+        assert_eq!(render(&lines, false, DEFAULT_MAX_BYTES, 0).shortened, 1);
+    }
+
+    #[test]
     fn closed_shadow_hosts_are_shown_not_entered_and_frames_go_in_place() {
         let v = flag::VISIBLE;
         let mut c = captured(
