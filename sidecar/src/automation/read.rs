@@ -375,9 +375,10 @@ pub fn shown(lines: &[Line]) -> Vec<Shown> {
     lines.iter().map(|l| (l.depth, l.text.clone())).collect()
 }
 
-/// Most lines whose middle part is compared line by line (a longest common subsequence);
+/// Most cells (changed lines before × changed lines after, once the common start and end
+/// are set aside) compared line by line (a longest common subsequence, 4 bytes a cell);
 /// past it, the whole middle part is said removed and added.
-const MAX_DIFF_CELLS: usize = 4_000_000;
+const MAX_DIFF_CELLS: usize = 1_000_000;
 
 /// `--diff`: what changed from `before` to `now`, as lines: `+ ` added, `- ` removed, `~ `
 /// changed (a removed line and an added one at the same place with the same role, the new

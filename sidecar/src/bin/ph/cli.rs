@@ -701,6 +701,15 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "wait", "--text", "a", "--load"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i"]).is_ok());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i", "--ref", "e4"]).is_ok());
+        let p = |args: &[&str]| Cli::try_parse_from([&["ph", "browser"][..], args].concat());
+        assert!(p(&["snapshot", "--from", "0a1b2c3d.40", "-i"]).is_ok());
+        assert!(p(&["snapshot", "--query", "role=button,name~=save"]).is_ok());
+        assert!(p(&["snapshot", "--diff", "--from", "0a1b2c3d.40"]).is_err(), "a diff is of the whole page");
+        assert!(p(&["find"]).is_err(), "find needs a text or a role");
+        assert!(p(&["find", "Pricing", "--limit", "5"]).is_ok());
+        assert!(p(&["find", "--role", "link", "--name", "Pricing"]).is_ok());
+        assert!(p(&["find", "--name", "Pricing"]).is_err(), "--name goes with --role");
+        assert!(p(&["text", "--ref", "e3", "--max-bytes", "4096"]).is_ok());
         match Cli::try_parse_from(["ph", "browser", "wait", "--ref-state", "e3=checked"]).unwrap().cmd {
             Cmd::Browser { cmd: BrowserCmd::Wait { ref_state: Some(rs), .. }, .. } => {
                 assert_eq!((rs.r#ref.as_str(), rs.state.as_str()), ("e3", "checked"));
