@@ -163,22 +163,22 @@ pub fn text(lines: &[Line], max_bytes: usize) -> Value {
     let parent = parents(lines);
     // Zones: 0 main content, 1 the rest, 2 furniture.
     let main = lines.iter().position(|l| l.role == "main").or_else(|| lines.iter().position(|l| l.role == "article"));
-    let mut zone = vec![1u8; lines.len()];
-    for i in 0..lines.len() {
-        let mut z = 1;
-        let mut p = Some(i);
-        while let Some(k) = p {
-            if Some(k) == main {
-                z = 0;
-                break;
+    let zone: Vec<u8> = (0..lines.len())
+        .map(|i| {
+            let mut z = 1;
+            let mut p = Some(i);
+            while let Some(k) = p {
+                if Some(k) == main {
+                    return 0;
+                }
+                if FURNITURE.contains(&lines[k].role.as_str()) {
+                    z = 2;
+                }
+                p = parent[k];
             }
-            if FURNITURE.contains(&lines[k].role.as_str()) {
-                z = 2;
-            }
-            p = parent[k];
-        }
-        zone[i] = z;
-    }
+            z
+        })
+        .collect();
     let mut out = String::new();
     let mut cut = 0usize;
     let mut cut_furniture = 0usize;

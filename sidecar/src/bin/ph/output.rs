@@ -596,6 +596,32 @@ mod tests {
     }
 
     #[test]
+    fn diff_query_and_text_say_what_they_show() {
+        let mut v = json!({"url": "http://x/", "title": "x", "tab_index": 1, "tabs": 1, "text": "",
+            "diff": {"text": "", "added": 0, "removed": 0, "changed": 0}});
+        let t = text(&snapshot_cmd(false, None), &v);
+        assert!(
+            t.ends_with(
+                "[diff since your last snapshot of this document: 0 added, 0 removed, 0 changed]\n(nothing changed)\n"
+            ),
+            "{t}"
+        );
+        v["diff"] = json!({"earlier": false});
+        v["matched"] = 3.into();
+        let t = text(&snapshot_cmd(false, None), &v);
+        assert!(
+            t.contains("[no earlier snapshot of this document by you: the whole outline]\n[query: 3 lines match]\n"),
+            "{t}"
+        );
+        let cmd = Cmd::Browser { pane: None, cmd: BrowserCmd::Text { target: None, max_bytes: None } };
+        let v = json!({"text": "# A\n", "cut": {"bytes": 900, "furniture_bytes": 300, "reason": "the text is over the 1024-byte budget"}});
+        assert_eq!(
+            text(&cmd, &v),
+            "# A\n[cut: 900 more bytes (300 of them navigation, header, footer or aside): the text is over the 1024-byte budget; use --ref R or --max-bytes]\n"
+        );
+    }
+
+    #[test]
     fn a_dialog_gets_its_article() {
         let click = Cmd::Browser { pane: None, cmd: BrowserCmd::Click { target: "e3".into() } };
         let v = json!({"action": "click", "ref": "e3", "dialog": {"kind": "alert", "message": "Saved"}});
