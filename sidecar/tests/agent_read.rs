@@ -186,3 +186,44 @@ async fn a_20000_element_page_pages_by_cursor_to_its_end_with_every_ref_once() {
     assert!(e["message"].as_str().unwrap().contains("take a new snapshot"), "{e:#}");
     a.refused("snapshot", json!({"from": "nonsense"}), "bad_request").await;
 }
+
+/// The real `ph` in a real pane: `find`, `text`, a cut `snapshot` continued with the cursor
+/// its note gives, and `--diff` (per caller: the pane's own), as an agent reads them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ph_finds_reads_pages_and_diffs_in_a_pane() {
+    let sc = Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")]);
+    let base = common::browser::serve(fixture_page);
+    let r = sc.req("POST", "/api/terminals", Some(&json!({"cols": 220, "rows": 50}))).await;
+    let t1 = r.json()["id"].as_str().unwrap().to_string();
+    let _win = common::window::TestWindow::attach(&sc, &t1).await;
+    let script = format!(
+        r#"ph browser open {base}/read_article.html >/dev/null; ph browser wait --load; ph browser snapshot --diff | sed -n 2p; ph browser find "forty-two gulls"; echo "find rc=$?"; ph browser text --max-bytes 1024 | tail -1; echo "text rc=${{PIPESTATUS[0]}}"; c=$(ph browser snapshot --max-bytes 1024 | sed -n 's/.*--from \([0-9a-f]*\.[0-9]*\).*/\1/p'); echo "cursor=$c"; ph browser snapshot --max-bytes 1024 --from "$c" | head -2 | tail -1; echo "from rc=${{PIPESTATUS[0]}}"; ph browser snapshot --diff | sed -n 2,3p; ph browser snapshot --from 00000000.1; echo "stale rc=$?"; echo "DONE""#
+    );
+    let r = sc.req("POST", "/api/control/send", Some(&json!({"target": t1, "text": script, "keys": ["enter"]}))).await;
+    assert_eq!(r.status, 200);
+    let r = sc
+        .req(
+            "POST",
+            "/api/control/wait",
+            Some(&json!({"target": t1, "until": "text", "regex": "^DONE$", "timeout_ms": 90000})),
+        )
+        .await;
+    let screen = sc.req("POST", "/api/control/read", Some(&json!({"target": t1, "scrollback": 300}))).await.json();
+    let out: String =
+        screen["lines"].as_array().unwrap().iter().map(|l| format!("{}\n", l.as_str().unwrap())).collect();
+    assert_eq!(r.status, 200, "{out}");
+    assert!(out.contains(DEEP) && out.contains("(in article · under heading \"Counting at dawn\")"), "{out}");
+    assert!(out.contains("find rc=0"), "{out}");
+    assert!(out.contains("[cut: ") && out.contains("navigation, header, footer or aside") && out.contains("text rc=0"));
+    let cursor = out.lines().find_map(|l| l.strip_prefix("cursor=")).unwrap_or("");
+    assert!(regex::Regex::new(r"^[0-9a-f]{8}\.[0-9]+$").unwrap().is_match(cursor), "a cursor in the cut note: {out}");
+    assert!(out.contains("from rc=0") && out.contains("(continued at line "), "{out}");
+    assert!(out.contains("[no earlier snapshot of this document by you: the whole outline]"), "{out}");
+    assert!(
+        out.contains(
+            "[diff since your last snapshot of this document: 0 added, 0 removed, 0 changed]\n(nothing changed)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("[stale_cursor]") && out.contains("stale rc=2"), "{out}");
+}

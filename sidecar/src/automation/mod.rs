@@ -319,6 +319,12 @@ impl Automation {
             snapshot::render(&lines, o.interactive, o.max_bytes, from.min(lines.len()))
         };
         let mut text = r.text;
+        if from > 0 && from < lines.len() && !text.is_empty() {
+            // A page that starts deep in the tree says where it is.
+            let at = read::context(&lines, from);
+            let under = if at.is_empty() { String::new() } else { format!(", inside {at}") };
+            text.insert_str(0, &format!("(continued at line {from}{under})\n"));
+        }
         let sealed_hosts = lines.iter().filter(|l| l.text.contains(snapshot::SEALED_MARK)).count();
         if sealed_hosts > 0 {
             text.push_str(snapshot::SEALED_HINT);

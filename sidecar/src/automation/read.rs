@@ -367,6 +367,29 @@ pub fn parse_cursor(c: &str, revision: &str) -> Result<usize, bool> {
     Ok(at)
 }
 
+/// Where line `at` sits, for a snapshot continued there: its ancestors' roles and names
+/// (names cut at 40 characters), outermost first, joined by ` › ` ("" at the top level).
+pub fn context(lines: &[Line], at: usize) -> String {
+    let Some(l) = lines.get(at) else { return String::new() };
+    let mut chain = Vec::new();
+    let mut depth = l.depth;
+    for a in lines[..at].iter().rev() {
+        if depth == 0 {
+            break;
+        }
+        if a.depth < depth {
+            depth = a.depth;
+            chain.push(if a.name.is_empty() {
+                a.role.clone()
+            } else {
+                format!("{} {}", a.role, quote(&cut_chars(&a.name, 40)))
+            });
+        }
+    }
+    chain.reverse();
+    chain.join(" › ")
+}
+
 /// What `--diff` compares: a line as shown (indentation and text).
 pub type Shown = (usize, String);
 
@@ -520,6 +543,8 @@ mod tests {
         assert!(t.contains("the needle sentence. [link \"more pricing\" e2] after\n[button \"Save\" e3]\n"), "{t}");
         assert!(t.ends_with("[page furniture: navigation, header, footer, aside]\n[link \"Pricing\" e1]\n"), "{t}");
         assert!(v["cut"].is_null());
+        assert_eq!(context(&page(), 6), "main › paragraph");
+        assert_eq!(context(&page(), 0), "");
         let v = text(&page(), 200);
         assert!(v["text"].as_str().unwrap().len() <= 200);
         assert!(v["cut"]["furniture_bytes"].as_u64().unwrap() > 0, "furniture is cut first");
