@@ -16,6 +16,8 @@ pub const DEFAULT_FIND_LIMIT: usize = 20;
 pub const FIND_LIMIT_RANGE: std::ops::RangeInclusive<usize> = 1..=500;
 /// Longest text a `find` match prints whole, in characters (a longer one ends with "…").
 pub const MAX_FIND_CHARS: usize = 4000;
+/// Most bytes of matches `find` prints: past them, the rest are counted, not printed.
+pub const MAX_FIND_BYTES: usize = 64 * 1024;
 /// Default budget of `text`, in bytes.
 pub const DEFAULT_TEXT_BYTES: usize = 16 * 1024;
 
@@ -78,7 +80,8 @@ impl Find {
     }
 }
 
-/// `find`: the lines matching `q` in document order, at most `limit` → `{"text","matches":
+/// `find`: the lines matching `q` in document order, at most `limit` (and no more once
+/// [`MAX_FIND_BYTES`] are printed) → `{"text","matches":
 /// [{"line","ref","locator"}],"total"}`. A match with a ref is its outline line; one without
 /// is its whole text (up to [`MAX_FIND_CHARS`]) and a locator: the nearest landmark around it,
 /// the nearest heading at or before it, and the nearest ancestor with a ref.
@@ -97,7 +100,7 @@ pub fn find(lines: &[Line], q: &Find, limit: usize) -> Value {
             continue;
         }
         total += 1;
-        if matches.len() >= limit {
+        if matches.len() >= limit || text.len() >= MAX_FIND_BYTES {
             continue;
         }
         let line = if l.num.is_some() || !l.shortened {
