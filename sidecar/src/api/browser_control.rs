@@ -16,8 +16,8 @@ use super::error::ApiError;
 use super::panes::open_parsed;
 use super::state::AppState;
 use crate::automation::{
-    parse_key, Action, AutomationError, Read, RefState, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_FILL_BYTES,
-    MAX_TYPE_CHARS, REF_STATES,
+    parse_key, Action, AutomationError, Query, Read, RefState, Snapshot, WaitFor, DEFAULT_MAX_BYTES, MAX_BYTES_RANGE,
+    MAX_FILL_BYTES, MAX_TYPE_CHARS, REF_STATES,
 };
 use crate::browser::BrowserRef;
 use crate::control::{compile_regex, normalize_url, wait_ms, Caller, Handle, OpenMode, PaneMode, DEFAULT_WAIT_MS};
@@ -148,10 +148,17 @@ pub struct SnapshotReq {
     r#ref: Option<String>,
     #[serde(default)]
     sealed: bool,
+    #[serde(default)]
+    from: Option<String>,
+    #[serde(default)]
+    query: Option<String>,
+    #[serde(default)]
+    diff: bool,
 }
 
 /// `POST /api/control/browser/snapshot` → the outline (protocol §9.7): of the page, or of the
-/// element `ref` and what is inside it.
+/// element `ref` and what is inside it; continued from a cursor (`from`), filtered
+/// (`query`), or only what changed since this caller's last one (`diff`).
 pub async fn snapshot(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -165,13 +172,30 @@ pub async fn snapshot(
             MAX_BYTES_RANGE.end()
         )));
     }
+    let query = match req.query.as_deref() {
+        Some(q) if q.len() > 1024 => return Err(ApiError::BadRequest("query is at most 1024 bytes".into())),
+        Some(q) => Some(Query::parse(q).map_err(ApiError::BadRequest)?),
+        None => None,
+    };
+    if req.diff && (req.from.is_some() || req.r#ref.is_some() || query.is_some()) {
+        return Err(ApiError::BadRequest("diff is of the whole page: it takes no from, ref or query".into()));
+    }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     let policy = super::browser_sealed::policy_of(&st);
     if req.sealed {
         // Refused before anything is read.
         policy.allow(crate::automation::sealed::Lever::Discovery)?;
     }
-    let mut out = st.automation.snapshot(&b, req.interactive, max, req.r#ref.as_deref(), &policy).await?;
+    let o = Snapshot {
+        interactive: req.interactive,
+        max_bytes: max,
+        root: req.r#ref.clone(),
+        from: req.from.clone(),
+        query,
+        diff: req.diff,
+        caller: format!("{:?}", caller.0),
+    };
+    let mut out = st.automation.snapshot(&b, &o, &policy).await?;
     if req.sealed {
         super::browser_sealed::add_sealed(&st, &b, &policy, &mut out).await?;
     }

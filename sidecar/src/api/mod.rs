@@ -11,6 +11,7 @@ mod browser_input;
 mod browser_logs;
 mod browser_page;
 mod browser_pane;
+mod browser_read;
 mod browser_sealed;
 mod browsers;
 pub mod conn;
@@ -94,6 +95,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/project/trust", post(project::trust))
         .route("/api/control/browser/open", post(browser_control::open_browser))
         .route("/api/control/browser/snapshot", post(browser_control::snapshot))
+        .route("/api/control/browser/find", post(browser_read::find))
+        .route("/api/control/browser/text", post(browser_read::text))
         .route("/api/control/browser/act", post(browser_control::act))
         .route("/api/control/browser/get", post(browser_control::get))
         .route("/api/control/browser/wait", post(browser_control::wait))

@@ -112,6 +112,9 @@ pub enum AutomationError {
         /// What the page shows now.
         observed: Value,
     },
+    /// Occurs when `snapshot --from` is given a cursor of another document, or of a
+    /// snapshot with other options (`-i`, `--query`, `--ref`). 409 `stale_cursor`.
+    StaleCursor(String),
     /// Occurs when the element's document or the focus changed in the middle of an action
     /// (a key press navigated, a handler moved the focus): the rest of its input was not
     /// sent and nothing was verified. 409 `unknown_outcome` with `reason` (`navigated`,
@@ -175,6 +178,7 @@ impl AutomationError {
             E::SecretValue(_) => (409, "secret_value"),
             E::Mismatch { .. } => (409, "mismatch"),
             E::UnknownOutcome { .. } => (409, "unknown_outcome"),
+            E::StaleCursor(_) => (409, "stale_cursor"),
             E::TimedOut(_) => (408, "timed_out"),
             E::TabBusy(_) => (409, "tab_busy"),
             E::UserInterrupted(_) => (409, "user_interrupted"),
@@ -227,6 +231,10 @@ impl fmt::Display for AutomationError {
                 ref = r#ref
             ),
             E::NotActiveTab(r) => write!(f, "{r} is in a tab that is not the active one"),
+            E::StaleCursor(c) => write!(
+                f,
+                "cursor {c} is of another document or other options; take a new snapshot (its cut note gives a new cursor)"
+            ),
             E::DialogPending(d) => write!(
                 f,
                 "{} {} dialog is open ({:?}): answer it with 'ph browser dialog accept|dismiss'",

@@ -19,6 +19,7 @@ mod keys;
 mod logs;
 mod node;
 mod outcome;
+mod read;
 mod ref_state;
 mod refs;
 mod scroll;
@@ -38,9 +39,10 @@ pub fn parse_key(spec: &str) -> Result<keys::KeyPress, AutomationError> {
     keys::parse(spec).map_err(AutomationError::BadRequest)
 }
 pub use logs::Level;
+pub use read::{Find, Query, DEFAULT_FIND_LIMIT, DEFAULT_TEXT_BYTES, FIND_LIMIT_RANGE};
 pub use ref_state::{RefState, REF_STATES};
 pub use scroll::Scroll;
-pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE};
+pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_NAME_CHARS};
 pub use upload::{UploadFile, MAX_UPLOAD_FILES};
 
 use std::collections::HashMap;
@@ -87,11 +89,37 @@ pub enum Read {
     Value,
 }
 
+/// Most whole-page outlines kept for `snapshot --diff` (one per caller, browser and tab);
+/// past it all are forgotten (the next `--diff` of each says there was no earlier one).
+const MAX_KEPT_OUTLINES: usize = 64;
+
+/// The options of `snapshot`.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Only the controls, unindented (`-i`).
+    pub interactive: bool,
+    /// The outline's budget in bytes.
+    pub max_bytes: usize,
+    /// Only this element and what it holds (`--ref`).
+    pub root: Option<String>,
+    /// Continue from this cursor (`--from`), given by a cut snapshot with the same options.
+    pub from: Option<String>,
+    /// Only the lines matching, with their ancestors (`--query`).
+    pub query: Option<Query>,
+    /// Only what changed since this caller's last whole-page snapshot of the document.
+    pub diff: bool,
+    /// Who asks (the calling pane, or the human's token): `--diff` is per caller.
+    pub caller: String,
+}
+
 /// Agent browsing's state: refs per browser, and one mutating action at a time per tab
 /// ([`turn`]). One per sidecar, shared behind an `Arc`.
 #[derive(Default)]
 pub struct Automation {
     refs: Mutex<HashMap<String, Refs>>,
+    /// The last whole-page outline per caller, browser and tab: (main document's loader id,
+    /// its lines), for `snapshot --diff`.
+    last: Mutex<HashMap<String, (String, Vec<read::Shown>)>>,
     turns: turn::Turns,
     logs: Arc<logs::Logs>,
     sealed: Mutex<sealed::Store>,
@@ -175,20 +203,15 @@ impl Automation {
         Ok(json!({"tab": tab, "counts": crate::browser::cdp_counts::of(&tab)}))
     }
 
-    /// `snapshot [--ref R]`: the header and the outline (of the whole page, or of the element
-    /// `root` and what is inside it) within `max_bytes`, refs minted for every actionable
-    /// element (shown or cut). → `{"url","title","tab","tabs","dialog","text","refs","root",
-    /// "cut":{"lines","refs","reason"}|null}`. A stale `root` is `stale_ref`; one that is not
-    /// rendered is `element_not_visible`. Closed hosts carry their component signature when
-    /// `policy` allows it ([`sealed::Policy::signatures`]).
-    pub async fn snapshot(
+    /// Reads the active page's outline (of the whole page, or of the element `root` and what
+    /// is inside it), minting refs for every actionable element. A stale `root` is
+    /// `stale_ref`; one that is not rendered is `element_not_visible`.
+    async fn read_lines(
         &self,
         b: &BrowserRef,
-        interactive: bool,
-        max_bytes: usize,
         root: Option<&str>,
-        policy: &sealed::Policy,
-    ) -> Result<Value, AutomationError> {
+        signatures: bool,
+    ) -> Result<(String, snapshot::Captured, Vec<snapshot::Line>), AutomationError> {
         let page = page(b)?;
         let generation = b.generation();
         let tab = page.target_id().as_ref().to_string();
@@ -201,7 +224,7 @@ impl Automation {
             None => None,
         };
         let started = std::time::Instant::now();
-        let c = snapshot::capture(&page, policy.signatures()).await?;
+        let c = snapshot::capture(&page, signatures).await?;
         let captured = started.elapsed();
         let lines = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
@@ -219,24 +242,107 @@ impl Automation {
                     .ok_or_else(|| AutomationError::NotVisible(r.to_string()))?,
             }
         };
-        let (mut text, cut_lines, cut_refs) = snapshot::render(&lines, interactive, max_bytes);
+        tracing::debug!(
+            "snapshot: captured in {} ms, outlined in {} ms ({} lines)",
+            captured.as_millis(),
+            (started.elapsed() - captured).as_millis(),
+            lines.len()
+        );
+        Ok((tab, c, lines))
+    }
+
+    /// `snapshot`: the header and the outline (see [`Snapshot`] for its options) within
+    /// `o.max_bytes`, refs minted for every actionable element (shown or cut). → `{"url",
+    /// "title","tab","tabs","dialog","text","refs","root","shortened","cursor","diff",
+    /// "matched","cut":{"lines","refs","reason","cursor"}|null}`. A stale `root` is
+    /// `stale_ref`; one that is not rendered is `element_not_visible`; a cursor of another
+    /// document (or other options) is `stale_cursor`. Closed hosts carry their component
+    /// signature when `policy` allows it ([`sealed::Policy::signatures`]).
+    pub async fn snapshot(
+        &self,
+        b: &BrowserRef,
+        o: &Snapshot,
+        policy: &sealed::Policy,
+    ) -> Result<Value, AutomationError> {
+        let (tab, c, mut lines) = self.read_lines(b, o.root.as_deref(), policy.signatures()).await?;
+        let main = c.frames.first();
+        let loader = main.map(|f| f.loader.clone()).unwrap_or_default();
+        // The lines a cursor counts depend on the document and on these options.
+        let shape = format!("{}|{:?}|{:?}", o.interactive, o.query, o.root);
+        let rev = read::revision(&tab, &loader, &shape);
+        // `--diff` compares whole-page outlines of one document, per caller.
+        let diff_key = format!("{}|{}|{}", o.caller, b.id(), tab);
+        let mut diff = Value::Null;
+        if o.root.is_none() && o.query.is_none() {
+            let now = read::shown(&lines);
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            if o.diff {
+                diff = match last.get(&diff_key).filter(|(l, _)| *l == loader) {
+                    Some((_, before)) => {
+                        let (text, added, removed, changed) = read::diff(before, &now);
+                        json!({"text": text, "added": added, "removed": removed, "changed": changed})
+                    }
+                    None => json!({"earlier": false}),
+                };
+            }
+            if last.len() >= MAX_KEPT_OUTLINES && !last.contains_key(&diff_key) {
+                last.clear();
+            }
+            last.insert(diff_key, (loader.clone(), now));
+        }
+        let mut matched = Value::Null;
+        if let Some(q) = &o.query {
+            let (kept, n) = q.filter(&lines);
+            lines = kept;
+            matched = n.into();
+        }
+        let from = match o.from.as_deref() {
+            None => 0,
+            Some(cur) => read::parse_cursor(cur, &rev).map_err(|other| match other {
+                true => AutomationError::StaleCursor(cur.chars().take(32).collect()),
+                false => AutomationError::BadRequest(format!(
+                    "{:?} is no cursor (a cursor is what a cut snapshot prints, e.g. 1a2b3c4d.120)",
+                    cur.chars().take(32).collect::<String>()
+                )),
+            })?,
+        };
+        let r = if diff["text"].is_string() {
+            // Only what changed is printed: within the budget, never continued by cursor.
+            let t = diff["text"].as_str().unwrap_or("");
+            let mut end = t.len().min(o.max_bytes);
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            let cut = t[end..].lines().count();
+            snapshot::Rendered { text: t[..end].to_string(), cut_lines: cut, cut_refs: 0, shortened: 0, next: None }
+        } else {
+            snapshot::render(&lines, o.interactive, o.max_bytes, from.min(lines.len()))
+        };
+        let mut text = r.text;
+        if from > 0 && from < lines.len() && !text.is_empty() {
+            // A page that starts deep in the tree says where it is.
+            let at = read::context(&lines, from);
+            let under = if at.is_empty() { String::new() } else { format!(", inside {at}") };
+            text.insert_str(0, &format!("(continued at line {from}{under})\n"));
+        }
         let sealed_hosts = lines.iter().filter(|l| l.text.contains(snapshot::SEALED_MARK)).count();
         if sealed_hosts > 0 {
             text.push_str(snapshot::SEALED_HINT);
             text.push('\n');
         }
-        tracing::debug!(
-            "snapshot: captured in {} ms, outlined and rendered in {} ms ({} lines)",
-            captured.as_millis(),
-            (started.elapsed() - captured).as_millis(),
-            lines.len()
-        );
-        let main = c.frames.first();
+        if r.shortened > 0 {
+            text.push_str(&format!(
+                "({} texts over {} characters end in \"…\": 'ph browser find TEXT' or 'ph browser text [--ref R]' read them whole)\n",
+                r.shortened,
+                snapshot::MAX_NAME_CHARS
+            ));
+        }
         let view = b.subscribe().borrow().clone();
         let index = view.tabs.iter().position(|t| t.id == tab).map_or(0, |i| i + 1);
-        let cut = (cut_lines > 0).then(|| {
-            json!({"lines": cut_lines, "refs": cut_refs,
-                   "reason": format!("the outline is over the {max_bytes}-byte budget")})
+        let cursor = r.next.map(|n| read::cursor(&rev, n));
+        let cut = (r.cut_lines > 0).then(|| {
+            json!({"lines": r.cut_lines, "refs": r.cut_refs, "cursor": cursor,
+                   "reason": format!("the outline is over the {}-byte budget", o.max_bytes)})
         });
         Ok(json!({
             "url": main.map(|f| f.url.clone()),
@@ -248,9 +354,34 @@ impl Automation {
             "text": text,
             "refs": lines.iter().filter(|l| l.has_ref).count(),
             "sealed_hosts": sealed_hosts,
-            "root": root.map(|(r, _)| r),
+            "root": o.root,
+            "shortened": r.shortened,
+            "from": o.from,
+            "matched": matched,
+            "diff": diff,
             "cut": cut,
         }))
+    }
+
+    /// `find TEXT | --role R [--name N]`: the outline's lines that match, in document order,
+    /// at most `limit` (see [`read::find`]) → `{"url","tab","text","matches","total"}`.
+    pub async fn find(&self, b: &BrowserRef, q: &read::Find, limit: usize) -> Result<Value, AutomationError> {
+        let (tab, c, lines) = self.read_lines(b, None, false).await?;
+        let mut out = read::find(&lines, q, limit);
+        out["url"] = json!(c.frames.first().map(|f| f.url.clone()));
+        out["tab"] = tab.into();
+        Ok(out)
+    }
+
+    /// `text [--ref R]`: the readable text of the page or of element `root`, within
+    /// `max_bytes` (see [`read::text`]) → `{"url","tab","root","text","bytes","cut"}`.
+    pub async fn text(&self, b: &BrowserRef, root: Option<&str>, max_bytes: usize) -> Result<Value, AutomationError> {
+        let (tab, c, lines) = self.read_lines(b, root, false).await?;
+        let mut out = read::text(&lines, max_bytes);
+        out["url"] = json!(c.frames.first().map(|f| f.url.clone()));
+        out["tab"] = tab.into();
+        out["root"] = json!(root);
+        Ok(out)
     }
 
     /// Performs `action` on ref `r` (`press` may go without one). → `{"ref","action",

@@ -33,8 +33,10 @@ use crate::browser::BrowserError;
 pub const DEFAULT_MAX_BYTES: usize = 16 * 1024;
 /// Allowed `max_bytes`.
 pub const MAX_BYTES_RANGE: std::ops::RangeInclusive<usize> = 1024..=1024 * 1024;
-/// Longest name shown, in characters.
-const MAX_NAME_CHARS: usize = 100;
+/// Longest name, value or text shown on one outline line, in characters: a longer one ends
+/// with "…", its line is counted in the snapshot's `shortened`, and `find` or `text` read it
+/// whole (docs/cli.md). 300 holds an error message or a short paragraph whole.
+pub const MAX_NAME_CHARS: usize = 300;
 /// Most descendants looked at to tell a clickable container from a clickable control.
 const MAX_CONTAINER_SCAN: usize = 2000;
 
@@ -284,7 +286,7 @@ pub async fn capture(page: &Page, signatures: bool) -> Result<Captured, BrowserE
     Ok(c)
 }
 /// One line of the outline.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Line {
     /// Nesting depth (0 at the top).
     pub depth: usize,
@@ -294,6 +296,18 @@ pub struct Line {
     pub control: bool,
     /// True if the line carries a ref.
     pub has_ref: bool,
+    /// The role shown (`button`, `heading`, `clickable`, a generic element's tag), or `text`
+    /// for a text line.
+    pub role: String,
+    /// The whole name (or a text line's whole text), whitespace collapsed, never shortened:
+    /// what `find` matches and `text` prints.
+    pub name: String,
+    /// The ref number the line carries.
+    pub num: Option<u64>,
+    /// A heading's level.
+    pub level: Option<i64>,
+    /// The name, value or text was shortened to [`MAX_NAME_CHARS`] on this line.
+    pub shortened: bool,
 }
 
 /// Builds the outline of `c`, minting refs with `mint(frame id, backendNodeId)` (which returns
@@ -329,13 +343,25 @@ struct Walker<'a> {
     visited: HashSet<String>,
 }
 
+/// `t` with whitespace collapsed, and cut to `n` characters (the last one "…") when longer.
 fn clip(t: &str, n: usize) -> String {
-    let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t = collapse(t);
     if t.chars().count() <= n {
         t
     } else {
         format!("{}…", t.chars().take(n - 1).collect::<String>())
     }
+}
+
+/// `t` with each run of whitespace one space, trimmed.
+fn collapse(t: &str) -> String {
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// True if [`clip`] shortens `t` at `n`.
+fn clipped(t: &str, n: usize) -> bool {
+    // Most texts are short: no copy for them.
+    t.chars().count() > n && collapse(t).chars().count() > n
 }
 
 impl<'a> Walker<'a> {
@@ -397,8 +423,10 @@ impl<'a> Walker<'a> {
                     self.out.push(Line {
                         depth,
                         text: format!("text: {}", quote(&name)),
-                        control: false,
-                        has_ref: false,
+                        role: "text".into(),
+                        name: collapse(t),
+                        shortened: clipped(t, MAX_NAME_CHARS),
+                        ..Line::default()
                     });
                 }
                 return;
@@ -424,10 +452,15 @@ impl<'a> Walker<'a> {
         // holds is not, and the line says so.
         if !generic || dom_clickable || e.sealed_host {
             let name = clip(&e.name, MAX_NAME_CHARS);
+            // The whole name, for `find` and `text`: a clickable without one is named by its text.
+            let mut full = e.name.as_str();
+            let mut own_text = String::new();
             let (shown_role, name) = if dom_clickable {
-                let mut t = String::new();
-                Self::text_of(doc, id, &mut t);
-                ("clickable".to_string(), if name.is_empty() { clip(&t, MAX_NAME_CHARS) } else { name })
+                if name.is_empty() {
+                    Self::text_of(doc, id, &mut own_text);
+                    full = &own_text;
+                }
+                ("clickable".to_string(), if name.is_empty() { clip(full, MAX_NAME_CHARS) } else { name })
             } else if generic {
                 (e.tag.to_ascii_lowercase(), name)
             } else {
@@ -437,7 +470,7 @@ impl<'a> Walker<'a> {
             // on its visible point): what it holds gets none, `snapshot --sealed` tokens do.
             let acts = dom_clickable || ACTIONABLE.contains(&role) || e.sealed_host;
             let control = acts;
-            let mut text = shown_role;
+            let mut text = shown_role.clone();
             if !name.is_empty() {
                 text.push(' ');
                 text.push_str(&quote(&name));
@@ -450,13 +483,15 @@ impl<'a> Walker<'a> {
                     text.push_str(&format!(" [sig={}]", e.signature));
                 }
             }
-            let mut has_ref = false;
+            let mut num = None;
             if acts && usable {
-                if let Some(num) = e.backend.and_then(|b| (self.mint)(&doc.frame, b)) {
-                    text.push_str(&format!(" [ref=e{num}]"));
-                    has_ref = true;
+                num = e.backend.and_then(|b| (self.mint)(&doc.frame, b));
+                if let Some(n) = num {
+                    text.push_str(&format!(" [ref=e{n}]"));
                 }
             }
+            let mut shortened = clipped(full, MAX_NAME_CHARS);
+            let full = collapse(full);
             if TEXT_ENTRY.contains(&role) || role == "combobox" {
                 if e.has(flag::SECRET) {
                     if e.has(flag::FILLED) {
@@ -464,6 +499,7 @@ impl<'a> Walker<'a> {
                     }
                 } else {
                     let value = clip(&e.value, MAX_NAME_CHARS);
+                    shortened |= clipped(&e.value, MAX_NAME_CHARS);
                     if !value.is_empty() {
                         text.push_str(&format!(": {}", quote(&value)));
                     }
@@ -472,7 +508,17 @@ impl<'a> Walker<'a> {
             if role == "Iframe" && e.child_frame.is_none() {
                 text.push_str(" [cross-site frame: not included]");
             }
-            self.out.push(Line { depth, text, control, has_ref });
+            self.out.push(Line {
+                depth,
+                text,
+                control,
+                has_ref: num.is_some(),
+                role: shown_role,
+                name: full,
+                num,
+                level: e.level,
+                shortened,
+            });
             child_depth = depth + 1;
         }
         let parent = shown_name.filter(|n| !n.is_empty()).unwrap_or_else(|| parent_name.to_string());
@@ -525,21 +571,46 @@ fn states(e: &El, out: &mut String) {
     }
 }
 
-/// The outline as text within `max_bytes` (the header line excluded), and what was cut:
-/// `(text, cut lines, cut refs)`. With `interactive`, only controls, unindented.
-pub fn render(lines: &[Line], interactive: bool, max_bytes: usize) -> (String, usize, usize) {
-    let mut out = String::new();
-    let shown: Vec<&Line> = lines.iter().filter(|l| !interactive || l.control).collect();
-    for (i, l) in shown.iter().enumerate() {
+/// An outline rendered within its budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// The lines shown, each ending in a newline.
+    pub text: String,
+    /// Lines not shown (over the budget).
+    pub cut_lines: usize,
+    /// Refs on the lines not shown.
+    pub cut_refs: usize,
+    /// Lines shown whose name, value or text was shortened ([`MAX_NAME_CHARS`]).
+    pub shortened: usize,
+    /// The index (in the lines given) of the first line not shown, when some were cut: where
+    /// `snapshot --from` continues.
+    pub next: Option<usize>,
+}
+
+/// The outline as text within `max_bytes` (the header line excluded), from line `from` on
+/// (an index into `lines`), and what was cut. With `interactive`, only controls, unindented.
+pub fn render(lines: &[Line], interactive: bool, max_bytes: usize, from: usize) -> Rendered {
+    let mut r = Rendered { text: String::new(), cut_lines: 0, cut_refs: 0, shortened: 0, next: None };
+    let shown = |l: &&Line| !interactive || l.control;
+    for (i, l) in lines.iter().enumerate().skip(from) {
+        if !shown(&l) {
+            continue;
+        }
         let indent = if interactive { 0 } else { l.depth * 2 };
         let line = format!("{}- {}\n", " ".repeat(indent), l.text);
-        if out.len() + line.len() > max_bytes {
-            let rest = &shown[i..];
-            return (out, rest.len(), rest.iter().filter(|l| l.has_ref).count());
+        if r.text.len() + line.len() > max_bytes {
+            let rest = lines[i..].iter().filter(shown);
+            r.next = Some(i);
+            for l in rest {
+                r.cut_lines += 1;
+                r.cut_refs += usize::from(l.has_ref);
+            }
+            return r;
         }
-        out.push_str(&line);
+        r.shortened += usize::from(l.shortened);
+        r.text.push_str(&line);
     }
-    (out, 0, 0)
+    r
 }
 
 #[cfg(test)]
@@ -600,7 +671,7 @@ mod tests {
             next += 1;
             Some(next)
         });
-        let (text, cut, _) = render(&lines, false, DEFAULT_MAX_BYTES);
+        let Rendered { text, cut_lines: cut, .. } = render(&lines, false, DEFAULT_MAX_BYTES, 0);
         assert_eq!(
             text,
             "- button \"Save\" [ref=e1]\n\
@@ -616,15 +687,42 @@ mod tests {
              - textbox \"User\" [focused] [ref=e6]: \"alice\"\n"
         );
         assert_eq!(cut, 0);
-        let (short, cut, cut_refs) = render(&lines, true, 60);
-        assert_eq!(short, "- button \"Save\" [ref=e1]\n- button \"Off\" [disabled]\n");
-        assert_eq!((cut, cut_refs), (7, 5));
+        let r = render(&lines, true, 60, 0);
+        assert_eq!(r.text, "- button \"Save\" [ref=e1]\n- button \"Off\" [disabled]\n");
+        assert_eq!((r.cut_lines, r.cut_refs), (7, 5));
+        // Continued from where it stopped: the rest, once.
+        let rest = render(&lines, true, DEFAULT_MAX_BYTES, r.next.unwrap());
+        assert!(rest.text.starts_with("- clickable \"Open menu\" [ref=e2]\n"), "{}", rest.text);
+        assert_eq!((rest.cut_lines, rest.next), (0, None));
         assert_eq!(c.title(), "T");
         // One element and what it holds.
         let one = outline_of(&c, "F", 112, &mut |_, _| Some(9)).unwrap();
         assert_eq!(one.len(), 2);
         assert_eq!(one[0].text, "combobox \"Colour\" [collapsed] [ref=e9]: \"Red\"");
         assert!(outline_of(&c, "F", 114, &mut |_, _| Some(9)).is_none(), "not rendered");
+    }
+
+    #[test]
+    fn long_texts_are_shortened_at_the_limit_and_counted_and_kept_whole_for_find() {
+        let v = flag::VISIBLE;
+        let long = "a ".repeat(400) + "end";
+        let c = captured(
+            json!([
+                {"p": -1, "t": "HTML", "f": v},
+                {"p": 0, "t": "P", "r": "paragraph", "f": v},
+                {"p": 1, "s": long},
+                {"p": 0, "t": "P", "r": "paragraph", "f": v},
+                {"p": 3, "s": "short"},
+            ]),
+            &[],
+        );
+        let lines = outline(&c, &mut |_, _| None);
+        let text = &lines[1];
+        assert!(text.shortened && text.name.ends_with(" end"), "the whole text is kept: {text:?}");
+        assert!(text.text.ends_with("…\""), "{}", text.text);
+        assert_eq!(text.text.chars().count(), "text: \"\"".chars().count() + MAX_NAME_CHARS);
+        assert!(!lines[3].shortened);
+        assert_eq!(render(&lines, false, DEFAULT_MAX_BYTES, 0).shortened, 1);
     }
 
     #[test]
@@ -656,7 +754,7 @@ mod tests {
             frames.push((f.to_string(), b));
             Some(frames.len() as u64)
         });
-        let (text, _, _) = render(&lines, false, DEFAULT_MAX_BYTES);
+        let text = render(&lines, false, DEFAULT_MAX_BYTES, 0).text;
         assert_eq!(
             text,
             "- x-login [closed shadow root] [sig=0badc0de] [ref=e1]\n\

@@ -360,10 +360,45 @@ pub enum BrowserCmd {
         /// The outline's budget in bytes (default 16384, 1024..=1048576).
         #[arg(long, value_name = "N")]
         max_bytes: Option<usize>,
+        /// Continue a cut snapshot from its cursor (same options).
+        #[arg(long, value_name = "CURSOR")]
+        from: Option<String>,
+        /// Only matching lines, with their ancestors: role=R,name~=TEXT (name=N exact).
+        #[arg(long, value_name = "Q")]
+        query: Option<String>,
+        /// Only what changed since your last snapshot of this document.
+        #[arg(long, conflicts_with_all = ["from", "query", "target"])]
+        diff: bool,
         /// Also list the controls inside closed shadow roots (role, name, states, rect and a
         /// token sN that click, fill, type… take; never a value), as the policy allows.
         #[arg(long)]
         sealed: bool,
+    },
+    /// Find elements and texts by text (case-insensitive), or by role and name, in page
+    /// order: refs where actionable, else the whole text and where it is.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "role"])))]
+    Find {
+        /// Text in the element's name or the text's own words.
+        text: Option<String>,
+        /// The role (button, link, heading, text…).
+        #[arg(long, value_name = "R")]
+        role: Option<String>,
+        /// Part of the name (with --role).
+        #[arg(long, value_name = "N", requires = "role")]
+        name: Option<String>,
+        /// Most matches printed (default 20, 1..=500).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Print the readable text of the page (main content first, navigation last) or of an
+    /// element, links and controls inline with their refs.
+    Text {
+        /// Only this element.
+        #[arg(long = "ref", value_name = "REF")]
+        target: Option<String>,
+        /// The budget in bytes (default 16384, 1024..=1048576).
+        #[arg(long, value_name = "N")]
+        max_bytes: Option<usize>,
     },
     /// Click an element (trusted input at its visible point).
     Click {
@@ -669,6 +704,15 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "wait", "--text", "a", "--load"]).is_err());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i"]).is_ok());
         assert!(Cli::try_parse_from(["ph", "browser", "snapshot", "-i", "--ref", "e4"]).is_ok());
+        let p = |args: &[&str]| Cli::try_parse_from([&["ph", "browser"][..], args].concat());
+        assert!(p(&["snapshot", "--from", "0a1b2c3d.40", "-i"]).is_ok());
+        assert!(p(&["snapshot", "--query", "role=button,name~=save"]).is_ok());
+        assert!(p(&["snapshot", "--diff", "--from", "0a1b2c3d.40"]).is_err(), "a diff is of the whole page");
+        assert!(p(&["find"]).is_err(), "find needs a text or a role");
+        assert!(p(&["find", "Pricing", "--limit", "5"]).is_ok());
+        assert!(p(&["find", "--role", "link", "--name", "Pricing"]).is_ok());
+        assert!(p(&["find", "--name", "Pricing"]).is_err(), "--name goes with --role");
+        assert!(p(&["text", "--ref", "e3", "--max-bytes", "4096"]).is_ok());
         match Cli::try_parse_from(["ph", "browser", "wait", "--ref-state", "e3=checked"]).unwrap().cmd {
             Cmd::Browser { cmd: BrowserCmd::Wait { ref_state: Some(rs), .. }, .. } => {
                 assert_eq!((rs.r#ref.as_str(), rs.state.as_str()), ("e3", "checked"));

@@ -223,10 +223,15 @@ fn browser_request(
         BrowserCmd::Open { target, near, new, isolated } => {
             post("open", json!({"target": target, "near": near, "new": new, "isolated": isolated}))
         }
-        BrowserCmd::Snapshot { interactive, target, max_bytes, sealed } => post(
+        BrowserCmd::Snapshot { interactive, target, max_bytes, sealed, from, query, diff } => post(
             "snapshot",
-            json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes, "sealed": sealed}),
+            json!({"interactive": interactive, "ref": target, "max_bytes": max_bytes, "sealed": sealed,
+                   "from": from, "query": query, "diff": diff}),
         ),
+        BrowserCmd::Find { text, role, name, limit } => {
+            post("find", json!({"text": text, "role": role, "name": name, "limit": limit}))
+        }
+        BrowserCmd::Text { target, max_bytes } => post("text", json!({"ref": target, "max_bytes": max_bytes})),
         BrowserCmd::Click { target } => act("click", target),
         BrowserCmd::Dblclick { target } => act("dblclick", target),
         BrowserCmd::Hover { target } => act("hover", target),

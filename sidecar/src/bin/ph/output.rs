@@ -131,11 +131,26 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
         if v["dialog"].is_object() { format!("; it opened {}\n", a_dialog(&v["dialog"])) } else { "\n".into() };
     match cmd {
         BrowserCmd::Open { .. } => format!("{}\n", s("handle")),
-        BrowserCmd::Snapshot { interactive, target, .. } => {
+        BrowserCmd::Snapshot { interactive, target, query, .. } => {
             let d =
                 if v["dialog"].is_object() { format!("dialog: {}", dialog(&v["dialog"])) } else { "no dialog".into() };
-            let mut out =
-                format!("page {} {} · tab {}/{} · {d}\n{}", s("url"), v["title"], v["tab_index"], v["tabs"], s("text"));
+            let mut out = format!("page {} {} · tab {}/{} · {d}\n", s("url"), v["title"], v["tab_index"], v["tabs"]);
+            let diff = &v["diff"];
+            if diff["text"].is_string() {
+                out.push_str(&format!(
+                    "[diff since your last snapshot of this document: {} added, {} removed, {} changed]\n",
+                    diff["added"], diff["removed"], diff["changed"]
+                ));
+                if diff["text"] == "" {
+                    out.push_str("(nothing changed)\n");
+                }
+            } else if diff.is_object() {
+                out.push_str("[no earlier snapshot of this document by you: the whole outline]\n");
+            }
+            if let Some(n) = v["matched"].as_u64() {
+                out.push_str(&format!("[query: {n} lines match]\n"));
+            }
+            out.push_str(&s("text"));
             if v["sealed_hosts"].as_u64().unwrap_or(0) > 0 || v["sealed"].is_object() {
                 let p = &v["policy"];
                 let on = |k: &str| if p[k] == true { "on" } else { "off" };
@@ -154,12 +169,19 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
                 if !interactive {
                     narrower.push("-i");
                 }
+                if query.is_none() {
+                    narrower.push("--query Q");
+                }
                 if target.is_none() {
                     narrower.push("--ref R");
                 }
                 narrower.push("--max-bytes");
+                let go_on = match v["cut"]["cursor"].as_str() {
+                    Some(c) => format!("continue with --from {c} (same options), or "),
+                    None => String::new(),
+                };
                 out.push_str(&format!(
-                    "[cut: {} more lines ({} refs): {}; use {}]\n",
+                    "[cut: {} more lines ({} refs): {}; {go_on}use {}]\n",
                     v["cut"]["lines"],
                     v["cut"]["refs"],
                     v["cut"]["reason"].as_str().unwrap_or(""),
@@ -189,6 +211,20 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
         | BrowserCmd::Focus { .. }
         | BrowserCmd::Check { .. }
         | BrowserCmd::Uncheck { .. } => format!("{} {}{opened}", s("action"), s("ref")),
+        BrowserCmd::Find { .. } => s("text"),
+        BrowserCmd::Text { target, .. } => {
+            let mut out = s("text");
+            if v["cut"].is_object() {
+                let narrower = if target.is_none() { "--ref R or --max-bytes" } else { "--max-bytes" };
+                out.push_str(&format!(
+                    "[cut: {} more bytes ({} of them navigation, header, footer or aside): {}; use {narrower}]\n",
+                    v["cut"]["bytes"],
+                    v["cut"]["furniture_bytes"],
+                    v["cut"]["reason"].as_str().unwrap_or("")
+                ));
+            }
+            out
+        }
         BrowserCmd::Get { .. } => {
             format!("{}\n", v.get("text").or(v.get("value")).and_then(Value::as_str).unwrap_or(""))
         }
@@ -518,6 +554,9 @@ mod tests {
                 target: target.map(str::to_string),
                 max_bytes: None,
                 sealed: false,
+                from: None,
+                query: None,
+                diff: false,
             },
         }
     }
@@ -541,14 +580,45 @@ mod tests {
     #[test]
     fn the_cut_note_offers_only_what_was_not_used() {
         let v = json!({"url": "http://x/", "title": "x", "tab_index": 1, "tabs": 1, "text": "- button \"A\"\n",
-            "cut": {"lines": 40, "refs": 12, "reason": "the byte budget"}});
+            "cut": {"lines": 40, "refs": 12, "reason": "the byte budget", "cursor": "0a1b2c3d.40"}});
         let full = text(&snapshot_cmd(false, None), &v);
-        assert!(full.ends_with("use -i, --ref R or --max-bytes]\n"), "{full}");
+        assert!(
+            full.ends_with(
+                "continue with --from 0a1b2c3d.40 (same options), or use -i, --query Q, --ref R or --max-bytes]\n"
+            ),
+            "{full}"
+        );
         let i = text(&snapshot_cmd(true, None), &v);
         assert!(!i.contains("-i"), "-i was given: {i}");
-        assert!(i.ends_with("use --ref R or --max-bytes]\n"), "{i}");
+        assert!(i.ends_with("use --query Q, --ref R or --max-bytes]\n"), "{i}");
         let both = text(&snapshot_cmd(true, Some("e3")), &v);
-        assert!(both.ends_with("use --max-bytes]\n"), "{both}");
+        assert!(both.ends_with("use --query Q or --max-bytes]\n"), "{both}");
+    }
+
+    #[test]
+    fn diff_query_and_text_say_what_they_show() {
+        let mut v = json!({"url": "http://x/", "title": "x", "tab_index": 1, "tabs": 1, "text": "",
+            "diff": {"text": "", "added": 0, "removed": 0, "changed": 0}});
+        let t = text(&snapshot_cmd(false, None), &v);
+        assert!(
+            t.ends_with(
+                "[diff since your last snapshot of this document: 0 added, 0 removed, 0 changed]\n(nothing changed)\n"
+            ),
+            "{t}"
+        );
+        v["diff"] = json!({"earlier": false});
+        v["matched"] = 3.into();
+        let t = text(&snapshot_cmd(false, None), &v);
+        assert!(
+            t.contains("[no earlier snapshot of this document by you: the whole outline]\n[query: 3 lines match]\n"),
+            "{t}"
+        );
+        let cmd = Cmd::Browser { pane: None, cmd: BrowserCmd::Text { target: None, max_bytes: None } };
+        let v = json!({"text": "# A\n", "cut": {"bytes": 900, "furniture_bytes": 300, "reason": "the text is over the 1024-byte budget"}});
+        assert_eq!(
+            text(&cmd, &v),
+            "# A\n[cut: 900 more bytes (300 of them navigation, header, footer or aside): the text is over the 1024-byte budget; use --ref R or --max-bytes]\n"
+        );
     }
 
     #[test]
