@@ -12,6 +12,11 @@ use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
 use serde_json::json;
 
+/// The first line of a verb's output (what it did; the evidence lines follow it).
+fn first_line(out: &str) -> &str {
+    out.split_inclusive('\n').next().unwrap_or("")
+}
+
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
 
 /// Serves `tests/fixtures/agent/NAME` at `/NAME`, and the React fixture's bundle (built by
@@ -512,10 +517,14 @@ async fn select_scroll_viewport_and_tabs() {
     assert_eq!(unnumbered(&text), expected("select"), "{text}");
     let colour = ref_of(&text, "Colour");
     let (code, out, err) = run(&["select", &colour, "Black"]);
-    assert_eq!((code, out.as_str()), (0, format!("select {colour}: \"Black\"\n").as_str()), "{err}");
+    assert_eq!((code, first_line(&out)), (0, format!("select {colour}: \"Black\"\n").as_str()), "{err}");
     assert_eq!(eval("[colour.value, out.textContent]").await, json!(["k", "changed to k"]));
     let (_, out, _) = run(&["select", &colour, "b"]);
-    assert_eq!(out, format!("select {colour}: \"Blue\"\n"));
+    // The evidence: the value it changed, and the page's own output node replaced.
+    assert_eq!(
+        out,
+        format!("select {colour}: \"Blue\"\n→ element: value \"k\" → \"b\"\n→ page: 1 nodes added, 1 removed\n")
+    );
     let (_, out, _) = run(&["select", &colour, "Blue"]);
     assert_eq!(out, format!("{colour} already shows \"Blue\"\n"));
     let e = a.refused("select", json!({"ref": colour, "values": ["g"]}), "bad_request").await;
@@ -528,10 +537,10 @@ async fn select_scroll_viewport_and_tabs() {
     // A multiple-choice select: a click, then Ctrl+clicks; the page sees the change.
     let toppings = ref_of(&text, "Toppings");
     let (code, out, err) = run(&["select", &toppings, "Basil", "ham"]);
-    assert_eq!((code, out.as_str()), (0, format!("select {toppings}: \"Ham\", \"Basil\"\n").as_str()), "{err}");
+    assert_eq!((code, first_line(&out)), (0, format!("select {toppings}: \"Ham\", \"Basil\"\n").as_str()), "{err}");
     assert_eq!(eval("picked.textContent").await, "ham,Basil");
     let (_, out, _) = run(&["select", &toppings, "Cheese"]);
-    assert_eq!(out, format!("select {toppings}: \"Cheese\"\n"));
+    assert_eq!(first_line(&out), format!("select {toppings}: \"Cheese\"\n"));
     assert_eq!(eval("picked.textContent").await, "Cheese");
     a.refused("select", json!({"ref": toppings, "values": ["Cheese", "Olives"]}), "bad_request").await;
     assert_eq!(eval("picked.textContent").await, "Cheese", "a refusal changed nothing");
@@ -691,7 +700,7 @@ async fn upload_drag_interruptions_and_editors() {
     assert_eq!(unnumbered(&text), expected("upload"), "{text}");
     let avatar = ref_of(&text, "\"Avatar\"");
     let (code, out, err) = run(&["upload", &avatar, fa]);
-    assert_eq!((code, out.as_str()), (0, format!("upload {avatar}: \"a.txt\"\n").as_str()), "{err}");
+    assert_eq!((code, first_line(&out)), (0, format!("upload {avatar}: \"a.txt\"\n").as_str()), "{err}");
     assert_eq!(eval("out.textContent").await, "avatar: a.txt 5", "the page saw its change event");
     let e = a.refused("upload", json!({"ref": avatar, "files": [fa, fb]}), "bad_request").await;
     assert!(e["message"].as_str().unwrap().contains("multiple"), "{e}");
@@ -732,7 +741,7 @@ async fn upload_drag_interruptions_and_editors() {
     assert_eq!(unnumbered(&text), expected("drag"), "{text}");
     let (card, done) = (ref_of(&text, "\"Card A\""), ref_of(&text, "\"Done\""));
     let (code, out, err) = run(&["drag", &card, &done]);
-    assert_eq!((code, out.as_str()), (0, format!("drag {card} to {done} (html5)\n").as_str()), "{err}");
+    assert_eq!((code, first_line(&out)), (0, format!("drag {card} to {done} (html5)\n").as_str()), "{err}");
     assert_eq!(eval("out.textContent").await, "dropped Card A on Done");
     assert_eq!(eval("card.parentElement.id").await, "done");
     let (handle, bin) = (ref_of(&text, "\"Handle\""), ref_of(&text, "\"Bin\""));
@@ -780,7 +789,11 @@ async fn upload_drag_interruptions_and_editors() {
     a.open(&base, "interrupt.html").await;
     let query = ref_of(&a.snapshot().await, "\"Query\"");
     let (code, out, err) = run(&["type", &query, "cats\n"]);
-    assert_eq!((code, out.as_str()), (0, format!("type {query}: the last key began a navigation\n").as_str()), "{err}");
+    assert_eq!(
+        (code, first_line(&out)),
+        (0, format!("type {query}: the last key began a navigation\n").as_str()),
+        "{err}"
+    );
     a.ok("wait", json!({"url": "navigation_target\\.html\\?q=cats$", "timeout_ms": 10000})).await;
 
     // type verifies the keystrokes: what was there plus what was typed.
@@ -803,7 +816,7 @@ async fn upload_drag_interruptions_and_editors() {
     assert_eq!(unnumbered(&text), expected("react_controlled"), "{text}");
     let digits = ref_of(&text, "\"Digits (React)\"");
     let (code, out, err) = run(&["fill", &digits, "42"]);
-    assert_eq!((code, out.as_str()), (0, format!("fill {digits}: \"42\"\n").as_str()), "{err}");
+    assert_eq!((code, first_line(&out)), (0, format!("fill {digits}: \"42\"\n").as_str()), "{err}");
     a.ok("wait", json!({"text": "state: 42", "timeout_ms": 10000})).await;
     let (code, _, err) = run(&["fill", &digits, "4x2"]);
     assert!(code == 3 && err.contains("[mismatch]") && err.contains("\"42\""), "{err}");
@@ -844,7 +857,7 @@ async fn upload_drag_interruptions_and_editors() {
     let r = a.call("act", json!({"action": "fill", "ref": pw, "text": "hunter2"})).await;
     answers.push_str(&String::from_utf8_lossy(&r.body));
     let (code, out, err) = run(&["type", &pw, "swordfish"]);
-    assert_eq!((code, out.as_str()), (0, format!("type {pw}: 16 characters\n").as_str()), "{err}");
+    assert_eq!((code, first_line(&out)), (0, format!("type {pw}: 16 characters\n").as_str()), "{err}");
     answers.push_str(&out);
     answers.push_str(&a.snapshot().await);
     for args in [&["get", "value", pw.as_str()][..], &["console", "--level", "debug"], &["network"]] {

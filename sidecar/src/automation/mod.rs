@@ -13,6 +13,7 @@ mod act;
 mod dom;
 mod drag;
 mod error;
+mod evidence;
 mod frames;
 mod hooks;
 mod keys;
@@ -123,6 +124,8 @@ pub struct Automation {
     turns: turn::Turns,
     logs: Arc<logs::Logs>,
     sealed: Mutex<sealed::Store>,
+    /// Actions that changed nothing, in a row, per tab (the loop hint of `evidence`).
+    loops: evidence::Loops,
 }
 
 fn no_dialog(b: &BrowserRef) -> Result<(), AutomationError> {
@@ -396,12 +399,43 @@ impl Automation {
                 }
                 None => None,
             };
+            let before = evidence::Before::take(b, &page, node.as_ref()).await;
             let mut out = act::perform(b, &page, node.as_ref(), action).await?;
             out["ref"] = json!(r);
             out["action"] = action.name().into();
+            let what = format!("{} {}", action.name(), r.unwrap_or(""));
+            self.add_evidence(b, &page, node.as_ref(), before, what.trim(), &mut out).await;
             Ok(out)
         })
         .await
+    }
+
+    /// Adds to an action's answer `out` what it observably caused (`evidence`, see
+    /// [`evidence`]) and, when the same action changed nothing [`evidence::LOOP_AFTER`] times
+    /// in a row, a `hint`. Nothing is read while a dialog holds the page (its scripts are
+    /// stopped): the answer's `dialog` says what happened; nor after an action that sent no
+    /// input because the element already was as asked (`"changed":false`).
+    async fn add_evidence(
+        &self,
+        b: &BrowserRef,
+        page: &Page,
+        node: Option<&node::Node>,
+        before: evidence::Before,
+        what: &str,
+        out: &mut Value,
+    ) {
+        if out["dialog"].is_object() || b.subscribe().borrow().dialog.is_some() {
+            return;
+        }
+        // Already so (a checked checkbox, a select showing the value): nothing was sent.
+        if out["changed"] == false {
+            return;
+        }
+        let ev = before.after(b, page, node).await;
+        if let Some(h) = self.loops.note(b.id(), page.target_id().as_ref(), what, &ev) {
+            out["hint"] = h.into();
+        }
+        out["evidence"] = ev;
     }
 
     /// Resolves `r` to a live node of the active page and runs `f` on it, as the mutating
@@ -427,8 +461,10 @@ impl Automation {
     pub async fn select(&self, b: &BrowserRef, r: &str, values: &[String]) -> Result<Value, AutomationError> {
         let mut out = self
             .on_ref_as(b, "select", r, async |page, node| {
-                let out = select::select(b, page, node, values).await?;
+                let before = evidence::Before::take(b, page, Some(node)).await;
+                let mut out = select::select(b, page, node, values).await?;
                 turn::mark_from(b, &out);
+                self.add_evidence(b, page, Some(node), before, &format!("select {r}"), &mut out).await;
                 Ok(out)
             })
             .await?;
@@ -439,7 +475,14 @@ impl Automation {
     /// `upload REF FILE…`: the files set on the file input (or its label) → `{"ref","files",
     /// "dialog"}` (see [`upload::upload`]).
     pub async fn upload(&self, b: &BrowserRef, r: &str, files: &[UploadFile]) -> Result<Value, AutomationError> {
-        let mut out = self.on_ref_as(b, "upload", r, async |_, node| upload::upload(b, node, files).await).await?;
+        let mut out = self
+            .on_ref_as(b, "upload", r, async |page, node| {
+                let before = evidence::Before::take(b, page, Some(node)).await;
+                let mut out = upload::upload(b, node, files).await?;
+                self.add_evidence(b, page, Some(node), before, &format!("upload {r}"), &mut out).await;
+                Ok(out)
+            })
+            .await?;
         out["ref"] = r.into();
         Ok(out)
     }
@@ -452,7 +495,10 @@ impl Automation {
             .on_ref_as(b, "drag", from, async |page, source| {
                 let minted = self.minted(b.id(), to)?;
                 let target = node::resolve(b, page, to, &minted).await?;
-                drag::drag(b, page, source, &target).await
+                let before = evidence::Before::take(b, page, Some(source)).await;
+                let mut out = drag::drag(b, page, source, &target).await?;
+                self.add_evidence(b, page, Some(source), before, &format!("drag {from} {to}"), &mut out).await;
+                Ok(out)
             })
             .await?;
         out["ref"] = from.into();

@@ -121,8 +121,65 @@ fn focus_walk(v: &Value) -> String {
 }
 
 /// `ph browser`'s text: the handle for `open`, the outline with its header for `snapshot`,
-/// one line saying what was done for actions (and a dialog an action opened).
+/// one line saying what was done for actions (and a dialog an action opened), then what the
+/// action observably caused ([`evidence`]).
 fn browser(cmd: &BrowserCmd, v: &Value) -> String {
+    let mut out = browser_answer(cmd, v);
+    if v["evidence"].is_object() {
+        out.push_str(&evidence(&v["evidence"]));
+    }
+    if let Some(h) = v["hint"].as_str() {
+        out.push_str(&format!("[hint: {h}]\n"));
+    }
+    out
+}
+
+/// An action's evidence (protocol §9.7 "Evidence"), one `→ ` line per thing it caused, or
+/// `→ nothing changed …` when it caused none.
+fn evidence(e: &Value) -> String {
+    if e["nothing"] == true {
+        return "→ nothing changed (no navigation, tab, download, focus move, state change or page change)\n".into();
+    }
+    let mut out = String::new();
+    if e["navigation"].is_object() {
+        match e["navigation"]["to"].as_str() {
+            Some(to) => out.push_str(&format!("→ navigation to {to}\n")),
+            None => out.push_str("→ a navigation started\n"),
+        }
+    }
+    for t in e["tabs"].as_array().into_iter().flatten() {
+        out.push_str(&format!("→ new tab {} ({})\n", t["tab"], t["url"].as_str().unwrap_or("")));
+    }
+    if e["download"].is_object() {
+        out.push_str(&format!("→ download started: {} (ph browser downloads)\n", e["download"]["name"]));
+    }
+    if let Some(f) = e.get("focus") {
+        match f.as_str() {
+            Some(f) => out.push_str(&format!("→ focus moved to {f}\n")),
+            None => out.push_str("→ focus left the element (now on the page)\n"),
+        }
+    }
+    match &e["element"] {
+        Value::String(s) if s == "removed" => out.push_str("→ the element left the page\n"),
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::Array(p) if p.len() == 2 => format!("{k} {} → {}", p[0], p[1]),
+                    v => format!("{k} {}", v.as_str().unwrap_or("changed").trim_matches(['[', ']'])),
+                })
+                .collect();
+            out.push_str(&format!("→ element: {}\n", parts.join(", ")));
+        }
+        _ => {}
+    }
+    if e["page"].is_object() {
+        out.push_str(&format!("→ page: {} nodes added, {} removed\n", e["page"]["added"], e["page"]["removed"]));
+    }
+    out
+}
+
+fn browser_answer(cmd: &BrowserCmd, v: &Value) -> String {
     let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
     let dialog = |d: &Value| format!("{} {}", d["kind"].as_str().unwrap_or("?"), d["message"]);
     // "an alert dialog", "a confirm dialog".

@@ -1,0 +1,84 @@
+//! Evidence after every action (issue 25 item 3): each action's answer says what it
+//! observably caused (a navigation, a new tab, a download, a focus move, the element's state,
+//! nodes added or removed), an action that changed nothing says so, and the third such action
+//! in a row gets a hint that the agent is looping. Real Chromium, a real fixture upstream, and
+//! the real `ph` for the printed form.
+
+mod common;
+
+use common::agent::{browser_pane, fixture_page, Agent};
+use common::Sidecar;
+use serde_json::{json, Value};
+
+/// The ref of the first line of the interactive snapshot that contains `needle`.
+fn ref_of(snapshot: &Value, needle: &str) -> String {
+    let text = snapshot["text"].as_str().unwrap();
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {text}"));
+    let at = line.find("[ref=").unwrap();
+    line[at + 5..].split(']').next().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_action_says_what_it_caused_and_nothing_says_nothing() {
+    let sc = Sidecar::start(&[]);
+    let bp = browser_pane(&sc, fixture_page, "evidence.html").await;
+    let a = Agent::new(&sc, bp.pane.clone());
+    let snap = a.ok("snapshot", json!({"interactive": true})).await;
+    let click = |r: String| {
+        let a = &a;
+        async move { a.ok("act", json!({"action": "click", "ref": r})).await }
+    };
+
+    // A menu that expands: the element's state and the nodes it added.
+    let out = click(ref_of(&snap, "button \"Account\"")).await;
+    let ev = &out["evidence"];
+    assert_eq!(ev["element"]["expanded"], json!(["false", "true"]), "{out}");
+    assert_eq!(ev["page"]["added"], 3, "{out}");
+    assert_eq!(ev["nothing"], false);
+
+    // A checkbox: checked false → true.
+    let out = click(ref_of(&snap, "checkbox \"I agree\"")).await;
+    assert_eq!(out["evidence"]["element"]["checked"], json!([false, true]), "{out}");
+
+    // A button that moves the focus.
+    let out = click(ref_of(&snap, "button \"Go to email\"")).await;
+    assert_eq!(out["evidence"]["focus"], "input[email] \"Email\"", "{out}");
+
+    // A popup: its tab number.
+    let out = click(ref_of(&snap, "button \"Open popup\"")).await;
+    assert_eq!(out["evidence"]["tabs"][0]["tab"], 2, "{out}");
+    assert!(out["evidence"]["tabs"][0]["url"].as_str().unwrap().contains("#popup"), "{out}");
+    a.ok("tabs", json!({"action": "close", "tab": "2"})).await;
+
+    // A download: its file name.
+    let out = click(ref_of(&snap, "link \"Download report\"")).await;
+    assert_eq!(out["evidence"]["download"]["name"], "report.html", "{out}");
+
+    // Nothing: said, and the third time in a row, a hint.
+    let noop = ref_of(&snap, "button \"Does nothing\"");
+    for i in 1..=3 {
+        let out = click(noop.clone()).await;
+        assert_eq!(out["evidence"], json!({"nothing": true}), "{out}");
+        assert_eq!(out["hint"].is_string(), i == 3, "{out}");
+    }
+
+    // A link: the navigation and where to.
+    let out = click(ref_of(&snap, "link \"Next page\"")).await;
+    assert!(out["evidence"]["navigation"]["to"].as_str().unwrap_or("").contains("page=2"), "{out}");
+    assert!(out["evidence"].get("page").is_none(), "no page counts across a navigation: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ph_prints_the_evidence_under_the_action() {
+    let sc = Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")]);
+    let base = common::browser::serve(fixture_page);
+    let t = common::control::shell(&sc).await;
+    let _win = common::window::TestWindow::attach(&sc, &t).await;
+    let cmd = format!(
+        r#"ph browser open {base}/evidence.html > /dev/null && r=$(ph browser snapshot -i | grep 'Account' | grep -o 'ref=e[0-9]*' | cut -d= -f2) && ph browser click $r > ev.txt; rc=$?; sed 's/^/ev: /' ev.txt; echo "rc=$rc lines=$(wc -l < ev.txt)""#
+    );
+    let out = common::control::run_in(&sc, &t, &cmd, "^rc=").await;
+    assert!(out.contains("rc=0 lines=3"), "{out}");
+    assert!(out.contains("ev: → element: expanded \"false\" → \"true\""), "{out}");
+    assert!(out.contains("ev: → page: 3 nodes added, 0 removed"), "{out}");
+}
