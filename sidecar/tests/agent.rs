@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::agent::{browser_pane, Agent, BrowserPane};
+use common::agent::{browser_pane, fixture_page, Agent, BrowserPane, FIXTURES};
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
 use serde_json::json;
@@ -15,39 +15,6 @@ use serde_json::json;
 /// The first line of a verb's output (what it did; the evidence lines follow it).
 fn first_line(out: &str) -> &str {
     out.split_inclusive('\n').next().unwrap_or("")
-}
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
-
-/// Serves `tests/fixtures/agent/NAME` at `/NAME`, and the React fixture's bundle (built by
-/// [`react_bundle`]) at `/react_controlled.js`.
-fn pages(path: &str) -> Option<String> {
-    let name = path.trim_start_matches('/');
-    if name.is_empty() || name.contains("..") || name.contains('/') {
-        return None;
-    }
-    if name == "react_controlled.js" {
-        return std::fs::read_to_string(format!("{FIXTURES}/react/dist/react_controlled.js")).ok();
-    }
-    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
-}
-
-/// Bundles the React fixture (`tests/fixtures/agent/react/`: React and react-dom from npm,
-/// pinned by its lockfile) with esbuild, running `npm ci` first when its `node_modules` is
-/// missing (`cargo xtask test` installs it beforehand).
-fn react_bundle() {
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = format!("{FIXTURES}/react");
-        let run = |args: &[&str]| {
-            let out = std::process::Command::new("npm").args(args).current_dir(&dir).output().expect("npm on PATH");
-            assert!(out.status.success(), "npm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        };
-        if !std::path::Path::new(&format!("{dir}/node_modules/.package-lock.json")).exists() {
-            run(&["ci", "--no-audit", "--no-fund"]);
-        }
-        run(&["run", "build"]);
-    });
 }
 
 /// The outline a fixture expects (`#` lines are notes for the reader).
@@ -98,7 +65,7 @@ impl Agent<'_> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, terminal: t1, win, pane, opened } = browser_pane(&sc, pages, "ax_only.html").await;
+    let BrowserPane { base, terminal: t1, win, pane, opened } = browser_pane(&sc, fixture_page, "ax_only.html").await;
     assert_eq!(opened["mode"], "screencast");
     assert!(win.browser_of(&pane).is_some_and(|b| b.starts_with('b')), "the window reports the browser id");
     // The same origin again: the same pane.
@@ -266,7 +233,7 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ph_browser_in_a_pane_drives_the_screencast() {
     let sc = Sidecar::start_with_env(&[], &[("SHELL", "/bin/bash")]);
-    let base = common::browser::serve(pages);
+    let base = common::browser::serve(fixture_page);
     let r = sc.req("POST", "/api/terminals", Some(&json!({"cols": 200, "rows": 50}))).await;
     let t1 = r.json()["id"].as_str().unwrap().to_string();
     let win = TestWindow::attach(&sc, &t1).await;
@@ -312,7 +279,7 @@ async fn ph_browser_in_a_pane_drives_the_screencast() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, pages, "controls.html").await;
+    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, fixture_page, "controls.html").await;
     let id = win.browser_of(&pane).unwrap();
     let a = Agent::new(&sc, pane);
     a.open(&base, "controls.html").await;
@@ -422,7 +389,7 @@ fn sorted_lines(text: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_and_network_are_kept_from_the_tabs_start() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "console.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "console.html").await;
     let a = Agent::new(&sc, pane.clone());
     let fixture = std::fs::read_to_string(format!("{FIXTURES}/console.expected")).unwrap().replace("BASE", &base);
     let want: Vec<String> = sorted_lines(&expected("console").replace("BASE", &base));
@@ -501,7 +468,7 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn select_scroll_viewport_and_tabs() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "select.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "select.html").await;
     let a = Agent::new(&sc, pane.clone());
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
@@ -675,9 +642,9 @@ async fn select_scroll_viewport_and_tabs() {
 /// `contenteditable`, `react_controlled`, `beforeunload`, `password`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upload_drag_interruptions_and_editors() {
-    tokio::task::block_in_place(react_bundle);
+    tokio::task::block_in_place(common::agent::react_bundle);
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "upload.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "upload.html").await;
     let a = Agent::new(&sc, pane.clone());
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
@@ -884,7 +851,7 @@ async fn upload_drag_interruptions_and_editors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cross_site_frames_are_read_and_driven_in_place() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, pages, "iframe_cross_site.html").await;
+    let BrowserPane { base, win, pane, .. } = browser_pane(&sc, fixture_page, "iframe_cross_site.html").await;
     let id = win.browser_of(&pane).unwrap();
     let a = Agent::new(&sc, pane.clone());
     a.open(&base, "iframe_cross_site.html").await;
@@ -1003,7 +970,7 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "select.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "select.html").await;
     let a = Agent::new(&sc, pane.clone());
     let run = |args: &[&str]| {
         let mut all = vec!["browser"];
@@ -1098,7 +1065,7 @@ async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roles_names_and_states_follow_the_specs() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "names.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "names.html").await;
     let a = Agent::new(&sc, pane);
     a.open(&base, "names.html").await;
     let s = a.ok("snapshot", json!({})).await;
@@ -1112,7 +1079,7 @@ async fn roles_names_and_states_follow_the_specs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_shown_as_text_before_the_first_read_stays_secret() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "password_early.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "password_early.html").await;
     let a = Agent::new(&sc, pane.clone());
     let mut answers = String::new();
     // The pane's first document (opened at launch), then a navigation to the same page.
@@ -1162,7 +1129,7 @@ async fn a_password_shown_as_text_before_the_first_read_stays_secret() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_shown_as_text_stays_secret() {
     let sc = Sidecar::start(&[]);
-    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, pages, "password_shown.html").await;
+    let BrowserPane { base, win: _win, pane, .. } = browser_pane(&sc, fixture_page, "password_shown.html").await;
     let a = Agent::new(&sc, pane.clone());
     a.open(&base, "password_shown.html").await;
     let run = |args: &[&str]| {

@@ -45,6 +45,33 @@ pub async fn select(
     Ok(with_pane(st.automation.select(&b, &req.r#ref, &req.values).await?, h))
 }
 
+/// Body of `POST /api/control/browser/set`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetReq {
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(rename = "ref")]
+    r#ref: String,
+    value: String,
+}
+
+/// `POST /api/control/browser/set` `{"ref","value"}` → `{"ref","value","scripted"?,
+/// "evidence"}`: a date, time, datetime-local, month, week, range or colour input given the
+/// value (its HTML spelling, at most 64 bytes) as a user gives it, read back (`409 mismatch`
+/// when the field shows something else).
+pub async fn set(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<SetReq>,
+) -> Result<Json<Value>, ApiError> {
+    if req.value.is_empty() || req.value.len() > 64 {
+        return Err(ApiError::BadRequest("a value is 1..=64 bytes".into()));
+    }
+    let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.set(&b, &req.r#ref, &req.value).await?, h))
+}
+
 /// Body of `POST /api/control/browser/scroll`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -107,6 +107,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/dialog", post(browser_control::dialog))
         .route("/api/control/browser/eval", post(browser_control::eval))
         .route("/api/control/browser/select", post(browser_page::select))
+        .route("/api/control/browser/set", post(browser_page::set))
         .route("/api/control/browser/scroll", post(browser_page::scroll))
         .route("/api/control/browser/scroll_to", post(browser_page::scroll_to))
         .route("/api/control/browser/viewport", post(browser_page::viewport))

@@ -26,6 +26,7 @@ mod refs;
 mod scroll;
 pub mod sealed;
 mod select;
+mod set;
 mod snapshot;
 mod turn;
 mod upload;
@@ -465,6 +466,22 @@ impl Automation {
                 let mut out = select::select(b, page, node, values).await?;
                 turn::mark_from(b, &out);
                 self.add_evidence(b, page, Some(node), before, &format!("select {r}"), &mut out).await;
+                Ok(out)
+            })
+            .await?;
+        out["ref"] = r.into();
+        Ok(out)
+    }
+
+    /// `set REF VALUE`: a date, time, datetime-local, month, week, range or colour input given
+    /// `value` as a user gives it, read back → `{"ref","value","scripted"?,"evidence"}` (see
+    /// [`set::set`]).
+    pub async fn set(&self, b: &BrowserRef, r: &str, value: &str) -> Result<Value, AutomationError> {
+        let mut out = self
+            .on_ref_as(b, "set", r, async |page, node| {
+                let before = evidence::Before::take(b, page, Some(node)).await;
+                let mut out = set::set(b, node, value).await?;
+                self.add_evidence(b, page, Some(node), before, &format!("set {r}"), &mut out).await;
                 Ok(out)
             })
             .await?;

@@ -84,13 +84,35 @@ pub async fn browser_pane(sc: &Sidecar, pages: fn(&str) -> Option<String>, first
 /// `tests/fixtures/agent/`.
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent");
 
-/// Serves `tests/fixtures/agent/NAME` at `/NAME` (one path segment; nothing else).
+/// Serves `tests/fixtures/agent/NAME` at `/NAME` (one path segment; nothing else), and the
+/// React fixture's bundle (built by [`react_bundle`]) at `/react_controlled.js`.
 pub fn fixture_page(path: &str) -> Option<String> {
     let name = path.trim_start_matches('/');
     if name.is_empty() || name.contains("..") || name.contains('/') {
         return None;
     }
+    if name == "react_controlled.js" {
+        return std::fs::read_to_string(format!("{FIXTURES}/react/dist/react_controlled.js")).ok();
+    }
     std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+}
+
+/// Bundles the React fixture (`tests/fixtures/agent/react/`: React and react-dom from npm,
+/// pinned by its lockfile) with esbuild, running `npm ci` first when its `node_modules` is
+/// missing (`cargo xtask test` installs it beforehand). Once per test binary.
+pub fn react_bundle() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = format!("{FIXTURES}/react");
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new("npm").args(args).current_dir(&dir).output().expect("npm on PATH");
+            assert!(out.status.success(), "npm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        if !std::path::Path::new(&format!("{dir}/node_modules/.package-lock.json")).exists() {
+            run(&["ci", "--no-audit", "--no-fund"]);
+        }
+        run(&["run", "build"]);
+    });
 }
 
 /// Saves `text` as the sidecar's config file, as editors do (a temp file renamed over it),

@@ -543,6 +543,16 @@ pub enum BrowserCmd {
         #[arg(required = true, value_name = "VALUE")]
         values: Vec<String>,
     },
+    /// Set a date, time, datetime-local, month, week, range or color input to VALUE (as HTML
+    /// spells it: 2026-12-07, 14:30, 2026-12-07T14:30, 2026-12, 2026-W49, 50, #ff8800)
+    /// with trusted keys, then read it back.
+    Set {
+        /// A ref from the last snapshot.
+        #[arg(value_name = "REF")]
+        target: String,
+        /// The value.
+        value: String,
+    },
     /// Scroll the page (or the element under --ref) with the mouse wheel: up, down (most of
     /// a screen), top, bottom, or PX CSS pixels (negative: up).
     Scroll {

@@ -272,6 +272,7 @@ fn browser_request(
             Some(TabAction::Close) => post("tabs", json!({"action": "close", "tab": tab})),
         },
         BrowserCmd::Select { target, values } => post("select", json!({"ref": target, "values": values})),
+        BrowserCmd::Set { target, value } => post("set", json!({"ref": target, "value": value})),
         BrowserCmd::Scroll { to, target } => post("scroll", json!({"to": to, "ref": target})),
         BrowserCmd::ScrollTo { target } => post("scroll_to", json!({"ref": target})),
         BrowserCmd::Upload { target, files } => {

@@ -297,6 +297,10 @@ fn browser_answer(cmd: &BrowserCmd, v: &Value) -> String {
                 format!("select {}: {shown}{opened}", s("ref"))
             }
         }
+        BrowserCmd::Set { .. } => {
+            let how = if v["scripted"] == true { " (set as its picker does: it takes no keys)" } else { "" };
+            format!("set {}: {}{how}{opened}", s("ref"), v["value"])
+        }
         BrowserCmd::Scroll { .. } => format!(
             "scrolled {} px at ({}, {})\n",
             v["delta"].as_f64().unwrap_or(0.0).round(),
