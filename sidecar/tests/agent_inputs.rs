@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 fn ref_of(snapshot: &Value, needle: &str) -> String {
     let text = snapshot["text"].as_str().unwrap();
     let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {text}"));
-    let at = line.find("[ref=").unwrap();
+    let at = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}"));
     line[at + 5..].split(']').next().unwrap().to_string()
 }
 
@@ -70,4 +70,55 @@ async fn set_gives_each_input_type_its_value_and_reads_it_back() {
     let refused = a.refused("set", json!({"ref": booking, "value": "2025-08-15"}), "mismatch").await;
     assert_ne!(refused["observed"]["value"], "2025-08-15", "{refused}");
     assert_eq!(eval("document.getElementById('booked').textContent").await, "booked: 2026-08-15");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_comboboxes_listboxes_context_menus_and_hover_menus() {
+    let sc = Sidecar::start(&[]);
+    let bp = browser_pane(&sc, fixture_page, "custom.html").await;
+    let a = Agent::new(&sc, bp.pane.clone());
+    let snap = a.ok("snapshot", json!({"interactive": true})).await;
+    let eval = |js: &str| {
+        let a = &a;
+        let js = js.to_string();
+        async move { a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone() }
+    };
+
+    // A custom combobox: opened, the option chosen by name with clicks, read back.
+    let fruit = ref_of(&snap, "combobox \"Fruit\"");
+    let out = a.ok("select", json!({"ref": fruit, "values": ["Dragon fruit"]})).await;
+    assert_eq!((out["label"].as_str(), out["custom"].as_bool()), (Some("Dragon fruit"), Some(true)), "{out}");
+    assert_eq!(eval("document.getElementById('state').textContent").await, "fruit: Dragon fruit");
+    assert_eq!(eval("document.getElementById('combo').getAttribute('aria-expanded')").await, "false");
+    // An unknown option is refused naming those it has, and the list is closed again.
+    let e = a.refused("select", json!({"ref": fruit, "values": ["Mango"]}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("\"Apple\", \"Banana\""), "{e}");
+    assert_eq!(eval("document.getElementById('fruits').hidden").await, true);
+    a.refused("select", json!({"ref": fruit, "values": ["Cherry"]}), "bad_request").await;
+
+    // A listbox: the option clicked, aria-selected read back.
+    let size = ref_of(&snap, "listbox \"Size\"");
+    let out = a.ok("select", json!({"ref": size, "values": ["Large"]})).await;
+    assert_eq!(out["label"], "Large", "{out}");
+    assert_eq!(
+        eval("[...document.querySelectorAll('#sizes [aria-selected=true]')].map(o => o.textContent).join()").await,
+        "Large"
+    );
+
+    // A right click: the page's own context menu, seen in the evidence and the next snapshot.
+    let canvas = ref_of(&a.ok("snapshot", json!({})).await, "Right-click here");
+    let out = a.ok("act", json!({"action": "click", "ref": canvas, "button": "right"})).await;
+    assert_eq!(out["action"], "right-click", "{out}");
+    assert!(out["evidence"]["page"]["added"].as_u64().unwrap_or(0) >= 1, "{out}");
+    let text = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(text.contains("menuitem \"Copy\""), "{text}");
+    a.refused("act", json!({"action": "hover", "ref": canvas, "button": "right"}), "bad_request").await;
+
+    // A hover menu: hover, then the snapshot shows what opened.
+    let products = ref_of(&a.ok("snapshot", json!({})).await, "Products");
+    let before = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(!before.contains("link \"Pricing\""), "{before}");
+    a.ok("act", json!({"action": "hover", "ref": products})).await;
+    let after = a.ok("snapshot", json!({})).await["text"].as_str().unwrap().to_string();
+    assert!(after.contains("link \"Pricing\""), "{after}");
 }

@@ -216,12 +216,24 @@ pub struct ActReq {
     text: Option<String>,
     #[serde(default)]
     key: Option<String>,
+    /// `click` only: `left` (default) or `right` (the page's context menu).
+    #[serde(default)]
+    button: Option<String>,
 }
 
 fn action_of(req: &ActReq) -> Result<Action, ApiError> {
     let text = || req.text.clone().ok_or_else(|| ApiError::BadRequest(format!("{} needs text", req.action)));
     let a = match req.action.as_str() {
-        "click" => Action::Click,
+        "click" => match req.button.as_deref() {
+            None | Some("left") => Action::Click,
+            Some("right") => Action::RightClick,
+            Some(b) => {
+                return Err(ApiError::BadRequest(format!(
+                    "button must be left or right, got {:?}",
+                    b.chars().take(16).collect::<String>()
+                )))
+            }
+        },
         "dblclick" => Action::DblClick,
         "hover" => Action::Hover,
         "focus" => Action::Focus,
@@ -252,6 +264,9 @@ fn action_of(req: &ActReq) -> Result<Action, ApiError> {
             )))
         }
     };
+    if req.button.is_some() && !matches!(a, Action::Click | Action::RightClick) {
+        return Err(ApiError::BadRequest(format!("{} takes no button", req.action)));
+    }
     let takes_text = matches!(a, Action::Fill(_) | Action::Type(_));
     if req.text.is_some() && !takes_text {
         return Err(ApiError::BadRequest(format!("{} takes no text", req.action)));

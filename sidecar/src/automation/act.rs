@@ -25,6 +25,8 @@ pub enum Action {
     Click,
     /// Two clicks, the second with click count 2.
     DblClick,
+    /// A right click (move, right press, right release): the page's `contextmenu`.
+    RightClick,
     /// Move the mouse onto it.
     Hover,
     /// Focus it (`DOM.focus`).
@@ -45,6 +47,7 @@ impl Action {
         match self {
             Action::Click => "click",
             Action::DblClick => "dblclick",
+            Action::RightClick => "right-click",
             Action::Hover => "hover",
             Action::Focus => "focus",
             Action::Check(true) => "check",
@@ -234,7 +237,7 @@ pub async fn perform(
                 _ => false,
             }
         }
-        Action::Click | Action::DblClick | Action::Hover | Action::Check(_) => {
+        Action::Click | Action::DblClick | Action::RightClick | Action::Hover | Action::Check(_) => {
             let (x, y) = visible_point(node).await?;
             check_not_covered(node, x, y).await?;
             browser.presence().mark_point(crate::browser::Point { x, y });
@@ -243,6 +246,14 @@ pub async fn perform(
             let mut groups = vec![vec![mouse("mouseMoved", x, y, 0)]];
             match action {
                 Action::Hover => {}
+                Action::RightClick => {
+                    let right = |kind| {
+                        let (m, mut p) = mouse(kind, x, y, 1);
+                        p["button"] = "right".into();
+                        (m, p)
+                    };
+                    groups.push(vec![right("mousePressed"), right("mouseReleased")]);
+                }
                 Action::DblClick => {
                     groups.push(vec![mouse("mousePressed", x, y, 1), mouse("mouseReleased", x, y, 1)]);
                     groups.push(vec![mouse("mousePressed", x, y, 2), mouse("mouseReleased", x, y, 2)]);

@@ -10,6 +10,7 @@
 //! `browser`, it knows nothing of HTTP.
 
 mod act;
+mod combobox;
 mod dom;
 mod drag;
 mod error;
@@ -463,7 +464,10 @@ impl Automation {
         let mut out = self
             .on_ref_as(b, "select", r, async |page, node| {
                 let before = evidence::Before::take(b, page, Some(node)).await;
-                let mut out = select::select(b, page, node, values).await?;
+                let mut out = match combobox::select_custom(b, page, node, values).await? {
+                    Some(custom) => custom,
+                    None => select::select(b, page, node, values).await?,
+                };
                 turn::mark_from(b, &out);
                 self.add_evidence(b, page, Some(node), before, &format!("select {r}"), &mut out).await;
                 Ok(out)

@@ -405,6 +405,9 @@ pub enum BrowserCmd {
         /// A ref from the last snapshot (e3).
         #[arg(value_name = "REF")]
         target: String,
+        /// `right`: a right click (the page's context menu).
+        #[arg(long, value_name = "left|right", value_parser = ["left", "right"])]
+        button: Option<String>,
     },
     /// Double-click an element.
     Dblclick {

@@ -232,7 +232,9 @@ fn browser_request(
             post("find", json!({"text": text, "role": role, "name": name, "limit": limit}))
         }
         BrowserCmd::Text { target, max_bytes } => post("text", json!({"ref": target, "max_bytes": max_bytes})),
-        BrowserCmd::Click { target } => act("click", target),
+        BrowserCmd::Click { target, button } => {
+            post("act", json!({"action": "click", "ref": target, "button": button}))
+        }
         BrowserCmd::Dblclick { target } => act("dblclick", target),
         BrowserCmd::Hover { target } => act("hover", target),
         BrowserCmd::Focus { target } => act("focus", target),

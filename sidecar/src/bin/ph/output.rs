@@ -684,7 +684,7 @@ mod tests {
 
     #[test]
     fn a_dialog_gets_its_article() {
-        let click = Cmd::Browser { pane: None, cmd: BrowserCmd::Click { target: "e3".into() } };
+        let click = Cmd::Browser { pane: None, cmd: BrowserCmd::Click { target: "e3".into(), button: None } };
         let v = json!({"action": "click", "ref": "e3", "dialog": {"kind": "alert", "message": "Saved"}});
         assert_eq!(text(&click, &v), "click e3; it opened an alert \"Saved\" dialog\n");
         let v = json!({"action": "click", "ref": "e3", "dialog": {"kind": "confirm", "message": "Sure?"}});
