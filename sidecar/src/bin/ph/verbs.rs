@@ -102,7 +102,7 @@ mod tests {
         let verbs = all();
         let click = verbs.iter().find(|v| v.words == ["browser", "click"]).expect("browser click");
         let names: Vec<String> = click.params().into_iter().map(|p| p.name).collect();
-        assert_eq!(names, ["ref", "pane"]);
+        assert_eq!(names, ["ref", "button", "pane"]);
         assert!(verbs.iter().any(|v| v.words == ["read"]));
         assert!(verbs.iter().any(|v| v.words == ["up"]));
         assert!(!verbs.iter().any(|v| v.words[0] == "config"), "a local verb is no tool");
