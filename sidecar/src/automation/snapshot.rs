@@ -129,6 +129,7 @@ async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, Browse
     let ctx = w["executionContextId"]
         .as_i64()
         .ok_or_else(|| BrowserError::Cdp("Page.createIsolatedWorld: no executionContextId".into()))?;
+    let t = Instant::now();
     let r = call(
         session,
         "Runtime.callFunctionOn",
@@ -136,6 +137,7 @@ async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, Browse
                "arguments": [{"value": {"sig": sig}}]}),
     )
     .await?;
+    tracing::debug!("snapshot: walk of frame {frame}: {} ms", t.elapsed().as_millis());
     answer(r)
 }
 
