@@ -24,8 +24,47 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
+use futures_util::future::BoxFuture;
 
-use super::slot::{cookie_param, WeakBrowser};
+use super::BrowserError;
+
+/// What the group needs of a member browser whose Chromium is up: its cookie store.
+pub(super) trait CookieStore: Send + Sync {
+    /// Every cookie (`Storage.getCookies`).
+    fn read(&self) -> BoxFuture<'_, Result<Vec<Cookie>, BrowserError>>;
+    /// Sets these cookies (`Storage.setCookies`).
+    fn write(&self, cookies: Vec<CookieParam>) -> BoxFuture<'_, Result<(), BrowserError>>;
+}
+
+/// A member as the group holds it: its cookie store while its Chromium is up, else `None`
+/// (a closure over a weak handle, so the group neither keeps a browser alive nor names its
+/// type).
+pub(super) type Live = Box<dyn Fn() -> Option<Box<dyn CookieStore>> + Send + Sync>;
+
+/// A cookie read with `Storage.getCookies` as `Storage.setCookies` takes it back: every
+/// field kept; a session cookie (no expiry) stays a session cookie, and a host-only cookie
+/// (its domain has no leading dot) stays host-only: it is given by URL, since a `domain`
+/// would make it a domain cookie, sent to subdomains too (RFC 6265 §5.3 step 6) and left
+/// behind by a logout that clears the host-only one.
+pub(super) fn cookie_param(c: &Cookie) -> CookieParam {
+    let mut p = CookieParam::new(c.name.clone(), c.value.clone());
+    if c.domain.starts_with('.') {
+        p.domain = Some(c.domain.clone());
+    } else {
+        let scheme = if c.secure { "https" } else { "http" };
+        p.url = Some(format!("{scheme}://{}{}", c.domain, c.path));
+    }
+    p.path = Some(c.path.clone());
+    p.secure = Some(c.secure);
+    p.http_only = Some(c.http_only);
+    p.same_site = c.same_site.clone();
+    p.expires = if c.session { None } else { Some(TimeSinceEpoch::new(c.expires)) };
+    p.priority = Some(c.priority.clone());
+    p.source_scheme = Some(c.source_scheme.clone());
+    p.source_port = Some(c.source_port);
+    p.partition_key = c.partition_key.clone();
+    p
+}
 
 /// How long a member's burst of responses is left to settle before its cookies are read, in
 /// milliseconds (a page's load answers many requests; one read covers them).
@@ -115,7 +154,7 @@ fn apply(store: &mut HashMap<CookieKey, Cookie>, ch: &Changes) {
 }
 
 struct Member {
-    browser: WeakBrowser,
+    browser: Arc<Live>,
     /// The cookies last read from or written into it; `None` until its first launch is live.
     seen: Option<HashMap<CookieKey, Cookie>>,
     /// A sync from it is scheduled ([`LoginGroup::sync_soon`]).
@@ -142,8 +181,8 @@ impl LoginGroup {
     }
 
     /// Adds browser `id` to the group (before its first launch).
-    pub(super) fn join(&self, id: &str, browser: WeakBrowser) {
-        self.state().members.insert(id.to_string(), Member { browser, seen: None, pending: false });
+    pub(super) fn join(&self, id: &str, browser: Live) {
+        self.state().members.insert(id.to_string(), Member { browser: Arc::new(browser), seen: None, pending: false });
     }
 
     /// Removes browser `id` (closed); the jar keeps what it brought.
@@ -211,11 +250,11 @@ impl LoginGroup {
             let mut s = self.state();
             let Some(m) = s.members.get_mut(id) else { return };
             m.pending = false;
-            m.browser.upgrade()
+            m.browser.clone()
         };
-        let Some(browser) = browser.filter(|b| b.is_live()) else { return };
+        let Some(browser) = browser() else { return };
         let bound = Duration::from_millis(SYNC_CALL_MS);
-        let now = match tokio::time::timeout(bound, browser.read_cookies()).await {
+        let now = match tokio::time::timeout(bound, browser.read()).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) => return tracing::debug!(browser = id, "shared login: reading cookies: {e}"),
             Err(_) => return tracing::warn!(browser = id, "shared login: reading cookies took over {SYNC_CALL_MS} ms"),
@@ -239,7 +278,7 @@ impl LoginGroup {
                 },
             };
             apply(jar, &news);
-            let others: Vec<(String, WeakBrowser)> =
+            let others: Vec<(String, Arc<Live>)> =
                 members.iter().filter(|(k, _)| k.as_str() != id).map(|(k, m)| (k.clone(), m.browser.clone())).collect();
             (news, others)
         };
@@ -249,10 +288,10 @@ impl LoginGroup {
         tracing::debug!(browser = id, set = news.set.len(), removed = news.removed.len(), "shared login: sync");
         let params = news.params();
         for (other, weak) in others {
-            let Some(b) = weak.upgrade().filter(|b| b.is_live()) else { continue };
-            match tokio::time::timeout(bound, b.write_cookies(params.clone()))
+            let Some(b) = weak() else { continue };
+            match tokio::time::timeout(bound, b.write(params.clone()))
                 .await
-                .unwrap_or(Err(super::BrowserError::Cdp(format!("Storage.setCookies took over {SYNC_CALL_MS} ms"))))
+                .unwrap_or(Err(BrowserError::Cdp(format!("Storage.setCookies took over {SYNC_CALL_MS} ms"))))
             {
                 Ok(()) => {
                     let mut s = self.state();

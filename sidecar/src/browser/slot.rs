@@ -14,7 +14,7 @@ use std::time::Duration;
 use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::{Bounds, GetWindowForTargetParams, SetWindowBoundsParams};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
-use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam, TimeSinceEpoch};
+use chromiumoxide::cdp::browser_protocol::network::{Cookie, CookieParam};
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotParams, GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateToHistoryEntryParams,
 };
@@ -61,20 +61,18 @@ const COOKIE_SNAPSHOT_POLLS: u32 = 4;
 #[derive(Clone)]
 pub struct BrowserRef(Arc<Slot>);
 
-/// A handle on a browser that does not keep it alive (the shared login's members).
-#[derive(Clone)]
-pub(super) struct WeakBrowser(Weak<Slot>);
+impl super::shared_login::CookieStore for BrowserRef {
+    fn read(&self) -> futures_util::future::BoxFuture<'_, Result<Vec<Cookie>, BrowserError>> {
+        Box::pin(self.read_cookies())
+    }
 
-impl WeakBrowser {
-    /// The browser, unless it was dropped.
-    pub(super) fn upgrade(&self) -> Option<BrowserRef> {
-        self.0.upgrade().map(BrowserRef)
+    fn write(&self, cookies: Vec<CookieParam>) -> futures_util::future::BoxFuture<'_, Result<(), BrowserError>> {
+        Box::pin(self.write_cookies(cookies))
     }
 }
 
 pub use files::{download_dir, Download, DownloadState, FileChooser, MAX_CHOOSER_FILES, MAX_UPLOAD_BYTES};
 pub use force_open::{ProbeReport, FORCE_OPEN_SCRIPT};
-pub(in crate::browser) use lifecycle::cookie_param;
 pub use window::ScreenRect;
 pub use zoom::ZOOM_RANGE;
 
@@ -293,7 +291,14 @@ impl BrowserRef {
             login,
         });
         if let Some(g) = &slot.login {
-            g.join(&slot.id, WeakBrowser(Arc::downgrade(&slot)));
+            let weak = Arc::downgrade(&slot);
+            g.join(
+                &slot.id,
+                Box::new(move || {
+                    let b = BrowserRef(weak.upgrade()?);
+                    b.is_live().then(|| Box::new(b) as Box<dyn super::shared_login::CookieStore>)
+                }),
+            );
         }
         tokio::spawn(viewport_writer(Arc::downgrade(&slot), vp_rx));
         BrowserRef(slot)
@@ -533,7 +538,7 @@ fn is_http(url: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::lifecycle::cookie_param;
+    use super::super::shared_login::cookie_param;
     use super::window::{place_beside, window_bounds, ScreenRect};
     use super::*;
 

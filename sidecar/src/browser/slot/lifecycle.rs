@@ -379,7 +379,7 @@ impl BrowserRef {
             None => cookies,
         };
         if !cookies.is_empty() {
-            let params: Vec<CookieParam> = cookies.iter().map(cookie_param).collect();
+            let params: Vec<CookieParam> = cookies.iter().map(super::super::shared_login::cookie_param).collect();
             if let Err(e) = bounded("Storage.setCookies", browser.set_cookies(params)).await {
                 handler_task.abort();
                 follow.abort();
@@ -570,31 +570,6 @@ pub(super) async fn poll_title(slot: Weak<Slot>, generation: u64) {
 /// True if and only if a popped-out window's every tab has closed (the user closed it).
 pub(super) fn window_closed(s: &Shared) -> bool {
     s.tabs.is_empty() && !s.gone.is_empty()
-}
-
-/// A cookie read with `Storage.getCookies` as `Storage.setCookies` takes it back: every
-/// field kept; a session cookie (no expiry) stays a session cookie, and a host-only cookie
-/// (its domain has no leading dot) stays host-only: it is given by URL, since a `domain`
-/// would make it a domain cookie, sent to subdomains too (RFC 6265 §5.3 step 6) and left
-/// behind by a logout that clears the host-only one.
-pub(in crate::browser) fn cookie_param(c: &Cookie) -> CookieParam {
-    let mut p = CookieParam::new(c.name.clone(), c.value.clone());
-    if c.domain.starts_with('.') {
-        p.domain = Some(c.domain.clone());
-    } else {
-        let scheme = if c.secure { "https" } else { "http" };
-        p.url = Some(format!("{scheme}://{}{}", c.domain, c.path));
-    }
-    p.path = Some(c.path.clone());
-    p.secure = Some(c.secure);
-    p.http_only = Some(c.http_only);
-    p.same_site = c.same_site.clone();
-    p.expires = if c.session { None } else { Some(TimeSinceEpoch::new(c.expires)) };
-    p.priority = Some(c.priority.clone());
-    p.source_scheme = Some(c.source_scheme.clone());
-    p.source_port = Some(c.source_port);
-    p.partition_key = c.partition_key.clone();
-    p
 }
 
 // Closing a browser takes 3.5 s at most, so the kill comes inside the sidecar's shutdown
