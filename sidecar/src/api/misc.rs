@@ -53,6 +53,36 @@ pub async fn patch_agent_sealed(
     Ok(snap)
 }
 
+/// `PATCH /api/config/terminal` `{"renderer":"auto"|"webgl"|"dom"}` → the snapshot after
+/// the write (issue 27: the pane menu's renderer choice): `terminal.renderer` written into
+/// the config file in place (comments and other keys kept), then reloaded. Another key or
+/// value → 400 `bad_request`; a file that does not parse → 409 `config_invalid`.
+pub async fn patch_terminal(
+    State(st): State<AppState>,
+    JsonBody(body): JsonBody<serde_json::Map<String, Value>>,
+) -> Result<Json<crate::config::Snapshot>, ApiError> {
+    let bad = || ApiError::BadRequest("the body must be {\"renderer\": \"auto\" | \"webgl\" | \"dom\"}".into());
+    if body.len() != 1 {
+        return Err(bad());
+    }
+    let renderer = match body.get("renderer").and_then(Value::as_str) {
+        Some("auto") => crate::config::TerminalRenderer::Auto,
+        Some("webgl") => crate::config::TerminalRenderer::Webgl,
+        Some("dom") => crate::config::TerminalRenderer::Dom,
+        _ => return Err(bad()),
+    };
+    let settings = st.settings.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::config::write_terminal_renderer(settings.file(), renderer)?;
+        settings.reload();
+        Ok(settings.current())
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("config write task: {e}")))?
+    .map_err(ApiError::Config)
+    .map(Json)
+}
+
 /// `POST /api/login-codes` → `{"url":"…/login?code=…"}` (a fresh one-time login URL).
 pub async fn login_codes(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let code = st.auth.new_login_code().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;

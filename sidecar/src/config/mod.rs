@@ -20,10 +20,13 @@ pub use schema::{
     builtin_viewports, merge_presets, Agent, Bindings, Browser, Colors, Config, CropMaxSide, Cursor, CursorStyle, Dpr,
     EnvSwitch, FocusWalkSteps, Font, FontFamily, FontSize, Keys, LineHeight, MaxControls, MaxFrames, Notifications,
     Prefix, RenderMode, Rgb, ScansPerMinute, Scrollback, Sealed, SessionSection, Shell, ShellArgs, ShellProgram,
-    TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS, NAMED_KEYS, SEALED_ENV,
+    TerminalRenderer, TerminalSection, Theme, ThemeMode, Viewport, ViewportPx, Viewports, ACTIONS, COLOR_SLOTS,
+    NAMED_KEYS, SEALED_ENV,
 };
 pub use watch::{Settings, DEBOUNCE_MS};
-pub use write::{apply_patch, write_sealed, Kind, SealedPatch, SealedValue, WriteError, SEALED_KEYS};
+pub use write::{
+    apply_patch, write_sealed, write_terminal_renderer, Kind, SealedPatch, SealedValue, WriteError, SEALED_KEYS,
+};
 
 /// The commented default file (`porthole-sidecar --print-default-config`); it parses to
 /// [`Config::default`] with no warnings (pinned by a test).

@@ -250,11 +250,38 @@ pub enum CursorStyle {
 pub struct TerminalSection {
     /// Lines each terminal pane keeps above its screen.
     pub scrollback_lines: Scrollback,
+    /// Which xterm.js renderer draws terminals (issue 27).
+    pub renderer: TerminalRenderer,
 }
 
 impl Default for TerminalSection {
     fn default() -> Self {
-        TerminalSection { scrollback_lines: Scrollback(10_000) }
+        TerminalSection { scrollback_lines: Scrollback(10_000), renderer: TerminalRenderer::Auto }
+    }
+}
+
+/// `terminal.renderer`: `auto` (WebGL where the GPU draws it, the DOM renderer with a
+/// software GL such as SwiftShader or llvmpipe, and in WebKitGTK), `webgl` or `dom`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TerminalRenderer {
+    /// Chosen by the UI for the machine it runs on.
+    #[default]
+    Auto,
+    /// xterm.js's WebGL renderer.
+    Webgl,
+    /// xterm.js's DOM renderer.
+    Dom,
+}
+
+impl TerminalRenderer {
+    /// The file's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalRenderer::Auto => "auto",
+            TerminalRenderer::Webgl => "webgl",
+            TerminalRenderer::Dom => "dom",
+        }
     }
 }
 
@@ -492,6 +519,7 @@ const KNOWN: &[&str] = &[
     "cursor.style",
     "cursor.blink",
     "terminal.scrollback_lines",
+    "terminal.renderer",
     "keys.prefix",
     "keys.bindings.@",
     "shell.program",

@@ -1,5 +1,6 @@
-//! Writing `[agent.sealed]` from the app (protocol §4 `PATCH /api/config/agent-sealed`,
-//! issue 24): a patch of typed, bounded values, applied to the file in place with
+//! Writing config keys from the app: `[agent.sealed]` (protocol §4 `PATCH
+//! /api/config/agent-sealed`, issue 24) and `terminal.renderer` (`PATCH
+//! /api/config/terminal`, issue 27): a patch of typed, bounded values, applied to the file in place with
 //! `toml_edit` (the user's comments, order and other keys stay), checked by the same parser
 //! as every load, then written atomically ([`crate::state_file::write_atomic`]). The watcher
 //! (or the caller's [`super::Settings::reload`]) applies it like any other save.
@@ -129,35 +130,48 @@ impl SealedPatch {
 /// byte of the file unchanged. Errors: [`WriteError::Invalid`] when `agent` or
 /// `agent.sealed` exists and is not a table.
 pub fn apply_patch(text: &str, patch: &SealedPatch) -> Result<String, WriteError> {
+    let values = patch
+        .0
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                SealedValue::Bool(b) => toml_edit::Value::from(*b),
+                SealedValue::Int(i) => toml_edit::Value::from(*i),
+            };
+            (*k, v)
+        })
+        .collect();
+    apply_in(text, &["agent", "sealed"], values)
+}
+
+/// Sets `values` in the table at `path` of `text` (each table created when missing; an
+/// intermediate one implicit, so no empty header is added for it), a value already there
+/// replaced in place with its comments; every other byte unchanged.
+fn apply_in(text: &str, path: &[&str], values: Vec<(&str, toml_edit::Value)>) -> Result<String, WriteError> {
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e: toml_edit::TomlError| WriteError::Invalid(format!("the file does not parse: {e}")))?;
-    let agent = doc
-        .entry("agent")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_like_mut()
-        .ok_or_else(|| WriteError::Invalid("agent in the file is not a table".into()))?;
-    let sealed = agent
-        .entry("sealed")
-        .or_insert(toml_edit::Item::Table(toml_edit::Table::new()))
-        .as_table_like_mut()
-        .ok_or_else(|| WriteError::Invalid("agent.sealed in the file is not a table".into()))?;
-    for (key, value) in &patch.0 {
-        let mut v = match value {
-            SealedValue::Bool(b) => toml_edit::Value::from(*b),
-            SealedValue::Int(i) => toml_edit::Value::from(*i),
-        };
-        match sealed.get_mut(key).and_then(|i| i.as_value_mut()) {
+    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+    for (i, name) in path.iter().enumerate() {
+        let last = i + 1 == path.len();
+        table = table
+            .entry(name)
+            .or_insert_with(|| {
+                let mut t = toml_edit::Table::new();
+                t.set_implicit(!last);
+                toml_edit::Item::Table(t)
+            })
+            .as_table_like_mut()
+            .ok_or_else(|| WriteError::Invalid(format!("{} in the file is not a table", path[..=i].join("."))))?;
+    }
+    for (key, mut v) in values {
+        match table.get_mut(key).and_then(|i| i.as_value_mut()) {
             Some(old) => {
                 // Keep the comment after the old value and the spacing around it.
                 *v.decor_mut() = old.decor().clone();
                 *old = v;
             }
             None => {
-                sealed.insert(key, toml_edit::Item::Value(v));
+                table.insert(key, toml_edit::Item::Value(v));
             }
         }
     }
@@ -173,6 +187,20 @@ pub fn write_sealed(file: &Path, patch: &SealedPatch) -> Result<(), WriteError> 
     if EnvSwitch::from_env().kills() {
         return Err(WriteError::LockedByEnvironment);
     }
+    write_with(file, |text| apply_patch(text, patch))
+}
+
+/// Writes `terminal.renderer = renderer` into the config file `file` as [`write_sealed`]
+/// writes its keys (the file as it is must parse; the new text must load; atomic). Blocking.
+pub fn write_terminal_renderer(file: &Path, renderer: super::TerminalRenderer) -> Result<(), WriteError> {
+    write_with(file, |text| {
+        apply_in(text, &["terminal"], vec![("renderer", toml_edit::Value::from(renderer.as_str()))])
+    })
+}
+
+/// Reads `file` (missing: empty), checks it parses, applies `apply`, checks the new text
+/// loads, and writes it atomically.
+fn write_with(file: &Path, apply: impl FnOnce(&str) -> Result<String, WriteError>) -> Result<(), WriteError> {
     let text = match std::fs::metadata(file) {
         Ok(m) if m.len() > super::MAX_FILE_BYTES => {
             return Err(WriteError::Io(format!("{} is larger than {} bytes", file.display(), super::MAX_FILE_BYTES)))
@@ -182,7 +210,7 @@ pub fn write_sealed(file: &Path, patch: &SealedPatch) -> Result<(), WriteError> 
         Err(e) => return Err(WriteError::Io(format!("stat({}): {e}", file.display()))),
     };
     super::parse(file, &text).map_err(WriteError::FileInvalid)?;
-    let new = apply_patch(&text, patch)?;
+    let new = apply(&text)?;
     super::parse(file, &new).map_err(|e| WriteError::Invalid(format!("the written file would not load: {e}")))?;
     crate::state_file::write_atomic(file, new.as_bytes())
         .map_err(|e| WriteError::Io(format!("writing {}: {e}", file.display())))
@@ -239,5 +267,16 @@ mod tests {
     fn a_non_table_agent_is_refused() {
         let e = apply_patch("agent = 3\n", &patch(json!({"enabled": false})).unwrap()).unwrap_err();
         assert!(e.to_string().contains("agent in the file is not a table"), "{e}");
+    }
+
+    #[test]
+    fn the_renderer_is_written_into_terminal_keeping_what_is_there() {
+        let r = super::super::TerminalRenderer::Dom;
+        let v = || vec![("renderer", toml_edit::Value::from(r.as_str()))];
+        assert_eq!(apply_in("", &["terminal"], v()).unwrap(), "[terminal]\nrenderer = \"dom\"\n");
+        let kept =
+            apply_in("[terminal]\nscrollback_lines = 5 # mine\nrenderer = \"webgl\" # fast\n", &["terminal"], v())
+                .unwrap();
+        assert_eq!(kept, "[terminal]\nscrollback_lines = 5 # mine\nrenderer = \"dom\" # fast\n");
     }
 }

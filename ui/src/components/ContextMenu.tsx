@@ -9,6 +9,7 @@ import { workspaceLabel } from '../workspace/label';
 import { WORKSPACES_MAX, workspaceNumber, workspaceOf } from '../workspace/workspaces';
 import { LayoutItems } from '../project/LayoutItems';
 import { DriveItems } from './DriveItems';
+import { RendererItems } from './RendererItems';
 
 export interface MenuAt {
   paneId: string;
@@ -324,6 +325,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
         <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
       )}
       {snap.panes[id]?.kind === 'browser' && <DriveItems store={store} snap={snap} paneId={id} onDone={() => close(false)} />}
+      {terminal && <RendererItems store={store} paneId={id} onDone={() => close(true)} />}
       {groups.map((g, i) => (
         <div className="menu-group" key={i}>
           {g.map((item) => (

@@ -2,6 +2,7 @@
 // desktop's colour scheme, and who is told when either changes (every terminal host, the
 // banner, the prefix keys). Snapshots come from `GET /api/config` at start and from the UI
 // channel's `config` messages (protocol §10).
+import type { RendererSetting } from '../terminal/renderer';
 import type { Scheme } from '../terminal/theme';
 import { type ConfigSnapshot, DEFAULT_CONFIG, type TerminalOptions, type UiConfig, parseSnapshot, terminalOptions } from './config';
 
@@ -35,6 +36,11 @@ export class Settings {
   /** xterm.js options for the configuration in force and the desktop's scheme. */
   terminalOptions(): TerminalOptions {
     return terminalOptions(this.view.config, this.view.system);
+  }
+
+  /** `terminal.renderer` in force. */
+  terminalRenderer(): RendererSetting {
+    return this.view.config.terminalRenderer;
   }
 
   /**

@@ -6,6 +6,7 @@
 // parser only refuses shapes it does not know (a malformed snapshot is dropped whole).
 import type { ITheme } from '@xterm/xterm';
 import type { Action } from '../keys/prefix';
+import type { RendererSetting } from '../terminal/renderer';
 import { DARK, LIGHT, type Scheme } from '../terminal/theme';
 import { type SealedPolicy, parseSealed } from './sealed';
 
@@ -20,6 +21,8 @@ export interface UiConfig {
   cursor: { style: CursorStyle; blink: boolean };
   /** lines kept above the screen */
   scrollbackLines: number;
+  /** `terminal.renderer`: which xterm renderer draws terminals (`auto`: the machine decides) */
+  terminalRenderer: RendererSetting;
   /** the prefix letter (Ctrl plus it) */
   prefixLetter: string;
   /** key after the prefix → action */
@@ -84,6 +87,7 @@ export const DEFAULT_CONFIG: UiConfig = {
   font: { family: '"JetBrains Mono", "Fira Code", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace', size: 13, lineHeight: 1.15 },
   cursor: { style: 'block', blink: true },
   scrollbackLines: 10000,
+  terminalRenderer: 'auto',
   prefixLetter: 'b',
   bindings: bindingsOf({
     'split-right': '%',
@@ -168,6 +172,8 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
   const style = oneOf(cursor?.style, ['block', 'underline', 'bar'] as const);
   const blink = bool(cursor?.blink);
   const scrollback = num(terminal?.scrollback_lines);
+  // Absent from an older sidecar's snapshot: automatic.
+  const renderer = terminal?.renderer === undefined ? 'auto' : oneOf(terminal.renderer, ['auto', 'webgl', 'dom'] as const);
   const prefix = str(keys?.prefix);
   const bindingTable = obj(keys?.bindings);
   const bindings = bindingTable && bindingsOf(bindingTable);
@@ -190,7 +196,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
   const envLocks = Array.isArray(o.env_locks) ? o.env_locks.filter((k): k is string => typeof k === 'string') : [];
   if (
     !mode || !colors || family === null || size === null || lineHeight === null || !style || blink === null ||
-    scrollback === null || !prefix || !/^C-[a-z]$/.test(prefix) || !bindings || !defaultMode || desktop === null ||
+    scrollback === null || !renderer || !prefix || !/^C-[a-z]$/.test(prefix) || !bindings || !defaultMode || desktop === null ||
     error === undefined || file === null || revision === null || !presets || presets.some((p) => p === null)
   ) {
     return null;
@@ -208,6 +214,7 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
       font: { family, size, lineHeight },
       cursor: { style, blink },
       scrollbackLines: scrollback,
+      terminalRenderer: renderer,
       prefixLetter: prefix.slice(2),
       bindings,
       defaultMode,

@@ -14,7 +14,7 @@ import { readClipboard, writeClipboard } from '../clipboard';
 import { sanitizePaste } from './paste';
 import { CSI_QUERIES, DCS_QUERY, OSC_QUERY_IDS, QueryGate, oscIsQuery } from './queryGate';
 import type { TerminalSink } from './TerminalSession';
-import { type RendererKind, preferredRenderer } from './renderer';
+import { type RendererKind, type RendererSetting, chooseRenderer, glInfo } from './renderer';
 import type { TerminalOptions } from '../config/config';
 import { PromptMarks } from './prompts';
 import { findPathRefs } from './pathLinks';
@@ -62,6 +62,12 @@ export class TerminalHost implements TerminalSink {
   /** whether xterm may answer queries now; flipped in order with the output (protocol §5.2) */
   private readonly gate = new QueryGate();
   renderer: RendererKind = 'dom';
+  /** why `renderer` is in use (shown in the pane's menu) */
+  rendererWhy = 'not open yet';
+  /** `terminal.renderer` as last applied */
+  private rendererSetting: RendererSetting = 'auto';
+  /** the renderer or its reason changed (the pane's menu reads `renderer` and `rendererWhy`) */
+  onRendererChange: (() => void) | null = null;
   /** prompt marks from the shell integration's OSC 133 (protocol §5.3) */
   readonly prompts: PromptMarks;
 
@@ -167,39 +173,64 @@ export class TerminalHost implements TerminalSink {
     if (this.opened || this.disposed) return;
     this.opened = true;
     this.term.open(this.element);
-    if (preferredRenderer(navigator.userAgent, location.search) === 'webgl') void this.tryWebgl();
+    this.applyRenderer();
     this.observer = new ResizeObserver(() => this.scheduleFit());
     this.observer.observe(this.element);
     this.store.defer(() => this.observer?.disconnect());
     this.fitNow();
   }
 
-  private async tryWebgl() {
+  /**
+   * Applies `terminal.renderer` (issue 27): the renderer `chooseRenderer` picks for this
+   * machine and setting, switched live when it differs from the one drawing now.
+   */
+  setRendererSetting(setting: RendererSetting): void {
+    if (this.rendererSetting === setting) return;
+    this.rendererSetting = setting;
+    if (this.opened && !this.disposed) this.applyRenderer();
+  }
+
+  private applyRenderer() {
+    const c = chooseRenderer(navigator.userAgent, location.search, this.rendererSetting, glInfo());
+    if (c.kind === 'webgl' && !this.webgl) void this.tryWebgl(c.why);
+    else if (c.kind === 'dom') this.useDom(c.why);
+    else this.said('webgl', c.why);
+  }
+
+  private async tryWebgl(why: string) {
     try {
       const { WebglAddon } = await import('@xterm/addon-webgl');
-      if (this.disposed) return;
+      if (this.disposed || this.webgl) return;
       const addon = new WebglAddon();
-      addon.onContextLoss(() => this.fallbackToDom());
+      // Chromium keeps at most 16 WebGL contexts: the oldest is lost when more open. Said in
+      // the pane's menu, never a silent switch.
+      addon.onContextLoss(() => this.useDom('WebGL context lost (a browser keeps at most 16 at once: too many terminal panes, or the GPU reset)'));
       this.term.loadAddon(addon);
       this.webgl = addon;
-      this.renderer = 'webgl';
-      this.element.dataset.renderer = 'webgl';
-    } catch {
-      this.fallbackToDom();
+      this.said('webgl', why);
+    } catch (e) {
+      this.useDom(`WebGL could not start (${e instanceof Error ? e.message : String(e)})`);
     }
   }
 
-  /** Drops WebGL for this terminal only (context loss, or it could not start). */
-  private fallbackToDom() {
+  /** Draws with the DOM renderer from now on (the WebGL addon, if any, disposed), saying why. */
+  private useDom(why: string) {
     const w = this.webgl;
     this.webgl = null;
-    this.renderer = 'dom';
-    this.element.dataset.renderer = 'dom';
     try {
       w?.dispose();
     } catch {
       /* a lost context may throw on dispose */
     }
+    this.said('dom', why);
+  }
+
+  private said(kind: RendererKind, why: string) {
+    this.renderer = kind;
+    this.rendererWhy = why;
+    this.element.dataset.renderer = kind;
+    this.element.dataset.rendererWhy = why;
+    this.onRendererChange?.();
   }
 
   /** Tells the host whether its pane is shown; fitting is skipped while hidden. */
@@ -356,7 +387,8 @@ export class TerminalHost implements TerminalSink {
   dispose(): void {
     if (this.disposed) return;
     this.store.dispose();
-    this.fallbackToDom();
+    this.onRendererChange = null;
+    this.useDom('disposed');
     this.term.dispose();
     this.element.remove();
   }

@@ -122,8 +122,12 @@ export class PaneRuntime {
       },
       settings.terminalOptions(),
     );
+    this.host.setRendererSetting(settings.terminalRenderer());
     // Every configuration change applies to this pane live (DESIGN §14).
-    this.unsubscribeSettings = settings.subscribe(() => this.host.setOptions(settings.terminalOptions()));
+    this.unsubscribeSettings = settings.subscribe(() => {
+      this.host.setOptions(settings.terminalOptions());
+      this.host.setRendererSetting(settings.terminalRenderer());
+    });
   }
 
   get currentTerminalId(): string | null {

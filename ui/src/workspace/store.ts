@@ -679,6 +679,12 @@ export class WorkspaceStore {
     if (ws) this.ws.switchTo(ws.id);
   }
 
+  /** The renderer drawing terminal pane `id` and why (issue 27), or null for another pane or before its terminal opened. */
+  terminalRenderer(id: L.PaneId): { kind: 'dom' | 'webgl'; why: string } | null {
+    const h = this.runtimes.get(id)?.host;
+    return h ? { kind: h.renderer, why: h.rendererWhy } : null;
+  }
+
   // --- browser panes
 
   /**
