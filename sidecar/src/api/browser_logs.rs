@@ -50,15 +50,30 @@ pub struct NetworkReq {
     pane: Option<String>,
     #[serde(default)]
     failed: bool,
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    har: bool,
 }
 
-/// `POST /api/control/browser/network` → `{"tab","requests":[{"method","url","kind",
-/// "status","error"}],"dropped"}`.
+/// `POST /api/control/browser/network` → `{"tab","requests":[{"n","method","url","kind",
+/// "status","error"}],"dropped"}`; with `id`, that request in full
+/// ([`crate::automation::Automation::network_entry`]); with `har`, `{"tab","entries",
+/// "dropped","har"}`. Credentials show only when the human set `[agent] show_secrets`.
 pub async fn network(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<NetworkReq>,
 ) -> Result<Json<Value>, ApiError> {
+    if req.id.is_some() && (req.har || req.failed) {
+        return Err(ApiError::BadRequest("id goes alone (not with har or failed)".into()));
+    }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.network(&b, req.failed).await?, h))
+    let show_secrets = st.settings.current().config.agent.show_secrets;
+    let out = match (req.id, req.har) {
+        (Some(n), _) => st.automation.network_entry(&b, n, show_secrets).await?,
+        (None, true) => st.automation.network_har(&b, show_secrets).await?,
+        (None, false) => st.automation.network(&b, req.failed).await?,
+    };
+    Ok(with_pane(out, h))
 }

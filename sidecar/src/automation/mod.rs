@@ -17,6 +17,7 @@ mod frames;
 mod hooks;
 mod keys;
 mod logs;
+mod net;
 mod node;
 mod outcome;
 mod read;
@@ -174,6 +175,35 @@ impl Automation {
         let view = self.logs.network(b.id(), b.generation(), &tab);
         let requests: Vec<_> = view.requests.into_iter().filter(|r| !failed || r.failed()).collect();
         Ok(json!({"tab": tab, "requests": requests, "dropped": view.dropped}))
+    }
+
+    /// `network --id N`: request `n` of the active tab in full (see [`net::detail`]); one the
+    /// ring no longer keeps (or never had) is `bad_request`. Credentials show only with
+    /// `show_secrets` (the human's `[agent] show_secrets`).
+    pub async fn network_entry(&self, b: &BrowserRef, n: u64, show_secrets: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let Some(r) = self.logs.request(b.id(), b.generation(), &tab, n) else {
+            let view = self.logs.network(b.id(), b.generation(), &tab);
+            let kept = match (view.requests.first(), view.requests.last()) {
+                (Some(a), Some(z)) => format!("the tab keeps {}..={}", a.n, z.n),
+                _ => "the tab has no requests".to_string(),
+            };
+            return Err(AutomationError::BadRequest(format!("no request {n} ({kept})")));
+        };
+        let mut out = net::detail(&page, &r, show_secrets).await;
+        out["tab"] = tab.into();
+        Ok(out)
+    }
+
+    /// `network --har`: the active tab's kept requests as HAR 1.2 (see [`net::har`]) →
+    /// `{"tab","har","entries","dropped"}`.
+    pub async fn network_har(&self, b: &BrowserRef, show_secrets: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let view = self.logs.network(b.id(), b.generation(), &tab);
+        let har = net::har(&page, &view.requests, show_secrets).await;
+        Ok(json!({"tab": tab, "entries": view.requests.len(), "dropped": view.dropped, "har": har}))
     }
 
     fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {

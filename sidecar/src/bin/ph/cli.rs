@@ -609,11 +609,19 @@ pub enum BrowserCmd {
         #[arg(long)]
         since_navigation: bool,
     },
-    /// Print the active tab's requests (method, status or error, URL, type), oldest first.
+    /// Print the active tab's requests ([N] method, status or error, URL, type), oldest
+    /// first; --id N: one in full (headers, timing, bodies up to 64 KiB; credentials
+    /// redacted); --har FILE: all as HAR 1.2.
     Network {
         /// Only the requests that failed or were answered 400 or above.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["id", "har"])]
         failed: bool,
+        /// Request N of the list, in full.
+        #[arg(long, value_name = "N", conflicts_with = "har")]
+        id: Option<u64>,
+        /// Write the kept requests as HAR 1.2 to FILE.
+        #[arg(long, value_name = "FILE")]
+        har: Option<std::path::PathBuf>,
     },
     /// Print the human's sealed-content policy ([agent.sealed]: what an agent may do with
     /// closed shadow roots). Read-only: only the human changes it (Settings, config.toml).

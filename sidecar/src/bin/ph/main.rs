@@ -297,7 +297,9 @@ fn browser_request(
         BrowserCmd::Console { level, since_navigation } => {
             post("console", json!({"level": level, "since_navigation": since_navigation}))
         }
-        BrowserCmd::Network { failed } => post("network", json!({"failed": failed})),
+        BrowserCmd::Network { failed, id, har } => {
+            post("network", json!({"failed": failed, "id": id, "har": har.is_some()}))
+        }
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
         BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
         BrowserCmd::Stats => post("stats", json!({})),
@@ -359,6 +361,17 @@ fn report(cli: &Cli, a: Answer) -> Outcome {
                 )),
                 Ok(path) => Outcome::ok(format!("{}\n", path.display())),
                 Err(m) => Outcome::failed(exit::REFUSED, "write_failed", &m),
+            };
+        }
+        if let Cmd::Browser { cmd: BrowserCmd::Network { har: Some(file), .. }, .. } = &cli.cmd {
+            let text = serde_json::to_string_pretty(&a.body["har"]).unwrap_or_default();
+            return match std::fs::write(file, text) {
+                Ok(()) if cli.json => Outcome::ok(format!(
+                    "{}\n",
+                    json!({"path": file, "entries": a.body["entries"], "dropped": a.body["dropped"], "pane": a.body["pane"]})
+                )),
+                Ok(()) => Outcome::ok(format!("{} ({} requests)\n", file.display(), a.body["entries"])),
+                Err(e) => Outcome::failed(exit::REFUSED, "write_failed", &format!("writing {}: {e}", file.display())),
             };
         }
         let mut out =

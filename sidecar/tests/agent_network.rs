@@ -1,0 +1,144 @@
+//! Network for debugging (issue 25 item 6) end to end: a real Chromium behind a screencast
+//! pane, a fetch-driven page (`tests/fixtures/agent/net.html`) and its JSON API from a real
+//! HTTP upstream. `network --id N` shows headers, timing and a JSON body with credentials
+//! redacted (and shown once the human sets `[agent] show_secrets`); a secret form field is
+//! never shown; `network --har` is HAR 1.2 that parses back.
+
+mod common;
+
+use common::agent::{browser_pane, fixture_page, Agent, BrowserPane};
+use common::{Sidecar, HANG};
+use serde_json::{json, Value};
+
+const ORDERS: &str = r#"{"orders":[{"id":1,"item":"tea"},{"id":2,"item":"cake"}]}"#;
+
+/// The fixtures, and the page's API.
+fn pages(path: &str) -> Option<String> {
+    match path {
+        "/api/orders.json" => Some(ORDERS.into()),
+        "/api/login.json" => Some(r#"{"session":"sess-abc"}"#.into()),
+        p => fixture_page(p),
+    }
+}
+
+/// Navigates to fixture `name` and waits until the page's state line reads `state`.
+async fn open(a: &Agent<'_>, base: &str, name: &str, state: &str) {
+    a.ok("navigate", json!({"url": format!("{base}/{name}")})).await;
+    a.ok("wait", json!({"text": state, "timeout_ms": 20000})).await;
+}
+
+/// The number of the last listed request whose URL ends with `tail`, once it has ended
+/// (answered or failed), bounded by HANG.
+async fn numbered(a: &Agent<'_>, tail: &str) -> u64 {
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let v = a.ok("network", json!({})).await;
+        let found = v["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|r| r["url"].as_str().unwrap().ends_with(tail))
+            .cloned();
+        if let Some(r) = found.filter(|r| !r["status"].is_null() || !r["error"].is_null()) {
+            let n = r["n"].as_u64().unwrap();
+            // Its body is there once loading finished: the detail says so.
+            let d = a.ok("network", json!({"id": n})).await;
+            if !d["timing"]["total_ms"].is_null() {
+                return n;
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no finished request to {tail}: {v:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+fn header<'v>(list: &'v Value, name: &str) -> Option<&'v str> {
+    list.as_array()?.iter().find(|h| h["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name)))?["value"]
+        .as_str()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_back() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, pages, "net.html").await;
+    let a = Agent::new(&sc, pane);
+    open(&a, &base, "net.html", "Loaded 2 orders").await;
+
+    let n = numbered(&a, "/api/orders.json").await;
+    let d = a.ok("network", json!({"id": n})).await;
+    assert_eq!(
+        (d["n"].as_u64(), d["method"].as_str(), d["status"].as_i64()),
+        (Some(n), Some("GET"), Some(200)),
+        "{d:#}"
+    );
+    assert_eq!(d["mime"], "application/json", "{d:#}");
+    assert_eq!(header(&d["request_headers"], "authorization"), Some("[redacted]"), "{d:#}");
+    assert_eq!(header(&d["request_headers"], "x-trace"), Some("trace-7"), "{d:#}");
+    assert_eq!(header(&d["response_headers"], "content-type"), Some("application/json"), "{d:#}");
+    let body: Value = serde_json::from_str(d["response_body"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body, serde_json::from_str::<Value>(ORDERS).unwrap());
+    assert_eq!(d["response_body"]["bytes"].as_u64(), Some(ORDERS.len() as u64));
+    assert!(d["timing"]["total_ms"].as_f64().unwrap() >= 0.0 && d["timing"]["wait"].as_f64().unwrap() >= 0.0, "{d:#}");
+    assert!(d["encoded_bytes"].as_f64().unwrap() >= ORDERS.len() as f64, "{d:#}");
+    assert!(d["redacted"].as_u64().unwrap() >= 1);
+    assert!(d["request_body"].is_null(), "a GET has no body: {d:#}");
+
+    // The login's password field is redacted, and its answer (the session) withheld.
+    let login = numbered(&a, "/api/login.json").await;
+    let l = a.ok("network", json!({"id": login})).await;
+    assert_eq!(l["method"], "POST");
+    let sent = l["request_body"]["text"].as_str().unwrap_or_else(|| panic!("{l:#}"));
+    assert!(sent.contains("user=ann") && sent.contains("password=") && !sent.contains("hunter2"), "{sent}");
+    assert_eq!(l["request_body"]["redacted_fields"], 1);
+    assert!(l["response_body"]["withheld"].is_string(), "{l:#}");
+
+    // HAR 1.2, written and parsed back.
+    let h = a.ok("network", json!({"har": true})).await;
+    let file = common::temp_dir("har").join("tab.har");
+    std::fs::write(&file, serde_json::to_vec_pretty(&h["har"]).unwrap()).unwrap();
+    let har: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(har["log"]["version"], "1.2");
+    assert_eq!(har["log"]["creator"]["name"], "Porthole");
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len() as u64, h["entries"].as_u64().unwrap());
+    // The current document (an earlier one's bodies are gone with it).
+    let page = entries.iter().rev().find(|e| e["request"]["url"].as_str().unwrap().ends_with("/net.html")).unwrap();
+    assert_eq!(page["response"]["status"], 200);
+    assert!(page["response"]["content"]["text"].as_str().is_some_and(|t| t.contains("<h1>Orders</h1>")), "{page:#}");
+    let api =
+        entries.iter().rev().find(|e| e["request"]["url"].as_str().unwrap().ends_with("/api/orders.json")).unwrap();
+    assert_eq!(api["response"]["content"]["text"], ORDERS);
+    assert_eq!(api["response"]["content"]["mimeType"], "application/json");
+    assert_eq!(header(&api["request"]["headers"], "authorization"), Some("[redacted]"));
+    assert!(api["startedDateTime"].as_str().unwrap().ends_with('Z') && api["time"].as_f64().unwrap() >= 0.0);
+    for k in ["blocked", "dns", "connect", "send", "wait", "receive"] {
+        assert!(api["timings"][k].is_number(), "{k}: {api:#}");
+    }
+    let post = entries.iter().find(|e| e["request"]["method"] == "POST").unwrap();
+    assert!(!post["request"]["postData"]["text"].as_str().unwrap().contains("hunter2"));
+
+    // Nothing secret ever left the sidecar so far.
+    let said = a.said();
+    assert!(!said.contains("s3cret-token") && !said.contains("hunter2") && !said.contains("sess-abc"));
+
+    // The human shows credentials: the Authorization value is there (hot reload); the
+    // password still is not.
+    let dir = sc.home.join(".config/porthole");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".config.toml.tmp"), "[agent]\nshow_secrets = true\n").unwrap();
+    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
+    let deadline = tokio::time::Instant::now() + HANG;
+    while sc.req("GET", "/api/config", None).await.json()["config"]["agent"]["show_secrets"] != true {
+        assert!(tokio::time::Instant::now() < deadline, "the config never applied");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let d = a.ok("network", json!({"id": n})).await;
+    assert_eq!(header(&d["request_headers"], "authorization"), Some("Bearer s3cret-token"), "{d:#}");
+    let l = a.ok("network", json!({"id": login})).await;
+    assert!(!l.to_string().contains("hunter2"));
+
+    // A number the log never had is refused, naming what it keeps.
+    let e = a.refused("network", json!({"id": 9999}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("keeps 1..="), "{e}");
+}
