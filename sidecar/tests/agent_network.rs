@@ -142,3 +142,88 @@ async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_bac
     let e = a.refused("network", json!({"id": 9999}), "bad_request").await;
     assert!(e["message"].as_str().unwrap().contains("keeps 1..="), "{e}");
 }
+
+/// The ref on the line of `text` containing `needle`.
+fn ref_of(text: &str, needle: &str) -> String {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in\n{text}"));
+    let re = regex::Regex::new(r"\[ref=(e[0-9]+)\]").unwrap();
+    re.captures(line).unwrap_or_else(|| panic!("no ref on {line:?}"))[1].to_string()
+}
+
+/// The last listed request whose URL ends with `tail`.
+async fn last_request(a: &Agent<'_>, tail: &str) -> Value {
+    let v = a.ok("network", json!({})).await;
+    v["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|r| r["url"].as_str().unwrap().ends_with(tail))
+        .cloned()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mocked_500_an_abort_and_offline_show_as_the_page_s_errors_and_off_restores() {
+    use base64::Engine;
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, pages, "net.html").await;
+    let a = Agent::new(&sc, pane);
+    open(&a, &base, "net.html", "Loaded 2 orders").await;
+    const API: &str = "*/api/orders.json";
+
+    // A mocked 500: the page shows its error state with the mocked body.
+    let body = base64::engine::general_purpose::STANDARD.encode(r#"{"error":"db down"}"#);
+    let r = a
+        .ok(
+            "route",
+            json!({"pattern": API, "status": 500, "body_base64": body, "headers": ["Content-Type: application/json"]}),
+        )
+        .await;
+    assert_eq!(r["routes"].as_array().unwrap().len(), 1, "{r:#}");
+    assert_eq!(
+        (r["routes"][0]["answer"]["kind"].as_str(), r["routes"][0]["answer"]["status"].as_u64()),
+        (Some("fulfill"), Some(500))
+    );
+    open(&a, &base, "net.html", r#"Error: the server answered 500: {"error":"db down"}"#).await;
+    assert_eq!(last_request(&a, "/api/orders.json").await["status"], 500);
+    let l = a.ok("route", json!({"list": true})).await;
+    assert_eq!(l["routes"][0]["hits"], 1, "{l:#}");
+    assert_eq!(l["routes"][0]["pattern"], API);
+
+    // The same pattern aborted: the fetch fails.
+    let r = a.ok("route", json!({"pattern": API, "abort": true})).await;
+    assert_eq!(r["routes"].as_array().unwrap().len(), 1, "the pattern's route is replaced: {r:#}");
+    open(&a, &base, "net.html", "Error: the network failed").await;
+    let failed = last_request(&a, "/api/orders.json").await;
+    assert!(failed["error"].as_str().unwrap().contains("ERR_BLOCKED_BY_CLIENT"), "{failed}");
+
+    // Off: the real answer again.
+    let r = a.ok("route", json!({"pattern": API, "off": true})).await;
+    assert_eq!((r["removed"].as_u64(), r["routes"].as_array().unwrap().len()), (Some(1), 0), "{r:#}");
+    open(&a, &base, "net.html", "Loaded 2 orders").await;
+
+    // Offline: the page's own fetch (its button) fails; back online it loads.
+    let again = ref_of(a.ok("snapshot", json!({"interactive": true})).await["text"].as_str().unwrap(), "Load again");
+    assert_eq!(a.ok("offline", json!({"on": true})).await["offline"], true);
+    a.ok("act", json!({"action": "click", "ref": again})).await;
+    a.ok("wait", json!({"text": "Error: the network failed", "timeout_ms": 20000})).await;
+    let cut = last_request(&a, "/api/orders.json").await;
+    assert!(cut["error"].as_str().unwrap().contains("INTERNET_DISCONNECTED"), "{cut}");
+    assert_eq!(a.ok("route", json!({"list": true})).await["offline"], true);
+    a.ok("offline", json!({"on": false})).await;
+    a.ok("act", json!({"action": "click", "ref": again})).await;
+    a.ok("wait", json!({"text": "Loaded 2 orders", "timeout_ms": 20000})).await;
+
+    // Bounds: a status, the count of routes.
+    a.refused("route", json!({"pattern": API, "status": 700}), "bad_request").await;
+    a.refused("route", json!({"pattern": API, "abort": true, "off": true}), "bad_request").await;
+    for i in 0..32 {
+        a.ok("route", json!({"pattern": format!("*/nothing-{i}"), "abort": true})).await;
+    }
+    let e = a.refused("route", json!({"pattern": "*/one-too-many", "abort": true}), "bad_request").await;
+    assert!(e["message"].as_str().unwrap().contains("32 routes"), "{e}");
+    let r = a.ok("route", json!({"off": true})).await;
+    assert_eq!(r["removed"], 32);
+    open(&a, &base, "net.html", "Loaded 2 orders").await;
+}

@@ -23,6 +23,7 @@ mod outcome;
 mod read;
 mod ref_state;
 mod refs;
+mod route;
 mod scroll;
 pub mod sealed;
 mod select;
@@ -42,6 +43,7 @@ pub fn parse_key(spec: &str) -> Result<keys::KeyPress, AutomationError> {
 pub use logs::Level;
 pub use read::{Find, Query, DEFAULT_FIND_LIMIT, DEFAULT_TEXT_BYTES, FIND_LIMIT_RANGE};
 pub use ref_state::{RefState, REF_STATES};
+pub use route::{MAX_ROUTES, MAX_ROUTE_BODY_BYTES};
 pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_NAME_CHARS};
 pub use upload::{UploadFile, MAX_UPLOAD_FILES};
@@ -124,6 +126,27 @@ pub struct Automation {
     turns: turn::Turns,
     logs: Arc<logs::Logs>,
     sealed: Mutex<sealed::Store>,
+    routes: route::Routes,
+}
+
+/// What `route` does.
+#[derive(Debug, Clone)]
+pub enum RouteOp {
+    /// Answer the matching requests with this status, headers (`K:V`) and body.
+    Fulfill {
+        /// HTTP status, 100..=599.
+        status: u16,
+        /// `K:V` headers.
+        headers: Vec<String>,
+        /// The body's bytes (at most [`MAX_ROUTE_BODY_BYTES`]).
+        body: Vec<u8>,
+    },
+    /// Fail the matching requests (`net::ERR_BLOCKED_BY_CLIENT`).
+    Abort,
+    /// Remove the route of this pattern.
+    Off,
+    /// Only list.
+    List,
 }
 
 fn no_dialog(b: &BrowserRef) -> Result<(), AutomationError> {
@@ -204,6 +227,50 @@ impl Automation {
         let view = self.logs.network(b.id(), b.generation(), &tab);
         let har = net::har(&page, &view.requests, show_secrets).await;
         Ok(json!({"tab": tab, "entries": view.requests.len(), "dropped": view.dropped, "har": har}))
+    }
+
+    /// `route PATTERN --status S … | --abort | --off` and `route --list` on the active tab
+    /// (see [`route`]) → `{"tab","routes":[{"pattern","answer":{"kind",…},"hits"}],
+    /// "offline","removed"?}`. More than [`MAX_ROUTES`], a body over
+    /// [`MAX_ROUTE_BODY_BYTES`] or a status outside 100..=599 is `bad_request`.
+    pub async fn route(&self, b: &BrowserRef, pattern: Option<&str>, op: RouteOp) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let need = || AutomationError::BadRequest("route needs a PATTERN (a URL glob, * any run)".into());
+        let mut out = json!({});
+        let routes = match op {
+            RouteOp::List => self.routes.list(b.id(), b.generation(), &tab),
+            RouteOp::Off => {
+                let (n, routes) = self.routes.remove(&page, b.id(), b.generation(), pattern).await?;
+                out["removed"] = n.into();
+                routes
+            }
+            RouteOp::Abort => {
+                self.routes.add(&page, b.id(), b.generation(), pattern.ok_or_else(need)?, route::Answer::Abort).await?
+            }
+            RouteOp::Fulfill { status, headers, body } => {
+                if !(100..=599).contains(&status) {
+                    return Err(AutomationError::BadRequest("the status must be 100..=599".into()));
+                }
+                if body.len() > MAX_ROUTE_BODY_BYTES {
+                    return Err(AutomationError::BadRequest(format!("the body is over {MAX_ROUTE_BODY_BYTES} bytes")));
+                }
+                let headers = route::parse_headers(&headers)?;
+                let answer = route::Answer::Fulfill { status, headers, bytes: body.len(), body };
+                self.routes.add(&page, b.id(), b.generation(), pattern.ok_or_else(need)?, answer).await?
+            }
+        };
+        out["tab"] = tab.clone().into();
+        out["routes"] = json!(routes);
+        out["offline"] = self.routes.offline(b.id(), b.generation(), &tab).into();
+        Ok(out)
+    }
+
+    /// `offline on|off` on the active tab → `{"tab","offline"}`.
+    pub async fn offline(&self, b: &BrowserRef, on: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        self.routes.set_offline(&page, b.id(), b.generation(), on).await?;
+        Ok(json!({"tab": page.target_id().as_ref(), "offline": on}))
     }
 
     fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {

@@ -319,6 +319,15 @@ pub enum TabAction {
     Close,
 }
 
+/// `offline on|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// Offline.
+    On,
+    /// Back online.
+    Off,
+}
+
 /// How `ph browser dialog` answers.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum DialogAnswer {
@@ -623,6 +632,40 @@ pub enum BrowserCmd {
         #[arg(long, value_name = "FILE")]
         har: Option<std::path::PathBuf>,
     },
+    /// Mock or block the active tab's requests whose URL matches PATTERN (glob: * any run):
+    /// answer them with --status S [--body-file F] [--header K:V]…, fail them (--abort),
+    /// or remove the route (--off; without PATTERN: all). --list lists them. At most 32;
+    /// they go with the tab.
+    #[command(group(clap::ArgGroup::new("how").required(true).args(["status", "abort", "off", "list"])))]
+    Route {
+        /// The URL glob (*/api/orders*).
+        #[arg(value_name = "PATTERN", required_unless_present_any = ["off", "list"])]
+        pattern: Option<String>,
+        /// Answer with this HTTP status (100..=599).
+        #[arg(long, value_name = "S", value_parser = clap::value_parser!(u16).range(100..=599))]
+        status: Option<u16>,
+        /// The answer's body, from this file (at most 1 MiB).
+        #[arg(long, value_name = "F", conflicts_with_all = ["abort", "off", "list"])]
+        body_file: Option<std::path::PathBuf>,
+        /// An answer header (repeatable).
+        #[arg(long = "header", value_name = "K:V", conflicts_with_all = ["abort", "off", "list"])]
+        headers: Vec<String>,
+        /// Fail them (net::ERR_BLOCKED_BY_CLIENT).
+        #[arg(long)]
+        abort: bool,
+        /// Remove the route of PATTERN (all without one).
+        #[arg(long)]
+        off: bool,
+        /// List the tab's routes and their hits.
+        #[arg(long, conflicts_with = "pattern")]
+        list: bool,
+    },
+    /// Cut the active tab off the network (its requests fail) or put it back.
+    Offline {
+        /// on or off.
+        #[arg(value_enum, value_name = "STATE")]
+        state: OnOff,
+    },
     /// Print the human's sealed-content policy ([agent.sealed]: what an agent may do with
     /// closed shadow roots). Read-only: only the human changes it (Settings, config.toml).
     Policy,
@@ -736,5 +779,14 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1"]).is_err(), "upload needs a file");
         assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1", "a", "b"]).is_ok());
         assert!(Cli::try_parse_from(["ph", "browser", "drag", "e1"]).is_err(), "drag needs a target");
+        assert!(p(&["route", "*/api/*", "--status", "500", "--header", "A:b", "--header", "C:d"]).is_ok());
+        assert!(p(&["route", "*/api/*"]).is_err(), "a route says what it does");
+        assert!(p(&["route", "--status", "500"]).is_err(), "a mock needs a pattern");
+        assert!(p(&["route", "*/api/*", "--status", "700"]).is_err());
+        assert!(p(&["route", "*/api/*", "--abort", "--off"]).is_err());
+        assert!(p(&["route", "--off"]).is_ok() && p(&["route", "--list"]).is_ok());
+        assert!(p(&["route", "*/x", "--abort", "--header", "A:b"]).is_err(), "headers go with --status");
+        assert!(p(&["offline", "on"]).is_ok() && p(&["offline", "maybe"]).is_err());
+        assert!(p(&["network", "--id", "3", "--har", "x.har"]).is_err());
     }
 }

@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, Place, TabAction, Until};
+use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, OnOff, Place, TabAction, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -300,6 +300,29 @@ fn browser_request(
         BrowserCmd::Network { failed, id, har } => {
             post("network", json!({"failed": failed, "id": id, "har": har.is_some()}))
         }
+        BrowserCmd::Route { pattern, status, body_file, headers, abort, off, list } => {
+            use base64::Engine;
+            let body = match body_file {
+                Some(f) => {
+                    let bytes = std::fs::read(f).map_err(|e| format!("reading {}: {e}", f.display()))?;
+                    if bytes.len() > sidecar::automation::MAX_ROUTE_BODY_BYTES {
+                        return Err(format!(
+                            "{} is over {} bytes",
+                            f.display(),
+                            sidecar::automation::MAX_ROUTE_BODY_BYTES
+                        ));
+                    }
+                    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+                }
+                None => None,
+            };
+            post(
+                "route",
+                json!({"pattern": pattern, "status": status, "body_base64": body, "headers": headers,
+                       "abort": abort, "off": off, "list": list}),
+            )
+        }
+        BrowserCmd::Offline { state } => post("offline", json!({"on": *state == OnOff::On})),
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
         BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
         BrowserCmd::Stats => post("stats", json!({})),

@@ -311,6 +311,11 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
         }
         BrowserCmd::Console { .. } => console(v),
         BrowserCmd::Network { id: Some(_), .. } => request(v),
+        BrowserCmd::Route { .. } => routes(v),
+        BrowserCmd::Offline { .. } => match v["offline"] == true {
+            true => "offline: the tab's requests fail\n".into(),
+            false => "online\n".into(),
+        },
         BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
             match v["dialog"].is_object() {
@@ -358,6 +363,35 @@ fn network(v: &Value) -> String {
             r["method"].as_str().unwrap_or(""),
             r["url"].as_str().unwrap_or("")
         ));
+    }
+    out
+}
+
+/// The tab's routes, one a line: `PATTERN → 500 (19 bytes), 2 hits` or `PATTERN → abort`.
+fn routes(v: &Value) -> String {
+    let mut out = String::new();
+    if let Some(n) = v["removed"].as_u64() {
+        out.push_str(&format!("removed {n}\n"));
+    }
+    let list = v["routes"].as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        out.push_str("no routes\n");
+    }
+    for r in list {
+        let a = &r["answer"];
+        let what = match a["kind"].as_str() {
+            Some("fulfill") => format!("{} ({} bytes)", a["status"], a["bytes"]),
+            _ => "abort".into(),
+        };
+        let hits = r["hits"].as_u64().unwrap_or(0);
+        out.push_str(&format!(
+            "{} → {what}, {hits} hit{}\n",
+            r["pattern"].as_str().unwrap_or(""),
+            if hits == 1 { "" } else { "s" }
+        ));
+    }
+    if v["offline"] == true {
+        out.push_str("(offline: every request fails)\n");
     }
     out
 }
