@@ -227,3 +227,80 @@ async fn a_mocked_500_an_abort_and_offline_show_as_the_page_s_errors_and_off_res
     assert_eq!(r["removed"], 32);
     open(&a, &base, "net.html", "Loaded 2 orders").await;
 }
+
+/// What the page's own Chromium decodes of a PNG: `[width, height]` and the RGB of each point.
+async fn pixels(a: &Agent<'_>, png: &Value, points: &[(f64, f64)]) -> Value {
+    let pts = serde_json::to_string(points).unwrap();
+    let js = format!(
+        "(async () => {{ const i = new Image(); i.src = 'data:image/png;base64,{}'; await i.decode(); \
+         const c = new OffscreenCanvas(i.width, i.height); const g = c.getContext('2d'); g.drawImage(i, 0, 0); \
+         const at = ([x, y]) => Array.from(g.getImageData(Math.floor(x), Math.floor(y), 1, 1).data.slice(0, 3)); \
+         return {{size: [i.width, i.height], at: {pts}.map(at)}}; }})()",
+        png["png"].as_str().unwrap()
+    );
+    a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_annotated_screenshot_boxes_the_refs_on_screen_where_they_are() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, pages, "annotate.html").await;
+    let a = Agent::new(&sc, pane);
+    a.ok("navigate", json!({"url": format!("{base}/annotate.html")})).await;
+    a.ok("wait", json!({"load": true, "timeout_ms": 20000})).await;
+    let snap = a.ok("snapshot", json!({"interactive": true})).await;
+    let text = snap["text"].as_str().unwrap();
+    let (save, far) = (ref_of(text, "\"Save\""), ref_of(text, "Far below"));
+
+    let shot = a.ok("screenshot", json!({"annotate": true})).await;
+    let boxes = shot["boxes"].as_array().unwrap();
+    let of = |r: &str| boxes.iter().find(|b| b["ref"] == r).cloned();
+    let b = of(&save).unwrap_or_else(|| panic!("{save} boxed: {shot:#}"));
+    assert!(of(&far).is_none(), "a ref below the fold is not boxed: {boxes:?}");
+    assert_eq!(boxes.len(), 2, "{boxes:?}");
+    let line = format!("[{}] {save} button \"Save\"", b["n"]);
+    assert!(shot["legend"].as_str().unwrap().contains(&line), "{}", shot["legend"]);
+    let rect = &b["rect"];
+    let (x, y, w, h) = (
+        rect["x"].as_f64().unwrap(),
+        rect["y"].as_f64().unwrap(),
+        rect["width"].as_f64().unwrap(),
+        rect["height"].as_f64().unwrap(),
+    );
+    assert_eq!((x, y, w, h), (100.0, 100.0, 120.0, 40.0), "the button's own box");
+
+    // The box sits on the button's edges: magenta there, the button's blue inside it, white
+    // just outside (left of it).
+    let p = pixels(
+        &a,
+        &shot,
+        &[
+            (x + 0.5, y + h / 2.0),
+            (x + w - 1.0, y + h / 2.0),
+            (x + w / 2.0, y + h - 1.0),
+            (x + w / 2.0, y + h / 2.0 + 8.0),
+            (x - 3.0, y + h / 2.0),
+        ],
+    )
+    .await;
+    let magenta = json!([255, 0, 255]);
+    assert_eq!(p["at"][0], magenta, "left edge: {p}");
+    assert_eq!(p["at"][1], magenta, "right edge: {p}");
+    assert_eq!(p["at"][2], magenta, "bottom edge: {p}");
+    assert_eq!(p["at"][3], json!([32, 96, 192]), "inside: {p}");
+    assert_eq!(p["at"][4], json!([255, 255, 255]), "outside: {p}");
+    let gone = a
+        .ok("eval", json!({"js": "document.querySelector('porthole-annotations') === null", "allow_eval": true}))
+        .await;
+    assert_eq!(gone["value"], true, "the overlay went with the capture");
+    // A plain capture has no box.
+    let plain = a.ok("screenshot", json!({})).await;
+    assert_eq!(pixels(&a, &plain, &[(x + 0.5, y + h / 2.0)]).await["at"][0], json!([32, 96, 192]));
+
+    // Scaled: the longer side at most max_side.
+    let small = a.ok("screenshot", json!({"annotate": true, "max_side": 300})).await;
+    let size = pixels(&a, &small, &[]).await["size"].clone();
+    let (sw, sh) = (size[0].as_u64().unwrap(), size[1].as_u64().unwrap());
+    assert!(sw.max(sh) <= 300 && sw.max(sh) >= 290, "{size}");
+    a.refused("screenshot", json!({"annotate": true, "full": true}), "bad_request").await;
+}

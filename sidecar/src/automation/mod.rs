@@ -10,6 +10,7 @@
 //! `browser`, it knows nothing of HTTP.
 
 mod act;
+mod annotate;
 mod dom;
 mod drag;
 mod error;
@@ -34,6 +35,7 @@ mod walk;
 
 pub use crate::constants::TURN_WAIT_MS;
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
+pub use annotate::{legend, Boxed, BOX_BORDER_PX, BOX_RGB, MAX_BOXES};
 pub use error::{a_or_an, AutomationError, Interruption, StaleReason};
 /// Parses a key name for `press` (`Enter`, `Control+a`, `Shift+Tab`; docs/cli.md) → the
 /// key, or `bad_request` saying what is wrong with it.
@@ -652,6 +654,18 @@ impl Automation {
     /// is pending: a page paused by a dialog paints no frame, so Chromium's capture would only
     /// wait out the CDP bound.
     pub async fn screenshot(&self, b: &BrowserRef, r: Option<&str>, full: bool) -> Result<Vec<u8>, AutomationError> {
+        self.screenshot_scaled(b, r, full, None).await
+    }
+
+    /// [`Automation::screenshot`], scaled down (never up) so that the picture's longer side
+    /// is at most `max_side` device pixels (`Page.captureScreenshot`'s clip scale).
+    pub async fn screenshot_scaled(
+        &self,
+        b: &BrowserRef,
+        r: Option<&str>,
+        full: bool,
+        max_side: Option<u32>,
+    ) -> Result<Vec<u8>, AutomationError> {
         let page = page(b)?;
         let mut p = CaptureScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
         if let Some(r) = r {
@@ -682,6 +696,22 @@ impl Automation {
             if w >= 1.0 && h >= 1.0 {
                 p.clip = Some(Viewport { x: 0.0, y: 0.0, width: w, height: h.min(16_384.0), scale: 1.0 });
                 p.capture_beyond_viewport = Some(true);
+            }
+        }
+        if let Some(max) = max_side {
+            let dpr = crate::browser::eval_in(&page, "devicePixelRatio".into()).await?.as_f64().unwrap_or(1.0);
+            let clip = match p.clip.take() {
+                Some(c) => c,
+                None => {
+                    let (w, h, sx, sy) = Session::from(&page).viewport().await?;
+                    Viewport { x: sx, y: sy, width: w, height: h, scale: 1.0 }
+                }
+            };
+            let long = clip.width.max(clip.height) * dpr;
+            let scale = if long > f64::from(max) { f64::from(max) / long } else { 1.0 };
+            // Only a scaled picture needs the clip: the viewport's default capture is the same.
+            if scale < 1.0 || p.capture_beyond_viewport.is_some() || r.is_some() {
+                p.clip = Some(Viewport { scale, ..clip });
             }
         }
         let data = b.capture(&page, p).await?;

@@ -505,6 +505,8 @@ pub enum BrowserCmd {
         target: String,
     },
     /// Save a PNG of the viewport (or one element, or the whole page) and print its path.
+    /// Over MCP: an image, scaled to at most 1568 px on its long side (--output also
+    /// writes the original).
     Screenshot {
         /// Only this element.
         #[arg(long = "ref", value_name = "REF", conflicts_with = "full")]
@@ -516,6 +518,9 @@ pub enum BrowserCmd {
         /// the added style while it lasts), as the policy allows.
         #[arg(long)]
         parts: bool,
+        /// Number boxes on the refs on screen and print their legend ([3] e12 button "Save").
+        #[arg(long, conflicts_with_all = ["target", "full", "parts"])]
+        annotate: bool,
         /// Write it here (default: a new file in the temp directory).
         #[arg(short, long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,
@@ -786,6 +791,7 @@ mod tests {
         assert!(p(&["route", "*/api/*", "--abort", "--off"]).is_err());
         assert!(p(&["route", "--off"]).is_ok() && p(&["route", "--list"]).is_ok());
         assert!(p(&["route", "*/x", "--abort", "--header", "A:b"]).is_err(), "headers go with --status");
+        assert!(p(&["screenshot", "--annotate"]).is_ok() && p(&["screenshot", "--annotate", "--full"]).is_err());
         assert!(p(&["offline", "on"]).is_ok() && p(&["offline", "maybe"]).is_err());
         assert!(p(&["network", "--id", "3", "--har", "x.har"]).is_err());
     }
