@@ -53,6 +53,18 @@ async fn numbered(a: &Agent<'_>, tail: &str) -> u64 {
     }
 }
 
+/// Runs the real `ph` with the sidecar's token → (exit code, stdout, stderr).
+fn ph(sc: &Sidecar, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(args)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
 fn header<'v>(list: &'v Value, name: &str) -> Option<&'v str> {
     list.as_array()?.iter().find(|h| h["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name)))?["value"]
         .as_str()
@@ -117,6 +129,27 @@ async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_bac
     }
     let post = entries.iter().find(|e| e["request"]["method"] == "POST").unwrap();
     assert!(!post["request"]["postData"]["text"].as_str().unwrap().contains("hunter2"));
+
+    // The same through the real `ph`: the text of one request, and a HAR file it writes.
+    let pane = a.pane.clone();
+    let (code, out, err) =
+        tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--id", &n.to_string(), "--pane", &pane]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("[{n}] GET {base}/api/orders.json (fetch)\n200 OK")), "{out}");
+    assert!(out.contains("Authorization: [redacted]\n") && out.contains("X-Trace: trace-7\n"), "{out}");
+    assert!(out.contains(&format!("-- response body (text, {} bytes)\n{ORDERS}\n", ORDERS.len())), "{out}");
+    let (code, out, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l == format!("[{n}] GET 200 {base}/api/orders.json (fetch)")), "{out}");
+    let file = common::temp_dir("ph-har").join("tab.har");
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        ph(&sc, &["browser", "network", "--har", file.to_str().unwrap(), "--pane", &pane])
+    });
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&file.display().to_string()), "{out}");
+    let har: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(har["log"]["version"], "1.2");
+    assert!(har["log"]["entries"].as_array().unwrap().iter().any(|e| e["response"]["content"]["text"] == ORDERS));
 
     // Nothing secret ever left the sidecar so far.
     let said = a.said();
@@ -215,6 +248,46 @@ async fn a_mocked_500_an_abort_and_offline_show_as_the_page_s_errors_and_off_res
     a.ok("act", json!({"action": "click", "ref": again})).await;
     a.ok("wait", json!({"text": "Loaded 2 orders", "timeout_ms": 20000})).await;
 
+    // The same through the real `ph`: a body from a file, a header; listed; off.
+    let pane = a.pane.clone();
+    let body = common::temp_dir("ph-route").join("body.txt");
+    std::fs::write(&body, "maintenance").unwrap();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        ph(
+            &sc,
+            &[
+                "browser",
+                "route",
+                API,
+                "--status",
+                "503",
+                "--body-file",
+                body.to_str().unwrap(),
+                "--header",
+                "Content-Type: text/plain",
+                "--pane",
+                &pane,
+            ],
+        )
+    });
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("{API} → 503 (11 bytes), 0 hits\n"));
+    open(&a, &base, "net.html", "Error: the server answered 503: maintenance").await;
+    let (_, out, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "route", "--list", "--pane", &pane]));
+    assert_eq!(out, format!("{API} → 503 (11 bytes), 1 hit\n"));
+    let (code, out, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "route", API, "--off", "--pane", &pane]));
+    assert_eq!((code, out.as_str()), (0, "removed 1\nno routes\n"));
+    open(&a, &base, "net.html", "Loaded 2 orders").await;
+
+    // A route is the tab's: another tab's requests are not routed.
+    a.ok("tabs", json!({"action": "new", "url": format!("{base}/net.html")})).await;
+    a.ok("wait", json!({"text": "Loaded 2 orders", "timeout_ms": 20000})).await;
+    a.ok("route", json!({"pattern": API, "abort": true})).await;
+    a.ok("tabs", json!({"action": "select", "tab": "1"})).await;
+    assert_eq!(a.ok("route", json!({"list": true})).await["routes"], json!([]));
+    open(&a, &base, "net.html", "Loaded 2 orders").await;
+    a.ok("tabs", json!({"action": "close", "tab": "2"})).await;
+
     // Bounds: a status, the count of routes.
     a.refused("route", json!({"pattern": API, "status": 700}), "bad_request").await;
     a.refused("route", json!({"pattern": API, "abort": true, "off": true}), "bad_request").await;
@@ -303,4 +376,17 @@ async fn an_annotated_screenshot_boxes_the_refs_on_screen_where_they_are() {
     let (sw, sh) = (size[0].as_u64().unwrap(), size[1].as_u64().unwrap());
     assert!(sw.max(sh) <= 300 && sw.max(sh) >= 290, "{size}");
     a.refused("screenshot", json!({"annotate": true, "full": true}), "bad_request").await;
+
+    // The real `ph`: the path, then the legend.
+    let pane = a.pane.clone();
+    let file = common::temp_dir("ph-annotate").join("shot.png");
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        ph(&sc, &["browser", "screenshot", "--annotate", "-o", file.to_str().unwrap(), "--pane", &pane])
+    });
+    assert_eq!(code, 0, "{err}");
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some(file.to_str().unwrap()));
+    assert_eq!(lines.filter(|l| l.starts_with('[')).count(), 2, "{out}");
+    assert!(out.contains(&line), "{out}");
+    assert!(std::fs::read(&file).unwrap().starts_with(b"\x89PNG"));
 }
