@@ -17,6 +17,7 @@ fn pages(path: &str) -> Option<String> {
     match path {
         "/api/orders.json" => Some(ORDERS.into()),
         "/api/login.json" => Some(r#"{"session":"sess-abc"}"#.into()),
+        "/api/check.json" => Some(r#"{"ok":true}"#.into()),
         p => fixture_page(p),
     }
 }
@@ -105,6 +106,12 @@ async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_bac
     assert_eq!(l["request_body"]["redacted_fields"], 1);
     assert!(l["response_body"]["withheld"].is_string(), "{l:#}");
 
+    // A field the page's password input names ("answer") is redacted too.
+    let check = numbered(&a, "/api/check.json").await;
+    let c = a.ok("network", json!({"id": check})).await;
+    assert_eq!(c["request_body"]["redacted_fields"], 1, "{c:#}");
+    assert!(c["request_body"]["text"].as_str().unwrap().contains("user=ann"), "{c:#}");
+
     // HAR 1.2, written and parsed back.
     let h = a.ok("network", json!({"har": true})).await;
     let file = common::temp_dir("har").join("tab.har");
@@ -154,6 +161,7 @@ async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_bac
     // Nothing secret ever left the sidecar so far.
     let said = a.said();
     assert!(!said.contains("s3cret-token") && !said.contains("hunter2") && !said.contains("sess-abc"));
+    assert!(!said.contains("xyzzy42"));
 
     // The human shows credentials: the Authorization value is there (hot reload); the
     // password still is not.

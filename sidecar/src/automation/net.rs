@@ -4,7 +4,8 @@
 //!
 //! Redaction (docs/cli.md): the values of `Authorization`, `Proxy-Authorization`, `Cookie` and
 //! `Set-Cookie` are `[redacted]` unless the human set `[agent] show_secrets = true`. A request
-//! body's fields named like a secret (password, otp, token, …) are `[redacted]` whatever the
+//! body's fields named like a secret (password, otp, token, …, or like one of the page's
+//! password, one-time-code or card inputs) are `[redacted]` whatever the
 //! config says, and a multipart body holding one is withheld whole, as is the response to such
 //! a request (a login's answer carries the session).
 
@@ -28,10 +29,30 @@ const SECRET_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cook
 const SECRET_NAMES: [&str; 12] =
     ["pass", "pwd", "otp", "token", "secret", "one-time", "onetime", "totp", "2fa", "mfa", "cvc", "cvv"];
 
-/// A form or JSON field of this name holds a secret.
-pub fn secret_name(name: &str) -> bool {
+/// Names that are secrets only whole (`pw`, not `pwa`'s parts).
+const SECRET_WORDS: [&str; 3] = ["pw", "pin", "code"];
+
+/// A form or JSON field of this name holds a secret: named like one, or named like a secret
+/// field (password, one-time code) of the page (`page_secrets`).
+pub fn secret_name(name: &str, page_secrets: &[String]) -> bool {
     let n = name.to_ascii_lowercase();
-    SECRET_NAMES.iter().any(|s| n.contains(s)) || n == "code" || n.ends_with("_code") && n.contains("auth")
+    SECRET_NAMES.iter().any(|s| n.contains(s))
+        || SECRET_WORDS.contains(&n.as_str())
+        || page_secrets.iter().any(|p| p.eq_ignore_ascii_case(name))
+}
+
+/// The names of the active page's secret fields (password, one-time-code and payment
+/// inputs, in its main document), read in the isolated world: a request posting one of them
+/// is redacted even when its name says nothing. Empty when it cannot be read.
+pub async fn page_secrets(page: &Page) -> Vec<String> {
+    let js = "(() => Array.from(document.querySelectorAll('input[type=password i], \
+              input[autocomplete~=one-time-code i], input[autocomplete~=current-password i], \
+              input[autocomplete~=new-password i], input[autocomplete^=cc- i]'), i => i.name || i.id)\
+              .filter(Boolean).slice(0, 64))()";
+    match crate::browser::eval_in_isolated_world(page, super::walk::WORLD, js.into()).await {
+        Ok(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Headers as `[{"name","value"}]`, credentials redacted unless `show_secrets`; the count of
@@ -54,19 +75,19 @@ fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 /// A request body with its secret fields redacted → (text, fields redacted), or `None` when
 /// it must be withheld whole (a multipart body with a secret part).
-pub fn redact_body(text: &str, content_type: &str) -> Option<(String, u64)> {
+pub fn redact_body(text: &str, content_type: &str, page_secrets: &[String]) -> Option<(String, u64)> {
     let ct = content_type.to_ascii_lowercase();
     if ct.contains("multipart/") {
         let secret = text.match_indices("name=\"").any(|(i, m)| {
             let rest = &text[i + m.len()..];
-            rest.split('"').next().is_some_and(secret_name)
+            rest.split('"').next().is_some_and(|n| secret_name(n, page_secrets))
         });
         return (!secret).then(|| (text.to_string(), 0));
     }
     if ct.contains("json") || (ct.is_empty() && text.trim_start().starts_with(['{', '['])) {
         if let Ok(mut v) = serde_json::from_str::<Value>(text) {
             let mut n = 0;
-            redact_json(&mut v, &mut n);
+            redact_json(&mut v, page_secrets, &mut n);
             return Some((if n > 0 { v.to_string() } else { text.to_string() }, n));
         }
     }
@@ -76,7 +97,7 @@ pub fn redact_body(text: &str, content_type: &str) -> Option<(String, u64)> {
         let mut n = 0;
         let pairs: Vec<(String, String)> = url::form_urlencoded::parse(text.as_bytes())
             .map(|(k, v)| {
-                if secret_name(&k) {
+                if secret_name(&k, page_secrets) {
                     n += 1;
                     (k.into_owned(), REDACTED.to_string())
                 } else {
@@ -91,19 +112,19 @@ pub fn redact_body(text: &str, content_type: &str) -> Option<(String, u64)> {
     Some((text.to_string(), 0))
 }
 
-fn redact_json(v: &mut Value, n: &mut u64) {
+fn redact_json(v: &mut Value, page_secrets: &[String], n: &mut u64) {
     match v {
         Value::Object(o) => {
             for (k, x) in o.iter_mut() {
-                if secret_name(k) && !x.is_object() && !x.is_array() && !x.is_null() {
+                if secret_name(k, page_secrets) && !x.is_object() && !x.is_array() && !x.is_null() {
                     *x = REDACTED.into();
                     *n += 1;
                 } else {
-                    redact_json(x, n);
+                    redact_json(x, page_secrets, n);
                 }
             }
         }
-        Value::Array(a) => a.iter_mut().for_each(|x| redact_json(x, n)),
+        Value::Array(a) => a.iter_mut().for_each(|x| redact_json(x, page_secrets, n)),
         _ => {}
     }
 }
@@ -130,7 +151,7 @@ fn shown(bytes: &[u8]) -> Value {
 /// The bodies of `r` → (request body, response body, the request held a secret field). Each
 /// is a [`shown`] body, `{"withheld": why}` or `{"unavailable": why}` (Chromium no longer
 /// holds it, or there is none).
-async fn bodies(page: &Page, r: &Request) -> (Value, Value, u64) {
+async fn bodies(page: &Page, r: &Request, page_secrets: &[String]) -> (Value, Value, u64) {
     let d = &r.detail;
     let mut secret_fields = 0;
     let mut withheld = false;
@@ -138,7 +159,7 @@ async fn bodies(page: &Page, r: &Request) -> (Value, Value, u64) {
         match call(page, "Network.getRequestPostData", json!({"requestId": r.id})).await {
             Ok(v) => {
                 let text = v["postData"].as_str().unwrap_or("");
-                match redact_body(text, header(&d.request_headers, "content-type").unwrap_or("")) {
+                match redact_body(text, header(&d.request_headers, "content-type").unwrap_or(""), page_secrets) {
                     Some((t, n)) => {
                         secret_fields = n;
                         let mut b = shown(t.as_bytes());
@@ -217,7 +238,8 @@ pub async fn detail(page: &Page, r: &Request, show_secrets: bool) -> Value {
     let mut redacted = 0;
     let request_headers = headers(&d.request_headers, show_secrets, &mut redacted);
     let response_headers = headers(&d.response_headers, show_secrets, &mut redacted);
-    let (request_body, response_body, hidden) = bodies(page, r).await;
+    let secrets = page_secrets(page).await;
+    let (request_body, response_body, hidden) = bodies(page, r, &secrets).await;
     let (mut timing, total) = timings(d);
     timing["total_ms"] = if total >= 0.0 { json!(total) } else { Value::Null };
     json!({
@@ -236,12 +258,13 @@ pub async fn detail(page: &Page, r: &Request, show_secrets: bool) -> Value {
 pub async fn har(page: &Page, requests: &[Request], show_secrets: bool) -> Value {
     let mut entries = Vec::with_capacity(requests.len());
     let mut budget = MAX_HAR_BODY_BYTES;
+    let secrets = page_secrets(page).await;
     for r in requests {
         let d = &r.detail;
         let mut redacted = 0;
         let (timings, total) = timings(d);
         let (req_body, resp_body, _) = if budget > 0 {
-            bodies(page, r).await
+            bodies(page, r, &secrets).await
         } else {
             let over = json!({"unavailable": "over the HAR's body budget"});
             (over.clone(), over, 0)
@@ -342,18 +365,23 @@ mod tests {
 
     #[test]
     fn secret_fields_are_redacted_by_name() {
-        let (t, n) = redact_body("user=ann&password=hunter2&otp=123456", "application/x-www-form-urlencoded").unwrap();
+        let (t, n) =
+            redact_body("user=ann&password=hunter2&otp=123456", "application/x-www-form-urlencoded", &[]).unwrap();
         assert_eq!(n, 2);
         assert!(!t.contains("hunter2") && !t.contains("123456") && t.contains("user=ann"), "{t}");
         let (t, n) =
-            redact_body(r#"{"user":"ann","auth":{"access_token":"abc"},"q":[1]}"#, "application/json").unwrap();
+            redact_body(r#"{"user":"ann","auth":{"access_token":"abc"},"q":[1]}"#, "application/json", &[]).unwrap();
         assert_eq!(n, 1);
         assert!(!t.contains("abc") && t.contains("ann"), "{t}");
-        let (t, n) = redact_body("plain words with = sign", "text/plain").unwrap();
+        let (t, n) = redact_body("plain words with = sign", "text/plain", &[]).unwrap();
         assert_eq!((t.as_str(), n), ("plain words with = sign", 0));
         let multi = "--x\r\nContent-Disposition: form-data; name=\"pwd\"\r\n\r\nhunter2\r\n--x--";
-        assert!(redact_body(multi, "multipart/form-data; boundary=x").is_none());
-        assert!(!secret_name("shipping") && secret_name("new-password") && secret_name("one-time-code"));
+        assert!(redact_body(multi, "multipart/form-data; boundary=x", &[]).is_none());
+        assert!(!secret_name("shipping", &[]) && secret_name("new-password", &[]) && secret_name("one-time-code", &[]));
+        assert!(secret_name("pw", &[]) && !secret_name("pwa_mode", &[]));
+        let (t, n) = redact_body("user=ann&answer=xyzzy", "", &["answer".to_string()]).unwrap();
+        assert_eq!(n, 1);
+        assert!(!t.contains("xyzzy"), "a field the page marks secret: {t}");
     }
 
     #[test]
