@@ -423,7 +423,9 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
         let (code, out, _) =
             tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--failed", "--pane", &pane]));
         assert_eq!(code, 0);
-        let mut failed: Vec<&str> = out.lines().collect();
+        // Each request is numbered ([N], for `network --id N`): the rest of the line is compared.
+        assert!(out.lines().all(|l| l.starts_with('[') && l.contains("] ")), "{out}");
+        let mut failed: Vec<&str> = out.lines().map(|l| l.split_once("] ").map_or(l, |(_, r)| r)).collect();
         failed.sort();
         if failed == want_failed {
             break;
@@ -439,7 +441,8 @@ async fn console_and_network_are_kept_from_the_tabs_start() {
     // after the failed fetches' ones: waited for (bounded), as above.
     loop {
         let (_, all, _) = tokio::task::block_in_place(|| ph(&sc, &["browser", "network", "--pane", &pane]));
-        if all.lines().any(|l| l == format!("GET 200 {base}/console.html (document)")) {
+        // The tab's first request, numbered 1.
+        if all.lines().any(|l| l == format!("[1] GET 200 {base}/console.html (document)")) {
             break;
         }
         assert!(tokio::time::Instant::now() < deadline, "{all}");

@@ -98,6 +98,36 @@ async fn ph_mcp_serves_the_verbs_as_tools() {
         assert!(err && text.ends_with("[bad_request]"), "{text}");
         assert_eq!(sc_["code"], "bad_request");
 
+        // A screenshot is image content, scaled to at most 1568 px on its long side; with
+        // `output` the original goes to that file too; `annotate` adds the legend.
+        let (err, text, _) = mcp.call("browser_viewport", json!({"width": "2000", "height": "1000"}));
+        assert!(!err, "{text}");
+        let out = common::temp_dir("mcp-shot").join("original.png");
+        let r = mcp.ask(
+            "tools/call",
+            json!({"name": "browser_screenshot", "arguments": {"annotate": true, "output": out.to_string_lossy()}}),
+        );
+        assert_eq!(
+            (r["content"][0]["type"].as_str(), r["content"][0]["mimeType"].as_str()),
+            (Some("image"), Some("image/png")),
+            "{r}"
+        );
+        let png = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            r["content"][0]["data"].as_str().unwrap(),
+        )
+        .unwrap();
+        let side = |png: &[u8], at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        assert_eq!((side(&png, 16), side(&png, 20)), (1568, 784), "scaled to 1568 px on the long side");
+        let text = r["content"][1]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("1568×784 px (scaled to at most 1568 px") && text.contains(" button \"Press me\""),
+            "{text}"
+        );
+        assert!(text.contains(&format!("original: {}", out.display())), "{text}");
+        let original = std::fs::read(&out).unwrap();
+        assert_eq!((side(&original, 16), side(&original, 20)), (2000, 1000), "the original, unscaled");
+
         // Refusals are tool errors carrying the stable code.
         let (err, text, sc_) = mcp.call("browser_click", json!({"ref": "e9999"}));
         assert!(err, "{text}");

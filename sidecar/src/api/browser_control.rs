@@ -406,11 +406,20 @@ pub struct ScreenshotReq {
     full: bool,
     #[serde(default)]
     parts: bool,
+    #[serde(default)]
+    annotate: bool,
+    #[serde(default)]
+    max_side: Option<u32>,
 }
+
+/// Bounds of `max_side`, in device pixels.
+const MAX_SIDE_RANGE: std::ops::RangeInclusive<u32> = 64..=16_384;
 
 /// `POST /api/control/browser/screenshot` → `{"png": base64, "bytes": N}`; with `parts`,
 /// also `"parts": N`, the closed hosts' parts outlined for this capture (as the policy
-/// allows: `agent.sealed.part_highlight`).
+/// allows: `agent.sealed.part_highlight`); with `annotate` (the viewport only), also
+/// `"boxes":[{"n","ref","role","name","rect"}],"unboxed","legend"`; with `max_side`, scaled
+/// down so that its longer side is at most that many pixels.
 pub async fn screenshot(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -419,7 +428,34 @@ pub async fn screenshot(
     if req.full && req.r#ref.is_some() {
         return Err(ApiError::BadRequest("full and ref do not go together".into()));
     }
+    if req.max_side.is_some_and(|m| !MAX_SIDE_RANGE.contains(&m)) {
+        return Err(ApiError::BadRequest(format!(
+            "max_side must be {}..={}",
+            MAX_SIDE_RANGE.start(),
+            MAX_SIDE_RANGE.end()
+        )));
+    }
+    if req.annotate && (req.full || req.r#ref.is_some() || req.parts) {
+        return Err(ApiError::BadRequest("annotate is of the viewport (not with ref, full or parts)".into()));
+    }
+    if req.max_side.is_some() && req.parts {
+        return Err(ApiError::BadRequest("max_side does not go with parts".into()));
+    }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    if req.annotate {
+        let (png, boxes, more) = st.automation.screenshot_annotated(&b, req.max_side).await?;
+        let data = base64::engine::general_purpose::STANDARD.encode(&png);
+        let legend = crate::automation::legend(&boxes, more);
+        return Ok(with_pane(
+            json!({"png": data, "bytes": png.len(), "boxes": boxes, "unboxed": more, "legend": legend}),
+            h,
+        ));
+    }
+    if let Some(max) = req.max_side.filter(|_| !req.r#ref.as_deref().is_some_and(crate::automation::sealed::is_token)) {
+        let png = st.automation.screenshot_scaled(&b, req.r#ref.as_deref(), req.full, Some(max)).await?;
+        let data = base64::engine::general_purpose::STANDARD.encode(&png);
+        return Ok(with_pane(json!({"png": data, "bytes": png.len()}), h));
+    }
     if req.parts {
         let policy = super::browser_sealed::policy_of(&st);
         let (png, parts) = st.automation.screenshot_parts(&b, req.r#ref.as_deref(), req.full, &policy).await?;

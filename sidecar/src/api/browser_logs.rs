@@ -1,5 +1,6 @@
-//! `/api/control/browser/console` and `/network` (protocol §9.7): what the active tab's page
-//! logged and loaded, from the rings the `automation` module keeps per tab.
+//! `/api/control/browser/console`, `/network`, `/route` and `/offline` (protocol §9.7): what
+//! the active tab's page logged and loaded, from the rings the `automation` module keeps per
+//! tab, and the requests it mocks, blocks or cuts off.
 
 use axum::extract::State;
 use axum::{Extension, Json};
@@ -50,15 +51,107 @@ pub struct NetworkReq {
     pane: Option<String>,
     #[serde(default)]
     failed: bool,
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    har: bool,
 }
 
-/// `POST /api/control/browser/network` → `{"tab","requests":[{"method","url","kind",
-/// "status","error"}],"dropped"}`.
+/// `POST /api/control/browser/network` → `{"tab","requests":[{"n","method","url","kind",
+/// "status","error"}],"dropped"}`; with `id`, that request in full
+/// ([`crate::automation::Automation::network_entry`]); with `har`, `{"tab","entries",
+/// "dropped","har"}`. Credentials show only when the human set `[agent] show_secrets`.
 pub async fn network(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<NetworkReq>,
 ) -> Result<Json<Value>, ApiError> {
+    if req.id.is_some() && (req.har || req.failed) {
+        return Err(ApiError::BadRequest("id goes alone (not with har or failed)".into()));
+    }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.network(&b, req.failed).await?, h))
+    let show_secrets = st.settings.current().config.agent.show_secrets;
+    let out = match (req.id, req.har) {
+        (Some(n), _) => st.automation.network_entry(&b, n, show_secrets).await?,
+        (None, true) => st.automation.network_har(&b, show_secrets).await?,
+        (None, false) => st.automation.network(&b, req.failed).await?,
+    };
+    Ok(with_pane(out, h))
+}
+
+/// Body of `POST /api/control/browser/route`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteReq {
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(default)]
+    pattern: Option<String>,
+    #[serde(default)]
+    status: Option<u16>,
+    #[serde(default)]
+    headers: Vec<String>,
+    #[serde(default)]
+    body_base64: Option<String>,
+    #[serde(default)]
+    abort: bool,
+    #[serde(default)]
+    off: bool,
+    #[serde(default)]
+    list: bool,
+}
+
+/// `POST /api/control/browser/route` → `{"tab","routes":[{"pattern","answer","hits"}],
+/// "offline","removed"?}` (exactly one of `status`, `abort`, `off`, `list`; `off` without a
+/// pattern removes them all).
+pub async fn route(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<RouteReq>,
+) -> Result<Json<Value>, ApiError> {
+    use crate::automation::RouteOp;
+    let ops = [req.status.is_some(), req.abort, req.off, req.list].iter().filter(|x| **x).count();
+    if ops != 1 {
+        return Err(ApiError::BadRequest("give exactly one of status, abort, off or list".into()));
+    }
+    if req.status.is_none() && (req.body_base64.is_some() || !req.headers.is_empty()) {
+        return Err(ApiError::BadRequest("a body and headers go with status".into()));
+    }
+    let op = if let Some(status) = req.status {
+        use base64::Engine;
+        let body = match &req.body_base64 {
+            Some(b) => base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .map_err(|e| ApiError::BadRequest(format!("body_base64 is not base64: {e}")))?,
+            None => Vec::new(),
+        };
+        RouteOp::Fulfill { status, headers: req.headers, body }
+    } else if req.abort {
+        RouteOp::Abort
+    } else if req.off {
+        RouteOp::Off
+    } else {
+        RouteOp::List
+    };
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.route(&b, req.pattern.as_deref(), op).await?, h))
+}
+
+/// Body of `POST /api/control/browser/offline`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfflineReq {
+    #[serde(default)]
+    pane: Option<String>,
+    on: bool,
+}
+
+/// `POST /api/control/browser/offline` `{"on"}` → `{"tab","offline"}`.
+pub async fn offline(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<OfflineReq>,
+) -> Result<Json<Value>, ApiError> {
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.offline(&b, req.on).await?, h))
 }

@@ -13,12 +13,13 @@ use std::sync::{Arc, Mutex};
 
 use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventRequestWillBeSent, EventResponseReceived,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown, RemoteObject};
 use chromiumoxide::Page;
 use futures_util::StreamExt;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::browser::bounded;
 
@@ -83,11 +84,17 @@ pub struct ConsoleEntry {
     pub time_ms: f64,
 }
 
+/// Most headers kept per request and per response (the rest are dropped, and counted).
+pub const MAX_HEADERS: usize = 64;
+
 /// One request.
 #[derive(Debug, Clone, Serialize)]
 pub struct Request {
+    /// The CDP request id (for `Network.getResponseBody`).
     #[serde(skip)]
-    id: String,
+    pub(super) id: String,
+    /// Its number in the tab's log, from 1 (kept across the ring's drops): `network --id N`.
+    pub n: u64,
     /// `GET`, `POST`, …
     pub method: String,
     /// The URL requested.
@@ -98,6 +105,46 @@ pub struct Request {
     pub status: Option<i64>,
     /// Why it failed (`net::ERR_CONNECTION_REFUSED`), when it did.
     pub error: Option<String>,
+    /// What `network --id` and `--har` add (not listed).
+    #[serde(skip)]
+    pub(super) detail: Detail,
+}
+
+/// A request's detail as the protocol gave it: headers (values cut to [`MAX_TEXT_BYTES`], at
+/// most [`MAX_HEADERS`]), the response's fields and the timings.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Detail {
+    /// The request's headers, as sent (`Network.Request.headers`).
+    pub request_headers: Vec<(String, String)>,
+    /// The request has a body (`hasPostData`).
+    pub has_post_data: bool,
+    /// The response's status text, headers, MIME type, protocol and remote address.
+    pub status_text: String,
+    /// The response's headers.
+    pub response_headers: Vec<(String, String)>,
+    /// `text/html`, `application/json`, …
+    pub mime: String,
+    /// `http/1.1`, `h2`, …
+    pub protocol: String,
+    /// `Network.ResourceTiming` as JSON (`requestTime` in s; the rest ms after it).
+    pub timing: Value,
+    /// When it was sent: wall clock, s since the epoch, and the monotonic protocol clock, s.
+    pub wall_time: f64,
+    /// The protocol clock when it was sent, s.
+    pub sent: f64,
+    /// The protocol clock when it finished loading or failed, s.
+    pub ended: Option<f64>,
+    /// Bytes received on the wire (`loadingFinished`'s `encodedDataLength`).
+    pub encoded_bytes: Option<f64>,
+}
+
+/// A protocol `Headers` object as (name, value) pairs, bounded.
+fn header_pairs(v: &Value) -> Vec<(String, String)> {
+    let Some(o) = v.as_object() else { return Vec::new() };
+    o.iter()
+        .take(MAX_HEADERS)
+        .map(|(k, v)| (clipped(k), clipped(v.as_str().map_or_else(|| v.to_string(), str::to_string).as_str())))
+        .collect()
 }
 
 impl Request {
@@ -113,6 +160,8 @@ struct TabLog {
     console_dropped: u64,
     network: VecDeque<Request>,
     network_dropped: u64,
+    /// Requests numbered so far.
+    numbered: u64,
 }
 
 #[derive(Default)]
@@ -171,6 +220,12 @@ impl Logs {
             None => NetworkView { requests: Vec::new(), dropped: 0 },
         }
     }
+
+    /// Request number `n` of a tab, while the ring keeps it.
+    pub(super) fn request(&self, browser: &str, generation: u64, tab: &str, n: u64) -> Option<Request> {
+        let s = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        s.tabs.get(&key(browser, generation, tab))?.network.iter().find(|r| r.n == n).cloned()
+    }
 }
 
 impl Store {
@@ -201,11 +256,13 @@ impl TabLog {
         self.console.push_back(e);
     }
 
-    fn push_request(&mut self, r: Request) {
+    fn push_request(&mut self, mut r: Request) {
         if self.network.len() >= MAX_ENTRIES {
             self.network.pop_front();
             self.network_dropped += 1;
         }
+        self.numbered += 1;
+        r.n = self.numbered;
         self.network.push_back(r);
     }
 
@@ -215,7 +272,7 @@ impl TabLog {
 }
 
 /// `s` cut to [`MAX_TEXT_BYTES`] on a character boundary, `…` marking the cut.
-fn clipped(s: &str) -> String {
+pub(super) fn clipped(s: &str) -> String {
     if s.len() <= MAX_TEXT_BYTES {
         return s.to_string();
     }
@@ -306,31 +363,62 @@ impl Logs {
             let mut sent = listen!(EventRequestWillBeSent);
             let mut answered = listen!(EventResponseReceived);
             let mut failed = listen!(EventLoadingFailed);
+            let mut finished = listen!(EventLoadingFinished);
             loop {
                 tokio::select! {
                     Some(ev) = calls.next() => if !with(&store, &k, |t| t.push_console(from_call(&ev))) { return },
                     Some(ev) = exceptions.next() => if !with(&store, &k, |t| t.push_console(from_exception(&ev))) { return },
                     Some(ev) = entries.next() => if !with(&store, &k, |t| t.push_console(from_log(&ev))) { return },
                     Some(ev) = sent.next() => {
+                        let req = serde_json::to_value(&ev.request).unwrap_or_default();
                         let r = Request {
                             id: ev.request_id.as_ref().to_string(),
+                            n: 0,
                             method: ev.request.method.clone(),
                             url: clipped(&ev.request.url),
                             kind: ev.r#type.as_ref().map(|t| name_of(t).to_lowercase()).unwrap_or_default(),
                             status: None,
                             error: None,
+                            detail: Detail {
+                                request_headers: header_pairs(&req["headers"]),
+                                has_post_data: req["hasPostData"] == true,
+                                wall_time: *ev.wall_time.inner(),
+                                sent: *ev.timestamp.inner(),
+                                ..Detail::default()
+                            },
                         };
                         if !with(&store, &k, |t| t.push_request(r)) { return }
                     }
                     Some(ev) = answered.next() => {
                         let alive = with(&store, &k, |t| {
-                            if let Some(r) = t.request(ev.request_id.as_ref()) { r.status = Some(ev.response.status) }
+                            if let Some(r) = t.request(ev.request_id.as_ref()) {
+                                let resp = serde_json::to_value(&ev.response).unwrap_or_default();
+                                let text = |k: &str| resp[k].as_str().map(clipped).unwrap_or_default();
+                                r.status = Some(ev.response.status);
+                                r.detail.status_text = text("statusText");
+                                r.detail.response_headers = header_pairs(&resp["headers"]);
+                                r.detail.mime = text("mimeType");
+                                r.detail.protocol = text("protocol");
+                                r.detail.timing = resp["timing"].clone();
+                            }
                         });
                         if !alive { return }
                     }
                     Some(ev) = failed.next() => {
                         let alive = with(&store, &k, |t| {
-                            if let Some(r) = t.request(ev.request_id.as_ref()) { r.error = Some(clipped(&ev.error_text)) }
+                            if let Some(r) = t.request(ev.request_id.as_ref()) {
+                                r.error = Some(clipped(&ev.error_text));
+                                r.detail.ended = Some(*ev.timestamp.inner());
+                            }
+                        });
+                        if !alive { return }
+                    }
+                    Some(ev) = finished.next() => {
+                        let alive = with(&store, &k, |t| {
+                            if let Some(r) = t.request(ev.request_id.as_ref()) {
+                                r.detail.ended = Some(*ev.timestamp.inner());
+                                r.detail.encoded_bytes = Some(ev.encoded_data_length);
+                            }
                         });
                         if !alive { return }
                     }

@@ -10,6 +10,7 @@
 //! `browser`, it knows nothing of HTTP.
 
 mod act;
+mod annotate;
 mod combobox;
 mod dom;
 mod drag;
@@ -19,11 +20,13 @@ mod frames;
 mod hooks;
 mod keys;
 mod logs;
+mod net;
 mod node;
 mod outcome;
 mod read;
 mod ref_state;
 mod refs;
+mod route;
 mod scroll;
 pub mod sealed;
 mod select;
@@ -35,6 +38,7 @@ mod walk;
 
 pub use crate::constants::TURN_WAIT_MS;
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
+pub use annotate::{legend, Boxed, BOX_BORDER_PX, BOX_RGB, MAX_BOXES};
 pub use error::{a_or_an, AutomationError, Interruption, StaleReason};
 /// Parses a key name for `press` (`Enter`, `Control+a`, `Shift+Tab`; docs/cli.md) → the
 /// key, or `bad_request` saying what is wrong with it.
@@ -44,6 +48,7 @@ pub fn parse_key(spec: &str) -> Result<keys::KeyPress, AutomationError> {
 pub use logs::Level;
 pub use read::{Find, Query, DEFAULT_FIND_LIMIT, DEFAULT_TEXT_BYTES, FIND_LIMIT_RANGE};
 pub use ref_state::{RefState, REF_STATES};
+pub use route::{MAX_ROUTES, MAX_ROUTE_BODY_BYTES};
 pub use scroll::Scroll;
 pub use snapshot::{DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_NAME_CHARS};
 pub use upload::{UploadFile, MAX_UPLOAD_FILES};
@@ -128,6 +133,27 @@ pub struct Automation {
     sealed: Mutex<sealed::Store>,
     /// Actions that changed nothing, in a row, per tab (the loop hint of `evidence`).
     loops: evidence::Loops,
+    routes: route::Routes,
+}
+
+/// What `route` does.
+#[derive(Debug, Clone)]
+pub enum RouteOp {
+    /// Answer the matching requests with this status, headers (`K:V`) and body.
+    Fulfill {
+        /// HTTP status, 100..=599.
+        status: u16,
+        /// `K:V` headers.
+        headers: Vec<String>,
+        /// The body's bytes (at most [`MAX_ROUTE_BODY_BYTES`]).
+        body: Vec<u8>,
+    },
+    /// Fail the matching requests (`net::ERR_BLOCKED_BY_CLIENT`).
+    Abort,
+    /// Remove the route of this pattern.
+    Off,
+    /// Only list.
+    List,
 }
 
 fn no_dialog(b: &BrowserRef) -> Result<(), AutomationError> {
@@ -179,6 +205,79 @@ impl Automation {
         let view = self.logs.network(b.id(), b.generation(), &tab);
         let requests: Vec<_> = view.requests.into_iter().filter(|r| !failed || r.failed()).collect();
         Ok(json!({"tab": tab, "requests": requests, "dropped": view.dropped}))
+    }
+
+    /// `network --id N`: request `n` of the active tab in full (see [`net::detail`]); one the
+    /// ring no longer keeps (or never had) is `bad_request`. Credentials show only with
+    /// `show_secrets` (the human's `[agent] show_secrets`).
+    pub async fn network_entry(&self, b: &BrowserRef, n: u64, show_secrets: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let Some(r) = self.logs.request(b.id(), b.generation(), &tab, n) else {
+            let view = self.logs.network(b.id(), b.generation(), &tab);
+            let kept = match (view.requests.first(), view.requests.last()) {
+                (Some(a), Some(z)) => format!("the tab keeps {}..={}", a.n, z.n),
+                _ => "the tab has no requests".to_string(),
+            };
+            return Err(AutomationError::BadRequest(format!("no request {n} ({kept})")));
+        };
+        let mut out = net::detail(&page, &r, show_secrets).await;
+        out["tab"] = tab.into();
+        Ok(out)
+    }
+
+    /// `network --har`: the active tab's kept requests as HAR 1.2 (see [`net::har`]) →
+    /// `{"tab","har","entries","dropped"}`.
+    pub async fn network_har(&self, b: &BrowserRef, show_secrets: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let view = self.logs.network(b.id(), b.generation(), &tab);
+        let har = net::har(&page, &view.requests, show_secrets).await;
+        Ok(json!({"tab": tab, "entries": view.requests.len(), "dropped": view.dropped, "har": har}))
+    }
+
+    /// `route PATTERN --status S … | --abort | --off` and `route --list` on the active tab
+    /// (see [`route`]) → `{"tab","routes":[{"pattern","answer":{"kind",…},"hits"}],
+    /// "offline","removed"?}`. More than [`MAX_ROUTES`], a body over
+    /// [`MAX_ROUTE_BODY_BYTES`] or a status outside 100..=599 is `bad_request`.
+    pub async fn route(&self, b: &BrowserRef, pattern: Option<&str>, op: RouteOp) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        let tab = page.target_id().as_ref().to_string();
+        let need = || AutomationError::BadRequest("route needs a PATTERN (a URL glob, * any run)".into());
+        let mut out = json!({});
+        let routes = match op {
+            RouteOp::List => self.routes.list(b.id(), b.generation(), &tab),
+            RouteOp::Off => {
+                let (n, routes) = self.routes.remove(&page, b.id(), b.generation(), pattern).await?;
+                out["removed"] = n.into();
+                routes
+            }
+            RouteOp::Abort => {
+                self.routes.add(&page, b.id(), b.generation(), pattern.ok_or_else(need)?, route::Answer::Abort).await?
+            }
+            RouteOp::Fulfill { status, headers, body } => {
+                if !(100..=599).contains(&status) {
+                    return Err(AutomationError::BadRequest("the status must be 100..=599".into()));
+                }
+                if body.len() > MAX_ROUTE_BODY_BYTES {
+                    return Err(AutomationError::BadRequest(format!("the body is over {MAX_ROUTE_BODY_BYTES} bytes")));
+                }
+                let headers = route::parse_headers(&headers)?;
+                let answer = route::Answer::Fulfill { status, headers, bytes: body.len(), body };
+                self.routes.add(&page, b.id(), b.generation(), pattern.ok_or_else(need)?, answer).await?
+            }
+        };
+        out["tab"] = tab.clone().into();
+        out["routes"] = json!(routes);
+        out["offline"] = self.routes.offline(b.id(), b.generation(), &tab).into();
+        Ok(out)
+    }
+
+    /// `offline on|off` on the active tab → `{"tab","offline"}`.
+    pub async fn offline(&self, b: &BrowserRef, on: bool) -> Result<Value, AutomationError> {
+        let page = page(b)?;
+        self.routes.set_offline(&page, b.id(), b.generation(), on).await?;
+        Ok(json!({"tab": page.target_id().as_ref(), "offline": on}))
     }
 
     fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {
@@ -622,6 +721,18 @@ impl Automation {
     /// is pending: a page paused by a dialog paints no frame, so Chromium's capture would only
     /// wait out the CDP bound.
     pub async fn screenshot(&self, b: &BrowserRef, r: Option<&str>, full: bool) -> Result<Vec<u8>, AutomationError> {
+        self.screenshot_scaled(b, r, full, None).await
+    }
+
+    /// [`Automation::screenshot`], scaled down (never up) so that the picture's longer side
+    /// is at most `max_side` device pixels (`Page.captureScreenshot`'s clip scale).
+    pub async fn screenshot_scaled(
+        &self,
+        b: &BrowserRef,
+        r: Option<&str>,
+        full: bool,
+        max_side: Option<u32>,
+    ) -> Result<Vec<u8>, AutomationError> {
         let page = page(b)?;
         let mut p = CaptureScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
         if let Some(r) = r {
@@ -652,6 +763,22 @@ impl Automation {
             if w >= 1.0 && h >= 1.0 {
                 p.clip = Some(Viewport { x: 0.0, y: 0.0, width: w, height: h.min(16_384.0), scale: 1.0 });
                 p.capture_beyond_viewport = Some(true);
+            }
+        }
+        if let Some(max) = max_side {
+            let dpr = crate::browser::eval_in(&page, "devicePixelRatio".into()).await?.as_f64().unwrap_or(1.0);
+            let clip = match p.clip.take() {
+                Some(c) => c,
+                None => {
+                    let (w, h, sx, sy) = Session::from(&page).viewport().await?;
+                    Viewport { x: sx, y: sy, width: w, height: h, scale: 1.0 }
+                }
+            };
+            let long = clip.width.max(clip.height) * dpr;
+            let scale = if long > f64::from(max) { f64::from(max) / long } else { 1.0 };
+            // Only a scaled picture needs the clip: the viewport's default capture is the same.
+            if scale < 1.0 || p.capture_beyond_viewport.is_some() || r.is_some() {
+                p.clip = Some(Viewport { scale, ..clip });
             }
         }
         let data = b.capture(&page, p).await?;

@@ -529,6 +529,7 @@ const KNOWN: &[&str] = &[
     "browser.viewports",
     "notifications.desktop",
     "session.restore",
+    "agent.show_secrets",
     "agent.sealed.enabled",
     "agent.sealed.discovery",
     "agent.sealed.signatures",

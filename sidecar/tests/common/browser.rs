@@ -14,7 +14,7 @@ use super::{Sidecar, HANG};
 pub type ViewWs = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Starts a test page server on its own thread and runtime, answering `GET path` with
-/// `pages(path)` as HTML (404 for `None`); returns its base URL (`http://127.0.0.1:P`).
+/// `pages(path)` as HTML (a path ending `.json` as JSON; 404 for `None`); returns its base URL (`http://127.0.0.1:P`).
 pub fn serve(pages: fn(&str) -> Option<String>) -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
@@ -43,8 +43,9 @@ pub fn serve(pages: fn(&str) -> Option<String>) -> String {
                         Some(b) => ("200 OK", b),
                         None => ("404 Not Found", "not found".to_string()),
                     };
+                    let ct = if path.ends_with(".json") { "application/json" } else { "text/html; charset=utf-8" };
                     let resp = format!(
-                        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                         body.len()
                     );
                     let _ = s.write_all(resp.as_bytes()).await;

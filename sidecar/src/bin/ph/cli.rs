@@ -319,6 +319,15 @@ pub enum TabAction {
     Close,
 }
 
+/// `offline on|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// Offline.
+    On,
+    /// Back online.
+    Off,
+}
+
 /// How `ph browser dialog` answers.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum DialogAnswer {
@@ -499,6 +508,8 @@ pub enum BrowserCmd {
         target: String,
     },
     /// Save a PNG of the viewport (or one element, or the whole page) and print its path.
+    /// Over MCP: an image, scaled to at most 1568 px on its long side (--output also
+    /// writes the original).
     Screenshot {
         /// Only this element.
         #[arg(long = "ref", value_name = "REF", conflicts_with = "full")]
@@ -510,6 +521,9 @@ pub enum BrowserCmd {
         /// the added style while it lasts), as the policy allows.
         #[arg(long)]
         parts: bool,
+        /// Number boxes on the refs on screen and print their legend ([3] e12 button "Save").
+        #[arg(long, conflicts_with_all = ["target", "full", "parts"])]
+        annotate: bool,
         /// Write it here (default: a new file in the temp directory).
         #[arg(short, long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,
@@ -622,11 +636,53 @@ pub enum BrowserCmd {
         #[arg(long)]
         since_navigation: bool,
     },
-    /// Print the active tab's requests (method, status or error, URL, type), oldest first.
+    /// Print the active tab's requests ([N] method, status or error, URL, type), oldest
+    /// first; --id N: one in full (headers, timing, bodies up to 64 KiB; credentials
+    /// redacted); --har FILE: all as HAR 1.2.
     Network {
         /// Only the requests that failed or were answered 400 or above.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["id", "har"])]
         failed: bool,
+        /// Request N of the list, in full.
+        #[arg(long, value_name = "N", conflicts_with = "har")]
+        id: Option<u64>,
+        /// Write the kept requests as HAR 1.2 to FILE.
+        #[arg(long, value_name = "FILE")]
+        har: Option<std::path::PathBuf>,
+    },
+    /// Mock or block the active tab's requests whose URL matches PATTERN (glob: * any run):
+    /// answer them with --status S [--body-file F] [--header K:V]…, fail them (--abort),
+    /// or remove the route (--off; without PATTERN: all). --list lists them. At most 32;
+    /// they go with the tab.
+    #[command(group(clap::ArgGroup::new("how").required(true).args(["status", "abort", "off", "list"])))]
+    Route {
+        /// The URL glob (*/api/orders*).
+        #[arg(value_name = "PATTERN", required_unless_present_any = ["off", "list"])]
+        pattern: Option<String>,
+        /// Answer with this HTTP status (100..=599).
+        #[arg(long, value_name = "S", value_parser = clap::value_parser!(u16).range(100..=599))]
+        status: Option<u16>,
+        /// The answer's body, from this file (at most 1 MiB).
+        #[arg(long, value_name = "F", conflicts_with_all = ["abort", "off", "list"])]
+        body_file: Option<std::path::PathBuf>,
+        /// An answer header (repeatable).
+        #[arg(long = "header", value_name = "K:V", conflicts_with_all = ["abort", "off", "list"])]
+        headers: Vec<String>,
+        /// Fail them (net::ERR_BLOCKED_BY_CLIENT).
+        #[arg(long)]
+        abort: bool,
+        /// Remove the route of PATTERN (all without one).
+        #[arg(long)]
+        off: bool,
+        /// List the tab's routes and their hits.
+        #[arg(long, conflicts_with = "pattern")]
+        list: bool,
+    },
+    /// Cut the active tab off the network (its requests fail) or put it back.
+    Offline {
+        /// on or off.
+        #[arg(value_enum, value_name = "STATE")]
+        state: OnOff,
     },
     /// Print the human's sealed-content policy ([agent.sealed]: what an agent may do with
     /// closed shadow roots). Read-only: only the human changes it (Settings, config.toml).
@@ -741,5 +797,15 @@ mod tests {
         assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1"]).is_err(), "upload needs a file");
         assert!(Cli::try_parse_from(["ph", "browser", "upload", "e1", "a", "b"]).is_ok());
         assert!(Cli::try_parse_from(["ph", "browser", "drag", "e1"]).is_err(), "drag needs a target");
+        assert!(p(&["route", "*/api/*", "--status", "500", "--header", "A:b", "--header", "C:d"]).is_ok());
+        assert!(p(&["route", "*/api/*"]).is_err(), "a route says what it does");
+        assert!(p(&["route", "--status", "500"]).is_err(), "a mock needs a pattern");
+        assert!(p(&["route", "*/api/*", "--status", "700"]).is_err());
+        assert!(p(&["route", "*/api/*", "--abort", "--off"]).is_err());
+        assert!(p(&["route", "--off"]).is_ok() && p(&["route", "--list"]).is_ok());
+        assert!(p(&["route", "*/x", "--abort", "--header", "A:b"]).is_err(), "headers go with --status");
+        assert!(p(&["screenshot", "--annotate"]).is_ok() && p(&["screenshot", "--annotate", "--full"]).is_err());
+        assert!(p(&["offline", "on"]).is_ok() && p(&["offline", "maybe"]).is_err());
+        assert!(p(&["network", "--id", "3", "--har", "x.har"]).is_err());
     }
 }

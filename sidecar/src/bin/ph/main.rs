@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, Place, TabAction, Until};
+use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, OnOff, Place, TabAction, Until};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -260,8 +260,8 @@ fn browser_request(
             };
             post("get", json!({"what": what, "ref": target}))
         }
-        BrowserCmd::Screenshot { target, full, parts, .. } => {
-            post("screenshot", json!({"ref": target, "full": full, "parts": parts}))
+        BrowserCmd::Screenshot { target, full, parts, annotate, .. } => {
+            post("screenshot", json!({"ref": target, "full": full, "parts": parts, "annotate": annotate}))
         }
         BrowserCmd::Navigate { url } => post("navigate", json!({"url": url})),
         BrowserCmd::Back => post("history", json!({"action": "back"})),
@@ -300,7 +300,32 @@ fn browser_request(
         BrowserCmd::Console { level, since_navigation } => {
             post("console", json!({"level": level, "since_navigation": since_navigation}))
         }
-        BrowserCmd::Network { failed } => post("network", json!({"failed": failed})),
+        BrowserCmd::Network { failed, id, har } => {
+            post("network", json!({"failed": failed, "id": id, "har": har.is_some()}))
+        }
+        BrowserCmd::Route { pattern, status, body_file, headers, abort, off, list } => {
+            use base64::Engine;
+            let body = match body_file {
+                Some(f) => {
+                    let bytes = std::fs::read(f).map_err(|e| format!("reading {}: {e}", f.display()))?;
+                    if bytes.len() > sidecar::automation::MAX_ROUTE_BODY_BYTES {
+                        return Err(format!(
+                            "{} is over {} bytes",
+                            f.display(),
+                            sidecar::automation::MAX_ROUTE_BODY_BYTES
+                        ));
+                    }
+                    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+                }
+                None => None,
+            };
+            post(
+                "route",
+                json!({"pattern": pattern, "status": status, "body_base64": body, "headers": headers,
+                       "abort": abort, "off": off, "list": list}),
+            )
+        }
+        BrowserCmd::Offline { state } => post("offline", json!({"on": *state == OnOff::On})),
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
         BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
         BrowserCmd::Stats => post("stats", json!({})),
@@ -333,6 +358,55 @@ fn save_png(v: &Value, out: Option<&std::path::Path>) -> Result<std::path::PathB
     Ok(path)
 }
 
+/// Longest side of a screenshot returned over MCP, in pixels (what vision models take whole).
+pub const MCP_IMAGE_MAX_SIDE: u32 = 1568;
+
+/// `browser screenshot` for `ph mcp`: the PNG (base64) scaled so that its long side is at most
+/// [`MCP_IMAGE_MAX_SIDE`], and the text (the legend, the size; with `--output`, the original's
+/// path, captured once more unscaled). Any other verb: `None`.
+pub fn screenshot_image(cli: &Cli) -> Option<(Outcome, Option<String>)> {
+    let Cmd::Browser { cmd: BrowserCmd::Screenshot { output, .. }, .. } = &cli.cmd else { return None };
+    let ep = match Endpoint::from_env() {
+        Ok(ep) => ep,
+        Err(e) => return Some((Outcome::failed(exit::USAGE, "usage", &e.to_string()), None)),
+    };
+    let (method, path, body, timeout) = match request(&cli.cmd) {
+        Ok(r) => r,
+        Err(m) => return Some((Outcome::failed(exit::USAGE, "usage", &m), None)),
+    };
+    let mut scaled = body.clone().unwrap_or_default();
+    scaled["max_side"] = MCP_IMAGE_MAX_SIDE.into();
+    let a = match client::call(&ep, method, &path, Some(&scaled), timeout) {
+        Ok(a) if (200..300).contains(&a.status) => a,
+        Ok(a) => return Some((report(cli, a), None)),
+        Err(_) => return Some((run(cli, &ep), None)),
+    };
+    let png = a.body["png"].as_str().unwrap_or("").to_string();
+    let (w, h) = png_size(&png).unwrap_or((0, 0));
+    let mut text = format!("{w}×{h} px (scaled to at most {MCP_IMAGE_MAX_SIDE} px on the long side)\n");
+    text.push_str(a.body["legend"].as_str().unwrap_or(""));
+    if output.is_some() {
+        // The original, unscaled, to the file asked for.
+        let o = run(cli, &ep);
+        if o.exit != exit::OK {
+            return Some((o, None));
+        }
+        text.push_str(&format!("original: {}", o.stdout.lines().next().unwrap_or("")));
+        text.push('\n');
+    }
+    Some((Outcome::ok(text), Some(png)))
+}
+
+/// A base64 PNG's width and height (its IHDR).
+fn png_size(b64: &str) -> Option<(u32, u32)> {
+    use base64::Engine;
+    // The first 32 base64 characters hold the 24 bytes up to the height.
+    let head = base64::engine::general_purpose::STANDARD.decode(b64.get(..32)?).ok()?;
+    let n = |i: usize| Some(u32::from_be_bytes(head.get(i..i + 4)?.try_into().ok()?));
+    (head.get(12..16)? == b"IHDR").then_some(())?;
+    Some((n(16)?, n(20)?))
+}
+
 fn run(cli: &Cli, ep: &Endpoint) -> Outcome {
     let (method, path, body, timeout) = match request(&cli.cmd) {
         Ok(r) => r,
@@ -358,10 +432,22 @@ fn report(cli: &Cli, a: Answer) -> Outcome {
             return match save_png(&a.body, output.as_deref()) {
                 Ok(path) if cli.json => Outcome::ok(format!(
                     "{}\n",
-                    json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"], "parts": a.body["parts"]})
+                    json!({"path": path, "bytes": a.body["bytes"], "pane": a.body["pane"], "parts": a.body["parts"],
+                           "boxes": a.body["boxes"], "unboxed": a.body["unboxed"]})
                 )),
-                Ok(path) => Outcome::ok(format!("{}\n", path.display())),
+                Ok(path) => Outcome::ok(format!("{}\n{}", path.display(), a.body["legend"].as_str().unwrap_or(""))),
                 Err(m) => Outcome::failed(exit::REFUSED, "write_failed", &m),
+            };
+        }
+        if let Cmd::Browser { cmd: BrowserCmd::Network { har: Some(file), .. }, .. } = &cli.cmd {
+            let text = serde_json::to_string_pretty(&a.body["har"]).unwrap_or_default();
+            return match std::fs::write(file, text) {
+                Ok(()) if cli.json => Outcome::ok(format!(
+                    "{}\n",
+                    json!({"path": file, "entries": a.body["entries"], "dropped": a.body["dropped"], "pane": a.body["pane"]})
+                )),
+                Ok(()) => Outcome::ok(format!("{} ({} requests)\n", file.display(), a.body["entries"])),
+                Err(e) => Outcome::failed(exit::REFUSED, "write_failed", &format!("writing {}: {e}", file.display())),
             };
         }
         let mut out =
@@ -421,6 +507,18 @@ mod tests {
         assert_eq!(exit_for("no_project"), exit::USAGE);
         assert_eq!(exit_for("bad_project"), exit::USAGE);
         assert_eq!(exit_for("unknown_layout"), exit::USAGE);
+    }
+
+    #[test]
+    fn a_png_says_its_size() {
+        use base64::Engine;
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&1568u32.to_be_bytes());
+        png.extend_from_slice(&882u32.to_be_bytes());
+        png.extend_from_slice(&[8, 6, 0, 0, 0]);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+        assert_eq!(png_size(&b64), Some((1568, 882)));
+        assert_eq!(png_size("bm90IGEgcG5n"), None);
     }
 
     #[test]

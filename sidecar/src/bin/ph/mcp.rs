@@ -159,6 +159,16 @@ fn call(v: &Verb, args: &JsonObject) -> CallToolResult {
         Ok(c) => c,
         Err(e) => return refusal(&e.render().to_string(), "usage", exit::USAGE),
     };
+    if let Some((out, png)) = crate::screenshot_image(&cli) {
+        if let (exit::OK, Some(png)) = (out.exit, png) {
+            return CallToolResult::success(vec![
+                ContentBlock::image(png, "image/png"),
+                ContentBlock::text(out.stdout),
+            ]);
+        }
+        let text = if out.stderr.is_empty() { &out.stdout } else { &out.stderr };
+        return refusal(text, out.code.as_deref().unwrap_or("internal"), out.exit);
+    }
     let out = execute(&cli);
     if out.exit == exit::OK {
         let text = if out.stdout.is_empty() { "done".to_string() } else { out.stdout };

@@ -371,6 +371,12 @@ fn browser_answer(cmd: &BrowserCmd, v: &Value) -> String {
             }
         }
         BrowserCmd::Console { .. } => console(v),
+        BrowserCmd::Network { id: Some(_), .. } => request(v),
+        BrowserCmd::Route { .. } => routes(v),
+        BrowserCmd::Offline { .. } => match v["offline"] == true {
+            true => "offline: the tab's requests fail\n".into(),
+            false => "online\n".into(),
+        },
         BrowserCmd::Network { .. } => network(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
             match v["dialog"].is_object() {
@@ -401,11 +407,12 @@ fn console(v: &Value) -> String {
     out
 }
 
-/// One line per request: `METHOD STATUS URL (type)`, STATUS the HTTP status, `failed
-/// <error>` or `…` while waiting.
+/// One line per request: `[N] METHOD STATUS URL (type)`, N its number for `--id`, STATUS the
+/// HTTP status, `failed <error>` or `…` while waiting.
 fn network(v: &Value) -> String {
     let mut out = dropped(v);
     for r in v["requests"].as_array().into_iter().flatten() {
+        out.push_str(&format!("[{}] ", r["n"].as_u64().unwrap_or(0)));
         let status = match (r["error"].as_str(), r["status"].as_i64()) {
             (Some(e), _) => format!("failed {e}"),
             (None, Some(s)) => s.to_string(),
@@ -416,6 +423,113 @@ fn network(v: &Value) -> String {
             "{} {status} {}{kind}\n",
             r["method"].as_str().unwrap_or(""),
             r["url"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// The tab's routes, one a line: `PATTERN → 500 (19 bytes), 2 hits` or `PATTERN → abort`.
+fn routes(v: &Value) -> String {
+    let mut out = String::new();
+    if let Some(n) = v["removed"].as_u64() {
+        out.push_str(&format!("removed {n}\n"));
+    }
+    let list = v["routes"].as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        out.push_str("no routes\n");
+    }
+    for r in list {
+        let a = &r["answer"];
+        let what = match a["kind"].as_str() {
+            Some("fulfill") => format!("{} ({} bytes)", a["status"], a["bytes"]),
+            _ => "abort".into(),
+        };
+        let hits = r["hits"].as_u64().unwrap_or(0);
+        out.push_str(&format!(
+            "{} → {what}, {hits} hit{}\n",
+            r["pattern"].as_str().unwrap_or(""),
+            if hits == 1 { "" } else { "s" }
+        ));
+    }
+    if v["offline"] == true {
+        out.push_str("(offline: every request fails)\n");
+    }
+    out
+}
+
+/// One request in full (`network --id N`): the request line, status, timing, headers and
+/// bodies, as an HTTP exchange reads.
+fn request(v: &Value) -> String {
+    let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    let mut out = format!(
+        "[{}] {} {} ({})
+",
+        v["n"],
+        s("method"),
+        s("url"),
+        s("kind")
+    );
+    match (v["error"].as_str(), v["status"].as_i64()) {
+        (Some(e), _) => out.push_str(&format!(
+            "failed {e}
+"
+        )),
+        (None, Some(st)) => out.push_str(&format!(
+            "{st} {} {} {}
+",
+            s("status_text"),
+            s("protocol"),
+            s("mime")
+        )),
+        _ => out.push_str(
+            "no response yet
+",
+        ),
+    }
+    let t = &v["timing"];
+    if let Some(total) = t["total_ms"].as_f64() {
+        let phase = |k: &str| t[k].as_f64().filter(|x| *x >= 0.0).map(|x| format!(" {k} {x:.1}"));
+        let phases: String = ["blocked", "dns", "connect", "ssl", "send", "wait", "receive"]
+            .iter()
+            .filter_map(|k| phase(k))
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push_str(&format!(
+            "time {total:.1} ms ({}){}
+",
+            phases.trim_start(),
+            match v["encoded_bytes"].as_f64() {
+                Some(b) => format!(", {b} bytes on the wire"),
+                None => String::new(),
+            }
+        ));
+    }
+    for (title, key, body) in
+        [("request", "request_headers", "request_body"), ("response", "response_headers", "response_body")]
+    {
+        out.push_str(&format!("-- {title} headers\n"));
+        for h in v[key].as_array().into_iter().flatten() {
+            out.push_str(&format!("{}: {}\n", h["name"].as_str().unwrap_or(""), h["value"].as_str().unwrap_or("")));
+        }
+        let b = &v[body];
+        if b.is_null() {
+            continue;
+        }
+        let size = b["bytes"].as_u64().map(|n| format!(", {n} bytes")).unwrap_or_default();
+        let cut = if b["truncated"] == true { ", cut" } else { "" };
+        let redacted =
+            b["redacted_fields"].as_u64().map(|n| format!(", {n} secret fields redacted")).unwrap_or_default();
+        match (b["text"].as_str(), b["base64"].as_str(), b["withheld"].as_str(), b["unavailable"].as_str()) {
+            (Some(t), ..) => out.push_str(&format!("-- {title} body (text{size}{cut}{redacted})\n{t}\n")),
+            (_, Some(b64), ..) => out.push_str(&format!("-- {title} body (base64{size}{cut})\n{b64}\n")),
+            (_, _, Some(w), _) => out.push_str(&format!("-- {title} body withheld: {w}\n")),
+            (_, _, _, Some(u)) => out.push_str(&format!("-- {title} body unavailable: {u}\n")),
+            _ => {}
+        }
+    }
+    if let Some(n) = v["redacted"].as_u64().filter(|n| *n > 0) {
+        out.push_str(&format!(
+            "({n} secret values shown as [redacted]; only the human's [agent] show_secrets shows credentials)\n"
         ));
     }
     out

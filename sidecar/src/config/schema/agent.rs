@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Agent {
+    /// `network --id` and `--har` show the values of `Authorization`, `Cookie`, `Set-Cookie`
+    /// and `Proxy-Authorization` (else `[redacted]`). Only the human sets it.
+    pub show_secrets: bool,
     /// `[agent.sealed]`.
     pub sealed: Sealed,
 }
