@@ -200,7 +200,7 @@ pub async fn snapshot(
         super::browser_sealed::add_sealed(&st, &b, &policy, &mut out).await?;
     }
     out["policy"] = policy.to_json();
-    Ok(with_pane(out, h))
+    Ok(with_pane(out, h, &b))
 }
 
 /// Body of `POST /api/control/browser/act`.
@@ -275,9 +275,9 @@ pub async fn act(
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     if let Some(r) = req.r#ref.as_deref().filter(|r| crate::automation::sealed::is_token(r)) {
         let policy = super::browser_sealed::policy_of(&st);
-        return Ok(with_pane(st.automation.act_sealed(&b, r, &action, &policy).await?, h));
+        return Ok(with_pane(st.automation.act_sealed(&b, r, &action, &policy).await?, h, &b));
     }
-    Ok(with_pane(st.automation.act(&b, req.r#ref.as_deref(), &action).await?, h))
+    Ok(with_pane(st.automation.act(&b, req.r#ref.as_deref(), &action).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/get`.
@@ -303,7 +303,7 @@ pub async fn get(
         _ => return Err(ApiError::BadRequest("what must be text or value".into())),
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.get(&b, what, &req.r#ref).await?, h))
+    Ok(with_pane(st.automation.get(&b, what, &req.r#ref).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/wait`: exactly one of `text`, `gone`, `url`, `load`,
@@ -376,7 +376,7 @@ pub async fn wait(
     let [what] = <[WaitFor; 1]>::try_from(conds)
         .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref".into()))?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.wait(&b, &what, timeout).await?, h))
+    Ok(with_pane(st.automation.wait(&b, &what, timeout).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/screenshot`.
@@ -409,12 +409,12 @@ pub async fn screenshot(
         let policy = super::browser_sealed::policy_of(&st);
         let (png, parts) = st.automation.screenshot_parts(&b, req.r#ref.as_deref(), req.full, &policy).await?;
         let data = base64::engine::general_purpose::STANDARD.encode(&png);
-        return Ok(with_pane(json!({"png": data, "bytes": png.len(), "parts": parts}), h));
+        return Ok(with_pane(json!({"png": data, "bytes": png.len(), "parts": parts}), h, &b));
     }
     let policy = super::browser_sealed::policy_of(&st);
     let png = st.automation.any_screenshot(&b, req.r#ref.as_deref(), req.full, &policy).await?;
     let data = base64::engine::general_purpose::STANDARD.encode(&png);
-    Ok(with_pane(json!({"png": data, "bytes": png.len()}), h))
+    Ok(with_pane(json!({"png": data, "bytes": png.len()}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/navigate`.
@@ -436,7 +436,7 @@ pub async fn navigate(
     let url = normalize_url(req.url.trim())?.to_string();
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     let dialog = st.automation.navigate(&b, url.clone()).await?;
-    Ok(with_pane(json!({"url": url, "dialog": dialog}), h))
+    Ok(with_pane(json!({"url": url, "dialog": dialog}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/history`.
@@ -466,7 +466,7 @@ pub async fn history(
         Some(d) => st.automation.history(&b, d).await?,
         None => st.automation.reload(&b).await?,
     };
-    Ok(with_pane(json!({"action": req.action, "dialog": dialog}), h))
+    Ok(with_pane(json!({"action": req.action, "dialog": dialog}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/dialog`.
@@ -496,7 +496,7 @@ pub async fn dialog(
         return Err(ApiError::BadRequest(format!("text goes with accept, at most {MAX_FILL_BYTES} bytes")));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.dialog(&b, accept, req.text).await?, h))
+    Ok(with_pane(st.automation.dialog(&b, accept, req.text).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/eval`.
@@ -524,5 +524,5 @@ pub async fn eval(
         return Err(ApiError::BadRequest(format!("js must be 1..={MAX_EVAL_BYTES} bytes")));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.eval(&b, req.js).await?, h))
+    Ok(with_pane(st.automation.eval(&b, req.js).await?, h, &b))
 }

@@ -39,7 +39,7 @@ pub async fn console(
         }
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.console(&b, min, req.since_navigation).await?, h))
+    Ok(with_pane(st.automation.console(&b, min, req.since_navigation).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/network`.
@@ -60,5 +60,5 @@ pub async fn network(
     JsonBody(req): JsonBody<NetworkReq>,
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.network(&b, req.failed).await?, h))
+    Ok(with_pane(st.automation.network(&b, req.failed).await?, h, &b))
 }

@@ -215,7 +215,7 @@ impl TabLog {
 }
 
 /// `s` cut to [`MAX_TEXT_BYTES`] on a character boundary, `…` marking the cut.
-fn clipped(s: &str) -> String {
+pub(super) fn clipped(s: &str) -> String {
     if s.len() <= MAX_TEXT_BYTES {
         return s.to_string();
     }
@@ -243,7 +243,7 @@ fn arg_text(o: &RemoteObject) -> String {
     }
 }
 
-fn from_call(ev: &EventConsoleApiCalled) -> ConsoleEntry {
+pub(super) fn from_call(ev: &EventConsoleApiCalled) -> ConsoleEntry {
     let text: Vec<String> = ev.args.iter().map(arg_text).collect();
     let top = ev.stack_trace.as_ref().and_then(|s| s.call_frames.first());
     ConsoleEntry {
@@ -256,7 +256,7 @@ fn from_call(ev: &EventConsoleApiCalled) -> ConsoleEntry {
     }
 }
 
-fn from_exception(ev: &EventExceptionThrown) -> ConsoleEntry {
+pub(super) fn from_exception(ev: &EventExceptionThrown) -> ConsoleEntry {
     let d = &ev.exception_details;
     let what = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
     let first_line = what.lines().next().unwrap_or("").to_string();
