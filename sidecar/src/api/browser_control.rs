@@ -326,13 +326,16 @@ pub struct WaitReq {
     #[serde(default)]
     state: Option<String>,
     #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
     timeout_ms: Option<u64>,
 }
 
 /// Longest `text`/`gone` string `wait` takes, in bytes.
 const MAX_WAIT_TEXT_BYTES: usize = 1024;
 
-/// `POST /api/control/browser/wait` → `{"waited_ms"}`, or `408 timed_out`.
+/// `POST /api/control/browser/wait` → `{"waited_ms"}` (with `event`: `{"event","waited_ms"}`,
+/// the active tab's next event of that kind), or `408 timed_out`.
 pub async fn wait(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -346,6 +349,21 @@ pub async fn wait(
             Ok(t)
         }
     };
+    if let Some(kind) = req.event.as_deref() {
+        let others = req.text.is_some() || req.gone.is_some() || req.url.is_some() || req.load || req.r#ref.is_some();
+        if others {
+            return Err(ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref, event".into()));
+        }
+        if !crate::automation::EVENT_KINDS.contains(&kind) {
+            return Err(ApiError::BadRequest(format!(
+                "event must be one of {}, got {:?}",
+                crate::automation::EVENT_KINDS.join(", "),
+                kind.chars().take(32).collect::<String>()
+            )));
+        }
+        let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+        return Ok(with_pane(st.automation.wait_event(&b, kind, timeout).await?, h, &b));
+    }
     let mut conds = Vec::new();
     if let Some(t) = req.text {
         conds.push(WaitFor::Text(text(t)?));
@@ -374,7 +392,7 @@ pub async fn wait(
         _ => return Err(ApiError::BadRequest("ref and state go together".into())),
     }
     let [what] = <[WaitFor; 1]>::try_from(conds)
-        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref".into()))?;
+        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref, event".into()))?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
     Ok(with_pane(st.automation.wait(&b, &what, timeout).await?, h, &b))
 }
