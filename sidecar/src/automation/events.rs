@@ -434,7 +434,8 @@ async fn watch_view(
         };
         let all = keys(&now);
         let mut ok = true;
-        for (i, t) in now.tabs.iter().enumerate() {
+        // A launch's first tab is no news: only tabs opened beside others are.
+        for (i, t) in now.tabs.iter().enumerate().filter(|_| !prev.tabs.is_empty()) {
             if !prev.tabs.iter().any(|p| p.id == t.id) {
                 let url = clipped(&t.url);
                 let line = format!("opened tab {} {url}", i + 1);
@@ -447,7 +448,7 @@ async fn watch_view(
                 ok &= sink.push_all(&all, "tab", &line, json!({"state": "closed", "tab": i + 1}));
             }
         }
-        if now.active != prev.active {
+        if now.active != prev.active && prev.active.is_some() {
             if let Some(i) = now.active.as_ref().and_then(|a| now.tabs.iter().position(|t| &t.id == a)) {
                 let line = format!("tab {} is active", i + 1);
                 ok &= sink.push_all(&all, "tab", &line, json!({"state": "active", "tab": i + 1}));
