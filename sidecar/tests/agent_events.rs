@@ -70,7 +70,7 @@ async fn a_tab_logs_errors_downloads_popups_and_a_stalled_navigation() {
         &[],
         &[("XDG_DOWNLOAD_DIR", downloads.to_str().unwrap()), ("PORTHOLE_STALL_MS", STALL_MS)],
     );
-    let BrowserPane { base, pane, .. } = browser_pane(&sc, fixture_page, "events.html").await;
+    let BrowserPane { pane, .. } = browser_pane(&sc, fixture_page, "events.html").await;
     let a = Agent::new(&sc, pane);
 
     // From the tab's start: its navigation and its loads, numbered from 1.

@@ -524,6 +524,94 @@ mod tests {
         assert_eq!(t.ring.front().unwrap().seq, 6);
     }
 
+    fn view(tabs: &[&str], active: &str, downloads: Vec<crate::browser::Download>) -> ViewState {
+        ViewState {
+            connected: true,
+            launching: false,
+            tabs: tabs
+                .iter()
+                .map(|t| crate::browser::Tab { id: t.to_string(), url: format!("http://x/{t}"), title: String::new() })
+                .collect(),
+            active: Some(active.to_string()),
+            viewport: None,
+            dialog: None,
+            sync: crate::browser::SyncState::Off,
+            generation: 1,
+            views: 1,
+            popped_out: false,
+            crashed: false,
+            loading: false,
+            pending_url: None,
+            file_chooser: None,
+            downloads,
+            zoom: 1.0,
+        }
+    }
+
+    fn download(state: DownloadState, received: u64) -> crate::browser::Download {
+        crate::browser::Download {
+            id: "g1".into(),
+            name: "a.csv".into(),
+            url: "http://x/a.csv".into(),
+            received,
+            total: 100,
+            state,
+            path: (state == DownloadState::Completed).then(|| "/d/a.csv".into()),
+            error: None,
+        }
+    }
+
+    /// The view watcher: a launch's first tab is no event; a popup, a switch, a download's
+    /// start, throttled progress and end, and the browser's end are, in every tab's log.
+    #[tokio::test]
+    async fn the_view_watcher_logs_tabs_downloads_and_the_end() {
+        let ev = Events::default();
+        let (tx, rx) = watch::channel(view(&[], "t1", vec![]));
+        let task = tokio::spawn(watch_view(ev.sink(), Arc::downgrade(&ev.watched), "b".into(), "b/1".into(), 1, rx));
+        let step = |v: ViewState| {
+            tx.send(v).unwrap();
+        };
+        // A current-thread runtime: a few yields let the watcher take each state before the
+        // next (a watch channel keeps only the latest).
+        let settle = async || {
+            for _ in 0..20 {
+                tokio::task::yield_now().await;
+            }
+        };
+        step(view(&["t1"], "t1", vec![]));
+        settle().await;
+        assert_eq!(ev.last("b", 1, "t1"), 0, "the first tab is no news");
+        step(view(&["t1", "t2"], "t2", vec![]));
+        settle().await;
+        step(view(&["t1", "t2"], "t2", vec![download(DownloadState::InProgress, 0)]));
+        settle().await;
+        step(view(&["t1", "t2"], "t2", vec![download(DownloadState::InProgress, 10)]));
+        settle().await;
+        step(view(&["t1", "t2"], "t2", vec![download(DownloadState::InProgress, 20)]));
+        settle().await;
+        step(view(&["t1", "t2"], "t2", vec![download(DownloadState::Completed, 100)]));
+        settle().await;
+        drop(tx);
+        task.await.unwrap();
+        let t1 = ev.after("b", 1, "t1", 0, Duration::ZERO).await;
+        let lines: Vec<String> = t1.events.iter().map(|e| format!("{} {}", e.kind, e.detail)).collect();
+        assert_eq!(
+            lines,
+            [
+                "tab opened tab 2 http://x/t2",
+                "tab tab 2 is active",
+                "download started a.csv",
+                "download a.csv 10 bytes of 100",
+                "download done a.csv /d/a.csv",
+                "disconnect Chromium is gone",
+            ],
+            "progress at most every {PROGRESS_EVERY_MS} ms"
+        );
+        let t2 = ev.after("b", 1, "t2", 0, Duration::ZERO).await;
+        assert_eq!(t2.events.len(), lines.len(), "browser events go to every tab");
+        assert!(ev.watched.lock().unwrap().is_empty(), "the launch is no longer watched");
+    }
+
     #[tokio::test]
     async fn after_says_the_dropped_range_and_waits_for_new_ones() {
         let ev = Events::default();
