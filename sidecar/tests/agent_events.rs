@@ -148,6 +148,34 @@ async fn a_tab_logs_errors_downloads_popups_and_a_stalled_navigation() {
     assert_eq!(v["active"], active_before);
 }
 
+/// A page whose script never returns: the next changing verb finds it unresponsive (logged
+/// and said once in a later answer) and still answers under its own deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_page_is_reported_unresponsive_and_no_verb_hangs() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, fixture_page, "events.html").await;
+    let a = Agent::new(&sc, pane);
+    let before = a.ok("events", json!({})).await["last"].as_u64().unwrap();
+    let r = a.call("navigate", json!({"url": format!("{base}/events_hang.html")})).await;
+    assert!(r.status == 200 || r.code() == "cdp_timeout", "{}", String::from_utf8_lossy(&r.body));
+    // Its document request is logged once sent (the renderer then hangs in its script).
+    events_until(&a, before, |e| {
+        e["kind"] == "navigation" && e["detail"].as_str().unwrap().ends_with("/events_hang.html")
+    })
+    .await;
+    // Any answer: the verb's own deadline (the wheel event never gets an answer) or done.
+    let r = a.call("scroll", json!({"to": "down"})).await;
+    assert!(r.status != 0, "answered");
+    let (evs, notes) = events_until(&a, before, |e| e["kind"] == "unresponsive").await;
+    let u = evs.iter().find(|e| e["kind"] == "unresponsive").unwrap();
+    assert_eq!(u["data"]["ms"], 2000, "{u:#}");
+    let mut notes = notes;
+    if let Some(n) = r.json()["watchdog"].as_array() {
+        notes.extend(n.iter().map(|n| n.as_str().unwrap().to_string()));
+    }
+    assert!(notes.iter().any(|n| n.starts_with("unresponsive: ")), "said in an answer: {notes:?}");
+}
+
 /// The real `ph` in a real pane: `events --follow | head -3` ends (quietly, exit 0) once
 /// `head` has its lines; `--since` filters; `downloads` says there are none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
