@@ -618,9 +618,9 @@ pub enum BrowserCmd {
         #[arg(long)]
         failed: bool,
     },
-    /// Print the active tab's events, oldest first, as `SEQ KIND DETAIL`: navigations, loads,
-    /// tabs, dialogs, downloads, console errors, failed requests, crash, disconnect, and the
-    /// watchdog's stalled_navigation and unresponsive. Kept since the tab opened (the last 1,000).
+    /// Print the active tab's events since it opened, oldest first, as SEQ KIND DETAIL
+    /// (navigation, load, tab, dialog, download, console_error, request_failed, crash,
+    /// disconnect, stalled_navigation, unresponsive).
     Events {
         /// Keep printing new events until interrupted.
         #[arg(long)]
