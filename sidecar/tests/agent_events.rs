@@ -78,7 +78,8 @@ async fn a_tab_logs_errors_downloads_popups_and_a_stalled_navigation() {
     assert_eq!(evs[0]["seq"], 1, "{evs:#?}");
     assert!(has(&evs, "navigation", "events.html"), "{evs:#?}");
     assert!(has(&evs, "load", "DOMContentLoaded"), "{evs:#?}");
-    let before = a.ok("events", json!({})).await["last"].as_u64().unwrap();
+    let first = a.ok("events", json!({})).await;
+    let (before, tab1) = (first["last"].as_u64().unwrap(), first["tab"].clone());
 
     // A console error and a 404, after the click only (--since).
     let s = a.ok("snapshot", json!({})).await;
@@ -146,6 +147,11 @@ async fn a_tab_logs_errors_downloads_popups_and_a_stalled_navigation() {
     let v = a.ok("tabs", json!({})).await;
     assert!(v["watchdog"].is_null(), "said once: {v:#}");
     assert_eq!(v["active"], active_before);
+    // The download's link was no stalled navigation (the bound has long passed since).
+    let v = a.ok("events", json!({"tab": tab1})).await;
+    for e in v["events"].as_array().unwrap().iter().filter(|e| e["kind"] == "stalled_navigation") {
+        assert!(e["detail"].as_str().unwrap().contains("/never"), "{e:#}");
+    }
 }
 
 /// A page whose script never returns: the next changing verb finds it unresponsive (logged

@@ -325,8 +325,9 @@ async fn follow_page(sink: Sink, browser: String, k: String, tab: String, page: 
     let mut closed = listen!(EventJavascriptDialogClosed);
     let bound = stall_bound();
     let mut urls: HashMap<String, String> = HashMap::new();
-    // The navigation waiting for its DOMContentLoaded: (its seq, its URL, when it stalls).
-    let mut pending: Option<(u64, String, tokio::time::Instant)> = None;
+    // The navigation waiting for its DOMContentLoaded: (its seq, its URL, when it stalls,
+    // its document request's id).
+    let mut pending: Option<(u64, String, tokio::time::Instant, String)> = None;
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
     loop {
         let stall_at = pending.as_ref().map_or(far, |p| p.2);
@@ -341,7 +342,11 @@ async fn follow_page(sink: Sink, browser: String, k: String, tab: String, page: 
                     let url = clipped(&ev.request.url);
                     let seq = push_seq(&sink, &k, "navigation", &format!("to {url}"), json!({"url": url}));
                     match seq {
-                        Some(seq) => { pending = Some((seq, url, tokio::time::Instant::now() + bound)); true }
+                        Some(seq) => {
+                            let at = tokio::time::Instant::now() + bound;
+                            pending = Some((seq, url, at, ev.request_id.as_ref().to_string()));
+                            true
+                        }
                         None => false,
                     }
                 } else { true }
@@ -354,6 +359,11 @@ async fn follow_page(sink: Sink, browser: String, k: String, tab: String, page: 
                 } else { true }
             }
             Some(ev) = failed.next() => {
+                // A navigation whose document request ended so (a download, an error) will
+                // not load, and is not stalled either.
+                if pending.as_ref().is_some_and(|p| p.3 == ev.request_id.as_ref()) {
+                    pending = None;
+                }
                 // A cancelled load (a download, a navigation replaced by another) is no failure.
                 if ev.canceled == Some(true) { true } else {
                     let url = clipped(urls.get(ev.request_id.as_ref()).map_or("", String::as_str));
@@ -386,7 +396,7 @@ async fn follow_page(sink: Sink, browser: String, k: String, tab: String, page: 
                 sink.push(&k, "dialog", &format!("closed ({how})"), json!({"state": "closed", "accepted": ev.result}))
             }
             _ = tokio::time::sleep_until(stall_at), if pending.is_some() => {
-                let Some((seq, url, _)) = pending.take() else { continue };
+                let Some((seq, url, _, _)) = pending.take() else { continue };
                 let ms = bound.as_millis() as u64;
                 let line = format!("navigation {seq} to {url} has not loaded after {ms} ms");
                 sink.note(&browser, format!("stalled_navigation: {line}"));
