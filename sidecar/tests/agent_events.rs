@@ -3,7 +3,8 @@
 //! console error and a failed request logged, `--since` filtering, `wait --event download`
 //! while a click starts a download (the file checked on disk, `downloads` listing its path),
 //! a click opening a popup (`tab` with its number), a navigation to a server that accepts and
-//! never answers reported as `stalled_navigation` (and said in a verb's answer), and the real
+//! never answers reported as `stalled_navigation` (and said in a verb's answer), a page hung in
+//! its script found `unresponsive`, a killed renderer as `crash`, and the real
 //! `ph browser events --follow | head -3` in a pane ending cleanly.
 
 mod common;
@@ -192,6 +193,51 @@ async fn a_hung_page_is_reported_unresponsive_and_no_verb_hangs() {
     let u = evs.iter().find(|e| e["kind"] == "unresponsive").unwrap();
     assert_eq!(u["data"]["ms"], 2000, "{u:#}");
     assert!(notes.iter().any(|n| n.starts_with("unresponsive: ")), "said in an answer: {notes:?}");
+}
+
+/// The renderer processes under Chromium `root` (`--type=renderer`), as fidelity.rs finds them.
+fn renderers(root: u32) -> Vec<u32> {
+    let mut parent = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.to_string()) else { continue };
+        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        parent.insert(pid, ppid);
+    }
+    let descends = |mut p: u32| {
+        for _ in 0..64 {
+            match parent.get(&p) {
+                Some(&pp) if pp == root => return true,
+                Some(&pp) if pp > 1 => p = pp,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let renderer = |p: &u32| {
+        std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.windows(15).any(|w| w == b"--type=renderer"))
+    };
+    parent.keys().copied().filter(|&p| descends(p)).filter(renderer).collect()
+}
+
+/// A killed renderer is a `crash` event, readable while the page is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_renderer_is_a_crash_event() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { pane, win, .. } = browser_pane(&sc, fixture_page, "events.html").await;
+    let id = win.browser_of(&pane).unwrap();
+    let a = Agent::new(&sc, pane);
+    let before = a.ok("events", json!({})).await["last"].as_u64().unwrap();
+    let pid = common::browser::info(&sc, &id).await["pid"].as_u64().expect("pid") as u32;
+    let victims = renderers(pid);
+    assert!(!victims.is_empty(), "no renderer process under {pid}");
+    for p in victims {
+        let _ = std::process::Command::new("kill").args(["-9", &p.to_string()]).status();
+    }
+    let (evs, _) = events_until(&a, before, |e| e["kind"] == "crash").await;
+    let crash = evs.iter().find(|e| e["kind"] == "crash").unwrap();
+    assert_eq!(crash["detail"], "the renderer of tab 1 crashed", "{crash:#}");
 }
 
 /// The real `ph` in a real pane: `events --follow | head -3` ends (quietly, exit 0) once

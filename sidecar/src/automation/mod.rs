@@ -190,11 +190,14 @@ impl Automation {
         since: u64,
         wait: Duration,
     ) -> Result<Value, AutomationError> {
-        let tab = match tab {
-            Some(t) => t.to_string(),
+        // The browser's published state, not the page: a crashed tab or a lost Chromium still
+        // has its log to read.
+        let view = b.subscribe().borrow().clone();
+        let tab = match tab.map(str::to_string).or(view.active.clone()) {
+            Some(t) => t,
             None => b.active_page()?.target_id().as_ref().to_string(),
         };
-        let index = b.subscribe().borrow().tabs.iter().position(|t| t.id == tab).map(|i| i + 1);
+        let index = view.tabs.iter().position(|t| t.id == tab).map(|i| i + 1);
         let v = self.events.after(b.id(), b.generation(), &tab, since, wait).await;
         let dropped = v.dropped.map(|(first, last)| json!({"first": first, "last": last}));
         Ok(json!({"tab": tab, "tab_index": index, "events": v.events, "last": v.last, "dropped": dropped}))
