@@ -200,7 +200,7 @@ pub async fn snapshot(
         super::browser_sealed::add_sealed(&st, &b, &policy, &mut out).await?;
     }
     out["policy"] = policy.to_json();
-    Ok(with_pane(out, h))
+    Ok(with_pane(out, h, &b))
 }
 
 /// Body of `POST /api/control/browser/act`.
@@ -290,9 +290,9 @@ pub async fn act(
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     if let Some(r) = req.r#ref.as_deref().filter(|r| crate::automation::sealed::is_token(r)) {
         let policy = super::browser_sealed::policy_of(&st);
-        return Ok(with_pane(st.automation.act_sealed(&b, r, &action, &policy).await?, h));
+        return Ok(with_pane(st.automation.act_sealed(&b, r, &action, &policy).await?, h, &b));
     }
-    Ok(with_pane(st.automation.act(&b, req.r#ref.as_deref(), &action).await?, h))
+    Ok(with_pane(st.automation.act(&b, req.r#ref.as_deref(), &action).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/get`.
@@ -318,7 +318,7 @@ pub async fn get(
         _ => return Err(ApiError::BadRequest("what must be text or value".into())),
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.get(&b, what, &req.r#ref).await?, h))
+    Ok(with_pane(st.automation.get(&b, what, &req.r#ref).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/wait`: exactly one of `text`, `gone`, `url`, `load`,
@@ -341,13 +341,16 @@ pub struct WaitReq {
     #[serde(default)]
     state: Option<String>,
     #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
     timeout_ms: Option<u64>,
 }
 
 /// Longest `text`/`gone` string `wait` takes, in bytes.
 const MAX_WAIT_TEXT_BYTES: usize = 1024;
 
-/// `POST /api/control/browser/wait` → `{"waited_ms"}`, or `408 timed_out`.
+/// `POST /api/control/browser/wait` → `{"waited_ms"}` (with `event`: `{"event","waited_ms"}`,
+/// the active tab's next event of that kind), or `408 timed_out`.
 pub async fn wait(
     State(st): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -361,6 +364,21 @@ pub async fn wait(
             Ok(t)
         }
     };
+    if let Some(kind) = req.event.as_deref() {
+        let others = req.text.is_some() || req.gone.is_some() || req.url.is_some() || req.load || req.r#ref.is_some();
+        if others {
+            return Err(ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref, event".into()));
+        }
+        if !crate::automation::EVENT_KINDS.contains(&kind) {
+            return Err(ApiError::BadRequest(format!(
+                "event must be one of {}, got {:?}",
+                crate::automation::EVENT_KINDS.join(", "),
+                kind.chars().take(32).collect::<String>()
+            )));
+        }
+        let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+        return Ok(with_pane(st.automation.wait_event(&b, kind, timeout).await?, h, &b));
+    }
     let mut conds = Vec::new();
     if let Some(t) = req.text {
         conds.push(WaitFor::Text(text(t)?));
@@ -389,9 +407,9 @@ pub async fn wait(
         _ => return Err(ApiError::BadRequest("ref and state go together".into())),
     }
     let [what] = <[WaitFor; 1]>::try_from(conds)
-        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref".into()))?;
+        .map_err(|_| ApiError::BadRequest("wait for exactly one of text, gone, url, load, ref, event".into()))?;
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.wait(&b, &what, timeout).await?, h))
+    Ok(with_pane(st.automation.wait(&b, &what, timeout).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/screenshot`.
@@ -449,23 +467,24 @@ pub async fn screenshot(
         return Ok(with_pane(
             json!({"png": data, "bytes": png.len(), "boxes": boxes, "unboxed": more, "legend": legend}),
             h,
+            &b,
         ));
     }
     if let Some(max) = req.max_side.filter(|_| !req.r#ref.as_deref().is_some_and(crate::automation::sealed::is_token)) {
         let png = st.automation.screenshot_scaled(&b, req.r#ref.as_deref(), req.full, Some(max)).await?;
         let data = base64::engine::general_purpose::STANDARD.encode(&png);
-        return Ok(with_pane(json!({"png": data, "bytes": png.len()}), h));
+        return Ok(with_pane(json!({"png": data, "bytes": png.len()}), h, &b));
     }
     if req.parts {
         let policy = super::browser_sealed::policy_of(&st);
         let (png, parts) = st.automation.screenshot_parts(&b, req.r#ref.as_deref(), req.full, &policy).await?;
         let data = base64::engine::general_purpose::STANDARD.encode(&png);
-        return Ok(with_pane(json!({"png": data, "bytes": png.len(), "parts": parts}), h));
+        return Ok(with_pane(json!({"png": data, "bytes": png.len(), "parts": parts}), h, &b));
     }
     let policy = super::browser_sealed::policy_of(&st);
     let png = st.automation.any_screenshot(&b, req.r#ref.as_deref(), req.full, &policy).await?;
     let data = base64::engine::general_purpose::STANDARD.encode(&png);
-    Ok(with_pane(json!({"png": data, "bytes": png.len()}), h))
+    Ok(with_pane(json!({"png": data, "bytes": png.len()}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/navigate`.
@@ -487,7 +506,7 @@ pub async fn navigate(
     let url = normalize_url(req.url.trim())?.to_string();
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     let dialog = st.automation.navigate(&b, url.clone()).await?;
-    Ok(with_pane(json!({"url": url, "dialog": dialog}), h))
+    Ok(with_pane(json!({"url": url, "dialog": dialog}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/history`.
@@ -517,7 +536,7 @@ pub async fn history(
         Some(d) => st.automation.history(&b, d).await?,
         None => st.automation.reload(&b).await?,
     };
-    Ok(with_pane(json!({"action": req.action, "dialog": dialog}), h))
+    Ok(with_pane(json!({"action": req.action, "dialog": dialog}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/dialog`.
@@ -547,7 +566,7 @@ pub async fn dialog(
         return Err(ApiError::BadRequest(format!("text goes with accept, at most {MAX_FILL_BYTES} bytes")));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.dialog(&b, accept, req.text).await?, h))
+    Ok(with_pane(st.automation.dialog(&b, accept, req.text).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/eval`.
@@ -575,5 +594,5 @@ pub async fn eval(
         return Err(ApiError::BadRequest(format!("js must be 1..={MAX_EVAL_BYTES} bytes")));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.eval(&b, req.js).await?, h))
+    Ok(with_pane(st.automation.eval(&b, req.js).await?, h, &b))
 }

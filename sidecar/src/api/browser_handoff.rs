@@ -75,7 +75,7 @@ pub async fn handoff(
     }
     let after = seen(&b);
     let changed: Vec<&str> = ["url", "title", "tabs"].into_iter().filter(|k| before[*k] != after[*k]).collect();
-    Ok(with_pane(json!({"handed_back": true, "before": before, "after": after, "changed": changed}), h))
+    Ok(with_pane(json!({"handed_back": true, "before": before, "after": after, "changed": changed}), h, &b))
 }
 
 /// Body of `POST /api/handoffs/{pane}`.

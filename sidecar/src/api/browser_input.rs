@@ -41,7 +41,7 @@ pub async fn upload(
         return Err(ApiError::BadRequest(format!("{:?} is given twice", f.1.path)));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.upload(&b, &req.r#ref, &files).await?, h))
+    Ok(with_pane(st.automation.upload(&b, &req.r#ref, &files).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/drag`.
@@ -66,5 +66,5 @@ pub async fn drag(
         return Err(ApiError::BadRequest("drag needs two different elements".into()));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.drag(&b, &req.r#ref, &req.to).await?, h))
+    Ok(with_pane(st.automation.drag(&b, &req.r#ref, &req.to).await?, h, &b))
 }

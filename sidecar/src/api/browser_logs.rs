@@ -1,6 +1,7 @@
-//! `/api/control/browser/console`, `/network`, `/route` and `/offline` (protocol §9.7): what
-//! the active tab's page logged and loaded, from the rings the `automation` module keeps per
-//! tab, and the requests it mocks, blocks or cuts off.
+//! `/api/control/browser/console`, `/network`, `/route`, `/offline`, `/events` and
+//! `/downloads` (protocol §9.7): what the active tab's page logged, loaded and went through,
+//! from the rings the `automation` module keeps per tab, the requests it mocks, blocks or
+//! cuts off, and the browser's downloads.
 
 use axum::extract::State;
 use axum::{Extension, Json};
@@ -40,7 +41,7 @@ pub async fn console(
         }
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.console(&b, min, req.since_navigation).await?, h))
+    Ok(with_pane(st.automation.console(&b, min, req.since_navigation).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/network`.
@@ -76,7 +77,7 @@ pub async fn network(
         (None, true) => st.automation.network_har(&b, show_secrets).await?,
         (None, false) => st.automation.network(&b, req.failed).await?,
     };
-    Ok(with_pane(out, h))
+    Ok(with_pane(out, h, &b))
 }
 
 /// Body of `POST /api/control/browser/route`.
@@ -134,7 +135,7 @@ pub async fn route(
         RouteOp::List
     };
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.route(&b, req.pattern.as_deref(), op).await?, h))
+    Ok(with_pane(st.automation.route(&b, req.pattern.as_deref(), op).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/offline`.
@@ -153,5 +154,60 @@ pub async fn offline(
     JsonBody(req): JsonBody<OfflineReq>,
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.offline(&b, req.on).await?, h))
+    Ok(with_pane(st.automation.offline(&b, req.on).await?, h, &b))
+}
+
+/// Longest long poll of `events` (`wait_ms`), in milliseconds: below `ph`'s call bound.
+pub const MAX_EVENTS_WAIT_MS: u64 = 20_000;
+
+/// Body of `POST /api/control/browser/events`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsReq {
+    #[serde(default)]
+    pane: Option<String>,
+    /// Only events after this seq (default 0: all kept).
+    #[serde(default)]
+    since: u64,
+    /// The tab (its id, as an earlier answer gave it); default the active tab.
+    #[serde(default)]
+    tab: Option<String>,
+    /// With none yet after `since`, wait up to this long for one (0..=20,000; default 0).
+    #[serde(default)]
+    wait_ms: Option<u64>,
+}
+
+/// `POST /api/control/browser/events` → `{"tab","tab_index","events":[{"seq","time_ms","kind",
+/// "detail","data"}],"last","dropped":{"first","last"}|null}`.
+pub async fn events(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<EventsReq>,
+) -> Result<Json<Value>, ApiError> {
+    let ms = req.wait_ms.unwrap_or(0);
+    if ms > MAX_EVENTS_WAIT_MS {
+        return Err(ApiError::BadRequest(format!("wait_ms must be 0..={MAX_EVENTS_WAIT_MS}, got {ms}")));
+    }
+    let wait = std::time::Duration::from_millis(ms);
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.events(&b, req.tab.as_deref(), req.since, wait).await?, h, &b))
+}
+
+/// Body of `POST /api/control/browser/downloads`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadsReq {
+    #[serde(default)]
+    pane: Option<String>,
+}
+
+/// `POST /api/control/browser/downloads` → `{"downloads":[{"id","name","url","received",
+/// "total","state","path","error"}],"dir"}`.
+pub async fn downloads(
+    State(st): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<DownloadsReq>,
+) -> Result<Json<Value>, ApiError> {
+    let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
+    Ok(with_pane(st.automation.downloads(&b), h, &b))
 }

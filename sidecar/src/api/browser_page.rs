@@ -42,7 +42,7 @@ pub async fn select(
         return Err(ApiError::BadRequest("a value is at most 1024 bytes".into()));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.select(&b, &req.r#ref, &req.values).await?, h))
+    Ok(with_pane(st.automation.select(&b, &req.r#ref, &req.values).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/set`.
@@ -69,7 +69,7 @@ pub async fn set(
         return Err(ApiError::BadRequest("a value is 1..=64 bytes".into()));
     }
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.set(&b, &req.r#ref, &req.value).await?, h))
+    Ok(with_pane(st.automation.set(&b, &req.r#ref, &req.value).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/scroll`.
@@ -94,7 +94,7 @@ pub async fn scroll(
         ApiError::BadRequest("to must be up, down, top, bottom or a number of CSS px (|PX| ≤ 1000000)".into())
     })?;
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.scroll(&b, req.r#ref.as_deref(), how).await?, h))
+    Ok(with_pane(st.automation.scroll(&b, req.r#ref.as_deref(), how).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/scroll_to`.
@@ -115,7 +115,7 @@ pub async fn scroll_to(
     JsonBody(req): JsonBody<ScrollToReq>,
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.scroll_to(&b, &req.r#ref).await?, h))
+    Ok(with_pane(st.automation.scroll_to(&b, &req.r#ref).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/viewport`.
@@ -144,7 +144,7 @@ pub async fn viewport(
         .mutate(&b, "viewport", async { Ok(b.set_viewport(ViewportMode::Fixed(vp, Device::Desktop)).await?) })
         .await?;
     let measured = b.measure().await.ok();
-    Ok(with_pane(json!({"viewport": measured}), h))
+    Ok(with_pane(json!({"viewport": measured}), h, &b))
 }
 
 /// Body of `POST /api/control/browser/tabs`.
@@ -207,7 +207,7 @@ pub async fn tabs(
         return Err(ApiError::BadRequest("tab goes with an action".into()));
     }
     let v = b.subscribe().borrow().clone();
-    Ok(with_pane(json!({"tabs": v.tabs, "active": v.active, "dialog": v.dialog}), h))
+    Ok(with_pane(json!({"tabs": v.tabs, "active": v.active, "dialog": v.dialog}), h, &b))
 }
 
 fn no_dialog(b: &crate::browser::BrowserRef) -> Result<(), ApiError> {

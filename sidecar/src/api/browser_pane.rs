@@ -49,8 +49,14 @@ pub(super) fn may_change(st: &AppState, caller: Caller, h: Handle) -> Result<(),
     Ok(())
 }
 
-/// `v` with `"pane"`: the handle acted on.
-pub(super) fn with_pane(mut v: Value, h: Handle) -> Json<Value> {
+/// `v` with `"pane"`: the handle acted on; and `"watchdog"`: the lines of what the watchdog
+/// found on `b` since the last answer (a stalled navigation, an unresponsive page), when any
+/// (issue 25 item 8: said in the next verb's answer, once).
+pub(super) fn with_pane(mut v: Value, h: Handle, b: &BrowserRef) -> Json<Value> {
     v["pane"] = h.to_string().into();
+    let notes = crate::automation::take_watchdog_notes(b.id());
+    if !notes.is_empty() {
+        v["watchdog"] = notes.into();
+    }
     Json(v)
 }

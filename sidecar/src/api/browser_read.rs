@@ -60,7 +60,7 @@ pub async fn find(
         )));
     }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.find(&b, &q, limit).await?, h))
+    Ok(with_pane(st.automation.find(&b, &q, limit).await?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/text`.
@@ -92,5 +92,5 @@ pub async fn text(
         )));
     }
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.text(&b, req.r#ref.as_deref(), max).await?, h))
+    Ok(with_pane(st.automation.text(&b, req.r#ref.as_deref(), max).await?, h, &b))
 }

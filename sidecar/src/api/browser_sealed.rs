@@ -41,7 +41,7 @@ pub async fn stats(
     JsonBody(req): JsonBody<StatsReq>,
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_of(&st, caller, req.pane.as_deref())?;
-    Ok(with_pane(st.automation.stats(&b)?, h))
+    Ok(with_pane(st.automation.stats(&b)?, h, &b))
 }
 
 /// Body of `POST /api/control/browser/focus_walk`.
@@ -74,7 +74,7 @@ pub async fn focus_walk(
 ) -> Result<Json<Value>, ApiError> {
     let (h, b) = browser_to_drive(&st, caller, req.pane.as_deref())?;
     let walk = WalkRequest { max_steps: req.max_steps, back: req.back, restore: req.restore };
-    Ok(with_pane(st.automation.focus_walk(&b, &req.r#ref, walk, &policy_of(&st)).await?, h))
+    Ok(with_pane(st.automation.focus_walk(&b, &req.r#ref, walk, &policy_of(&st)).await?, h, &b))
 }
 
 /// Adds the sealed controls of `b`'s active tab to snapshot answer `out`: `"sealed"` (see

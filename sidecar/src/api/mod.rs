@@ -118,6 +118,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/browser/network", post(browser_logs::network))
         .route("/api/control/browser/route", post(browser_logs::route))
         .route("/api/control/browser/offline", post(browser_logs::offline))
+        .route("/api/control/browser/events", post(browser_logs::events))
+        .route("/api/control/browser/downloads", post(browser_logs::downloads))
         .route("/api/control/browser/policy", get(browser_sealed::policy))
         .route("/api/control/browser/stats", post(browser_sealed::stats))
         .route("/api/control/browser/focus_walk", post(browser_sealed::focus_walk))

@@ -300,7 +300,7 @@ fn arg_text(o: &RemoteObject) -> String {
     }
 }
 
-fn from_call(ev: &EventConsoleApiCalled) -> ConsoleEntry {
+pub(super) fn from_call(ev: &EventConsoleApiCalled) -> ConsoleEntry {
     let text: Vec<String> = ev.args.iter().map(arg_text).collect();
     let top = ev.stack_trace.as_ref().and_then(|s| s.call_frames.first());
     ConsoleEntry {
@@ -313,7 +313,7 @@ fn from_call(ev: &EventConsoleApiCalled) -> ConsoleEntry {
     }
 }
 
-fn from_exception(ev: &EventExceptionThrown) -> ConsoleEntry {
+pub(super) fn from_exception(ev: &EventExceptionThrown) -> ConsoleEntry {
     let d = &ev.exception_details;
     let what = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
     let first_line = what.lines().next().unwrap_or("").to_string();

@@ -15,6 +15,7 @@ mod combobox;
 mod dom;
 mod drag;
 mod error;
+mod events;
 mod evidence;
 mod frames;
 mod hooks;
@@ -45,6 +46,7 @@ pub use error::{a_or_an, AutomationError, Interruption, StaleReason};
 pub fn parse_key(spec: &str) -> Result<keys::KeyPress, AutomationError> {
     keys::parse(spec).map_err(AutomationError::BadRequest)
 }
+pub use events::{take_notes as take_watchdog_notes, Event, KINDS as EVENT_KINDS, MAX_EVENTS};
 pub use logs::Level;
 pub use read::{Find, Query, DEFAULT_FIND_LIMIT, DEFAULT_TEXT_BYTES, FIND_LIMIT_RANGE};
 pub use ref_state::{RefState, REF_STATES};
@@ -130,6 +132,7 @@ pub struct Automation {
     last: Mutex<HashMap<String, (String, Vec<read::Shown>)>>,
     turns: turn::Turns,
     logs: Arc<logs::Logs>,
+    events: Arc<events::Events>,
     sealed: Mutex<sealed::Store>,
     /// Actions that changed nothing, in a row, per tab (the loop hint of `evidence`).
     loops: evidence::Loops,
@@ -178,7 +181,7 @@ impl Automation {
     /// What the browser host tells of every page it attaches: the console and network
     /// buffers start there.
     pub fn page_observer(&self) -> Arc<dyn PageObserver> {
-        Arc::new(hooks::PageHooks { logs: self.logs.clone() })
+        Arc::new(hooks::PageHooks { logs: self.logs.clone(), events: self.events.clone() })
     }
 
     /// `console [--level L] [--since-navigation]`: the active tab's console entries at
@@ -280,6 +283,65 @@ impl Automation {
         Ok(json!({"tab": page.target_id().as_ref(), "offline": on}))
     }
 
+    /// `events [--since N]`: tab `tab`'s events (default: the active tab's) after seq `since`,
+    /// oldest first; with `wait` and none yet, waits up to `wait` for one (a long poll, for
+    /// `--follow`) → `{"tab","tab_index","events":[{"seq","time_ms","kind","detail","data"}],
+    /// "last","dropped":{"first","last"}|null}`. Readable while a dialog is pending.
+    pub async fn events(
+        &self,
+        b: &BrowserRef,
+        tab: Option<&str>,
+        since: u64,
+        wait: Duration,
+    ) -> Result<Value, AutomationError> {
+        // The browser's published state, not the page: a crashed tab or a lost Chromium still
+        // has its log to read.
+        let view = b.subscribe().borrow().clone();
+        let tab = match tab.map(str::to_string).or(view.active.clone()) {
+            Some(t) => t,
+            None => b.active_page()?.target_id().as_ref().to_string(),
+        };
+        let index = view.tabs.iter().position(|t| t.id == tab).map(|i| i + 1);
+        let v = self.events.after(b.id(), b.generation(), &tab, since, wait).await;
+        let dropped = v.dropped.map(|(first, last)| json!({"first": first, "last": last}));
+        Ok(json!({"tab": tab, "tab_index": index, "events": v.events, "last": v.last, "dropped": dropped}))
+    }
+
+    /// `wait --event KIND`: the active tab's next event of `kind` (one of [`EVENT_KINDS`],
+    /// checked by the caller) logged after this call → `{"event","waited_ms"}`; `timed_out`
+    /// after `timeout`.
+    pub async fn wait_event(&self, b: &BrowserRef, kind: &str, timeout: Duration) -> Result<Value, AutomationError> {
+        let start = std::time::Instant::now();
+        let tab = b.active_page()?.target_id().as_ref().to_string();
+        let since = self.events.last(b.id(), b.generation(), &tab);
+        match self.events.next_of(b.id(), b.generation(), &tab, kind, since, timeout).await {
+            Some(e) => Ok(json!({"event": e, "waited_ms": start.elapsed().as_millis() as u64})),
+            None => Err(AutomationError::TimedOut(format!("no {kind} event within {} ms", timeout.as_millis()))),
+        }
+    }
+
+    /// `downloads`: this browser's downloads, oldest first (see `browser::Download`), and
+    /// the directory finished ones are saved to → `{"downloads","dir"}`.
+    pub fn downloads(&self, b: &BrowserRef) -> Value {
+        let downloads = b.subscribe().borrow().downloads.clone();
+        json!({"downloads": downloads, "dir": crate::browser::download_dir()})
+    }
+
+    /// The watchdog's check that the active tab's renderer answers: a trivial evaluation
+    /// bounded by [`events::RESPONSIVE_MS`]; one that does not answer is logged as
+    /// `unresponsive` (and said in the verb's answer). The verb then goes on under its own
+    /// deadline. Skipped while a dialog is pending (a paused page cannot answer).
+    async fn check_responsive(&self, b: &BrowserRef) {
+        if b.subscribe().borrow().dialog.is_some() {
+            return;
+        }
+        let Ok(page) = b.active_page() else { return };
+        let bound = Duration::from_millis(events::RESPONSIVE_MS);
+        if tokio::time::timeout(bound, crate::browser::eval_in(&page, "1".into())).await.is_err() {
+            self.events.unresponsive(b.id(), b.generation(), page.target_id().as_ref());
+        }
+    }
+
     fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {
         let unknown = || AutomationError::UnknownRef(r.chars().take(32).collect());
         let n = parse_ref(r).ok_or_else(unknown)?;
@@ -296,6 +358,7 @@ impl Automation {
         verb: &str,
         f: impl Future<Output = Result<T, AutomationError>>,
     ) -> Result<T, AutomationError> {
+        self.check_responsive(b).await;
         self.turns.run(b, verb, f).await
     }
 

@@ -312,8 +312,15 @@ pub fn check_url(url: &str) -> Result<String, BrowserError> {
 /// opens), before the page navigates when Porthole opens it. What it follows on the page is
 /// its own (agent browsing's console and network buffers); it must not block.
 pub trait PageObserver: Send + Sync {
-    /// `page` of browser `browser` (launch `generation`) is attached.
-    fn attached(&self, browser: &str, generation: u64, page: &chromiumoxide::Page);
+    /// `page` of browser `browser` (launch `generation`) is attached; `view` is the browser's
+    /// published state (its tabs, downloads, connection), to follow what concerns the page.
+    fn attached(
+        &self,
+        browser: &str,
+        generation: u64,
+        page: &chromiumoxide::Page,
+        view: tokio::sync::watch::Receiver<ViewState>,
+    );
 
     /// Scripts to run at the start of every document of every page (the main frame and its
     /// same-process frames, before the page's own scripts), each in a named isolated world

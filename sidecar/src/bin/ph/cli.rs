@@ -474,9 +474,9 @@ pub enum BrowserCmd {
         target: Option<String>,
     },
     /// Wait until the page shows (or no longer shows) a text, its URL matches, it has
-    /// loaded, or an element is in a state. Exit 4 when the timeout passes; exit 2
-    /// (stale_ref) when the element's ref goes stale meanwhile.
-    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "gone", "url", "load", "ref_state"])))]
+    /// loaded, an element is in a state, or the tab's next event of a kind. Exit 4 when the
+    /// timeout passes; exit 2 (stale_ref) when the element's ref goes stale meanwhile.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "gone", "url", "load", "ref_state", "event"])))]
     Wait {
         /// The page's text contains T.
         #[arg(long, value_name = "T")]
@@ -494,6 +494,9 @@ pub enum BrowserCmd {
         /// editable or focused.
         #[arg(long, value_parser = parse_ref_state, value_name = "REF=STATE")]
         ref_state: Option<RefStateArg>,
+        /// The next event of this kind after the call (see events); prints it.
+        #[arg(long, value_name = "KIND", value_parser = sidecar::automation::EVENT_KINDS.to_vec())]
+        event: Option<String>,
         /// Give up after S seconds (default 30, at most 600).
         #[arg(long, value_parser = parse_timeout, default_value = "30", value_name = "S")]
         timeout: f64,
@@ -684,6 +687,19 @@ pub enum BrowserCmd {
         #[arg(value_enum, value_name = "STATE")]
         state: OnOff,
     },
+    /// Print the active tab's events since it opened, oldest first, as SEQ KIND DETAIL
+    /// (navigation, load, tab, dialog, download, console_error, request_failed, crash,
+    /// disconnect, stalled_navigation, unresponsive).
+    Events {
+        /// Keep printing new events until interrupted.
+        #[arg(long)]
+        follow: bool,
+        /// Only the events after this seq.
+        #[arg(long, value_name = "N")]
+        since: Option<u64>,
+    },
+    /// List this browser's downloads (name, state, bytes, and the file's path once done).
+    Downloads,
     /// Print the human's sealed-content policy ([agent.sealed]: what an agent may do with
     /// closed shadow roots). Read-only: only the human changes it (Settings, config.toml).
     Policy,
@@ -807,5 +823,10 @@ mod tests {
         assert!(p(&["screenshot", "--annotate"]).is_ok() && p(&["screenshot", "--annotate", "--full"]).is_err());
         assert!(p(&["offline", "on"]).is_ok() && p(&["offline", "maybe"]).is_err());
         assert!(p(&["network", "--id", "3", "--har", "x.har"]).is_err());
+        assert!(p(&["events", "--follow", "--since", "4"]).is_ok());
+        assert!(p(&["wait", "--event", "download", "--timeout", "5"]).is_ok());
+        assert!(p(&["wait", "--event", "downloads"]).is_err(), "an event kind");
+        assert!(p(&["wait", "--event", "tab", "--load"]).is_err(), "one condition");
+        assert!(p(&["downloads"]).is_ok());
     }
 }

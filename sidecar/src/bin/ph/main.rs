@@ -44,6 +44,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `ph up` waits: each pane it starts is one relayed request (15 s bound each), and
 /// its browsers wait up to 20 s for their ports.
 const UP_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long one `events --follow` poll waits for new events, in milliseconds: between polls
+/// `ph` checks that its reader is still there.
+const FOLLOW_POLL_MS: u64 = 2_000;
 /// Largest `--stdin` input, in bytes (the sidecar's `send` bound).
 const MAX_STDIN_BYTES: usize = 128 * 1024;
 
@@ -74,6 +77,9 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
+    if let Cmd::Browser { pane, cmd: BrowserCmd::Events { follow: true, since } } = &cli.cmd {
+        return ExitCode::from(follow_events(pane.as_deref(), since.unwrap_or(0), cli.json));
+    }
     let out = execute(&cli);
     emit(&mut std::io::stdout(), out.stdout.as_bytes());
     emit(&mut std::io::stderr(), out.stderr.as_bytes());
@@ -85,6 +91,59 @@ fn main() -> ExitCode {
 /// how the verb went.
 fn emit(to: &mut impl Write, bytes: &[u8]) {
     let _ = to.write_all(bytes).and_then(|()| to.flush());
+}
+
+/// `events --follow`: prints the tab's events after `since` as they come (one long poll after
+/// another, the tab fixed by the first answer) until interrupted, the tab or sidecar goes
+/// (its error printed, its exit code), or stdout's reader goes (exit 0, quietly: `| head`).
+fn follow_events(pane: Option<&str>, mut since: u64, json_lines: bool) -> u8 {
+    let ep = match Endpoint::from_env() {
+        Ok(ep) => ep,
+        Err(e) => {
+            emit(&mut std::io::stderr(), format!("ph: {e}\n").as_bytes());
+            return exit::USAGE;
+        }
+    };
+    let mut tab: Option<String> = None;
+    let mut stdout = std::io::stdout();
+    loop {
+        if reader_gone() {
+            return exit::OK;
+        }
+        let body = json!({"pane": pane, "since": since, "tab": tab, "wait_ms": FOLLOW_POLL_MS});
+        let a = match client::call(&ep, "POST", "/api/control/browser/events", Some(&body), CALL_TIMEOUT) {
+            Ok(a) => a,
+            Err(e) => {
+                emit(&mut std::io::stderr(), format!("ph: {e}\n").as_bytes());
+                return exit::REFUSED;
+            }
+        };
+        if !(200..300).contains(&a.status) {
+            let code = a.body["error"]["code"].as_str().unwrap_or("internal").to_string();
+            let message = a.body["error"]["message"].as_str().unwrap_or("the sidecar gave no reason");
+            emit(&mut std::io::stderr(), format!("ph: {message} [{code}]\n").as_bytes());
+            return exit_for(&code);
+        }
+        tab = a.body["tab"].as_str().map(str::to_string);
+        let text = if json_lines {
+            a.body["events"].as_array().into_iter().flatten().map(|e| format!("{e}\n")).collect()
+        } else {
+            output::events(&a.body)
+        };
+        if stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).is_err() {
+            return exit::OK;
+        }
+        since = a.body["last"].as_u64().unwrap_or(since).max(since);
+    }
+}
+
+/// True once stdout is a pipe or socket whose reader has gone (poll says POLLERR/POLLHUP):
+/// a follower with nothing new to print learns it without writing.
+fn reader_gone() -> bool {
+    let mut p = libc::pollfd { fd: 1, events: 0, revents: 0 };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
 /// What running one verb produced: the exit code, the text for stdout and stderr, and the
@@ -243,9 +302,10 @@ fn browser_request(
         BrowserCmd::Fill { target, text } => post("act", json!({"action": "fill", "ref": target, "text": text})),
         BrowserCmd::Type { target, text } => post("act", json!({"action": "type", "ref": target, "text": text})),
         BrowserCmd::Press { key, target } => post("act", json!({"action": "press", "ref": target, "key": key})),
-        BrowserCmd::Wait { text, gone, url, load, ref_state, timeout } => {
+        BrowserCmd::Wait { text, gone, url, load, ref_state, event, timeout } => {
             let ms = (timeout * 1000.0).round() as u64;
-            let mut body = json!({"text": text, "gone": gone, "url": url, "load": load, "timeout_ms": ms});
+            let mut body =
+                json!({"text": text, "gone": gone, "url": url, "load": load, "event": event, "timeout_ms": ms});
             if let Some(rs) = ref_state {
                 body["ref"] = json!(rs.r#ref);
                 body["state"] = json!(rs.state);
@@ -326,6 +386,13 @@ fn browser_request(
             )
         }
         BrowserCmd::Offline { state } => post("offline", json!({"on": *state == OnOff::On})),
+        // One call; with --follow a long poll (the first new events, or none after a while):
+        // `ph` itself loops ([`follow_events`]), a tool returns what one poll got.
+        BrowserCmd::Events { follow, since } => {
+            let wait = if *follow { FOLLOW_POLL_MS } else { 0 };
+            post("events", json!({"since": since.unwrap_or(0), "wait_ms": wait}))
+        }
+        BrowserCmd::Downloads => post("downloads", json!({})),
         BrowserCmd::Eval { js, allow_eval } => post("eval", json!({"js": js, "allow_eval": allow_eval})),
         BrowserCmd::Policy => Ok(("GET", "/api/control/browser/policy".into(), None, CALL_TIMEOUT)),
         BrowserCmd::Stats => post("stats", json!({})),
@@ -452,6 +519,12 @@ fn report(cli: &Cli, a: Answer) -> Outcome {
         }
         let mut out =
             if cli.json { Outcome::ok(format!("{}\n", a.body)) } else { Outcome::ok(output::text(&cli.cmd, &a.body)) };
+        if !cli.json {
+            // What the browser's watchdog found since the last answer (said once).
+            for line in a.body["watchdog"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                out.stdout.push_str(&format!("watchdog: {line}\n"));
+            }
+        }
         // `ph wait … --until exit && deploy` must not go on after a failure.
         if a.body["until"] == "exit" && a.body["exit_code"] != 0 {
             out.exit = exit::PROGRAM_FAILED;

@@ -1,6 +1,6 @@
 //! Text output for people (`--json` prints the sidecar's answer instead).
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use sidecar::automation::a_or_an;
 
 use crate::cli::{BrowserCmd, Cmd};
@@ -285,6 +285,7 @@ fn browser_answer(cmd: &BrowserCmd, v: &Value) -> String {
         BrowserCmd::Get { .. } => {
             format!("{}\n", v.get("text").or(v.get("value")).and_then(Value::as_str).unwrap_or(""))
         }
+        BrowserCmd::Wait { .. } if v["event"].is_object() => events(&json!({"events": [v["event"]]})),
         BrowserCmd::Wait { .. } => format!("ok after {} ms\n", v["waited_ms"]),
         BrowserCmd::Select { .. } => {
             let shown = match v["labels"].as_array() {
@@ -378,6 +379,8 @@ fn browser_answer(cmd: &BrowserCmd, v: &Value) -> String {
             false => "online\n".into(),
         },
         BrowserCmd::Network { .. } => network(v),
+        BrowserCmd::Events { .. } => events(v),
+        BrowserCmd::Downloads => downloads(v),
         BrowserCmd::Navigate { .. } | BrowserCmd::Back | BrowserCmd::Forward | BrowserCmd::Reload => {
             match v["dialog"].is_object() {
                 true => format!("the page opened {} instead of leaving\n", a_dialog(&v["dialog"])),
@@ -530,6 +533,48 @@ fn request(v: &Value) -> String {
     if let Some(n) = v["redacted"].as_u64().filter(|n| *n > 0) {
         out.push_str(&format!(
             "({n} secret values shown as [redacted]; only the human's [agent] show_secrets shows credentials)\n"
+        ));
+    }
+    out
+}
+
+/// One line per event, `SEQ KIND DETAIL`, after a line naming a dropped range, if any.
+pub fn events(v: &Value) -> String {
+    let mut out = String::new();
+    if let (Some(a), Some(b)) = (v["dropped"]["first"].as_u64(), v["dropped"]["last"].as_u64()) {
+        out.push_str(&format!(
+            "(events {a}..{b} were dropped: only the last {} are kept)\n",
+            sidecar::automation::MAX_EVENTS
+        ));
+    }
+    for e in v["events"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "{} {} {}\n",
+            e["seq"],
+            e["kind"].as_str().unwrap_or(""),
+            e["detail"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// One line per download: `NAME STATE BYTES[/TOTAL] [PATH|ERROR]`.
+fn downloads(v: &Value) -> String {
+    let list = v["downloads"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if list.is_empty() {
+        return "no downloads\n".into();
+    }
+    let mut out = String::new();
+    for d in list {
+        let bytes = match d["total"].as_u64() {
+            Some(t) if t > 0 => format!("{}/{t}", d["received"]),
+            _ => d["received"].to_string(),
+        };
+        let tail = d["path"].as_str().or(d["error"].as_str()).unwrap_or("");
+        out.push_str(&format!(
+            "{} {} {bytes} bytes {tail}\n",
+            d["name"].as_str().unwrap_or(""),
+            d["state"].as_str().unwrap_or("")
         ));
     }
     out

@@ -30,7 +30,7 @@ impl BrowserRef {
     /// dialog of its tab.
     pub(super) fn watch_page(&self, page: &Page, generation: u64) {
         if let Some(o) = &self.0.observer {
-            o.attached(self.id(), generation, page);
+            o.attached(self.id(), generation, page, self.subscribe());
         }
         self.follow_file_chooser(page, generation);
         let me = self.clone();
