@@ -23,13 +23,28 @@ fn ref_of(text: &str, needle: &str) -> String {
     re.captures(line).map(|c| c[1].to_string()).unwrap_or_else(|| panic!("no ref on {line:?}"))
 }
 
-/// Every event after `since` until one satisfies `done` (long polls, bounded by HANG);
-/// returns them all and every watchdog line the answers carried.
+/// Every event of the active tab after `since` until one satisfies `done` (long polls,
+/// bounded by HANG); returns them all and every watchdog line the answers carried.
 async fn events_until(a: &Agent<'_>, since: u64, done: impl Fn(&Value) -> bool) -> (Vec<Value>, Vec<String>) {
+    events_of_until(a, None, since, done).await
+}
+
+/// As [`events_until`], of tab `tab` (an id an answer gave) when given: an action that opens
+/// a popup makes the popup the active tab, whose log counts from 1.
+async fn events_of_until(
+    a: &Agent<'_>,
+    tab: Option<&Value>,
+    since: u64,
+    done: impl Fn(&Value) -> bool,
+) -> (Vec<Value>, Vec<String>) {
     let deadline = tokio::time::Instant::now() + HANG;
     let (mut all, mut notes, mut since) = (Vec::new(), Vec::new(), since);
     loop {
-        let v = a.ok("events", json!({"since": since, "wait_ms": 2000})).await;
+        let mut body = json!({"since": since, "wait_ms": 2000});
+        if let Some(t) = tab {
+            body["tab"] = t.clone();
+        }
+        let v = a.ok("events", body).await;
         for n in v["watchdog"].as_array().into_iter().flatten() {
             notes.push(n.as_str().unwrap().to_string());
         }
@@ -117,7 +132,8 @@ async fn a_tab_logs_errors_downloads_popups_and_a_stalled_navigation() {
     // A click that opens a popup: `tab` with its number.
     let before = a.ok("events", json!({})).await["last"].as_u64().unwrap();
     a.ok("act", json!({"action": "click", "ref": ref_of(&outline, "button \"Open popup\"")})).await;
-    let (evs, _) = events_until(&a, before, |e| e["kind"] == "tab" && e["data"]["state"] == "opened").await;
+    let (evs, _) =
+        events_of_until(&a, Some(&tab1), before, |e| e["kind"] == "tab" && e["data"]["state"] == "opened").await;
     let opened = evs.iter().find(|e| e["kind"] == "tab" && e["data"]["state"] == "opened").unwrap();
     assert_eq!(opened["data"]["tab"], 2, "{opened:#}");
     assert!(opened["detail"].as_str().unwrap().starts_with("opened tab 2"), "{opened:#}");
