@@ -204,6 +204,19 @@ async fn last_request(a: &Agent<'_>, tail: &str) -> Value {
         .unwrap()
 }
 
+/// The last request whose URL ends in `tail`, once its failure is logged (polled: the page
+/// may show its error before Chromium's `loadingFailed` reaches the log), within HANG.
+async fn failed_request(a: &Agent<'_>, tail: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + common::HANG;
+    loop {
+        let r = last_request(a, tail).await;
+        if r["error"].is_string() || tokio::time::Instant::now() >= deadline {
+            return r;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mocked_500_an_abort_and_offline_show_as_the_page_s_errors_and_off_restores() {
     use base64::Engine;
@@ -236,7 +249,7 @@ async fn a_mocked_500_an_abort_and_offline_show_as_the_page_s_errors_and_off_res
     let r = a.ok("route", json!({"pattern": API, "abort": true})).await;
     assert_eq!(r["routes"].as_array().unwrap().len(), 1, "the pattern's route is replaced: {r:#}");
     open(&a, &base, "net.html", "Error: the network failed").await;
-    let failed = last_request(&a, "/api/orders.json").await;
+    let failed = failed_request(&a, "/api/orders.json").await;
     assert!(failed["error"].as_str().unwrap().contains("ERR_BLOCKED_BY_CLIENT"), "{failed}");
 
     // Off: the real answer again.
@@ -249,7 +262,8 @@ async fn a_mocked_500_an_abort_and_offline_show_as_the_page_s_errors_and_off_res
     assert_eq!(a.ok("offline", json!({"on": true})).await["offline"], true);
     a.ok("act", json!({"action": "click", "ref": again})).await;
     a.ok("wait", json!({"text": "Error: the network failed", "timeout_ms": 20000})).await;
-    let cut = last_request(&a, "/api/orders.json").await;
+    // Chromium reports the failure (`loadingFailed`) apart from the page's own handling.
+    let cut = failed_request(&a, "/api/orders.json").await;
     assert!(cut["error"].as_str().unwrap().contains("INTERNET_DISCONNECTED"), "{cut}");
     assert_eq!(a.ok("route", json!({"list": true})).await["offline"], true);
     a.ok("offline", json!({"on": false})).await;
