@@ -18,9 +18,7 @@ const STALL_MS: &str = "1500";
 
 /// The ref on the line of `text` containing `needle`.
 fn ref_of(text: &str, needle: &str) -> String {
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in\n{text}"));
-    let re = regex::Regex::new(r"\[ref=(e[0-9]+)\]").unwrap();
-    re.captures(line).map(|c| c[1].to_string()).unwrap_or_else(|| panic!("no ref on {line:?}"))
+    common::agent::ref_on(text, needle)
 }
 
 /// Every event of the active tab after `since` until one satisfies `done` (long polls,

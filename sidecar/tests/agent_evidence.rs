@@ -12,10 +12,7 @@ use serde_json::{json, Value};
 
 /// The ref of the first line of the interactive snapshot that contains `needle`.
 fn ref_of(snapshot: &Value, needle: &str) -> String {
-    let text = snapshot["text"].as_str().unwrap();
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {text}"));
-    let at = line.find("[ref=").unwrap();
-    line[at + 5..].split(']').next().unwrap().to_string()
+    common::agent::ref_on(snapshot["text"].as_str().unwrap(), needle)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

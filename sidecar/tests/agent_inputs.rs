@@ -11,10 +11,12 @@ use serde_json::{json, Value};
 
 /// The ref of the first line of the snapshot that contains `needle`.
 fn ref_of(snapshot: &Value, needle: &str) -> String {
-    let text = snapshot["text"].as_str().unwrap();
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {text}"));
-    let at = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}"));
-    line[at + 5..].split(']').next().unwrap().to_string()
+    common::agent::ref_on(snapshot["text"].as_str().unwrap(), needle)
+}
+
+/// `js`'s value in the page (the test's own check, not a verb under test).
+async fn eval(a: &Agent<'_>, js: &str) -> Value {
+    a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -24,11 +26,6 @@ async fn set_gives_each_input_type_its_value_and_reads_it_back() {
     let bp = browser_pane(&sc, fixture_page, "inputs.html").await;
     let a = Agent::new(&sc, bp.pane.clone());
     let snap = a.ok("snapshot", json!({"interactive": true})).await;
-    let eval = |js: &str| {
-        let a = &a;
-        let js = js.to_string();
-        async move { a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone() }
-    };
     for (label, id, value) in [
         ("Birthday", "d", "1990-04-23"),
         ("Alarm", "t", "14:30"),
@@ -41,12 +38,12 @@ async fn set_gives_each_input_type_its_value_and_reads_it_back() {
         let r = ref_of(&snap, &format!("\"{label}\""));
         let out = a.ok("set", json!({"ref": r, "value": value})).await;
         assert_eq!(out["value"], value, "{label}: {out}");
-        assert_eq!(eval(&format!("document.getElementById('{id}').value")).await, value, "{label}");
+        assert_eq!(eval(&a, &format!("document.getElementById('{id}').value")).await, value, "{label}");
         assert_eq!(out["scripted"] == true, id == "c", "only the colour is scripted: {out}");
     }
     // The page saw the changes a keyboard user makes (a date's change event fires as soon as
     // the typed year makes it valid: 0001, 0019, 0199, 1990), each field's last one the value.
-    let log = eval("document.getElementById('log').textContent").await;
+    let log = eval(&a, "document.getElementById('log').textContent").await;
     let log = log.as_str().unwrap();
     for want in ["d=1990-04-23", "t=14:30", "dt=2026-12-07T09:05", "m=2026-12", "w=2026-W49", "r=35", "c=#ff8800"] {
         let id = want.split('=').next().unwrap();
@@ -66,10 +63,10 @@ async fn set_gives_each_input_type_its_value_and_reads_it_back() {
     let booking = ref_of(&snap, "Check-in (React)");
     let ok = a.ok("set", json!({"ref": booking, "value": "2026-08-15"})).await;
     assert_eq!(ok["value"], "2026-08-15", "{ok}");
-    assert_eq!(eval("document.getElementById('booked').textContent").await, "booked: 2026-08-15");
+    assert_eq!(eval(&a, "document.getElementById('booked').textContent").await, "booked: 2026-08-15");
     let refused = a.refused("set", json!({"ref": booking, "value": "2025-08-15"}), "mismatch").await;
     assert_ne!(refused["observed"]["value"], "2025-08-15", "{refused}");
-    assert_eq!(eval("document.getElementById('booked').textContent").await, "booked: 2026-08-15");
+    assert_eq!(eval(&a, "document.getElementById('booked').textContent").await, "booked: 2026-08-15");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -78,22 +75,17 @@ async fn custom_comboboxes_listboxes_context_menus_and_hover_menus() {
     let bp = browser_pane(&sc, fixture_page, "custom.html").await;
     let a = Agent::new(&sc, bp.pane.clone());
     let snap = a.ok("snapshot", json!({"interactive": true})).await;
-    let eval = |js: &str| {
-        let a = &a;
-        let js = js.to_string();
-        async move { a.ok("eval", json!({"js": js, "allow_eval": true})).await["value"].clone() }
-    };
 
     // A custom combobox: opened, the option chosen by name with clicks, read back.
     let fruit = ref_of(&snap, "combobox \"Fruit\"");
     let out = a.ok("select", json!({"ref": fruit, "values": ["Dragon fruit"]})).await;
     assert_eq!((out["label"].as_str(), out["custom"].as_bool()), (Some("Dragon fruit"), Some(true)), "{out}");
-    assert_eq!(eval("document.getElementById('state').textContent").await, "fruit: Dragon fruit");
-    assert_eq!(eval("document.getElementById('combo').getAttribute('aria-expanded')").await, "false");
+    assert_eq!(eval(&a, "document.getElementById('state').textContent").await, "fruit: Dragon fruit");
+    assert_eq!(eval(&a, "document.getElementById('combo').getAttribute('aria-expanded')").await, "false");
     // An unknown option is refused naming those it has, and the list is closed again.
     let e = a.refused("select", json!({"ref": fruit, "values": ["Mango"]}), "bad_request").await;
     assert!(e["message"].as_str().unwrap().contains("\"Apple\", \"Banana\""), "{e}");
-    assert_eq!(eval("document.getElementById('fruits').hidden").await, true);
+    assert_eq!(eval(&a, "document.getElementById('fruits').hidden").await, true);
     a.refused("select", json!({"ref": fruit, "values": ["Cherry"]}), "bad_request").await;
 
     // A listbox: the option clicked, aria-selected read back.
@@ -101,7 +93,7 @@ async fn custom_comboboxes_listboxes_context_menus_and_hover_menus() {
     let out = a.ok("select", json!({"ref": size, "values": ["Large"]})).await;
     assert_eq!(out["label"], "Large", "{out}");
     assert_eq!(
-        eval("[...document.querySelectorAll('#sizes [aria-selected=true]')].map(o => o.textContent).join()").await,
+        eval(&a, "[...document.querySelectorAll('#sizes [aria-selected=true]')].map(o => o.textContent).join()").await,
         "Large"
     );
 

@@ -186,9 +186,7 @@ async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_bac
 
 /// The ref on the line of `text` containing `needle`.
 fn ref_of(text: &str, needle: &str) -> String {
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in\n{text}"));
-    let re = regex::Regex::new(r"\[ref=(e[0-9]+)\]").unwrap();
-    re.captures(line).unwrap_or_else(|| panic!("no ref on {line:?}"))[1].to_string()
+    common::agent::ref_on(text, needle)
 }
 
 /// The last listed request whose URL ends with `tail`.

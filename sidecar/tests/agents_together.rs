@@ -186,61 +186,35 @@ async fn two_agents_acting_at_once_never_cross() {
 
 /// A dev server with a cookie login: `/login?u=NAME` sets `sid=NAME` (HttpOnly, as a real
 /// session is) and redirects to `/private`, which says who is signed in; `/logout` expires it.
+/// On `localhost`, as dev servers are named: its cookies are host-only, and must stay so in
+/// every browser (a domain cookie copy would outlive the logout).
 fn login_server() -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    l.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let l = tokio::net::TcpListener::from_std(l).unwrap();
-            loop {
-                let Ok((mut s, _)) = l.accept().await else { continue };
-                tokio::spawn(async move {
-                    let mut buf = vec![0u8; 8192];
-                    let mut n = 0;
-                    while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
-                        match s.read(&mut buf[n..]).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(k) => n += k,
-                        }
-                        if n == buf.len() {
-                            return;
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                    let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-                    let who = head
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("Cookie: ").or_else(|| l.strip_prefix("cookie: ")))
-                        .flat_map(|c| c.split("; "))
-                        .find_map(|c| c.strip_prefix("sid="))
-                        .map(str::to_string);
-                    let page = |body: String| {
-                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}", body.len())
-                    };
-                    let resp = match path {
-                        "/private" => page(match who {
-                            Some(w) => format!("<!doctype html><title>Private</title><h1>Signed in as {w}</h1>"),
-                            None => "<!doctype html><title>Private</title><h1>Signed out</h1>".to_string(),
-                        }),
-                        "/login" => {
-                            let u = query.strip_prefix("u=").unwrap_or("nobody");
-                            format!("HTTP/1.1 302 Found\r\nSet-Cookie: sid={u}; Path=/; HttpOnly\r\nLocation: /private\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                        }
-                        "/logout" => "HTTP/1.1 302 Found\r\nSet-Cookie: sid=; Path=/; Max-Age=0\r\nLocation: /private\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
-                        _ => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
-                    };
-                    let _ = s.write_all(resp.as_bytes()).await;
-                });
-            }
-        });
+    let base = common::browser::serve_raw(|head| {
+        let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        let who = head
+            .lines()
+            .filter_map(|l| l.strip_prefix("Cookie: ").or_else(|| l.strip_prefix("cookie: ")))
+            .flat_map(|c| c.split("; "))
+            .find_map(|c| c.strip_prefix("sid="))
+            .map(str::to_string);
+        let page = |body: String| {
+            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}", body.len())
+        };
+        let go = |cookie: String| {
+            format!("HTTP/1.1 302 Found\r\nSet-Cookie: {cookie}\r\nLocation: /private\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        };
+        match path {
+            "/private" => page(match who {
+                Some(w) => format!("<!doctype html><title>Private</title><h1>Signed in as {w}</h1>"),
+                None => "<!doctype html><title>Private</title><h1>Signed out</h1>".to_string(),
+            }),
+            "/login" => go(format!("sid={}; Path=/; HttpOnly", query.strip_prefix("u=").unwrap_or("nobody"))),
+            "/logout" => go("sid=; Path=/; Max-Age=0".to_string()),
+            _ => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+        }
     });
-    // `localhost`, as dev servers are named: its cookies are host-only, and must stay so in
-    // every browser (a domain cookie copy would outlive the logout).
-    format!("http://localhost:{port}")
+    base.replace("127.0.0.1", "localhost")
 }
 
 /// Shared login (issue 26 item 2): two terminals, each in its own pane, log in once; a logout

@@ -51,6 +51,14 @@ impl<'a> Agent<'a> {
     }
 }
 
+/// The ref (`e12`) on the first line of outline `text` that contains `needle`; panics naming
+/// what is missing.
+pub fn ref_on(text: &str, needle: &str) -> String {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in\n{text}"));
+    let at = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}"));
+    line[at + 5..].split(']').next().unwrap().to_string()
+}
+
 /// A browser pane ready for `ph browser` verbs.
 pub struct BrowserPane {
     /// The upstream's origin, `http://127.0.0.1:PORT`.

@@ -16,6 +16,24 @@ pub type ViewWs = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTls
 /// Starts a test page server on its own thread and runtime, answering `GET path` with
 /// `pages(path)` as HTML (a path ending `.json` as JSON; 404 for `None`); returns its base URL (`http://127.0.0.1:P`).
 pub fn serve(pages: fn(&str) -> Option<String>) -> String {
+    serve_raw(move |head| {
+        let path = head.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/").to_string();
+        let (status, body) = match pages(&path) {
+            Some(b) => ("200 OK", b),
+            None => ("404 Not Found", "not found".to_string()),
+        };
+        let ct = if path.ends_with(".json") { "application/json" } else { "text/html; charset=utf-8" };
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    })
+}
+
+/// Starts a test server on its own thread and runtime that answers each request with
+/// `answer(head)`: the whole HTTP/1.1 response for the request's head (request line and
+/// headers, at most 8 KiB), the connection closed after it; returns its base URL.
+pub fn serve_raw(answer: impl Fn(&str) -> String + Send + Sync + Copy + 'static) -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     l.set_nonblocking(true).unwrap();
@@ -37,17 +55,7 @@ pub fn serve(pages: fn(&str) -> Option<String>) -> String {
                             return;
                         }
                     }
-                    let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                    let path = head.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/").to_string();
-                    let (status, body) = match pages(&path) {
-                        Some(b) => ("200 OK", b),
-                        None => ("404 Not Found", "not found".to_string()),
-                    };
-                    let ct = if path.ends_with(".json") { "application/json" } else { "text/html; charset=utf-8" };
-                    let resp = format!(
-                        "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
+                    let resp = answer(&String::from_utf8_lossy(&buf[..n]));
                     let _ = s.write_all(resp.as_bytes()).await;
                 });
             }

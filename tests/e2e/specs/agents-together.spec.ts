@@ -200,9 +200,12 @@ test('two agents test one app: one logs in, the other is logged in too, and a 2F
   await expect(pane1.getByTestId('handoff-reason')).toHaveText('Type the code from your phone');
   await page.screenshot({ path: path.join(repo, 'docs/screenshot-agents-together.png') });
   // The human types the code and verifies in agent 1's pane, then hands back.
+  // (A click on the page's blank lower part gives it the keyboard; Tab goes to the field,
+  // wherever the pane's size put it.)
   const canvas = pane1.locator('canvas').first();
   const box = (await canvas.boundingBox())!;
-  await page.mouse.click(box.x + 120, box.y + 80);
+  await page.mouse.click(box.x + 20, box.y + box.height - 20);
+  await page.keyboard.press('Tab');
   await page.keyboard.type('424242');
   await page.keyboard.press('Enter');
   await expect(pane1.getByTestId('browser-url')).toContainText('/app', { timeout: 20_000 });

@@ -325,8 +325,10 @@ test('copy and paste through the clipboard; a pasted ESC[201~ cannot end the pas
   const body = wall.pane(id).getByTestId('terminal-body');
   const row = body.locator('.xterm-rows > div', { hasText: /^zebra\s*$/ });
   if ((await row.count()) > 0) {
-    // DOM renderer: double-click the word on its row.
-    await row.first().dblclick({ position: { x: 10, y: 5 } });
+    // DOM renderer: double-click the word on its row, where it is drawn (xterm's own layer
+    // over the rows takes the mouse, as for a user).
+    const box = (await row.first().boundingBox())!;
+    await page.mouse.dblclick(box.x + 10, box.y + box.height / 2);
   } else {
     await page.evaluate((id) => (window as any).__porthole.store.runtime(id).host.term.selectAll(), id);
   }

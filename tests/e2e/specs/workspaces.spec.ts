@@ -363,8 +363,12 @@ test('a version-1 document (one wall, from before workspaces) loads as one works
     focused: 'p9',
   };
   const panes = { p7: { terminalId: terminal, title: '', command: null }, p9: { terminalId: second.id, title: '', command: null } };
+  // The window leaves first: a page going away saves its wall (keepalive), which must not
+  // land after the document written below.
+  const app = page.url();
+  await page.goto('about:blank');
   await api('PUT', '/api/workspace', { workspace: { version: 1, layout, order: ['p7', 'p9'], panes } });
-  await page.reload();
+  await page.goto(app);
   await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
   await wall.waitOpen(2);
   await expect(tabs(page)).toHaveCount(1);

@@ -68,6 +68,11 @@ export class TerminalHost implements TerminalSink {
   private rendererSetting: RendererSetting = 'auto';
   /** the renderer or its reason changed (the pane's menu reads `renderer` and `rendererWhy`) */
   onRendererChange: (() => void) | null = null;
+  /** clipboard reads in flight; input is held meanwhile, in order */
+  private pendingPastes = 0;
+  private held: [string, boolean][] = [];
+  /** a paste's own text is being sent (it is not held) */
+  private delivering = false;
   /** prompt marks from the shell integration's OSC 133 (protocol §5.3) */
   readonly prompts: PromptMarks;
 
@@ -99,10 +104,10 @@ export class TerminalHost implements TerminalSink {
     this.term.unicode.activeVersion = '11';
     const subs = [
       this.term.onData((d) => {
-        if (!this.gate.dropInput(d)) this.events.onInput(d, false);
+        if (!this.gate.dropInput(d)) this.input(d, false);
       }),
       ...this.hookQueries(),
-      this.term.onBinary((d) => this.events.onInput(d, true)),
+      this.term.onBinary((d) => this.input(d, true)),
       this.term.onResize(({ cols, rows }) => {
         if (validDim(cols) && validDim(rows)) this.events.onResize(cols, rows);
       }),
@@ -333,9 +338,36 @@ export class TerminalHost implements TerminalSink {
     if (clean) this.term.paste(clean);
   }
 
+  /**
+   * Pastes the clipboard. Reading it is asynchronous: keys typed meanwhile (Ctrl+Shift+V then
+   * Enter, faster than the read) are held and sent after the paste, in the order typed, never
+   * before it.
+   */
   async pasteFromClipboard(): Promise<void> {
-    const text = await readClipboard();
-    if (text) this.paste(text);
+    this.pendingPastes++;
+    let text = '';
+    try {
+      text = await readClipboard();
+    } finally {
+      this.pendingPastes--;
+      this.delivering = true;
+      try {
+        if (text) this.paste(text);
+      } finally {
+        this.delivering = false;
+      }
+      if (this.pendingPastes === 0) {
+        const held = this.held;
+        this.held = [];
+        for (const [d, binary] of held) this.events.onInput(d, binary);
+      }
+    }
+  }
+
+  /** The user's input to the PTY, held while a paste is being read (see `pasteFromClipboard`). */
+  private input(d: string, binary: boolean) {
+    if (this.pendingPastes > 0 && !this.delivering) this.held.push([d, binary]);
+    else this.events.onInput(d, binary);
   }
 
   /** xterm's key hook: copy/paste chords; returns false for keys xterm must ignore. */
