@@ -31,21 +31,28 @@ export function RendererItems({ store, paneId, onDone }: { store: WorkspaceStore
   };
   return (
     <div className="menu-group" data-testid="renderer-section">
-      <div className="menu-heading" data-testid="renderer-now" title={now?.why ?? ''}>
-        {now ? `Renderer: ${now.kind === 'webgl' ? 'WebGL' : 'DOM'} (${now.why})` : 'Renderer: not started'}
+      <div className="menu-heading" data-testid="renderer-now">
+        {now ? `Renderer: ${now.kind === 'webgl' ? 'WebGL' : 'DOM'}` : 'Renderer: not started'}
       </div>
+      {now && (
+        <div className="menu-note" data-testid="renderer-why">
+          {now.why}
+        </div>
+      )}
       {CHOICES.map((c) => (
         <button
           key={c.setting}
           role="menuitemradio"
           aria-checked={setting === c.setting}
-          className="menu-item"
+          className="menu-item renderer-item"
           data-testid={`menu-renderer-${c.setting}`}
           onMouseDown={(e) => e.preventDefault()}
           onClick={() => void choose(c.setting)}
         >
-          <span className="menu-check">{setting === c.setting ? '✓' : ''}</span>
-          <span>{c.label}</span>
+          <span>
+            <span className="menu-check">{setting === c.setting ? '✓' : ''}</span>
+            {c.label}
+          </span>
         </button>
       ))}
       {failure && (
