@@ -8,6 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::agent::{browser_pane, fixture_page, Agent, BrowserPane, FIXTURES};
+use common::control::ph;
 use common::window::TestWindow;
 use common::{Resp, Sidecar, HANG};
 use serde_json::json;
@@ -362,18 +363,6 @@ async fn controls_are_verified_and_a_relaunch_makes_refs_stale() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let e = a.refused("act", json!({"action": "click", "ref": link}), "stale_ref").await;
     assert_eq!(e["reason"], "relaunched");
-}
-
-/// Runs the real `ph` with the sidecar's token (no pane of its own: `--pane` names one).
-fn ph(sc: &Sidecar, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
-        .args(args)
-        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
-        .env("PORTHOLE_TOKEN", &sc.token)
-        .output()
-        .unwrap();
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
 }
 
 /// The lines of `text` as a sorted list (entries arrive in the order the page's work

@@ -7,6 +7,7 @@
 mod common;
 
 use common::agent::{browser_pane, fixture_page, Agent, BrowserPane};
+use common::control::ph;
 use common::{Sidecar, HANG};
 use serde_json::{json, Value};
 
@@ -52,18 +53,6 @@ async fn numbered(a: &Agent<'_>, tail: &str) -> u64 {
         assert!(tokio::time::Instant::now() < deadline, "no finished request to {tail}: {v:#}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-}
-
-/// Runs the real `ph` with the sidecar's token → (exit code, stdout, stderr).
-fn ph(sc: &Sidecar, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
-        .args(args)
-        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
-        .env("PORTHOLE_TOKEN", &sc.token)
-        .output()
-        .unwrap();
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
 }
 
 fn header<'v>(list: &'v Value, name: &str) -> Option<&'v str> {

@@ -199,19 +199,7 @@ async fn ph_finds_reads_pages_and_diffs_in_a_pane() {
     let script = format!(
         r#"ph browser open {base}/read_article.html >/dev/null; ph browser wait --load; ph browser snapshot --diff | sed -n 2p; ph browser find "forty-two gulls"; echo "find rc=$?"; ph browser text --max-bytes 1024 | tail -1; echo "text rc=${{PIPESTATUS[0]}}"; c=$(ph browser snapshot --max-bytes 1024 | sed -n 's/.*--from \([0-9a-f]*\.[0-9]*\).*/\1/p'); echo "cursor=$c"; ph browser snapshot --max-bytes 1024 --from "$c" | head -2 | tail -1; echo "from rc=${{PIPESTATUS[0]}}"; ph browser snapshot --diff | sed -n 2,3p; ph browser snapshot --from 00000000.1; echo "stale rc=$?"; echo "DONE""#
     );
-    let r = sc.req("POST", "/api/control/send", Some(&json!({"target": t1, "text": script, "keys": ["enter"]}))).await;
-    assert_eq!(r.status, 200);
-    let r = sc
-        .req(
-            "POST",
-            "/api/control/wait",
-            Some(&json!({"target": t1, "until": "text", "regex": "^DONE$", "timeout_ms": 90000})),
-        )
-        .await;
-    let screen = sc.req("POST", "/api/control/read", Some(&json!({"target": t1, "scrollback": 300}))).await.json();
-    let out: String =
-        screen["lines"].as_array().unwrap().iter().map(|l| format!("{}\n", l.as_str().unwrap())).collect();
-    assert_eq!(r.status, 200, "{out}");
+    let out = common::control::run_in(&sc, &t1, &script, "^DONE$").await;
     assert!(out.contains(DEEP) && out.contains("(in article · under heading \"Counting at dawn\")"), "{out}");
     assert!(out.contains("find rc=0"), "{out}");
     assert!(out.contains("[cut: ") && out.contains("navigation, header, footer or aside") && out.contains("text rc=0"));

@@ -28,3 +28,16 @@ pub async fn run_in(sc: &Sidecar, t: &str, line: &str, until: &str) -> String {
     assert_eq!(r.status, 200, "waiting for {until:?} in {t}: {}\nscreen: {screen:#}", String::from_utf8_lossy(&r.body));
     screen["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
 }
+
+/// Runs the real `ph` with the sidecar's token (no pane of its own: `--pane` names one) →
+/// (exit code, stdout, stderr); -1 when a signal ended it.
+pub fn ph(sc: &Sidecar, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ph"))
+        .args(args)
+        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
+        .env("PORTHOLE_TOKEN", &sc.token)
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
