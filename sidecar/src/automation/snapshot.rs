@@ -130,13 +130,9 @@ async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, Browse
         .as_i64()
         .ok_or_else(|| BrowserError::Cdp("Page.createIsolatedWorld: no executionContextId".into()))?;
     let t = Instant::now();
-    let r = call(
-        session,
-        "Runtime.callFunctionOn",
-        json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true,
-               "arguments": [{"value": {"sig": sig}}]}),
-    )
-    .await?;
+    let params = json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true,
+                        "arguments": [{"value": {"sig": sig}}]});
+    let r = session.call_within("Runtime.callFunctionOn", params, crate::browser::PAGE_READ_BOUND_MS).await?;
     tracing::debug!("snapshot: walk of frame {frame}: {} ms", t.elapsed().as_millis());
     answer(r)
 }
@@ -173,7 +169,13 @@ async fn read(session: &Session, process: usize, sig: bool) -> Result<(Vec<Frame
         };
         let dom = async {
             let t = Instant::now();
-            let snap = call(session, "DOMSnapshot.captureSnapshot", json!({"computedStyles": []})).await?;
+            let snap = session
+                .call_within(
+                    "DOMSnapshot.captureSnapshot",
+                    json!({"computedStyles": []}),
+                    crate::browser::PAGE_READ_BOUND_MS,
+                )
+                .await?;
             let call_ms = ms(t);
             let t = Instant::now();
             let docs = dom::parse(&snap);

@@ -242,12 +242,26 @@ impl std::fmt::Display for BrowserError {
 
 impl std::error::Error for BrowserError {}
 
+/// Bound on a snapshot's reads of a whole page (the outline walk, the DOM snapshot), in ms:
+/// a page of tens of thousands of elements on a busy machine takes longer than one
+/// ordinary call's [`CDP_CALL_BOUND_MS`].
+pub const PAGE_READ_BOUND_MS: u64 = 30_000;
+
 /// Runs a CDP future bounded by [`CDP_CALL_BOUND_MS`]; `call` names it in errors.
 pub(crate) async fn bounded<T, E: std::fmt::Display>(
     call: &'static str,
     fut: impl std::future::Future<Output = Result<T, E>>,
 ) -> Result<T, BrowserError> {
-    match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), fut).await {
+    bounded_for(call, CDP_CALL_BOUND_MS, fut).await
+}
+
+/// Runs a CDP future bounded by `ms` milliseconds; `call` names it in errors.
+pub(crate) async fn bounded_for<T, E: std::fmt::Display>(
+    call: &'static str,
+    ms: u64,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(Duration::from_millis(ms), fut).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(BrowserError::Cdp(format!("{call}: {e}"))),
         Err(_) => Err(BrowserError::Timeout(call)),

@@ -29,7 +29,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{bounded, BrowserError, CDP_CALL_BOUND_MS};
+use super::{bounded, bounded_for, BrowserError, CDP_CALL_BOUND_MS};
 
 /// One CDP command: `method` with `params`, answered with the JSON result.
 #[derive(Debug, Clone)]
@@ -63,7 +63,17 @@ pub async fn page_call(page: &Page, method: &'static str, params: Value) -> Resu
 
 /// [`page_call`] without counting (the caller counted the command it carries).
 async fn raw_page_call(page: &Page, method: &'static str, params: Value) -> Result<Value, BrowserError> {
-    let r = bounded(method, page.execute(Raw { method, params })).await?;
+    raw_page_call_within(page, method, params, CDP_CALL_BOUND_MS).await
+}
+
+/// [`raw_page_call`] bounded by `ms` milliseconds.
+async fn raw_page_call_within(
+    page: &Page,
+    method: &'static str,
+    params: Value,
+    ms: u64,
+) -> Result<Value, BrowserError> {
+    let r = bounded_for(method, ms, page.execute(Raw { method, params })).await?;
     Ok(r.result)
 }
 
@@ -234,9 +244,15 @@ impl Session {
     /// Sends `method` with `params` on this session → the JSON result, bounded like every CDP
     /// call (`cdp_timeout` naming the method).
     pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, BrowserError> {
+        self.call_within(method, params, CDP_CALL_BOUND_MS).await
+    }
+
+    /// [`Session::call`] bounded by `ms` milliseconds instead (a whole page's read,
+    /// [`super::PAGE_READ_BOUND_MS`]).
+    pub async fn call_within(&self, method: &'static str, params: Value, ms: u64) -> Result<Value, BrowserError> {
         // Counted for the tab, whichever frame process's session carries it.
         super::cdp_counts::note_command(self.page.target_id().as_ref(), method, &params);
-        let Some(c) = &self.child else { return raw_page_call(&self.page, method, params).await };
+        let Some(c) = &self.child else { return raw_page_call_within(&self.page, method, params, ms).await };
         let id = c.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         c.routes.answers().insert(id, tx);
@@ -248,7 +264,7 @@ impl Session {
             c.routes.answers().remove(&id);
             return Err(e);
         }
-        let mut v = match tokio::time::timeout(Duration::from_millis(CDP_CALL_BOUND_MS), rx).await {
+        let mut v = match tokio::time::timeout(Duration::from_millis(ms), rx).await {
             Ok(Ok(v)) => v,
             Ok(Err(_)) => return Err(BrowserError::Cdp(format!("{method}: the page's session ended"))),
             Err(_) => {
