@@ -3,7 +3,8 @@
 //! Run: `cargo run --release -p sidecar --example bench_pty`. Prints plain `name value` lines:
 //! - `pty.direct_mb_s`: `cat` of a 200 MB file read straight from a portable-pty master;
 //! - `pty.sidecar_mb_s`: the same through the real `porthole-sidecar` binary and its
-//!   WebSocket, acking as it reads (protocol §5.1);
+//!   WebSocket, acking as it reads (protocol §5.1): bytes received plus the bytes a catch-up
+//!   said went by (§5.4), until the exit;
 //! - `pty.ratio`: sidecar ÷ direct (target ≥ 0.8);
 //! - `pty.echo_p50_ms`, `pty.echo_p99_ms`: one byte sent over the WebSocket to a raw-mode
 //!   `cat` and its echo received, over 1000 keystrokes (target p99 < 5 ms);
@@ -107,10 +108,13 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
     let start = Instant::now();
     let mut total = 0usize;
     let mut unacked = 0usize;
+    let mut state_left = 0usize;
     loop {
         match ws.next().await {
             Some(Ok(Message::Binary(b))) => {
-                total += b.len();
+                let state = b.len().min(state_left);
+                state_left -= state;
+                total += b.len() - state;
                 unacked += b.len();
                 if unacked as u64 >= ACK_CHUNK_BYTES {
                     ws.send(Message::Text(format!(r#"{{"type":"ack","bytes":{unacked}}}"#).into())).await.unwrap();
@@ -118,6 +122,11 @@ async fn through_sidecar(sc: &Sidecar, file: &Path, expect: usize) -> (usize, f6
                 }
             }
             Some(Ok(Message::Text(t))) if t.contains("\"exit\"") => break,
+            Some(Ok(Message::Text(t))) if t.contains("\"catchup\"") => {
+                let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+                total += v["skipped"].as_u64().unwrap() as usize;
+                state_left = v["bytes"].as_u64().unwrap() as usize;
+            }
             Some(Ok(_)) => {}
             other => panic!("socket ended: {other:?}"),
         }
@@ -172,14 +181,17 @@ async fn ack(ws: &mut tokio_tungstenite::WebSocketStream<TcpStream>, n: usize) {
 }
 
 /// The prompt of the shell in [`ctrl_c_latency`].
-const PROMPT: &[u8] = b"FLOOD-PROMPT$ ";
+/// The prompt as the shell prints it, and what is looked for: without the trailing blank, which
+/// a catch-up state (§5.4) draws as a cursor move.
+const PS1: &str = "FLOOD-PROMPT$ ";
+const PROMPT: &[u8] = b"FLOOD-PROMPT$";
 
 /// (d) Ctrl-C after a flood: `yes` in an interactive `sh` for `flood`, read by a client that
 /// draws `draw_bytes_s` bytes per second (it reads the next message only once it has drawn
 /// the last, and acks each message once drawn: the UI's `term.write` callback), then `^C`.
 /// Returns (ms from sending `^C` to drawing the prompt, bytes drawn in between).
 async fn ctrl_c_latency(sc: &Sidecar, flood: Duration, draw_bytes_s: f64) -> (f64, usize) {
-    let script = format!("export PS1='{}'; exec sh -i", String::from_utf8_lossy(PROMPT));
+    let script = format!("export PS1='{PS1}'; exec sh -i");
     let id = spawn_terminal(sc, &["sh", "-c", &script]).await;
     let mut ws = terminal_socket(sc, &id).await;
     let mut tail: Vec<u8> = Vec::new();

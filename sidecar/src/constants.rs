@@ -8,26 +8,20 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 // ---- Flow control (protocol §5.1) ----
 
-/// A client with more than this many unacknowledged bytes of live output (its replay
-/// excluded) pauses PTY reads. It bounds what is queued to a client that stops reading, and
-/// so what a window must still draw after Ctrl-C (VS Code pauses at 100,000 characters).
+/// A client with more than this many unacknowledged bytes of live output (replay and
+/// catch-ups excluded) falls behind: nothing more is queued to it until it catches up
+/// (protocol §5.4). It bounds what is queued to a client that stops reading, and so what a
+/// window must still draw after Ctrl-C (VS Code pauses at 100,000 characters).
 pub const HIGH_WATERMARK_BYTES: u64 = 192 * 1024;
-/// PTY reads resume once every client has less than this many unacknowledged bytes of live
-/// output. More than one batch: a paused PTY then resumes while a batch is still queued to
-/// the slowest client, which never idles waiting for the reader to wake.
+/// A client that fell behind catches up once it has less than this many unacknowledged bytes
+/// of live output. More than one batch: the catch-up is made while a batch is still queued
+/// to it, so it never idles waiting.
 pub const LOW_WATERMARK_BYTES: u64 = 128 * 1024;
 /// Clients should acknowledge processed output at least every this many bytes.
-/// Must be ≤ `LOW_WATERMARK_BYTES` or a client acking in chunks could never resume the PTY.
+/// Must be ≤ `LOW_WATERMARK_BYTES` or a client acking in chunks could never catch up.
 pub const ACK_CHUNK_BYTES: u64 = 32 * 1024;
 /// Largest `bytes` value accepted in one ack message (2^32).
 pub const MAX_ACK_BYTES: u64 = 1 << 32;
-/// A client whose unacknowledged live output stays over the high watermark this long, in
-/// milliseconds, is detached, so that one stalled window cannot freeze the terminal for the
-/// others.
-pub const SLOW_CLIENT_DETACH_MS: u64 = 5_000;
-/// WebSocket close code (private range) of a terminal socket whose client was detached for
-/// staying over the high watermark: the client should reattach (and gets a fresh replay).
-pub const SLOW_CLIENT_CLOSE_CODE: u16 = 4001;
 /// At most one attention event (bell, notification, long command done) per terminal this
 /// often, in milliseconds: a `yes $'\a'` must not flood the desktop (protocol §5.3).
 pub const ATTENTION_MIN_INTERVAL_MS: u64 = 1_000;
@@ -124,7 +118,6 @@ mod tests {
         // Issue #12: at xterm.js's ~1.5 MB/s, what a window still draws after Ctrl-C (the
         // watermark plus one batch) takes well under 0.5 s.
         assert!(HIGH_WATERMARK_BYTES + BATCH_MAX_BYTES as u64 <= 256 * 1024);
-        assert!((4_000..4_999).contains(&SLOW_CLIENT_CLOSE_CODE), "a private-use close code");
     }
 
     #[test]
@@ -190,7 +183,6 @@ mod tests {
         assert_eq!(ts_const(&src, "HIGH_WATERMARK_BYTES"), Some(HIGH_WATERMARK_BYTES));
         assert_eq!(ts_const(&src, "LOW_WATERMARK_BYTES"), Some(LOW_WATERMARK_BYTES));
         assert_eq!(ts_const(&src, "ACK_CHUNK_BYTES"), Some(ACK_CHUNK_BYTES));
-        assert_eq!(ts_const(&src, "SLOW_CLIENT_CLOSE_CODE"), Some(u64::from(SLOW_CLIENT_CLOSE_CODE)));
         assert_eq!(ts_const(&src, "PROTOCOL_VERSION"), Some(u64::from(PROTOCOL_VERSION)));
         assert_eq!(ts_const(&src, "MAX_TERMINAL_DIM"), Some(u64::from(MAX_TERMINAL_CELLS)));
         assert_eq!(ts_const(&src, "MIN_TERMINAL_DIM"), Some(u64::from(MIN_TERMINAL_CELLS)));

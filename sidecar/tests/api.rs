@@ -588,7 +588,7 @@ async fn a_deleted_terminal_leaves_no_thread_behind() {
     let id = sc.spawn(&["sh", "-c", "seq 1 50000; echo SEQ-DONE; exec sleep 1000"]).await;
     let mut ws = sc.ws(&id).await;
     let mut seen = Seen::default();
-    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"SEQ-DONE\r\n")).await;
+    read_until(&mut ws, &mut seen, true, |s| s.shows(b"SEQ-DONE")).await;
     let mut before = terminal_threads(sc.pid, &id);
     before.sort();
     assert_eq!(before, [format!("pty-read-{id}"), format!("pty-wait-{id}"), format!("pty-write-{id}")]);

@@ -1,5 +1,5 @@
 //! The terminal WebSocket (protocol §5): replay header and scrollback, live output, the
-//! answerer state, input, resize, ack.
+//! answerer state, catch-ups, input, resize, ack.
 
 use std::sync::Arc;
 
@@ -15,10 +15,8 @@ use serde::Deserialize;
 use super::error::ApiError;
 use super::state::AppState;
 use super::terminals::{cells, lookup, ShellJson};
-use crate::constants::{
-    MAX_ACK_BYTES, MAX_WS_MESSAGE_BYTES, REPLAY_CHUNK_BYTES, SLOW_CLIENT_CLOSE_CODE, SLOW_CLIENT_DETACH_MS,
-};
-use crate::pty::{Attention, ClientHandle, Event, ShellInfo, Terminal};
+use crate::constants::{MAX_ACK_BYTES, MAX_WS_MESSAGE_BYTES, REPLAY_CHUNK_BYTES};
+use crate::pty::{Attention, CatchUp, ClientHandle, Event, ShellInfo, Terminal};
 
 /// WebSocket close code for a protocol violation by the client (RFC 6455 "policy").
 const CLOSE_POLICY: u16 = 1008;
@@ -26,9 +24,8 @@ const CLOSE_POLICY: u16 = 1008;
 const CLOSE_NORMAL: u16 = 1000;
 /// Output messages written before one flush, when several are already queued.
 const MAX_FEED_MESSAGES: usize = 16;
-/// How long the close frame to a detached (slow) client may take to be written, in
-/// milliseconds; a client that does not read at all is then simply disconnected.
-const SLOW_CLOSE_SEND_MS: u64 = 1_000;
+/// WebSocket close code when the server cannot go on (RFC 6455 "internal error").
+const CLOSE_INTERNAL: u16 = 1011;
 
 /// A control message from the client, as received.
 #[derive(Debug, Deserialize)]
@@ -113,6 +110,15 @@ fn replay_message(bytes: usize) -> Message {
     Message::Text(Utf8Bytes::from(format!(r#"{{"type":"replay","bytes":{bytes}}}"#)))
 }
 
+/// `{"type":"catchup","bytes":N,"lines":L,"skipped":S}`: the next `N` bytes of binary
+/// payload are a catch-up state (protocol §5.4), after `L` lines (`S` bytes) went by.
+fn catch_up_message(c: &CatchUp, bytes: usize) -> Message {
+    Message::Text(Utf8Bytes::from(format!(
+        r#"{{"type":"catchup","bytes":{bytes},"lines":{},"skipped":{}}}"#,
+        c.lines, c.skipped_bytes
+    )))
+}
+
 /// `{"type":"answerer","answers":B}`: whether this client answers terminal queries in the
 /// live output that follows (protocol §5.2).
 fn answerer_message(answers: bool) -> Message {
@@ -153,8 +159,7 @@ type Sink = SplitSink<WebSocket, Message>;
 
 /// One client connection: replay header, answerer state, replay, then pump events out and
 /// input/control in until either side ends. A failed send is a disconnect. Dropping the
-/// attachment detaches the client. A client the terminal detaches as too slow (protocol
-/// §5.1) gets close code 4001 at once, even while output to it is stuck.
+/// attachment detaches the client.
 async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
     let att = term.attach();
     let (mut tx, mut rx) = socket.split();
@@ -183,26 +188,8 @@ async fn serve_socket(socket: WebSocket, term: Arc<Terminal>) {
         return;
     }
     let (handle, mut events) = (att.handle, att.events);
-    let end = tokio::select! {
-        biased;
-        () = att.detached.wait() => End::Detached,
-        end = pump(&mut tx, &mut rx, &term, &handle, &mut events) => end,
-    };
-    if end == End::Detached {
-        let reason = format!("detached: output unacknowledged for {} s; reattach", SLOW_CLIENT_DETACH_MS / 1000);
-        let close = tx.send(close_message(SLOW_CLIENT_CLOSE_CODE, &reason));
-        let _ = tokio::time::timeout(std::time::Duration::from_millis(SLOW_CLOSE_SEND_MS), close).await;
-    }
+    pump(&mut tx, &mut rx, &term, &handle, &mut events).await;
     drop(handle);
-}
-
-/// How a connection ended.
-#[derive(Debug, PartialEq, Eq)]
-enum End {
-    /// The client or the terminal ended it (any close frame is already sent).
-    Done,
-    /// The terminal detached the client as too slow; the close frame is still to be sent.
-    Detached,
 }
 
 /// Pumps events out and input/control in until the client or the terminal ends the
@@ -214,17 +201,14 @@ async fn pump(
     term: &Terminal,
     handle: &ClientHandle,
     events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
-) -> End {
+) {
     loop {
         tokio::select! {
             ev = events.recv() => {
-                match ev {
-                    Some(ev) => {
-                        if !send_events(tx, ev, events).await {
-                            return End::Done;
-                        }
-                    }
-                    None => return End::Detached,
+                // The handle is held, so the events never end.
+                let Some(ev) = ev else { return };
+                if !send_events(tx, ev, events).await {
+                    return;
                 }
             }
             msg = rx.next() => {
@@ -243,7 +227,13 @@ async fn pump(
                             Control::Resize(cols, rows) => {
                                 term.resize(cols, rows).map_err(|e| e.to_string())
                             }
-                            Control::Ack(n) => handle.ack(n).map_err(|e| e.to_string()),
+                            Control::Ack(n) => handle.ack(n).map_err(|e| e.to_string()).map(|job| {
+                                // Fell behind and drew what it had: its catch-up is made
+                                // off the async threads (the model parses) and queued in order.
+                                if let Some(job) = job {
+                                    tokio::task::spawn_blocking(move || job.run());
+                                }
+                            }),
                             Control::Ignored => Ok(()),
                         });
                         if let Err(reason) = result {
@@ -258,7 +248,6 @@ async fn pump(
             }
         }
     }
-    End::Done
 }
 
 /// Sends `first` and whatever output is already queued behind it (up to a few messages)
@@ -273,6 +262,14 @@ async fn send_events(tx: &mut Sink, first: Event, events: &mut tokio::sync::mpsc
             Event::Answerer(answers) => answerer_message(answers),
             Event::Shell(s) => shell_message(&s),
             Event::Attention(a) => attention_message(&a),
+            Event::CatchUp(c) => {
+                if !send_catch_up(tx, &c).await {
+                    return false;
+                }
+                fed += 1;
+                next = events.try_recv().ok();
+                continue;
+            }
             Event::Closed => {
                 let _ = tx.send(close_message(CLOSE_NORMAL, "terminal deleted")).await;
                 return false;
@@ -288,6 +285,35 @@ async fn send_events(tx: &mut Sink, first: Event, events: &mut tokio::sync::mpsc
     }
     tx.flush().await.is_ok()
 }
+
+/// Sends a catch-up's header and state (waiting for the state to be made). Returns false if
+/// the client is gone, or if the state was never made (the socket is then closed: the
+/// client reattaches and gets the whole replay).
+async fn send_catch_up(tx: &mut Sink, c: &CatchUp) -> bool {
+    let state = loop {
+        let ready = c.ready.notified();
+        if let Some(s) = c.state.get() {
+            break s;
+        }
+        if tokio::time::timeout(std::time::Duration::from_secs(CATCH_UP_WAIT_S), ready).await.is_err() {
+            let _ = tx.send(close_message(CLOSE_INTERNAL, "catch-up state not made; reattach")).await;
+            return false;
+        }
+    };
+    if tx.feed(catch_up_message(c, state.len())).await.is_err() {
+        return false;
+    }
+    for chunk in state.chunks(REPLAY_CHUNK_BYTES) {
+        if tx.feed(Message::Binary(Bytes::copy_from_slice(chunk))).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// How long a socket waits for a catch-up state to be made, in seconds (parsing the 4 MiB
+/// ring takes well under one; a stuck maker must not hold the socket forever).
+const CATCH_UP_WAIT_S: u64 = 30;
 
 #[cfg(test)]
 mod tests {

@@ -1,25 +1,26 @@
 //! The hub of one terminal's clients: the state its handle, its threads and its clients share
 //! under one lock (scrollback ring, shell-integration tracker, window sizes), and the rules
-//! that run under that lock: output queued to every client in order, flow control across
-//! them (pause at the high watermark, resume under the low one, detach one that stays over
-//! it), and the election of the one client that answers terminal queries (protocol §5.1,
-//! §5.2). The PTY and its threads are `terminal.rs`'s.
+//! that run under that lock: output queued to every client in order, each client's own pace
+//! (a client over the high watermark falls behind and gets no more output until it has
+//! drawn what it has; then it catches up by state, from the screen model), and the election
+//! of the one client that answers terminal queries (protocol §5.1, §5.2, §5.4). The PTY and
+//! its threads are `terminal.rs`'s.
 
 use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::error::PtyError;
 use super::flow::Credit;
 use super::integration::{Attention, ShellInfo, Tracker};
 use super::marks::Mark;
 use super::ring::Ring;
-use super::screen::Screen;
+use super::screen::{Backlog, Screen};
 use super::sys;
-use crate::constants::SLOW_CLIENT_DETACH_MS;
 
 /// An event delivered to an attached client, in order.
 #[derive(Debug, Clone)]
@@ -40,6 +41,23 @@ pub enum Event {
     /// Something in the output wants the human (bell, notification, long command done),
     /// rate-limited per terminal.
     Attention(Attention),
+    /// This client fell behind and output went by without it: draw this state instead
+    /// (protocol §5.4). Ordered with `Output`: the output that follows it is live again.
+    CatchUp(CatchUp),
+}
+
+/// A catch-up (protocol §5.4): what went by while a client was behind, and the bytes that
+/// bring its terminal to the model's state at the point where its live output resumes.
+#[derive(Debug, Clone)]
+pub struct CatchUp {
+    /// Output bytes the client did not get.
+    pub skipped_bytes: u64,
+    /// Line feeds in them: how many lines went by.
+    pub lines: u64,
+    /// The state's bytes (VT sequences), once made; shared by the clones of the event.
+    pub state: Arc<std::sync::OnceLock<Vec<u8>>>,
+    /// Resolves once `state` is set (or the maker gave up: then the client should reattach).
+    pub ready: Arc<tokio::sync::Notify>,
 }
 
 /// What a client gets when it attaches: the scrollback, the exit status if the program has
@@ -61,25 +79,8 @@ pub struct Attachment {
     pub shell: ShellInfo,
     /// Live events after the scrollback.
     pub events: mpsc::UnboundedReceiver<Event>,
-    /// Acks flow control; detaches the client when dropped.
+    /// Acks output; detaches the client when dropped.
     pub handle: ClientHandle,
-    /// Resolves if the hub detaches this client for being too slow.
-    pub detached: Detached,
-}
-
-/// Resolves once the hub has detached its client because the client's unacknowledged live
-/// output stayed over the high watermark for `SLOW_CLIENT_DETACH_MS` (protocol §5.1): the
-/// client gets no more events, and the PTY no longer waits for it. Never resolves otherwise.
-pub struct Detached(pub(super) oneshot::Receiver<()>);
-
-impl Detached {
-    /// Waits until the client is detached as too slow (forever if it never is).
-    pub async fn wait(self) {
-        if self.0.await.is_err() {
-            // The client left on its own: it was not detached.
-            std::future::pending::<()>().await;
-        }
-    }
 }
 
 /// One attached client. Dropping it detaches the client (which may resume a paused PTY).
@@ -89,23 +90,26 @@ pub struct ClientHandle {
 }
 
 impl ClientHandle {
-    /// Acknowledges `bytes` of processed output (the replay first). Errors with
-    /// [`PtyError::AckOutOfRange`] if `bytes` is 0, over 2^32, or more than this client's
-    /// unacknowledged bytes; the state is then unchanged. Once the client has been detached
-    /// as too slow ([`Detached`]), acks are ignored.
-    pub fn ack(&self, bytes: u64) -> Result<(), PtyError> {
+    /// Acknowledges `bytes` of processed output (the replay and catch-up states first).
+    /// Errors with [`PtyError::AckOutOfRange`] if `bytes` is 0, over 2^32, or more than this
+    /// client's unacknowledged bytes; the state is then unchanged. Returns a job when this
+    /// ack brings a client that fell behind under the low watermark: run it (it parses, so
+    /// off the async threads) to queue the client's catch-up (protocol §5.4).
+    pub fn ack(&self, bytes: u64) -> Result<Option<CatchUpJob>, PtyError> {
         let mut hub = self.shared.lock();
-        match hub.clients.get_mut(&self.id) {
-            Some(c) => c.credit.ack(bytes)?,
-            // Detached as too slow: its acks no longer matter.
-            None => return Ok(()),
+        let Some(c) = hub.clients.get_mut(&self.id) else { return Ok(None) };
+        c.credit.ack(bytes)?;
+        if let Pace::Behind { since, lines } = c.pace {
+            if c.credit.below_low() {
+                c.pace = Pace::CatchingUp { since, lines };
+                return Ok(Some(CatchUpJob { shared: self.shared.clone(), id: self.id }));
+            }
         }
-        self.shared.maybe_resume(&mut hub);
-        Ok(())
+        Ok(None)
     }
 
     /// Records that this client sent input: it becomes the answerer (the others are told
-    /// with [`Event::Answerer`]). Idempotent while it already is.
+    /// with [`Event::Answerer`]) once it is live. Idempotent while it already is.
     pub fn note_input(&self) {
         let mut hub = self.shared.lock();
         hub.activity += 1;
@@ -117,22 +121,78 @@ impl ClientHandle {
     }
 }
 
+/// Queues one client's catch-up: see [`ClientHandle::ack`].
+pub struct CatchUpJob {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl CatchUpJob {
+    /// Brings the screen model to the end of the output, makes the client live again from
+    /// there (its next `Output` follows that point), queues [`Event::CatchUp`] in order, then
+    /// makes the state's bytes. Blocks while the model parses (up to the ring's 4 MiB).
+    pub fn run(self) {
+        let shared = &self.shared;
+        let mut queued: Option<(CatchUp, u64)> = None;
+        let (state, replies) = shared.screen.catch_up_state(|parsed, seq| {
+            let mut hub = shared.lock();
+            let end = hub.written;
+            let Some(c) = hub.clients.get_mut(&self.id) else { return (hub.backlog(parsed, seq), 0) };
+            let Pace::CatchingUp { since, lines } = c.pace else { return (hub.backlog(parsed, seq), 0) };
+            let ev = CatchUp {
+                skipped_bytes: end - since,
+                lines,
+                state: Arc::new(std::sync::OnceLock::new()),
+                ready: Arc::new(tokio::sync::Notify::new()),
+            };
+            if c.tx.send(Event::CatchUp(ev.clone())).is_ok() {
+                c.pace = Pace::Live;
+                queued = Some((ev, c.credit.position()));
+            }
+            Shared::elect(&mut hub);
+            (hub.backlog(parsed, seq), lines)
+        });
+        shared.reply(replies);
+        let Some((ev, at)) = queued else { return };
+        {
+            let mut hub = shared.lock();
+            if let Some(c) = hub.clients.get_mut(&self.id) {
+                c.credit.insert_uncounted(at, state.len() as u64);
+            }
+        }
+        let _ = ev.state.set(state);
+        ev.ready.notify_one();
+    }
+}
+
 impl Drop for ClientHandle {
     fn drop(&mut self) {
         let mut hub = self.shared.lock();
         hub.clients.remove(&self.id);
         Shared::elect(&mut hub);
-        self.shared.maybe_resume(&mut hub);
     }
+}
+
+/// Whether a client gets the output as it comes (protocol §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pace {
+    /// Every batch is queued to it.
+    Live,
+    /// Over the high watermark: nothing more is queued until it has drawn what it has.
+    /// `since` is the stream offset of the first byte it missed; `lines` the line feeds
+    /// missed so far.
+    Behind { since: u64, lines: u64 },
+    /// Under the low watermark again; its catch-up is being made.
+    CatchingUp { since: u64, lines: u64 },
 }
 
 pub(super) struct Client {
     pub(super) tx: mpsc::UnboundedSender<Event>,
     /// What this client has been sent and not yet acknowledged.
     pub(super) credit: Credit,
-    /// Fires [`Detached`] when the hub detaches this client as too slow.
-    pub(super) kick: oneshot::Sender<()>,
-    /// `Hub::activity` when this client last attached or sent input; the highest answers.
+    pub(super) pace: Pace,
+    /// `Hub::activity` when this client last attached or sent input; the highest live one
+    /// answers.
     pub(super) active: u64,
 }
 
@@ -145,9 +205,12 @@ pub(super) struct Hub {
     pub(super) next_client: u64,
     /// Counts attaches and inputs; stamps `Client::active`.
     pub(super) activity: u64,
-    /// The client that answers terminal queries: the most recently active one. `None` if
-    /// and only if no client is attached.
+    /// The client that answers terminal queries: the most recently active live one. `None`
+    /// if and only if no attached client is live.
     pub(super) answerer: Option<u64>,
+    /// Output ranges `[start, end)` the screen model answers queries in (clients attached,
+    /// none live), not parsed yet; at most `MAX_KEPT_RANGES`.
+    pub(super) model_answers: VecDeque<(u64, u64)>,
     pub(super) cols: u16,
     pub(super) rows: u16,
     /// Output bytes published since the start (the stream offset the screen model reads to).
@@ -156,8 +219,6 @@ pub(super) struct Hub {
     pub(super) resizes: std::collections::VecDeque<(u64, u64, u16, u16)>,
     /// Sequence number of the newest entry in `resizes`.
     pub(super) resize_seq: u64,
-    /// PTY reads are paused by flow control.
-    pub(super) paused: bool,
     /// The reader saw EOF (or EIO: the slave side is gone).
     pub(super) eof: bool,
     /// Set once the child is reaped.
@@ -170,11 +231,44 @@ pub(super) struct Hub {
 
 /// Size changes kept for the screen model; older ones have left the ring anyway.
 pub(super) const MAX_KEPT_RESIZES: usize = 256;
+/// Answered ranges kept for the screen model (adjacent ones merge, so a flood is one).
+const MAX_KEPT_RANGES: usize = 256;
+
+impl Hub {
+    /// What the screen model has not parsed yet, from stream offset `parsed` and size change
+    /// `seq`: the ring's tail, or the whole ring from a reset terminal when the ring no
+    /// longer holds all of it. The answered ranges it covers are handed over (and forgotten).
+    pub(super) fn backlog(&mut self, parsed: u64, seq: u64) -> Backlog {
+        let answer: Vec<(u64, u64)> = self.model_answers.drain(..).collect();
+        let ring_start = self.written - self.ring.len() as u64;
+        if parsed < ring_start {
+            return Backlog {
+                end: self.written,
+                bytes: self.ring.snapshot(),
+                reset: Some((self.cols, self.rows)),
+                resizes: Vec::new(),
+                resize_seq: self.resize_seq,
+                answer,
+            };
+        }
+        Backlog {
+            end: self.written,
+            bytes: self.ring.tail((self.written - parsed) as usize),
+            reset: None,
+            resizes: self.resizes.iter().filter(|r| r.0 > seq).map(|r| (r.1, r.2, r.3)).collect(),
+            resize_seq: self.resize_seq,
+            answer,
+        }
+    }
+}
 
 pub(super) struct Shared {
     pub(super) hub: Mutex<Hub>,
+    /// Wakes the waiter thread (exit, close).
     pub(super) cv: Condvar,
     pub(super) screen: Arc<Screen>,
+    /// The PTY's input queue, for the screen model's replies to queries.
+    pub(super) input: mpsc::Sender<Vec<u8>>,
 }
 
 impl Drop for Shared {
@@ -201,10 +295,11 @@ impl Shared {
         }
     }
 
-    /// Makes the most recently active client the answerer; on a change, tells the old one
-    /// (if still attached) and the new one, in order with their output.
+    /// Makes the most recently active live client the answerer; on a change, tells the old
+    /// one (if still attached) and the new one, in order with their output.
     pub(super) fn elect(hub: &mut Hub) {
-        let best = hub.clients.iter().max_by_key(|(_, c)| c.active).map(|(id, _)| *id);
+        let best =
+            hub.clients.iter().filter(|(_, c)| c.pace == Pace::Live).max_by_key(|(_, c)| c.active).map(|(id, _)| *id);
         if best == hub.answerer {
             return;
         }
@@ -216,64 +311,54 @@ impl Shared {
         hub.answerer = best;
     }
 
-    /// Resumes reads if paused and every client is below the low watermark.
-    pub(super) fn maybe_resume(&self, hub: &mut Hub) {
-        if hub.paused && hub.clients.values().all(|c| c.credit.below_low()) {
-            hub.paused = false;
-            self.cv.notify_all();
-        }
-    }
-
-    /// Detaches every client whose backlog has been over the high watermark for
-    /// `SLOW_CLIENT_DETACH_MS` by `now` (the screen model is never detached), then resumes
-    /// reads if that was all that held them. Returns the earliest moment another client
-    /// will be due, if any is over the watermark.
-    pub(super) fn detach_slow(&self, hub: &mut Hub, now: Instant) -> Option<Instant> {
-        let limit = Duration::from_millis(SLOW_CLIENT_DETACH_MS);
-        let due: Vec<u64> = hub
-            .clients
-            .iter()
-            .filter(|(_, c)| c.credit.overdue_at(limit).is_some_and(|t| t <= now))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in &due {
-            if let Some(c) = hub.clients.remove(id) {
-                tracing::info!(
-                    client = id,
-                    backlog = c.credit.backlog(),
-                    "detaching a client that stopped acknowledging"
-                );
-                let _ = c.kick.send(());
-            }
-        }
-        if !due.is_empty() {
-            Self::elect(hub);
-            self.maybe_resume(hub);
-        }
-        hub.clients.values().filter_map(|c| c.credit.overdue_at(limit)).min()
-    }
-
-    /// Appends one batch to the scrollback and queues it to every client.
-    pub(super) fn publish(&self, data: &[u8], marks: &[Mark]) {
+    /// Appends one batch to the scrollback and queues it to every live client; a client it
+    /// takes over the high watermark falls behind. Returns true if and only if the screen
+    /// model must answer queries in it now: clients are attached, none is live, and
+    /// `has_query` (the batch may hold one).
+    pub(super) fn publish(&self, data: &[u8], marks: &[Mark], has_query: bool) -> bool {
         let mut hub = self.lock();
         hub.last_output = Instant::now();
         if hub.closed {
-            return;
+            return false;
         }
         hub.ring.push(data);
+        let start = hub.written;
         hub.written += data.len() as u64;
+        let end = hub.written;
         let bytes = Bytes::copy_from_slice(data);
-        let (len, now) = (data.len() as u64, Instant::now());
-        let mut over = false;
+        let len = data.len() as u64;
+        let mut feeds: Option<u64> = None;
+        let mut fell_behind = false;
         for c in hub.clients.values_mut() {
-            if c.tx.send(Event::Output(bytes.clone())).is_ok() {
-                over |= c.credit.sent(len, now);
+            match &mut c.pace {
+                Pace::Live => {
+                    if c.tx.send(Event::Output(bytes.clone())).is_ok() && c.credit.sent(len) {
+                        c.pace = Pace::Behind { since: end, lines: 0 };
+                        fell_behind = true;
+                    }
+                }
+                Pace::Behind { lines, .. } | Pace::CatchingUp { lines, .. } => {
+                    *lines += *feeds.get_or_insert_with(|| memchr::memchr_iter(b'\n', data).count() as u64);
+                }
             }
         }
-        if over {
-            hub.paused = true;
+        if fell_behind {
+            Self::elect(&mut hub);
+        }
+        let model_answers = !hub.clients.is_empty() && hub.answerer.is_none();
+        if model_answers {
+            match hub.model_answers.back_mut() {
+                Some(last) if last.1 == start => last.1 = end,
+                _ => {
+                    hub.model_answers.push_back((start, end));
+                    if hub.model_answers.len() > MAX_KEPT_RANGES {
+                        hub.model_answers.pop_front();
+                    }
+                }
+            }
         }
         if !marks.is_empty() {
+            let now = Instant::now();
             let changes = hub.shell.apply(marks, now);
             let mut events: Vec<Event> = changes.attention.into_iter().map(Event::Attention).collect();
             if changes.shell {
@@ -287,21 +372,21 @@ impl Shared {
         }
         drop(hub);
         self.screen.poke();
+        model_answers && has_query
     }
 
-    /// Blocks the reader while flow control has paused it (and the terminal is open),
-    /// detaching clients that stay over the high watermark too long meanwhile.
-    pub(super) fn wait_unpaused(&self) {
-        let mut hub = self.lock();
-        while hub.paused && !hub.closed {
-            let now = Instant::now();
-            hub = match self.detach_slow(&mut hub, now) {
-                _ if !hub.paused => break,
-                Some(due) => {
-                    self.cv.wait_timeout(hub, due.saturating_duration_since(now)).unwrap_or_else(|p| p.into_inner()).0
-                }
-                None => self.cv.wait(hub).unwrap_or_else(|p| p.into_inner()),
-            };
+    /// Parses what the screen model has not seen yet, writing its replies to queries (in the
+    /// ranges it answers) to the PTY.
+    pub(super) fn sync_screen(&self) {
+        let replies = self.screen.catch_up(|parsed, seq| self.lock().backlog(parsed, seq));
+        self.reply(replies);
+    }
+
+    /// Writes the model's replies to the PTY's input queue; dropped (logged) if the queue is
+    /// full: the program is not reading its input then.
+    pub(super) fn reply(&self, replies: Vec<u8>) {
+        if !replies.is_empty() && self.input.try_send(replies).is_err() {
+            tracing::debug!("input queue full: a reply to a terminal query was dropped");
         }
     }
 

@@ -10,6 +10,7 @@ mod hub;
 mod id;
 mod integration;
 mod marks;
+mod queries;
 mod registry;
 mod ring;
 mod screen;
@@ -18,7 +19,7 @@ mod sys;
 mod terminal;
 
 pub use error::PtyError;
-pub use hub::{Attachment, ClientHandle, Detached, Event};
+pub use hub::{Attachment, CatchUp, CatchUpJob, ClientHandle, Event};
 pub use id::{BadTerminalId, TerminalId};
 pub use integration::{Attention, Running, ShellInfo};
 pub use registry::Registry;

@@ -38,6 +38,9 @@ pub struct ScreenText {
 /// Output the model has not parsed yet, taken from the ring under the terminal's lock.
 #[derive(Debug, Default)]
 pub struct Backlog {
+    /// Stream ranges `[start, end)` whose terminal queries the model answers itself (no
+    /// attached client was live when they were sent: protocol §5.2), in order.
+    pub answer: Vec<(u64, u64)>,
     /// Stream offset (bytes since the terminal started) just past `bytes`.
     pub end: u64,
     /// The unparsed bytes, oldest first.
@@ -52,8 +55,40 @@ pub struct Backlog {
     pub resize_seq: u64,
 }
 
+/// Replies to terminal queries, made by the model for the output ranges it answers.
+#[derive(Default)]
+struct Replies {
+    /// The bytes being parsed now lie in a range the model answers.
+    answering: bool,
+    /// Replies made and not yet written to the PTY.
+    out: Vec<u8>,
+}
+
+impl vt100::Callbacks for Replies {
+    /// Answers the queries a client would (the same replies as xterm.js): DA1 (`CSI c`,
+    /// `CSI 0 c`), DA2 (`CSI > c`), DSR status (`CSI 5 n`), CPR (`CSI 6 n`) and DECXCPR
+    /// (`CSI ? 6 n`), with the cursor as the model has it at that byte (ECMA-48 §8.3.35,
+    /// xterm's ctlseqs "Device Status Report"). Other queries are left unanswered.
+    fn unhandled_csi(&mut self, screen: &mut vt100::Screen, i1: Option<u8>, _: Option<u8>, params: &[&[u16]], c: char) {
+        if !self.answering {
+            return;
+        }
+        let p = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
+        let (row, col) = screen.cursor_position();
+        let reply = match (i1, c, p) {
+            (None, 'c', 0) => "\x1b[?1;2c".to_string(),
+            (Some(b'>'), 'c', 0) => "\x1b[>0;276;0c".to_string(),
+            (None, 'n', 5) => "\x1b[0n".to_string(),
+            (None, 'n', 6) => format!("\x1b[{};{}R", row + 1, col + 1),
+            (Some(b'?'), 'n', 6) => format!("\x1b[?{};{}R", row + 1, col + 1),
+            _ => return,
+        };
+        self.out.extend_from_slice(reply.as_bytes());
+    }
+}
+
 struct Model {
-    parser: vt100::Parser,
+    parser: vt100::Parser<Replies>,
     /// Stream offset of the next byte to parse.
     parsed: u64,
     /// Sequence number of the last size change applied.
@@ -85,28 +120,58 @@ impl Screen {
 
     /// Brings the model up to date: `fetch(parsed, resize_seq)` returns what arrived since
     /// stream offset `parsed` and size change `resize_seq` (called with the model locked, so
-    /// two readers never parse the same bytes).
-    pub fn catch_up(&self, fetch: impl FnOnce(u64, u64) -> Backlog) {
+    /// two readers never parse the same bytes). Returns the replies the model made to queries
+    /// in the ranges it answers ([`Backlog::answer`]), for the caller to write to the PTY.
+    pub fn catch_up(&self, fetch: impl FnOnce(u64, u64) -> Backlog) -> Vec<u8> {
         let mut m = self.lock();
-        let b = fetch(m.parsed, m.resize_seq);
+        let backlog = fetch(m.parsed, m.resize_seq);
+        Self::parse(&mut m, backlog)
+    }
+
+    fn parse(m: &mut Model, b: Backlog) -> Vec<u8> {
         if let Some((cols, rows)) = b.reset {
             m.parser = parser(cols, rows);
         }
         let start = b.end - b.bytes.len() as u64;
+        // Cut the bytes where a size change applies and where an answered range begins or
+        // ends; parse each piece with its size and answering state.
+        let mut cuts: Vec<(u64, Cut)> = b.resizes.iter().map(|&(o, c, r)| (o, Cut::Resize(c, r))).collect();
+        for &(from, to) in &b.answer {
+            cuts.push((from, Cut::Answer(true)));
+            cuts.push((to, Cut::Answer(false)));
+        }
+        cuts.sort_by_key(|c| c.0);
         let mut at = 0usize;
-        for (offset, cols, rows) in b.resizes {
+        for (offset, cut) in cuts {
             let upto = (offset.saturating_sub(start) as usize).min(b.bytes.len());
             if upto > at {
                 m.parser.process(&b.bytes[at..upto]);
                 at = upto;
             }
-            m.parser.set_size(nz(rows), nz(cols));
+            match cut {
+                Cut::Resize(cols, rows) => m.parser.set_size(nz(rows), nz(cols)),
+                Cut::Answer(on) => m.parser.callbacks_mut().answering = on,
+            }
         }
         m.parser.process(&b.bytes[at..]);
+        m.parser.callbacks_mut().answering = false;
         m.parsed = b.end;
         m.resize_seq = b.resize_seq;
+        std::mem::take(&mut m.parser.callbacks_mut().out)
     }
 
+    /// Brings the model up to date as [`Screen::catch_up`] does (`fetch` also gives how
+    /// many lines went by, `went_by`), then returns the bytes that turn a client's terminal,
+    /// whatever it showed, into the model's: the last `went_by` lines of history (at most
+    /// what the model keeps) pushed into its scrollback, then the screen (cells, attributes,
+    /// cursor, alternate screen) and input modes; and the replies to queries as
+    /// [`Screen::catch_up`] does (protocol §5.4).
+    pub fn catch_up_state(&self, fetch: impl FnOnce(u64, u64) -> (Backlog, u64)) -> (Vec<u8>, Vec<u8>) {
+        let mut m = self.lock();
+        let (backlog, went_by) = fetch(m.parsed, m.resize_seq);
+        let replies = Self::parse(&mut m, backlog);
+        (state_bytes(m.parser.screen_mut(), went_by), replies)
+    }
     /// Drops the model's screen and history (the terminal is gone); a later read shows a
     /// blank 1×1 screen.
     pub fn clear(&self) {
@@ -166,8 +231,58 @@ impl Screen {
     }
 }
 
-fn parser(cols: u16, rows: u16) -> vt100::Parser {
-    vt100::Parser::new(nz(rows), nz(cols), SCREEN_HISTORY_LINES)
+/// Where [`Screen::parse`] cuts the bytes.
+#[derive(Clone, Copy)]
+enum Cut {
+    Resize(u16, u16),
+    Answer(bool),
+}
+
+fn parser(cols: u16, rows: u16) -> vt100::Parser<Replies> {
+    vt100::Parser::new_with_callbacks(nz(rows), nz(cols), SCREEN_HISTORY_LINES, Replies::default())
+}
+
+/// The catch-up bytes of [`Screen::catch_up_state`]. Written after whatever the client drew,
+/// so it first undoes what may differ: leave the alternate screen, a soft reset (DECSTR:
+/// margins, origin mode, SGR, insert mode, charsets), autowrap on, every mouse mode off; then
+/// clears the screen (ED 2 keeps the scrollback in xterm.js) and writes the history lines and
+/// enough line feeds to push them all above the screen, then the screen itself.
+fn state_bytes(screen: &mut vt100::Screen, went_by: u64) -> Vec<u8> {
+    const MOUSE_OFF: &str = "\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l";
+    // DECSTR, then what it resets said again for terminals without it: scroll region, origin
+    // mode, insert mode, autowrap on.
+    let mut out = String::from("\x1b[?1049l\x1b[!p\x1b[r\x1b[?6l\x1b[4l\x1b[?7h");
+    out.push_str(MOUSE_OFF);
+    out.push_str("\x1b[H\x1b[2J");
+    let (rows, cols) = screen.size();
+    let (rows, cols) = (rows.get(), cols.get());
+    if !screen.alternate_screen() {
+        screen.set_scrollback(usize::MAX);
+        let have = screen.scrollback();
+        let want = usize::try_from(went_by).unwrap_or(usize::MAX).min(have);
+        let mut offset = want;
+        while offset > 0 {
+            screen.set_scrollback(offset);
+            let take = offset.min(rows as usize);
+            for row in screen.rows_formatted(0, cols).take(take) {
+                out.push_str("\x1b[m");
+                out.push_str(&row);
+                out.push_str("\r\n");
+            }
+            offset -= take;
+        }
+        screen.set_scrollback(0);
+        if want > 0 {
+            // The cursor is on line `want` from the top of the written lines; the screen ends
+            // `rows - 1` lines below it once every history line is above the screen.
+            out.push_str("\x1b[m");
+            out.push_str(&"\n".repeat(rows.saturating_sub(1) as usize));
+        }
+    } else {
+        out.push_str("\x1b[?1049h");
+    }
+    out.push_str(&screen.state_formatted());
+    out.into_bytes()
 }
 
 fn trim_end(s: String) -> String {
@@ -209,6 +324,7 @@ mod tests {
                 reset: None,
                 resize_seq: seq + resizes.len() as u64,
                 resizes,
+                answer: Vec::new(),
             });
         }
         fn text(&self, n: usize) -> ScreenText {
@@ -286,6 +402,90 @@ mod tests {
         let t = s.text(0);
         assert_eq!(t.lines, vec!["fresh"]);
         assert_eq!((t.cols, t.rows), (8, 2));
+    }
+
+    /// Feeds `state` to a terminal that drew `before`, as a client that fell behind does.
+    fn apply(before: &[u8], state: &[u8], cols: u16, rows: u16) -> vt100::Parser {
+        let mut client = vt100::Parser::new(nz(rows), nz(cols), 5_000);
+        client.process(before);
+        client.process(state);
+        client
+    }
+
+    /// Every cell's text and attributes, the cursor, and the modes a client must match.
+    fn look(s: &vt100::Screen) -> (String, (u16, u16), bool, bool, bool, bool) {
+        let contents = String::from_utf8_lossy(&s.contents_formatted().into_bytes()).into_owned();
+        (
+            contents,
+            s.cursor_position(),
+            s.alternate_screen(),
+            s.hide_cursor(),
+            s.application_cursor(),
+            s.bracketed_paste(),
+        )
+    }
+
+    #[test]
+    fn a_catch_up_state_makes_any_client_screen_the_model_s() {
+        // What the client drew before it fell behind: a scroll region, colours, the
+        // alternate screen and mouse reporting, all of which the state must undo.
+        let before = b"old\r\n\x1b[2;5r\x1b[31;1mred\x1b[?1049h\x1b[?1000hfull\x1b[?1h";
+        let mut s = Feed::new(20, 6);
+        let mut out = String::new();
+        for i in 0..50 {
+            out.push_str(&format!("\x1b[3{}m{i}\x1b[m line\r\n", i % 8));
+        }
+        out.push_str("\x1b[44mblue \x1b[1mbold\x1b[?2004h\x1b[?25l");
+        s.process(out.as_bytes());
+        let (state, replies) =
+            s.screen.catch_up_state(|parsed, seq| (Backlog { end: parsed, resize_seq: seq, ..Backlog::default() }, 30));
+        assert!(replies.is_empty());
+        let mut client = apply(before, &state, 20, 6);
+        let model = s.screen.lock();
+        assert_eq!(look(client.screen()), look(model.parser.screen()));
+        // The 30 lines that went by are in the client's scrollback, in order, after "old".
+        let c = client.screen_mut();
+        c.set_scrollback(usize::MAX);
+        assert!(c.scrollback() >= 30);
+        drop(model);
+        let history = s.text(30).lines;
+        let mut got = Vec::new();
+        let mut offset = 30;
+        while offset > 0 {
+            c.set_scrollback(offset);
+            let take = offset.min(6);
+            got.extend(c.rows(0, 20).take(take).map(|r| r.trim_end().to_string()));
+            offset -= take;
+        }
+        assert_eq!(got, history[..30].to_vec());
+        assert_eq!(got.last().map(String::as_str), Some("44 line"));
+    }
+
+    #[test]
+    fn a_catch_up_state_of_a_full_screen_program_shows_its_alternate_screen() {
+        let mut s = Feed::new(20, 5);
+        s.process(b"shell$ vim\r\n\x1b[?1049h\x1b[H\x1b[7m~ inverse\x1b[m\x1b[3;4H");
+        let (state, _) =
+            s.screen.catch_up_state(|parsed, seq| (Backlog { end: parsed, resize_seq: seq, ..Backlog::default() }, 2));
+        let client = apply(b"anything\r\nelse", &state, 20, 5);
+        let model = s.screen.lock();
+        assert_eq!(look(client.screen()), look(model.parser.screen()));
+        assert!(client.screen().alternate_screen());
+        assert_eq!(client.screen().cursor_position(), (2, 3));
+    }
+
+    #[test]
+    fn the_model_answers_queries_only_in_the_ranges_it_is_given() {
+        let s = Screen::new(20, 5);
+        // Queries at 2, 10, 14 and 22; only [8, 20) is the model's.
+        let stream = b"ab\x1b[c\r\nxyz\x1b[6n\x1b[>c----\x1b[c";
+        let replies = s.catch_up(|_, _| Backlog {
+            end: stream.len() as u64,
+            bytes: stream.to_vec(),
+            answer: vec![(8, 20)],
+            ..Backlog::default()
+        });
+        assert_eq!(String::from_utf8(replies).unwrap(), "\x1b[2;4R\x1b[>0;276;0c");
     }
 
     #[test]

@@ -17,14 +17,15 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, MasterPty, PtySize};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::error::PtyError;
 use super::flow::Credit;
-use super::hub::{Attachment, Client, ClientHandle, Detached, Event, Hub, Shared, MAX_KEPT_RESIZES};
+use super::hub::{Attachment, Client, ClientHandle, Event, Hub, Pace, Shared, MAX_KEPT_RESIZES};
 use super::id::TerminalId;
 use super::integration::{ShellInfo, Tracker};
 use super::marks::Scanner;
+use super::queries::QueryScan;
 use super::ring::Ring;
 use super::screen::{Backlog, Screen, ScreenText};
 use super::sys;
@@ -175,6 +176,7 @@ impl Terminal {
             return Err(PtyError::Spawn { program, reason: "no pid".into() });
         }
 
+        let (input, input_rx) = mpsc::channel(INPUT_QUEUE_MESSAGES);
         let shared = Arc::new(Shared {
             hub: Mutex::new(Hub {
                 ring: Ring::new(SCROLLBACK_BYTES),
@@ -183,12 +185,12 @@ impl Terminal {
                 next_client: 0,
                 activity: 0,
                 answerer: None,
+                model_answers: std::collections::VecDeque::new(),
                 cols: spec.cols,
                 rows: spec.rows,
                 written: 0,
                 resizes: std::collections::VecDeque::new(),
                 resize_seq: 0,
-                paused: false,
                 eof: false,
                 exit_code: None,
                 exit_sent: false,
@@ -197,9 +199,9 @@ impl Terminal {
             }),
             cv: Condvar::new(),
             screen: Screen::new(spec.cols, spec.rows),
+            input: input.clone(),
         });
 
-        let (input, input_rx) = mpsc::channel(INPUT_QUEUE_MESSAGES);
         let name = id.to_string();
         let threads = (|| -> std::io::Result<()> {
             std::thread::Builder::new()
@@ -279,19 +281,22 @@ impl Terminal {
     /// Attaches a client. The scrollback snapshot and the subscription are taken under one
     /// lock, so `replay` followed by `events` is exactly the terminal's output stream.
     ///
-    /// Flow control (protocol §5.1): the PTY pauses while any client's unacknowledged live
-    /// output (the replay excluded) is over `HIGH_WATERMARK_BYTES`; a client that stays over
-    /// it for `SLOW_CLIENT_DETACH_MS` is detached (`Attachment::detached` resolves).
+    /// Pace (protocol §5.1, §5.4): a client whose unacknowledged live output (the replay
+    /// excluded) goes over `HIGH_WATERMARK_BYTES` falls behind: nothing more is queued to it,
+    /// and neither the PTY nor the other clients wait for it. Once its acks bring it under
+    /// `LOW_WATERMARK_BYTES`, [`ClientHandle::ack`] gives the job that queues its
+    /// [`Event::CatchUp`], after which its output is live again.
     ///
-    /// Exactly one attached client is the **answerer** (protocol §5.2): the one that most
+    /// Exactly one live client is the **answerer** (protocol §5.2): the one that most
     /// recently attached or sent input ([`ClientHandle::note_input`]). So a new client starts
     /// as the answerer, and the previous one gets `Event::Answerer(false)`; when the answerer
-    /// detaches, the most recently active of the others gets `Event::Answerer(true)`.
+    /// detaches or falls behind, the most recently active of the live others gets
+    /// `Event::Answerer(true)`. While clients are attached and none is live, the screen model
+    /// answers.
     pub fn attach(&self) -> Attachment {
         let mut hub = self.shared.lock();
         let replay = hub.ring.snapshot();
         let (tx, events) = mpsc::unbounded_channel();
-        let (kick, detached) = oneshot::channel();
         let id = hub.next_client;
         hub.next_client += 1;
         hub.activity += 1;
@@ -303,7 +308,7 @@ impl Terminal {
         }
         hub.answerer = Some(id);
         let credit = Credit::client(replay.len() as u64);
-        hub.clients.insert(id, Client { tx, credit, kick, active });
+        hub.clients.insert(id, Client { tx, credit, pace: Pace::Live, active });
         Attachment {
             replay,
             shell: hub.shell.info().clone(),
@@ -312,7 +317,6 @@ impl Terminal {
             answers: true,
             events,
             handle: ClientHandle { shared: self.shared.clone(), id },
-            detached: Detached(detached),
         }
     }
 
@@ -348,27 +352,7 @@ impl Terminal {
     /// Lets the screen model parse what arrived since it last did: from the ring, or the whole
     /// ring from a reset terminal when the ring no longer holds all of it.
     fn sync_screen(&self) {
-        let shared = &self.shared;
-        shared.screen.catch_up(|parsed, seq| {
-            let hub = shared.lock();
-            let ring_start = hub.written - hub.ring.len() as u64;
-            if parsed < ring_start {
-                return Backlog {
-                    end: hub.written,
-                    bytes: hub.ring.snapshot(),
-                    reset: Some((hub.cols, hub.rows)),
-                    resizes: Vec::new(),
-                    resize_seq: hub.resize_seq,
-                };
-            }
-            Backlog {
-                end: hub.written,
-                bytes: hub.ring.tail((hub.written - parsed) as usize),
-                reset: None,
-                resizes: hub.resizes.iter().filter(|r| r.0 > seq).map(|r| (r.1, r.2, r.3)).collect(),
-                resize_seq: hub.resize_seq,
-            }
-        });
+        self.shared.sync_screen();
     }
 
     /// The screen as text with up to `scrollback` lines of history (protocol §9.5), after
@@ -494,15 +478,16 @@ fn read_pty(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// Reads the PTY in batches (flushed at 64 KiB, 4 ms after the first byte, or as soon as a
-/// small read finds nothing more ready) until EOF, pausing while flow control says so.
+/// small read finds nothing more ready) until EOF. Clients never pause it: one that falls
+/// behind catches up by state (protocol §5.4).
 fn reader_loop(shared: Arc<Shared>, mut f: File) {
     let fd = f.as_raw_fd();
     let mut buf = vec![0u8; BATCH_MAX_BYTES];
     let max_delay = Duration::from_micros(BATCH_MAX_DELAY_US);
     let mut eof = false;
     let (mut scanner, mut marks) = (Scanner::default(), Vec::new());
+    let mut queries = QueryScan::default();
     while !eof {
-        shared.wait_unpaused();
         let n = match read_pty(&mut f, &mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -540,7 +525,11 @@ fn reader_loop(shared: Arc<Shared>, mut f: File) {
         }
         marks.clear();
         scanner.scan(&buf[..filled], &mut marks);
-        shared.publish(&buf[..filled], &marks);
+        let has_query = queries.scan(&buf[..filled]);
+        if shared.publish(&buf[..filled], &marks, has_query) {
+            // No client is live to answer the query: the model does, at once.
+            shared.sync_screen();
+        }
     }
     let mut hub = shared.lock();
     hub.eof = true;
@@ -559,7 +548,7 @@ fn writer_loop(mut writer: Box<dyn Write + Send>, mut rx: mpsc::Receiver<Vec<u8>
 }
 
 /// Reaps the child, records its status, and sends `exit` if the reader already saw EOF, or
-/// once the PTY has been quiet (and not paused) for `EXIT_QUIET_MS` (a stray background
+/// once the PTY has been quiet for `EXIT_QUIET_MS` (a stray background
 /// process may hold the slave open forever), or at once if the terminal is closed.
 fn waiter_loop(shared: Arc<Shared>, pid: i32) {
     let code = sys::wait_child(pid).unwrap_or(-1);
@@ -569,7 +558,7 @@ fn waiter_loop(shared: Arc<Shared>, pid: i32) {
     shared.cv.notify_all();
     shared.screen.poke();
     loop {
-        let force = hub.closed || (!hub.paused && hub.last_output.elapsed() >= quiet);
+        let force = hub.closed || hub.last_output.elapsed() >= quiet;
         shared.maybe_send_exit(&mut hub, force);
         if hub.exit_sent {
             return;
@@ -610,7 +599,7 @@ mod tests {
                     out.extend_from_slice(&b);
                 }
                 Ok(Event::Exit(c)) => exit = Some(c),
-                Ok(Event::Answerer(_) | Event::Shell(_) | Event::Attention(_)) => {}
+                Ok(Event::Answerer(_) | Event::Shell(_) | Event::Attention(_) | Event::CatchUp(_)) => {}
                 Ok(Event::Closed) | Err(mpsc::error::TryRecvError::Disconnected) => break,
                 Err(mpsc::error::TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(5)),
             }
@@ -710,6 +699,30 @@ mod tests {
         ));
         std::fs::create_dir_all(&d).unwrap();
         d.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn the_model_answers_a_query_while_every_client_is_behind() {
+        // `dd` reads the reply from the tty (no echo, no line editing); `od` prints it.
+        let script = "read go; stty -icanon -echo; seq 1 100000; printf '\\033[6n'; \
+                      r=$(dd bs=1 count=7 2>/dev/null | od -An -c | tr -d ' '); echo; echo \"GOT $r\"; exec sleep 100";
+        let t = Terminal::spawn(TerminalId(1), spec(&["sh", "-c", script]), &[]).unwrap();
+        let a = t.attach();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(t.write_input(b"go\n".to_vec())).unwrap();
+        let start = Instant::now();
+        loop {
+            let rows = t.screen_rows();
+            if let Some(got) = rows.iter().find(|r| r.starts_with("GOT")) {
+                assert_eq!(got, "GOT 033[24;1R", "{rows:?}");
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(30), "no reply: {rows:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(a);
+        t.hang_up();
+        t.kill_now();
     }
 
     #[test]

@@ -349,12 +349,42 @@ pub struct Seen {
     pub closed: bool,
     /// The close frame's code, if one came.
     pub close_code: Option<u16>,
-    /// Control messages other than `exit` (`replay`, `answerer`, `shell`, `attention`), each with the number of
-    /// output bytes that had arrived before it.
+    /// Control messages other than `exit` (`replay`, `answerer`, `shell`, `attention`, `catchup`), each with the
+    /// number of output bytes that had arrived before it.
     pub controls: Vec<(usize, Value)>,
+    /// Catch-ups (protocol §5.4): the number of output bytes that had arrived before each, and its state's bytes
+    /// (not in `bytes`).
+    pub catch_ups: Vec<(usize, Vec<u8>)>,
+    /// Bytes of the catch-up state being received still to come.
+    pub state_left: usize,
 }
 
 impl Seen {
+    /// True if `needle` is in the output bytes or in a whole catch-up state (where output
+    /// that went by while this client was behind shows up).
+    pub fn shows(&self, needle: &[u8]) -> bool {
+        let whole = self.catch_ups.len() - usize::from(self.state_left > 0);
+        contains(&self.bytes, needle) || self.catch_ups[..whole].iter().any(|(_, st)| contains(st, needle))
+    }
+
+    /// What this client drew: its output bytes with each catch-up state at its place, fed to
+    /// a terminal of `cols`×`rows` that keeps `history` lines of scrollback.
+    pub fn drawn(&self, cols: u16, rows: u16, history: usize) -> vt100::Parser {
+        let mut p = vt100::Parser::new(
+            std::num::NonZeroU16::new(rows).unwrap(),
+            std::num::NonZeroU16::new(cols).unwrap(),
+            history,
+        );
+        let mut at = 0;
+        for (pos, state) in &self.catch_ups {
+            p.process(&self.bytes[at..*pos]);
+            p.process(state);
+            at = *pos;
+        }
+        p.process(&self.bytes[at..]);
+        p
+    }
+
     /// The `answers` values of the `answerer` messages seen so far, in order.
     pub fn answerer(&self) -> Vec<bool> {
         self.controls
@@ -371,14 +401,30 @@ pub async fn read_until(ws: &mut Ws, seen: &mut Seen, ack: bool, done: impl Fn(&
         while !done(seen) {
             match ws.next().await {
                 Some(Ok(Message::Binary(b))) => {
-                    seen.bytes.extend_from_slice(&b);
+                    let state = b.len().min(seen.state_left);
+                    if state > 0 {
+                        seen.state_left -= state;
+                        seen.catch_ups
+                            .last_mut()
+                            .expect("a catch-up header came first")
+                            .1
+                            .extend_from_slice(&b[..state]);
+                    }
+                    seen.bytes.extend_from_slice(&b[state..]);
                     if ack {
                         send_ack(ws, b.len()).await;
                     }
                 }
                 Some(Ok(Message::Text(t))) => {
                     let v: Value = serde_json::from_str(&t).unwrap();
-                    if ["replay", "answerer", "shell", "attention"].contains(&v["type"].as_str().unwrap_or("")) {
+                    if v["type"] == "catchup" {
+                        assert_eq!(seen.state_left, 0, "a catch-up header inside a state");
+                        seen.state_left = v["bytes"].as_u64().unwrap() as usize;
+                        seen.catch_ups.push((seen.bytes.len(), Vec::new()));
+                    }
+                    if ["replay", "answerer", "shell", "attention", "catchup"]
+                        .contains(&v["type"].as_str().unwrap_or(""))
+                    {
                         seen.controls.push((seen.bytes.len(), v));
                         continue;
                     }

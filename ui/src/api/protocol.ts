@@ -3,19 +3,14 @@
 /** Protocol version this UI speaks (`GET /api/health` → `protocol`). */
 export const PROTOCOL_VERSION = 1;
 
-// Flow control (protocol §5.1). Invariant: ACK_CHUNK_BYTES ≤ LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES,
-// so a client that acks in chunks always lets the PTY resume.
-/** the server stops reading the PTY while a client has more than this unacknowledged (its replay excluded) */
+// Flow control (protocol §5.1, §5.4). Invariant: ACK_CHUNK_BYTES ≤ LOW_WATERMARK_BYTES < HIGH_WATERMARK_BYTES,
+// so a client that acks in chunks always gets its catch-up.
+/** a client with more than this unacknowledged (replay and catch-ups excluded) falls behind: no more output is queued to it */
 export const HIGH_WATERMARK_BYTES = 192 * 1024;
-/** the server resumes once every client is below this */
+/** a client that fell behind gets its catch-up once below this */
 export const LOW_WATERMARK_BYTES = 128 * 1024;
 /** the UI acks at least every this many processed bytes */
 export const ACK_CHUNK_BYTES = 32 * 1024;
-/**
- * close code of a terminal socket whose client stayed over the high watermark for 5 s and was
- * detached so that the terminal's other clients go on: reattach (a fresh replay follows)
- */
-export const SLOW_CLIENT_CLOSE_CODE = 4001;
 
 /** Terminal size bounds (cols and rows, both inclusive). */
 export const MIN_TERMINAL_DIM = 1;
@@ -124,6 +119,8 @@ export interface CreateTerminal {
  */
 export type ServerControl =
   | { type: 'replay'; bytes: number }
+  /** protocol §5.4: the next `bytes` binary bytes are a catch-up state; `lines` (`skipped` bytes) went by */
+  | { type: 'catchup'; bytes: number; lines: number; skipped: number }
   | { type: 'answerer'; answers: boolean }
   | { type: 'exit'; code: number }
   | ({ type: 'shell' } & ShellState)

@@ -43,6 +43,9 @@ export interface HostEvents {
   onPathLink: (file: string, line: number) => void;
 }
 
+/** How long the "lines went by" note stays after a catch-up, in milliseconds. */
+const CATCH_UP_NOTE_MS = 2500;
+
 export class TerminalHost implements TerminalSink {
   readonly element: HTMLDivElement;
   readonly term: Terminal;
@@ -55,6 +58,7 @@ export class TerminalHost implements TerminalSink {
   /** listeners, observers, addons and the fit timer: released in reverse order on dispose */
   private readonly store = new DisposableStore();
   private readonly fitTimer = this.store.timer();
+  private readonly catchUpTimer = this.store.timer();
 
   private get disposed(): boolean {
     return this.store.isDisposed;
@@ -321,6 +325,29 @@ export class TerminalHost implements TerminalSink {
   }
 
   /** Writes a local notice (not program output). */
+  /**
+   * Says, for a moment, that `lines` lines went by while this view was behind (protocol
+   * §5.4): they are in the scrollback up to what the sidecar keeps, the screen is current.
+   * The count stays on the element (`data-caught-up-lines`, summed) for tools and tests.
+   */
+  showCatchUp(lines: number): void {
+    if (this.disposed) return;
+    const total = Number(this.element.dataset.caughtUpLines ?? 0) + lines;
+    this.element.dataset.caughtUpLines = String(total);
+    let badge = this.element.querySelector<HTMLDivElement>('.catch-up-note');
+    if (!badge) {
+      badge = document.createElement('div');
+      badge.className = 'catch-up-note';
+      badge.setAttribute('role', 'status');
+      this.element.appendChild(badge);
+    }
+    badge.textContent = `skipped ahead: ${lines.toLocaleString('en-US')} lines went by`;
+    badge.hidden = false;
+    this.catchUpTimer.set(() => {
+      if (badge) badge.hidden = true;
+    }, CATCH_UP_NOTE_MS);
+  }
+
   notice(text: string): void {
     if (!this.disposed) this.term.write(text);
   }

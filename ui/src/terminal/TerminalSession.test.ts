@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ACK_CHUNK_BYTES, LOW_WATERMARK_BYTES, HIGH_WATERMARK_BYTES, SLOW_CLIENT_CLOSE_CODE } from '../api/protocol';
+import { ACK_CHUNK_BYTES, LOW_WATERMARK_BYTES, HIGH_WATERMARK_BYTES } from '../api/protocol';
 import { type TerminalSink, TerminalSession, splitReplay } from './TerminalSession';
 
 /** A fake WebSocket driven by the test. */
@@ -140,49 +140,44 @@ describe('TerminalSession', () => {
     expect(second.controls()).toHaveLength(before);
   });
 
-  it('when detached for falling behind, reattaches once it has drawn what it was given', () => {
-    const fetchSpy = vi.fn(async () => new Response(JSON.stringify({ id: 't1' }), { status: 200 }));
-    vi.stubGlobal('fetch', fetchSpy);
+  it('draws a catch-up state as replay (no queries answered, no reset), acks it, and tells once it is drawn', () => {
     const { s, sink, ws } = makeSession();
-    const statuses: string[] = [];
-    s.onStatus((st) => statuses.push(st));
-    const first = ws();
-    first.open();
-    first.binary(HIGH_WATERMARK_BYTES);
-    first.binary(1);
-    first.drop(SLOW_CLIENT_CLOSE_CODE);
-    expect(s.status).toBe('reconnecting');
-    sink.callbacks[0]();
-    expect(FakeSocket.all).toHaveLength(1); // still drawing
-    sink.callbacks[1]();
-    expect(FakeSocket.all).toHaveLength(2);
-    expect(fetchSpy).not.toHaveBeenCalled(); // the server said the terminal is there
-    expect(first.controls()).toEqual([]); // nothing acked on the closed socket
-    const second = ws();
-    second.open();
-    second.text('{"type":"replay","bytes":10}');
-    second.binary(10);
-    expect(statuses).toEqual(['open', 'reconnecting', 'open']);
+    const caughtUp: Array<{ lines: number; skippedBytes: number }> = [];
+    s.onCatchUp((c) => caughtUp.push(c));
+    ws().open();
+    ws().text('{"type":"replay","bytes":0}');
+    ws().binary(HIGH_WATERMARK_BYTES + 1);
+    ws().text('{"type":"catchup","bytes":10,"lines":3000000,"skipped":20888896}');
+    ws().binary(4);
+    ws().binary(9); // the state's last 6 bytes, then live output
     expect(sink.log).toEqual([
       'reset',
-      `bytes:${HIGH_WATERMARK_BYTES}`,
-      'bytes:1',
-      'reset',
+      `bytes:${HIGH_WATERMARK_BYTES + 1}`,
       'replaying:true',
-      'bytes:10',
+      'bytes:4',
+      'bytes:6',
       'replaying:false',
+      'text:',
+      'bytes:3',
     ]);
+    expect(caughtUp).toEqual([]);
     sink.flush();
-    expect(second.controls()).toEqual([{ type: 'ack', bytes: 10 }]);
+    expect(caughtUp).toEqual([{ lines: 3000000, skippedBytes: 20888896 }]);
+    const acked = ws()
+      .controls()
+      .filter((c) => c.type === 'ack')
+      .reduce((n, c) => n + c.bytes, 0);
+    expect(acked).toBe(HIGH_WATERMARK_BYTES + 1 + 10 + 3);
+    expect(FakeSocket.all).toHaveLength(1);
   });
 
-  it('when detached with nothing left to draw, reattaches at once', () => {
+  it('ignores a malformed catch-up header', () => {
     const { sink, ws } = makeSession();
     ws().open();
+    ws().text('{"type":"catchup","bytes":-1,"lines":1,"skipped":1}');
+    ws().text('{"type":"catchup","bytes":5}');
     ws().binary(5);
-    sink.flush();
-    ws().drop(SLOW_CLIENT_CLOSE_CODE);
-    expect(FakeSocket.all).toHaveLength(2);
+    expect(sink.log).toEqual(['reset', 'bytes:5']);
   });
 
   it('gives up when the terminal is gone', async () => {

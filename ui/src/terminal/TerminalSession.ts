@@ -4,7 +4,7 @@
 // (TerminalHost) implements. One session serves one terminal id for its whole life.
 import { api, ApiError, terminalSocketUrl } from '../api/client';
 import { DisposableStore } from '../lifecycle/disposable';
-import { ACK_CHUNK_BYTES, type Attention, type ClientControl, type ServerControl, type ShellState, SLOW_CLIENT_CLOSE_CODE, validDim } from '../api/protocol';
+import { ACK_CHUNK_BYTES, type Attention, type ClientControl, type ServerControl, type ShellState, validDim } from '../api/protocol';
 
 /** Where the session delivers output. */
 export interface TerminalSink {
@@ -23,12 +23,20 @@ export interface TerminalSink {
 
 /**
  * Splits a binary message into its replay part (the first `replayLeft` bytes) and its live
- * part; either may be empty. `replayLeft` is what the `replay` message announced, minus the
- * replay bytes already received.
+ * part; either may be empty. `replayLeft` is what the `replay` (or `catchup`) message
+ * announced, minus the bytes of it already received.
  */
 export function splitReplay(replayLeft: number, bytes: Uint8Array): { replay: Uint8Array; live: Uint8Array } {
   const k = Math.max(0, Math.min(replayLeft, bytes.byteLength));
   return { replay: bytes.subarray(0, k), live: bytes.subarray(k) };
+}
+
+/** A catch-up (protocol §5.4): how much output went by while the view was behind. */
+export interface CatchUpInfo {
+  /** line feeds that went by */
+  lines: number;
+  /** bytes that went by */
+  skippedBytes: number;
 }
 
 export type SessionStatus =
@@ -93,15 +101,16 @@ export class TerminalSession {
   private _status: SessionStatus = 'connecting';
   private queued: Uint8Array[] = [];
   private queuedBytes = 0;
-  /** bytes of replay announced on the current socket and not yet received */
+  /** bytes of replay or catch-up state announced on the current socket and not yet received */
   private replayLeft = 0;
-  /** detached for falling behind: reattach once the sink has processed what it was given */
-  private reattachWhenDrawn = false;
+  /** the catch-up whose state is being received, if any */
+  private catchUp: CatchUpInfo | null = null;
 
   private readonly _onExit = new Emitter<number>();
   private readonly _onShell = new Emitter<ShellState>();
   private readonly _onAttention = new Emitter<Attention>();
   private readonly _onStatus = new Emitter<SessionStatus>();
+  private readonly _onCatchUp = new Emitter<CatchUpInfo>();
   /** fires once per program exit with its code (also after a reconnect to an exited terminal: once) */
   readonly onExit = (l: Listener<number>) => this._onExit.on(l);
   /** the shell's state changed (protocol §5.3); fired once its output is processed */
@@ -109,6 +118,8 @@ export class TerminalSession {
   /** something in the output wants the human (protocol §5.3); fired once the output before it is processed */
   readonly onAttention = (l: Listener<Attention>) => this._onAttention.on(l);
   readonly onStatus = (l: Listener<SessionStatus>) => this._onStatus.on(l);
+  /** the view fell behind and was brought to the terminal's state (protocol §5.4); fired once that state is drawn */
+  readonly onCatchUp = (l: Listener<CatchUpInfo>) => this._onCatchUp.on(l);
 
   constructor(
     readonly terminalId: string,
@@ -167,6 +178,7 @@ export class TerminalSession {
     this._onShell.clear();
     this._onAttention.clear();
     this._onStatus.clear();
+    this._onCatchUp.clear();
   }
 
   private setStatus(s: SessionStatus) {
@@ -225,24 +237,18 @@ export class TerminalSession {
       if (replay.byteLength > 0) {
         this.output(gen, replay);
         this.replayLeft -= replay.byteLength;
-        if (this.replayLeft === 0) this.sink.setReplaying(false);
+        if (this.replayLeft === 0) {
+          this.sink.setReplaying(false);
+          this.catchUpDrawn();
+        }
       }
       this.output(gen, live);
     };
-    ws.onclose = (ev?: CloseEvent) => {
+    ws.onclose = () => {
       if (gen !== this.generation) return;
       this.ws = null;
       this.endReplay();
       if (this.exited) return; // the terminal ended; the pane decides what comes next
-      if (ev?.code === SLOW_CLIENT_CLOSE_CODE) {
-        // Detached for falling behind (protocol §5.1): the terminal is there and went on
-        // without us. Reattach for a fresh replay once the sink has caught up with what it
-        // was given (a hidden, throttled tab would otherwise pile up one replay per detach).
-        this.setStatus('reconnecting');
-        if (this.pending === 0) this.connect();
-        else this.reattachWhenDrawn = true;
-        return;
-      }
       this.scheduleRetry();
     };
     ws.onerror = () => {
@@ -259,20 +265,25 @@ export class TerminalSession {
 
   /** The socket ended before the whole replay came: what did come was replay all the same. */
   private endReplay() {
+    this.catchUp = null;
     if (this.replayLeft === 0) return;
     this.replayLeft = 0;
     this.sink.setReplaying(false);
   }
 
+  /** The catch-up state (if the bytes just ended one) is written: tell once it is drawn. */
+  private catchUpDrawn() {
+    const info = this.catchUp;
+    if (!info) return;
+    this.catchUp = null;
+    this.sink.write('', () => {
+      if (!this.disposed) this._onCatchUp.fire(info);
+    });
+  }
+
   private processedBytes(gen: number, n: number) {
     if (gen !== this.generation) return;
     this.pending--;
-    if (this.reattachWhenDrawn) {
-      if (this.pending > 0) return;
-      this.reattachWhenDrawn = false;
-      this.connect();
-      return;
-    }
     this.processed += n;
     if (this.processed >= ACK_CHUNK_BYTES || this.pending === 0) {
       const bytes = this.processed;
@@ -293,6 +304,20 @@ export class TerminalSession {
       this.endReplay();
       this.replayLeft = msg.bytes;
       if (msg.bytes > 0) this.sink.setReplaying(true);
+    } else if (
+      msg?.type === 'catchup' &&
+      Number.isSafeInteger(msg.bytes) &&
+      msg.bytes >= 0 &&
+      Number.isSafeInteger(msg.lines) &&
+      Number.isSafeInteger(msg.skipped)
+    ) {
+      // Output went by while this view was behind; the next `bytes` bytes draw the
+      // terminal's state as it is now (protocol §5.4). Its queries were answered already.
+      this.endReplay();
+      this.replayLeft = msg.bytes;
+      this.catchUp = { lines: msg.lines, skippedBytes: msg.skipped };
+      if (msg.bytes > 0) this.sink.setReplaying(true);
+      else this.catchUpDrawn();
     } else if (msg?.type === 'answerer' && typeof msg.answers === 'boolean') {
       this.sink.setAnswering(msg.answers);
     } else if (msg?.type === 'shell' && typeof msg.integration === 'boolean') {

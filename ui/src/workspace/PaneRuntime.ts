@@ -256,6 +256,7 @@ export class PaneRuntime {
       this.events.onShell(shell);
     });
     s.onAttention((a) => this.events.onAttention(a));
+    s.onCatchUp((c) => this.host.showCatchUp(c.lines));
     this.watchForeground(id);
     s.onExit((code) => {
       this.exited = true;
