@@ -302,6 +302,35 @@ test('a flood of output completes at the program\'s pace; the pane skips ahead b
   await wall.waitText(id, /^still-responsive$/m);
 });
 
+test('yes, then Ctrl-C: the prompt comes at once, the scrollback holds the last lines, and a throttled second window slows nothing', async ({ wall, page, context }) => {
+  const [id] = await wall.paneIds();
+  await waitSaved(id);
+  // A second window on the same terminal, throttled to a trickle (its JS runs 50× slower).
+  const page2 = await context.newPage();
+  await login(page2);
+  const wall2 = new Wall(page2);
+  await wall2.waitOpen(1);
+  const cdp = await context.newCDPSession(page2);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 50 });
+
+  await page.bringToFront();
+  await wall.click(id);
+  await wall.type('PS1="ready> "; yes porthole-yes-line\n');
+  await wall.waitText(id, /^porthole-yes-line$/m);
+  await page.waitForTimeout(3000);
+  await page.keyboard.press('Control+c');
+  // The prompt is drawn by this window within a few seconds, the flood's end above it.
+  await wall.waitText(id, /^ready> $/m, 8_000);
+  const text = await wall.text(id);
+  expect(text).toMatch(/(porthole-yes-line\n){100}[^\n]*\^C\nready> $/);
+  await wall.type('echo after-flood\n');
+  await wall.waitText(id, /^after-flood$/m);
+  // The throttled window gets there too, in its own time.
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+  await wall2.waitText(id, /^after-flood$/m, 30_000);
+  await page2.close();
+});
+
 test('copy and paste through the clipboard; a pasted ESC[201~ cannot end the paste', async ({ wall, page, context }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   const [id] = await wall.paneIds();
