@@ -12,7 +12,8 @@
 //! `POST /api/control/send`; then Enter is pressed in the page (CDP key event, so it goes
 //! through xterm.js and the terminal socket like a keystroke). The time is measured in the
 //! page: from the Enter `keydown` to the animation frame in which the pane's viewport (its
-//! bottom, xterm.js's buffer) holds the line `END-<N+1>` (the frame xterm.js draws it in).
+//! bottom, xterm.js's buffer; with the DOM renderer also its drawn rows) holds the line
+//! `END-<N+1>` (the frame xterm.js draws it in).
 //! Each figure is the median of `BENCH_TERMINAL_RUNS` runs (default 3). Prints plain
 //! `name value` lines:
 //!
@@ -103,23 +104,18 @@ fn floods(file: &Path, mib: usize) -> [Flood; 2] {
     ]
 }
 
-/// Writes `bytes` of 80-column lines (79 characters and a newline: a line number, then a
-/// rolling alphabet) to `path`.
+/// Writes `bytes` (rounded down to whole lines) of 80-column lines (79 characters and a
+/// newline: a line number, then a rolling alphabet) to `path`.
 fn make_file(path: &Path, bytes: usize) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let mut written = 0;
-    let mut n = 0usize;
-    while written < bytes {
+    for n in 0..bytes / 80 {
         let mut line = format!("{n:08} ").into_bytes();
         while line.len() < 79 {
             line.push(alphabet[(n + line.len()) % alphabet.len()]);
         }
         line.push(b'\n');
-        let take = line.len().min(bytes - written);
-        out.write_all(&line[..take]).unwrap();
-        written += take;
-        n += 1;
+        out.write_all(&line).unwrap();
     }
     out.flush().unwrap();
 }
@@ -282,12 +278,21 @@ async fn quiet(sc: &Sidecar, id: &str, ms: u64) {
 }
 
 /// Installs the detector in `page`: the Enter keydown's time, and the animation frame in which
-/// pane `pane`'s viewport (scrolled to the bottom) holds the line `marker`.
+/// pane `pane`'s viewport (scrolled to the bottom) holds the line `marker` (xterm.js's buffer;
+/// with the DOM renderer, its drawn rows too; the WebGL renderer draws the buffer in its own
+/// animation frame callback, so the frame is the one the line is drawn in).
 async fn arm(page: &Page, pane: &str, marker: &str) {
     let js = format!(
         "(() => {{ const st = {{ t0: null, t1: null }}; window.__bench = st;
           const onKey = (e) => {{ if (e.key === 'Enter' && st.t0 === null) st.t0 = performance.now(); }};
           window.addEventListener('keydown', onKey, true);
+          // With the DOM renderer, the line must be in the drawn rows too.
+          const drawn = (t) => {{
+            const host = t.element && t.element.closest('.xterm-host');
+            if (!host || host.dataset.renderer !== 'dom') return true;
+            const rows = t.element.querySelector('.xterm-rows');
+            return !!rows && rows.textContent.includes({marker:?});
+          }};
           const check = () => {{
             if (window.__bench !== st) return;
             const t = {term};
@@ -296,7 +301,7 @@ async fn arm(page: &Page, pane: &str, marker: &str) {
               if (b.viewportY === b.baseY) {{
                 for (let y = 0; y < t.rows; y++) {{
                   const l = b.getLine(b.baseY + y);
-                  if (l && l.translateToString(true) === {marker:?}) {{
+                  if (l && l.translateToString(true) === {marker:?} && drawn(t)) {{
                     st.t1 = performance.now(); window.removeEventListener('keydown', onKey, true); return;
                   }}
                 }}
