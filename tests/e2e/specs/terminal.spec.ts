@@ -1,3 +1,4 @@
+import type { BrowserContext } from '@playwright/test';
 import { Wall, api, expect, login, test } from './fixtures';
 
 test('typing runs a command and shows its output', async ({ wall }) => {
@@ -197,14 +198,20 @@ test('queries in the replayed scrollback are not answered again (reload, reconne
   expect(await textAfter(wall, id, 'typed-after-reload')).toBe('typed-after-drop\ntyped-after-drop');
 });
 
-test('a live query gets exactly one answer with the terminal open in two pages', async ({ wall, page, context }) => {
-  const [id] = await wall.paneIds();
+/** Opens the wall, with its one terminal pane `id`, in a second window (page) of `context`. */
+async function secondWindow(context: BrowserContext, id: string) {
   await waitSaved(id);
   const page2 = await context.newPage();
   await login(page2);
   const wall2 = new Wall(page2);
   await wall2.waitOpen(1);
   expect(await wall2.paneIds()).toEqual([id]);
+  return { page2, wall2 };
+}
+
+test('a live query gets exactly one answer with the terminal open in two pages', async ({ wall, context }) => {
+  const [id] = await wall.paneIds();
+  const { page2, wall2 } = await secondWindow(context, id);
 
   // The program asks for DA1, prints a marker, then reports what it reads up to a "Z".
   const ask = (n: number) =>
@@ -304,12 +311,8 @@ test('a flood of output completes at the program\'s pace; the pane skips ahead b
 
 test('yes, then Ctrl-C: the prompt comes at once, the scrollback holds the last lines, and a throttled second window slows nothing', async ({ wall, page, context }) => {
   const [id] = await wall.paneIds();
-  await waitSaved(id);
   // A second window on the same terminal, throttled to a trickle (its JS runs 50× slower).
-  const page2 = await context.newPage();
-  await login(page2);
-  const wall2 = new Wall(page2);
-  await wall2.waitOpen(1);
+  const { page2, wall2 } = await secondWindow(context, id);
   const cdp = await context.newCDPSession(page2);
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: 50 });
 
