@@ -377,6 +377,36 @@ async function main() {
     });
     log("ph in a pane is", fs.realpathSync(PH));
 
+    // 2d. Issue 27's done-when, in the desktop app: `yes` for 10 s, then Ctrl-C. The pane
+    // falls behind the flood and catches up by state (protocol §5.4), so the next command's
+    // output comes at once, and the flood's last lines are above it.
+    await typeLine("yes porthole-yes-line");
+    await sleep(10_000);
+    const ctrlC = Date.now();
+    try {
+      await wd.call("POST", `${s}/element/${textarea}/value`, { text: "\uE009c\uE000" });
+    } catch (e) {
+      log("element send keys failed, using key actions:", e.message);
+      const keys = [{ type: "keyDown", value: "\uE009" }, { type: "keyDown", value: "c" }, { type: "keyUp", value: "c" }, { type: "keyUp", value: "\uE009" }];
+      await wd.call("POST", `${s}/actions`, { actions: [{ type: "key", id: "kbd", actions: keys }] });
+    }
+    const afterYes = `after-yes-${nonce}`;
+    await typeLine(`echo ${afterYes}`);
+    await waitFor(`"${afterYes}" after yes and Ctrl-C`, OUTPUT_TIMEOUT_MS, async () =>
+      (await exec(readScreen)).split("\n").some((line) => line.trim() === afterYes),
+    ).catch(async (e) => {
+      log("terminal text was:\n" + (await exec(readScreen).catch(() => "?")));
+      throw e;
+    });
+    const flood = await exec(`const h = document.querySelector('.xterm-host');
+                              const rows = (document.querySelector('.xterm-rows') || document.body).innerText.split('\\n');
+                              return { caught: h ? Number(h.dataset.caughtUpLines || 0) : -1,
+                                       yes: rows.filter((r) => r.trim() === 'porthole-yes-line').length };`);
+    if (!(flood.caught > 0)) throw new Error(`the pane never caught up by state during the flood: ${JSON.stringify(flood)}`);
+    if (flood.yes < 3) throw new Error(`the flood's last lines are not above the prompt: ${JSON.stringify(flood)}`);
+    log(`yes for 10 s, then Ctrl-C: the next command's output in ${Date.now() - ctrlC} ms; ` +
+      `${flood.caught} lines went by in catch-ups`);
+
     // 2c. The window's WM_CLASS (as xprop reads it) names the desktop entry's StartupWMClass.
     const xprop = spawnSync("xprop", ["-name", "Porthole", "WM_CLASS"], { env, encoding: "utf8", timeout: 10_000 });
     const classes = /^WM_CLASS\(STRING\) = (.*)$/m.exec(xprop.stdout || "")?.[1].match(/"[^"]*"/g)?.map((c) => c.slice(1, -1));
