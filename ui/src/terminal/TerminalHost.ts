@@ -53,12 +53,16 @@ export class TerminalHost implements TerminalSink {
   readonly search = new SearchAddon();
   private webgl: WebglAddon | null = null;
   private opened = false;
+  /** `open` was asked while hidden: it happens when the pane is first shown */
+  private openWhenShown = false;
   private visible = true;
   private observer: ResizeObserver | null = null;
   /** listeners, observers, addons and the fit timer: released in reverse order on dispose */
   private readonly store = new DisposableStore();
   private readonly fitTimer = this.store.timer();
   private readonly catchUpTimer = this.store.timer();
+  /** lines counted by the catch-up note while it shows */
+  private burstLines = 0;
 
   private get disposed(): boolean {
     return this.store.isDisposed;
@@ -177,9 +181,18 @@ export class TerminalHost implements TerminalSink {
     ];
   }
 
-  /** Opens xterm in `this.element` (call once the element is in the document). Idempotent. */
+  /**
+   * Opens xterm in `this.element` (call once the element is in the document). Idempotent.
+   * While the pane is hidden the opening waits until it is shown (`setVisible`): a hidden
+   * pane's xterm parses its output into its buffer but builds no DOM, measures nothing and
+   * draws nothing, which is most of a pane's cost (a restored wall's other workspaces).
+   */
   open(): void {
     if (this.opened || this.disposed) return;
+    if (!this.visible) {
+      this.openWhenShown = true;
+      return;
+    }
     this.opened = true;
     this.term.open(this.element);
     this.applyRenderer();
@@ -242,11 +255,27 @@ export class TerminalHost implements TerminalSink {
     this.onRendererChange?.();
   }
 
-  /** Tells the host whether its pane is shown; fitting is skipped while hidden. */
+  /**
+   * Tells the host whether its pane is shown; fitting is skipped while hidden, and an `open`
+   * asked while hidden happens on the first show.
+   */
   setVisible(visible: boolean): void {
     if (this.visible === visible) return;
     this.visible = visible;
-    if (visible) this.scheduleFit();
+    if (visible && this.openWhenShown) {
+      this.openWhenShown = false;
+      this.open();
+    } else if (visible) this.scheduleFit();
+  }
+
+  /** Whether the pane is shown (as last told by `setVisible`). */
+  get isVisible(): boolean {
+    return this.visible;
+  }
+
+  /** Whether xterm is open in its element (a pane hidden since it was made is not, yet). */
+  get isOpen(): boolean {
+    return this.opened;
   }
 
   /**
@@ -294,16 +323,32 @@ export class TerminalHost implements TerminalSink {
   // TerminalSink
   write(data: Uint8Array | string, done: () => void): void {
     if (this.disposed) return;
-    this.term.write(data, done);
+    if (data.length > 0) this.pristine = false;
+    const first = data.length > 0 ? this.onFirstOutput : null;
+    if (!first) return this.term.write(data, done);
+    this.onFirstOutput = null;
+    this.term.write(data, () => {
+      done();
+      first();
+    });
   }
+
+  /** Called once, when the first output from the terminal has been parsed (then cleared). */
+  onFirstOutput: (() => void) | null = null;
 
   reset(): void {
     // RIS through the write queue, so it lands after output already queued; the prelude
-    // stays above what the server replays next.
-    if (!this.disposed) this.term.write(`\x1bc${this.prelude}`);
+    // stays above what the server replays next. A terminal that holds only the prelude is
+    // left as it is: rewriting it would parse and draw a restored pane's saved output twice
+    // (once at mount, again when its socket opens).
+    if (this.disposed || this.pristine) return;
+    this.pristine = true;
+    this.term.write(`\x1bc${this.prelude}`);
   }
 
   private prelude = '';
+  /** nothing but the prelude was written since the terminal was made or last reset */
+  private pristine = true;
 
   /**
    * Appends local text shown above the program's output (a restored pane's saved output,
@@ -341,7 +386,9 @@ export class TerminalHost implements TerminalSink {
       badge.setAttribute('role', 'status');
       this.element.appendChild(badge);
     }
-    badge.textContent = `skipped ahead: ${lines.toLocaleString('en-US')} lines went by`;
+    // A flood brings a catch-up every fraction of a second: the note counts the whole burst.
+    this.burstLines = badge.hidden || !badge.textContent ? lines : this.burstLines + lines;
+    badge.textContent = `skipped ahead: ${this.burstLines.toLocaleString('en-US')} lines went by`;
     badge.hidden = false;
     this.catchUpTimer.set(() => {
       if (badge) badge.hidden = true;
@@ -349,7 +396,9 @@ export class TerminalHost implements TerminalSink {
   }
 
   notice(text: string): void {
-    if (!this.disposed) this.term.write(text);
+    if (this.disposed) return;
+    if (text.length > 0) this.pristine = false;
+    this.term.write(text);
   }
 
   async copySelection(): Promise<boolean> {
