@@ -542,3 +542,20 @@ async fn vim_and_htop_draw_right_after_a_catch_up() {
     let body = json!({"target": id, "until": "exit", "timeout_ms": 30000});
     assert_eq!(sc.req("POST", "/api/control/wait", Some(&body)).await.status, 200);
 }
+
+#[tokio::test]
+async fn a_window_behind_gets_the_exit_after_its_catch_up() {
+    let sc = Sidecar::start(&[]);
+    let id = sc.spawn(&["sh", "-c", "read go; seq 1 300000; echo END; exit 3"]).await;
+    let mut a = sc.ws(&id).await;
+    send_input(&mut a, b"go\n").await;
+    // It reads nothing until the program has ended.
+    let body = json!({"target": id, "until": "exit", "timeout_ms": 60000});
+    assert_eq!(sc.req("POST", "/api/control/wait", Some(&body)).await.status, 200);
+    let mut seen = Seen::default();
+    read_until(&mut a, &mut seen, true, |s| s.exit.is_some()).await;
+    assert_eq!(seen.exit, Some(3));
+    assert!(!seen.catch_ups.is_empty() && seen.state_left == 0, "the exit came before the catch-up");
+    let rows = screen_rows(&seen.drawn(80, 24, 0));
+    assert_eq!(rows.last().map(String::as_str), Some("END"), "{rows:?}");
+}

@@ -148,6 +148,9 @@ impl CatchUpJob {
             if c.tx.send(Event::CatchUp(ev.clone())).is_ok() {
                 c.pace = Pace::Live;
                 queued = Some((ev, c.credit.position()));
+                for held in std::mem::take(&mut c.held) {
+                    let _ = c.tx.send(held);
+                }
             }
             Shared::elect(&mut hub);
             (hub.backlog(parsed, seq), lines)
@@ -188,6 +191,10 @@ pub(super) enum Pace {
 
 pub(super) struct Client {
     pub(super) tx: mpsc::UnboundedSender<Event>,
+    /// Events that follow output (exit, shell state, attention) held while this client is
+    /// not live, so that they reach it after its catch-up, in order; at most
+    /// `MAX_HELD_EVENTS` (the newest shell state replaces an older one).
+    pub(super) held: Vec<Event>,
     /// What this client has been sent and not yet acknowledged.
     pub(super) credit: Credit,
     pub(super) pace: Pace,
@@ -233,6 +240,25 @@ pub(super) struct Hub {
 pub(super) const MAX_KEPT_RESIZES: usize = 256;
 /// Answered ranges kept for the screen model (adjacent ones merge, so a flood is one).
 const MAX_KEPT_RANGES: usize = 256;
+/// Events held for a client that is not live (see `Client::held`).
+const MAX_HELD_EVENTS: usize = 32;
+
+impl Client {
+    /// Queues `ev`, an event ordered after the output before it: at once to a live client;
+    /// held until its catch-up for one that is not (protocol §5.4).
+    pub(super) fn deliver(&mut self, ev: Event) {
+        if self.pace == Pace::Live {
+            let _ = self.tx.send(ev);
+            return;
+        }
+        if matches!(ev, Event::Shell(_)) {
+            self.held.retain(|e| !matches!(e, Event::Shell(_)));
+        }
+        if self.held.len() < MAX_HELD_EVENTS || matches!(ev, Event::Exit(_)) {
+            self.held.push(ev);
+        }
+    }
+}
 
 impl Hub {
     /// What the screen model has not parsed yet, from stream offset `parsed` and size change
@@ -289,9 +315,15 @@ impl Shared {
         self.hub.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Queues `ev` to every client: [`Event::Closed`] at once (the terminal is gone, a
+    /// catch-up no longer matters), anything else as [`Client::deliver`] does.
     pub(super) fn broadcast(hub: &mut Hub, ev: Event) {
-        for c in hub.clients.values() {
-            let _ = c.tx.send(ev.clone());
+        for c in hub.clients.values_mut() {
+            if matches!(ev, Event::Closed) {
+                let _ = c.tx.send(ev.clone());
+            } else {
+                c.deliver(ev.clone());
+            }
         }
     }
 
@@ -364,9 +396,9 @@ impl Shared {
             if changes.shell {
                 events.insert(0, Event::Shell(hub.shell.info().clone()));
             }
-            for c in hub.clients.values() {
+            for c in hub.clients.values_mut() {
                 for e in &events {
-                    let _ = c.tx.send(e.clone());
+                    c.deliver(e.clone());
                 }
             }
         }

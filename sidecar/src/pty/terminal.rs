@@ -308,7 +308,7 @@ impl Terminal {
         }
         hub.answerer = Some(id);
         let credit = Credit::client(replay.len() as u64);
-        hub.clients.insert(id, Client { tx, credit, pace: Pace::Live, active });
+        hub.clients.insert(id, Client { tx, credit, held: Vec::new(), pace: Pace::Live, active });
         Attachment {
             replay,
             shell: hub.shell.info().clone(),
