@@ -501,7 +501,8 @@ async fn catch_up_drawn(a: &mut Ws, cols: u16, rows: u16) -> vt100::Parser {
     let mut seen = Seen::default();
     read_until(a, &mut seen, true, |s| !s.catch_ups.is_empty() && s.state_left == 0).await;
     // Whatever follows the catch-up live (a redraw), until quiet.
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(700), read_until(a, &mut seen, true, |_| false)).await;
+    let _ =
+        tokio::time::timeout(std::time::Duration::from_millis(700), read_until(a, &mut seen, true, |_| false)).await;
     seen.drawn(cols, rows, 100)
 }
 
@@ -520,7 +521,8 @@ async fn vim_and_htop_draw_right_after_a_catch_up() {
     let model = model_text(&sc, &id, 0).await;
     assert_eq!(model["alternate"], true);
     assert!(drawn.screen().alternate_screen(), "vim's alternate screen is up");
-    let want: Vec<String> = model["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
+    let want: Vec<String> =
+        model["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
     assert_eq!(screen_rows(&drawn), want);
     let cursor = (model["cursor"]["row"].as_u64().unwrap() as u16, model["cursor"]["col"].as_u64().unwrap() as u16);
     assert_eq!(drawn.screen().cursor_position(), cursor, "on the 'e' of beta");
