@@ -21,6 +21,7 @@ use super::marks::Mark;
 use super::ring::Ring;
 use super::screen::{Backlog, Screen};
 use super::sys;
+use crate::constants::SCREEN_HISTORY_LINES;
 
 /// An event delivered to an attached client, in order.
 #[derive(Debug, Clone)]
@@ -262,15 +263,26 @@ impl Client {
 
 impl Hub {
     /// What the screen model has not parsed yet, from stream offset `parsed` and size change
-    /// `seq`: the ring's tail, or the whole ring from a reset terminal when the ring no
-    /// longer holds all of it. The answered ranges it covers are handed over (and forgotten).
+    /// `seq`: the ring's tail; or, from a reset terminal, only the end of it that holds the
+    /// model's history and screen, when more lines than that arrived unparsed (a flood: its
+    /// cost to the model is then bounded whatever its length, protocol §5.4) or when the
+    /// ring no longer holds all of it. The answered ranges it covers are handed over (and
+    /// forgotten); a backlog holding one is parsed whole, so that no query is skipped.
     pub(super) fn backlog(&mut self, parsed: u64, seq: u64) -> Backlog {
         let answer: Vec<(u64, u64)> = self.model_answers.drain(..).collect();
         let ring_start = self.written - self.ring.len() as u64;
-        if parsed < ring_start {
+        let lost = parsed < ring_start;
+        let bytes = self.ring.tail((self.written - parsed.max(ring_start)) as usize);
+        let keep = SCREEN_HISTORY_LINES + usize::from(self.rows);
+        let cut = if lost || answer.is_empty() {
+            memchr::memrchr_iter(b'\n', &bytes).nth(keep).map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        if lost || cut > 0 {
             return Backlog {
                 end: self.written,
-                bytes: self.ring.snapshot(),
+                bytes: bytes[cut..].to_vec(),
                 reset: Some((self.cols, self.rows)),
                 resizes: Vec::new(),
                 resize_seq: self.resize_seq,
@@ -279,7 +291,7 @@ impl Hub {
         }
         Backlog {
             end: self.written,
-            bytes: self.ring.tail((self.written - parsed) as usize),
+            bytes,
             reset: None,
             resizes: self.resizes.iter().filter(|r| r.0 > seq).map(|r| (r.1, r.2, r.3)).collect(),
             resize_seq: self.resize_seq,

@@ -726,6 +726,28 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_costs_the_model_only_the_lines_it_keeps() {
+        // 300,000 short lines (1.9 MB, inside the ring), none parsed yet.
+        let t = Terminal::spawn(TerminalId(1), spec(&["sh", "-c", "seq 1 300000; echo SEQ-DONE; exec sleep 100"]), &[])
+            .unwrap();
+        let start = Instant::now();
+        while !t.shared.lock().ring.tail(16).ends_with(b"SEQ-DONE\r\n") {
+            assert!(start.elapsed() < Duration::from_secs(30));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let b = t.shared.lock().backlog(0, 0);
+        assert!(b.reset.is_some(), "parsed from a reset terminal");
+        let lines = b.bytes.iter().filter(|&&c| c == b'\n').count();
+        assert_eq!(lines, crate::constants::SCREEN_HISTORY_LINES + 24, "the history and the screen, no more");
+        assert!(b.bytes.ends_with(b"300000\r\nSEQ-DONE\r\n"));
+        // The screen read from it is the end of the output, with a full history above.
+        let text = t.screen_text(5);
+        assert_eq!(text.lines[..5], ["299974", "299975", "299976", "299977", "299978"]);
+        t.hang_up();
+        t.kill_now();
+    }
+
+    #[test]
     fn empty_argv_is_refused_before_anything_starts() {
         assert!(matches!(Terminal::spawn(TerminalId(1), spec(&[]), &[]), Err(PtyError::Spawn { .. })));
     }
