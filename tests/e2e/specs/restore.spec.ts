@@ -241,6 +241,13 @@ test('two named workspaces come back after a restart, each with its terminal in 
   await wall.waitOpen(1);
   await wall.waitText(second, /restored \d{4}-/);
   expect(await wall.text(second)).toMatch(/^SECOND-6$/m);
+  // A hidden workspace costs no xterm view until shown (issue 27), yet its pane's new terminal
+  // runs and its saved output is already in the pane's terminal buffer.
+  await expect(wall.pane(first)).toHaveAttribute('data-visible', 'false');
+  await expect(wall.pane(first)).toHaveAttribute('data-terminal-id', /^t\d+$/);
+  await wall.waitText(first, /restored \d{4}-/);
+  await expect(wall.pane(first).locator('.xterm')).toHaveCount(0);
+  await expect(wall.pane(second).locator('.xterm')).toHaveCount(1);
   await wall.click(second);
   await wall.type('pwd\n');
   await expect.poll(async () => (await wall.text(second)).split('restored ').pop()).toMatch(/^\/usr$/m);
@@ -249,6 +256,7 @@ test('two named workspaces come back after a restart, each with its terminal in 
   await expect(tabs.nth(0)).toHaveAttribute('data-active', 'true');
   await wall.waitOpen(1);
   await expect(wall.pane(first)).toHaveAttribute('data-visible', 'true');
+  await expect(wall.pane(first).locator('.xterm')).toHaveCount(1);
   await wall.click(first);
   await wall.type('pwd\n');
   await expect.poll(async () => (await wall.text(first)).split('restored ').pop()).toMatch(/^\/tmp$/m);

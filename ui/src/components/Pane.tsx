@@ -148,13 +148,15 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
   const bodyRef = useRef<HTMLDivElement>(null);
   const id = pane.id;
 
+  // Visibility first, so a pane mounted hidden (another workspace, minimized) opens its xterm
+  // only when it is first shown (TerminalHost.open).
+  useLayoutEffect(() => {
+    store.runtime(id)?.setVisible(visible);
+  }, [store, id, visible]);
+
   useLayoutEffect(() => {
     if (bodyRef.current) store.runtime(id)?.mount(bodyRef.current);
   }, [store, id]);
-
-  useLayoutEffect(() => {
-    store.runtime(id)?.host.setVisible(visible);
-  }, [store, id, visible]);
 
   const label = paneLabel(pane);
   const running = runningLabel(pane);

@@ -10,6 +10,7 @@ import { type Disposable, DisposableStore } from '../lifecycle/disposable';
 import { survivorText } from './survivors';
 import { commandTitle } from './title';
 import { type RestoredTerminal, cwdGoneNotice } from './restore';
+import type { DeferredStart, StartGate } from './startGate';
 
 /** How often an exited pane asks again which processes of its session still run. */
 const SURVIVOR_POLL_MS = 2000;
@@ -67,6 +68,8 @@ export interface SpawnOptions {
   command?: string[];
   /** a pane of a restored session (restore.ts): its saved output shown above the new shell, which starts in its saved directory */
   restored?: RestoredTerminal;
+  /** orders the starts of panes on screen before hidden ones (startGate.ts); none: start at mount */
+  gate?: StartGate;
 }
 
 /** How long a path's existence (for `path:line` links) is remembered, in ms. */
@@ -99,6 +102,10 @@ export class PaneRuntime {
   /** the shell's state as last reported (null until it reported any) */
   private shell: ShellState | null = null;
   private foregroundPoll: Disposable | null = null;
+  /** a hidden pane's start, waiting for the panes on screen (startGate.ts) */
+  private deferredStart: DeferredStart | null = null;
+  /** tells the gate this pane on screen has started (first output, failure, exit or disposal) */
+  private started: (() => void) | null = null;
 
   constructor(
     readonly paneId: string,
@@ -163,15 +170,48 @@ export class PaneRuntime {
     return info?.cwd_now ?? undefined;
   }
 
-  /** Puts the terminal into `container` (once; later calls are no-ops) and connects it. */
+  /**
+   * Puts the terminal into `container` (once; later calls are no-ops) and connects it: at once
+   * when the pane is shown, else once the panes on screen have started (`SpawnOptions.gate`)
+   * or when it is shown, whichever comes first. Call `setVisible` first.
+   */
   mount(container: HTMLElement): void {
     if (this.mounted || this.disposed) return;
     this.mounted = true;
     container.appendChild(this.host.element);
     this.host.open();
     if (this.spawnOptions.restored) this.host.addPrelude(this.spawnOptions.restored.prelude);
+    const gate = this.spawnOptions.gate;
+    if (!gate) return this.connect();
+    if (!this.host.isVisible) {
+      this.deferredStart = gate.defer(() => {
+        this.deferredStart = null;
+        this.connect();
+      });
+      return;
+    }
+    this.started = gate.begin();
+    this.host.onFirstOutput = () => this.markStarted();
+    this.connect();
+  }
+
+  /** Tells the pane whether it is shown: a hidden pane's waiting start runs when it is shown. */
+  setVisible(visible: boolean): void {
+    this.host.setVisible(visible);
+    if (visible) this.deferredStart?.now();
+  }
+
+  private connect() {
+    if (this.disposed) return;
     if (this.terminalId) this.attach(this.terminalId);
     else void this.spawn();
+  }
+
+  private markStarted() {
+    this.host.onFirstOutput = null;
+    const s = this.started;
+    this.started = null;
+    s?.();
   }
 
   /** Sends input to the program; in the exited state, Enter starts a new shell. */
@@ -218,6 +258,7 @@ export class PaneRuntime {
       this.host.notice(`\r\n\x1b[31m[could not start a terminal: ${e instanceof Error ? e.message : String(e)}]\x1b[0m\r\n[press Enter to retry]`);
       this.exited = true;
       this.events.onStatus('failed');
+      this.markStarted();
       return;
     }
     if (this.disposed) {
@@ -244,6 +285,7 @@ export class PaneRuntime {
     s.resize(cols, rows);
     s.onStatus((st) => {
       if (st === 'gone') {
+        this.markStarted();
         this.exited = true;
         this.host.notice('\r\n\x1b[2m[terminal is gone; press Enter for a new one]\x1b[0m');
       }
@@ -259,6 +301,7 @@ export class PaneRuntime {
     s.onCatchUp((c) => this.host.showCatchUp(c.lines));
     this.watchForeground(id);
     s.onExit((code) => {
+      this.markStarted();
       this.exited = true;
       this.host.notice(`\r\n[process exited with code ${code}]`);
       this.events.onStatus('exited', code);
@@ -378,6 +421,9 @@ export class PaneRuntime {
   /** Disposes the view and the connection (the terminal keeps running). Idempotent. */
   dispose(): void {
     if (this.disposed) return;
+    this.deferredStart?.cancel();
+    this.deferredStart = null;
+    this.markStarted();
     this.store.dispose();
     this.unsubscribeSettings();
     this.session?.dispose();

@@ -26,6 +26,7 @@ import { type Action, type Decision, type Keystroke, PrefixKeys } from '../keys/
 import type { Settings } from '../config/Settings';
 import { parseDoc } from './doc';
 import { PaneRuntime, type SpawnOptions } from './PaneRuntime';
+import { StartGate } from './startGate';
 import { DesktopNotifier, nextWanting, notificationText } from './attention';
 import { BrowserPanes } from './browsers';
 import { paneLabel } from './label';
@@ -55,6 +56,8 @@ export class WorkspaceStore {
   private state: Snapshot;
   private listeners = new Set<() => void>();
   private runtimes = new Map<L.PaneId, PaneRuntime>();
+  /** panes on screen connect before hidden ones (a restored wall of several workspaces) */
+  private readonly startGate = new StartGate();
   private nextId = 1;
   private wall: L.Rect = { x: 0, y: 0, w: 1, h: 1 };
   private readonly liveness = new LivenessWatch(probeHealth, (liveness) => this.set({ liveness }));
@@ -314,7 +317,7 @@ export class WorkspaceStore {
         if (!kept.includes(terminalId)) this.updatePane(id, { kept: [...kept, terminalId] });
         void this.kept.sweep();
       },
-    }, spawn);
+    }, { ...spawn, gate: this.startGate });
     this.runtimes.set(id, rt);
   }
 
