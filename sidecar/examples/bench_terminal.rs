@@ -281,8 +281,8 @@ async fn quiet(sc: &Sidecar, id: &str, ms: u64) {
 /// pane `pane`'s viewport (scrolled to the bottom) holds the line `marker` (xterm.js's buffer;
 /// with the DOM renderer, its drawn rows too; the WebGL renderer draws the buffer in its own
 /// animation frame callback, so the frame is the one the line is drawn in).
-async fn arm(page: &Page, pane: &str, marker: &str) {
-    let js = format!(
+fn arm_js(pane: &str, marker: &str) -> String {
+    format!(
         "(() => {{ const st = {{ t0: null, t1: null }}; window.__bench = st;
           const onKey = (e) => {{ if (e.key === 'Enter' && st.t0 === null) st.t0 = performance.now(); }};
           window.addEventListener('keydown', onKey, true);
@@ -312,8 +312,11 @@ async fn arm(page: &Page, pane: &str, marker: &str) {
           requestAnimationFrame(check);
           return true; }})()",
         term = term_js(pane)
-    );
-    eval(page, &js).await;
+    )
+}
+
+async fn arm(page: &Page, pane: &str, marker: &str) {
+    eval(page, &arm_js(pane, marker)).await;
 }
 
 async fn press_enter(page: &Page) {
@@ -458,6 +461,13 @@ async fn flood_exit(sc: &Sidecar, flood: &Flood, size: (u64, u64)) -> f64 {
     secs
 }
 
+/// Prints `<name>.runs v1,v2,…` (every run, in order) and returns their median.
+fn record(name: &str, v: Vec<f64>) -> f64 {
+    let list: Vec<String> = v.iter().map(|x| format!("{x:.3}")).collect();
+    println!("{name}.runs {}", list.join(","));
+    med(v)
+}
+
 fn med(mut v: Vec<f64>) -> f64 {
     v.retain(|x| !x.is_nan());
     if v.is_empty() {
@@ -487,7 +497,7 @@ async fn renderer_case(root: &Path, ui_dir: &Path, renderer: &str, floods: &[Flo
         for _ in 0..runs {
             v.push(flood_in_ui(&sc, &term, &ui, &[], f).await.0);
         }
-        secs.push(med(v));
+        secs.push(record(&format!("chromium.{renderer}.{}_s", f.name), v));
     }
     let size = eval(&ui.page, &format!("__porthole.paneSize({:?})", ui.pane)).await;
     let used = eval(
@@ -531,7 +541,11 @@ async fn pty_case(root: &Path, floods: &[Flood], size: (u64, u64), runs: usize) 
             exit.push(flood_exit(&sc, f, size).await);
             direct.push(flood_direct(f, size));
         }
-        out.push((med(shell), med(exit), med(direct)));
+        out.push((
+            record(&format!("pty.{}_s", f.name), shell),
+            record(&format!("pty.exit_{}_s", f.name), exit),
+            record(&format!("pty.direct_{}_s", f.name), direct),
+        ));
     }
     drop(sc);
     out
@@ -566,7 +580,11 @@ async fn two_windows_case(root: &Path, ui_dir: &Path, flood: &Flood, runs: usize
     b.close().await;
     a.close().await;
     drop(sc);
-    (med(single), med(two), med(throttled))
+    (
+        record("two_windows.single_cat_s", single),
+        record("two_windows.cat_s", two),
+        record("two_windows.throttled_cat_s", throttled),
+    )
 }
 
 /// The wall document: `RESTORE_WORKSPACES` workspaces of panes `p1…` naming `terminals`, each
@@ -689,6 +707,38 @@ async fn restore_case(root: &Path, ui_dir: &Path) -> (f64, u64, f64) {
     )
 }
 
+/// An Xvfb of its own (`-displayfd`: it picks a free display and writes its number once it
+/// is ready), screen [`WINDOW`]; the server and the display number.
+fn start_xvfb() -> Result<(std::process::Child, String), String> {
+    let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].into_iter().find(|p| Path::new(p).exists());
+    let Some(xvfb) = xvfb else { return Err("Xvfb not installed".into()) };
+    let (read, write) = {
+        let mut fds = [0; 2];
+        // SAFETY: pipe(2) into a two-element array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        (fds[0], fds[1])
+    };
+    let server = Command::new(xvfb)
+        .args(["-displayfd", &write.to_string(), "-screen", "0", &format!("{}x{}x24", WINDOW.0, WINDOW.1)])
+        .args(["-nolisten", "tcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    // SAFETY: closing our copy of the write end; reading the number from the read end.
+    unsafe { libc::close(write) };
+    let mut buf = [0u8; 16];
+    let n = unsafe { libc::read(read, buf.as_mut_ptr().cast(), buf.len()) };
+    unsafe { libc::close(read) };
+    let mut server = server.map_err(|e| format!("Xvfb: {e}"))?;
+    let display = String::from_utf8_lossy(&buf[..n.max(0) as usize]).trim().to_string();
+    if display.is_empty() {
+        let _ = server.kill();
+        let _ = server.wait();
+        return Err("Xvfb gave no display".into());
+    }
+    Ok((server, display))
+}
+
 /// `xterm -e sh -c COMMAND` on an Xvfb of its own: wall seconds per flood (medians), or why
 /// not.
 fn xterm_case(root: &Path, floods: &[Flood], runs: usize) -> Result<Vec<f64>, String> {
@@ -696,40 +746,7 @@ fn xterm_case(root: &Path, floods: &[Flood], runs: usize) -> Result<Vec<f64>, St
     if !xterm.exists() {
         return Err("not installed".into());
     }
-    let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].into_iter().find(|p| Path::new(p).exists());
-    let Some(xvfb) = xvfb else { return Err("Xvfb not installed".into()) };
-    // `-displayfd`: Xvfb picks a free display and writes its number once it is ready.
-    let (read, write) = {
-        let mut fds = [0; 2];
-        // SAFETY: pipe(2) into a two-element array.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        (fds[0], fds[1])
-    };
-    let mut server = Command::new(xvfb)
-        .args([
-            "-displayfd",
-            &write.to_string(),
-            "-screen",
-            "0",
-            &format!("{}x{}x24", WINDOW.0, WINDOW.1),
-            "-nolisten",
-            "tcp",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("Xvfb: {e}"))?;
-    // SAFETY: closing our copy of the write end; reading the number from the read end.
-    unsafe { libc::close(write) };
-    let mut buf = [0u8; 16];
-    let n = unsafe { libc::read(read, buf.as_mut_ptr().cast(), buf.len()) };
-    unsafe { libc::close(read) };
-    let display = String::from_utf8_lossy(&buf[..n.max(0) as usize]).trim().to_string();
-    if display.is_empty() {
-        let _ = server.kill();
-        let _ = server.wait();
-        return Err("Xvfb gave no display".into());
-    }
+    let (mut server, display) = start_xvfb()?;
     let mut out = Vec::new();
     for f in floods {
         let mut v = Vec::new();
@@ -747,11 +764,271 @@ fn xterm_case(root: &Path, floods: &[Flood], runs: usize) -> Result<Vec<f64>, St
                 _ => f64::NAN,
             });
         }
-        out.push(med(v));
+        out.push(record(&format!("xterm.{}_s", f.name), v));
     }
     let _ = server.kill();
     let _ = server.wait();
     Ok(out)
+}
+
+/// A WebDriver session (tauri-driver in front of WebKitWebDriver), plain HTTP.
+struct WebDriver {
+    port: u16,
+    session: String,
+}
+
+/// The W3C element reference key.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+impl WebDriver {
+    async fn call(port: u16, method: &str, path: &str, body: Value) -> Result<Value, String> {
+        let r = common::http(port, method, path, &[("Content-Type", "application/json")], &body.to_string()).await;
+        let v: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+        if r.status != 200 {
+            return Err(format!("{method} {path}: {} {}", r.status, v["value"]["message"]));
+        }
+        Ok(v["value"].clone())
+    }
+
+    /// The value of the JS expression `js` in the webview (null on an error).
+    async fn eval(&self, js: &str) -> Value {
+        let body = json!({"script": format!("return ({js});"), "args": []});
+        Self::call(self.port, "POST", &format!("/session/{}/execute/sync", self.session), body)
+            .await
+            .unwrap_or(Value::Null)
+    }
+
+    async fn poll(&self, js: &str, timeout: Duration, what: &str) -> Result<Value, String> {
+        let until = Instant::now() + timeout;
+        loop {
+            let v = self.eval(js).await;
+            if !(v.is_null() || v == json!(false) || v == json!("")) {
+                return Ok(v);
+            }
+            if Instant::now() > until {
+                return Err(format!("{what}: not within {timeout:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types `text` into the focused pane's xterm textarea (WebDriver element send keys;
+    /// `\u{E007}` is Enter).
+    async fn type_text(&self, text: &str) -> Result<(), String> {
+        let s = &self.session;
+        let sel =
+            json!({"using": "css selector", "value": "[data-testid=pane][data-focused=true] .xterm-helper-textarea"});
+        let el = Self::call(self.port, "POST", &format!("/session/{s}/element"), sel).await?;
+        let id = el[ELEMENT].as_str().ok_or("no textarea")?.to_string();
+        Self::call(self.port, "POST", &format!("/session/{s}/element/{id}/value"), json!({"text": text})).await?;
+        Ok(())
+    }
+}
+
+/// A free loopback port (bound and released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The desktop app under Xvfb, per renderer: (renderer, the renderer used, the GL, per flood
+/// the median seconds); or why not.
+async fn desktop_case(root: &Path, ui_dir: &Path, floods: &[Flood], runs: usize) -> Result<Vec<DesktopRun>, String> {
+    // This example is target/<profile>/examples/bench_terminal.
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let target = profile_dir.parent().unwrap().to_path_buf();
+    let app = [profile_dir.join("porthole"), target.join("debug/porthole"), target.join("release/porthole")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or("no desktop app built (cargo build -p porthole)")?;
+    let driver = target.join("tools/bin/tauri-driver");
+    let native = Path::new("/usr/bin/WebKitWebDriver");
+    for (what, p) in [("tauri-driver (cargo xtask test installs it)", driver.as_path()), ("WebKitWebDriver", native)] {
+        if !p.is_file() {
+            return Err(format!("{what} not found at {}", p.display()));
+        }
+    }
+    if !Path::new("/usr/bin/dbus-run-session").exists() {
+        return Err("dbus-run-session not installed".into());
+    }
+    // The app beside this profile's sidecar and ph (the shell starts the sidecar found beside
+    // it): hard links, so the desktop shell's own build profile is the only difference.
+    let dir = root.join("app");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (from, name) in [
+        (app.clone(), "porthole"),
+        (profile_dir.join("porthole-sidecar"), "porthole-sidecar"),
+        (profile_dir.join("ph"), "ph"),
+    ] {
+        let to = dir.join(name);
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(|e| format!("copy {}: {e}", from.display()))?;
+        }
+    }
+    println!("desktop.app {}", app.display());
+    let (mut xvfb, display) = start_xvfb()?;
+    let mut out = Vec::new();
+    let only = std::env::var("BENCH_TERMINAL_DESKTOP").unwrap_or_else(|_| "dom,webgl".into());
+    for renderer in ["dom", "webgl"].into_iter().filter(|r| only.split(',').any(|o| o.trim() == *r)) {
+        let r = desktop_renderer(root, ui_dir, &dir, &driver, native, &display, renderer, floods, runs).await;
+        match r {
+            Ok(r) => out.push(r),
+            Err(e) => {
+                let _ = xvfb.kill();
+                let _ = xvfb.wait();
+                return Err(format!("{renderer}: {e}"));
+            }
+        }
+    }
+    let _ = xvfb.kill();
+    let _ = xvfb.wait();
+    Ok(out)
+}
+
+struct DesktopRun {
+    renderer: &'static str,
+    used: String,
+    secs: Vec<f64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn desktop_renderer(
+    root: &Path,
+    ui_dir: &Path,
+    app_dir: &Path,
+    driver: &Path,
+    native: &Path,
+    display: &str,
+    renderer: &'static str,
+    floods: &[Flood],
+    runs: usize,
+) -> Result<DesktopRun, String> {
+    let tmp = root.join(format!("desktop-{renderer}"));
+    let home = make_home(&tmp.join("home"));
+    for d in ["config/porthole", "data", "cache", "state", "runtime"] {
+        std::fs::create_dir_all(tmp.join(d)).unwrap();
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.join("runtime"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    // `terminal.renderer` in the app's config file (docs/config.md).
+    std::fs::write(tmp.join("config/porthole/config.toml"), format!("[terminal]\nrenderer = \"{renderer}\"\n"))
+        .unwrap();
+    let (port, native_port) = (free_port(), free_port());
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        Command::new("dbus-run-session")
+            .args(["--", driver.to_str().unwrap(), "--port", &port.to_string()])
+            .args(["--native-port", &native_port.to_string(), "--native-driver", native.to_str().unwrap()])
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", tmp.join("config"))
+            .env("XDG_DATA_HOME", tmp.join("data"))
+            .env("XDG_CACHE_HOME", tmp.join("cache"))
+            .env("XDG_STATE_HOME", tmp.join("state"))
+            .env("XDG_RUNTIME_DIR", tmp.join("runtime"))
+            .env("DISPLAY", format!(":{display}"))
+            .env("PORTHOLE_UI_DIR", ui_dir)
+            .env("NO_AT_BRIDGE", "1")
+            .env("GTK_A11Y", "none")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("tauri-driver: {e}"))?
+    };
+    let result = async {
+        let until = Instant::now() + Duration::from_secs(20);
+        // (`common::http` panics on a refused connection: the port is probed first.)
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+            || WebDriver::call(port, "GET", "/status", Value::Null).await.is_err()
+        {
+            if Instant::now() > until {
+                return Err("tauri-driver did not answer".to_string());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let caps =
+            json!({"capabilities": {"alwaysMatch": {"tauri:options": {"application": app_dir.join("porthole")}}}});
+        let v = WebDriver::call(port, "POST", "/session", caps).await?;
+        let wd = WebDriver { port, session: v["sessionId"].as_str().ok_or("no session id")?.to_string() };
+        let r = desktop_floods(&wd, renderer, floods, runs).await;
+        let _ = WebDriver::call(port, "DELETE", &format!("/session/{}", wd.session), Value::Null).await;
+        r
+    }
+    .await;
+    // The driver's process group (dbus-run-session, tauri-driver, WebKitWebDriver): ours.
+    // SAFETY: kill(2) on the group of the child spawned above (its pid > 1).
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until && child.try_wait().ok().flatten().is_none() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
+    result
+}
+
+async fn desktop_floods(
+    wd: &WebDriver,
+    renderer: &'static str,
+    floods: &[Flood],
+    runs: usize,
+) -> Result<DesktopRun, String> {
+    let pane_js = "location.href.startsWith('http://127.0.0.1:') && document.querySelector('[data-testid=app][data-ready=true]')
+        && (document.querySelector('[data-testid=pane][data-kind=terminal][data-visible=true][data-status=open]') || {dataset: {}}).dataset.paneId || ''";
+    let pane = wd.poll(pane_js, Duration::from_secs(60), "the app's terminal pane").await?;
+    let pane = pane.as_str().unwrap_or_default().to_string();
+    wd.poll(&at_prompt_js(&pane), Duration::from_secs(60), "the prompt").await?;
+    let mut secs = Vec::new();
+    for f in floods {
+        let mut v = Vec::new();
+        for _ in 0..runs {
+            // The previous run's prompt, then a moment of quiet.
+            wd.poll(&at_prompt_js(&pane), FLOOD_TIMEOUT, "the prompt").await?;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let n = fresh_number();
+            let marker = format!("END-{}", n + 1);
+            wd.type_text(&format!("{}; echo END-$(({n}+1))", f.command)).await?;
+            let typed = format!(
+                "(() => {{ const t = {}; if (!t) return false; const b = t.buffer.active;
+                  const l = b.getLine(b.baseY + b.cursorY); return !!l && l.translateToString(true).includes('+1))'); }})()",
+                term_js(&pane)
+            );
+            wd.poll(&typed, Duration::from_secs(30), "the typed command").await?;
+            wd.eval(&arm_js(&pane, &marker)).await;
+            let start = Instant::now();
+            wd.type_text("\u{E007}").await?;
+            let mut secs = f64::NAN;
+            while start.elapsed() < FLOOD_TIMEOUT {
+                let d = wd
+                    .eval("window.__bench && window.__bench.t1 !== null ? window.__bench.t1 - window.__bench.t0 : null")
+                    .await;
+                if let Some(ms) = d.as_f64() {
+                    secs = ms / 1000.0;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if secs.is_nan() {
+                let state = wd
+                    .eval(&format!(
+                        "(() => {{ const t = {}; const b = t.buffer.active; const host = t.element.closest('.xterm-host');
+                          return {{ bench: window.__bench, renderer: host && host.dataset.renderer, why: host && host.dataset.rendererWhy,
+                            baseY: b.baseY, viewportY: b.viewportY, cursor: b.getLine(b.baseY + b.cursorY).translateToString(true) }}; }})()",
+                        term_js(&pane)
+                    ))
+                    .await;
+                return Err(format!("{} did not show {marker} within {FLOOD_TIMEOUT:?} ({state})", f.name));
+            }
+            v.push(secs);
+        }
+        secs.push(record(&format!("desktop.{renderer}.{}_s", f.name), v));
+    }
+    let used = wd
+        .eval("document.querySelector('[data-testid=pane][data-focused=true] .xterm-host')?.dataset.renderer || '?'")
+        .await;
+    Ok(DesktopRun { renderer, used: used.as_str().unwrap_or("?").to_string(), secs })
 }
 
 fn main() {
@@ -863,9 +1140,22 @@ async fn run() {
             Err(why) => println!("xterm.skipped {why}"),
         }
     }
-    println!(
-        "desktop.skipped not measured yet: the desktop app (WebKitGTK under Xvfb, driven by tauri-driver) has no test hook reachable from a bench"
-    );
+    if on("desktop") && has_ui {
+        match desktop_case(&root, &ui_dir, &floods, runs).await {
+            Ok(v) => {
+                for r in v {
+                    println!("desktop.{}.renderer {}", r.renderer, r.used);
+                    for ((f, s), p) in floods.iter().zip(&r.secs).zip(&pty) {
+                        figure(&format!("desktop.{}.{}_s", r.renderer, f.name), *s, 3, target_s);
+                        figure(&format!("desktop.{}.{}_vs_pty", r.renderer, f.name), s / p, 2, None);
+                    }
+                }
+            }
+            Err(why) => println!("desktop.skipped {why}"),
+        }
+    } else if on("desktop") {
+        println!("desktop.skipped {} has no built UI", ui_dir.display());
+    }
     println!("machine.load_end {}", load());
     let _ = std::fs::remove_dir_all(&root);
 }
