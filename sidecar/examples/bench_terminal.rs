@@ -32,8 +32,9 @@
 //!   2-byte lines, each through the line discipline);
 //! - `chromium.dom.cat_s` / `chromium.dom.yes_s` and `chromium.webgl.cat_s` /
 //!   `chromium.webgl.yes_s`, seconds: the UI in Chromium, with the DOM and the WebGL
-//!   renderer (`terminal.renderer`, set with `PATCH /api/config/terminal`); `chromium.<r>.renderer` is the renderer the pane
-//!   actually used (its `data-renderer`: a WebGL context that failed falls back to DOM) and
+//!   renderer (`terminal.renderer`, set with `PATCH /api/config/terminal`);
+//!   `chromium.<r>.renderer` is the renderer the pane actually used (its `data-renderer`: a
+//!   WebGL context that failed falls back to DOM) and
 //!   `chromium.gl` the WebGL renderer string of this Chromium (SwiftShader is a software GL);
 //!   `chromium.<r>.cat_vs_pty` / `.yes_vs_pty`: the UI's time ÷ the PTY's;
 //! - `two_windows.single_cat_s`, seconds: `cat` in one window (DOM renderer) of a fresh
@@ -62,7 +63,8 @@
 //!   `ph`, which it starts; `desktop.<r>.renderer` is the renderer its pane used. Printed as
 //!   `desktop.skipped WHY` without the app, tauri-driver (`target/tools/bin`, installed by
 //!   `cargo xtask test`), WebKitWebDriver, dbus-run-session or Xvfb; `desktop.<r>.failed
-//!   WHY` when a flood did not reach the screen within 180 s (with the pane's state);
+//!   WHY` when that renderer's run failed (a flood not on screen within 180 s, with the
+//!   pane's state; the driver not answering), with the end of the driver's log;
 //! - `<name>.runs v1,v2,…`: every run of a timed figure, before its median.
 //!
 //! A target met or missed is printed as `<name>.target <op> <value> met|missed`.
