@@ -721,9 +721,55 @@ async fn restore_case(root: &Path, ui_dir: &Path) -> (f64, u64, f64) {
     )
 }
 
+/// A child of the bench stopped on drop (also when the bench panics): with `group`, its
+/// whole process group (it was spawned as the leader of a new one), SIGTERM then, after up
+/// to 5 s, SIGKILL; else the child alone, SIGKILL.
+struct Stopped {
+    child: std::process::Child,
+    group: bool,
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if !self.group {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            return;
+        }
+        let pgid = -(self.child.id() as i32);
+        // SAFETY: kill(2) on the group our own child leads (its pid > 1).
+        unsafe { libc::kill(pgid, libc::SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until && self.child.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        unsafe { libc::kill(pgid, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits (up to `timeout`) until no process runs with `XDG_STATE_HOME=state` in its
+/// environment: the desktop app's sidecar (its own process group) saves its session there
+/// when the app is gone, and its shells go with it.
+fn wait_gone(state: &Path, timeout: Duration) {
+    let needle = format!("XDG_STATE_HOME={}", state.display()).into_bytes();
+    let until = Instant::now() + timeout;
+    while Instant::now() < until {
+        let any = std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
+            e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                && std::fs::read(e.path().join("environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_slice()))
+        });
+        if !any {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// An Xvfb of its own (`-displayfd`: it picks a free display and writes its number once it
 /// is ready), screen [`WINDOW`]; the server and the display number.
-fn start_xvfb() -> Result<(std::process::Child, String), String> {
+fn start_xvfb() -> Result<(Stopped, String), String> {
     let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].into_iter().find(|p| Path::new(p).exists());
     let Some(xvfb) = xvfb else { return Err("Xvfb not installed".into()) };
     let (read, write) = {
@@ -750,7 +796,7 @@ fn start_xvfb() -> Result<(std::process::Child, String), String> {
         let _ = server.wait();
         return Err("Xvfb gave no display".into());
     }
-    Ok((server, display))
+    Ok((Stopped { child: server, group: false }, display))
 }
 
 /// `xterm -e sh -c COMMAND` on an Xvfb of its own: wall seconds per flood (medians), or why
@@ -760,7 +806,7 @@ fn xterm_case(root: &Path, floods: &[Flood], runs: usize) -> Result<Vec<f64>, St
     if !xterm.exists() {
         return Err("not installed".into());
     }
-    let (mut server, display) = start_xvfb()?;
+    let (_server, display) = start_xvfb()?;
     let mut out = Vec::new();
     for f in floods {
         let mut v = Vec::new();
@@ -780,8 +826,6 @@ fn xterm_case(root: &Path, floods: &[Flood], runs: usize) -> Result<Vec<f64>, St
         }
         out.push(record(&format!("xterm.{}_s", f.name), v));
     }
-    let _ = server.kill();
-    let _ = server.wait();
     Ok(out)
 }
 
@@ -891,7 +935,7 @@ async fn desktop_case(root: &Path, ui_dir: &Path, floods: &[Flood], runs: usize)
         }
     }
     println!("desktop.app {}", app.display());
-    let (mut xvfb, display) = start_xvfb()?;
+    let (_xvfb, display) = start_xvfb()?;
     let mut out = Vec::new();
     let only = std::env::var("BENCH_TERMINAL_DESKTOP").unwrap_or_else(|_| "dom,webgl".into());
     for renderer in ["dom", "webgl"].into_iter().filter(|r| only.split(',').any(|o| o.trim() == *r)) {
@@ -902,8 +946,6 @@ async fn desktop_case(root: &Path, ui_dir: &Path, floods: &[Flood], runs: usize)
             Err(e) => println!("desktop.{renderer}.failed {e}"),
         }
     }
-    let _ = xvfb.kill();
-    let _ = xvfb.wait();
     Ok(out)
 }
 
@@ -938,7 +980,7 @@ async fn desktop_renderer(
     std::fs::write(tmp.join("config/porthole/config.toml"), format!("[terminal]\nrenderer = \"{renderer}\"\n"))
         .unwrap();
     let (port, native_port) = (free_port(), free_port());
-    let mut child = {
+    let driver_group = {
         use std::os::unix::process::CommandExt;
         Command::new("dbus-run-session")
             .args(["--", driver.to_str().unwrap(), "--port", &port.to_string()])
@@ -959,6 +1001,7 @@ async fn desktop_renderer(
             .spawn()
             .map_err(|e| format!("tauri-driver: {e}"))?
     };
+    let driver_group = Stopped { child: driver_group, group: true };
     let result = async {
         let until = Instant::now() + Duration::from_secs(20);
         // (`common::http` panics on a refused connection: the port is probed first.)
@@ -988,15 +1031,10 @@ async fn desktop_renderer(
         r
     }
     .await;
-    // The driver's process group (dbus-run-session, tauri-driver, WebKitWebDriver): ours.
-    // SAFETY: kill(2) on the group of the child spawned above (its pid > 1).
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
-    let until = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < until && child.try_wait().ok().flatten().is_none() {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-    let _ = child.wait();
+    // The driver's process group (dbus-run-session, tauri-driver, WebKitWebDriver, the app),
+    // then the app's sidecar, which saves its session into `tmp` as it goes.
+    drop(driver_group);
+    wait_gone(&tmp.join("state"), Duration::from_secs(10));
     // On a failure, the end of what the driver, the app and its sidecar said.
     result.map_err(|e| {
         let log = std::fs::read_to_string(tmp.join("driver.log")).unwrap_or_default();
