@@ -28,6 +28,9 @@ pub struct HandoffReq {
 }
 
 /// What the agent may know of a pane: its tabs' URLs and titles, and which is active.
+/// How long a hand back waits for a navigation still loading to commit, in milliseconds.
+const SETTLE_AFTER_HANDBACK_MS: u64 = 5_000;
+
 fn seen(b: &BrowserRef) -> Value {
     let v = b.subscribe().borrow().clone();
     let active = v.tabs.iter().find(|t| Some(&t.id) == v.active.as_ref());
@@ -73,6 +76,10 @@ pub async fn handoff(
     if answer == Answer::Declined {
         return Err(ControlError::Declined(h.to_string()).into());
     }
+    // The human may hand back while a navigation they started is still loading: what
+    // changed is read once it has committed (bounded: a page that never loads is read as is).
+    let mut view = b.subscribe();
+    let _ = tokio::time::timeout(Duration::from_millis(SETTLE_AFTER_HANDBACK_MS), view.wait_for(|v| !v.loading)).await;
     let after = seen(&b);
     let changed: Vec<&str> = ["url", "title", "tabs"].into_iter().filter(|k| before[*k] != after[*k]).collect();
     Ok(with_pane(json!({"handed_back": true, "before": before, "after": after, "changed": changed}), h, &b))
