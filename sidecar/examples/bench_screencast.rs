@@ -307,7 +307,7 @@ async fn latency(sc: &Sidecar, url: &str) -> Vec<f64> {
 
 /// Launches a headless Chromium like [`bare`] does, on `profile`.
 async fn launch_chromium(profile: &Path) -> (Browser, tokio::task::JoinHandle<()>) {
-    let mut b = BrowserConfig::builder()
+    let b = BrowserConfig::builder()
         .new_headless_mode()
         .viewport(None)
         .user_data_dir(profile)
@@ -316,17 +316,7 @@ async fn launch_chromium(profile: &Path) -> (Browser, tokio::task::JoinHandle<()
         .arg("disable-background-networking")
         .arg("disable-component-update")
         .arg("disable-sync");
-    if unsafe { libc::geteuid() } == 0 {
-        b = b.no_sandbox();
-    }
-    if let Ok(p) = std::env::var("PORTHOLE_CHROME") {
-        b = b.chrome_executable(p);
-    } else if Path::new("/usr/bin/chromium").exists() {
-        b = b.chrome_executable("/usr/bin/chromium");
-    }
-    let (browser, mut handler) = Browser::launch(b.build().unwrap()).await.expect("launch chromium");
-    let h = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    (browser, h)
+    common::launch_browser(b).await
 }
 
 /// A number the UI page computes from `expression` (`NaN` when it is not one).

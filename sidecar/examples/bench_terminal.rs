@@ -91,7 +91,6 @@ use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumen
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use common::{env_usize, median, start_sidecar, start_sidecar_with, Sidecar};
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 /// The UI window, CSS px (DPR 1).
@@ -159,7 +158,7 @@ fn figure(name: &str, value: f64, digits: usize, target: Option<(&str, f64)>) {
 }
 
 async fn launch_chromium(profile: &Path, window: (i64, i64)) -> (Browser, tokio::task::JoinHandle<()>) {
-    let mut b = BrowserConfig::builder()
+    let b = BrowserConfig::builder()
         .new_headless_mode()
         .viewport(None)
         .window_size(window.0 as u32, window.1 as u32)
@@ -176,17 +175,7 @@ async fn launch_chromium(profile: &Path, window: (i64, i64)) -> (Browser, tokio:
         .arg("disable-renderer-backgrounding")
         .arg("disable-background-timer-throttling")
         .arg("disable-backgrounding-occluded-windows");
-    if unsafe { libc::geteuid() } == 0 {
-        b = b.no_sandbox();
-    }
-    if let Ok(p) = std::env::var("PORTHOLE_CHROME") {
-        b = b.chrome_executable(p);
-    } else if Path::new("/usr/bin/chromium").exists() {
-        b = b.chrome_executable("/usr/bin/chromium");
-    }
-    let (browser, mut handler) = Browser::launch(b.build().unwrap()).await.expect("launch chromium");
-    let h = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    (browser, h)
+    common::launch_browser(b).await
 }
 
 /// One UI window: its own Chromium, the page, and its terminal pane's id.

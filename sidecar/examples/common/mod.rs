@@ -1,5 +1,6 @@
-//! What the benches share: the real `porthole-sidecar` (started, asked, stopped), a small
-//! HTTP/1.1 client, statistics and CPU time. Each `bench_*.rs` has `mod common;`.
+//! What the benches share: the real `porthole-sidecar` (started, asked, stopped), a headless
+//! Chromium of their own, a small HTTP/1.1 client, statistics and CPU time. Each `bench_*.rs`
+//! has `mod common;`.
 
 // Each bench uses a subset of these helpers.
 #![allow(dead_code)]
@@ -12,6 +13,26 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// Launches the Chromium `b` describes: Debian's `/usr/bin/chromium` (or `PORTHOLE_CHROME`),
+/// without the sandbox when running as root; returns it with the task that drives its CDP
+/// connection.
+pub async fn launch_browser(
+    mut b: chromiumoxide::browser::BrowserConfigBuilder,
+) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
+    use futures_util::StreamExt;
+    if unsafe { libc::geteuid() } == 0 {
+        b = b.no_sandbox();
+    }
+    if let Ok(p) = std::env::var("PORTHOLE_CHROME") {
+        b = b.chrome_executable(p);
+    } else if Path::new("/usr/bin/chromium").exists() {
+        b = b.chrome_executable("/usr/bin/chromium");
+    }
+    let (browser, mut handler) = chromiumoxide::Browser::launch(b.build().unwrap()).await.expect("launch chromium");
+    let h = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    (browser, h)
+}
 
 /// The environment variable `name` as a `usize`, or `default` when unset or not a number.
 pub fn env_usize(name: &str, default: usize) -> usize {
