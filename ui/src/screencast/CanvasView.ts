@@ -162,18 +162,29 @@ export class CanvasView {
    */
   private decode(f: Frame): Promise<ImageBitmap> {
     const blob = new Blob([f.jpeg as BlobPart], { type: 'image/jpeg' });
+    const size = this.crispSize(f);
+    if (size) return createImageBitmap(blob, { resizeWidth: size.w, resizeHeight: size.h, resizeQuality: 'high' });
+    return createImageBitmap(blob);
+  }
+
+  /** The pixels a crisp frame `f` is decoded to at the pane's size now; null: its own. */
+  private crispSize(f: Frame): { w: number; h: number } | null {
     const fit = fitFrame(f.width, f.height, this.cssW, this.cssH);
     const dpr = window.devicePixelRatio || 1;
-    if (f.crisp && fit && fit.scale * dpr < f.dpr * 0.999) {
-      const resizeWidth = Math.max(1, Math.round(fit.w * dpr));
-      const resizeHeight = Math.max(1, Math.round(fit.h * dpr));
-      return createImageBitmap(blob, { resizeWidth, resizeHeight, resizeQuality: 'high' });
-    }
-    return createImageBitmap(blob);
+    if (!f.crisp || !fit || fit.scale * dpr >= f.dpr * 0.999) return null;
+    return { w: Math.max(1, Math.round(fit.w * dpr)), h: Math.max(1, Math.round(fit.h * dpr)) };
   }
 
   private paint(bmp: ImageBitmap, f: Frame) {
     this.last = f;
+    // A crisp frame whose decode began before the pane last resized lands at the old size
+    // (on a busy machine the resize's own resample can run first): decode it again.
+    if (f.crisp) {
+      const want = this.crispSize(f) ?? { w: Math.round(f.width * f.dpr), h: Math.round(f.height * f.dpr) };
+      if (Math.abs(want.w - bmp.width) > 1 || Math.abs(want.h - bmp.height) > 1) {
+        this.resampleTimer.set(() => this.resampleCrisp(), RESAMPLE_AFTER_MS);
+      }
+    }
     // The canvas's size is the bitmap's (CSS letterboxes it); writing a size clears the
     // canvas, so only when it changes, right before the new picture lands.
     if (this.canvas.width !== bmp.width || this.canvas.height !== bmp.height) {
