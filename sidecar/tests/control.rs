@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::control::{control, run_in, shell};
+use common::control::{control, ph, run_in, shell};
 use common::window::TestWindow;
 use common::{Sidecar, HANG};
 use serde_json::json;
@@ -199,19 +199,6 @@ fn outside_porthole_ph_says_so_and_exits_1() {
     let _ = HANG;
 }
 
-/// Runs the real `ph` with the sidecar's master token (no pane of its own) → exit code,
-/// stdout, stderr.
-fn ph(sc: &Sidecar, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ph"))
-        .args(args)
-        .env("PORTHOLE_URL", format!("http://127.0.0.1:{}/", sc.port))
-        .env("PORTHOLE_TOKEN", &sc.token)
-        .output()
-        .unwrap();
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code(), s(&out.stdout), s(&out.stderr))
-}
-
 /// `ph wait --until exit` exits 5 when the program failed, so `ph wait … && deploy` stops
 /// there; 0 when it succeeded (docs/cli.md "Exit codes").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,12 +207,12 @@ async fn wait_until_exit_fails_when_the_program_failed() {
     let failed = sc.spawn(&["sh", "-c", "exit 7"]).await;
     let fine = sc.spawn(&["sh", "-c", "exit 0"]).await;
     let (code, out, err) = ph(&sc, &["wait", &failed, "--until", "exit", "--timeout", "60"]);
-    assert_eq!((code, out.as_str()), (Some(5), "exited 7\n"), "{err}");
+    assert_eq!((code, out.as_str()), (5, "exited 7\n"), "{err}");
     let (code, out, err) = ph(&sc, &["--json", "wait", &failed, "--until", "exit", "--timeout", "60"]);
-    assert_eq!(code, Some(5), "{out}{err}");
+    assert_eq!(code, 5, "{out}{err}");
     assert!(out.contains("\"exit_code\":7"), "{out}");
     let (code, out, err) = ph(&sc, &["wait", &fine, "--until", "exit", "--timeout", "60"]);
-    assert_eq!((code, out.as_str()), (Some(0), "exited 0\n"), "{err}");
+    assert_eq!((code, out.as_str()), (0, "exited 0\n"), "{err}");
 }
 
 /// Every verb ends quietly on a stdout whose reader has gone (`ph read … | head -1`): no
@@ -310,7 +297,7 @@ async fn list_shows_the_running_command_as_the_header_does() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (code, out, err) = ph(&sc, &["list"]);
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     let row = out.lines().find(|l| l.starts_with(&t1)).unwrap_or_else(|| panic!("{out}"));
     assert!(row.contains("sleep 300"), "{out}");
     let panes = sc.req("GET", "/api/control/panes", None).await.json();
