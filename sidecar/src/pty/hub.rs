@@ -272,7 +272,7 @@ impl Hub {
         let answer: Vec<(u64, u64)> = self.model_answers.drain(..).collect();
         let ring_start = self.written - self.ring.len() as u64;
         let lost = parsed < ring_start;
-        let bytes = self.ring.tail((self.written - parsed.max(ring_start)) as usize);
+        let mut bytes = self.ring.tail((self.written - parsed.max(ring_start)) as usize);
         let keep = SCREEN_HISTORY_LINES + usize::from(self.rows);
         let cut = if lost || answer.is_empty() {
             memchr::memrchr_iter(b'\n', &bytes).nth(keep).map_or(0, |i| i + 1)
@@ -280,9 +280,10 @@ impl Hub {
             0
         };
         if lost || cut > 0 {
+            bytes.drain(..cut);
             return Backlog {
                 end: self.written,
-                bytes: bytes[cut..].to_vec(),
+                bytes,
                 reset: Some((self.cols, self.rows)),
                 resizes: Vec::new(),
                 resize_seq: self.resize_seq,
