@@ -42,10 +42,12 @@ pub async fn reload(devtools: &str, target: &str) -> Result<(), String> {
     call_once(devtools, target, "Page.reload", json!({})).await.map(drop)
 }
 
-/// Connection attempts to a page's DevTools endpoint before giving up.
-const CONNECT_ATTEMPTS: u32 = 5;
+/// Connection attempts to a page's DevTools endpoint before giving up: 5 s in all, since on
+/// a loaded machine a crashed tab's endpoint refused for over a second (CI: five attempts
+/// 200 ms apart were not enough).
+const CONNECT_ATTEMPTS: u32 = 20;
 /// Pause between two connection attempts, in milliseconds.
-const CONNECT_RETRY_MS: u64 = 200;
+const CONNECT_RETRY_MS: u64 = 250;
 
 /// One command on a DevTools connection of its own to page target `target`; its `result`,
 /// or the error's message.
