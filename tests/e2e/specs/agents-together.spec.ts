@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test, type Wall } from './fixtures';
+import { expect, test, waitFrameFills, type Wall } from './fixtures';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
 
@@ -102,9 +102,15 @@ test('an agent hands a step to the human: done, declined and timed out, nothing 
   expect(await page.evaluate(() => (window as any).__notes[0])).toEqual({ title: expect.stringMatching(/^t\d+ hands you a step \(Verify\)$/), body: 'Type the 2FA code from your phone' });
   await page.evaluate(() => delete (document as any).hasFocus);
   // The human types the code in the page and verifies, then hands back.
+  // The banner made the page shorter: a point is only stable once a frame of the new size
+  // fills the canvas (CI: a click computed before that landed beside the field). A click on
+  // the page's blank lower part gives it the keyboard; Tab goes to the field.
+  await expect(pane.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
+  await waitFrameFills(page, (await pane.getAttribute('data-pane-id'))!);
   const canvas = pane.locator('canvas').first();
   const box = (await canvas.boundingBox())!;
-  await page.mouse.click(box.x + 120, box.y + 20);
+  await page.mouse.click(box.x + 20, box.y + box.height - 20);
+  await page.keyboard.press('Tab');
   await page.keyboard.type('918273');
   await page.keyboard.press('Enter');
   // The human sees the account page, then hands back.
@@ -149,10 +155,12 @@ class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         u = urllib.parse.urlparse(self.path); q = urllib.parse.parse_qs(u.query)
         c = dict(p.split('=', 1) for p in self.headers.get('Cookie', '').split('; ') if '=' in p)
-        who, ok = c.get('sid'), c.get('2fa') == 'ok'
-        if u.path == '/login': return self.go('/verify', 'sid=%s; Path=/; HttpOnly' % q.get('u', ['nobody'])[0])
+        # Cookies ignore ports: names carry this server's port, so an earlier run's login is not this one's.
+        n = str(self.server.server_address[1])
+        who, ok = c.get('sid' + n), c.get('2fa' + n) == 'ok'
+        if u.path == '/login': return self.go('/verify', 'sid%s=%s; Path=/; HttpOnly' % (n, q.get('u', ['nobody'])[0]))
         if u.path == '/verify': return self.page('<title>Verify</title><h1>Two-step check</h1><form action=/verified><label>Code <input name=c autocomplete=one-time-code></label> <button>Verify</button></form>')
-        if u.path == '/verified': return self.go('/app', '2fa=ok; Path=/; HttpOnly')
+        if u.path == '/verified': return self.go('/app', '2fa%s=ok; Path=/; HttpOnly' % n)
         if u.path == '/app':
             if who and ok: return self.page('<title>App</title><h1>Signed in as %s</h1><p>Orders: 3</p>' % who)
             return self.page('<title>App</title><h1>Signed out</h1><a href="/login?u=alice">Sign in as alice</a>')
@@ -202,6 +210,8 @@ test('two agents test one app: one logs in, the other is logged in too, and a 2F
   // The human types the code and verifies in agent 1's pane, then hands back.
   // (A click on the page's blank lower part gives it the keyboard; Tab goes to the field,
   // wherever the pane's size put it.)
+  await expect(pane1.locator('.screencast-host')).toHaveAttribute('data-sync', 'synced', { timeout: 15_000 });
+  await waitFrameFills(page, (await pane1.getAttribute('data-pane-id'))!);
   const canvas = pane1.locator('canvas').first();
   const box = (await canvas.boundingBox())!;
   await page.mouse.click(box.x + 20, box.y + box.height - 20);
