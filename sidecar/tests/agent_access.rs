@@ -73,6 +73,17 @@ async fn the_app_writes_the_policy_in_place_and_a_pane_token_or_a_bad_value_is_r
         .await;
     assert_eq!((r.status, r.code()), (401, "unauthorized".to_string()), "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "a pane token changed nothing");
+    // Nor may it show itself the credentials in network details (`[agent] show_secrets`).
+    let r = sc
+        .raw(
+            "PATCH",
+            "/api/config/agent",
+            &[("Authorization", &bearer), ("Content-Type", "application/json")],
+            br#"{"show_secrets":true}"#,
+        )
+        .await;
+    assert_eq!((r.status, r.code()), (401, "unauthorized".to_string()), "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "a pane token changed nothing");
 
     // A file the user broke is not written over.
     std::fs::write(&file, "[font]\nsize = \n").unwrap();

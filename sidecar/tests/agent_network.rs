@@ -152,17 +152,16 @@ async fn one_request_in_full_with_credentials_redacted_and_a_har_that_parses_bac
     assert!(!said.contains("s3cret-token") && !said.contains("hunter2") && !said.contains("sess-abc"));
     assert!(!said.contains("xyzzy42"));
 
-    // The human shows credentials: the Authorization value is there (hot reload); the
-    // password still is not.
-    let dir = sc.home.join(".config/porthole");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(".config.toml.tmp"), "[agent]\nshow_secrets = true\n").unwrap();
-    std::fs::rename(dir.join(".config.toml.tmp"), dir.join("config.toml")).unwrap();
-    let deadline = tokio::time::Instant::now() + HANG;
-    while sc.req("GET", "/api/config", None).await.json()["config"]["agent"]["show_secrets"] != true {
-        assert!(tokio::time::Instant::now() < deadline, "the config never applied");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    // The human shows credentials from Settings (`PATCH /api/config/agent`, the app's token):
+    // the Authorization value is there at once; the password still is not. A bad body
+    // writes nothing.
+    let r = sc.req("PATCH", "/api/config/agent", Some(&json!({"show_secrets": "yes"}))).await;
+    assert_eq!((r.status, r.code()), (400, "bad_request".to_string()));
+    let r = sc.req("PATCH", "/api/config/agent", Some(&json!({"show_secrets": true}))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["config"]["agent"]["show_secrets"], true);
+    let file = std::fs::read_to_string(sc.home.join(".config/porthole/config.toml")).unwrap();
+    assert!(file.contains("show_secrets = true"), "{file}");
     let d = a.ok("network", json!({"id": n})).await;
     assert_eq!(header(&d["request_headers"], "authorization"), Some("Bearer s3cret-token"), "{d:#}");
     let l = a.ok("network", json!({"id": login})).await;

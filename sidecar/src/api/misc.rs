@@ -83,6 +83,31 @@ pub async fn patch_terminal(
     .map(Json)
 }
 
+/// `PATCH /api/config/agent` `{"show_secrets": bool}` → the snapshot after the write (issue
+/// 25: the Settings panel's "Show credentials in network details"): `agent.show_secrets`
+/// written into the config file in place, then reloaded. Another key or value → 400
+/// `bad_request`; a file that does not parse → 409 `config_invalid`. Only the app may call it
+/// (a pane token never reaches here): an agent cannot grant itself the secrets.
+pub async fn patch_agent(
+    State(st): State<AppState>,
+    JsonBody(body): JsonBody<serde_json::Map<String, Value>>,
+) -> Result<Json<crate::config::Snapshot>, ApiError> {
+    let show = match (body.len(), body.get("show_secrets")) {
+        (1, Some(Value::Bool(b))) => *b,
+        _ => return Err(ApiError::BadRequest("the body must be {\"show_secrets\": true | false}".into())),
+    };
+    let settings = st.settings.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::config::write_show_secrets(settings.file(), show)?;
+        settings.reload();
+        Ok(settings.current())
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("config write task: {e}")))?
+    .map_err(ApiError::Config)
+    .map(Json)
+}
+
 /// `POST /api/login-codes` → `{"url":"…/login?code=…"}` (a fresh one-time login URL).
 pub async fn login_codes(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let code = st.auth.new_login_code().map_err(|e| ApiError::Internal(format!("getrandom: {e}")))?;

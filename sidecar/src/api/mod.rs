@@ -47,6 +47,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/config", get(misc::config))
         .route("/api/config/agent-sealed", patch(misc::patch_agent_sealed))
         .route("/api/config/terminal", patch(misc::patch_terminal))
+        .route("/api/config/agent", patch(misc::patch_agent))
         .route("/api/drivers", get(drivers::list).put(drivers::hand_over))
         .route("/api/handoffs/{pane}", post(browser_handoff::answer))
         .route("/api/login-codes", post(misc::login_codes))

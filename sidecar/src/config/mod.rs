@@ -25,7 +25,8 @@ pub use schema::{
 };
 pub use watch::{Settings, DEBOUNCE_MS};
 pub use write::{
-    apply_patch, write_sealed, write_terminal_renderer, Kind, SealedPatch, SealedValue, WriteError, SEALED_KEYS,
+    apply_patch, write_sealed, write_show_secrets, write_terminal_renderer, Kind, SealedPatch, SealedValue, WriteError,
+    SEALED_KEYS,
 };
 
 /// The commented default file (`porthole-sidecar --print-default-config`); it parses to

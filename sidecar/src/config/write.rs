@@ -198,6 +198,12 @@ pub fn write_terminal_renderer(file: &Path, renderer: super::TerminalRenderer) -
     })
 }
 
+/// Writes `agent.show_secrets = show` into the config file `file` as [`write_sealed`] writes
+/// its keys (the file as it is must parse; the new text must load; atomic). Blocking.
+pub fn write_show_secrets(file: &Path, show: bool) -> Result<(), WriteError> {
+    write_with(file, |text| apply_in(text, &["agent"], vec![("show_secrets", toml_edit::Value::from(show))]))
+}
+
 /// Reads `file` (missing: empty), checks it parses, applies `apply`, checks the new text
 /// loads, and writes it atomically.
 fn write_with(file: &Path, apply: impl FnOnce(&str) -> Result<String, WriteError>) -> Result<(), WriteError> {
@@ -278,5 +284,20 @@ mod tests {
             apply_in("[terminal]\nscrollback_lines = 5 # mine\nrenderer = \"webgl\" # fast\n", &["terminal"], v())
                 .unwrap();
         assert_eq!(kept, "[terminal]\nscrollback_lines = 5 # mine\nrenderer = \"dom\" # fast\n");
+    }
+
+    #[test]
+    fn show_secrets_goes_into_agent_before_its_sealed_table() {
+        let v = |b: bool| vec![("show_secrets", toml_edit::Value::from(b))];
+        assert_eq!(apply_in("", &["agent"], v(true)).unwrap(), "[agent]\nshow_secrets = true\n");
+        let with_sealed = "# mine\n[agent.sealed]\nenabled = false\n";
+        let out = apply_in(with_sealed, &["agent"], v(true)).unwrap();
+        let cfg: toml::Value = toml::from_str(&out).unwrap();
+        assert_eq!(cfg["agent"]["show_secrets"].as_bool(), Some(true), "{out}");
+        assert_eq!(cfg["agent"]["sealed"]["enabled"].as_bool(), Some(false), "{out}");
+        // The comment stays with the table it was written above.
+        assert!(out.contains("# mine\n[agent.sealed]\nenabled = false\n"), "{out}");
+        let off = apply_in("[agent]\nshow_secrets = true # for the HAR\n", &["agent"], v(false)).unwrap();
+        assert_eq!(off, "[agent]\nshow_secrets = false # for the HAR\n");
     }
 }

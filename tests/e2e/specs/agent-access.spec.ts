@@ -93,6 +93,14 @@ document.body.append(h.shadowRoot === null ? 'sealed' : 'opened');</script></bod
     await panel.getByTestId('sealed-probe').click();
     await expect(result).toContainText('the root (opened)');
 
+    // Credentials in network details: off by default; the human turns them on here.
+    await expect(panel.getByTestId('lever-show_secrets').getByTestId('tier-badge')).toHaveText('RISKY');
+    await expect(panel.getByTestId('agent-show_secrets')).not.toBeChecked();
+    await panel.getByTestId('agent-show_secrets').click();
+    await expect.poll(configText, { timeout: 15_000 }).toContain('show_secrets = true');
+    await expect(panel.getByTestId('agent-show_secrets')).toBeChecked();
+    expect(configText()).toMatch(/^# my settings\n/);
+
     await panel.getByTestId('agent-access-close').click();
     await expect(panel).toHaveCount(0);
     await expect(pane.getByTestId('force-open-chip')).toBeVisible();

@@ -91,6 +91,8 @@ export const api = {
   answerHandoff: (pane: string, answer: 'done' | 'decline') => call<unknown>('POST', `/api/handoffs/${encodeURIComponent(pane)}`, { answer }),
   /** `PATCH /api/config/agent-sealed`: writes these `[agent.sealed]` keys into config.toml → the new snapshot, unparsed. */
   patchAgentSealed: (patch: Record<string, boolean | number>) => call<unknown>('PATCH', '/api/config/agent-sealed', patch),
+  /** `PATCH /api/config/agent`: writes `agent.show_secrets` into config.toml → the new snapshot, unparsed. */
+  patchAgent: (patch: { show_secrets: boolean }) => call<unknown>('PATCH', '/api/config/agent', patch),
   /** `PATCH /api/config/terminal`: writes `terminal.renderer` into config.toml → the new snapshot, unparsed. */
   patchTerminal: (patch: { renderer: 'auto' | 'webgl' | 'dom' }) => call<unknown>('PATCH', '/api/config/terminal', patch),
   /** `POST /api/browsers/{id}/sealed-probe`: what a page script in the active tab sees of closed roots now (unparsed). */

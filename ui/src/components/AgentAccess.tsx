@@ -1,7 +1,8 @@
 // The "Agent access" settings panel (issue 24): what an agent may do with sealed content
 // (closed shadow roots). It shows `[agent.sealed]` as the sidecar sends it and writes each
 // change through `PATCH /api/config/agent-sealed`; the file stays the one source of truth
-// (the answer, and the UI channel's `config`, bring the new snapshot back).
+// (the answer, and the UI channel's `config`, bring the new snapshot back). It also holds
+// `[agent] show_secrets` (issue 25), written through `PATCH /api/config/agent`.
 import { useState, useSyncExternalStore } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Settings } from '../config/Settings';
@@ -98,6 +99,18 @@ export function AgentAccess({ settings, wall, onClose }: { settings: Settings; w
     }
   };
   const off = !policy || locked || busy;
+  const showSecrets = view.config.showSecrets;
+  const writeShowSecrets = async (on: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      settings.apply(await api.patchAgent({ show_secrets: on }));
+    } catch (e) {
+      setError(e instanceof ApiError ? `${e.message} (${e.code})` : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
 
   return (
     <div className="browser-prompt-backdrop agent-access-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
@@ -171,6 +184,20 @@ export function AgentAccess({ settings, wall, onClose }: { settings: Settings; w
               ))}
             </div>
           </>
+        )}
+        {showSecrets !== null && (
+          <label className="agent-row agent-secrets" data-testid="lever-show_secrets">
+            <input type="checkbox" data-testid="agent-show_secrets" checked={showSecrets} disabled={busy} onChange={(e) => void writeShowSecrets(e.currentTarget.checked)} />
+            <span className="agent-row-text">
+              <span>
+                Show credentials in network details <Badge tier="RISKY" />
+              </span>
+              <span className="agent-row-line">
+                <code>ph browser network --id</code> and <code>--har</code> print the values of Authorization, Cookie, Set-Cookie and Proxy-Authorization instead of
+                [redacted]. Saved as <code>[agent] show_secrets</code>; only you can turn it on.
+              </span>
+            </span>
+          </label>
         )}
         <div className="agent-probe">
           <strong>Detectability check</strong>

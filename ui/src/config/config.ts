@@ -33,6 +33,8 @@ export interface UiConfig {
   desktopNotifications: boolean;
   /** `[agent.sealed]` (config/sealed.ts); null when the sidecar sends none */
   sealed: SealedPolicy | null;
+  /** `[agent] show_secrets`: `network --id` and `--har` show credential headers; null when the sidecar sends none */
+  showSecrets: boolean | null;
 }
 
 /** Why the file as it is now is not applied (its line and column when the parser gave a span). */
@@ -119,6 +121,7 @@ export const DEFAULT_CONFIG: UiConfig = {
   presets: [],
   desktopNotifications: true,
   sealed: null,
+  showSecrets: null,
 };
 
 function bindingsOf(byAction: Record<string, unknown>): Record<string, Action> | null {
@@ -221,8 +224,15 @@ export function parseSnapshot(v: unknown): ConfigSnapshot | null {
       presets: presets as UiConfig['presets'],
       desktopNotifications: desktop,
       sealed: parseSealed(c),
+      showSecrets: showSecretsOf(c),
     },
   };
+}
+
+/** `agent.show_secrets` of the config object, or null when it is not a boolean there. */
+function showSecretsOf(config: unknown): boolean | null {
+  const agent = (config as { agent?: unknown } | null)?.agent as { show_secrets?: unknown } | null | undefined;
+  return typeof agent?.show_secrets === 'boolean' ? agent.show_secrets : null;
 }
 
 /** `cursor_accent` → `cursorAccent`: the config's snake_case slot names to xterm.js's. */
