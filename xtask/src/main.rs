@@ -62,8 +62,9 @@ usage: cargo xtask <command>
                  ports: port scan latency with 50 busy terminals;
                  screencast: viewer fps vs bare CDP, input-to-frame latency;
                  control: ph list/read round trips, reading 10,000 lines;
-                 agent: ph browser vs Playwright MCP on the fixture corpus and
-                 a 5,000-element page; terminal: 20 MB floods until on screen in the
+                 agent: ph browser vs Playwright MCP on the fixture corpus,
+                 a 5,000-element page and an 8-task suite (BENCH_AGENT_TASKS=only:
+                 the suite alone, =0: without it); terminal: 20 MB floods until on screen in the
                  real UI (DOM and WebGL renderers) vs. the PTY alone, a second window
                  throttled, restore of a 33-pane wall)
 

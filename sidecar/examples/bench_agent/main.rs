@@ -23,7 +23,15 @@
 //! Then the sealed-content case (issue 24, `sealed.rs`): a 9,000-element page with 200
 //! controls in closed shadow roots, Porthole only, printed as a second table.
 //!
-//! Environment: `BENCH_AGENT_N` (timed repetitions, default 20), `BENCH_AGENT_PLAYWRIGHT=0`
+//! Then the task suite (issue 25, `tasks.rs`): eight tasks on small apps served here (a todo
+//! list, a signup with validation, a long docs page, a filtered table, settings behind a
+//! menu, a cross-site embedded form, a shop cart, a cookie banner), each done by a scripted
+//! agent policy through the real `ph browser` and through Playwright MCP, checked by the
+//! bench from what the apps report; printed as a task × tool table with bytes read per
+//! completed task.
+//!
+//! Environment: `BENCH_AGENT_TASKS=0` (no task suite) or `only` (the task suite alone),
+//! `BENCH_AGENT_N` (timed repetitions, default 20), `BENCH_AGENT_PLAYWRIGHT=0`
 //! (Porthole only), `BENCH_AGENT_ROWS` (rows of the generated page, default 1,000),
 //! `BENCH_AGENT_SEALED=0` (no sealed case) or `only` (the sealed case alone),
 //! `BENCH_AGENT_PHASES` (fresh documents the sealed scan's phases are timed on, default 5;
@@ -34,6 +42,9 @@ mod common;
 mod playwright;
 mod porthole;
 mod sealed;
+mod tasks;
+mod tasks_playwright;
+mod tasks_porthole;
 mod truth;
 
 use std::io::{BufRead, BufReader, Write};
@@ -91,52 +102,83 @@ fn big_page() -> String {
     s
 }
 
-/// Serves the fixture corpus at `/NAME` and the generated page at `/big.html` on its own
-/// threads (one per connection); returns the port.
+/// Serves the fixture corpus at `/NAME`, the generated page at `/big.html` and the task
+/// suite's apps (`tasks::handle`) on its own threads (one per connection); a second
+/// listener serves the same as another site (`localhost:PORT2`, for the suite's cross-site
+/// frame). Returns the first port.
 fn serve() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let l2 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let big = big_page();
-    let (sealed_closed, sealed_open) = (sealed::page("closed"), sealed::page("open"));
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let (big, sealed_closed, sealed_open) = (big.clone(), sealed_closed.clone(), sealed_open.clone());
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(&s);
-                let mut first = String::new();
-                if r.read_line(&mut first).is_err() {
-                    return;
-                }
-                let mut line = String::new();
-                while r.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                let path = first.split_whitespace().nth(1).unwrap_or("/").split(['?', '#']).next().unwrap_or("/");
-                let name = path.trim_start_matches('/');
-                let body = if name == "big.html" {
-                    Some(big)
-                } else if name == "sealed.html" {
-                    Some(sealed_closed)
-                } else if name == "sealed_open.html" {
-                    Some(sealed_open)
-                } else if name.is_empty() || name.contains("..") || name.contains('/') {
-                    None
-                } else {
-                    std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
-                };
-                let (status, body) = match body {
-                    Some(b) => ("200 OK", b),
-                    None => ("404 Not Found", "not found".to_string()),
-                };
-                let _ = write!(
-                    &s,
-                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
+    tasks::init(l2.local_addr().unwrap().port());
+    let big = std::sync::Arc::new(big_page());
+    let sealed = std::sync::Arc::new((sealed::page("closed"), sealed::page("open")));
+    for l in [l, l2] {
+        let (big, sealed) = (big.clone(), sealed.clone());
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                let (big, sealed) = (big.clone(), sealed.clone());
+                std::thread::spawn(move || answer(s, &big, &sealed));
+            }
+        });
+    }
     port
+}
+
+/// Answers one request on `s`.
+fn answer(s: std::net::TcpStream, big: &str, sealed: &(String, String)) {
+    use std::io::Read;
+    let mut r = BufReader::new(&s);
+    let mut first = String::new();
+    if r.read_line(&mut first).is_err() {
+        return;
+    }
+    let mut line = String::new();
+    let mut length = 0;
+    while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        line.clear();
+    }
+    let mut body = vec![0; length.min(1 << 20)];
+    if r.read_exact(&mut body).is_err() {
+        return;
+    }
+    let mut words = first.split_whitespace();
+    let method = words.next().unwrap_or("GET");
+    let target = words.next().unwrap_or("/").split('#').next().unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let name = path.trim_start_matches('/');
+    let (ctype, body) = if let Some(t) = tasks::handle(method, path, query, &String::from_utf8_lossy(&body)) {
+        (t.0, Some(t.1))
+    } else {
+        let body = if name == "big.html" {
+            Some(big.to_string())
+        } else if name == "sealed.html" {
+            Some(sealed.0.clone())
+        } else if name == "sealed_open.html" {
+            Some(sealed.1.clone())
+        } else if name.is_empty() || name.contains("..") || name.contains('/') {
+            None
+        } else {
+            std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
+        };
+        ("text/html; charset=utf-8", body)
+    };
+    let (status, body) = match body {
+        Some(b) => ("200 OK", b),
+        None => ("404 Not Found", "not found".to_string()),
+    };
+    let _ = write!(
+        &s,
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    // A FIN once the answer is out (as an HTTP/1.1 server closing the connection does).
+    let _ = s.shutdown(std::net::Shutdown::Write);
 }
 
 /// One tool's figures.
@@ -415,12 +457,18 @@ async fn main() {
         truth.stale.len(),
         truth.fail.len()
     );
+    let tasks_env = std::env::var("BENCH_AGENT_TASKS").unwrap_or_default();
+    let (tasks_on, tasks_only) = (tasks_env != "0", tasks_env == "only");
     let sealed_only = std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("only");
-    let (ours, sealed) = {
+    let (ours, sealed, ours_tasks) = {
         let ph_home = home.join("porthole");
         let mut p = porthole::Porthole::start(&ph_home, &format!("{base}/ax_only.html")).await;
-        let ours = if sealed_only { Figures::default() } else { measure(&mut p, "porthole", &base, &truth, n).await };
-        let sealed = if std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("0") {
+        let ours = if sealed_only || tasks_only {
+            Figures::default()
+        } else {
+            measure(&mut p, "porthole", &base, &truth, n).await
+        };
+        let sealed = if std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("0") || tasks_only {
             None
         } else {
             eprintln!("bench agent: porthole: the sealed case (9,000 elements, 200 closed-root controls)");
@@ -432,7 +480,13 @@ async fn main() {
             }
             Some(f)
         };
-        (ours, sealed)
+        let ours_tasks = if tasks_on && !sealed_only {
+            let mut agent = tasks_porthole::PhAgent::new(p.ph_env(), &base);
+            Some(tasks::run_all(&mut agent, "porthole").await)
+        } else {
+            None
+        };
+        (ours, sealed, ours_tasks)
     };
     if sealed_only {
         sealed::print(sealed.as_ref().unwrap());
@@ -441,29 +495,49 @@ async fn main() {
     }
 
     let mut label = "playwright-mcp".to_string();
-    let theirs = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
-        None
+    let mut unread = 0;
+    let (theirs, theirs_tasks) = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
+        (None, None)
     } else {
         eprintln!("bench agent: Playwright MCP");
         match playwright::Playwright::start(&home.join("playwright")).await {
             Ok(mut pw) => {
                 label = format!("playwright-mcp {}", pw.version);
-                Some(measure(&mut pw, &label, &base, &truth, n).await)
+                let theirs = if tasks_only { None } else { Some(measure(&mut pw, &label, &base, &truth, n).await) };
+                let theirs_tasks = if tasks_on {
+                    let mut agent = tasks_playwright::PwAgent::new(&pw, &base);
+                    let runs = tasks::run_all(&mut agent, &label).await;
+                    unread = agent.unread;
+                    Some(runs)
+                } else {
+                    None
+                };
+                (theirs, theirs_tasks)
             }
             Err(e) => {
                 eprintln!("bench agent: Playwright MCP skipped: {e}");
-                None
+                (None, None)
             }
         }
     };
 
-    print_details(&ours);
-    if let Some(t) = &theirs {
-        print_details(t);
+    if !tasks_only {
+        print_details(&ours);
+        if let Some(t) = &theirs {
+            print_details(t);
+        }
+        print_table(&ours, theirs.as_ref(), &label);
+        if let Some(s) = &sealed {
+            sealed::print(s);
+        }
     }
-    print_table(&ours, theirs.as_ref(), &label);
-    if let Some(s) = &sealed {
-        sealed::print(s);
+    if let Some(o) = &ours_tasks {
+        tasks::print(o, theirs_tasks.as_deref(), &label);
+        if theirs_tasks.is_some() {
+            println!(
+                "(not counted for {label}: {unread} bytes of snapshot files its answers linked and the policy did not read)"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&home);
 }

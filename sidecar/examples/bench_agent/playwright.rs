@@ -89,6 +89,11 @@ impl Playwright {
         Ok(Playwright { client, child, version, home: home.to_path_buf() })
     }
 
+    /// Its working directory (the files its answers link to are relative to it).
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
     /// Calls tool `name`; returns (is the answer an error, its text parts joined).
     pub async fn tool(&self, name: &'static str, args: Value) -> (bool, String) {
         let Value::Object(args) = args else { panic!("tool arguments must be an object") };

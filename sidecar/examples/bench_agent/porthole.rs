@@ -57,6 +57,12 @@ impl Porthole {
         p
     }
 
+    /// What the real `ph` needs to drive this pane: the sidecar's URL, a token, the pane's
+    /// handle (`--pane`).
+    pub fn ph_env(&self) -> (String, String, String) {
+        (format!("http://127.0.0.1:{}/", self.sc.port), self.sc.token.clone(), self.pane.clone())
+    }
+
     /// `snapshot --sealed` (full outline): the whole answer.
     pub async fn sealed(&mut self) -> Value {
         self.ok("snapshot", json!({"sealed": true})).await
