@@ -20,6 +20,12 @@ pub struct Options {
     pub max_terminals: Option<usize>,
     /// Print the commented default `config.toml` and exit (`--print-default-config`).
     pub print_default_config: bool,
+    /// Run as the attach relay on a remote machine (`--remote-attach`, protocol §11.1).
+    pub remote_attach: bool,
+    /// Run as the remote daemon (`--remote-daemon`, protocol §11.2).
+    pub remote_daemon: bool,
+    /// `ssh -F PATH` for remote links (`--ssh-config`; else `$PORTHOLE_SSH_CONFIG`).
+    pub ssh_config: Option<PathBuf>,
 }
 
 /// Most terminals open at once unless `--max-terminals` says otherwise.
@@ -37,7 +43,8 @@ impl Options {
 /// Usage text printed for `--help` and on errors.
 pub const USAGE: &str = "usage: porthole-sidecar [--port N] [--web] [--ui-dir DIR] \
                          [--log-file PATH] [--exit-with-parent] [--max-terminals N] \
-                         [--print-default-config]";
+                         [--print-default-config] [--ssh-config PATH] \
+                         | --remote-attach | --remote-daemon";
 
 /// Why the command line was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +91,9 @@ fn parse_inner<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Strin
             "--web" if inline.is_none() => o.web = true,
             "--exit-with-parent" if inline.is_none() => o.exit_with_parent = true,
             "--print-default-config" if inline.is_none() => o.print_default_config = true,
+            "--remote-attach" if inline.is_none() => o.remote_attach = true,
+            "--remote-daemon" if inline.is_none() => o.remote_daemon = true,
+            "--ssh-config" => o.ssh_config = Some(PathBuf::from(value("--ssh-config")?)),
             "--ui-dir" => o.ui_dir = Some(PathBuf::from(value("--ui-dir")?)),
             "--log-file" => o.log_file = Some(PathBuf::from(value("--log-file")?)),
             "--max-terminals" => {
@@ -129,6 +139,9 @@ mod tests {
         let o = p(&["--port", "8080", "--web", "--ui-dir", "/x", "--log-file=/l", "--exit-with-parent"]).unwrap();
         assert!(o.exit_with_parent);
         assert!(p(&["--print-default-config"]).unwrap().print_default_config);
+        assert!(p(&["--remote-attach"]).unwrap().remote_attach);
+        assert!(p(&["--remote-daemon"]).unwrap().remote_daemon);
+        assert_eq!(p(&["--ssh-config=/c"]).unwrap().ssh_config, Some(PathBuf::from("/c")));
         assert_eq!(o.port, 8080);
         assert!(o.web);
         assert_eq!(o.ui_dir, Some(PathBuf::from("/x")));

@@ -30,7 +30,9 @@ pub enum Needs {
 /// (sidecar/tests/proxy.rs); zsh and fish for the shell-integration tests
 /// (sidecar/tests/shell.rs); tmux for `ph` inside tmux inside a pane
 /// (sidecar/tests/control.rs); desktop-file-utils (`desktop-file-validate`) for the packaging
-/// suite. `strip` (binutils) for the package comes with build-essential.
+/// suite; openssh-server, openssh-client and socat for the remote-workspace tests, whose
+/// test remote is a real `sshd` in a private network namespace (sidecar/tests/remote.rs).
+/// `strip` (binutils) for the package comes with build-essential.
 fn debian_packages(needs: Needs) -> Vec<&'static str> {
     let mut pkgs = vec!["build-essential", "pkg-config", "chromium"];
     if needs != Needs::Web {
@@ -51,6 +53,9 @@ fn debian_packages(needs: Needs) -> Vec<&'static str> {
             "fish",
             "tmux",
             "desktop-file-utils",
+            "openssh-server",
+            "openssh-client",
+            "socat",
         ]);
     }
     pkgs

@@ -135,7 +135,13 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
         return ApiError::BadRequest(why).into_response();
     }
     let headers = req.headers();
-    if !host_ok(headers.get(header::HOST), port) {
+    let daemon = st.config.remote_daemon;
+    let host_fine = match daemon {
+        // The remote daemon (protocol §11.2) is reached over its Unix socket only.
+        true => headers.get(header::HOST).is_some_and(|h| h.as_bytes() == b"localhost"),
+        false => host_ok(headers.get(header::HOST), port),
+    };
+    if !host_fine {
         return ApiError::BadHost.into_response();
     }
     let path = req.uri().path().to_string();
@@ -169,7 +175,11 @@ pub async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Resp
         }
         return ApiError::Unauthorized.into_response();
     }
-    if (is_upgrade(headers) || !is_get) && !origin_ok(headers.get(header::ORIGIN), port) {
+    let origin_fine = match daemon {
+        true => headers.get(header::ORIGIN).is_none(),
+        false => origin_ok(headers.get(header::ORIGIN), port),
+    };
+    if (is_upgrade(headers) || !is_get || daemon) && !origin_fine {
         return ApiError::BadOrigin.into_response();
     }
     let mut req = req;

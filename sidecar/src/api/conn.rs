@@ -44,6 +44,31 @@ impl axum::serve::Listener for Listener {
     }
 }
 
+/// The remote daemon's listener (protocol §11.2): a Unix socket whose connections are
+/// [`JsonParseErrors`] too. Served without a [`Peer`] (there is no TCP address to tell by).
+pub struct UnixListener(pub tokio::net::UnixListener);
+
+impl axum::serve::Listener for UnixListener {
+    type Io = JsonParseErrors<tokio::net::UnixStream>;
+    type Addr = tokio::net::unix::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.0.accept().await {
+                Ok((s, addr)) => return (JsonParseErrors::new(s), addr),
+                Err(e) => {
+                    tracing::debug!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        self.0.local_addr()
+    }
+}
+
 /// The client's address of a connection (`ConnectInfo<Peer>` in a handler).
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub SocketAddr);

@@ -65,6 +65,11 @@ pub enum ApiError {
     /// Occurs when a config write is refused (protocol §4 `PATCH /api/config/agent-sealed`):
     /// 400 `bad_request`, 409 `locked_by_environment` or `config_invalid`, 500 `internal`.
     Config(crate::config::WriteError),
+    /// Occurs when a remote link or a stream through it fails (protocol §11.5): 400
+    /// `bad_host`, 502 `remote_unreachable` / `remote_binary_missing` / `connect_failed` /
+    /// `remote_refused`, 409 `host_key` / `too_many_remotes`, 503 `remote_disconnected`. The
+    /// ssh errors carry ssh's stderr tail in `error.stderr`.
+    Remote(crate::remote::LinkError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
     Internal(String),
 }
@@ -97,6 +102,19 @@ impl ApiError {
             ApiError::Ports(ScanError::Unsupported(_)) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
             ApiError::Ports(_) => (StatusCode::INTERNAL_SERVER_ERROR, "scan_failed"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Remote(e) => {
+                use crate::remote::LinkError as L;
+                match e {
+                    L::BadHost(_) => (StatusCode::BAD_REQUEST, "bad_host"),
+                    L::Unreachable(_) => (StatusCode::BAD_GATEWAY, "remote_unreachable"),
+                    L::BinaryMissing(_) => (StatusCode::BAD_GATEWAY, "remote_binary_missing"),
+                    L::HostKey(_) => (StatusCode::CONFLICT, "host_key"),
+                    L::TooMany => (StatusCode::CONFLICT, "too_many_remotes"),
+                    L::Disconnected => (StatusCode::SERVICE_UNAVAILABLE, "remote_disconnected"),
+                    L::Refused { code, .. } if code == "connect_failed" => (StatusCode::BAD_GATEWAY, "connect_failed"),
+                    L::Refused { .. } => (StatusCode::BAD_GATEWAY, "remote_refused"),
+                }
+            }
             ApiError::Config(e) => {
                 use crate::config::WriteError as W;
                 match e {
@@ -163,6 +181,7 @@ impl ApiError {
             ApiError::Control(e) => e.to_string(),
             ApiError::Automation(e) => e.to_string(),
             ApiError::Project(e) => e.to_string(),
+            ApiError::Remote(e) => e.to_string(),
         }
     }
 }
@@ -202,6 +221,12 @@ impl From<crate::control::UrlError> for ApiError {
             crate::control::UrlError::Blocked(b) => ApiError::BlockedAddress(b),
             other => ApiError::BadRequest(other.to_string()),
         }
+    }
+}
+
+impl From<crate::remote::LinkError> for ApiError {
+    fn from(e: crate::remote::LinkError) -> Self {
+        ApiError::Remote(e)
     }
 }
 
@@ -255,6 +280,14 @@ impl IntoResponse for ApiError {
             for (k, v) in e.details() {
                 body["error"][k] = v;
             }
+        }
+        if let ApiError::Remote(
+            crate::remote::LinkError::Unreachable(t)
+            | crate::remote::LinkError::BinaryMissing(t)
+            | crate::remote::LinkError::HostKey(t),
+        ) = &self
+        {
+            body["error"]["stderr"] = serde_json::Value::String(t.clone());
         }
         (status, Json(body)).into_response()
     }

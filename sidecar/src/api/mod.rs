@@ -24,6 +24,7 @@ mod panes;
 mod ports;
 mod project;
 mod proxy;
+mod remotes;
 mod socket;
 mod state;
 mod terminals;
@@ -34,7 +35,7 @@ pub use error::ApiError;
 pub use state::{AppState, ServerConfig};
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, patch, post};
+use axum::routing::{any, delete, get, patch, post};
 use axum::{middleware, Router};
 
 use crate::constants::MAX_BODY_BYTES;
@@ -81,6 +82,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/workspace", get(misc::get_workspace).put(misc::put_workspace))
         .route("/api/proxy/grants", post(proxy::create).get(proxy::list))
         .route("/api/proxy/grants/{grant}", delete(proxy::revoke))
+        .route("/api/remotes", post(remotes::create).get(remotes::list))
+        .route("/api/remotes/{id}", get(remotes::get_one).delete(remotes::delete))
+        .route("/api/remotes/{id}/reconnect", post(remotes::reconnect))
+        .route("/api/remotes/{id}/api/{*rest}", any(remotes::forward))
         .route("/api/shutdown", post(misc::shutdown))
         .route("/api/ui/socket", get(ui_socket::upgrade))
         .route("/api/control/panes", get(control::panes))

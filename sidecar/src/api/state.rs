@@ -15,6 +15,7 @@ use crate::control::Control;
 use crate::ports::Ports;
 use crate::project::Projects;
 use crate::proxy::{Proxy, ProxyConfig};
+use crate::remote::{LinkOptions, Remotes};
 use crate::pty::Registry;
 use crate::session::Session;
 use crate::viewer::Grants;
@@ -34,6 +35,11 @@ pub struct ServerConfig {
     pub config_dir: PathBuf,
     /// The directory for state kept across runs (project trust, the session file); `None`: no home directory.
     pub state_dir: Option<PathBuf>,
+    /// The remote daemon (`--remote-daemon`): served on a Unix socket, `Host: localhost` only,
+    /// no Origin, no `PORTHOLE_URL` in its panes (protocol §11.2).
+    pub remote_daemon: bool,
+    /// `ssh -F PATH` for remote links (`--ssh-config`).
+    pub ssh_config: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -76,6 +82,8 @@ pub struct AppState {
     pub ui: Arc<ServeDir>,
     /// The UI's `index.html`, the answer to a navigation to a client-side route.
     pub ui_index: Arc<ServeFile>,
+    /// Links to remote machines (owned by the `remote` module).
+    pub remotes: Arc<Remotes>,
 }
 
 impl AppState {
@@ -95,6 +103,7 @@ impl AppState {
         let restore = settings.current().config.session.restore;
         let jar_dir = config.state_dir.as_ref().filter(|_| restore).map(|d| d.join(crate::proxy::JAR_DIR_NAME));
         let proxy_config = ProxyConfig { settings: Some(settings.subscribe()), jar_dir, ..ProxyConfig::from_env() };
+        let link_options = LinkOptions::from_env(config.ssh_config.clone());
         let st = AppState {
             settings,
             session,
@@ -107,6 +116,7 @@ impl AppState {
             shutdown: Arc::new(Notify::new()),
             ui: Arc::new(ui),
             ui_index: Arc::new(ui_index),
+            remotes: Arc::new(Remotes::new(link_options)),
             automation,
             ports: Ports::new(),
             proxy: Proxy::new(proxy_config),

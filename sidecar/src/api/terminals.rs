@@ -273,7 +273,9 @@ pub async fn spawn_terminal(
     mut spec: SpawnSpec,
     pane: Option<Handle>,
 ) -> Result<Arc<Terminal>, ApiError> {
-    let (reg, control, base) = (st.terminals.clone(), st.control.clone(), st.config.base_url());
+    // A remote daemon's panes get an empty PORTHOLE_URL (it has no TCP listener; protocol §11.2).
+    let base = if st.config.remote_daemon { String::new() } else { st.config.base_url() };
+    let (reg, control) = (st.terminals.clone(), st.control.clone());
     let shell = st.settings.current().config.shell.clone();
     spec.shell = pty::ShellChoice { program: Some(shell.program.0).filter(|p| !p.is_empty()), args: shell.args.0 };
     let integration = shell.integration;

@@ -27,7 +27,25 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let code = match rt.block_on(sidecar::run(opts)) {
+    if opts.remote_attach {
+        // The relay's stdout is the tunnel: nothing else may be printed there.
+        let code = match rt.block_on(sidecar::remote::relay::attach()) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("porthole-sidecar --remote-attach: {e}");
+                1
+            }
+        };
+        std::process::exit(code);
+    }
+    let run = async move {
+        if opts.remote_daemon {
+            sidecar::run_remote_daemon(opts).await
+        } else {
+            sidecar::run(opts).await
+        }
+    };
+    let code = match rt.block_on(run) {
         Ok(()) => 0,
         Err(e) => {
             tracing::error!("{e}");

@@ -33,6 +33,8 @@ pub struct Config {
     pub session: SessionSection,
     /// What an agent driving a browser pane may do.
     pub agent: Agent,
+    /// Remote workspaces (read by the remote daemon, `porthole-sidecar --remote-daemon`).
+    pub remote: RemoteSection,
 }
 
 /// `[theme]`.
@@ -507,6 +509,26 @@ impl Default for SessionSection {
     }
 }
 
+bounded!(
+    /// How long a remote daemon lives with no attach relay connected, in seconds (1 s..=30 days).
+    GraceSecs(u64) from "u64", 1, 30 * 24 * 3600, "remote.grace"
+);
+
+/// `[remote]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RemoteSection {
+    /// Seconds a remote daemon keeps running (terminals included) while no attach relay holds
+    /// its link socket; then it shuts down as on SIGTERM. Read at the daemon's start.
+    pub grace: GraceSecs,
+}
+
+impl Default for RemoteSection {
+    fn default() -> Self {
+        RemoteSection { grace: GraceSecs(43_200) }
+    }
+}
+
 /// Every key the file may hold, dotted (an array of tables is checked as one value by the
 /// typed pass); a last segment `#` stands for any of [`COLOR_SLOTS`], `@` for any action of
 /// [`ACTIONS`].
@@ -529,6 +551,7 @@ const KNOWN: &[&str] = &[
     "browser.viewports",
     "notifications.desktop",
     "session.restore",
+    "remote.grace",
     "agent.show_secrets",
     "agent.sealed.enabled",
     "agent.sealed.discovery",
