@@ -217,6 +217,36 @@ async fn a_killed_ssh_reconnects_and_the_remote_shell_and_its_output_survive() {
     read_until(&mut ws, &mut replay, true, |s| contains(&s.bytes, b"ALIVE-42")).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_that_cannot_reconnect_answers_at_once_and_reconnects_when_asked() {
+    let mut remote = TestSshd::start(&[]);
+    let sc = local_sidecar(&remote.ssh_config, BIN);
+    let first = connect(&sc).await;
+    let daemon = first["remote"]["daemon_pid"].as_i64().unwrap();
+    // No new ssh connection can be made; the running one is killed.
+    remote.stop_listener();
+    send_signal(first["ssh_pid"].as_i64().unwrap() as u32, 9);
+    let v = wait_remote(&sc, "reconnecting", |v| v["state"] == "reconnecting" && v["last_error"].is_string()).await;
+    assert!(v["ssh_pid"].is_null() && v["rtt_ms"].is_null(), "{v}");
+    // A forward is refused at once, not held until the link is back.
+    let r = sc.req("GET", "/api/remotes/r1/api/terminals", None).await;
+    assert_eq!((r.status, r.code().as_str()), (503, "remote_disconnected"), "{}", String::from_utf8_lossy(&r.body));
+    // Back: the reconnect button tries at once (the backoff may be long by now).
+    remote.restart_listener();
+    let r = sc.req("POST", "/api/remotes/r1/reconnect", None).await;
+    assert_eq!(r.status, 200);
+    let v = wait_remote(&sc, "connected", |v| v["state"] == "connected").await;
+    assert_eq!(v["remote"]["daemon_pid"], daemon, "the same daemon");
+    let r = sc.req("GET", "/api/remotes/r1/api/terminals", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // DELETE ?hangup=1 drops the link and ends the daemon now.
+    let r = sc.req("DELETE", "/api/remotes/r1?hangup=1", None).await;
+    assert_eq!(r.status, 204);
+    assert!(wait_pid_gone(daemon).await, "the daemon outlived the hangup");
+    assert_eq!(sc.req("GET", "/api/remotes", None).await.json()["remotes"], json!([]));
+    assert_eq!(sc.req("GET", "/api/remotes/r1", None).await.status, 404);
+}
+
 /// A raw HTTP/1.1 request to the daemon's Unix socket; status and body.
 async fn daemon_req(sock: &std::path::Path, head: &str, body: &str) -> (u16, Value) {
     let mut s = tokio::net::UnixStream::connect(sock).await.unwrap();

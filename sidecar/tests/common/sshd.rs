@@ -38,6 +38,19 @@ fn write(p: &Path, text: &str) {
     std::fs::write(p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
 }
 
+fn spawn_sshd(hpid: u32, config: &Path) -> Child {
+    Command::new("nsenter")
+        .arg(format!("--net=/proc/{hpid}/ns/net"))
+        .arg(format!("--uts=/proc/{hpid}/ns/uts"))
+        .args(["/usr/sbin/sshd", "-D", "-e", "-f"])
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("sshd")
+}
+
 impl TestSshd {
     /// Starts one (bounded 20 s), with `extra_env` added to the remote sessions' `SetEnv`.
     pub fn start(extra_env: &[(&str, &str)]) -> TestSshd {
@@ -85,16 +98,7 @@ impl TestSshd {
                  PermitRootLogin prohibit-password\nPidFile {d}/sshd.pid\nSetEnv {set_env}\nLogLevel ERROR\n"
             ),
         );
-        let sshd = Command::new("nsenter")
-            .arg(format!("--net=/proc/{hpid}/ns/net"))
-            .arg(format!("--uts=/proc/{hpid}/ns/uts"))
-            .args(["/usr/sbin/sshd", "-D", "-e", "-f"])
-            .arg(&sshd_config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("sshd");
+        let sshd = spawn_sshd(hpid, &sshd_config);
         let host_pub = std::fs::read_to_string(dir.join("host_ed25519.pub")).unwrap();
         let host_pub: Vec<&str> = host_pub.split_whitespace().take(2).collect();
         write(&dir.join("known_hosts"), &format!("{HOST_ALIAS} {}\n", host_pub.join(" ")));
@@ -112,7 +116,14 @@ impl TestSshd {
         let ssh_config_unknown_key = dir.join("ssh_config_unknown_key");
         write(&ssh_config_unknown_key, &client("known_hosts_empty"));
         let mut me = TestSshd { holder, sshd, dir, ssh_config, ssh_config_unknown_key };
-        // Listening: /proc/<pid>/net/tcp shows the namespace of that process.
+        me.wait_listening();
+        me
+    }
+
+    /// Waits (bounded 20 s) until sshd listens. /proc/<pid>/net/tcp shows the namespace of
+    /// that process.
+    fn wait_listening(&mut self) {
+        let hpid = self.holder.id();
         let start = Instant::now();
         let want = format!("0100007F:{PORT:04X} 00000000:0000 0A");
         loop {
@@ -120,14 +131,25 @@ impl TestSshd {
             if tcp.contains(&want) {
                 break;
             }
-            if let Ok(Some(s)) = me.sshd.try_wait() {
+            if let Ok(Some(s)) = self.sshd.try_wait() {
                 panic!("sshd exited: {s}");
             }
             assert!(start.elapsed() < Duration::from_secs(20), "sshd did not listen within 20 s");
             std::thread::sleep(Duration::from_millis(20));
         }
-        me.holder_alive();
-        me
+        self.holder_alive();
+    }
+
+    /// Stops sshd's listener (sessions already open go on): new connections are refused.
+    pub fn stop_listener(&mut self) {
+        let _ = self.sshd.kill();
+        let _ = self.sshd.wait();
+    }
+
+    /// Starts sshd's listener again after [`TestSshd::stop_listener`].
+    pub fn restart_listener(&mut self) {
+        self.sshd = spawn_sshd(self.holder.id(), &self.dir.join("sshd_config"));
+        self.wait_listening();
     }
 
     fn holder_alive(&mut self) {
