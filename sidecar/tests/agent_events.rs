@@ -4,7 +4,8 @@
 //! while a click starts a download (the file checked on disk, `downloads` listing its path),
 //! a click opening a popup (`tab` with its number), a navigation to a server that accepts and
 //! never answers reported as `stalled_navigation` (and said in a verb's answer), a page hung in
-//! its script found `unresponsive`, a killed renderer as `crash`, and the real
+//! its script found `unresponsive`, one that answers but never paints `not_painting`, a
+//! killed renderer as `crash`, and the real
 //! `ph browser events --follow | head -3` in a pane ending cleanly.
 
 mod common;
@@ -207,6 +208,40 @@ async fn a_hung_page_is_reported_unresponsive_and_no_verb_hangs() {
     let u = evs.iter().find(|e| e["kind"] == "unresponsive").unwrap();
     assert_eq!(u["data"]["ms"], 2000, "{u:#}");
     assert!(notes.iter().any(|n| n.starts_with("unresponsive: ")), "said in an answer: {notes:?}");
+}
+
+/// A page that answers but never paints (a render-blocking stylesheet that never arrives):
+/// the next changing verb finds it `not_painting` (logged, said in an answer, not
+/// `unresponsive`), and the verb still answers under its own deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_answers_but_never_paints_is_reported_not_painting() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, fixture_page, "events.html").await;
+    let a = Agent::new(&sc, pane);
+    let silent = silent_server();
+    // A painting page first: a changing verb there logs no watchdog event.
+    let r = a.call("scroll", json!({"to": "down"})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let before = a.ok("events", json!({})).await["last"].as_u64().unwrap();
+    let r = a.call("navigate", json!({"url": format!("{base}/events_unpainted.html?css={silent}/never.css")})).await;
+    assert!(r.status == 200 || r.code() == "cdp_timeout", "{}", String::from_utf8_lossy(&r.body));
+    a.ok("wait", json!({"url": "events_unpainted\\.html", "timeout_ms": 30000})).await;
+    // The page answers: its title is read by evaluation.
+    let deadline = tokio::time::Instant::now() + HANG;
+    while !a.ok("tabs", json!({})).await.to_string().contains("Unpainted") {
+        assert!(tokio::time::Instant::now() < deadline, "the page never answered with its title");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let r = a.call("scroll", json!({"to": "down"})).await;
+    let mut notes: Vec<String> =
+        r.json()["watchdog"].as_array().into_iter().flatten().map(|n| n.as_str().unwrap().to_string()).collect();
+    let v = a.ok("events", json!({"since": before})).await;
+    notes.extend(v["watchdog"].as_array().into_iter().flatten().map(|n| n.as_str().unwrap().to_string()));
+    let evs = v["events"].as_array().unwrap().clone();
+    let p = evs.iter().find(|e| e["kind"] == "not_painting").unwrap_or_else(|| panic!("no not_painting: {evs:#?}"));
+    assert_eq!(p["data"]["ms"], 2000, "{p:#}");
+    assert!(!has(&evs, "unresponsive", ""), "it answers, so it is not unresponsive: {evs:#?}");
+    assert!(notes.iter().any(|n| n.starts_with("not_painting: ")), "said in an answer: {notes:?}");
 }
 
 /// The renderer processes under Chromium `root` (`--type=renderer`), as fidelity.rs finds them.

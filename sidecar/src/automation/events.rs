@@ -57,6 +57,7 @@ pub const KINDS: &[&str] = &[
     "disconnect",
     "stalled_navigation",
     "unresponsive",
+    "not_painting",
 ];
 
 /// One event of a tab.
@@ -278,6 +279,19 @@ impl Events {
         let sink = self.sink();
         sink.push(&key(browser, generation, tab), "unresponsive", &line, json!({"ms": RESPONSIVE_MS}));
         sink.note(browser, format!("unresponsive: {line}"));
+    }
+
+    /// Logs the watchdog's `not_painting` in tab `tab` (it answered, but no animation frame
+    /// came within [`RESPONSIVE_MS`]).
+    pub fn not_painting(&self, browser: &str, generation: u64, tab: &str) {
+        let line = format!(
+            "the page answers but painted no frame within {} ms (its rendering is blocked, or its window is hidden): \
+             what a screenshot shows may be stale",
+            RESPONSIVE_MS
+        );
+        let sink = self.sink();
+        sink.push(&key(browser, generation, tab), "not_painting", &line, json!({"ms": RESPONSIVE_MS}));
+        sink.note(browser, format!("not_painting: {line}"));
     }
 
     /// Starts tab `page`'s log (of browser `browser`, launch `generation`), follows its

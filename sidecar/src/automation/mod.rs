@@ -36,6 +36,7 @@ mod snapshot;
 mod turn;
 mod upload;
 mod walk;
+mod watchdog;
 
 pub use crate::constants::TURN_WAIT_MS;
 pub use act::{Action, MAX_FILL_BYTES, MAX_TYPE_CHARS};
@@ -137,6 +138,7 @@ pub struct Automation {
     /// Actions that changed nothing, in a row, per tab (the loop hint of `evidence`).
     loops: evidence::Loops,
     routes: route::Routes,
+    watchdog: watchdog::Watchdog,
 }
 
 /// What `route` does.
@@ -327,21 +329,6 @@ impl Automation {
         json!({"downloads": downloads, "dir": crate::browser::download_dir()})
     }
 
-    /// The watchdog's check that the active tab's renderer answers: a trivial evaluation
-    /// bounded by [`events::RESPONSIVE_MS`]; one that does not answer is logged as
-    /// `unresponsive` (and said in the verb's answer). The verb then goes on under its own
-    /// deadline. Skipped while a dialog is pending (a paused page cannot answer).
-    async fn check_responsive(&self, b: &BrowserRef) {
-        if b.subscribe().borrow().dialog.is_some() {
-            return;
-        }
-        let Ok(page) = b.active_page() else { return };
-        let bound = Duration::from_millis(events::RESPONSIVE_MS);
-        if tokio::time::timeout(bound, crate::browser::eval_in(&page, "1".into())).await.is_err() {
-            self.events.unresponsive(b.id(), b.generation(), page.target_id().as_ref());
-        }
-    }
-
     fn minted(&self, browser: &str, r: &str) -> Result<Minted, AutomationError> {
         let unknown = || AutomationError::UnknownRef(r.chars().take(32).collect());
         let n = parse_ref(r).ok_or_else(unknown)?;
@@ -358,8 +345,10 @@ impl Automation {
         verb: &str,
         f: impl Future<Output = Result<T, AutomationError>>,
     ) -> Result<T, AutomationError> {
-        self.check_responsive(b).await;
-        self.turns.run(b, verb, f).await
+        // The watchdog's check runs beside the verb (its answer waits for both), so a page
+        // that answers and paints costs the verb no extra round trip.
+        let (_, r) = tokio::join!(self.watchdog.check(&self.events, b), self.turns.run(b, verb, f));
+        r
     }
 
     /// `stats`: the active tab's counted CDP work since it was first seen (ax reads, pierce

@@ -689,7 +689,7 @@ pub enum BrowserCmd {
     },
     /// Print the active tab's events since it opened, oldest first, as SEQ KIND DETAIL
     /// (navigation, load, tab, dialog, download, console_error, request_failed, crash,
-    /// disconnect, stalled_navigation, unresponsive).
+    /// disconnect, stalled_navigation, unresponsive, not_painting).
     Events {
         /// Keep printing new events until interrupted.
         #[arg(long)]
