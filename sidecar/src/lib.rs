@@ -211,10 +211,6 @@ pub async fn run_remote_daemon(opts: cli::Options) -> Result<(), SidecarError> {
         signal(SignalKind::interrupt()).map_err(SidecarError::Signals)?,
     );
     let run = remote::daemon::RunDir::open().map_err(SidecarError::Remote)?;
-    let sock = run.api_sock();
-    let _ = std::fs::remove_file(&sock);
-    let listener = UnixListener::bind(&sock).map_err(SidecarError::Bind)?;
-    remote::daemon::make_private(&sock).map_err(SidecarError::Remote)?;
     let config = ServerConfig {
         port: 0,
         web: false,
@@ -232,6 +228,11 @@ pub async fn run_remote_daemon(opts: cli::Options) -> Result<(), SidecarError> {
     remote::daemon::write_private(&run.pid(), &std::process::id().to_string()).map_err(SidecarError::Remote)?;
     let grace = remote::daemon::grace_period(state.settings.current().config.remote.grace.0);
     let grace = remote::daemon::Grace::listen(&run, grace).map_err(SidecarError::Remote)?;
+    // Bound last: once it accepts, the token, the pid file and link.sock are this daemon's.
+    let sock = run.api_sock();
+    let _ = std::fs::remove_file(&sock);
+    let listener = UnixListener::bind(&sock).map_err(SidecarError::Bind)?;
+    remote::daemon::make_private(&sock).map_err(SidecarError::Remote)?;
     tracing::info!(dir = %run.0.display(), "remote daemon ready");
     let r = serve(state, Bound::Unix(listener), grace.expired(), false, signals).await;
     run.remove_daemon_files();

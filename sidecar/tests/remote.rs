@@ -143,14 +143,25 @@ async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_
     let mut seen = Seen::default();
     send_input(&mut ws, b"hostname; echo HOST-$((40+2))\r").await;
     read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"HOST-42\r\n")).await;
-    assert!(contains(&seen.bytes, format!("{REMOTE_HOSTNAME}\r\n").as_bytes()), "{:?}", String::from_utf8_lossy(&seen.bytes));
+    assert!(
+        contains(&seen.bytes, format!("{REMOTE_HOSTNAME}\r\n").as_bytes()),
+        "{:?}",
+        String::from_utf8_lossy(&seen.bytes)
+    );
 
     // A server the remote shell starts on its 127.0.0.1.
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    send_input(&mut ws, format!("cd /tmp && echo tunnel-page > porthole-{port}.txt && python3 -m http.server {port} --bind 127.0.0.1\r").as_bytes()).await;
+    send_input(
+        &mut ws,
+        format!(
+            "cd /tmp && echo tunnel-page > porthole-{port}.txt && python3 -m http.server {port} --bind 127.0.0.1\r"
+        )
+        .as_bytes(),
+    )
+    .await;
     read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"Serving HTTP")).await;
     assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err(), "the remote's port is reachable locally");
     let opts = LinkOptions { ssh: "ssh".into(), ssh_config: Some(remote.ssh_config.clone()), remote_bin: BIN.into() };
@@ -163,7 +174,9 @@ async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_
     assert!(page.starts_with("HTTP/1.0 200") && page.contains("tunnel-page"), "{page}");
     // A port nobody listens on is refused with the relay's code.
     let closed = Target::Tcp { host: "127.0.0.1".into(), port: 1 };
-    assert!(matches!(link.open(&closed).await, Err(sidecar::remote::LinkError::Refused { code, .. }) if code == "connect_failed"));
+    assert!(
+        matches!(link.open(&closed).await, Err(sidecar::remote::LinkError::Refused { code, .. }) if code == "connect_failed")
+    );
     link.close();
     send_input(&mut ws, b"\x03").await;
     let _ = std::fs::remove_file(format!("/tmp/porthole-{port}.txt"));
@@ -270,6 +283,7 @@ async fn a_daemon_nobody_attaches_to_hangs_up_after_its_grace() {
         .env("XDG_DATA_HOME", home.join("data"))
         .env("SHELL", "/bin/sh")
         .env("PORTHOLE_REMOTE_GRACE_S", "2")
+        .env("PORTHOLE_LOG", "warn")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -291,11 +305,13 @@ async fn a_daemon_nobody_attaches_to_hangs_up_after_its_grace() {
     let (st, _) = daemon_req(&sock, &format!("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:80\r\n{auth}"), "").await;
     assert_eq!(st, 403);
     let origin = "Origin: http://localhost\r\n";
-    let (st, _) = daemon_req(&sock, &format!("GET /api/health HTTP/1.1\r\nHost: localhost\r\n{origin}{auth}"), "").await;
+    let (st, _) =
+        daemon_req(&sock, &format!("GET /api/health HTTP/1.1\r\nHost: localhost\r\n{origin}{auth}"), "").await;
     assert_eq!(st, 403);
     let (st, _) = daemon_req(&sock, "GET /api/health HTTP/1.1\r\nHost: localhost\r\n", "").await;
     assert_eq!(st, 401);
-    let json_head = format!("POST /api/terminals HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\n");
+    let json_head =
+        format!("POST /api/terminals HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\n");
     let (st, t) = daemon_req(&sock, &json_head, r#"{"cols":80,"rows":24,"command":["sh"]}"#).await;
     assert_eq!(st, 201, "{t}");
     let id = t["id"].as_str().unwrap().to_string();
@@ -317,4 +333,25 @@ async fn a_daemon_nobody_attaches_to_hangs_up_after_its_grace() {
     std::io::Read::read_to_string(&mut daemon.stdout.take().unwrap(), &mut out).unwrap();
     assert_eq!(out, "", "the daemon printed on stdout");
     let _ = std::fs::remove_dir_all(&home);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_killed_outright_is_replaced_on_the_next_attach() {
+    let remote = TestSshd::start(&[]);
+    let sc = local_sidecar(&remote.ssh_config, BIN);
+    let first = connect(&sc).await;
+    let old = first["remote"]["daemon_pid"].as_i64().unwrap();
+    // SIGKILL: its socket, token and pid files stay behind, stale.
+    send_signal(old as u32, 9);
+    assert!(wait_pid_gone(old).await);
+    assert!(remote.run_dir().join("token").exists(), "the stale files are the point of this test");
+    // The relay notices the daemon gone and exits; the link reconnects and a new daemon starts.
+    let v = wait_remote(&sc, "connected to a new daemon", |v| {
+        v["state"] == "connected" && v["remote"]["daemon_pid"].as_i64().is_some_and(|p| p != old)
+    })
+    .await;
+    assert_eq!(v["remote"]["daemon_pid"].as_i64(), remote.daemon_pid().map(i64::from));
+    // The forward uses the new daemon's token.
+    let r = sc.req("GET", "/api/remotes/r1/api/terminals", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 }

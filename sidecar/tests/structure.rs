@@ -153,7 +153,10 @@ fn only_the_api_names_the_api_and_lower_layers_name_no_upper_one() {
         ("config", &["api", "control", "pty", "session", "project"]),
         // The tunnel and the remote daemon's files: the forward of HTTP lives in api/remotes.rs,
         // and the daemon's serving in lib.rs (`run_remote_daemon`).
-        ("remote", &["api", "control", "pty", "session", "browser", "viewer", "automation", "proxy", "ports", "project"]),
+        (
+            "remote",
+            &["api", "control", "pty", "session", "browser", "viewer", "automation", "proxy", "ports", "project"],
+        ),
     ];
     let mut broken = BTreeSet::new();
     for (m, never) in forbidden {

@@ -105,7 +105,8 @@ pub async fn forward(
     let (mut parts, body) = req.into_parts();
     // The raw path (still percent-encoded), from the `/api/` after the id on.
     let prefix = format!("/api/remotes/{id}");
-    let rest = parts.uri.path().strip_prefix(&prefix).filter(|r| r.starts_with("/api/")).ok_or(ApiError::NotFound("route"))?;
+    let rest =
+        parts.uri.path().strip_prefix(&prefix).filter(|r| r.starts_with("/api/")).ok_or(ApiError::NotFound("route"))?;
     let target = match parts.uri.query() {
         Some(q) => format!("{rest}?{q}"),
         None => rest.to_string(),

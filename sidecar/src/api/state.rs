@@ -15,8 +15,8 @@ use crate::control::Control;
 use crate::ports::Ports;
 use crate::project::Projects;
 use crate::proxy::{Proxy, ProxyConfig};
-use crate::remote::{LinkOptions, Remotes};
 use crate::pty::Registry;
+use crate::remote::{LinkOptions, Remotes};
 use crate::session::Session;
 use crate::viewer::Grants;
 

@@ -129,7 +129,9 @@ pub async fn read_line<R: AsyncRead + Unpin>(r: &mut R) -> io::Result<Option<Str
             return Ok(None);
         }
         if b[0] == b'\n' {
-            return String::from_utf8(buf).map(Some).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"));
+            return String::from_utf8(buf)
+                .map(Some)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"));
         }
         buf.push(b[0]);
         if buf.len() >= MAX_LINE {

@@ -23,9 +23,10 @@ impl SshHost {
         if spec.starts_with('-') {
             return Err("host may not start with '-'".into());
         }
-        if let Some(c) = spec.chars().find(|c| {
-            !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | ':' | '%' | '-' | '[' | ']'))
-        }) {
+        if let Some(c) = spec
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | ':' | '%' | '-' | '[' | ']')))
+        {
             return Err(format!("host may not contain {c:?}"));
         }
         let (user, rest) = match spec.rsplit_once('@') {

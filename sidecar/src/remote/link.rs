@@ -235,10 +235,16 @@ struct Session {
 async fn establish(host: &SshHost, opts: &LinkOptions) -> Result<Session, LinkError> {
     let mut cmd = Command::new(&opts.ssh);
     cmd.args(opts.ssh_args(host)).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+    // SAFETY: setsid and prctl are async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
             libc::setsid();
+            // In its own session ssh is out of the sidecar's process group, so a SIGKILLed
+            // sidecar would leave it (and the remote relay, whose link.sock holds off the
+            // daemon's grace) running: it dies with the thread that spawned it, a runtime
+            // worker that lives as long as the sidecar.
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             Ok(())
         });
     }

@@ -63,6 +63,10 @@ impl Drop for Lock {
 async fn ensure_daemon(run: &RunDir) -> io::Result<(String, u32)> {
     let _lock = Lock::take(run)?;
     if UnixStream::connect(run.api_sock()).await.is_err() {
+        // A daemon that died without cleaning up left these; the new one's must not be
+        // mistaken for them.
+        let _ = std::fs::remove_file(run.token());
+        let _ = std::fs::remove_file(run.pid());
         let log = std::fs::OpenOptions::new().create(true).append(true).open(run.log())?;
         let exe = std::env::current_exe()?;
         let mut cmd = Command::new(exe);
