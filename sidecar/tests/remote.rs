@@ -139,6 +139,15 @@ async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_
     assert_eq!(listening, [format!("0100007F:{PORT:04X}")]);
 
     let id = remote_sh(&sc).await;
+    // The local Origin (allowed here) is not passed on: the daemon would refuse any Origin.
+    let origin = format!("http://127.0.0.1:{}", sc.port);
+    let auth = sc.bearer();
+    let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Origin", origin.as_str())];
+    let body = json!({"cols": 80, "rows": 24, "command": ["true"]}).to_string();
+    let r = sc.raw("POST", "/api/remotes/r1/api/terminals", &headers, body.as_bytes()).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let r = sc.req("GET", &format!("/api/remotes/r1/api/terminals/{id}?unused=1"), None).await;
+    assert_eq!((r.status, r.json()["id"].as_str()), (200, Some(id.as_str())));
     let mut ws = ws_at(&sc, &format!("/api/remotes/r1/api/terminals/{id}/socket")).await;
     let mut seen = Seen::default();
     send_input(&mut ws, b"hostname; echo HOST-$((40+2))\r").await;
@@ -179,6 +188,9 @@ async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_
     );
     link.close();
     send_input(&mut ws, b"\x03").await;
+    // The link measures its round trip (every 5 s).
+    let v = wait_remote(&sc, "measured", |v| v["rtt_ms"].as_f64().is_some()).await;
+    println!("round trip through the tunnel: {} ms", v["rtt_ms"]);
     let _ = std::fs::remove_file(format!("/tmp/porthole-{port}.txt"));
 }
 
