@@ -9,12 +9,15 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** the ssh errors of a remote link (protocol §11.5): ssh's stderr tail */
+    readonly stderr: string | null = null,
   ) {
     super(message);
   }
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One call to the sidecar at `path` (same origin): the answer's JSON, or an `ApiError`. */
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     const raw = body instanceof Blob;
@@ -31,14 +34,17 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   if (!res.ok) {
     let code = 'http';
     let message = `${method} ${path} failed with ${res.status}`;
+    let stderr: string | null = null;
     try {
       const j = (await res.json()) as ApiErrorBody;
       code = j.error.code;
       message = j.error.message;
+      const tail = (j.error as { stderr?: unknown }).stderr;
+      if (typeof tail === 'string') stderr = tail;
     } catch {
       /* not JSON: keep the generic message */
     }
-    throw new ApiError(res.status, code, message);
+    throw new ApiError(res.status, code, message, stderr);
   }
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
@@ -118,8 +124,13 @@ export const api = {
 
 /** The URL of a terminal's socket on the page's own origin. */
 export function terminalSocketUrl(id: string): string {
+  return socketUrl(`/api/terminals/${encodeURIComponent(id)}/socket`);
+}
+
+/** The `ws(s)://` URL of `path` on the page's own origin. */
+export function socketUrl(path: string): string {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  return `${scheme}://${location.host}/api/terminals/${encodeURIComponent(id)}/socket`;
+  return `${scheme}://${location.host}${path}`;
 }
 
 /** The URL of the UI channel (protocol §10) on the page's own origin (the session cookie authorizes it). */

@@ -225,6 +225,8 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
       .map(({ w, i }) => ({
         id: `move-${w.id}`,
         label: `${workspaceNumber(i)} ${workspaceLabel(w, snap.panes)}`.trim(),
+        // A terminal pane stays on its host.
+        disabled: terminal && (w.host ?? null) !== (snap.panes[id]?.remote ?? null),
         run: () => store.ws.movePane(id, w.id),
       })),
     { id: 'move-new', label: 'New workspace', disabled: snap.workspaces.length >= WORKSPACES_MAX, run: () => store.ws.movePane(id, 'new') },
@@ -322,7 +324,7 @@ export function ContextMenu({ store, snap, at, onClose }: { store: WorkspaceStor
         </div>
       )}
       {terminal && (
-        <LayoutItems terminal={snap.panes[id]?.terminalId ?? null} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
+        <LayoutItems terminal={snap.panes[id]?.remote ? null : (snap.panes[id]?.terminalId ?? null)} handle={snap.panes[id]?.handle ?? null} onPicked={() => close(false)} onShown={() => setProjectShown(true)} />
       )}
       {snap.panes[id]?.kind === 'browser' && <DriveItems store={store} snap={snap} paneId={id} onDone={() => close(false)} />}
       {terminal && <RendererItems store={store} paneId={id} onDone={() => close(true)} />}

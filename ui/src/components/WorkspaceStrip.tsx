@@ -2,7 +2,10 @@
 // them, named (else its focused pane's label), with a badge when a pane inside wants
 // attention. Click shows one, double-click (or F2, or Ctrl-b ,) renames, + makes a new one;
 // Tab reaches the strip and the arrows move along it.
-import { useLayoutEffect, useRef } from 'react';
+import { useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { type RemoteLink, remoteLinks } from '../remote/links';
+import { RemoteDialog } from '../remote/RemoteDialog';
+import { shortTime } from '../remote/state';
 import type { Snapshot } from '../workspace/model';
 import type { WorkspaceStore } from '../workspace/store';
 import { workspaceLabel } from '../workspace/label';
@@ -48,10 +51,50 @@ function hintOf(keymap: Parameters<typeof keyHint>[0], index: number): string {
   return hint ? ` (${hint})` : '';
 }
 
+/**
+ * A remote workspace's host and link state: a dot (connected, with the round trip in the
+ * tooltip; reconnecting; lost since T) and, while not connected, Reconnect.
+ */
+function RemoteState({ host, link }: { host: string; link: RemoteLink | undefined }) {
+  const state = link?.state ?? 'connecting';
+  const tip =
+    state === 'connected'
+      ? `${host}: connected${link?.rttMs != null ? ` · ${link.rttMs.toFixed(1)} ms round trip` : ''}`
+      : state === 'reconnecting'
+        ? `${host}: reconnecting since ${shortTime(link!.since)}${link?.lastError ? ` (${link.lastError})` : ''}`
+        : state === 'lost'
+          ? `${host}: lost since ${shortTime(link!.since)}${link?.lastError ? ` (${link.lastError})` : ''}`
+          : `${host}: connecting…`;
+  return (
+    <span className="ws-remote" data-testid="ws-remote" data-state={state} title={tip}>
+      <span className={`ws-remote-dot ${state}`} data-testid="ws-remote-dot" aria-label={tip} />
+      <span className="ws-remote-host">{host}</span>
+      {state === 'lost' && <span className="ws-remote-since">lost since {shortTime(link!.since)}</span>}
+      {(state === 'lost' || state === 'reconnecting') && (
+        <span
+          className="ws-remote-reconnect"
+          data-testid="ws-remote-reconnect"
+          role="button"
+          tabIndex={-1}
+          title={`Reconnect to ${host} now`}
+          onClick={(e) => {
+            e.stopPropagation();
+            void remoteLinks.reconnect(host).catch(() => undefined);
+          }}
+        >
+          Reconnect
+        </span>
+      )}
+    </span>
+  );
+}
+
 /** The strip of workspaces, at the start of the baseboard. */
 export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: Snapshot }) {
   // The keys as the config binds them now (a tooltip read at render is fresh enough).
   const keymap = store.settings.config;
+  const links = useSyncExternalStore(remoteLinks.subscribe, remoteLinks.getSnapshot);
+  const [remoteOpen, setRemoteOpen] = useState(false);
   return (
     <div className="ws-strip" role="tablist" aria-label="Workspaces" data-testid="ws-strip">
       {snap.workspaces.map((w, i) => {
@@ -73,9 +116,10 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
             key={w.id}
             role="tab"
             aria-selected={active}
-            className={`ws-tab${active ? ' active' : ''}`}
+            className={`ws-tab${active ? ' active' : ''}${w.host ? ' remote' : ''}`}
             data-testid="ws-tab"
             data-ws-id={w.id}
+            data-host={w.host ?? undefined}
             data-active={active ? 'true' : 'false'}
             title={`${label || 'workspace'}${hintOf(keymap, i)} · double-click to rename`}
             onClick={() => (active ? store.focusTerminal() : store.ws.switchTo(w.id))}
@@ -94,7 +138,8 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
             }}
           >
             <span className="ws-num">{n}</span>
-            {label && <span className="ws-name" data-testid="ws-name">{label}</span>}
+            {label && label !== w.host && <span className="ws-name" data-testid="ws-name">{label}</span>}
+            {w.host && <RemoteState host={w.host} link={links.find((l) => l.host === w.host)} />}
             {wants && (
               <span className="ws-attention" data-testid="ws-attention" title="A pane here wants your attention">
                 ●
@@ -113,6 +158,25 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
       >
         +
       </button>
+      <button
+        className="ws-new ws-new-remote"
+        data-testid="ws-new-remote"
+        title="New remote workspace…"
+        aria-label="New remote workspace…"
+        disabled={snap.workspaces.length >= WORKSPACES_MAX}
+        onClick={() => setRemoteOpen(true)}
+      >
+        ⇄
+      </button>
+      {remoteOpen && (
+        <RemoteDialog
+          store={store}
+          onClose={() => {
+            setRemoteOpen(false);
+            store.focusTerminal();
+          }}
+        />
+      )}
     </div>
   );
 }

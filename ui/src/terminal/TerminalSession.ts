@@ -2,7 +2,8 @@
 //
 // It knows nothing of xterm.js or React: output goes to a `TerminalSink`, which the view
 // (TerminalHost) implements. One session serves one terminal id for its whole life.
-import { api, ApiError, terminalSocketUrl } from '../api/client';
+import { ApiError } from '../api/client';
+import { type TerminalEndpoint, localEndpoint } from './endpoint';
 import { DisposableStore } from '../lifecycle/disposable';
 import { ACK_CHUNK_BYTES, type Attention, type ClientControl, type ServerControl, type ShellState, validDim } from '../api/protocol';
 
@@ -57,6 +58,8 @@ export interface SessionOptions {
   maxBackoffMs?: number;
   /** for tests: builds the socket */
   openSocket?: (url: string) => WebSocket;
+  /** where the terminal lives (default: the local sidecar) */
+  endpoint?: TerminalEndpoint;
 }
 
 type Listener<T> = (v: T) => void;
@@ -208,7 +211,9 @@ export class TerminalSession {
     this.replayLeft = 0;
     let ws: WebSocket;
     try {
-      const url = terminalSocketUrl(this.terminalId);
+      const url = (this.opts.endpoint ?? localEndpoint).socketUrl(this.terminalId);
+      // A remote link not made yet: the retry's GET makes it.
+      if (url === null) throw new Error('no link yet');
       ws = this.opts.openSocket ? this.opts.openSocket(url) : new WebSocket(url);
     } catch {
       this.scheduleRetry();
@@ -353,9 +358,11 @@ export class TerminalSession {
   private async retry() {
     if (this.disposed) return;
     try {
-      await api.getTerminal(this.terminalId);
+      await (this.opts.endpoint ?? localEndpoint).get(this.terminalId);
     } catch (e) {
       if (this.disposed) return;
+      // Only the terminal's own 404 is "gone": a remote link down (503 remote_disconnected),
+      // a link not made yet or the sidecar away are retried.
       if (e instanceof ApiError && e.status === 404) {
         this.setStatus('gone');
         return;

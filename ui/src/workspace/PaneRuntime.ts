@@ -1,7 +1,8 @@
 // One terminal pane's live parts: its xterm view (TerminalHost) and its connection
 // (TerminalSession). Created with the pane, disposed when the pane is closed; a minimized or
 // hidden pane keeps its runtime.
-import { ApiError, api } from '../api/client';
+import { ApiError } from '../api/client';
+import { type TerminalEndpoint, localEndpoint } from '../terminal/endpoint';
 import type { Attention, ShellState, Survivor } from '../api/protocol';
 import { TerminalHost } from '../terminal/TerminalHost';
 import { type SessionStatus, TerminalSession } from '../terminal/TerminalSession';
@@ -70,6 +71,8 @@ export interface SpawnOptions {
   restored?: RestoredTerminal;
   /** orders the starts of panes on screen before hidden ones (startGate.ts); none: start at mount */
   gate?: StartGate;
+  /** where the pane's terminals live (default: the local sidecar; a remote pane's host otherwise) */
+  endpoint?: TerminalEndpoint;
 }
 
 /** How long a path's existence (for `path:line` links) is remembered, in ms. */
@@ -137,6 +140,16 @@ export class PaneRuntime {
     });
   }
 
+  /** Where this pane's terminals live. */
+  get endpoint(): TerminalEndpoint {
+    return this.spawnOptions.endpoint ?? localEndpoint;
+  }
+
+  /** A remote pane: its terminal is on another machine (no pane handles, no kept terminals there). */
+  private get remote(): boolean {
+    return this.endpoint.host !== null;
+  }
+
   get currentTerminalId(): string | null {
     return this.terminalId;
   }
@@ -151,7 +164,7 @@ export class PaneRuntime {
     const key = (p: string) => `${this.shell?.cwd ?? ''}\0${p}`;
     const missing = [...new Set(paths.filter((p) => (now - (this.resolved.get(key(p))?.at ?? -Infinity)) > RESOLVE_CACHE_MS))];
     if (missing.length) {
-      const answers = await api.resolvePaths(id, missing);
+      const answers = await this.endpoint.resolvePaths(id, missing);
       if (this.resolved.size > 512) this.resolved.clear();
       for (const a of answers) this.resolved.set(key(a.path), { file: a.kind === 'file' ? a.resolved : null, at: now });
     }
@@ -166,7 +179,7 @@ export class PaneRuntime {
     if (this.shell?.cwd) return this.shell.cwd;
     const id = this.terminalId;
     if (!id || this.exited) return undefined;
-    const info = await api.getTerminal(id).catch(() => null);
+    const info = await this.endpoint.get(id).catch(() => null);
     return info?.cwd_now ?? undefined;
   }
 
@@ -229,7 +242,8 @@ export class PaneRuntime {
   private async spawn() {
     this.events.onStatus('starting');
     const { cols, rows } = this.host.fitNow();
-    const pane = this.events.handle() ?? undefined;
+    // A remote daemon knows nothing of this window's handles.
+    const pane = this.remote ? undefined : (this.events.handle() ?? undefined);
     let id: string;
     let renamed = false;
     try {
@@ -238,18 +252,18 @@ export class PaneRuntime {
       const command = this.spawnOptions.command;
       const where = { cols, rows, ...(cwd ? { cwd } : {}), ...(command ? { command } : {}) };
       try {
-        id = await api.createTerminal(pane ? { ...where, pane } : where);
+        id = await this.endpoint.create(pane ? { ...where, pane } : where);
       } catch (e) {
         if (!(e instanceof ApiError) || e.status < 400 || e.status >= 500 || this.disposed) throw e;
         if (cwd && e.code === 'bad_cwd') {
           // The directory went away since the shell reported it: start at home instead.
           if (restored) this.host.addPrelude(cwdGoneNotice(cwd));
           const home = { cols, rows, ...(command ? { command } : {}) };
-          id = await api.createTerminal(pane ? { ...home, pane } : home);
+          id = await this.endpoint.create(pane ? { ...home, pane } : home);
         } else {
           // Refused under the pane's handle (4xx): a new pane's terminal is better than none.
           if (!pane) throw e;
-          id = await api.createTerminal(where);
+          id = await this.endpoint.create(where);
           renamed = true;
         }
       }
@@ -262,15 +276,15 @@ export class PaneRuntime {
       return;
     }
     if (this.disposed) {
-      void api.deleteTerminal(id).catch(() => undefined);
+      void this.endpoint.delete(id).catch(() => undefined);
       return;
     }
     this.terminalId = id;
     if (renamed) this.events.onHandle(id);
     this.events.onTerminal(id, null);
     this.attach(id);
-    api
-      .getTerminal(id)
+    this.endpoint
+      .get(id)
       .then((info) => {
         if (!this.disposed && this.terminalId === id) this.events.onTerminal(id, commandTitle(info.command));
       })
@@ -279,11 +293,20 @@ export class PaneRuntime {
 
   private attach(id: string) {
     this.exited = false;
-    const s = new TerminalSession(id, this.host);
+    const s = new TerminalSession(id, this.host, { endpoint: this.endpoint });
     this.session = s;
+    let opened = false;
     const { cols, rows } = this.host.fitNow();
     s.resize(cols, rows);
     s.onStatus((st) => {
+      if (st === 'open') opened = true;
+      if (st === 'gone' && this.remote && !opened && !this.disposed) {
+        // A restored remote pane whose terminal the remote no longer has: a new shell there.
+        this.host.notice('\r\n\x1b[2m[the remote terminal is gone; starting a new one]\x1b[0m');
+        this.exited = true;
+        void this.respawn();
+        return;
+      }
       if (st === 'gone') {
         this.markStarted();
         this.exited = true;
@@ -319,7 +342,7 @@ export class PaneRuntime {
     let last: string | null | undefined;
     const ask = async () => {
       if (this.disposed || this.exited || this.terminalId !== id || this.shell?.integration) return this.stopForeground();
-      const info = await api.getTerminal(id).catch(() => null);
+      const info = await this.endpoint.get(id).catch(() => null);
       if (!info || this.disposed || this.terminalId !== id || this.shell?.integration) return;
       const name = info.alive && info.busy ? info.foreground : null;
       if (name !== last) this.events.onForeground((last = name));
@@ -352,7 +375,7 @@ export class PaneRuntime {
       let list = this.survivors;
       let again = true;
       try {
-        list = (await api.getTerminal(id)).survivors ?? [];
+        list = (await this.endpoint.get(id)).survivors ?? [];
       } catch (e) {
         // Deleted elsewhere: nothing of it runs any more. Otherwise ask again later.
         if (e instanceof ApiError && e.status === 404) (list = []), (again = false);
@@ -378,7 +401,7 @@ export class PaneRuntime {
     this.session?.dispose();
     this.session = null;
     this.setSurvivors([]);
-    await api.deleteTerminal(id).catch(() => undefined);
+    await this.endpoint.delete(id).catch(() => undefined);
     if (names) this.host.notice(`\r\n[stopped ${names}]`);
   }
 
@@ -396,9 +419,9 @@ export class PaneRuntime {
     this.terminalId = null;
     this.survivorTimer.clear();
     if (old) {
-      const info = await api.getTerminal(old).catch(() => null);
-      if (info?.survivors?.length) this.events.onKept(old);
-      else void api.deleteTerminal(old).catch(() => undefined);
+      const info = await this.endpoint.get(old).catch(() => null);
+      if (info?.survivors?.length && !this.remote) this.events.onKept(old);
+      else void this.endpoint.delete(old).catch(() => undefined);
     }
     this.setSurvivors([]);
     this.shell = null;
@@ -415,7 +438,7 @@ export class PaneRuntime {
   close(): void {
     const id = this.terminalId;
     this.dispose();
-    if (id) void api.deleteTerminal(id).catch(() => undefined);
+    if (id) void this.endpoint.delete(id).catch(() => undefined);
   }
 
   /** Disposes the view and the connection (the terminal keeps running). Idempotent. */

@@ -73,6 +73,6 @@ export function dispatchAction(h: ActionHost, a: Action): void {
     case 'closeWorkspace':
       return void h.ws.requestClose();
     case 'breakPane':
-      return s.focused ? h.ws.movePane(s.focused, 'new') : undefined;
+      return void (s.focused ? h.ws.movePane(s.focused, 'new') : undefined);
   }
 }

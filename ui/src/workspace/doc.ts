@@ -6,11 +6,12 @@ import { isHttpUrl } from '../browser/url';
 import * as L from '../layout/engine';
 import { type PortOrigin, isPortOrigin } from '../ports/ports';
 import { type ViewportChoice, parseViewportChoice } from '../screencast/viewport';
+import { isHost } from '../remote/links';
 import { WORKSPACES_MAX, WORKSPACE_ID_RE, cleanName } from './workspaces';
 
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
-  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string }
+  | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string; remote?: string }
   | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string; tabs?: string[]; activeTab?: number; isolated?: true };
 
 /** Most tabs of a screencast pane saved (and reopened, protocol §8.2). */
@@ -26,6 +27,8 @@ export interface SavedWorkspace {
   layout: L.LayoutState;
   order: string[];
   focus: string | null;
+  /** a remote workspace's host (absent: local) */
+  host?: string;
 }
 
 /**
@@ -76,7 +79,7 @@ export function parseDoc(v: unknown): WorkspaceDoc | null {
     layout = L.prune(layout, (id) => !taken.has(id));
     if (typeof q.focus === 'string') layout = L.focus(layout, q.focus);
     for (const id of L.allPanes(layout)) taken.add(id);
-    workspaces.push({ id: q.id, name: typeof q.name === 'string' ? cleanName(q.name) : '', layout, order: parseOrder(q.order), focus: layout.focused });
+    workspaces.push({ id: q.id, name: typeof q.name === 'string' ? cleanName(q.name) : '', layout, order: parseOrder(q.order), focus: layout.focused, ...(isHost(q.host) ? { host: q.host } : {}) });
   }
   if (!workspaces.length) return null;
   const active = typeof o.active === 'string' && workspaces.some((w) => w.id === o.active) ? o.active : workspaces[0].id;
@@ -116,6 +119,12 @@ function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
       continue;
     }
     if (typeof q.terminalId !== 'string') continue;
+    // A remote pane's terminal is the remote sidecar's: no local handle or kept terminals.
+    if (q.remote !== undefined) {
+      if (!isHost(q.remote) || !TERMINAL_ID_RE.test(q.terminalId)) continue;
+      panes[id] = { terminalId: q.terminalId, title: typeof q.title === 'string' ? q.title : '', command: typeof q.command === 'string' ? q.command : null, remote: q.remote };
+      continue;
+    }
     panes[id] = {
       terminalId: q.terminalId,
       title: typeof q.title === 'string' ? q.title : '',

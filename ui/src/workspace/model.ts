@@ -30,6 +30,8 @@ export interface PaneModel {
   handle: string | null;
   /** the pane's terminal (terminal panes; null until it exists, always null for browsers) */
   terminalId: string | null;
+  /** terminal panes of a remote workspace: the host whose sidecar runs the terminal (absent or null: local) */
+  remote?: string | null;
   /** OSC title, else the command, else '' */
   title: string;
   command: string | null;
@@ -115,9 +117,9 @@ export const EMPTY_BROWSER: BrowserView = {
   screencast: null,
 };
 
-/** A terminal pane's model on terminal `terminalId` (null: its runtime creates one when mounted), named `handle`. */
-export function terminalModel(id: L.PaneId, terminalId: string | null, title = '', command: string | null = null, handle: string | null = null): PaneModel {
-  return { id, kind: 'terminal', handle, terminalId, title, command, status: 'connecting', exitCode: null };
+/** A terminal pane's model on terminal `terminalId` (null: its runtime creates one when mounted), named `handle`, on `remote` (null: local). */
+export function terminalModel(id: L.PaneId, terminalId: string | null, title = '', command: string | null = null, handle: string | null = null, remote: string | null = null): PaneModel {
+  return { id, kind: 'terminal', handle, terminalId, title, command, status: 'connecting', exitCode: null, ...(remote ? { remote } : {}) };
 }
 
 /** A browser pane's model at `url` (empty: its URL field opens) in render `mode`, named `handle`. */

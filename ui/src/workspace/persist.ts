@@ -46,13 +46,17 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       // A restored pane whose new terminal does not exist yet keeps naming the old one, so a
       // quit meanwhile saves it again from the old record (protocol §4).
       const terminalId = (p.terminalId ?? p.restoredFrom)!;
+      if (p.remote) {
+        panes[id] = { terminalId, title: p.title, command: p.command, remote: p.remote };
+        continue;
+      }
       panes[id] = { terminalId, title: p.title, command: p.command, ...(p.handle ? { handle: p.handle } : {}), ...(p.kept?.length ? { kept: p.kept } : {}), ...(p.restoredFrom ? { restoredFrom: p.restoredFrom } : {}) };
     }
   }
   const workspaces = s.workspaces.map((w) => {
     const layout = w.id === s.active ? s.layout : w.layout;
     const mine = new Set(L.allPanes(layout));
-    return { id: w.id, name: w.name, layout, order: s.order.filter((id) => panes[id] && mine.has(id)), focus: layout.focused };
+    return { id: w.id, name: w.name, layout, order: s.order.filter((id) => panes[id] && mine.has(id)), focus: layout.focused, ...(w.host ? { host: w.host } : {}) };
   });
   return { version: 2, workspaces, active: s.active, panes };
 }
@@ -88,7 +92,8 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
   let nextId = 1;
   const keep = (id: string) => {
     const d = doc.panes[id];
-    return !!d && (d.kind === 'browser' || known.has(d.terminalId) || !!plan?.has(d.terminalId));
+    // A remote pane's terminal is not the local sidecar's: it reattaches (or starts anew) there.
+    return !!d && (d.kind === 'browser' || !!d.remote || known.has(d.terminalId) || !!plan?.has(d.terminalId));
   };
   const workspaces: Workspace[] = [];
   const order: L.PaneId[] = [];
@@ -96,7 +101,7 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
     const layout = unemptied(L.prune(w.layout, keep));
     const present = new Set(L.allPanes(layout));
     if (!present.size) continue;
-    workspaces.push({ id: w.id, name: w.name, layout });
+    workspaces.push({ id: w.id, name: w.name, layout, ...(w.host ? { host: w.host } : {}) });
     const mine = w.order.filter((id) => present.has(id) && !order.includes(id));
     for (const id of L.allPanes(layout)) if (!mine.includes(id)) mine.push(id);
     order.push(...mine);
@@ -128,6 +133,8 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
         editNonce: d.url ? 0 : 1,
         ...(d.origin ? { portOrigin: d.origin } : {}),
       };
+    } else if (d.remote) {
+      panes[id] = { id, kind: 'terminal', handle: null, terminalId: d.terminalId, remote: d.remote, title: d.title, command: d.command, status: 'connecting', exitCode: null };
     } else {
       // A terminal gone with the sidecar the session restores: a new one, named by the new sidecar.
       const record = known.has(d.terminalId) ? null : (plan?.terminal(d.terminalId) ?? null);

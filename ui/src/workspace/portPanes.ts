@@ -1,6 +1,7 @@
 // Opening a terminal's listening ports (the context menu, the dev-server chip): which browser
 // pane was opened for a port, and opening one in the mode asked.
 import { api } from '../api/client';
+import { endpointFor } from '../terminal/endpoint';
 import type { ListeningPort } from '../api/protocol';
 import type { RenderMode } from '../browser/modes';
 import * as L from '../layout/engine';
@@ -23,9 +24,10 @@ export class PortPanes {
 
   /** Asks pane `id`'s terminal for its listening ports (protocol §7). Rejects with an `ApiError`. */
   async listPorts(id: L.PaneId): Promise<ListeningPort[]> {
-    const t = this.host.snap.panes[id]?.terminalId;
+    const p = this.host.snap.panes[id];
+    const t = p?.terminalId;
     if (!t) throw new Error('this pane has no terminal yet');
-    return api.terminalPorts(t);
+    return endpointFor(p.remote).ports(t);
   }
 
   /** The browser pane that was opened for (pane, port, mode), if it is still open. */
@@ -48,6 +50,8 @@ export class PortPanes {
    * (the menu closed).
    */
   async openPort(id: L.PaneId, row: PortRow, mode: PortOpenMode, cancel: { cancelled: boolean } = { cancelled: false }): Promise<void> {
+    // A remote port is the remote's localhost: previews through the tunnel come later (issue 28).
+    if (this.host.snap.panes[id]?.remote) throw new Error('opening a remote port is not available yet');
     if (mode === 'system') {
       await openExternal(row.url);
       return;
@@ -96,7 +100,8 @@ export class PortPanes {
    * counts as serving nothing.
    */
   async findServingPane(url: string): Promise<L.PaneId | null> {
-    const terminals = this.host.snap.order.filter((id) => this.host.snap.panes[id]?.kind === 'terminal' && this.host.snap.panes[id]?.terminalId);
+    // Local terminals only: a loopback URL here is this machine's.
+    const terminals = this.host.snap.order.filter((id) => this.host.snap.panes[id]?.kind === 'terminal' && this.host.snap.panes[id]?.terminalId && !this.host.snap.panes[id]?.remote);
     const scans = await Promise.all(
       terminals.map(async (paneId) => ({ paneId, ports: await api.terminalPorts(this.host.snap.panes[paneId]!.terminalId!).catch(() => []) })),
     );

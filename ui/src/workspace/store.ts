@@ -43,7 +43,9 @@ import { OrphanActions } from './orphans';
 import { TerminalActions } from './terminalActions';
 import { editorCommand } from '../terminal/pathLinks';
 import { closeReasons, findOrphans } from './survivors';
-import { makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { hostOf, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { endpointFor } from '../terminal/endpoint';
+import { remoteLinks } from '../remote/links';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
 import { Drivers, parseDrivers, parseHandoffs } from '../control/drivers';
 
@@ -119,9 +121,10 @@ export class WorkspaceStore {
         return store.wall;
       },
       set: (next) => this.set(next),
-      newTerminal: (cwdOf) => {
-        const src = cwdOf ? this.runtimes.get(cwdOf) : undefined;
-        return this.newPane(null, '', null, null, this.takeId(), src ? { cwd: () => src.cwd() } : {});
+      newTerminal: (cwdOf, remote) => {
+        // A pane of another host has no directory that means anything there.
+        const src = cwdOf && (this.snap.panes[cwdOf]?.remote ?? null) === remote ? this.runtimes.get(cwdOf) : undefined;
+        return this.newPane(null, '', null, null, this.takeId(), src ? { cwd: () => src.cwd() } : {}, remote);
       },
       disposePane: (id) => this.disposePane(id),
       scheduleFocusSync: () => this.scheduleFocusSync(),
@@ -207,6 +210,8 @@ export class WorkspaceStore {
     if (active && next.workspaces && !next.layout) state.layout = active.layout;
     else if (active && active.layout !== state.layout) state = { ...state, workspaces: withLayout(state.workspaces, state.active, state.layout) };
     this.state = state;
+    // The links are watched while a remote workspace exists.
+    if (next.workspaces) remoteLinks.setPolling(state.workspaces.some((w) => !!w.host));
     for (const l of [...this.listeners]) l();
     if (this.snap.ready) this.saver.schedule();
     this.channel?.changed();
@@ -266,7 +271,7 @@ export class WorkspaceStore {
     return `p${this.nextId++}`;
   }
 
-  /** A terminal pane on terminal `terminalId` (null: it creates one when mounted), named `handle`. */
+  /** A terminal pane on terminal `terminalId` (null: it creates one when mounted), named `handle`, on `remote` (null: local). */
   private newPane(
     terminalId: string | null,
     title = '',
@@ -274,8 +279,9 @@ export class WorkspaceStore {
     handle: string | null = null,
     id = this.takeId(),
     spawn: SpawnOptions = {},
+    remote: string | null = null,
   ): PaneModel {
-    const model = terminalModel(id, terminalId, title, command, handle);
+    const model = terminalModel(id, terminalId, title, command, handle, remote);
     this.createRuntime(model, spawn);
     return model;
   }
@@ -291,8 +297,9 @@ export class WorkspaceStore {
     const id = model.id;
     const rt = new PaneRuntime(id, model.terminalId, this.settings, {
       onTerminal: (terminalId, command) => {
-        // The first terminal a pane runs names it; a restarted one keeps the name (created with `pane`).
-        const handle = this.snap.panes[id]?.handle ?? terminalId;
+        // The first terminal a pane runs names it; a restarted one keeps the name (created with
+        // `pane`). A remote terminal's id is the remote's: it names no pane here.
+        const handle = model.remote ? null : (this.snap.panes[id]?.handle ?? terminalId);
         const fresh = this.snap.panes[id]?.terminalId !== terminalId ? { shell: null, foreground: null } : {};
         this.updatePane(id, command === null ? { terminalId, handle, ...fresh } : { terminalId, command, handle, ...fresh });
       },
@@ -317,7 +324,7 @@ export class WorkspaceStore {
         if (!kept.includes(terminalId)) this.updatePane(id, { kept: [...kept, terminalId] });
         void this.kept.sweep();
       },
-    }, { ...spawn, gate: this.startGate });
+    }, { ...spawn, gate: this.startGate, endpoint: endpointFor(model.remote) });
     this.runtimes.set(id, rt);
   }
 
@@ -385,6 +392,7 @@ export class WorkspaceStore {
     // lost with it, a terminal made through the API): offered, never adopted silently.
     const shown = new Set<string>();
     for (const p of Object.values(panes)) {
+      if (p.remote) continue;
       if (p.terminalId) shown.add(p.terminalId);
       for (const k of p.kept ?? []) shown.add(k);
     }
@@ -476,6 +484,17 @@ export class WorkspaceStore {
     }
   }
 
+  /**
+   * "New remote workspace…": makes (or reuses) the link to `host`, then a workspace named
+   * after it with one terminal there, shown at once. Rejects with the sidecar's error
+   * (nothing is created); nothing is created either when `cancelled()` says so by then.
+   */
+  async newRemoteWorkspace(host: string, cancelled: () => boolean = () => false): Promise<string | null> {
+    await remoteLinks.ensure(host);
+    if (cancelled()) return null;
+    return this.ws.create(host);
+  }
+
   /** Shows pane `id` (restored if minimized, unzoomed if hidden behind a zoom) and focuses it. */
   reveal(id: L.PaneId) {
     if (!this.snap.panes[id]) return;
@@ -519,7 +538,7 @@ export class WorkspaceStore {
     if (!this.snap.panes[id]) return;
     const src = this.runtimes.get(id);
     const spawn = { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)), command: editorCommand(file, line) };
-    const p = this.newPane(null, '', file.split('/').pop() ?? 'editor', null, this.takeId(), spawn);
+    const p = this.newPane(null, '', file.split('/').pop() ?? 'editor', null, this.takeId(), spawn, this.snap.panes[id].remote ?? null);
     const side = (this.wall.w >= this.wall.h ? 'right' : 'down') as L.SplitSide;
     this.setLayout(L.split(this.snap.layout, id, side, p.id), { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
   }
@@ -528,8 +547,11 @@ export class WorkspaceStore {
     const target = id ?? this.snap.layout.focused;
     if (!target || !L.visiblePanes(this.snap.layout).includes(target)) return;
     // A terminal split from a terminal starts in that terminal's working directory.
-    const src = this.runtimes.get(target);
-    const p = this.newPane(null, '', null, null, this.takeId(), { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)) });
+    // A split in a remote workspace is remote (from a browser pane there too); the directory
+    // is the source's only on the same host.
+    const remote = hostOf(workspaceOf(this.snap.workspaces, target));
+    const src = (this.snap.panes[target]?.remote ?? null) === remote ? this.runtimes.get(target) : undefined;
+    const p = this.newPane(null, '', null, null, this.takeId(), { cwd: () => (src ? src.cwd() : Promise.resolve(undefined)) }, remote);
     const layout = L.split(this.snap.layout, target, side, p.id);
     this.setLayout(layout, { panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id] });
   }
@@ -556,7 +578,8 @@ export class WorkspaceStore {
       if (!this.snap.closing) this.close(target);
       return;
     }
-    const ask = (t: string) => api.getTerminal(t).catch(() => null);
+    const ep = endpointFor(p.remote);
+    const ask = (t: string) => ep.get(t).catch(() => null);
     const [current, ...kept] = await Promise.all([p.terminalId ? ask(p.terminalId) : Promise.resolve(null), ...(p.kept ?? []).map(ask)]);
     if (!this.snap.panes[target] || this.snap.closing) return;
     const reasons = closeReasons(current, kept.filter((k): k is TerminalInfo => k !== null));
@@ -593,7 +616,7 @@ export class WorkspaceStore {
       return;
     }
     if (!layout.root) {
-      const p = this.newPane(null);
+      const p = this.newPane(null, '', null, null, this.takeId(), {}, hostOf(this.snap.workspaces.find((w) => w.id === ws)));
       panes[p.id] = p;
       order = [...order, p.id];
       this.setLayoutIn(ws, L.single(p.id), { panes, order });

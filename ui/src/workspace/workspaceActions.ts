@@ -1,13 +1,13 @@
 // The workspace actions (DESIGN §14, issue 14 item 5): switch, cycle, create, rename, move a
 // pane, close. The store owns the snapshot (every workspace's layout, the active one's the
 // wall on screen) and the panes' runtimes; this changes the strip through a narrow host.
-import { api } from '../api/client';
 import type { TerminalInfo } from '../api/protocol';
 import * as L from '../layout/engine';
 import { paneLabel } from './label';
 import type { PaneModel, Snapshot } from './model';
 import { closeReasons } from './survivors';
-import { WORKSPACES_MAX, cycle, makeWorkspace, movePane as movePaneTo, nextWorkspaceId, renamed, unemptied, withLayout, workspaceOf } from './workspaces';
+import { endpointFor } from '../terminal/endpoint';
+import { WORKSPACES_MAX, cycle, hostOf, makeWorkspace, movePane as movePaneTo, nextWorkspaceId, renamed, unemptied, withLayout, workspaceOf } from './workspaces';
 
 /** What the workspace actions need from the store. */
 export interface WorkspaceHost {
@@ -15,8 +15,8 @@ export interface WorkspaceHost {
   /** the wall's size (a moved pane goes right of the focused one on a wide wall, below on a tall one) */
   readonly wall: L.Rect;
   set(next: Partial<Snapshot>): void;
-  /** a new terminal pane's model with its runtime, starting in pane `cwdOf`'s working directory when given */
-  newTerminal(cwdOf: L.PaneId | null): PaneModel;
+  /** a new terminal pane's model with its runtime on `remote` (null: local), starting in pane `cwdOf`'s working directory when given */
+  newTerminal(cwdOf: L.PaneId | null, remote: string | null): PaneModel;
   /** stops pane `id`'s runtime (terminal, kept terminals, browser); the models are the caller's */
   disposePane(id: L.PaneId): void;
   scheduleFocusSync(): void;
@@ -46,11 +46,12 @@ export class WorkspaceActions {
    * Prefix c: a new workspace after the others with one terminal (in the focused terminal's
    * working directory), shown at once. Returns its id; null when WORKSPACES_MAX are open.
    */
-  create(): string | null {
+  create(host: string | null = null): string | null {
     const list = this.snap.workspaces;
     if (list.length >= WORKSPACES_MAX) return null;
-    const p = this.host.newTerminal(this.snap.layout.focused);
-    const w = makeWorkspace(nextWorkspaceId(list), L.single(p.id));
+    const p = this.host.newTerminal(this.snap.layout.focused, host);
+    // A remote workspace is named after its host.
+    const w = makeWorkspace(nextWorkspaceId(list), L.single(p.id), host ?? '', host);
     this.host.set({ workspaces: [...list, w], active: w.id, layout: w.layout, panes: { ...this.snap.panes, [p.id]: p }, order: [...this.snap.order, p.id], renaming: null });
     return w.id;
   }
@@ -72,28 +73,34 @@ export class WorkspaceActions {
    * workspace's focused pane; the workspace on screen stays unless the pane was the last
    * one of it (then the pane's new workspace is shown). Nothing is re-parented.
    */
-  movePane(id: L.PaneId, to: string | 'new') {
+  movePane(id: L.PaneId, to: string | 'new'): boolean {
     const from = workspaceOf(this.snap.workspaces, id);
-    if (!from || !this.snap.panes[id]) return;
+    const pane = this.snap.panes[id];
+    if (!from || !pane) return false;
+    // A terminal pane stays on its host: it goes only to a workspace of the same host.
+    const paneHost = pane.kind === 'terminal' ? (pane.remote ?? null) : undefined;
     let list = this.snap.workspaces;
     let target = to;
     if (to === 'new') {
-      if (list.length >= WORKSPACES_MAX) return;
+      if (list.length >= WORKSPACES_MAX) return false;
       target = nextWorkspaceId(list);
-      list = [...list, makeWorkspace(target)];
+      list = [...list, makeWorkspace(target, undefined, paneHost ?? '', paneHost ?? hostOf(from))];
     }
-    if (target === from.id) return;
+    if (target === from.id) return false;
     const side = (this.host.wall.w >= this.host.wall.h ? 'right' : 'down') as L.SplitSide;
-    list = movePaneTo(list, id, target, side);
+    const moved = movePaneTo(list, id, target, side, paneHost);
+    if (moved === list) return false;
+    list = moved;
     const left = list.find((w) => w.id === from.id)!;
     const rest = unemptied(left.layout);
     if (!rest.root) {
       list = list.filter((w) => w.id !== from.id);
       const active = from.id === this.snap.active ? target : this.snap.active;
       this.host.set({ workspaces: list, active, layout: list.find((w) => w.id === active)!.layout });
-      return;
+      return true;
     }
     this.host.set({ workspaces: withLayout(list, from.id, rest) });
+    return true;
   }
 
   /**
@@ -103,12 +110,13 @@ export class WorkspaceActions {
   async requestClose(id: string | null = null): Promise<void> {
     const ws = this.snap.workspaces.find((w) => w.id === (id ?? this.snap.active));
     if (!ws || this.snap.closing) return;
-    const ask = (t: string) => api.getTerminal(t).catch(() => null);
     const terminals = L.allPanes(ws.layout)
       .map((p) => this.snap.panes[p])
       .filter((p): p is PaneModel => p?.kind === 'terminal');
     const answers = await Promise.all(
       terminals.map(async (p) => {
+        const ep = endpointFor(p.remote);
+        const ask = (t: string) => ep.get(t).catch(() => null);
         const [current, ...kept] = await Promise.all([p.terminalId ? ask(p.terminalId) : Promise.resolve(null), ...(p.kept ?? []).map(ask)]);
         return closeReasons(current, kept.filter((k): k is TerminalInfo => k !== null)).map((r) => `${paneLabel(p)}: ${r}`);
       }),
@@ -132,7 +140,7 @@ export class WorkspaceActions {
       this.drop(id, { panes, order });
       return;
     }
-    const p = this.host.newTerminal(null);
+    const p = this.host.newTerminal(null, null);
     const fresh = makeWorkspace(nextWorkspaceId(this.snap.workspaces), L.single(p.id));
     this.host.set({ workspaces: [fresh], active: fresh.id, layout: fresh.layout, panes: { ...panes, [p.id]: p }, order: [...order, p.id], renaming: null });
   }

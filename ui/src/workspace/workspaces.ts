@@ -11,6 +11,8 @@ export interface Workspace {
   /** the name the human gave it; '' shows the focused pane's label instead */
   name: string;
   layout: L.LayoutState;
+  /** a remote workspace's host (its terminals run there); absent or null: local */
+  host?: string | null;
 }
 
 /** A workspace id: `w` and a number. */
@@ -22,9 +24,14 @@ export const WORKSPACE_NAME_MAX = 64;
 /** How many workspaces the digit keys reach: `1`…`9` the first nine, `0` the tenth. */
 export const NUMBERED = 10;
 
-/** A fresh workspace `id` named `name` (cleaned) showing `layout`. */
-export function makeWorkspace(id: string, layout: L.LayoutState = L.EMPTY_LAYOUT, name = ''): Workspace {
-  return { id, name: cleanName(name), layout };
+/** A fresh workspace `id` named `name` (cleaned) showing `layout`, on `host` (null: local). */
+export function makeWorkspace(id: string, layout: L.LayoutState = L.EMPTY_LAYOUT, name = '', host: string | null = null): Workspace {
+  return { id, name: cleanName(name), layout, ...(host ? { host } : {}) };
+}
+
+/** Workspace `w`'s host, null for a local one. */
+export function hostOf(w: Workspace | undefined): string | null {
+  return w?.host ?? null;
 }
 
 /** `name` on one line, trimmed, at most WORKSPACE_NAME_MAX characters. */
@@ -89,13 +96,16 @@ export function panesByWorkspace(list: readonly Workspace[], order: readonly L.P
 /**
  * Moves pane `id` from its workspace into workspace `to`: beside `to`'s focused pane (the
  * whole wall when `to` is empty), focused there. Returns the new list, or the same list
- * when the pane is unknown, already in `to`, or `to` is unknown. The source may be left empty
- * (the caller decides what an empty workspace becomes).
+ * when the pane is unknown, already in `to`, or `to` is unknown. A terminal pane (`paneHost`:
+ * its host, null for a local one) goes only to a workspace of the same host: otherwise the
+ * move is refused (the same list). The source may be left empty (the caller decides what an
+ * empty workspace becomes).
  */
-export function movePane(list: readonly Workspace[], id: L.PaneId, to: string, side: L.SplitSide = 'right'): Workspace[] {
+export function movePane(list: readonly Workspace[], id: L.PaneId, to: string, side: L.SplitSide = 'right', paneHost?: string | null): Workspace[] {
   const from = workspaceOf(list, id);
   const target = list.find((w) => w.id === to);
   if (!from || !target || from.id === to) return list as Workspace[];
+  if (paneHost !== undefined && hostOf(target) !== paneHost) return list as Workspace[];
   return list.map((w) => {
     if (w.id === from.id) return { ...w, layout: L.close(w.layout, id) };
     if (w.id === to) return { ...w, layout: L.focus(L.add(w.layout, id, side), id) };
