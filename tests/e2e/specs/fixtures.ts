@@ -292,3 +292,114 @@ export const near = (a: number[], b: number[]) => a.slice(0, 3).every((v, i) => 
 export async function pageTitle(browser: string): Promise<string> {
   return (await api('GET', `/api/browsers/${browser}`)).title;
 }
+
+/** A running test remote (see `startTestSshd`). */
+export interface TestSshd {
+  /** the temp folder: keys, configs, the remote side's XDG dirs and HOME */
+  dir: string;
+  /** an ssh config whose `porthole-test` is this sshd with a known host key */
+  sshConfig: string;
+  /** while this file exists, new ssh connections fail (the ProxyCommand refuses): a link stays down */
+  blockFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the test remote of protocol §11 as `scripts/test-sshd.sh` and
+ * sidecar/tests/common/sshd.rs do: OpenSSH's sshd in private network and UTS namespaces
+ * (hostname `porthole-remote-test`) reached only through a ProxyCommand, generated host and
+ * user keys, the remote's HOME and XDG dirs in a temp folder (a `$ ` prompt there). Needs
+ * root. The ProxyCommand refuses while `blockFile` exists (a test holds a link down).
+ */
+export async function startTestSshd(port = 2222): Promise<TestSshd> {
+  const { spawn, execFileSync } = await import('node:child_process');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-e2e-sshd-'));
+  for (const d of ['run', 'state', 'config', 'data', 'home']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  fs.mkdirSync('/run/sshd', { recursive: true });
+  fs.writeFileSync(path.join(dir, 'home/.bash_profile'), 'export PS1="\\$ "\nexport PROMPT_COMMAND=\n');
+  fs.writeFileSync(path.join(dir, 'home/.bashrc'), 'export PS1="\\$ "\n');
+  for (const k of ['host_ed25519', 'user_ed25519']) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', k, '-f', path.join(dir, k)]);
+  const holder = spawn('unshare', ['--net', '--uts', 'sh', '-c', 'hostname porthole-remote-test && ip link set lo up && exec sleep infinity'], { stdio: 'ignore' });
+  const hpid = holder.pid!;
+  const until = async (what: string, ok: () => boolean) => {
+    const end = Date.now() + 20_000;
+    while (!ok()) {
+      if (Date.now() > end) throw new Error(`test sshd: ${what} within 20 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const read = (p: string) => {
+    try {
+      return fs.readFileSync(p, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  await until('the namespace holder did not start', () => read(`/proc/${hpid}/comm`).trim() === 'sleep');
+  fs.writeFileSync(
+    path.join(dir, 'sshd_config'),
+    `Port ${port}\nListenAddress 127.0.0.1\nHostKey ${dir}/host_ed25519\nAuthorizedKeysFile ${dir}/user_ed25519.pub\n` +
+      `PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n` +
+      `PidFile ${dir}/sshd.pid\nSetEnv HOME=${dir}/home XDG_RUNTIME_DIR=${dir}/run XDG_STATE_HOME=${dir}/state XDG_CONFIG_HOME=${dir}/config XDG_DATA_HOME=${dir}/data\nLogLevel ERROR\n`,
+  );
+  const sshd = spawn('nsenter', [`--net=/proc/${hpid}/ns/net`, `--uts=/proc/${hpid}/ns/uts`, '/usr/sbin/sshd', '-D', '-e', '-f', path.join(dir, 'sshd_config')], { stdio: 'ignore' });
+  const hostPub = read(path.join(dir, 'host_ed25519.pub')).split(/\s+/).slice(0, 2).join(' ');
+  fs.writeFileSync(path.join(dir, 'known_hosts'), `porthole-test ${hostPub}\n`);
+  const blockFile = path.join(dir, 'block');
+  const proxy = path.join(dir, 'proxy.sh');
+  fs.writeFileSync(proxy, `#!/bin/sh\n[ -e '${blockFile}' ] && exit 1\nexec nsenter --net=/proc/${hpid}/ns/net socat STDIO TCP:127.0.0.1:${port}\n`, { mode: 0o755 });
+  const sshConfig = path.join(dir, 'ssh_config');
+  fs.writeFileSync(
+    sshConfig,
+    `Host porthole-test\n  HostName 127.0.0.1\n  Port ${port}\n  User root\n  IdentityFile ${dir}/user_ed25519\n  IdentitiesOnly yes\n` +
+      `  HostKeyAlias porthole-test\n  UserKnownHostsFile ${dir}/known_hosts\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n` +
+      `  BatchMode yes\n  LogLevel ERROR\n  ProxyCommand ${proxy}\n`,
+  );
+  const want = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;
+  await until('sshd did not listen', () => read(`/proc/${hpid}/net/tcp`).includes(want));
+  const inNamespace = (): number[] => {
+    let ns = '';
+    try {
+      ns = fs.readlinkSync(`/proc/${hpid}/ns/net`);
+    } catch {
+      return [];
+    }
+    const out: number[] = [];
+    for (const e of fs.readdirSync('/proc')) {
+      const pid = Number(e);
+      if (!Number.isInteger(pid) || pid === hpid) continue;
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/ns/net`) === ns) out.push(pid);
+      } catch {
+        /* gone */
+      }
+    }
+    return out;
+  };
+  const stop = async () => {
+    // The daemon first, politely (it hangs up its shells), then everything in the namespace.
+    const daemon = Number(read(path.join(dir, 'run/porthole-remote/daemon.pid')).trim());
+    if (Number.isInteger(daemon) && daemon > 1) {
+      try {
+        process.kill(daemon, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+      const end = Date.now() + 6000;
+      while (Date.now() < end && fs.existsSync(`/proc/${daemon}`)) await new Promise((r) => setTimeout(r, 50));
+    }
+    sshd.kill('SIGKILL');
+    for (let i = 0; i < 3; i++) {
+      for (const pid of inNamespace())
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    holder.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, sshConfig, blockFile, stop };
+}

@@ -1,0 +1,134 @@
+// Remote workspaces (issue 28, protocol §11) through the UI, against a real sshd in a private
+// network namespace (fixtures `startTestSshd`, as scripts/test-sshd.sh): "New remote
+// workspace…" connects to the test host and opens a workspace whose terminal runs there
+// (`hostname` says porthole-remote-test); the link's ssh killed (and held down) while output
+// is being made → the tab says reconnecting, then connected, and the terminal ends with the
+// whole output; a page reload finds the remote workspace and the same shell (`$$`). An
+// unknown host shows the sidecar's error and creates nothing. A sidecar of its own: it needs
+// the test ssh config and the remote binary (PORTHOLE_SSH_CONFIG, PORTHOLE_REMOTE_BIN).
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Page, expect, test } from '@playwright/test';
+import { type Sidecar, startSidecar } from '../sidecar';
+import { type TestSshd, Wall, startTestSshd } from './fixtures';
+
+const repo = path.resolve(import.meta.dirname, '../../..');
+
+let sshd: TestSshd | null = null;
+let s: Sidecar | null = null;
+test.beforeEach(async () => {
+  sshd = await startTestSshd();
+  s = await startSidecar({
+    name: 'remote',
+    env: { PORTHOLE_SSH_CONFIG: sshd.sshConfig, PORTHOLE_REMOTE_BIN: process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar') },
+  });
+});
+test.afterEach(async () => {
+  // The local sidecar first (its links' ssh go), then the remote (its daemon and shells).
+  await s?.stop();
+  await sshd?.stop();
+  s = null;
+  sshd = null;
+});
+
+async function open(page: Page): Promise<Wall> {
+  page.on('pageerror', (e) => console.log(`[pageerror] ${e.message}`));
+  const { url } = await s!.call('POST', '/api/login-codes');
+  await page.goto(new URL(url, s!.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  return new Wall(page);
+}
+
+/** The last non-empty line before the prompt line of pane `id`'s text. */
+function lastOutputLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+  while (lines.length && /^\$\s*$/.test(lines[lines.length - 1])) lines.pop();
+  return lines[lines.length - 1] ?? '';
+}
+
+test('a remote workspace: connect, run there, survive a dropped link, come back after a reload', async ({ page }) => {
+  test.setTimeout(150_000);
+  const wall = await open(page);
+  await wall.waitOpen(1);
+  const [local] = await wall.paneIds();
+
+  // New remote workspace… → the dialog → Connect.
+  await page.getByTestId('ws-new-remote').click();
+  const dialog = page.getByTestId('remote-dialog');
+  await expect(dialog).toBeVisible();
+  await dialog.getByTestId('remote-host').fill('porthole-test');
+  await dialog.getByTestId('remote-connect').click();
+  await expect(dialog).toBeHidden({ timeout: 20_000 });
+  const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+  await expect(tab).toHaveAttribute('data-active', 'true');
+  await expect(tab.getByTestId('ws-remote')).toHaveAttribute('data-state', 'connected', { timeout: 10_000 });
+  await wall.waitOpen(1);
+  const remote = await wall.focusedId();
+  expect(remote).not.toBe(local);
+
+  // The terminal runs on the remote: its hostname is the namespace's.
+  await wall.type('hostname\n');
+  await wall.waitText(remote, /^porthole-remote-test$/m, 15_000);
+  await wall.type('echo pid=$$\n');
+  await wall.waitText(remote, /^pid=\d+$/m);
+  const pid = /^pid=(\d+)$/m.exec(await wall.text(remote))![1];
+
+  // The link's ssh killed while output is being made, and held down a moment: reconnecting.
+  const [link] = (await s!.call('GET', '/api/remotes')).remotes;
+  expect(link.host).toBe('porthole-test');
+  fs.writeFileSync(sshd!.blockFile, '');
+  await wall.type('sleep 1; seq 1 200000\n');
+  await page.waitForTimeout(300);
+  process.kill(link.ssh_pid, 'SIGKILL');
+  await expect(tab.getByTestId('ws-remote')).toHaveAttribute('data-state', 'reconnecting', { timeout: 10_000 });
+  await expect(wall.pane(remote)).toHaveAttribute('data-status', 'reconnecting', { timeout: 10_000 });
+  // Other workspaces go on meanwhile: the local one answers.
+  await page.locator('[data-testid=ws-tab]').first().click();
+  await wall.waitOpen(1);
+  await wall.click(local);
+  await wall.type('echo local-ok\n');
+  await wall.waitText(local, /^local-ok$/m);
+  await tab.click();
+  fs.rmSync(sshd!.blockFile);
+  await expect(tab.getByTestId('ws-remote')).toHaveAttribute('data-state', 'connected', { timeout: 30_000 });
+  await expect(wall.pane(remote)).toHaveAttribute('data-status', 'open', { timeout: 20_000 });
+  await expect.poll(async () => lastOutputLine(await wall.text(remote)), { timeout: 20_000 }).toBe('200000');
+  const after = (await s!.call('GET', '/api/remotes')).remotes[0];
+  expect(after.reconnects).toBeGreaterThanOrEqual(1);
+  expect(after.remote.daemon_pid).toBe(link.remote.daemon_pid);
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: path.join(repo, 'docs/screenshot-remote.png') });
+
+  // A reload: the remote workspace comes back, on screen, with the same shell.
+  await page.reload();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  const again = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+  await expect(again).toHaveAttribute('data-active', 'true');
+  await expect(again.getByTestId('ws-remote')).toHaveAttribute('data-state', 'connected', { timeout: 20_000 });
+  await wall.waitOpen(1);
+  const back = await wall.focusedId();
+  expect(back).toBe(remote);
+  await wall.waitText(back, /^200000$/m, 15_000);
+  await wall.click(back);
+  await wall.type('echo again=$$\n');
+  await wall.waitText(back, new RegExp(`^again=${pid}$`, 'm'), 15_000);
+  // Still one link, and the local workspace is still there.
+  expect((await s!.call('GET', '/api/remotes')).remotes).toHaveLength(1);
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(2);
+});
+
+test('an unknown host: the sidecar says why, nothing is created', async ({ page }) => {
+  const wall = await open(page);
+  await wall.waitOpen(1);
+  await page.getByTestId('ws-new-remote').click();
+  const dialog = page.getByTestId('remote-dialog');
+  await dialog.getByTestId('remote-host').fill('no-such-host.invalid');
+  await dialog.getByTestId('remote-connect').click();
+  const error = dialog.getByTestId('remote-error');
+  await expect(error).toBeVisible({ timeout: 20_000 });
+  await expect(error).toHaveAttribute('data-code', 'remote_unreachable');
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(1);
+  expect((await s!.call('GET', '/api/remotes')).remotes).toHaveLength(0);
+  await dialog.getByTestId('remote-cancel').click();
+  await expect(dialog).toBeHidden();
+});
