@@ -305,10 +305,22 @@ async fn establish(host: &SshHost, opts: &LinkOptions) -> Result<Session, LinkEr
         Ok::<_, std::io::Error>((rx, tx))
     })();
     let (mut rx, tx) = io.map_err(|e| LinkError::Unreachable(format!("ssh's pipes: {e}")))?;
-    let line = tokio::time::timeout(HELLO_BOUND, read_line(&mut rx)).await;
-    let hello = match line {
-        Ok(Ok(Some(l))) => serde_json::from_str::<Hello>(&l).ok().filter(|h| h.porthole == "remote"),
-        Ok(_) => None,
+    // A remote rc file may print before the relay runs (bash sources ~/.bashrc for ssh
+    // commands): up to 64 lines that are not the hello are skipped.
+    let hello_line = async {
+        for _ in 0..64 {
+            match read_line(&mut rx).await {
+                Ok(Some(l)) => match serde_json::from_str::<Hello>(&l) {
+                    Ok(h) if h.porthole == "remote" => return Some(h),
+                    _ => continue,
+                },
+                _ => return None,
+            }
+        }
+        None
+    };
+    let hello = match tokio::time::timeout(HELLO_BOUND, hello_line).await {
+        Ok(h) => h,
         Err(_) => {
             ssh.kill();
             return Err(LinkError::Unreachable(format!(

@@ -59,6 +59,9 @@ impl TestSshd {
             std::fs::create_dir_all(dir.join(sub)).unwrap();
         }
         std::fs::create_dir_all("/run/sshd").unwrap();
+        // A chatty rc file, as real ones can be (bash sources it for ssh commands): the link
+        // must find the hello line after it.
+        write(&dir.join("home/.bashrc"), "echo 'welcome to the test remote'\n");
         for key in ["host_ed25519", "user_ed25519"] {
             run(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", key, "-f"]).arg(dir.join(key)));
         }
