@@ -191,6 +191,29 @@ describe('TerminalSession', () => {
     expect(FakeSocket.all).toHaveLength(1);
   });
 
+  it('keeps retrying while a remote link is down (503 remote_disconnected), and reconnects once it is back', async () => {
+    const { s, ws } = makeSession();
+    ws().open();
+    ws().drop();
+    let down = true;
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () =>
+        down
+          ? new Response('{"error":{"code":"remote_disconnected","message":"the link is down"}}', { status: 503 })
+          : new Response('{"id":"t1","alive":true}', { status: 200 }),
+      ),
+    );
+    await vi.advanceTimersByTimeAsync(300);
+    expect(s.status).toBe('reconnecting');
+    expect(FakeSocket.all).toHaveLength(1);
+    down = false;
+    await vi.advanceTimersByTimeAsync(300);
+    expect(FakeSocket.all).toHaveLength(2);
+    ws().open();
+    expect(s.status).toBe('open');
+  });
+
   it('reports exit after the output before it, and does not reconnect after it', async () => {
     const { s, sink, ws } = makeSession();
     const codes: number[] = [];
