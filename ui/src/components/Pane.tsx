@@ -186,6 +186,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
       data-kind="terminal"
       data-terminal-id={pane.terminalId ?? ''}
       data-handle={pane.handle ?? ''}
+      data-remote={pane.remote ?? undefined}
       data-status={pane.status}
       data-focused={focused ? 'true' : 'false'}
       data-visible={visible ? 'true' : 'false'}
@@ -198,6 +199,11 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
         <span className={`pane-title${running ? ' running' : ''}`} data-testid="pane-title" data-running={running ? 'true' : 'false'} title={running ? `Running: ${running}` : label}>
           {label}
         </span>
+        {pane.remote && (
+          <span className="pane-remote" data-testid="pane-remote" title={`This terminal runs on ${pane.remote}`}>
+            {pane.remote}
+          </span>
+        )}
         {cwdShort && (
           <span className="pane-cwd" data-testid="pane-cwd" title={cwd ?? ''}>
             {cwdShort}

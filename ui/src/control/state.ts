@@ -9,6 +9,8 @@ export interface ReportedPane {
   id: string;
   kind: 'terminal' | 'browser';
   handle: string | null;
+  /** a remote pane's host: its terminal is not this sidecar's */
+  remote?: string | null;
   terminalId: string | null;
   /** OSC title of a terminal, else '' */
   title: string;
@@ -93,7 +95,8 @@ export function buildState(input: ReportInput, stringBytes = UI_STRING_MAX_BYTES
       id: p.id,
       handle: p.handle,
       kind: p.kind,
-      terminal: p.kind === 'terminal' ? p.terminalId : null,
+      // A remote pane's terminal is the remote sidecar's: it names no terminal of this one.
+      terminal: p.kind === 'terminal' && !p.remote ? p.terminalId : null,
       title: clipUtf8(reportedTitle(p), stringBytes),
       url,
       mode: reportedMode(p),
