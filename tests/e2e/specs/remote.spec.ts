@@ -3,9 +3,10 @@
 // workspace…" connects to the test host and opens a workspace whose terminal runs there
 // (`hostname` says porthole-remote-test); the link's ssh killed (and held down) while output
 // is being made → the tab says reconnecting, then connected, and the terminal ends with the
-// whole output; a page reload finds the remote workspace and the same shell (`$$`). An
-// unknown host shows the sidecar's error and creates nothing. A sidecar of its own: it needs
-// the test ssh config and the remote binary (PORTHOLE_SSH_CONFIG, PORTHOLE_REMOTE_BIN).
+// whole output; a split there is remote too; a page reload finds the remote workspace and
+// the same shell (`$$`). An unknown host shows the sidecar's error and creates nothing. A
+// sidecar of its own: it needs the test ssh config and the remote binary
+// (PORTHOLE_SSH_CONFIG, PORTHOLE_REMOTE_BIN).
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Page, expect, test } from '@playwright/test';
@@ -96,6 +97,14 @@ test('a remote workspace: connect, run there, survive a dropped link, come back 
   const after = (await s!.call('GET', '/api/remotes')).remotes[0];
   expect(after.reconnects).toBeGreaterThanOrEqual(1);
   expect(after.remote.daemon_pid).toBe(link.remote.daemon_pid);
+  // A split in a remote workspace is remote too.
+  await wall.prefix('%');
+  await wall.waitOpen(2);
+  const split = await wall.focusedId();
+  await expect(wall.pane(split)).toHaveAttribute('data-remote', 'porthole-test');
+  await wall.type('hostname; echo split-pid=$$\n');
+  await wall.waitText(split, /^porthole-remote-test$/m, 15_000);
+  expect(await wall.text(split)).not.toContain(`split-pid=${pid}`);
   await page.mouse.move(0, 0);
   await page.screenshot({ path: path.join(repo, 'docs/screenshot-remote.png') });
 
@@ -105,9 +114,9 @@ test('a remote workspace: connect, run there, survive a dropped link, come back 
   const again = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
   await expect(again).toHaveAttribute('data-active', 'true');
   await expect(again.getByTestId('ws-remote')).toHaveAttribute('data-state', 'connected', { timeout: 20_000 });
-  await wall.waitOpen(1);
-  const back = await wall.focusedId();
-  expect(back).toBe(remote);
+  await wall.waitOpen(2);
+  expect(await wall.focusedId()).toBe(split);
+  const back = remote;
   await wall.waitText(back, /^200000$/m, 15_000);
   await wall.click(back);
   await wall.type('echo again=$$\n');
