@@ -58,8 +58,12 @@ impl Drop for Lock {
     }
 }
 
+/// Past this size, in bytes, `daemon.log` becomes `daemon.log.1` (replacing the one before)
+/// when the next daemon starts.
+const MAX_LOG_BYTES: u64 = 1024 * 1024;
+
 /// Ensures a daemon answers on `api.sock`, starting one (`setsid`, stdin `/dev/null`, output
-/// appended to `daemon.log`) under the lock when none does. Returns its token and pid.
+/// appended to `daemon.log`, rotated once past [`MAX_LOG_BYTES`]) under the lock when none does. Returns its token and pid.
 async fn ensure_daemon(run: &RunDir) -> io::Result<(String, u32)> {
     let _lock = Lock::take(run)?;
     if UnixStream::connect(run.api_sock()).await.is_err() {
@@ -67,6 +71,11 @@ async fn ensure_daemon(run: &RunDir) -> io::Result<(String, u32)> {
         // mistaken for them.
         let _ = std::fs::remove_file(run.token());
         let _ = std::fs::remove_file(run.pid());
+        // One generation of the log is kept: a daemon started afresh for years must not fill
+        // the remote's disk.
+        if std::fs::metadata(run.log()).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+            let _ = std::fs::rename(run.log(), run.log().with_extension("log.1"));
+        }
         let log = std::fs::OpenOptions::new().create(true).append(true).open(run.log())?;
         let exe = std::env::current_exe()?;
         let mut cmd = Command::new(exe);
