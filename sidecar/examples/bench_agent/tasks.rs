@@ -237,20 +237,25 @@ fn check_once(task: &str, answer: &str) -> Result<(), String> {
     }
 }
 
+/// The tally's name for a snapshot file an MCP answer linked and the agent read.
+pub const FILE_READ: &str = "(read snapshot file)";
+
 /// What an agent read and did during one task.
 #[derive(Default, Clone)]
 pub struct Tally {
     pub bytes: usize,
     pub calls: usize,
-    /// Each verb (tool) used, with how many times.
-    pub verbs: BTreeMap<String, usize>,
+    /// Each verb (tool) used: how many times, and the bytes its answers came to.
+    pub verbs: BTreeMap<String, (usize, usize)>,
 }
 
 impl Tally {
     pub fn add(&mut self, verb: &str, bytes: usize) {
         self.bytes += bytes;
         self.calls += 1;
-        *self.verbs.entry(verb.to_string()).or_default() += 1;
+        let v = self.verbs.entry(verb.to_string()).or_default();
+        v.0 += 1;
+        v.1 += bytes;
     }
 }
 
@@ -309,7 +314,11 @@ fn done_bytes(runs: &[TaskRun]) -> (usize, usize) {
 /// The task × tool table, the totals and the bytes-per-completed-task ratio, then the
 /// failures with why and the verbs each policy used.
 pub fn print(ours: &[TaskRun], theirs: Option<&[TaskRun]>, pw_label: &str) {
-    println!("\ntask suite ({} tasks; bytes: everything the agent read; ms: wall time of the task)", TASKS.len());
+    println!(
+        "\ntask suite ({} tasks; bytes: everything the agent read, calls: tool calls and snapshot files read; \
+         ms: wall time of the task)",
+        TASKS.len()
+    );
     let mut rows: Vec<Vec<String>> = vec![vec![
         "task".into(),
         "porthole done".into(),
@@ -372,14 +381,26 @@ pub fn print(ours: &[TaskRun], theirs: Option<&[TaskRun]>, pw_label: &str) {
             ours_per / theirs_per,
             theirs_per / ours_per
         );
+        // The same without the snapshot files its answers link (were the agent to act blind).
+        let files: usize = t
+            .iter()
+            .filter(|r| r.done)
+            .filter_map(|r| r.tally.verbs.get(FILE_READ).map(|v| v.1))
+            .sum();
+        let blind = per(tn, tb - files);
+        println!(
+            "(counting only {pw_label}'s tool answers, not the {files} bytes of snapshot files read: {blind:.0} \
+             bytes per completed task, ratio {:.3})",
+            ours_per / blind
+        );
     } else {
         println!();
     }
     for (tool, runs) in [("porthole", Some(ours)), (pw_label, theirs)] {
         let Some(runs) = runs else { continue };
         for r in runs {
-            let verbs: Vec<String> = r.tally.verbs.iter().map(|(v, n)| format!("{v}×{n}")).collect();
-            println!("  {tool} {}: {}", r.task, verbs.join(" "));
+            let verbs: Vec<String> = r.tally.verbs.iter().map(|(v, (n, b))| format!("{v}×{n} {b} B")).collect();
+            println!("  {tool} {}: {}", r.task, verbs.join(", "));
             if !r.done {
                 println!("  {tool} {}: FAILED: {}", r.task, r.why);
             }

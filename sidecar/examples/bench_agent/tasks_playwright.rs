@@ -59,7 +59,7 @@ impl<'a> PwAgent<'a> {
         }
         let f = r.file.take().ok_or_else(|| format!("no snapshot in {:?}", r.text))?;
         let s = std::fs::read_to_string(self.pw.home().join(&f)).map_err(|e| format!("{f}: {e}"))?;
-        self.tally.add("(read snapshot file)", s.len());
+        self.tally.add(tasks::FILE_READ, s.len());
         Ok(s)
     }
 
