@@ -297,7 +297,7 @@ export async function pageTitle(browser: string): Promise<string> {
 export interface TestSshd {
   /** the temp folder: keys, configs, the remote side's XDG dirs and HOME */
   dir: string;
-  /** an ssh config whose `porthole-test` is this sshd with a known host key */
+  /** an ssh config whose `porthole-test` is this sshd with a known host key (`porthole-unknown-key`: the same sshd, its key unknown) */
   sshConfig: string;
   /** while this file exists, new ssh connections fail (the ProxyCommand refuses): a link stays down */
   blockFile: string;
@@ -353,6 +353,10 @@ export async function startTestSshd(port = 2222): Promise<TestSshd> {
     sshConfig,
     `Host porthole-test\n  HostName 127.0.0.1\n  Port ${port}\n  User root\n  IdentityFile ${dir}/user_ed25519\n  IdentitiesOnly yes\n` +
       `  HostKeyAlias porthole-test\n  UserKnownHostsFile ${dir}/known_hosts\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n` +
+      `  BatchMode yes\n  LogLevel ERROR\n  ProxyCommand ${proxy}\n` +
+      // The same sshd under an alias whose host key nobody knows (protocol §11.5 `host_key`).
+      `Host porthole-unknown-key\n  HostName 127.0.0.1\n  Port ${port}\n  User root\n  IdentityFile ${dir}/user_ed25519\n  IdentitiesOnly yes\n` +
+      `  HostKeyAlias porthole-unknown-key\n  UserKnownHostsFile /dev/null\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n` +
       `  BatchMode yes\n  LogLevel ERROR\n  ProxyCommand ${proxy}\n`,
   );
   const want = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;

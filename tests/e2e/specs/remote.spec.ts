@@ -4,7 +4,8 @@
 // (`hostname` says porthole-remote-test); the link's ssh killed (and held down) while output
 // is being made → the tab says reconnecting, then connected, and the terminal ends with the
 // whole output; a split there is remote too; a page reload finds the remote workspace and
-// the same shell (`$$`). An unknown host shows the sidecar's error and creates nothing. A
+// the same shell (`$$`), and so does a restart of the local sidecar. An unknown host or host
+// key shows the sidecar's error (code, ssh's stderr) and creates nothing. A
 // sidecar of its own: it needs the test ssh config and the remote binary
 // (PORTHOLE_SSH_CONFIG, PORTHOLE_REMOTE_BIN).
 import fs from 'node:fs';
@@ -126,7 +127,7 @@ test('a remote workspace: connect, run there, survive a dropped link, come back 
   await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(2);
 });
 
-test('an unknown host: the sidecar says why, nothing is created', async ({ page }) => {
+test('an unknown host or host key: the sidecar says why, nothing is created', async ({ page }) => {
   const wall = await open(page);
   await wall.waitOpen(1);
   await page.getByTestId('ws-new-remote').click();
@@ -138,6 +139,43 @@ test('an unknown host: the sidecar says why, nothing is created', async ({ page 
   await expect(error).toHaveAttribute('data-code', 'remote_unreachable');
   await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(1);
   expect((await s!.call('GET', '/api/remotes')).remotes).toHaveLength(0);
+  // A host whose key is not known: refused, ssh's words shown, nothing connected.
+  await dialog.getByTestId('remote-host').fill('porthole-unknown-key');
+  await dialog.getByTestId('remote-connect').click();
+  await expect(error).toHaveAttribute('data-code', 'host_key', { timeout: 20_000 });
+  await expect(error).toContainText(/host key verification failed/i);
+  await page.screenshot({ path: path.join(repo, 'docs/screenshot-remote-hostkey.png') });
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(1);
+  expect((await s!.call('GET', '/api/remotes')).remotes).toHaveLength(0);
   await dialog.getByTestId('remote-cancel').click();
   await expect(dialog).toBeHidden();
+});
+
+test('after a local sidecar restart the remote workspace reattaches to the same shell', async ({ page }) => {
+  test.setTimeout(120_000);
+  let wall = await open(page);
+  await wall.waitOpen(1);
+  await page.getByTestId('ws-new-remote').click();
+  await page.getByTestId('remote-host').fill('porthole-test');
+  await page.getByTestId('remote-connect').click();
+  const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+  await expect(tab).toHaveAttribute('data-active', 'true', { timeout: 20_000 });
+  await wall.waitOpen(1);
+  const remote = await wall.focusedId();
+  await wall.type('echo before=$$\n');
+  await wall.waitText(remote, /^before=\d+$/m, 15_000);
+  const pid = /^before=(\d+)$/m.exec(await wall.text(remote))![1];
+  // Saved (debounced), then the local sidecar stops: its link goes, the remote daemon stays.
+  await page.waitForTimeout(1000);
+  await s!.stop({ keep: true });
+  const env = { PORTHOLE_SSH_CONFIG: sshd!.sshConfig, PORTHOLE_REMOTE_BIN: process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar') };
+  s = await startSidecar({ name: 'remote', tmp: s!.tmp, env });
+  wall = await open(page);
+  await expect(tab).toHaveAttribute('data-active', 'true');
+  await expect(tab.getByTestId('ws-remote')).toHaveAttribute('data-state', 'connected', { timeout: 30_000 });
+  await wall.waitOpen(1);
+  expect(await wall.focusedId()).toBe(remote);
+  await wall.click(remote);
+  await wall.type('echo after=$$\n');
+  await wall.waitText(remote, new RegExp(`^after=${pid}$`, 'm'), 20_000);
 });

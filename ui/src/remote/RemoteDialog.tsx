@@ -76,7 +76,7 @@ export function RemoteDialog({ store, onClose }: { store: WorkspaceStore; onClos
             <p>
               {phase.message} <code>({phase.code})</code>
             </p>
-            {phase.stderr && <pre className="remote-stderr" data-testid="remote-stderr">{phase.stderr.trim()}</pre>}
+            {phase.stderr && !phase.message.includes(phase.stderr.trim()) && <pre className="remote-stderr" data-testid="remote-stderr">{phase.stderr.trim()}</pre>}
           </div>
         )}
         <div className="browser-panel-actions">
