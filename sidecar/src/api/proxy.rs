@@ -9,7 +9,10 @@ use serde::Deserialize;
 use super::body::JsonBody;
 use super::error::ApiError;
 use super::state::AppState;
-use crate::proxy::GrantInfo;
+use std::sync::Arc;
+
+use crate::proxy::{Dialer, GrantInfo, Route, UpstreamStream};
+use crate::remote::{Link, Target};
 
 /// Longest URL accepted, in bytes.
 const MAX_URL_BYTES: usize = 8192;
@@ -23,6 +26,10 @@ pub struct CreateGrant {
     /// The app's `location.origin` followed by `location.ancestorOrigins`.
     #[serde(default)]
     embedders: Vec<String>,
+    /// A remote link id (`r1`): the upstream is dialled on that remote, through the link
+    /// (protocol §6, §11). Absent: on this machine.
+    #[serde(default)]
+    remote: Option<String>,
 }
 
 /// `POST /api/proxy/grants` → 200 the grant.
@@ -33,7 +40,31 @@ pub async fn create(
     if body.url.len() > MAX_URL_BYTES {
         return Err(ApiError::BadRequest(format!("url must be at most {MAX_URL_BYTES} bytes")));
     }
-    Ok(Json(state.proxy.grant(&body.url, &body.embedders).await?))
+    let route = match body.remote {
+        None => None,
+        Some(id) => {
+            let link = state.remotes.get(&id).ok_or(ApiError::NotFound("remote"))?;
+            Some(Route { dial: link_dialer(&id, &link), name: id })
+        }
+    };
+    Ok(Json(state.proxy.grant_via(&body.url, &body.embedders, route).await?))
+}
+
+/// A dialer that opens each upstream connection as a `tcp` stream of `link` (the host
+/// resolved and dialled on the remote). It holds the link weakly: a removed link, or one not
+/// connected, fails at once, and the proxy answers with its upstream error page.
+fn link_dialer(id: &str, link: &Arc<Link>) -> Dialer {
+    let (id, link) = (id.to_string(), Arc::downgrade(link));
+    Arc::new(move |host: String, port: u16| {
+        let (id, link) = (id.clone(), link.clone());
+        Box::pin(async move {
+            let link = link.upgrade().ok_or_else(|| format!("remote {id} was removed"))?;
+            match link.open(&Target::Tcp { host, port }).await {
+                Ok(s) => Ok(Box::new(s) as Box<dyn UpstreamStream>),
+                Err(e) => Err(format!("through remote {id}: {e}")),
+            }
+        })
+    })
 }
 
 /// `GET /api/proxy/grants` → 200 `{"grants":[…]}`.

@@ -28,6 +28,30 @@ pub use cookies::jar_file;
 pub use cookies::SCRIPT_COOKIE_PATH;
 pub use target::{parse_upstream, validate_chain, Upstream};
 
+/// A byte stream to an upstream: a TCP connection, or a stream another transport opened.
+pub trait UpstreamStream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> UpstreamStream for T {}
+
+/// What a [`Dialer`] returns: the stream, or one readable line saying why there is none.
+pub type DialFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Box<dyn UpstreamStream>, String>> + Send>>;
+
+/// Opens a connection to `(host, port)` by a route other than this machine's own network
+/// (the host is the one the user named, resolved wherever the route ends).
+pub type Dialer = Arc<dyn Fn(String, u16) -> DialFuture + Send + Sync>;
+
+/// A grant's upstream route when it is not this machine: a name (shown as the grant's
+/// `remote`, and part of the grant's identity: the same origin by two routes is two grants)
+/// and the dialer every upstream connection of the grant is opened with. The proxy knows
+/// nothing else of it (protocol §6, §11).
+#[derive(Clone)]
+pub struct Route {
+    /// The route's name (a remote link id, `r1`).
+    pub name: String,
+    /// Opens each upstream connection.
+    pub dial: Dialer,
+}
+
 /// Quiet time after a change to a kept jar before it is written, in milliseconds.
 pub const JAR_SAVE_DEBOUNCE_MS: u64 = 250;
 /// The directory, under the state directory, where grants' cookie jars are kept.
@@ -155,6 +179,9 @@ pub struct GrantInfo {
     pub origin: String,
     /// The upstream origin the grant fronts.
     pub upstream: String,
+    /// The route the upstream is reached by when it is not this machine (a remote link id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     /// The URL to frame (only set on creation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -165,6 +192,8 @@ pub(crate) struct Grant {
     pub(crate) id: String,
     pub(crate) port: u16,
     pub(crate) upstream: Upstream,
+    /// Where the upstream is dialled when not on this machine.
+    pub(crate) route: Option<Route>,
     pub(crate) origins: rules::ProxyOrigins,
     /// The validated embedder chain (`None`: no chain; framing headers left alone, no shim).
     pub(crate) chain: Mutex<Option<Vec<String>>>,
@@ -216,6 +245,10 @@ impl Grant {
         *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
 
+    fn route_name(&self) -> Option<&str> {
+        self.route.as_ref().map(|r| r.name.as_str())
+    }
+
     fn idle_for(&self) -> Duration {
         self.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed()
     }
@@ -225,6 +258,7 @@ impl Grant {
             grant: self.id.clone(),
             origin: self.origins.canonical.clone(),
             upstream: self.upstream.origin.clone(),
+            remote: self.route_name().map(str::to_string),
             url: None,
         }
     }
@@ -279,12 +313,26 @@ impl Proxy {
     /// an existing grant takes the new chain. `embedders` is validated all-or-nothing
     /// ([`validate_chain`]). Must run inside a tokio runtime.
     pub async fn grant(self: &Arc<Self>, url: &str, embedders: &[String]) -> Result<GrantInfo, ProxyError> {
+        self.grant_via(url, embedders, None).await
+    }
+
+    /// As [`Proxy::grant`], with the upstream reached by `route` (`None`: this machine). A
+    /// grant is found again by origin and route name; a routed grant keeps no cookie jar on
+    /// disk (jar files are named by origin, and the remote's `localhost` is not this one's).
+    pub async fn grant_via(
+        self: &Arc<Self>,
+        url: &str,
+        embedders: &[String],
+        route: Option<Route>,
+    ) -> Result<GrantInfo, ProxyError> {
         let (upstream, path) = parse_upstream(url)?;
+        let route_name = route.as_ref().map(|r| r.name.clone());
+        let same = |g: &Grant| g.upstream.origin == upstream.origin && g.route_name() == route_name.as_deref();
         let chain = validate_chain(embedders);
         self.start_reaper();
         {
             let grants = self.lock();
-            if let Some(g) = grants.values().find(|g| g.upstream.origin == upstream.origin && !*g.closed.borrow()) {
+            if let Some(g) = grants.values().find(|g| same(g) && !*g.closed.borrow()) {
                 *g.chain.lock().unwrap_or_else(|p| p.into_inner()) = chain;
                 g.touch();
                 let mut info = g.info();
@@ -300,12 +348,12 @@ impl Proxy {
         // A kept jar is read before the grants are locked (a small file, at most
         // `MAX_JAR_FILE_BYTES`).
         let jar = match &self.config.jar_dir {
-            Some(dir) => cookies::Jar::load(jar_file(dir, &upstream.origin), &upstream.origin),
-            None => cookies::Jar::default(),
+            Some(dir) if route.is_none() => cookies::Jar::load(jar_file(dir, &upstream.origin), &upstream.origin),
+            _ => cookies::Jar::default(),
         };
         let mut grants = self.lock();
         // Another request may have raced us to the same origin or the cap while we bound.
-        if let Some(g) = grants.values().find(|g| g.upstream.origin == upstream.origin) {
+        if let Some(g) = grants.values().find(|g| same(g)) {
             *g.chain.lock().unwrap_or_else(|p| p.into_inner()) = chain;
             g.touch();
             let mut info = g.info();
@@ -321,6 +369,7 @@ impl Proxy {
             id: id.clone(),
             port,
             upstream,
+            route,
             origins: rules::ProxyOrigins::new(port),
             chain: Mutex::new(chain),
             last_used: Mutex::new(Instant::now()),
@@ -334,10 +383,10 @@ impl Proxy {
         grants.insert(id, grant.clone());
         drop(grants);
         tokio::spawn(server::serve(listener, grant.clone()));
-        if self.config.jar_dir.is_some() {
+        if self.config.jar_dir.is_some() && grant.route.is_none() {
             tokio::spawn(grant.clone().save_jar_changes());
         }
-        tracing::info!(grant = %grant.id, port, upstream = %grant.upstream.origin, "proxy grant created");
+        tracing::info!(grant = %grant.id, port, upstream = %grant.upstream.origin, remote = ?grant.route_name(), "proxy grant created");
         let mut info = grant.info();
         info.url = Some(format!("{}{path}", grant.origins.canonical));
         Ok(info)

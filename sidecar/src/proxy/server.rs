@@ -117,7 +117,7 @@ async fn handle(mut req: Request<Incoming>, grant: Arc<Grant>) -> Result<Respons
     let up_req = Request::from_parts(parts, body.boxed());
 
     // Upgrades get a connection of their own; everything else may reuse a pooled one.
-    let mut resp = match send(&grant.pool, upstream, up_req, idle, !upgrade).await {
+    let mut resp = match send(&grant.pool, upstream, grant.route.as_ref(), up_req, idle, !upgrade).await {
         Ok(r) => r,
         Err(e) => {
             tracing::debug!(grant = %grant.id, "upstream {}: {e}", upstream.origin);

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::quickack::QuickAck;
 use super::target::is_localhost_name;
-use super::Upstream;
+use super::{Route, Upstream, UpstreamStream};
 use crate::address::is_blocked_ip;
 
 /// A request body on its way upstream.
@@ -105,6 +105,8 @@ impl Pool {
 }
 
 /// Sends `req` to `upstream` and returns its response head, each step bounded by `idle`.
+/// A new connection is made with `route`'s dialer when there is one (a remote's network),
+/// else on this machine ([`dial`]); a dialer's error is [`UpstreamError::Connect`].
 ///
 /// With `pooled`, the request goes on a ready pooled connection when there is one, and the
 /// connection is kept in `pool` for a later request (ready again once this response has been
@@ -115,6 +117,7 @@ impl Pool {
 pub async fn send(
     pool: &Pool,
     upstream: &Upstream,
+    route: Option<&Route>,
     req: Request<UpBody>,
     idle: Duration,
     pooled: bool,
@@ -128,31 +131,41 @@ pub async fn send(
                     return Ok(resp);
                 }
                 Ok(Err(mut e)) => match e.take_message().or_else(|| replay.as_ref().map(rebuild)) {
-                    Some(again) => return fresh(pool, upstream, again, idle, pooled).await,
+                    Some(again) => return fresh(pool, upstream, route, again, idle, pooled).await,
                     None => return Err(UpstreamError::Connect(e.into_error().to_string())),
                 },
                 Err(_) => return Err(UpstreamError::Timeout),
             }
         }
     }
-    fresh(pool, upstream, req, idle, pooled).await
+    fresh(pool, upstream, route, req, idle, pooled).await
 }
 
 /// Sends `req` on a new connection.
 async fn fresh(
     pool: &Pool,
     upstream: &Upstream,
+    route: Option<&Route>,
     req: Request<UpBody>,
     idle: Duration,
     pooled: bool,
 ) -> Result<Response<Incoming>, UpstreamError> {
-    let stream = match tokio::time::timeout(idle, dial(upstream)).await {
+    let connect = async {
+        match route {
+            None => {
+                let stream = dial(upstream).await?;
+                let _ = stream.set_nodelay(true);
+                Ok(Box::new(QuickAck(stream)) as Box<dyn UpstreamStream>)
+            }
+            Some(r) => (r.dial)(upstream.dial_host.clone(), upstream.port).await.map_err(UpstreamError::Connect),
+        }
+    };
+    let stream = match tokio::time::timeout(idle, connect).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return Err(e),
         Err(_) => return Err(UpstreamError::Connect(format!("no connection within {idle:?}"))),
     };
-    let _ = stream.set_nodelay(true);
-    let (mut s, conn) = hyper::client::conn::http1::handshake::<_, UpBody>(TokioIo::new(QuickAck(stream)))
+    let (mut s, conn) = hyper::client::conn::http1::handshake::<_, UpBody>(TokioIo::new(stream))
         .await
         .map_err(|e| UpstreamError::Connect(e.to_string()))?;
     tokio::spawn(async move {
