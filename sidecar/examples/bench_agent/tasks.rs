@@ -78,11 +78,46 @@ pub fn product(i: usize) -> String {
 /// dollar amounts, so a search for "$" alone does not answer.
 fn docs_page(price: &str) -> String {
     const TOPICS: [&str; 40] = [
-        "Introduction", "Installation", "Quick start", "Projects", "Environments", "Deployments", "Domains",
-        "Certificates", "Build settings", "Caching", "Logs", "Metrics", "Alerts", "Teams", "Roles", "Audit log",
-        "Single sign-on", "Secrets", "Databases", "Backups", "Storage", "Queues", "Cron jobs", "Webhooks", "API",
-        "Command line", "Regions", "Support", "Pricing", "Billing", "Invoices", "Limits", "History", "Migration",
-        "Security", "Compliance", "Status", "Glossary", "FAQ", "Changelog",
+        "Introduction",
+        "Installation",
+        "Quick start",
+        "Projects",
+        "Environments",
+        "Deployments",
+        "Domains",
+        "Certificates",
+        "Build settings",
+        "Caching",
+        "Logs",
+        "Metrics",
+        "Alerts",
+        "Teams",
+        "Roles",
+        "Audit log",
+        "Single sign-on",
+        "Secrets",
+        "Databases",
+        "Backups",
+        "Storage",
+        "Queues",
+        "Cron jobs",
+        "Webhooks",
+        "API",
+        "Command line",
+        "Regions",
+        "Support",
+        "Pricing",
+        "Billing",
+        "Invoices",
+        "Limits",
+        "History",
+        "Migration",
+        "Security",
+        "Compliance",
+        "Status",
+        "Glossary",
+        "FAQ",
+        "Changelog",
     ];
     let mut s = String::from(
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>Acme Cloud documentation</title></head><body>\n\
@@ -197,7 +232,8 @@ fn check_once(task: &str, answer: &str) -> Result<(), String> {
     let want = |ok: bool, what: String| if ok { Ok(()) } else { Err(what) };
     match task {
         "todo" => {
-            let todos = serde_json::json!([{"text": "Buy milk", "done": true}, {"text": "Walk the dog", "done": false}]);
+            let todos =
+                serde_json::json!([{"text": "Buy milk", "done": true}, {"text": "Walk the dog", "done": false}]);
             want(s["todos"] == todos, format!("page state {s}"))?;
             want(answer == "1" && s["left"] == 1, format!("answer {answer:?}, page says {} left", s["left"]))
         }
@@ -382,11 +418,7 @@ pub fn print(ours: &[TaskRun], theirs: Option<&[TaskRun]>, pw_label: &str) {
             theirs_per / ours_per
         );
         // The same without the snapshot files its answers link (were the agent to act blind).
-        let files: usize = t
-            .iter()
-            .filter(|r| r.done)
-            .filter_map(|r| r.tally.verbs.get(FILE_READ).map(|v| v.1))
-            .sum();
+        let files: usize = t.iter().filter(|r| r.done).filter_map(|r| r.tally.verbs.get(FILE_READ).map(|v| v.1)).sum();
         let blind = per(tn, tb - files);
         println!(
             "(counting only {pw_label}'s tool answers, not the {files} bytes of snapshot files read: {blind:.0} \

@@ -65,10 +65,7 @@ impl PhAgent {
 
 /// The lines a `--diff` added or changed (`+ `, `~ `), without their marks.
 fn added(diff: &str) -> String {
-    diff.lines()
-        .filter_map(|l| l.strip_prefix("+ ").or_else(|| l.strip_prefix("~ ")))
-        .collect::<Vec<_>>()
-        .join("\n")
+    diff.lines().filter_map(|l| l.strip_prefix("+ ").or_else(|| l.strip_prefix("~ "))).collect::<Vec<_>>().join("\n")
 }
 
 /// The first number in `s`.
