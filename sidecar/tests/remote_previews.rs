@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::sshd::{TestSshd, HOST_ALIAS};
@@ -58,23 +60,31 @@ async fn wait_remote(sc: &Sidecar, what: &str, done: impl Fn(&Value) -> bool) ->
     }
 }
 
-/// A laptop-side HTTP server on 127.0.0.1 (a free port): every request gets [`LAPTOP_PAGE`].
-async fn laptop_server() -> u16 {
+/// A laptop-side HTTP server on 127.0.0.1 (a free port): every request gets [`LAPTOP_PAGE`]
+/// (also its title). Its port and how many requests it has had.
+async fn laptop_server() -> (u16, Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
+            let counted = counted.clone();
             tokio::spawn(async move {
-                let _ = request_head(&mut s).await;
+                if request_head(&mut s).await.is_none() {
+                    return;
+                }
+                counted.fetch_add(1, Ordering::SeqCst);
+                let page = format!("<title>{LAPTOP_PAGE}</title>{LAPTOP_PAGE}");
                 let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{LAPTOP_PAGE}",
-                    LAPTOP_PAGE.len()
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
                 );
                 let _ = s.write_all(resp.as_bytes()).await;
             });
         }
     });
-    port
+    (port, hits)
 }
 
 /// A port free on the laptop now (nothing is left listening on it here).
@@ -134,7 +144,7 @@ async fn a_remote_port_is_listed_and_framed_through_the_tunnel_websockets_includ
     let dir = temp_dir("remote-previews");
     std::fs::write(dir.join("remote-side-marker.txt"), "x").unwrap();
     // The same port number on both sides: the laptop's answers LAPTOP_PAGE.
-    let port = laptop_server().await;
+    let (port, _) = laptop_server().await;
     let ws_port = free_port();
     let (id, _term) = remote_servers(&sc, &dir, port, ws_port).await;
 
@@ -200,5 +210,76 @@ async fn a_remote_port_is_listed_and_framed_through_the_tunnel_websockets_includ
     wait_remote(&sc, "connected", |v| v["state"] == "connected").await;
     let r = http(proxy, "/").await.expect("an answer");
     assert!(String::from_utf8_lossy(&r.body).contains("remote-side-marker.txt"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The browser's `GET` answer.
+async fn browser_info(sc: &Sidecar, id: &str) -> Value {
+    let r = sc.req("GET", &format!("/api/browsers/{id}"), None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+/// Polls the browser (bounded) until its active tab's title satisfies `done`; the answer.
+async fn until_title(sc: &Sidecar, id: &str, what: &str, done: impl Fn(&str) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let v = browser_info(sc, id).await;
+        if done(v["title"].as_str().unwrap_or("")) {
+            return v;
+        }
+        assert!(start.elapsed() < HANG, "the page never became {what}: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn navigate(sc: &Sidecar, id: &str, url: &str) {
+    let r = sc.req("POST", &format!("/api/browsers/{id}/navigate"), Some(&json!({ "url": url }))).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_browser_loads_the_remotes_localhost_and_never_the_laptops() {
+    let remote = TestSshd::start(&[]);
+    let sc = local_sidecar(&remote.ssh_config);
+    connect(&sc).await;
+    let dir = temp_dir("remote-browser");
+    // Port `port`: served on both sides (the laptop's counts its requests); `laptop_only`:
+    // served on the laptop alone.
+    let (port, laptop_hits) = laptop_server().await;
+    let (laptop_only, laptop_only_hits) = laptop_server().await;
+    let (_id, _term) = remote_servers(&sc, &dir, port, free_port()).await;
+
+    let listing = "Directory listing for /";
+    let body = json!({"url": format!("http://localhost:{port}/"), "remote": "r1"});
+    let r = sc.req("POST", "/api/browsers", Some(&body)).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let v = until_title(&sc, &id, "the remote's listing", |t| t == listing).await;
+    assert_eq!((v["remote"].as_str(), v["isolated"].as_bool()), (Some("r1"), Some(true)), "{v}");
+
+    // A port only the laptop serves: the page fails (the tunnel's connect is refused on the
+    // remote); the laptop's server is never asked.
+    navigate(&sc, &id, &format!("http://localhost:{laptop_only}/")).await;
+    let v = until_title(&sc, &id, "something else", |t| t != listing).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let v2 = browser_info(&sc, &id).await;
+    assert!(v2["title"] != LAPTOP_PAGE && v["title"] != LAPTOP_PAGE, "{v2}");
+
+    // An address literal goes through the tunnel too.
+    navigate(&sc, &id, &format!("http://127.0.0.1:{port}/")).await;
+    until_title(&sc, &id, "the remote's listing again", |t| t == listing).await;
+    navigate(&sc, &id, &format!("http://127.0.0.1:{laptop_only}/")).await;
+    until_title(&sc, &id, "something else again", |t| t != listing).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(laptop_hits.load(Ordering::SeqCst), 0, "the remote browser reached the laptop's server");
+    assert_eq!(laptop_only_hits.load(Ordering::SeqCst), 0, "the remote browser reached the laptop's server");
+
+    // A kept profile is refused for a remote browser; an unknown link is 404.
+    let body = json!({"url": "http://localhost:1/", "remote": "r1", "profile": "k"});
+    assert_eq!(sc.req("POST", "/api/browsers", Some(&body)).await.status, 400);
+    let body = json!({"url": "http://localhost:1/", "remote": "r9"});
+    assert_eq!(sc.req("POST", "/api/browsers", Some(&body)).await.status, 404);
+    assert_eq!(sc.req("DELETE", &format!("/api/browsers/{id}"), None).await.status, 204);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,7 +13,9 @@ use serde_json::json;
 use super::body::{JsonBody, OptionalJsonBody};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::browser::{check_url, BrowserRef, Device, ScreenRect, Viewport, ViewportMode, DEFAULT_VIEWPORT};
+use crate::browser::{
+    check_url, BrowserRef, Device, NetworkRoute, ScreenRect, Viewport, ViewportMode, DEFAULT_VIEWPORT,
+};
 use crate::secret::random_hex_256;
 use crate::viewer::{self, MAX_VIEWER_MESSAGE_BYTES};
 
@@ -68,6 +70,10 @@ pub struct CreateBody {
     /// The active tab, 0-based over `url` and `tabs`.
     #[serde(default)]
     active: Option<usize>,
+    /// A remote link id (`r1`): its Chromium's traffic goes through that link (a SOCKS5
+    /// listener of its own, loopback included), with a profile of its own; protocol §8, §11.
+    #[serde(default)]
+    remote: Option<String>,
 }
 
 /// Most further tabs `POST /api/browsers` opens.
@@ -133,7 +139,20 @@ pub async fn create(State(st): State<AppState>, JsonBody(b): JsonBody<CreateBody
     }
     let tabs = b.tabs.iter().map(|t| url_of(t)).collect::<Result<Vec<_>, _>>()?;
     let profile = b.profile.as_deref().map(crate::browser::check_profile_key).transpose()?;
-    let id = st.browsers.create(url, mode, profile, b.isolated, tabs, b.active).await?;
+    let route = match &b.remote {
+        None => None,
+        Some(id) => {
+            if profile.is_some() {
+                return Err(ApiError::BadRequest("a remote browser has a profile of its own: no profile key".into()));
+            }
+            let link = st.remotes.get(id).ok_or(ApiError::NotFound("remote"))?;
+            let socks = crate::remote::socks::SocksServer::start(std::sync::Arc::downgrade(&link))
+                .await
+                .map_err(|e| ApiError::Internal(format!("binding the remote browser's SOCKS5 listener: {e}")))?;
+            Some(NetworkRoute { name: id.clone(), proxy_server: socks.proxy_server(), keep: Box::new(socks) })
+        }
+    };
+    let id = st.browsers.create(url, mode, profile, b.isolated, tabs, b.active, route).await?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
 }
 

@@ -131,6 +131,12 @@ const HEADLESS_FLAGS: [&str; 12] = [
 const MOUSE_BLINK_SETTINGS: &str =
     "blink-settings=primaryPointerType=4,availablePointerTypes=4,primaryHoverType=2,availableHoverTypes=2";
 
+/// The flags beside `--proxy-server` for a browser whose traffic goes through a proxy (a
+/// remote's tunnel): loopback is not bypassed, and WebRTC uses no UDP the proxy does not
+/// carry (it would reach this machine's network).
+pub(crate) const PROXIED_FLAGS: [&str; 2] =
+    ["proxy-bypass-list=<-loopback>", "force-webrtc-ip-handling-policy=disable_non_proxied_udp"];
+
 /// Launches Chromium on `profile` with the flags of DESIGN §4.2, bounded by `bound`:
 /// headless when `window` is `None`, else headed (a pop-out, DESIGN §4.4) with
 /// `--window-size=W,H` (outer size in CSS px; the caller corrects it to the inner size).
@@ -138,6 +144,10 @@ const MOUSE_BLINK_SETTINGS: &str =
 /// `navigator.webdriver`, and the user's window must not say "controlled by automated test
 /// software" (protocol §8 lists both sets). The headless launch also gets the user agent of
 /// the same Chromium with a window ([`user_agent`]), not `HeadlessChrome/…`.
+/// `proxy`: a proxy server URL (`socks5://127.0.0.1:P`, a remote browser's tunnel, protocol
+/// §8): all its traffic goes there, loopback included (`--proxy-bypass-list=<-loopback>`
+/// takes away Chromium's implicit loopback bypass, so `localhost` is the proxy's side's), and
+/// WebRTC sends no UDP around it.
 /// The caller must poll the returned handler continuously in its own task.
 ///
 /// Errors: `NoChromium`; `Launch` with one readable line (a headed launch that cannot reach
@@ -146,6 +156,7 @@ pub(crate) async fn launch(
     profile: &Path,
     bound: Duration,
     window: Option<(u32, u32)>,
+    proxy: Option<&str>,
 ) -> Result<(Browser, Handler), BrowserError> {
     let exe = find_chromium()?;
     std::fs::create_dir_all(profile)
@@ -181,6 +192,9 @@ pub(crate) async fn launch(
         .request_timeout(Duration::from_millis(super::CDP_CALL_BOUND_MS))
         .args(OUR_FLAGS)
         .arg(("remote-debugging-port", "0"));
+    if let Some(p) = proxy {
+        b = b.arg(("proxy-server", p)).args(PROXIED_FLAGS);
+    }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         b = b.no_sandbox();

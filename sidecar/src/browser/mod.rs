@@ -377,6 +377,18 @@ pub fn check_profile_key(key: &str) -> Result<&str, BrowserError> {
     }
 }
 
+/// A browser's network when it is not this machine's (a remote's, protocol §8, §11): its
+/// Chromium is launched with `proxy_server` as its proxy for everything, loopback included.
+/// `keep` is held as long as the browser lives (the proxy's listener: dropping it stops it).
+pub struct NetworkRoute {
+    /// The route's name, reported as the browser's `remote` (a link id, `r1`).
+    pub name: String,
+    /// Chromium's `--proxy-server` value (`socks5://127.0.0.1:P`).
+    pub proxy_server: String,
+    /// What serves `proxy_server`; dropped with the browser.
+    pub keep: Box<dyn std::any::Any + Send + Sync>,
+}
+
 /// Every browser of this sidecar, by id (`b1`, `b2`, …; never reused in a sidecar's life).
 pub struct Host {
     slots: Mutex<HashMap<String, BrowserRef>>,
@@ -469,7 +481,10 @@ impl Host {
     /// `isolated`: its cookies are its own; else it shares the login of every other browser
     /// that is not isolated (`shared_login.rs`: cookies set anywhere reach it, and its own
     /// reach them).
+    /// `route`: its Chromium's traffic goes through that proxy (a remote's network), and it is
+    /// isolated whatever `isolated` says.
     /// Errors: [`BrowserError::ProfileInUse`] when a live browser has that profile.
+    #[allow(clippy::too_many_arguments)]
     pub async fn create(
         &self,
         url: String,
@@ -478,6 +493,7 @@ impl Host {
         isolated: bool,
         tabs: Vec<String>,
         active: Option<usize>,
+        route: Option<NetworkRoute>,
     ) -> Result<String, BrowserError> {
         if self.shutting_down.load(Ordering::SeqCst) {
             return Err(BrowserError::ShuttingDown);
@@ -489,7 +505,8 @@ impl Host {
             Some(key) => self.root.join(format!("{KEPT_PROFILE_PREFIX}{key}")),
             None => self.root.join(format!("{}-{id}", std::process::id())),
         };
-        let login = (!isolated).then(|| self.login.clone());
+        // A routed browser's cookies are the remote's pages': never in the shared login.
+        let login = (!isolated && route.is_none()).then(|| self.login.clone());
         let slot = BrowserRef::new(
             id.clone(),
             dir.clone(),
@@ -498,6 +515,7 @@ impl Host {
             self.observer.clone(),
             self.force_open.subscribe(),
             login,
+            route,
         );
         {
             let mut slots = self.slots();

@@ -183,6 +183,8 @@ struct Slot {
     force_open: force_open::ForceOpen,
     /// The shared login this browser is in; `None`: isolated (its cookies are its own).
     login: Option<Arc<super::shared_login::LoginGroup>>,
+    /// The network its Chromium goes through when not this machine's (a remote's).
+    route: Option<super::NetworkRoute>,
 }
 
 /// `GET /api/browsers/{id}`'s answer.
@@ -216,9 +218,14 @@ pub struct BrowserInfo {
     pub crashed: bool,
     /// True if and only if its cookies are its own (not in the shared login).
     pub isolated: bool,
+    /// The route its traffic goes through when not this machine's network (a remote link
+    /// id); absent for a local browser.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
 }
 
 impl BrowserRef {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         id: String,
         profile: PathBuf,
@@ -227,6 +234,7 @@ impl BrowserRef {
         observer: Option<Arc<dyn PageObserver>>,
         force_open: watch::Receiver<bool>,
         login: Option<Arc<super::shared_login::LoginGroup>>,
+        route: Option<super::NetworkRoute>,
     ) -> BrowserRef {
         let (view, _) = watch::channel(ViewState {
             connected: false,
@@ -289,6 +297,7 @@ impl BrowserRef {
             presence: super::Presence::default(),
             force_open: force_open::ForceOpen::new(force_open),
             login,
+            route,
         });
         if let Some(g) = &slot.login {
             let weak = Arc::downgrade(&slot);
@@ -507,6 +516,7 @@ impl BrowserRef {
             popped_out: s.popped_out,
             crashed: active_crashed(&s),
             isolated: self.0.login.is_none(),
+            remote: self.0.route.as_ref().map(|r| r.name.clone()),
         }
     }
 

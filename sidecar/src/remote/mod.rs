@@ -6,7 +6,8 @@
 //! `--remote-daemon` that know nothing of HTTP: the run directory, its files, the grace timer;
 //! `crate::run_remote_daemon` serves the API on its Unix socket). Local side: [`link`] (one
 //! ssh per host, the reconnect loop) and [`Remotes`] (the links by id, owned by the API's
-//! state). [`frame`] is the stream header both sides speak; [`mux`] drives a yamux session.
+//! state), and [`socks`] (a remote browser's SOCKS5 listener, each CONNECT a `tcp` stream of
+//! the link). [`frame`] is the stream header both sides speak; [`mux`] drives a yamux session.
 //!
 //! Architecture Invariant: nothing here names `api`; the HTTP forward lives in
 //! `api/remotes.rs`.
@@ -18,6 +19,7 @@ pub mod link;
 pub mod mux;
 pub mod relay;
 pub mod remotes;
+pub mod socks;
 
 pub use frame::Target;
 pub use host::SshHost;

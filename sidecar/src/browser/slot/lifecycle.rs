@@ -314,8 +314,10 @@ impl BrowserRef {
         self.publish();
         let url = self.shared().last_url.clone();
         let size = window.map(|w| (w.width, w.height));
+        // A routed (remote) browser relaunches (pop-out, pop-in) through the same proxy.
+        let proxy = self.0.route.as_ref().map(|r| r.proxy_server.as_str());
         let (mut browser, mut handler) =
-            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS), size).await?;
+            chrome::launch(&self.0.profile, Duration::from_millis(LAUNCH_BOUND_MS), size, proxy).await?;
         let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
         let weak = Arc::downgrade(&self.0);
         // The handler must be polled continuously; one bad message never stops it (newer
