@@ -115,6 +115,64 @@ async fn a_missing_remote_binary_is_named() {
     assert_eq!(sc.req("GET", "/api/remotes", None).await.json()["remotes"], json!([]));
 }
 
+/// A local sidecar whose links use `config` and install this build's binary where the
+/// remote lacks it (no `$PORTHOLE_REMOTE_BIN`).
+fn installing_sidecar(config: &std::path::Path) -> Sidecar {
+    Sidecar::start_with_env(&[], &[("PORTHOLE_SSH_CONFIG", config.to_str().unwrap())])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_without_the_binary_gets_this_one_installed_and_checked() {
+    let remote = TestSshd::start(&[]);
+    let sc = installing_sidecar(&remote.ssh_config);
+    let installed =
+        remote.dir.join(format!("home/.local/share/porthole/bin/{}/porthole-sidecar", env!("CARGO_PKG_VERSION")));
+    assert!(!installed.exists());
+    connect(&sc).await;
+    // The same bytes, executable, and no temporary file left beside it.
+    let (ours, theirs) = (std::fs::read(BIN).unwrap(), std::fs::read(&installed).expect("installed"));
+    assert!(ours == theirs, "the installed binary differs ({} vs {} bytes)", ours.len(), theirs.len());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&installed).unwrap().permissions().mode() & 0o777, 0o755);
+    let left: Vec<_> =
+        std::fs::read_dir(installed.parent().unwrap()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("porthole-sidecar")], "{left:?}");
+    // It is what runs there: a terminal answers from the namespace.
+    let id = remote_sh(&sc).await;
+    let mut ws = ws_at(&sc, &format!("/api/remotes/r1/api/terminals/{id}/socket")).await;
+    let mut seen = Seen::default();
+    send_input(&mut ws, b"hostname; echo HOST-$((40+2))\r").await;
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"HOST-42\r\n")).await;
+    assert!(
+        contains(&seen.bytes, format!("{REMOTE_HOSTNAME}\r\n").as_bytes()),
+        "{:?}",
+        String::from_utf8_lossy(&seen.bytes)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_of_another_platform_is_refused_by_name_and_nothing_is_copied() {
+    let fake = temp_dir("fake-uname");
+    std::fs::write(fake.join("uname"), "#!/bin/sh\necho Darwin arm64\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(fake.join("uname"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("PATH={}:/usr/local/bin:/usr/bin:/bin", fake.display());
+    let (k, v) = path.split_once('=').unwrap();
+    let remote = TestSshd::start(&[(k, v)]);
+    let sc = installing_sidecar(&remote.ssh_config);
+    let r = sc.req("POST", "/api/remotes", Some(&json!({"host": HOST_ALIAS}))).await;
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (409, "remote_platform_unsupported"),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("Darwin arm64"), "names the platform: {msg}");
+    assert!(!remote.dir.join("home/.local/share/porthole").exists(), "something was copied");
+    assert_eq!(sc.req("GET", "/api/remotes", None).await.json()["remotes"], json!([]));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_tunnel() {
     let remote = TestSshd::start(&[]);
@@ -173,7 +231,12 @@ async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_
     .await;
     read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"Serving HTTP")).await;
     assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err(), "the remote's port is reachable locally");
-    let opts = LinkOptions { ssh: "ssh".into(), ssh_config: Some(remote.ssh_config.clone()), remote_bin: BIN.into() };
+    let opts = LinkOptions {
+        ssh: "ssh".into(),
+        ssh_config: Some(remote.ssh_config.clone()),
+        remote_bin: BIN.into(),
+        install: None,
+    };
     let link = Link::connect(SshHost::parse(HOST_ALIAS).unwrap(), opts).await.expect("a second link");
     let mut s = link.open(&Target::Tcp { host: "127.0.0.1".into(), port }).await.expect("tcp stream");
     s.write_all(format!("GET /porthole-{port}.txt HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes()).await.unwrap();

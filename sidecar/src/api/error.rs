@@ -67,7 +67,8 @@ pub enum ApiError {
     Config(crate::config::WriteError),
     /// Occurs when a remote link or a stream through it fails (protocol §11.5): 400
     /// `bad_host`, 502 `remote_unreachable` / `remote_binary_missing` / `connect_failed` /
-    /// `remote_refused`, 409 `host_key` / `too_many_remotes`, 503 `remote_disconnected`. The
+    /// `remote_refused`, 409 `host_key` / `too_many_remotes` / `remote_platform_unsupported`,
+    /// 503 `remote_disconnected`. The
     /// ssh errors carry ssh's stderr tail in `error.stderr`.
     Remote(crate::remote::LinkError),
     /// Occurs on anything else; the detail is logged, never sent. 500 `internal`.
@@ -110,6 +111,7 @@ impl ApiError {
                     L::BinaryMissing(_) => (StatusCode::BAD_GATEWAY, "remote_binary_missing"),
                     L::HostKey(_) => (StatusCode::CONFLICT, "host_key"),
                     L::TooMany => (StatusCode::CONFLICT, "too_many_remotes"),
+                    L::Unsupported(_) => (StatusCode::CONFLICT, "remote_platform_unsupported"),
                     L::Disconnected => (StatusCode::SERVICE_UNAVAILABLE, "remote_disconnected"),
                     L::Refused { code, .. } if code == "connect_failed" => (StatusCode::BAD_GATEWAY, "connect_failed"),
                     L::Refused { .. } => (StatusCode::BAD_GATEWAY, "remote_refused"),

@@ -35,8 +35,6 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(15);
 pub const LOST_AFTER: Duration = Duration::from_secs(60);
 /// Bytes of ssh's stderr kept (the tail), for errors.
 pub const STDERR_TAIL: usize = 8 * 1024;
-/// The remote binary when `$PORTHOLE_REMOTE_BIN` is not set, relative to the remote HOME.
-pub const DEFAULT_REMOTE_BIN: &str = ".local/share/porthole/bin/porthole-sidecar";
 
 /// How links start ssh.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,8 +44,12 @@ pub struct LinkOptions {
     /// `-F PATH` for ssh (`--ssh-config` / `$PORTHOLE_SSH_CONFIG`): a test and power-user knob.
     pub ssh_config: Option<PathBuf>,
     /// The remote binary as the remote shell finds it (`$PORTHOLE_REMOTE_BIN`, else
-    /// [`DEFAULT_REMOTE_BIN`]).
+    /// [`super::install::default_remote_bin`]).
     pub remote_bin: String,
+    /// The local binary to install at `remote_bin` when the remote lacks it
+    /// ([`super::install`]); `None` when `$PORTHOLE_REMOTE_BIN` names the remote binary (a
+    /// path the user chose is never written).
+    pub install: Option<PathBuf>,
 }
 
 impl LinkOptions {
@@ -58,12 +60,25 @@ impl LinkOptions {
         LinkOptions {
             ssh: PathBuf::from("ssh"),
             ssh_config: ssh_config.or_else(|| var("PORTHOLE_SSH_CONFIG").map(PathBuf::from)),
-            remote_bin: var("PORTHOLE_REMOTE_BIN").unwrap_or_else(|| DEFAULT_REMOTE_BIN.to_string()),
+            install: match var("PORTHOLE_REMOTE_BIN") {
+                Some(_) => None,
+                None => super::install::this_binary(),
+            },
+            remote_bin: var("PORTHOLE_REMOTE_BIN").unwrap_or_else(super::install::default_remote_bin),
         }
     }
 
-    /// ssh's argument list for `host` (everything after the program name).
+    /// ssh's argument list for `host` (everything after the program name): the relay.
     pub fn ssh_args(&self, host: &SshHost) -> Vec<String> {
+        // The remote shell reads this: the path is quoted as one word, and a relative one is
+        // the remote HOME's (not the session's working directory).
+        let quoted = format!("'{}'", self.remote_bin.replace('\'', r"'\''"));
+        let bin = if self.remote_bin.starts_with('/') { quoted } else { format!("\"$HOME\"/{quoted}") };
+        self.ssh_args_for(host, &format!("{bin} --remote-attach"))
+    }
+
+    /// ssh's argument list for running the shell command line `remote` on `host`.
+    pub fn ssh_args_for(&self, host: &SshHost, remote: &str) -> Vec<String> {
         let mut a: Vec<String> =
             ["-T", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"].map(String::from).into();
         if let Some(f) = &self.ssh_config {
@@ -76,8 +91,7 @@ impl LinkOptions {
         }
         a.push(host.destination.clone());
         a.push("--".into());
-        // The remote shell reads this: the path is quoted as one word.
-        a.push(format!("'{}' --remote-attach", self.remote_bin.replace('\'', r"'\''")));
+        a.push(remote.to_string());
         a
     }
 }
@@ -116,6 +130,9 @@ pub enum LinkError {
     /// Occurs when ssh refused the host key (unknown or changed; holds ssh's stderr lines).
     /// API: 409 `host_key`.
     HostKey(String),
+    /// Occurs when the remote lacks the binary and is a platform this Porthole has no
+    /// `porthole-sidecar` for (names it). API: 409 `remote_platform_unsupported`.
+    Unsupported(String),
     /// Occurs when 16 links exist already. API: 409 `too_many_remotes`.
     TooMany,
     /// Occurs when the link is not connected (reconnecting or lost). API: 503
@@ -139,6 +156,7 @@ impl LinkError {
             LinkError::Unreachable(_) => "remote_unreachable",
             LinkError::BinaryMissing(_) => "remote_binary_missing",
             LinkError::HostKey(_) => "host_key",
+            LinkError::Unsupported(_) => "remote_platform_unsupported",
             LinkError::TooMany => "too_many_remotes",
             LinkError::Disconnected => "remote_disconnected",
             LinkError::Refused { code, .. } => code,
@@ -153,6 +171,7 @@ impl std::fmt::Display for LinkError {
             LinkError::Unreachable(t) => write!(f, "ssh could not reach the remote: {t}"),
             LinkError::BinaryMissing(t) => write!(f, "the remote has no porthole-sidecar at the expected path: {t}"),
             LinkError::HostKey(t) => write!(f, "ssh refused the remote's host key: {t}"),
+            LinkError::Unsupported(p) => write!(f, "no porthole-sidecar for the remote's platform: {p}"),
             LinkError::TooMany => f.write_str("16 remote links exist already"),
             LinkError::Disconnected => f.write_str("the link to the remote is not connected"),
             LinkError::Refused { code, message } => write!(f, "the remote refused the stream ({code}): {message}"),
@@ -229,6 +248,18 @@ struct Session {
     ssh: Arc<Ssh>,
     opens: mpsc::Sender<mux::OpenRequest>,
     ended: watch::Receiver<bool>,
+}
+
+/// [`establish`], and when the remote lacks the binary and `opts.install` names one, installs
+/// it ([`super::install`]) and establishes again.
+async fn establish_or_install(host: &SshHost, opts: &LinkOptions) -> Result<Session, LinkError> {
+    match (establish(host, opts).await, &opts.install) {
+        (Err(LinkError::BinaryMissing(_)), Some(local)) => {
+            super::install::install(host, opts, local).await?;
+            establish(host, opts).await
+        }
+        (r, _) => r,
+    }
 }
 
 /// Starts ssh, reads the hello line and starts the yamux client on its stdio.
@@ -397,7 +428,7 @@ impl Link {
     /// Connects to `host` (ssh, hello line, yamux) and starts the reconnect loop. Errors: see
     /// [`LinkError`]; nothing is left running on error. Must run inside a tokio runtime.
     pub async fn connect(host: SshHost, opts: LinkOptions) -> Result<Arc<Link>, LinkError> {
-        let session = establish(&host, &opts).await?;
+        let session = establish_or_install(&host, &opts).await?;
         let link = Arc::new(Link {
             host,
             opts,
@@ -555,7 +586,7 @@ async fn supervise(link: Arc<Link>) {
         let started = Instant::now();
         let mut delay = Duration::from_millis(250);
         loop {
-            match establish(&link.host, &link.opts).await {
+            match establish_or_install(&link.host, &link.opts).await {
                 Ok(s) => {
                     let mut i = link.inner();
                     i.hello = s.hello.clone();
@@ -594,6 +625,7 @@ mod tests {
             ssh: "ssh".into(),
             ssh_config: Some("/t/ssh_config".into()),
             remote_bin: "/opt/it's/porthole-sidecar".into(),
+            install: None,
         };
         let a = o.ssh_args(&SshHost::parse("me@h:2200").unwrap());
         let tail: Vec<&str> = a.iter().map(|s| s.as_str()).skip(5).collect();
@@ -602,6 +634,10 @@ mod tests {
             ["-F", "/t/ssh_config", "-p", "2200", "me@h", "--", r"'/opt/it'\''s/porthole-sidecar' --remote-attach"]
         );
         assert_eq!(a[0], "-T");
+        // A relative binary is the remote HOME's, whatever directory the session starts in.
+        let rel = LinkOptions { remote_bin: ".local/share/porthole/bin/0.1.0/porthole-sidecar".into(), ..o };
+        let a = rel.ssh_args(&SshHost::parse("h").unwrap());
+        assert_eq!(a.last().unwrap(), r#""$HOME"/'.local/share/porthole/bin/0.1.0/porthole-sidecar' --remote-attach"#);
     }
 
     #[test]

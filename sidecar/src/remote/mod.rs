@@ -15,6 +15,7 @@
 pub mod daemon;
 pub mod frame;
 pub mod host;
+pub mod install;
 pub mod link;
 pub mod mux;
 pub mod relay;
