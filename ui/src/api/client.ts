@@ -64,8 +64,8 @@ export const api = {
   terminalPorts: (id: string) =>
     call<{ ports: ListeningPort[] }>('GET', `/api/terminals/${encodeURIComponent(id)}/ports`).then((r) => r.ports),
   createProxyGrant: (req: ProxyGrantRequest) => call<ProxyGrant>('POST', '/api/proxy/grants', req),
-  /** `profile`: the kept profile's key (the pane id); `isolated`: cookies of its own, not the shared login; `tabs`/`active`: a restored pane's further tabs and active one (protocol §8.2). */
-  createBrowser: (url: string, viewport: ViewportBody, more: { profile?: string; isolated?: boolean; tabs?: string[]; active?: number } = {}) =>
+  /** `profile`: the kept profile's key (the pane id); `isolated`: cookies of its own, not the shared login; `tabs`/`active`: a restored pane's further tabs and active one (protocol §8.2); `remote`: a link id, the browser's traffic goes through that remote (no profile key then). */
+  createBrowser: (url: string, viewport: ViewportBody, more: { profile?: string; isolated?: boolean; tabs?: string[]; active?: number; remote?: string } = {}) =>
     call<{ id: string }>('POST', '/api/browsers', { url, viewport, ...more }).then((r) => r.id),
   getBrowser: (id: string) => call<BrowserInfo>('GET', `/api/browsers/${encodeURIComponent(id)}`),
   deleteBrowser: (id: string) => call<void>('DELETE', `/api/browsers/${encodeURIComponent(id)}`),

@@ -144,6 +144,8 @@ export interface ProxyGrantRequest {
   url: string;
   /** `location.origin` then `location.ancestorOrigins`, innermost first */
   embedders: string[];
+  /** a remote link id: the upstream is dialled on that remote (protocol §6, §11) */
+  remote?: string;
 }
 
 /** `POST /api/proxy/grants` → 200. */

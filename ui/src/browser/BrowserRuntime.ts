@@ -81,6 +81,8 @@ export class BrowserRuntime {
     private readonly grants: GrantRegistry,
     private readonly events: BrowserEvents,
     private readonly keepaliveMs: number,
+    /** the link id of the remote whose network the page is on (a remote pane's port); null: this machine */
+    private readonly remoteLink: (() => Promise<string>) | null = null,
   ) {
     this.url = url;
     this.element = document.createElement('div');
@@ -300,7 +302,7 @@ export class BrowserRuntime {
     const embedders = [location.origin, ...Array.from(location.ancestorOrigins ?? [])];
     let grant;
     try {
-      grant = await api.createProxyGrant({ url, embedders });
+      grant = await api.createProxyGrant(await this.grantRequest(url, embedders));
     } catch (e) {
       if (seq !== this.seq) return;
       this.blank();
@@ -310,6 +312,11 @@ export class BrowserRuntime {
     }
     if (seq !== this.seq || this.disposed) return;
     this.point(grant, url);
+  }
+
+  /** The grant request for `url`: through the pane's remote link when it has one. */
+  private async grantRequest(url: string, embedders: string[]) {
+    return this.remoteLink ? { url, embedders, remote: await this.remoteLink() } : { url, embedders };
   }
 
   /** Points the frame at upstream `url` through `grant` (its `url` is the proxy URL). */
@@ -370,7 +377,7 @@ export class BrowserRuntime {
     this.keepAsking = true;
     try {
       const embedders = [location.origin, ...Array.from(location.ancestorOrigins ?? [])];
-      const grant = await api.createProxyGrant({ url, embedders });
+      const grant = await api.createProxyGrant(await this.grantRequest(url, embedders));
       // A navigation started meanwhile owns the frame now.
       if (seq !== this.seq || this.disposed || !this.held || this.held.grant !== was || this.url !== url) return;
       if (grant.grant === was) return;

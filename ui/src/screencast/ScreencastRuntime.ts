@@ -84,7 +84,7 @@ export class ScreencastRuntime {
   constructor(
     readonly paneId: string,
     url: string,
-    opts: { browserId: string | null; viewport: ViewportChoice; restoreTabs?: RestoreTabs | null; isolated?: boolean },
+    opts: { browserId: string | null; viewport: ViewportChoice; restoreTabs?: RestoreTabs | null; isolated?: boolean; remoteLink?: (() => Promise<string>) | null },
     private readonly events: ScreencastEvents,
   ) {
     this.url = url;

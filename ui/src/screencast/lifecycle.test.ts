@@ -31,14 +31,14 @@ class FakeApi implements LifecycleApi {
   };
 }
 
-function setup(opts: { browserId?: string | null; restoreTabs?: { tabs: string[]; active: number } } = {}) {
+function setup(opts: { browserId?: string | null; restoreTabs?: { tabs: string[]; active: number }; remoteLink?: () => Promise<string> } = {}) {
   const calls = new FakeApi();
   const ids: (string | null)[] = [];
   const createFailed: unknown[] = [];
   const callFailed: unknown[] = [];
   const lc = new BrowserLifecycle(
     'p7',
-    { browserId: opts.browserId ?? null, restoreTabs: opts.restoreTabs ?? null },
+    { browserId: opts.browserId ?? null, restoreTabs: opts.restoreTabs ?? null, remoteLink: opts.remoteLink ?? null },
     () => ({ url: 'https://example.com/', viewport: PANE_VIEWPORT }),
     { onBrowserId: (id) => ids.push(id), onCreateFailed: (e) => createFailed.push(e), onCallFailed: (e) => callFailed.push(e) },
     calls,
@@ -58,6 +58,12 @@ describe('BrowserLifecycle', () => {
     expect(calls.creates).toEqual([{ url: 'https://example.com/', more: { profile: 'p7' } }]);
     expect(ids).toEqual(['b1']);
     expect(lc.busy).toBe(false);
+  });
+
+  it("a remote pane's browser is created on its link, with no kept profile", async () => {
+    const { calls, lc } = setup({ remoteLink: () => Promise.resolve('r3') });
+    expect(await lc.ensure()).toBe('b1');
+    expect(calls.creates).toEqual([{ url: 'https://example.com/', more: { remote: 'r3' } }]);
   });
 
   it('keeps a persisted browser the sidecar still knows, and replaces one it does not', async () => {

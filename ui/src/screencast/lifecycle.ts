@@ -29,12 +29,14 @@ export class BrowserLifecycle {
   private restoreTabs: RestoreTabs | null;
   /** the browser keeps cookies of its own (not the wall's shared login) */
   private readonly isolated: boolean;
+  /** the link id of the remote whose network the browser uses; null: this machine */
+  private readonly remoteLink: (() => Promise<string>) | null;
   private creating: Promise<string | null> | null = null;
   private readonly store = new DisposableStore();
 
   constructor(
     private readonly paneId: string,
-    opts: { browserId: string | null; restoreTabs?: RestoreTabs | null; isolated?: boolean },
+    opts: { browserId: string | null; restoreTabs?: RestoreTabs | null; isolated?: boolean; remoteLink?: (() => Promise<string>) | null },
     /** where a new browser opens (the pane's URL) and at which viewport, read at creation */
     private readonly target: () => { url: string; viewport: ViewportChoice },
     private readonly events: LifecycleEvents,
@@ -43,6 +45,7 @@ export class BrowserLifecycle {
     this.browserId = opts.browserId;
     this.restoreTabs = opts.restoreTabs ?? null;
     this.isolated = opts.isolated ?? false;
+    this.remoteLink = opts.remoteLink ?? null;
   }
 
   /** the browser's id as last known (null: none yet, or forgotten) */
@@ -124,7 +127,9 @@ export class BrowserLifecycle {
   /**
    * Creates the pane's browser on its kept profile (keyed by the pane id, protocol §8), in the
    * wall's shared login unless the pane is isolated, with
-   * the restored tabs when there are any (then at the first one's URL). A `409
+   * the restored tabs when there are any (then at the first one's URL). A remote pane's
+   * browser (`remoteLink`) is created on that link instead, with a profile of its own (no
+   * key: the kept profile's cookies are this machine's), isolated (protocol §8). A `409
    * profile_in_use` means this pane's previous browser is still being deleted (a mode switch
    * back and forth): asked again every PROFILE_RETRY_MS, at most PROFILE_RETRIES times.
    */
@@ -132,7 +137,11 @@ export class BrowserLifecycle {
     const { url, viewport } = this.target();
     const r = this.restoreTabs;
     const first = r ? (r.tabs[0] ?? url) : url;
-    const own = this.isolated ? { profile: this.paneId, isolated: true } : { profile: this.paneId };
+    const own = this.remoteLink
+      ? { remote: await this.remoteLink() }
+      : this.isolated
+        ? { profile: this.paneId, isolated: true }
+        : { profile: this.paneId };
     const more = r ? { ...own, tabs: r.tabs.slice(1), active: r.active } : own;
     for (let attempt = 0; ; attempt++) {
       try {

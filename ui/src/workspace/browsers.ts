@@ -10,6 +10,7 @@ import { GrantRegistry, routeShimMessage } from '../browser/shim';
 import { isHttpUrl } from '../browser/url';
 import type { Decision, Keystroke } from '../keys/prefix';
 import * as L from '../layout/engine';
+import { remoteLinks } from '../remote/links';
 import { ScreencastRuntime } from '../screencast/ScreencastRuntime';
 import type { ViewportChoice } from '../screencast/viewport';
 import { EMPTY_BROWSER, type PaneModel, type Snapshot } from './model';
@@ -79,6 +80,9 @@ export class BrowserPanes {
   create(model: PaneModel) {
     const id = model.id;
     const b = model.browser ?? EMPTY_BROWSER;
+    // A remote pane's port: the page is on that host's network (its link, made on first use).
+    const host = model.remote ?? null;
+    const remoteLink = host ? () => remoteLinks.ensure(host).then((l) => l.id) : null;
     const onChange = (patch: Partial<BrowserView>) => {
       const p = this.host.snap.panes[id];
       if (!p?.browser || this.renderers.get(id) !== rt) return;
@@ -87,7 +91,7 @@ export class BrowserPanes {
     };
     const rt: BrowserRenderer =
       b.mode === 'screencast'
-        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport, restoreTabs: b.restoreTabs, isolated: b.isolated }, {
+        ? new ScreencastRuntime(id, b.url, { browserId: b.browserId, viewport: b.viewport, restoreTabs: b.restoreTabs, isolated: b.isolated, remoteLink }, {
             onChange,
             onFocus: () => this.host.focus(id),
             onBrowserId: (browserId) => onChange({ browserId, restoreTabs: null }),
@@ -117,6 +121,7 @@ export class BrowserPanes {
               },
             },
             grantKeepaliveMs(location.search),
+            remoteLink,
           );
     if (rt instanceof BrowserRuntime) rt.setPrefixLetter(this.prefixLetter);
     this.renderers.set(id, rt);

@@ -12,7 +12,7 @@ import { WORKSPACES_MAX, WORKSPACE_ID_RE, cleanName } from './workspaces';
 /** One pane in the saved document. `handle` is absent in documents older than the control plane. */
 export type SavedPane =
   | { kind?: 'terminal'; terminalId: string; title: string; command: string | null; handle?: string; kept?: string[]; restoredFrom?: string; remote?: string }
-  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string; tabs?: string[]; activeTab?: number; isolated?: true };
+  | { kind: 'browser'; url: string; mode: RenderMode; title: string; origin?: PortOrigin; viewport?: ViewportChoice; browser?: string; handle?: string; tabs?: string[]; activeTab?: number; isolated?: true; remote?: string };
 
 /** Most tabs of a screencast pane saved (and reopened, protocol §8.2). */
 export const SAVED_TABS_MAX = 33;
@@ -115,6 +115,8 @@ function parsePanes(raw: Record<string, unknown>): WorkspaceDoc['panes'] {
         ...(typeof q.handle === 'string' && BROWSER_HANDLE_RE.test(q.handle) ? { handle: q.handle } : {}),
         ...parseTabs(q.tabs, q.activeTab),
         ...(q.isolated === true ? { isolated: true as const } : {}),
+        // A remote pane's port: the host whose network the page is on.
+        ...(isHost(q.remote) ? { remote: q.remote } : {}),
       };
       continue;
     }

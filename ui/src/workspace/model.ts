@@ -30,7 +30,7 @@ export interface PaneModel {
   handle: string | null;
   /** the pane's terminal (terminal panes; null until it exists, always null for browsers) */
   terminalId: string | null;
-  /** terminal panes of a remote workspace: the host whose sidecar runs the terminal (absent or null: local) */
+  /** terminal panes of a remote workspace: the host whose sidecar runs the terminal; browser panes opened from such a pane's port: the host whose network the page is on (its iframe grant and screencast browser go through that host's link, protocol §6, §8) (absent or null: local) */
   remote?: string | null;
   /** OSC title, else the command, else '' */
   title: string;

@@ -41,6 +41,7 @@ export function toDoc(s: Snapshot): WorkspaceDoc {
       if (p.portOrigin) panes[id] = { ...panes[id], origin: p.portOrigin } as SavedPane;
       if (p.handle) panes[id] = { ...panes[id], handle: p.handle };
       if (p.browser.isolated) panes[id] = { ...panes[id], isolated: true } as SavedPane;
+      if (p.remote) panes[id] = { ...panes[id], remote: p.remote } as SavedPane;
     }
     else if (p?.kind === 'terminal' && (p.terminalId ?? p.restoredFrom)) {
       // A restored pane whose new terminal does not exist yet keeps naming the old one, so a
@@ -132,6 +133,7 @@ export function restoreDoc(doc: WorkspaceDoc, known: ReadonlySet<string>, plan: 
         },
         editNonce: d.url ? 0 : 1,
         ...(d.origin ? { portOrigin: d.origin } : {}),
+        ...(d.remote ? { remote: d.remote } : {}),
       };
     } else if (d.remote) {
       panes[id] = { id, kind: 'terminal', handle: null, terminalId: d.terminalId, remote: d.remote, title: d.title, command: d.command, status: 'connecting', exitCode: null };

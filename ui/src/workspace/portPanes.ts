@@ -2,6 +2,7 @@
 // pane was opened for a port, and opening one in the mode asked.
 import { api } from '../api/client';
 import { endpointFor } from '../terminal/endpoint';
+import { remoteLinks } from '../remote/links';
 import type { ListeningPort } from '../api/protocol';
 import type { RenderMode } from '../browser/modes';
 import * as L from '../layout/engine';
@@ -12,7 +13,7 @@ import type { Snapshot } from './model';
 /** What port opening needs from the store. */
 export interface PortHost {
   readonly snap: Snapshot;
-  openBrowser(ref: L.PaneId | null, url: string, opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode }): L.PaneId | null;
+  openBrowser(ref: L.PaneId | null, url: string, opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode; remote?: string | null }): L.PaneId | null;
   popOut(id: L.PaneId): void;
   /** focuses pane `id` (restored, its workspace shown) */
   showPane(id: L.PaneId): void;
@@ -20,7 +21,11 @@ export interface PortHost {
 
 /** The port actions of terminal panes. */
 export class PortPanes {
-  constructor(private readonly host: PortHost) {}
+  constructor(
+    private readonly host: PortHost,
+    /** the link id of `host`'s remote (made on first use) */
+    private readonly linkOf: (host: string) => Promise<string> = (h) => remoteLinks.ensure(h).then((l) => l.id),
+  ) {}
 
   /** Asks pane `id`'s terminal for its listening ports (protocol §7). Rejects with an `ApiError`. */
   async listPorts(id: L.PaneId): Promise<ListeningPort[]> {
@@ -45,13 +50,16 @@ export class PortPanes {
    * asks the proxy for a grant first, then splits a browser pane beside the terminal (never
    * replacing it). `popout`: the (pane, port) screencast pane (the browser screencast and
    * pop-out share), placed like `screencast` when there is none, then popped out (the pane
-   * shows the stub). `system`: hands the URL to the system browser. Rejects, with the layout
+   * shows the stub). `system`: hands the URL to the system browser. A remote pane's port is
+   * the remote's `localhost`: its browser pane is on that host's network (the iframe grant
+   * and the screencast browser go through its link, protocol §11), and the system browser,
+   * which only has this machine's network, is refused. Rejects, with the layout
    * and focus untouched, when the open cannot happen or `cancel.cancelled` was set meanwhile
    * (the menu closed).
    */
   async openPort(id: L.PaneId, row: PortRow, mode: PortOpenMode, cancel: { cancelled: boolean } = { cancelled: false }): Promise<void> {
-    // A remote port is the remote's localhost: previews through the tunnel come later (issue 28).
-    if (this.host.snap.panes[id]?.remote) throw new Error('opening a remote port is not available yet');
+    const remote = this.host.snap.panes[id]?.remote ?? null;
+    if (mode === 'system' && remote) throw new Error(`this port is on ${remote}: open it in the wall (iframe or screencast)`);
     if (mode === 'system') {
       await openExternal(row.url);
       return;
@@ -63,7 +71,7 @@ export class PortPanes {
       if (pane) this.host.showPane(pane);
       else {
         if (!L.visiblePanes(this.host.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
-        pane = this.host.openBrowser(id, row.url, { keepSource: true, origin: shared, mode: 'screencast' });
+        pane = this.host.openBrowser(id, row.url, { keepSource: true, origin: shared, mode: 'screencast', remote });
         if (!pane) throw new Error("couldn't place a browser pane here");
       }
       this.host.popOut(pane);
@@ -79,11 +87,13 @@ export class PortPanes {
     if (mode === 'screencast') {
       // The browser starts when the pane mounts; its failure shows in the pane.
       if (!L.visiblePanes(this.host.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
-      if (!this.host.openBrowser(id, row.url, { keepSource: true, origin, mode })) throw new Error("couldn't place a browser pane here");
+      if (!this.host.openBrowser(id, row.url, { keepSource: true, origin, mode, remote })) throw new Error("couldn't place a browser pane here");
       return;
     }
     // Fails here (blocked address, too many grants, sidecar gone) before anything moves.
-    await api.createProxyGrant({ url: row.url, embedders: [location.origin, ...Array.from(location.ancestorOrigins ?? [])] });
+    const embedders = [location.origin, ...Array.from(location.ancestorOrigins ?? [])];
+    const via = remote ? { remote: (await this.linkOf(remote)) } : {};
+    await api.createProxyGrant({ url: row.url, embedders, ...via });
     if (cancel.cancelled) throw new Error('cancelled');
     if (!L.visiblePanes(this.host.snap.layout).includes(id)) throw new Error('the terminal pane is no longer on the wall');
     const again = this.findPortPane(origin);
@@ -91,7 +101,7 @@ export class PortPanes {
       this.host.showPane(again);
       return;
     }
-    if (!this.host.openBrowser(id, row.url, { keepSource: true, origin })) throw new Error("couldn't place a browser pane here");
+    if (!this.host.openBrowser(id, row.url, { keepSource: true, origin, remote })) throw new Error("couldn't place a browser pane here");
   }
 
   /**

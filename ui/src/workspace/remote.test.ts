@@ -104,3 +104,22 @@ describe('movePane across hosts', () => {
     expect(makeWorkspace('w2', undefined, 'dev', 'dev').host).toBe('dev');
   });
 });
+
+describe("a remote pane's port opened in the wall (issue 28 item 4)", () => {
+  it('a browser pane opened from a remote port keeps its host across a save and a restore', () => {
+    const doc = {
+      ...saved,
+      workspaces: [saved.workspaces[0], { ...saved.workspaces[1], layout: L.split(two, 'p2', 'right', 'p4'), order: ['p1', 'p2', 'p4'] }],
+      panes: { ...saved.panes, p4: { kind: 'browser', url: 'http://localhost:8000/', mode: 'iframe', title: '', remote: 'me@dev:2222' } },
+    };
+    const d = parseDoc(doc)!;
+    expect(d.panes.p4).toMatchObject({ kind: 'browser', remote: 'me@dev:2222' });
+    const wall = restoreDoc(d, new Set(), null);
+    expect(wall.panes.p4).toMatchObject({ kind: 'browser', remote: 'me@dev:2222' });
+    const active = wall.workspaces.find((w) => w.id === wall.active)!;
+    const snap = { layout: active.layout, workspaces: wall.workspaces, active: wall.active, panes: wall.panes, order: wall.order } as unknown as Snapshot;
+    expect(toDoc(snap).panes.p4).toMatchObject({ kind: 'browser', remote: 'me@dev:2222' });
+    const bad = parseDoc({ ...doc, panes: { ...doc.panes, p4: { ...doc.panes.p4, remote: '-oX' } } })!;
+    expect(bad.panes.p4).not.toHaveProperty('remote');
+  });
+});

@@ -286,9 +286,10 @@ export class WorkspaceStore {
     return model;
   }
 
-  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe', handle: string | null = null, isolated = false): PaneModel {
+  private newBrowserPane(url: string, title = '', mode: RenderMode = 'iframe', handle: string | null = null, isolated = false, remote: string | null = null): PaneModel {
     const model = browserModel(this.takeId(), url, title, mode, handle);
     if (isolated && model.browser) model.browser = { ...model.browser, isolated: true };
+    if (remote) model.remote = remote;
     this.browser.create(model);
     return model;
   }
@@ -720,12 +721,13 @@ export class WorkspaceStore {
    * field opens. Returns the new pane's id. `keepSource`: never replace `ref`; `handle`: the
    * new pane's handle (a relayed open's `bN`); `keepFocus`: the focused pane stays focused
    * (a relayed open is focus-neutral) instead of the new pane taking the focus; `isolated`: a
-   * screencast whose browser keeps cookies of its own (`ph browser open --isolated`).
+   * screencast whose browser keeps cookies of its own (`ph browser open --isolated`);
+   * `remote`: the host whose network the page is on (a remote pane's port, protocol §11).
    */
   openBrowser(
     ref: L.PaneId | null,
     url = '',
-    opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode; handle?: string | null; keepFocus?: boolean; isolated?: boolean } = {},
+    opts: { keepSource?: boolean; origin?: PortOrigin; mode?: RenderMode; handle?: string | null; keepFocus?: boolean; isolated?: boolean; remote?: string | null } = {},
   ): L.PaneId | null {
     const target = ref ?? this.snap.layout.focused;
     if (url && !isHttpUrl(url)) return null;
@@ -740,7 +742,7 @@ export class WorkspaceStore {
       return { kind: p.kind, untouched };
     });
     if (!placement) return null;
-    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url), opts.handle ?? null, opts.isolated ?? false);
+    const p = this.newBrowserPane(url, '', opts.mode ?? modeForUrl(url), opts.handle ?? null, opts.isolated ?? false, opts.remote ?? null);
     if (opts.origin) p.portOrigin = opts.origin;
     const panes = { ...this.snap.panes, [p.id]: p };
     let order = [...this.snap.order, p.id];
