@@ -80,6 +80,7 @@ echo >&2
 cat "$DIR/ssh_config"
 echo >&2
 echo "Try: ssh -F $DIR/ssh_config porthole-test hostname" >&2
-echo "Porthole: PORTHOLE_SSH_CONFIG=$DIR/ssh_config PORTHOLE_REMOTE_BIN=\$PWD/target/debug/porthole-sidecar porthole-sidecar --web" >&2
-echo "          then POST /api/remotes {\"host\":\"porthole-test\"}.  Ctrl-C stops it." >&2
+echo "Porthole: PORTHOLE_SSH_CONFIG=$DIR/ssh_config cargo xtask run --web   (in another terminal)" >&2
+echo "          then click ⇄ beside the workspace strip's + and connect to porthole-test" >&2
+echo "          (Porthole installs its porthole-sidecar there the first time).  Ctrl-C stops it." >&2
 wait "$SSHD"
