@@ -144,6 +144,45 @@ async fn find_and_text_read_a_long_article_whole_and_the_snapshot_says_what_it_s
     assert_eq!(ref_of(s["text"].as_str().unwrap(), "button \"Save\""), save);
 }
 
+/// Found by the task-suite bench (issue 25): `find --role status` found no unnamed status
+/// (its text is under it, not in its name), and `text` left out table cells (their text is
+/// in their names).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn find_lists_an_unnamed_status_by_role_and_text_prints_table_rows_once() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, fixture_page, "read_diff.html").await;
+    let a = Agent::new(&sc, pane);
+    open(&a, &base, "read_table.html").await;
+
+    // A role alone: the unnamed status, with the text under it as the snapshot shows it.
+    let v = a.ok("find", json!({"role": "status"})).await;
+    assert_eq!(v["total"], 1, "{v:#}");
+    assert_eq!(v["text"], "- status\n  - text: \"Saved\"\n  (in main · under heading \"Inventory\")\n", "{v:#}");
+    assert_eq!(v["matches"][0]["under"], json!(["- text: \"Saved\""]), "{v:#}");
+    // With a name, an unnamed line still does not match.
+    let v = a.ok("find", json!({"role": "status", "name": "saved"})).await;
+    assert_eq!(v["total"], 0, "{v:#}");
+
+    // text: each shown row one line of its cells, in reading order, each text once; the
+    // hidden row not at all; the link inline with its ref.
+    let s = a.ok("snapshot", json!({})).await;
+    let gadget = ref_of(s["text"].as_str().unwrap(), "link \"Gadget\"");
+    let v = a.ok("text", json!({})).await;
+    let t = v["text"].as_str().unwrap();
+    let want = format!(
+        "# Inventory\n2 products\nProduct | SKU | In stock\nWidget | W-1 | 42\n[link \"Gadget\" {gadget}] | G-2 | 7\n\
+         First note\nSecond note\nSaved\n"
+    );
+    assert!(t.starts_with(&want), "{t}");
+    assert!(!t.contains("Hidden thing"), "{t}");
+    for once in ["Widget", "W-1", "Second note", "Saved"] {
+        assert_eq!(t.matches(once).count(), 1, "{once:?} once in {t}");
+    }
+    // Within the budget.
+    let v = a.ok("text", json!({"max_bytes": 1024})).await;
+    assert!(v["text"].as_str().unwrap().len() <= 1024 && v["text"].as_str().unwrap().starts_with(&want), "{v:#}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_20000_element_page_pages_by_cursor_to_its_end_with_every_ref_once() {
     let sc = Sidecar::start(&[]);

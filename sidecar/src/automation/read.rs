@@ -26,6 +26,12 @@ const LANDMARKS: &[&str] =
     &["main", "navigation", "banner", "contentinfo", "complementary", "region", "form", "search", "dialog", "article"];
 /// Roles `text` prints last (and so cuts first): the page's furniture.
 const FURNITURE: &[&str] = &["navigation", "banner", "contentinfo", "complementary"];
+/// Roles whose text lives in their name (the outline leaves out the text under them that
+/// the name already says): `text` prints the name of such a line when nothing under it is
+/// printed.
+const NAMED_TEXT: &[&str] = &["cell", "columnheader", "rowheader", "gridcell", "row", "listitem"];
+/// A table's cells, joined with ` | ` on their row's line in `text`.
+const CELLS: &[&str] = &["cell", "columnheader", "rowheader", "gridcell"];
 
 fn quote(t: &str) -> String {
     serde_json::to_string(t).unwrap_or_default()
@@ -68,7 +74,8 @@ pub struct Find {
 impl Find {
     fn matches(&self, l: &Line) -> bool {
         let has = |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
-        if l.name.is_empty() {
+        // A line with no name matches a role alone (`--role status`): nothing else.
+        if l.name.is_empty() && (self.role.is_none() || self.text.is_some() || self.name.is_some()) {
             return false;
         }
         if let Some(r) = &self.role {
@@ -80,11 +87,35 @@ impl Find {
     }
 }
 
+/// The outline lines under line `i` (its subtree), as `snapshot` shows them, indented under
+/// a `find` match, up to [`MAX_FIND_CHARS`] characters of their text; then how many more.
+fn under(lines: &[Line], i: usize) -> Vec<String> {
+    let depth = lines[i].depth;
+    let sub = lines[i + 1..].iter().take_while(|l| l.depth > depth);
+    let mut out = Vec::new();
+    let mut chars = 0;
+    let mut more = 0;
+    for l in sub {
+        if more > 0 || chars >= MAX_FIND_CHARS {
+            more += 1;
+            continue;
+        }
+        chars += l.text.chars().count();
+        out.push(format!("{}- {}", "  ".repeat(l.depth - depth - 1), l.text));
+    }
+    if more > 0 {
+        out.push(format!("[{more} more lines under it: 'ph browser snapshot' shows them]"));
+    }
+    out
+}
+
 /// `find`: the lines matching `q` in document order, at most `limit` (and no more once
 /// [`MAX_FIND_BYTES`] are printed) → `{"text","matches":
-/// [{"line","ref","locator"}],"total"}`. A match with a ref is its outline line; one without
+/// [{"line","ref","locator","under"?}],"total"}`. A match with a ref is its outline line; one without
 /// is its whole text (up to [`MAX_FIND_CHARS`]) and a locator: the nearest landmark around it,
-/// the nearest heading at or before it, and the nearest ancestor with a ref.
+/// the nearest heading at or before it, and the nearest ancestor with a ref. A match with no
+/// name (found by its role alone: `find --role status`) is followed by the lines under it as
+/// `snapshot` shows them (`under`, up to [`MAX_FIND_CHARS`] characters of them).
 pub fn find(lines: &[Line], q: &Find, limit: usize) -> Value {
     let parent = parents(lines);
     let mut matches = Vec::new();
@@ -143,10 +174,18 @@ pub fn find(lines: &[Line], q: &Find, limit: usize) -> Value {
         }
         let locator = if l.num.is_some() { String::new() } else { at.join(" · ") };
         text.push_str(&format!("- {line}\n"));
+        let below = if l.name.is_empty() { under(lines, i) } else { Vec::new() };
+        for b in &below {
+            text.push_str(&format!("  {b}\n"));
+        }
         if !locator.is_empty() {
             text.push_str(&format!("  ({locator})\n"));
         }
-        matches.push(json!({"line": line, "ref": l.num.map(|n| format!("e{n}")), "locator": locator}));
+        let mut m = json!({"line": line, "ref": l.num.map(|n| format!("e{n}")), "locator": locator});
+        if l.name.is_empty() {
+            m["under"] = json!(below);
+        }
+        matches.push(m);
     }
     if total > matches.len() {
         text.push_str(&format!("[{} more matches; use --limit N or a narrower TEXT]\n", total - matches.len()));
@@ -162,8 +201,37 @@ pub fn find(lines: &[Line], q: &Find, limit: usize) -> Value {
 /// `article`), then the rest, then navigation, banner, contentinfo and complementary (cut
 /// first when over budget). Texts are whole; headings are `#` lines; controls and links are
 /// inline with their refs (`[link "Pricing" e12]`); lines under one parent run together.
+/// A table row is one line, its cells joined by ` | `; a cell (or row, list item) whose text
+/// is in its name is printed by its name, once.
 pub fn text(lines: &[Line], max_bytes: usize) -> Value {
     let parent = parents(lines);
+    // Which lines print something of their own, and which have a line under them that does
+    // (a reverse pass: a line's descendants come after it).
+    let mut below = vec![false; lines.len()];
+    let mut own = vec![false; lines.len()];
+    for i in (0..lines.len()).rev() {
+        let l = &lines[i];
+        let named = !l.name.is_empty();
+        own[i] = l.role == "text"
+            || l.num.is_some()
+            || (named && (l.role == "img" || l.role == "heading"))
+            || (named && NAMED_TEXT.contains(&l.role.as_str()) && !below[i]);
+        if let Some(p) = parent[i] {
+            below[p] |= own[i] || below[i];
+        }
+    }
+    // Each line's row (itself or its nearest ancestor `row`) and cell: the lines of one row
+    // run together, a new cell after ` | `.
+    let nearest = |i: usize, roles: &[&str]| {
+        let mut p = Some(i);
+        while let Some(k) = p {
+            if roles.contains(&lines[k].role.as_str()) {
+                return Some(k);
+            }
+            p = parent[k];
+        }
+        None
+    };
     // Zones: 0 main content, 1 the rest, 2 furniture.
     let main = lines.iter().position(|l| l.role == "main").or_else(|| lines.iter().position(|l| l.role == "article"));
     let zone: Vec<u8> = (0..lines.len())
@@ -188,6 +256,7 @@ pub fn text(lines: &[Line], max_bytes: usize) -> Value {
     for z in 0..3u8 {
         let mut para = String::new();
         let mut para_parent: Option<Option<usize>> = None;
+        let mut para_cell: Option<usize> = None;
         let mut block = Vec::new();
         let flush = |para: &mut String, block: &mut Vec<String>| {
             if !para.is_empty() {
@@ -205,20 +274,32 @@ pub fn text(lines: &[Line], max_bytes: usize) -> Value {
                 })
             } else if l.role == "img" && !l.name.is_empty() {
                 Some(format!("[img {}]", quote(&l.name)))
+            } else if own[i] && l.role != "heading" {
+                Some(l.name.clone())
             } else {
                 None
             };
+            let row = nearest(i, &["row"]);
             match inline {
                 Some(t) => {
-                    if para_parent != Some(parent[i]) {
+                    // The lines of one row are one line; others run together under one parent.
+                    let leaf = NAMED_TEXT.contains(&l.role.as_str()) && row != Some(i);
+                    let group = row.or(if leaf { Some(i) } else { parent[i] });
+                    let cell = nearest(i, CELLS);
+                    if para_parent != Some(group) {
                         flush(&mut para, &mut block);
-                        para_parent = Some(parent[i]);
+                        para_parent = Some(group);
+                        para_cell = cell;
                     }
                     if !para.is_empty() {
-                        para.push(' ');
+                        para.push_str(if row.is_some() && cell != para_cell { " | " } else { " " });
                     }
+                    para_cell = cell;
                     para.push_str(&t);
                 }
+                // Within a row, a line that prints nothing (the row itself, a cell holding
+                // a link) keeps the row's line going.
+                None if row.is_some() && para_parent == Some(row) && l.role != "heading" => {}
                 None => {
                     flush(&mut para, &mut block);
                     para_parent = None;
@@ -551,6 +632,62 @@ mod tests {
         let v = text(&page(), 200);
         assert!(v["text"].as_str().unwrap().len() <= 200);
         assert!(v["cut"]["furniture_bytes"].as_u64().unwrap() > 0, "furniture is cut first");
+    }
+
+    #[test]
+    fn a_role_alone_finds_unnamed_elements_with_what_is_under_them() {
+        let lines = vec![
+            l(0, "main", "", None),
+            l(1, "status", "", None),
+            l(2, "text", "Saved", None),
+            l(1, "button", "Save", Some(1)),
+        ];
+        let v = find(&lines, &Find { role: Some("status".into()), ..Find::default() }, 20);
+        assert_eq!(v["total"], 1, "{v:#}");
+        assert_eq!(v["text"], "- status\n  - text: \"Saved\"\n  (in main)\n");
+        assert_eq!(v["matches"][0]["under"], json!(["- text: \"Saved\""]));
+        // A name or a text never matches an unnamed line.
+        let v = find(&lines, &Find { role: Some("status".into()), name: Some("s".into()), ..Find::default() }, 20);
+        assert_eq!(v["total"], 0);
+        // Bounded: past MAX_FIND_CHARS characters of lines under it, how many more.
+        let mut big = vec![l(0, "list", "", None)];
+        big.extend((0..2000).map(|k| l(1, "text", &format!("item {k}"), None)));
+        let v = find(&big, &Find { role: Some("list".into()), ..Find::default() }, 20);
+        let t = v["text"].as_str().unwrap();
+        assert!(t.len() < MAX_FIND_CHARS + 2000 && t.contains("more lines under it"), "{t}");
+    }
+
+    #[test]
+    fn text_prints_table_rows_as_lines_of_cells_once() {
+        let lines = vec![
+            l(0, "main", "", None),
+            l(1, "text", "1 product", None),
+            l(1, "table", "", None),
+            l(2, "rowgroup", "", None),
+            l(3, "row", "Product SKU In stock", None),
+            l(4, "columnheader", "Product", None),
+            l(4, "columnheader", "SKU", None),
+            l(4, "columnheader", "In stock", None),
+            l(2, "rowgroup", "", None),
+            l(3, "row", "Widget W-1 42", None),
+            l(4, "cell", "Widget", None),
+            l(5, "link", "Widget", Some(7)),
+            l(4, "cell", "W-1", None),
+            l(4, "cell", "42", None),
+            l(3, "row", "Gadget", None),
+            l(1, "list", "", None),
+            l(2, "listitem", "One", None),
+            l(2, "listitem", "", None),
+            l(3, "text", "Two", None),
+            l(2, "listitem", "Three", None),
+        ];
+        let v = text(&lines, 16384);
+        assert_eq!(
+            v["text"],
+            "1 product\nProduct | SKU | In stock\n[link \"Widget\" e7] | W-1 | 42\nGadget\nOne\nTwo\nThree\n"
+        );
+        let v = text(&lines, 1024);
+        assert!(v["cut"].is_null());
     }
 
     #[test]
