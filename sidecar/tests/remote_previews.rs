@@ -272,6 +272,11 @@ async fn a_remote_browser_loads_the_remotes_localhost_and_never_the_laptops() {
     navigate(&sc, &id, &format!("http://127.0.0.1:{laptop_only}/")).await;
     until_title(&sc, &id, "something else again", |t| t != listing).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
+    // A relaunch (as pop-out and pop-in do) keeps the route.
+    let again = json!({ "url": format!("http://localhost:{port}/") });
+    let r = sc.req("POST", &format!("/api/browsers/{id}/relaunch"), Some(&again)).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    until_title(&sc, &id, "the remote's listing after a relaunch", |t| t == listing).await;
     assert_eq!(laptop_hits.load(Ordering::SeqCst), 0, "the remote browser reached the laptop's server");
     assert_eq!(laptop_only_hits.load(Ordering::SeqCst), 0, "the remote browser reached the laptop's server");
 
