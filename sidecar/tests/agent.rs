@@ -959,6 +959,40 @@ async fn cross_site_frames_are_read_and_driven_in_place() {
 
 /// `snapshot --ref` (one element and what is inside it) and `wait --ref-state` (each state,
 /// a timeout, a ref that goes stale while waited on), through the API and the real `ph`.
+/// `element_occluded` names a covering dialog by its role and accessible name and gives the
+/// refs of its controls (found by the task-suite bench, issue 25: it named the cover by its
+/// text, and the agent needed a snapshot to find "Accept").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_covering_dialog_is_named_by_role_and_name_with_its_controls_refs() {
+    let sc = Sidecar::start(&[]);
+    let BrowserPane { base, pane, .. } = browser_pane(&sc, fixture_page, "consent.html").await;
+    let a = Agent::new(&sc, pane);
+    a.open(&base, "consent.html").await;
+    let report = ref_of(&a.snapshot().await, "\"Get the report\"");
+    let e = a.refused("act", json!({"action": "click", "ref": report}), "element_occluded").await;
+    assert_eq!(e["by"], "dialog \"Cookie consent\"", "{e:#}");
+    let controls = e["controls"].as_array().expect("controls");
+    let lines: Vec<&str> = controls.iter().map(|c| c["line"].as_str().unwrap()).collect();
+    assert_eq!(lines, ["button \"Reject all\"", "button \"Accept all\""], "{e:#}");
+    let accept = controls[1]["ref"].as_str().unwrap().to_string();
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("inside it: button \"Reject all\" {}", controls[0]["ref"].as_str().unwrap())),
+        "{message}"
+    );
+    // The ref is the snapshot's, and works at once.
+    assert_eq!(ref_of(&a.snapshot().await, "\"Accept all\""), accept);
+    a.ok("act", json!({"action": "click", "ref": accept})).await;
+    a.ok("act", json!({"action": "click", "ref": report})).await;
+    assert_eq!(a.ok("snapshot", json!({})).await["title"], "got it");
+
+    // A backdrop holding one dialog: the dialog names it.
+    a.ok("eval", json!({"js": "shade.style.display = 'block'", "allow_eval": true})).await;
+    let e = a.refused("act", json!({"action": "click", "ref": report}), "element_occluded").await;
+    assert_eq!(e["by"], "alertdialog \"Session expired\"", "{e:#}");
+    assert_eq!(e["controls"][0]["line"], "button \"Sign in\"", "{e:#}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
     let sc = Sidecar::start(&[]);

@@ -61,6 +61,9 @@ impl Interruption {
     }
 }
 
+/// Most refs of the covering element's controls an `element_occluded` gives.
+pub const MAX_COVER_CONTROLS: usize = 3;
+
 /// Every way a `ph browser` verb can be refused or fail.
 #[derive(Debug)]
 pub enum AutomationError {
@@ -92,12 +95,19 @@ pub enum AutomationError {
     /// Occurs when the element is disabled or inert. 409 `element_disabled`.
     Disabled(String),
     /// Occurs when another element is on top at the point the input would land. 409
-    /// `element_occluded`; `by` describes it (`div#overlay "Cookie banner"`).
+    /// `element_occluded`; `by` names it (`dialog "Cookie consent"` by role and accessible
+    /// name, else `div#overlay "Cookie banner"`), `controls` up to 3 refs of what can be
+    /// acted on inside it.
     Occluded {
         /// The ref acted on.
         r#ref: String,
         /// The covering element.
         by: String,
+        /// The covering element's frame and `backendNodeId` (not shown), when it is of the
+        /// element's frame: what names it as the snapshot does.
+        cover: Option<(String, i64)>,
+        /// Up to [`MAX_COVER_CONTROLS`] controls inside it: (outline label, ref).
+        controls: Vec<(String, String)>,
     },
     /// Occurs when `fill` or `type` targets an element that takes no text. 409 `not_editable`.
     NotEditable(String),
@@ -195,7 +205,10 @@ impl AutomationError {
             AutomationError::StaleRef { reason, .. } => vec![("reason", reason.as_str().into())],
             AutomationError::DialogPending(d) => vec![("dialog", json!(d))],
             AutomationError::Mismatch { observed, .. } => vec![("observed", observed.clone())],
-            AutomationError::Occluded { by, .. } => vec![("by", by.clone().into())],
+            AutomationError::Occluded { by, controls, .. } => vec![
+                ("by", by.clone().into()),
+                ("controls", controls.iter().map(|(l, r)| json!({"ref": r, "line": l})).collect()),
+            ],
             AutomationError::PolicyRefused { key, .. } => vec![("key", (*key).into())],
             AutomationError::RateLimited { retry_after } => vec![("retry_after", (*retry_after).into())],
             AutomationError::UnknownOutcome { reason, delivered, .. } => {
@@ -244,7 +257,13 @@ impl fmt::Display for AutomationError {
             ),
             E::NotVisible(r) => write!(f, "{r} is not visible (hidden, zero-size or clipped away)"),
             E::Disabled(r) => write!(f, "{r} is disabled"),
-            E::Occluded { r#ref, by } => write!(f, "{ref} is covered by {by}; nothing was done", ref = r#ref),
+            E::Occluded { r#ref, by, controls, .. } if controls.is_empty() => {
+                write!(f, "{ref} is covered by {by}; nothing was done", ref = r#ref)
+            }
+            E::Occluded { r#ref, by, controls, .. } => {
+                let inside: Vec<String> = controls.iter().map(|(l, r)| format!("{l} {r}")).collect();
+                write!(f, "{ref} is covered by {by} (inside it: {}); nothing was done", inside.join(", "), ref = r#ref)
+            }
             E::NotEditable(r) => write!(f, "{r} does not take text"),
             E::SecretValue(r) => write!(f, "{r} is a password or payment field: its value is never read"),
             E::Mismatch { message, .. } | E::UnknownOutcome { message, .. } => f.write_str(message),

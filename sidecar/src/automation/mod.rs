@@ -348,7 +348,35 @@ impl Automation {
         // The watchdog's check runs beside the verb (its answer waits for both), so a page
         // that answers and paints costs the verb no extra round trip.
         let (_, r) = tokio::join!(self.watchdog.check(&self.events, b), self.turns.run(b, verb, f));
-        r
+        match r {
+            Err(e @ AutomationError::Occluded { cover: Some(_), .. }) => Err(self.name_cover(b, e).await),
+            r => r,
+        }
+    }
+
+    /// An `element_occluded` whose covering element is of the element's frame, named as the
+    /// snapshot names it (`dialog "Cookie consent"`, when it has a role and a name) and with
+    /// up to [`error::MAX_COVER_CONTROLS`] refs of the controls inside it, minted as a
+    /// snapshot mints them. The page is read once more for it; when it cannot be, the error
+    /// is as it was.
+    async fn name_cover(&self, b: &BrowserRef, e: AutomationError) -> AutomationError {
+        let AutomationError::Occluded { r#ref, by, cover: Some((frame, backend)), .. } = e else { return e };
+        let unnamed = |by| AutomationError::Occluded { r#ref: r#ref.clone(), by, cover: None, controls: Vec::new() };
+        let Ok(page) = page(b) else { return unnamed(by) };
+        let Ok(c) = snapshot::capture(&page, false).await else { return unnamed(by) };
+        let tab = page.target_id().as_ref().to_string();
+        let named = {
+            let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
+            let refs = all.entry(b.id().to_string()).or_default();
+            let mut mint = minter(refs, b.generation(), &tab, &c.frames);
+            snapshot::cover_of(&c, &frame, backend, error::MAX_COVER_CONTROLS, &mut mint)
+        };
+        match named {
+            Some((name, controls)) => {
+                AutomationError::Occluded { r#ref, by: name.unwrap_or(by), cover: None, controls }
+            }
+            None => unnamed(by),
+        }
     }
 
     /// `stats`: the active tab's counted CDP work since it was first seen (ax reads, pierce
@@ -385,13 +413,7 @@ impl Automation {
         let lines = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
             let refs = all.entry(b.id().to_string()).or_default();
-            let frames = c.frames.clone();
-            let mut mint = |frame: &str, backend| {
-                let f = frames.iter().find(|f| f.id == frame)?;
-                let key =
-                    NodeKey { generation, tab: tab.clone(), frame: f.id.clone(), loader: f.loader.clone(), backend };
-                Some(refs.mint(key, without_fragment(&f.url), &f.targets))
-            };
+            let mut mint = minter(refs, generation, &tab, &c.frames);
             match &root {
                 None => snapshot::outline(&c, &mut mint),
                 Some((r, key)) => snapshot::outline_of(&c, &key.frame, key.backend, &mut mint)
@@ -881,6 +903,21 @@ impl Automation {
             return Err(AutomationError::BadRequest(format!("the value is over {MAX_READ_BYTES} bytes of JSON")));
         }
         Ok(json!({"value": v}))
+    }
+}
+
+/// How a read of the page mints refs: `(frame id, backendNodeId)` → the ref number of that
+/// node of `frames` (the same node, the same number), or `None` for a frame not read.
+fn minter<'a>(
+    refs: &'a mut Refs,
+    generation: u64,
+    tab: &'a str,
+    frames: &'a [snapshot::Frame],
+) -> impl FnMut(&str, i64) -> Option<u64> + 'a {
+    move |frame: &str, backend| {
+        let f = frames.iter().find(|f| f.id == frame)?;
+        let key = NodeKey { generation, tab: tab.to_string(), frame: f.id.clone(), loader: f.loader.clone(), backend };
+        Some(refs.mint(key, without_fragment(&f.url), &f.targets))
     }
 }
 

@@ -181,34 +181,74 @@ pub async fn visible_point(node: &Node) -> Result<(f64, f64), AutomationError> {
     Err(hidden())
 }
 
+/// Called on the element with the hit node: `null` when the hit is the element, inside it
+/// or one of its labels; else the covering element (the outermost dialog around the hit that
+/// does not hold the element, else the nearest ancestor with an id, else the hit's element; a
+/// backdrop holding one dialog gives that dialog), or a string when it has none.
 const COVER_JS: &str = r#"function(h){
   for (let n = h; n; n = n.parentNode || n.host) { if (n === this) return null; }
   if (this.labels && Array.from(this.labels).some(l => l === h || l.contains(h))) return null;
   const e = h.nodeType === 1 ? h : h.parentElement;
   if (!e) return 'a node';
-  let d = e;
-  for (let n = e; n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
+  const inner = n => n && n !== document.body && n !== document.documentElement;
+  const dialog = n => n.tagName === 'DIALOG' || ['dialog', 'alertdialog'].includes(n.getAttribute('role'));
+  let d = null;
+  for (let n = e; inner(n); n = n.parentElement) {
     if (n.contains(this)) break;
-    if (n.id) { d = n; break; }
+    if (dialog(n)) d = n;
   }
+  if (!d) {
+    d = e;
+    for (let n = e; inner(n); n = n.parentElement) {
+      if (n.contains(this)) break;
+      if (n.id) { d = n; break; }
+    }
+    const q = Array.from(d.querySelectorAll('dialog,[role=dialog],[role=alertdialog]')).filter(x => !x.contains(this));
+    if (q.length === 1 && !d.contains(this)) d = q[0];
+  }
+  return d;
+}"#;
+
+/// Called on the covering element: its tag, `#id` or first class, and its first 40
+/// characters of text (`div#overlay "Cookie banner"`).
+const LABEL_JS: &str = r#"function(){
+  const d = this;
   const txt = (d.innerText || d.textContent || '').trim().replace(/\s+/g, ' ');
   const t = txt.length > 40 ? txt.slice(0, 39) + '\u2026' : txt;
   const name = d.tagName.toLowerCase() + (d.id ? '#' + d.id : (d.classList.length ? '.' + d.classList[0] : ''));
   return t ? name + ' ' + JSON.stringify(t) : name;
 }"#;
 
+/// What covers an element: said by tag, id and text (`by`), and, when it is in the element's
+/// own document, its node there (`backend`), for [`super::Automation`] to name it as the
+/// snapshot does and give its controls' refs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cover {
+    /// `div#overlay "Cookie banner"`, `a node`, `an element of another frame`.
+    pub by: String,
+    /// The covering element's frame and `backendNodeId`, when it is of the element's frame.
+    pub node: Option<(String, i64)>,
+}
+
 /// Hit-tests top-level point `(x, y)`: `element_occluded` naming the covering element unless
 /// the node (or something inside it, or one of its labels) is on top there. For a node of an
 /// out-of-process frame, each frame owner on the way must be on top in its parent first.
 pub async fn check_not_covered(node: &Node, x: f64, y: f64) -> Result<(), AutomationError> {
+    let occluded = |c: Cover| AutomationError::Occluded {
+        r#ref: node.name.clone(),
+        by: c.by,
+        cover: c.node,
+        controls: Vec::new(),
+    };
     let (x, y) = match node.session.hit_down(x, y).await? {
         Ok(p) => p,
         Err(c) => {
             let owner = call(&c.session, "DOM.resolveNode", json!({"backendNodeId": c.owner})).await?;
             let owner = owner["object"]["objectId"].as_str().unwrap_or("").to_string();
-            return match covering(&c.session, &owner, c.hit).await? {
+            // A frame owner covered in its parent's process: said by its text only.
+            return match covering(&c.session, &owner, c.hit, None).await? {
                 None => Ok(()),
-                Some(by) => Err(AutomationError::Occluded { r#ref: node.name.clone(), by }),
+                Some(by) => Err(occluded(by)),
             };
         }
     };
@@ -216,22 +256,50 @@ pub async fn check_not_covered(node: &Node, x: f64, y: f64) -> Result<(), Automa
     if hit == node.backend {
         return Ok(());
     }
-    match covering(&node.session, &node.object, hit).await? {
+    match covering(&node.session, &node.object, hit, Some(&node.frame)).await? {
         None => Ok(()),
-        Some(by) => Err(AutomationError::Occluded { r#ref: node.name.clone(), by }),
+        Some(by) => Err(occluded(by)),
     }
 }
 
 /// What node `hit` is, when it covers the element `object` (both of `session`): `None` when
-/// it is the element, inside it, or one of its labels.
-async fn covering(session: &Session, object: &str, hit: i64) -> Result<Option<String>, AutomationError> {
+/// it is the element, inside it, or one of its labels. With `frame` (the element's frame),
+/// the covering element's node too when it is of that document.
+async fn covering(
+    session: &Session,
+    object: &str,
+    hit: i64,
+    frame: Option<&str>,
+) -> Result<Option<Cover>, AutomationError> {
+    let by = |s: &str| Ok(Some(Cover { by: s.to_string(), node: None }));
     let hit_obj = call(session, "DOM.resolveNode", json!({"backendNodeId": hit})).await?;
     let Some(hit_obj) = hit_obj["object"]["objectId"].as_str() else { return Ok(None) };
-    match call_on(session, object, COVER_JS, vec![json!({"objectId": hit_obj})]).await {
-        Ok(Value::Null) => Ok(None),
-        Ok(v) => Ok(Some(v.as_str().unwrap_or("another element").to_string())),
+    let params = json!({"objectId": object, "functionDeclaration": COVER_JS,
+                        "arguments": [{"objectId": hit_obj}], "returnByValue": false});
+    let r = match call(session, "Runtime.callFunctionOn", params).await {
+        Ok(r) if r.get("exceptionDetails").is_none() => r,
         // The hit is in another frame's context.
-        Err(BrowserError::Cdp(_)) => Ok(Some("an element of another frame".to_string())),
-        Err(e) => Err(e.into()),
-    }
+        Ok(_) | Err(BrowserError::Cdp(_)) => return by("an element of another frame"),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(cover) = r["result"]["objectId"].as_str() else {
+        return match r["result"]["value"].as_str() {
+            Some(s) => by(s),
+            None => Ok(None),
+        };
+    };
+    let label = match call_on(session, cover, LABEL_JS, vec![]).await {
+        Ok(v) => v.as_str().unwrap_or("another element").to_string(),
+        Err(BrowserError::Cdp(_)) => "another element".to_string(),
+        Err(e) => return Err(e.into()),
+    };
+    let node = match frame {
+        Some(f) => match call(session, "DOM.describeNode", json!({"objectId": cover})).await {
+            Ok(d) => d["node"]["backendNodeId"].as_i64().map(|b| (f.to_string(), b)),
+            Err(BrowserError::Cdp(_)) => None,
+            Err(e) => return Err(e.into()),
+        },
+        None => None,
+    };
+    Ok(Some(Cover { by: label, node }))
 }

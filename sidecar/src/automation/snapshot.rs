@@ -340,6 +340,34 @@ pub fn outline_of(
     Some(w.out)
 }
 
+/// The element covering another (node `backend` of frame `frame`), as the snapshot shows it:
+/// its role and name (`dialog "Cookie consent"`, the name cut at 80 characters) when it has
+/// a role and a name, and up to `max` of the refs inside it (each with its outline line's
+/// role and name: `button "Accept all"`), minted with `mint` as a snapshot mints them. `None`
+/// when it is not rendered.
+pub fn cover_of(
+    c: &Captured,
+    frame: &str,
+    backend: i64,
+    max: usize,
+    mint: &mut dyn FnMut(&str, i64) -> Option<u64>,
+) -> Option<(Option<String>, Vec<(String, String)>)> {
+    let doc = c.docs.get(frame)?;
+    let e = (0..doc.items.len()).find_map(|i| doc.el(i).filter(|e| e.backend == Some(backend) && !e.pruned))?;
+    let own_line = !e.role.is_empty() && !e.has(flag::IGNORED);
+    let lines = outline_of(c, frame, backend, mint)?;
+    let label = |l: &Line| {
+        if l.name.is_empty() {
+            l.role.clone()
+        } else {
+            format!("{} {}", l.role, quote(&clip(&l.name, 80)))
+        }
+    };
+    let named = lines.first().filter(|l| own_line && l.depth == 0 && !l.name.is_empty()).map(label);
+    let refs = lines.iter().filter_map(|l| Some((label(l), format!("e{}", l.num?)))).take(max).collect();
+    Some((named, refs))
+}
+
 struct Walker<'a> {
     c: &'a Captured,
     mint: &'a mut dyn FnMut(&str, i64) -> Option<u64>,
@@ -704,6 +732,37 @@ mod tests {
         assert_eq!(one.len(), 2);
         assert_eq!(one[0].text, "combobox \"Colour\" [collapsed] [ref=e9]: \"Red\"");
         assert!(outline_of(&c, "F", 114, &mut |_, _| Some(9)).is_none(), "not rendered");
+    }
+
+    #[test]
+    fn a_cover_is_named_by_role_and_name_with_its_first_refs() {
+        let v = flag::VISIBLE;
+        let c = captured(
+            json!([
+                {"p": -1, "t": "HTML", "f": v},
+                {"p": 0, "t": "DIV", "r": "dialog", "n": "Cookie consent", "f": v},
+                {"p": 1, "t": "P", "r": "paragraph", "f": v},
+                {"p": 2, "s": "We use cookies."},
+                {"p": 1, "t": "BUTTON", "r": "button", "n": "Reject all", "f": v},
+                {"p": 1, "t": "BUTTON", "r": "button", "n": "Accept all", "f": v},
+                {"p": 0, "t": "DIV", "f": v},
+                {"p": 6, "s": "Cookie banner"},
+            ]),
+            &[],
+        );
+        let mut mint = |_: &str, b: i64| Some(b as u64);
+        let (by, refs) = cover_of(&c, "F", 101, 3, &mut mint).unwrap();
+        assert_eq!(by.as_deref(), Some("dialog \"Cookie consent\""));
+        assert_eq!(
+            refs,
+            [
+                ("button \"Reject all\"".to_string(), "e104".to_string()),
+                ("button \"Accept all\"".into(), "e105".into())
+            ]
+        );
+        assert_eq!(cover_of(&c, "F", 101, 1, &mut mint).unwrap().1.len(), 1, "at most max");
+        // No role: not named by the outline (the caller keeps its tag and text), no refs.
+        assert_eq!(cover_of(&c, "F", 106, 3, &mut mint), Some((None, vec![])));
     }
 
     #[test]
