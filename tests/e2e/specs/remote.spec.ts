@@ -5,10 +5,16 @@
 // is being made → the tab says reconnecting, then connected, and the terminal ends with the
 // whole output; a split there is remote too; a page reload finds the remote workspace and
 // the same shell (`$$`), and so does a restart of the local sidecar. An unknown host or host
-// key shows the sidecar's error (code, ssh's stderr) and creates nothing. A
+// key shows the sidecar's error (code, ssh's stderr) and creates nothing. A remote pane's
+// `python3 -m http.server` is listed in its pane menu and opens embedded (a grant through the
+// link) and as a screencast (the local Chromium through the link), showing the remote's
+// listing while the laptop serves the same port number, which is never asked. A
 // sidecar of its own: it needs the test ssh config and the remote binary
 // (PORTHOLE_SSH_CONFIG, PORTHOLE_REMOTE_BIN).
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { type Page, expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
@@ -178,4 +184,63 @@ test('after a local sidecar restart the remote workspace reattaches to the same 
   await wall.click(remote);
   await wall.type('echo after=$$\n');
   await wall.waitText(remote, new RegExp(`^after=${pid}$`, 'm'), 20_000);
+});
+
+test("a remote pane's port opens embedded and as a screencast: the remote's server, never the laptop's", async ({ page }) => {
+  test.setTimeout(120_000);
+  // The laptop serves a port of its own; the remote serves the same number.
+  let laptopHits = 0;
+  const laptop = http.createServer((_req, res) => {
+    laptopHits++;
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<title>laptop</title>served-by-the-laptop');
+  });
+  await new Promise<void>((r) => laptop.listen(0, '127.0.0.1', r));
+  const port = (laptop.address() as AddressInfo).port;
+  try {
+    const wall = await open(page);
+    await wall.waitOpen(1);
+    await page.getByTestId('ws-new-remote').click();
+    await page.getByTestId('remote-host').fill('porthole-test');
+    await page.getByTestId('remote-connect').click();
+    const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+    await expect(tab).toHaveAttribute('data-active', 'true', { timeout: 20_000 });
+    await wall.waitOpen(1);
+    const term = await wall.focusedId();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-remote-ports-'));
+    fs.writeFileSync(path.join(dir, 'remote-side.txt'), 'remote\n');
+    await wall.type(`cd ${dir} && python3 -m http.server ${port} --bind 127.0.0.1\n`);
+    await wall.waitText(term, /Serving HTTP on \S+ port \d+/, 20_000);
+
+    // The pane menu lists the remote process's port (the remote daemon's scan).
+    const menu = page.getByTestId('context-menu');
+    await wall.pane(term).getByTestId('terminal-body').click({ button: 'right' });
+    const row = menu.locator(`[data-testid=port-row][data-port="${port}"]`);
+    await expect(row).toBeVisible({ timeout: 15_000 });
+    await expect(row).toContainText('python3');
+    await menu.getByTestId('port-open-iframe').click();
+    await expect(menu).toHaveCount(0);
+    await wall.waitOpen(2);
+    const browser = await wall.focusedId();
+    await expect(wall.pane(browser)).toHaveAttribute('data-remote', 'porthole-test');
+    const frame = page.frameLocator(`[data-testid=pane][data-pane-id="${browser}"] iframe[data-testid=browser-frame]`);
+    await expect(frame.locator('a', { hasText: 'remote-side.txt' })).toBeVisible({ timeout: 20_000 });
+    const grants = (await s!.call('GET', '/api/proxy/grants')).grants;
+    expect(grants.map((g: { remote?: string }) => g.remote)).toEqual(['r1']);
+
+    // As a screencast: the local Chromium through the tunnel.
+    await wall.pane(term).getByTestId('terminal-body').click({ button: 'right' });
+    await expect(row).toBeVisible({ timeout: 15_000 });
+    await menu.getByTestId('port-open-screencast').click();
+    await expect(menu).toHaveCount(0);
+    await expect.poll(async () => (await s!.call('GET', '/api/browsers')).browsers.length, { timeout: 30_000 }).toBe(1);
+    const [{ id }] = (await s!.call('GET', '/api/browsers')).browsers;
+    await expect.poll(async () => (await s!.call('GET', `/api/browsers/${id}`)).title, { timeout: 30_000 }).toBe('Directory listing for /');
+    expect((await s!.call('GET', `/api/browsers/${id}`)).remote).toBe('r1');
+    expect(laptopHits).toBe(0);
+    fs.rmSync(dir, { recursive: true, force: true });
+  } finally {
+    laptop.closeAllConnections();
+    await new Promise((r) => laptop.close(r));
+  }
 });

@@ -317,6 +317,7 @@ export const BrowserPane = memo(function BrowserPane({ store, pane, rect, visibl
       data-mode={b.mode}
       data-browser-id={b.browserId ?? undefined}
       data-handle={pane.handle ?? ''}
+      data-remote={pane.remote ?? undefined}
       data-attention={pane.attention ? 'true' : 'false'}
       data-focused={focused ? 'true' : 'false'}
       data-visible={visible ? 'true' : 'false'}

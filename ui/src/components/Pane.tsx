@@ -200,7 +200,7 @@ export const Pane = memo(function Pane({ store, pane, rect, visible, focused, zo
           {label}
         </span>
         {pane.remote && (
-          <span className="pane-remote" data-testid="pane-remote" title={pane.kind === 'terminal' ? `This terminal runs on ${pane.remote}` : `This page is on ${pane.remote}'s network`}>
+          <span className="pane-remote" data-testid="pane-remote" title={`This terminal runs on ${pane.remote}`}>
             {pane.remote}
           </span>
         )}
