@@ -340,6 +340,10 @@ pub fn outline_of(
     Some(w.out)
 }
 
+/// A covering element as [`cover_of`] names it: its role and name, and (outline label, ref)
+/// of the controls inside it.
+pub type CoverNamed = (Option<String>, Vec<(String, String)>);
+
 /// The element covering another (node `backend` of frame `frame`), as the snapshot shows it:
 /// its role and name (`dialog "Cookie consent"`, the name cut at 80 characters) when it has
 /// a role and a name, and up to `max` of the refs inside it (each with its outline line's
@@ -351,7 +355,7 @@ pub fn cover_of(
     backend: i64,
     max: usize,
     mint: &mut dyn FnMut(&str, i64) -> Option<u64>,
-) -> Option<(Option<String>, Vec<(String, String)>)> {
+) -> Option<CoverNamed> {
     let doc = c.docs.get(frame)?;
     let e = (0..doc.items.len()).find_map(|i| doc.el(i).filter(|e| e.backend == Some(backend) && !e.pruned))?;
     let own_line = !e.role.is_empty() && !e.has(flag::IGNORED);
