@@ -12,8 +12,26 @@ use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
 
-use super::host::SshHost;
-use super::link::{LinkError, LinkOptions};
+/// Why [`install`] did not install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstallError {
+    /// Occurs when the remote is a platform this binary is not built for (names it).
+    Unsupported(String),
+    /// Occurs when ssh, the probe, the copy or the checksum failed (why, with ssh's stderr).
+    Failed(String),
+}
+
+/// How to reach the remote: the ssh program and its arguments up to and including `--`
+/// (the remote command line is appended), and the binary's path relative to the remote HOME.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The ssh client.
+    pub ssh: PathBuf,
+    /// ssh's arguments before the remote command line (options, destination, `--`).
+    pub args: Vec<String>,
+    /// Where the binary goes, relative to the remote HOME.
+    pub remote_bin: String,
+}
 
 /// The remote binary, relative to the remote HOME, when `$PORTHOLE_REMOTE_BIN` is not set:
 /// one directory per version, so a newer local Porthole installs its own beside the old.
@@ -51,19 +69,19 @@ pub fn platform_of(uname: &str) -> Option<(String, String)> {
 /// (exit code, stdout, stderr). Bounded by `bound`: ssh is killed past it. Blocking: run it
 /// off the async runtime.
 fn ssh_run(
-    host: &SshHost,
-    opts: &LinkOptions,
+    to: &Target,
     remote: &str,
     input: Option<Vec<u8>>,
     bound: Duration,
-) -> Result<(Option<i32>, String, String), LinkError> {
-    let mut child = Command::new(&opts.ssh)
-        .args(opts.ssh_args_for(host, remote))
+) -> Result<(Option<i32>, String, String), InstallError> {
+    let mut child = Command::new(&to.ssh)
+        .args(&to.args)
+        .arg(remote)
         .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| LinkError::Unreachable(format!("cannot run ssh: {e}")))?;
+        .map_err(|e| InstallError::Failed(format!("cannot run ssh: {e}")))?;
     let pid = child.id();
     if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
         // A remote that stops reading (a failed mkdir) closes the pipe: its exit says why.
@@ -76,11 +94,11 @@ fn ssh_run(
         let _ = tx.send(child.wait_with_output());
     });
     let out = match rx.recv_timeout(bound) {
-        Ok(r) => r.map_err(|e| LinkError::Unreachable(format!("ssh: {e}")))?,
+        Ok(r) => r.map_err(|e| InstallError::Failed(format!("ssh: {e}")))?,
         Err(_) => {
             // SAFETY: kill(2) on our own unreaped child's pid.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            return Err(LinkError::Unreachable(format!("ssh did not finish `{remote}` within {} s", bound.as_secs())));
+            return Err(InstallError::Failed(format!("ssh did not finish `{remote}` within {} s", bound.as_secs())));
         }
     };
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -102,44 +120,40 @@ fn receive_script(bin: &str, sha256: &str) -> String {
     )
 }
 
-/// Installs `local` (this machine's `porthole-sidecar`) on `host` at `opts.remote_bin`
-/// (relative to the remote HOME). Errors: [`LinkError::Unsupported`] naming the remote's
-/// platform when it is not this binary's (nothing is copied); [`LinkError::Unreachable`]
-/// when ssh, the copy or the checksum fails (the remote keeps no partial file).
-pub async fn install(host: &SshHost, opts: &LinkOptions, local: &Path) -> Result<(), LinkError> {
-    let (host, opts, local) = (host.clone(), opts.clone(), local.to_path_buf());
-    tokio::task::spawn_blocking(move || install_blocking(&host, &opts, &local))
+/// Installs `local` (this machine's `porthole-sidecar`) at `to.remote_bin` (relative to the
+/// remote HOME). Errors: [`InstallError::Unsupported`] naming the remote's platform when it is
+/// not this binary's (nothing is copied); [`InstallError::Failed`] when ssh, the copy or the
+/// checksum fails (the remote keeps no partial file).
+pub async fn install(to: &Target, local: &Path) -> Result<(), InstallError> {
+    let (to, local) = (to.clone(), local.to_path_buf());
+    tokio::task::spawn_blocking(move || install_blocking(&to, &local))
         .await
-        .map_err(|e| LinkError::Unreachable(format!("the install task failed: {e}")))?
+        .map_err(|e| InstallError::Failed(format!("the install task failed: {e}")))?
 }
 
-fn install_blocking(host: &SshHost, opts: &LinkOptions, local: &Path) -> Result<(), LinkError> {
-    let (code, out, err) = ssh_run(host, opts, "uname -sm", None, PROBE_BOUND)?;
+fn install_blocking(to: &Target, local: &Path) -> Result<(), InstallError> {
+    let (code, out, err) = ssh_run(to, "uname -sm", None, PROBE_BOUND)?;
     if code != Some(0) {
-        return Err(LinkError::Unreachable(format!("`uname -sm` on the remote failed: {}", err.trim())));
+        return Err(InstallError::Failed(format!("`uname -sm` on the remote failed: {}", err.trim())));
     }
     let said = out.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
     let (os, arch) =
-        platform_of(&said).ok_or_else(|| LinkError::Unreachable(format!("`uname -sm` on the remote said {said:?}")))?;
+        platform_of(&said).ok_or_else(|| InstallError::Failed(format!("`uname -sm` on the remote said {said:?}")))?;
     if os != std::env::consts::OS || arch != std::env::consts::ARCH {
-        return Err(LinkError::Unsupported(format!(
+        return Err(InstallError::Unsupported(format!(
             "{said} ({os} {arch}): this Porthole has a porthole-sidecar for {} {} only",
             std::env::consts::OS,
             std::env::consts::ARCH
         )));
     }
-    let bytes =
-        std::fs::read(local).map_err(|e| LinkError::Unreachable(format!("reading {}: {e}", local.display())))?;
+    let bytes = std::fs::read(local).map_err(|e| InstallError::Failed(format!("reading {}: {e}", local.display())))?;
     let sum = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
-    let script = receive_script(&opts.remote_bin, &sum);
-    let (code, _, err) = ssh_run(host, opts, &format!("sh -c {}", shell_word(&script)), Some(bytes), COPY_BOUND)?;
+    let script = receive_script(&to.remote_bin, &sum);
+    let (code, _, err) = ssh_run(to, &format!("sh -c {}", shell_word(&script)), Some(bytes), COPY_BOUND)?;
     if code != Some(0) {
-        return Err(LinkError::Unreachable(format!(
-            "installing porthole-sidecar on the remote failed: {}",
-            err.trim()
-        )));
+        return Err(InstallError::Failed(format!("installing porthole-sidecar on the remote failed: {}", err.trim())));
     }
-    tracing::info!(host = %host.destination, "installed porthole-sidecar on the remote");
+    tracing::info!(bin = %to.remote_bin, "installed porthole-sidecar on the remote");
     Ok(())
 }
 

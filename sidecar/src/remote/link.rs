@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch, Notify};
 
 use super::frame::{read_line, Reply, Target};
 use super::host::SshHost;
+use super::install;
 use super::mux::{self, MuxStream};
 
 /// How long the hello line may take after ssh starts.
@@ -62,9 +63,9 @@ impl LinkOptions {
             ssh_config: ssh_config.or_else(|| var("PORTHOLE_SSH_CONFIG").map(PathBuf::from)),
             install: match var("PORTHOLE_REMOTE_BIN") {
                 Some(_) => None,
-                None => super::install::this_binary(),
+                None => install::this_binary(),
             },
-            remote_bin: var("PORTHOLE_REMOTE_BIN").unwrap_or_else(super::install::default_remote_bin),
+            remote_bin: var("PORTHOLE_REMOTE_BIN").unwrap_or_else(install::default_remote_bin),
         }
     }
 
@@ -255,7 +256,13 @@ struct Session {
 async fn establish_or_install(host: &SshHost, opts: &LinkOptions) -> Result<Session, LinkError> {
     match (establish(host, opts).await, &opts.install) {
         (Err(LinkError::BinaryMissing(_)), Some(local)) => {
-            super::install::install(host, opts, local).await?;
+            let mut args = opts.ssh_args_for(host, "");
+            args.pop();
+            let to = install::Target { ssh: opts.ssh.clone(), args, remote_bin: opts.remote_bin.clone() };
+            install::install(&to, local).await.map_err(|e| match e {
+                install::InstallError::Unsupported(p) => LinkError::Unsupported(p),
+                install::InstallError::Failed(m) => LinkError::Unreachable(m),
+            })?;
             establish(host, opts).await
         }
         (r, _) => r,
