@@ -51,6 +51,21 @@ async fn remote_sh(sc: &Sidecar) -> String {
     r.json()["id"].as_str().unwrap().to_string()
 }
 
+/// Attaches to remote terminal `id` through the forward, runs `hostname` there and checks it
+/// is the namespace's; the socket, still attached.
+async fn says_the_remote_hostname(sc: &Sidecar, id: &str) -> Ws {
+    let mut ws = ws_at(sc, &format!("/api/remotes/r1/api/terminals/{id}/socket")).await;
+    let mut seen = Seen::default();
+    send_input(&mut ws, b"hostname; echo HOST-$((40+2))\r").await;
+    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"HOST-42\r\n")).await;
+    assert!(
+        contains(&seen.bytes, format!("{REMOTE_HOSTNAME}\r\n").as_bytes()),
+        "{:?}",
+        String::from_utf8_lossy(&seen.bytes)
+    );
+    ws
+}
+
 /// Polls `GET /api/remotes/r1` (bounded 60 s) until `done` holds; the last answer.
 async fn wait_remote(sc: &Sidecar, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let start = Instant::now();
@@ -139,15 +154,7 @@ async fn a_remote_without_the_binary_gets_this_one_installed_and_checked() {
     assert_eq!(left, [std::ffi::OsString::from("porthole-sidecar")], "{left:?}");
     // It is what runs there: a terminal answers from the namespace.
     let id = remote_sh(&sc).await;
-    let mut ws = ws_at(&sc, &format!("/api/remotes/r1/api/terminals/{id}/socket")).await;
-    let mut seen = Seen::default();
-    send_input(&mut ws, b"hostname; echo HOST-$((40+2))\r").await;
-    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"HOST-42\r\n")).await;
-    assert!(
-        contains(&seen.bytes, format!("{REMOTE_HOSTNAME}\r\n").as_bytes()),
-        "{:?}",
-        String::from_utf8_lossy(&seen.bytes)
-    );
+    says_the_remote_hostname(&sc, &id).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,15 +213,8 @@ async fn a_remote_terminal_runs_in_the_namespace_and_its_ports_only_through_the_
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     let r = sc.req("GET", &format!("/api/remotes/r1/api/terminals/{id}?unused=1"), None).await;
     assert_eq!((r.status, r.json()["id"].as_str()), (200, Some(id.as_str())));
-    let mut ws = ws_at(&sc, &format!("/api/remotes/r1/api/terminals/{id}/socket")).await;
+    let mut ws = says_the_remote_hostname(&sc, &id).await;
     let mut seen = Seen::default();
-    send_input(&mut ws, b"hostname; echo HOST-$((40+2))\r").await;
-    read_until(&mut ws, &mut seen, true, |s| contains(&s.bytes, b"HOST-42\r\n")).await;
-    assert!(
-        contains(&seen.bytes, format!("{REMOTE_HOSTNAME}\r\n").as_bytes()),
-        "{:?}",
-        String::from_utf8_lossy(&seen.bytes)
-    );
 
     // A server the remote shell starts on its 127.0.0.1.
     let port = {

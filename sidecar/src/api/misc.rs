@@ -35,17 +35,7 @@ pub async fn patch_agent_sealed(
     JsonBody(body): JsonBody<serde_json::Map<String, Value>>,
 ) -> Result<Json<crate::config::Snapshot>, ApiError> {
     let patch = crate::config::SealedPatch::parse(&body).map_err(ApiError::Config)?;
-    let settings = st.settings.clone();
-    let snap = tokio::task::spawn_blocking(move || {
-        crate::config::write_sealed(settings.file(), &patch)?;
-        // The watcher would apply it too, after its debounce; the answer must show it now.
-        settings.reload();
-        Ok(settings.current())
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("config write task: {e}")))?
-    .map_err(ApiError::Config)
-    .map(Json)?;
+    let snap = write_config(&st, move |file| crate::config::write_sealed(file, &patch)).await?;
     // The settings' follower arms or disarms force-open too; done here as well so that the
     // answer means the browsers follow it already (the same value again does nothing).
     let armed = crate::automation::sealed::Policy::current(&snap.config.agent.sealed).force_open_armed();
@@ -71,9 +61,19 @@ pub async fn patch_terminal(
         Some("dom") => crate::config::TerminalRenderer::Dom,
         _ => return Err(bad()),
     };
+    write_config(&st, move |file| crate::config::write_terminal_renderer(file, renderer)).await
+}
+
+/// Runs `write` on the config file off the runtime, then reloads it → the snapshot in force
+/// after the write (the watcher would apply it too, after its debounce; the answer must show
+/// it now). Errors: the write's, as `ApiError::Config`.
+async fn write_config(
+    st: &AppState,
+    write: impl FnOnce(&std::path::Path) -> Result<(), crate::config::WriteError> + Send + 'static,
+) -> Result<Json<crate::config::Snapshot>, ApiError> {
     let settings = st.settings.clone();
     tokio::task::spawn_blocking(move || {
-        crate::config::write_terminal_renderer(settings.file(), renderer)?;
+        write(settings.file())?;
         settings.reload();
         Ok(settings.current())
     })
@@ -96,16 +96,7 @@ pub async fn patch_agent(
         (1, Some(Value::Bool(b))) => *b,
         _ => return Err(ApiError::BadRequest("the body must be {\"show_secrets\": true | false}".into())),
     };
-    let settings = st.settings.clone();
-    tokio::task::spawn_blocking(move || {
-        crate::config::write_show_secrets(settings.file(), show)?;
-        settings.reload();
-        Ok(settings.current())
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("config write task: {e}")))?
-    .map_err(ApiError::Config)
-    .map(Json)
+    write_config(&st, move |file| crate::config::write_show_secrets(file, show)).await
 }
 
 /// `POST /api/login-codes` → `{"url":"…/login?code=…"}` (a fresh one-time login URL).
