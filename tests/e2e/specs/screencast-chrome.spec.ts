@@ -66,7 +66,8 @@ test.describe('screencast pane chrome', () => {
       // A tab made active elsewhere (here the API) is scrolled into view.
       const info = await api('GET', `/api/browsers/${browser}`);
       await api('POST', `/api/browsers/${browser}/tabs/select`, { tab: info.tabs[0].id });
-      await expect.poll(() => activeIndex()).toBe(0);
+      // (Switching the screencast to another of eight live tabs took over 10 s on a loaded CI machine.)
+      await expect.poll(() => activeIndex(), { timeout: 30_000 }).toBe(0);
       await expect.poll(() => inside(0)).toBe(true);
     } finally {
       await srv.close();
