@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask run [--web]      build the UI, the sidecar and (unless --web) the desktop app, then run it
 //! cargo xtask test             build once, run every suite, print "N passed, N failed"
-//! cargo xtask bench [pty|proxy|ports|screencast|control|agent|terminal] run a benchmark (release build)
+//! cargo xtask bench [pty|proxy|ports|screencast|control|agent|terminal|remote] run a benchmark (release build)
 //! cargo xtask dist             release build, then a Debian package (target/dist/*.deb)
 //! ```
 
@@ -56,7 +56,7 @@ usage: cargo xtask <command>
                  with SUITE (e.g. packaging), only that one
   dist           release build of the UI, the sidecar, ph and the desktop app, then a
                  Debian package with Tauri's bundler; prints its path and size
-  bench [pty|proxy|ports|screencast|control|agent|terminal]
+  bench [pty|proxy|ports|screencast|control|agent|terminal|remote]
                  run a benchmark in release mode (pty: sidecar PTY throughput;
                  proxy: 300-module page load direct vs through the iframe proxy;
                  ports: port scan latency with 50 busy terminals;
@@ -66,7 +66,8 @@ usage: cargo xtask <command>
                  a 5,000-element page and an 8-task suite (BENCH_AGENT_TASKS=only:
                  the suite alone, =0: without it); terminal: 20 MB floods until on screen in the
                  real UI (DOM and WebGL renderers) vs. the PTY alone, a second window
-                 throttled, restore of a 33-pane wall)
+                 throttled, restore of a 33-pane wall; remote: a remote pane vs plain
+                 ssh -tt to the test sshd: keystroke echo, a 20 MB flood, reconnect)
 
 run, test and dist first install what is missing: Debian packages (apt-get, as root
 or via sudo -n), npm packages (npm ci), for test tauri-driver, and for test and dist
@@ -169,7 +170,7 @@ fn cmd_dist(root: &Path, args: &[String]) -> Result<(), Failed> {
 }
 
 /// The benchmarks `cargo xtask bench NAME` knows; each runs the sidecar example `bench_NAME`.
-const BENCHES: [&str; 7] = ["pty", "proxy", "ports", "screencast", "control", "agent", "terminal"];
+const BENCHES: [&str; 8] = ["pty", "proxy", "ports", "screencast", "control", "agent", "terminal", "remote"];
 
 fn cmd_bench(root: &Path, args: &[String]) -> Result<(), Failed> {
     let which = args.first().map(String::as_str).unwrap_or("pty");
