@@ -6,14 +6,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::remote::{wait_remote, ws_at};
 use common::sshd::{TestSshd, HOST_ALIAS, PORT, REMOTE_HOSTNAME};
 use common::*;
 use serde_json::{json, Value};
 use sidecar::remote::{Link, LinkOptions, SshHost, Target};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 const BIN: &str = env!("CARGO_BIN_EXE_porthole-sidecar");
 
@@ -33,14 +32,6 @@ async fn connect(sc: &Sidecar) -> Value {
     assert_eq!(v["id"], "r1");
     assert_eq!(v["state"], "connected");
     v
-}
-
-/// Opens a WebSocket at `path` on the local sidecar (bearer token).
-async fn ws_at(sc: &Sidecar, path: &str) -> Ws {
-    let mut req = format!("ws://127.0.0.1:{}{path}", sc.port).into_client_request().unwrap();
-    req.headers_mut().insert("authorization", HeaderValue::from_str(&sc.bearer()).unwrap());
-    let stream = TcpStream::connect(("127.0.0.1", sc.port)).await.unwrap();
-    tokio_tungstenite::client_async(req, stream).await.expect("forwarded websocket").0
 }
 
 /// Creates a terminal running `sh` on the remote through the forward; its id.
@@ -64,19 +55,6 @@ async fn says_the_remote_hostname(sc: &Sidecar, id: &str) -> Ws {
         String::from_utf8_lossy(&seen.bytes)
     );
     ws
-}
-
-/// Polls `GET /api/remotes/r1` (bounded 60 s) until `done` holds; the last answer.
-async fn wait_remote(sc: &Sidecar, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let start = Instant::now();
-    loop {
-        let v = sc.req("GET", "/api/remotes/r1", None).await.json();
-        if done(&v) {
-            return v;
-        }
-        assert!(start.elapsed() < HANG, "the link never became {what}: {v}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// The ids of the processes whose parent is `ppid` and whose name is `comm`.

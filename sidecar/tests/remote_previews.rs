@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::sshd::{TestSshd, HOST_ALIAS};
+use common::remote::{wait_remote, ws_at};
 use common::*;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -39,25 +40,6 @@ async fn connect(sc: &Sidecar) -> Value {
     let r = sc.req("POST", "/api/remotes", Some(&json!({"host": HOST_ALIAS}))).await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     r.json()
-}
-
-async fn ws_at(sc: &Sidecar, path: &str) -> Ws {
-    let mut req = format!("ws://127.0.0.1:{}{path}", sc.port).into_client_request().unwrap();
-    req.headers_mut().insert("authorization", HeaderValue::from_str(&sc.bearer()).unwrap());
-    let stream = TcpStream::connect(("127.0.0.1", sc.port)).await.unwrap();
-    tokio_tungstenite::client_async(req, stream).await.expect("forwarded websocket").0
-}
-
-async fn wait_remote(sc: &Sidecar, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let start = Instant::now();
-    loop {
-        let v = sc.req("GET", "/api/remotes/r1", None).await.json();
-        if done(&v) {
-            return v;
-        }
-        assert!(start.elapsed() < HANG, "the link never became {what}: {v}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// A laptop-side HTTP server on 127.0.0.1 (a free port): every request gets [`LAPTOP_PAGE`]

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod browser;
 pub mod control;
 pub mod mcp;
+pub mod remote;
 pub mod sshd;
 pub mod window;
 
