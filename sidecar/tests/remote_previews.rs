@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::sshd::{TestSshd, HOST_ALIAS};
 use common::remote::{wait_remote, ws_at};
+use common::sshd::{TestSshd, HOST_ALIAS};
 use common::*;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
