@@ -1087,7 +1087,8 @@ async fn snapshot_of_a_ref_and_waiting_for_a_refs_state() {
 }
 
 /// Roles, names and states as the in-page walk computes them (HTML-AAM, ARIA in HTML,
-/// accname 1.2): the full outline of `names.html` against `names.expected`, one rule a line.
+/// accname 1.2): the full outline of `names.html` against `names.expected`, one rule a line;
+/// and generated content from every kind of style sheet scope (`pseudo_scopes.html`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roles_names_and_states_follow_the_specs() {
     let sc = Sidecar::start(&[]);
@@ -1096,6 +1097,12 @@ async fn roles_names_and_states_follow_the_specs() {
     a.open(&base, "names.html").await;
     let s = a.ok("snapshot", json!({})).await;
     assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("names"), "{}", s["text"].as_str().unwrap());
+    // The walk reads pseudo-elements only in tree scopes whose sheets may make one: names
+    // that only a ::before or ::after of a shadow root's own or adopted sheet, an @media or
+    // nested rule, an @import-ed sheet or a sheet of another origin gives are still whole.
+    a.open(&base, "pseudo_scopes.html").await;
+    let s = a.ok("snapshot", json!({"interactive": true})).await;
+    assert_eq!(unnumbered(s["text"].as_str().unwrap()), expected("pseudo_scopes"), "{}", s["text"].as_str().unwrap());
 }
 
 /// A password the page switches to `type=text` while it loads, before Porthole's first read

@@ -135,14 +135,28 @@ function (opts) {
 
   // Not rendered for the accessibility tree: the element and all it holds are left out
   // (inert: the attribute on it, what sits outside an open modal dialog).
-  function excluded(el, cs) {
-    return cs.display === 'none' || attr(el, 'aria-hidden') === 'true' || el.inert
+  function excluded(el, st) {
+    return st.display === 'none' || attr(el, 'aria-hidden') === 'true' || el.inert
       || (modal !== null && !el.contains(modal) && !within(modal, el));
   }
   // True if `el` is `a` or inside it, across shadow roots.
   function within(a, el) {
     for (let n = el; n; n = n.parentNode || n.host) if (n === a) return true;
     return false;
+  }
+
+  // The computed properties the walk reads of element `el`, read once per walk: a name from
+  // content reads its children's before the walk visits them, and each read of a live
+  // CSSStyleDeclaration costs a style lookup.
+  const styles = new Map();
+  function styleOf(el) {
+    let st = styles.get(el);
+    if (!st) {
+      const cs = getComputedStyle(el);
+      st = { display: cs.display, visibility: cs.visibility, opacity: cs.opacity, contentVisibility: cs.contentVisibility };
+      styles.set(el, st);
+    }
+    return st;
   }
 
   // Text of the choice of a select (its selected options' labels).
@@ -265,6 +279,7 @@ function (opts) {
   // read (on a 20,000-button page, half of its time).
   const generatedSeen = new Map();
   function generated(el, which) {
+    if (!pseudoIn(el)) return '';
     const key = which === '::before' ? 0 : 1;
     let kept = generatedSeen.get(el);
     if (kept && kept[key] !== undefined) return kept[key];
@@ -274,6 +289,41 @@ function (opts) {
     if (!kept) generatedSeen.set(el, (kept = [undefined, undefined]));
     kept[key] = text;
     return text;
+  }
+  // Whether a ::before or ::after with content may exist in `el`'s tree scope: only an
+  // author rule whose selector names one can make one (Chromium's own stylesheet gives none
+  // with text), so a scope whose style sheets (its own and its hosts' scopes', adopted ones,
+  // @import and nested rules included) name none skips the computed style of every
+  // pseudo-element. A sheet that cannot be read (another origin's) counts as naming one.
+  const pseudoScopes = new Map();
+  const PSEUDO = /:(before|after)\b/i;
+  function sheetsName(sheets, depth) {
+    for (const sh of sheets) {
+      let rules;
+      try { rules = sh.cssRules; } catch (_) { return true; }
+      if (!rules) return true;
+      if (rulesName(rules, depth)) return true;
+    }
+    return false;
+  }
+  function rulesName(rules, depth) {
+    if (depth > 16) return true;
+    for (const r of rules) {
+      if (r.selectorText !== undefined && PSEUDO.test(r.selectorText)) return true;
+      if (r.styleSheet && sheetsName([r.styleSheet], depth + 1)) return true;
+      if (r.cssRules && r.cssRules.length && rulesName(r.cssRules, depth + 1)) return true;
+    }
+    return false;
+  }
+  function pseudoIn(el) {
+    const scope = el.getRootNode();
+    let v = pseudoScopes.get(scope);
+    if (v === undefined) {
+      const own = [...(scope.styleSheets || []), ...(scope.adoptedStyleSheets || [])];
+      v = sheetsName(own, 0) || (scope.host ? pseudoIn(scope.host) : false);
+      pseudoScopes.set(scope, v);
+    }
+    return v;
   }
   // A computed `content` value as text: its quoted strings and attr() values in order, or,
   // when it gives an alternative text after "/" (CSS Generated Content 3), that instead.
@@ -338,12 +388,12 @@ function (opts) {
       if (ctx.seen.has(c)) continue;
       // The control a label names is not part of its own name.
       if (c === ctx.root) continue;
-      const cs = getComputedStyle(c);
-      const hidden = excluded(c, cs) || cs.visibility !== 'visible';
+      const st = styleOf(c);
+      const hidden = excluded(c, st) || st.visibility !== 'visible';
       if (hidden && !ctx.labelledby) continue;
       if (c.localName === 'br') { out += ' '; continue; }
       const t = name(c, roleOf(c), ctx);
-      out += BLOCK.test(cs.display) ? ' ' + t + ' ' : t;
+      out += BLOCK.test(st.display) ? ' ' + t + ' ' : t;
     }
     out += generated(el, '::after');
     return out.replace(/\s+/g, ' ');
@@ -369,18 +419,18 @@ function (opts) {
     }
     if (n.nodeType !== 1) return;
     const i = out.length;
-    const cs = getComputedStyle(n);
-    if (excluded(n, cs)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
+    const st = styleOf(n);
+    if (excluded(n, st)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
     const e = { p, t: n.nodeName };
     out.push(e);
     at.set(n, i);
     if (attr(n, 'aria-owns')) owners.push([n, e]);
     let f = 0;
     if (n.shadowRoot) f |= F.shadow;
-    else if (sig && n.localName.includes('-')) e.g = surface(n, cs);
-    const shown = cs.visibility === 'visible';
+    else if (sig && n.localName.includes('-')) e.g = surface(n, getComputedStyle(n));
+    const shown = st.visibility === 'visible';
     if (!shown) f |= F.ignored;
-    const op = see && cs.opacity !== '0';
+    const op = see && st.opacity !== '0';
     const dis = held || attr(n, 'aria-disabled') === 'true';
     let role = roleOf(n);
     // A contenteditable's editing host takes text as a textbox does.
@@ -435,7 +485,7 @@ function (opts) {
     if (f) e.f = f;
     if (tagOf(n) === 'iframe' || tagOf(n) === 'frame') return;
     // What content-visibility: hidden skips is not rendered.
-    if (cs.contentVisibility === 'hidden') { e.k = 1; return; }
+    if (st.contentVisibility === 'hidden') { e.k = 1; return; }
     // A closed <details> renders its summary only.
     const closedDetails = tagOf(n) === 'details' && !n.open && !n.shadowRoot;
     let summary = false;

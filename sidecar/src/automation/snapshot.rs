@@ -137,13 +137,15 @@ async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, Browse
     answer(r)
 }
 
-/// The value of a `Runtime.callFunctionOn` answer, or what it threw.
-fn answer(mut r: Value) -> Result<Value, BrowserError> {
+/// The walk of a `Runtime.callFunctionOn` answer (a JSON string, [`WALK_JS`]), or what it threw.
+fn answer(r: Value) -> Result<Value, BrowserError> {
     if let Some(ex) = r.get("exceptionDetails") {
         let text = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
         return Err(BrowserError::Cdp(format!("the outline walk threw: {text}")));
     }
-    Ok(r["result"]["value"].take())
+    let text =
+        r["result"]["value"].as_str().ok_or_else(|| BrowserError::Cdp("the outline walk answered no string".into()))?;
+    serde_json::from_str(text).map_err(|e| BrowserError::Cdp(format!("the outline walk's answer: {e}")))
 }
 
 /// What one frame process shows: its frames and their walked documents. The frame tree and

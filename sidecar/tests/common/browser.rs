@@ -14,7 +14,7 @@ use super::{Sidecar, HANG};
 pub type ViewWs = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Starts a test page server on its own thread and runtime, answering `GET path` with
-/// `pages(path)` as HTML (a path ending `.json` as JSON; 404 for `None`); returns its base URL (`http://127.0.0.1:P`).
+/// `pages(path)` as HTML (a path ending `.json` as JSON, `.css` as CSS; 404 for `None`); returns its base URL (`http://127.0.0.1:P`).
 pub fn serve(pages: fn(&str) -> Option<String>) -> String {
     serve_raw(move |head| {
         let path = head.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/").to_string();
@@ -22,7 +22,11 @@ pub fn serve(pages: fn(&str) -> Option<String>) -> String {
             Some(b) => ("200 OK", b),
             None => ("404 Not Found", "not found".to_string()),
         };
-        let ct = if path.ends_with(".json") { "application/json" } else { "text/html; charset=utf-8" };
+        let ct = match path.rsplit_once('.').map(|(_, x)| x) {
+            Some("json") => "application/json",
+            Some("css") => "text/css",
+            _ => "text/html; charset=utf-8",
+        };
         format!(
             "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
