@@ -1,8 +1,10 @@
 //! Evidence after every action (issue 25 item 3): each action's answer says what it
 //! observably caused (a navigation, a new tab, a download, a focus move, the element's state,
-//! nodes added or removed), an action that changed nothing says so, and the third such action
-//! in a row gets a hint that the agent is looping. Real Chromium, a real fixture upstream, and
-//! the real `ph` for the printed form.
+//! nodes added or removed, a section shown, a text changed, a frame that changed, navigated or
+//! appeared, same-process or cross-site), an action that changed nothing says so (and a focus
+//! ring, a hover style or a class flashed while the button is down is nothing), and the third
+//! such action in a row gets a hint that the agent is looping. Real Chromium, a real fixture
+//! upstream, and the real `ph` for the printed form.
 
 mod common;
 
@@ -78,4 +80,89 @@ async fn ph_prints_the_evidence_under_the_action() {
     assert!(out.contains("rc=0 lines=3"), "{out}");
     assert!(out.contains("ev: → element: expanded \"false\" → \"true\""), "{out}");
     assert!(out.contains("ev: → page: 3 nodes added, 0 removed"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_shown_and_a_text_changed_are_page_changes_and_a_flash_is_nothing() {
+    let sc = Sidecar::start(&[]);
+    let bp = browser_pane(&sc, fixture_page, "evidence_shown.html").await;
+    let a = Agent::new(&sc, bp.pane.clone());
+    let snap = a.ok("snapshot", json!({"interactive": true})).await;
+    let click = |needle: &str| {
+        let (a, r) = (&a, ref_of(&snap, needle));
+        async move { a.ok("act", json!({"action": "click", "ref": r})).await }
+    };
+
+    // Un-hidden by its `hidden` attribute, then by a class: no node added or removed.
+    let out = click("button \"Show details\"").await;
+    let page = json!({"added": 0, "removed": 0, "changed": 1, "kinds": ["hidden"]});
+    assert_eq!(out["evidence"], json!({"page": page, "nothing": false}), "{out}");
+    let out = click("button \"Show panel\"").await;
+    let page = json!({"added": 0, "removed": 0, "changed": 1, "kinds": ["class"]});
+    assert_eq!(out["evidence"], json!({"page": page, "nothing": false}), "{out}");
+
+    // A text node's text: "3 items" → "4 items".
+    let out = click("button \"Add one\"").await;
+    let page = json!({"added": 0, "removed": 0, "changed": 1, "kinds": ["text"]});
+    assert_eq!(out["evidence"], json!({"page": page, "nothing": false}), "{out}");
+    assert_eq!(a.ok("eval", json!({"js": "count.textContent", "allow_eval": true})).await["value"], "4 items");
+
+    // A class on while the button is down and off again, `hidden` set on a hidden section,
+    // hover and focus styles: nothing shown differs.
+    for needle in ["button \"Flash\"", "button \"Styled nothing\""] {
+        let out = click(needle).await;
+        assert_eq!(out["evidence"], json!({"nothing": true}), "{needle}: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_site_frame_that_changes_or_navigates_is_never_nothing() {
+    let sc = Sidecar::start(&[]);
+    let bp = browser_pane(&sc, fixture_page, "evidence_frame.html").await;
+    let a = Agent::new(&sc, bp.pane.clone());
+    // The frame is served from the other site (localhost, the page from 127.0.0.1).
+    let child = format!("{}/evidence_frame_child.html", bp.base.replace("127.0.0.1", "localhost"));
+    let started = std::time::Instant::now();
+    let snap = loop {
+        let s = a.ok("snapshot", json!({"interactive": true})).await;
+        if s["text"].as_str().unwrap().contains("Send in frame") {
+            break s;
+        }
+        assert!(started.elapsed() < common::HANG, "the frame never loaded: {s}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let click = |needle: &str| {
+        let (a, r) = (&a, ref_of(&snap, needle));
+        async move { a.ok("act", json!({"action": "click", "ref": r})).await }
+    };
+
+    // A text changed inside the cross-site frame: that frame's counts, none of the page's.
+    let out = click("button \"Count in frame\"").await;
+    let frame = json!({"url": child, "added": 0, "removed": 0, "changed": 1, "kinds": ["text"]});
+    assert_eq!(out["evidence"], json!({"frames": [frame], "nothing": false}), "{out}");
+
+    // Nothing inside the frame: nothing.
+    let out = click("button \"Nothing in frame\"").await;
+    assert_eq!(out["evidence"], json!({"nothing": true}), "{out}");
+
+    // The frame's script swaps its form for a confirmation.
+    let out = click("button \"Send by script\"").await;
+    let f = &out["evidence"]["frames"][0];
+    assert_eq!((&f["url"], &f["added"], &f["removed"]), (&json!(child), &json!(1), &json!(1)), "{out}");
+    assert_eq!(out["evidence"]["nothing"], false, "{out}");
+
+    // A form submitted inside the frame: its document is replaced by the server's answer (said
+    // as soon as the frame began to navigate if the answer is slow).
+    let out = click("button \"Send in frame\"").await;
+    let f = &out["evidence"]["frames"][0];
+    let done = f["navigated"] == true && f["url"].as_str().unwrap_or("").contains("/evidence_frame_done.html?sent=1");
+    assert!(done || (f["navigating"] == true && f["url"] == json!(child)), "{out}");
+    assert_eq!(out["evidence"]["nothing"], false, "{out}");
+    assert!(out["evidence"].get("navigation").is_none(), "the tab did not navigate: {out}");
+
+    // A frame added by the page: the node, and the frame that appeared.
+    let out = click("button \"Add a frame\"").await;
+    assert_eq!(out["evidence"]["page"]["added"], 1, "{out}");
+    let frames = out["evidence"]["frames"].as_array().cloned().unwrap_or_default();
+    assert!(frames.iter().any(|f| f["appeared"] == true), "{out}");
 }

@@ -606,7 +606,7 @@ impl Automation {
         if out["changed"] == false {
             return;
         }
-        let ev = before.after(b, page, node).await;
+        let ev = before.after(b, node).await;
         if let Some(h) = self.loops.note(b.id(), page.target_id().as_ref(), what, &ev) {
             out["hint"] = h.into();
         }

@@ -138,7 +138,8 @@ fn browser(cmd: &BrowserCmd, v: &Value) -> String {
 /// `→ nothing changed …` when it caused none.
 fn evidence(e: &Value) -> String {
     if e["nothing"] == true {
-        return "→ nothing changed (no navigation, tab, download, focus move, state change or page change)\n".into();
+        return "→ nothing changed (no navigation, tab, download, focus move, state change, page or frame change)\n"
+            .into();
     }
     let mut out = String::new();
     if e["navigation"].is_object() {
@@ -174,9 +175,38 @@ fn evidence(e: &Value) -> String {
         _ => {}
     }
     if e["page"].is_object() {
-        out.push_str(&format!("→ page: {} nodes added, {} removed\n", e["page"]["added"], e["page"]["removed"]));
+        out.push_str(&format!("→ page: {}\n", counted(&e["page"])));
+    }
+    for f in e["frames"].as_array().into_iter().flatten() {
+        let url = f["url"].as_str().unwrap_or("");
+        let what = if f["navigated"] == true {
+            "a new document".to_string()
+        } else if f["navigating"] == true {
+            "began to navigate".to_string()
+        } else if f["appeared"] == true {
+            "appeared".to_string()
+        } else if f["gone"] == true {
+            "went away".to_string()
+        } else {
+            counted(f)
+        };
+        out.push_str(&format!("→ frame {url}: {what}\n"));
     }
     out
+}
+
+/// A document's counts in an action's evidence: `3 nodes added, 0 removed`, then `, 2 changed
+/// (class, hidden)` when attributes or text changed.
+fn counted(c: &Value) -> String {
+    let mut s = format!("{} nodes added, {} removed", c["added"], c["removed"]);
+    if c["changed"].as_u64().unwrap_or(0) > 0 {
+        s.push_str(&format!(", {} changed", c["changed"]));
+        let kinds: Vec<&str> = c["kinds"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if !kinds.is_empty() {
+            s.push_str(&format!(" ({})", kinds.join(", ")));
+        }
+    }
+    s
 }
 
 fn browser_answer(cmd: &BrowserCmd, v: &Value) -> String {
@@ -764,6 +794,28 @@ mod tests {
             }
         }
         assert!(lines[1].starts_with("8000  127.0.0.1  4242  python3"), "{t}");
+    }
+
+    #[test]
+    fn evidence_prints_page_changes_and_each_frame_that_changed() {
+        let e = json!({"page": {"added": 3, "removed": 0, "changed": 0}, "nothing": false});
+        assert_eq!(evidence(&e), "→ page: 3 nodes added, 0 removed\n");
+        let e = json!({"page": {"added": 0, "removed": 0, "changed": 2, "kinds": ["class", "hidden"]},
+            "frames": [{"url": "http://localhost:1/done.html", "navigated": true},
+                       {"url": "http://localhost:1/a.html", "added": 1, "removed": 2, "changed": 1, "kinds": ["text"]},
+                       {"url": "about:blank", "appeared": true}, {"url": "http://x/", "gone": true},
+                       {"url": "http://y/", "navigating": true}],
+            "nothing": false});
+        assert_eq!(
+            evidence(&e),
+            "→ page: 0 nodes added, 0 removed, 2 changed (class, hidden)\n\
+             → frame http://localhost:1/done.html: a new document\n\
+             → frame http://localhost:1/a.html: 1 nodes added, 2 removed, 1 changed (text)\n\
+             → frame about:blank: appeared\n\
+             → frame http://x/: went away\n\
+             → frame http://y/: began to navigate\n"
+        );
+        assert!(evidence(&json!({"nothing": true})).starts_with("→ nothing changed"));
     }
 
     fn snapshot_cmd(interactive: bool, target: Option<&str>) -> Cmd {
