@@ -2,7 +2,7 @@
 //! Benchmark).
 //!
 //! Run: `cargo xtask bench agent`. A page server started here serves the fixture corpus
-//! (`tests/fixtures/agent/`) and a generated page of 5,000 elements; the ground truth is
+//! (`tests/fixtures/agent/`) and a generated page of 5,000 elements (`BENCH_AGENT_ROWS`); the ground truth is
 //! `tests/fixtures/agent/bench.json` (which elements are actionable, which refs must go stale,
 //! which actions must fail). Porthole is the real sidecar driven over HTTP as `ph` drives it
 //! (a stand-in UI window creates the screencast pane's browser); Playwright MCP is
@@ -16,7 +16,7 @@
 //!   marked disabled) that are not actionable, over all offered (target ≤ 5%);
 //! - stale refs refused and failed actions reported (target 100% each);
 //! - the largest corpus snapshot in bytes (ours: `-i` and full; Playwright has one kind);
-//! - on the 5,000-element page: snapshot latency p50/p95 (target ≤ 300 ms) and bytes (≤ 16 KiB
+//! - on the generated page (5,000 elements by default): snapshot latency p50/p95 (target ≤ 300 ms) and bytes (≤ 16 KiB
 //!   with `-i`), click and fill latency p50/p95, each a full round trip as the agent sees it.
 //!
 //! Prints a table (Porthole beside Playwright MCP, with ratios) and what each missed.
@@ -34,6 +34,8 @@
 //! `BENCH_AGENT_N` (timed repetitions, default 20), `BENCH_AGENT_PLAYWRIGHT=0`
 //! (Porthole only), `BENCH_AGENT_ROWS` (rows of the generated page, default 1,000),
 //! `BENCH_AGENT_SEALED=0` (no sealed case) or `only` (the sealed case alone),
+//! `BENCH_AGENT_SCALE=0` (no scale series) or `only` (the scale series alone, `scale.rs`),
+//! `BENCH_AGENT_SCALE_N` (timed snapshots per scale step, default 5),
 //! `BENCH_AGENT_PHASES` (fresh documents the sealed scan's phases are timed on, default 5;
 //! 0: not timed).
 
@@ -41,6 +43,7 @@
 mod common;
 mod playwright;
 mod porthole;
+mod scale;
 mod sealed;
 mod tasks;
 mod tasks_playwright;
@@ -90,10 +93,28 @@ fn big_rows() -> usize {
 /// The row whose button and input the click and fill timings use (in the first viewport).
 const BIG_TARGET_ROW: usize = 20;
 
-/// The generated page: [`big_rows`] × 5 = 5,000 elements.
-fn big_page() -> String {
-    let mut s = String::from("<!doctype html><title>5,000 elements</title><p id=out>none</p>\n");
-    for i in 1..=big_rows() {
+/// `n` with thousands separated by commas (`20,000`).
+fn grouped(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Elements of the generated page of `rows` rows.
+fn big_elements(rows: usize) -> usize {
+    rows * 5
+}
+
+/// The generated page of `rows` rows: `rows` × 5 elements.
+fn big_page(rows: usize) -> String {
+    let mut s = format!("<!doctype html><title>{} elements</title><p id=out>none</p>\n", big_elements(rows));
+    for i in 1..=rows {
         s += &format!(
             "<div class=row><span>Row {i}</span> <button onclick=\"out.textContent='clicked {i}'\">Act {i}</button> \
              <input aria-label=\"Field {i}\"> <a href=\"#r{i}\">Link {i}</a></div>\n"
@@ -111,7 +132,7 @@ fn serve() -> u16 {
     let l2 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     tasks::init(l2.local_addr().unwrap().port());
-    let big = std::sync::Arc::new(big_page());
+    let big = std::sync::Arc::new(big_page(big_rows()));
     let sealed = std::sync::Arc::new((sealed::page("closed"), sealed::page("open")));
     for l in [l, l2] {
         let (big, sealed) = (big.clone(), sealed.clone());
@@ -155,8 +176,9 @@ fn answer(s: std::net::TcpStream, big: &str, sealed: &(String, String)) {
     let (ctype, body) = if let Some(t) = tasks::handle(method, path, query, &String::from_utf8_lossy(&body)) {
         (t.0, Some(t.1))
     } else {
+        let rows = query.strip_prefix("rows=").and_then(|r| r.parse::<usize>().ok()).filter(|r| *r <= 100_000);
         let body = if name == "big.html" {
-            Some(big.to_string())
+            Some(rows.map_or_else(|| big.to_string(), big_page))
         } else if name == "sealed.html" {
             Some(sealed.0.clone())
         } else if name == "sealed_open.html" {
@@ -236,7 +258,8 @@ async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n:
         f.fail.1 += 1;
     }
 
-    eprintln!("bench agent: {tool}: the 5,000-element page");
+    let el = grouped(big_elements(big_rows()));
+    eprintln!("bench agent: {tool}: the {el}-element page");
     d.open(&format!("{base}/big.html")).await;
     let kinds: &[bool] = if D::INTERACTIVE { &[false, true] } else { &[false] };
     for &interactive in kinds {
@@ -249,7 +272,7 @@ async fn measure<D: Driver>(d: &mut D, tool: &str, base: &str, truth: &Truth, n:
         }
         times.sort_by(f64::total_cmp);
         if let Some(cut) = d.last_cut() {
-            f.notes.push(format!("5,000-element snapshot{}: cut {cut}", if interactive { " -i" } else { "" }));
+            f.notes.push(format!("{el}-element snapshot{}: cut {cut}", if interactive { " -i" } else { "" }));
         }
         if interactive {
             (f.snap_i, f.big_bytes_i) = (times, bytes);
@@ -348,6 +371,7 @@ fn print_table(ours: &Figures, theirs: Option<&Figures>, pw_label: &str) {
     let e = Figures::default();
     let t = theirs.unwrap_or(&e);
     let dash = |s: String| if theirs.is_some() { s } else { "—".into() };
+    let el = grouped(big_elements(big_rows()));
     let rows: Vec<[String; 5]> = vec![
         [
             "actionable recall (corpus)".into(),
@@ -385,35 +409,35 @@ fn print_table(ours: &Figures, theirs: Option<&Figures>, pw_label: &str) {
             String::new(),
         ],
         [
-            "5,000 el.: snapshot full p50/p95 ms".into(),
+            format!("{el} el.: snapshot full p50/p95 ms"),
             p50_95(&ours.snap),
             dash(p50_95(&t.snap)),
             dash(ratio(&ours.snap, &t.snap)),
             "≤ 300".into(),
         ],
         [
-            "5,000 el.: snapshot -i p50/p95 ms".into(),
+            format!("{el} el.: snapshot -i p50/p95 ms"),
             p50_95(&ours.snap_i),
             "(no -i)".into(),
             dash(ratio(&ours.snap_i, &t.snap)),
             "≤ 300".into(),
         ],
         [
-            "5,000 el.: snapshot bytes".into(),
+            format!("{el} el.: snapshot bytes"),
             format!("{} -i / {} full", ours.big_bytes_i, ours.big_bytes),
             dash(t.big_bytes.to_string()),
             String::new(),
             "≤ 16384 -i".into(),
         ],
         [
-            "5,000 el.: click p50/p95 ms".into(),
+            format!("{el} el.: click p50/p95 ms"),
             p50_95(&ours.click),
             dash(p50_95(&t.click)),
             dash(ratio(&ours.click, &t.click)),
             String::new(),
         ],
         [
-            "5,000 el.: fill p50/p95 ms".into(),
+            format!("{el} el.: fill p50/p95 ms"),
             p50_95(&ours.fill),
             dash(p50_95(&t.fill)),
             dash(ratio(&ours.fill, &t.fill)),
@@ -457,16 +481,46 @@ async fn main() {
         truth.stale.len(),
         truth.fail.len()
     );
+    let scale_env = std::env::var("BENCH_AGENT_SCALE").unwrap_or_default();
+    let (scale_on, scale_only) = (scale_env != "0", scale_env == "only");
+    let scale_n = env_usize("BENCH_AGENT_SCALE_N", 5);
+    if scale_only {
+        let mut p = porthole::Porthole::start(&home.join("porthole"), &format!("{base}/ax_only.html")).await;
+        let ours = scale::run(&mut p, "porthole", &base, scale_n).await;
+        drop(p);
+        let theirs = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
+            None
+        } else {
+            match playwright::Playwright::start(&home.join("playwright")).await {
+                Ok(mut pw) => {
+                    let label = format!("playwright-mcp {}", pw.version);
+                    Some(scale::run(&mut pw, &label, &base, scale_n).await)
+                }
+                Err(e) => {
+                    eprintln!("bench agent: Playwright MCP skipped: {e}");
+                    None
+                }
+            }
+        };
+        scale::print(&ours, theirs.as_ref());
+        let _ = std::fs::remove_dir_all(&home);
+        return;
+    }
     let tasks_env = std::env::var("BENCH_AGENT_TASKS").unwrap_or_default();
     let (tasks_on, tasks_only) = (tasks_env != "0", tasks_env == "only");
     let sealed_only = std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("only");
-    let (ours, sealed, ours_tasks) = {
+    let (ours, ours_scale, sealed, ours_tasks) = {
         let ph_home = home.join("porthole");
         let mut p = porthole::Porthole::start(&ph_home, &format!("{base}/ax_only.html")).await;
         let ours = if sealed_only || tasks_only {
             Figures::default()
         } else {
             measure(&mut p, "porthole", &base, &truth, n).await
+        };
+        let ours_scale = if scale_on && !sealed_only && !tasks_only {
+            Some(scale::run(&mut p, "porthole", &base, scale_n).await)
+        } else {
+            None
         };
         let sealed = if std::env::var("BENCH_AGENT_SEALED").as_deref() == Ok("0") || tasks_only {
             None
@@ -486,7 +540,7 @@ async fn main() {
         } else {
             None
         };
-        (ours, sealed, ours_tasks)
+        (ours, ours_scale, sealed, ours_tasks)
     };
     if sealed_only {
         sealed::print(sealed.as_ref().unwrap());
@@ -496,14 +550,16 @@ async fn main() {
 
     let mut label = "playwright-mcp".to_string();
     let mut unread = 0;
-    let (theirs, theirs_tasks) = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
-        (None, None)
+    let (theirs, theirs_scale, theirs_tasks) = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
+        (None, None, None)
     } else {
         eprintln!("bench agent: Playwright MCP");
         match playwright::Playwright::start(&home.join("playwright")).await {
             Ok(mut pw) => {
                 label = format!("playwright-mcp {}", pw.version);
                 let theirs = if tasks_only { None } else { Some(measure(&mut pw, &label, &base, &truth, n).await) };
+                let theirs_scale =
+                    if ours_scale.is_some() { Some(scale::run(&mut pw, &label, &base, scale_n).await) } else { None };
                 let theirs_tasks = if tasks_on {
                     let mut agent = tasks_playwright::PwAgent::new(&pw, &base);
                     let runs = tasks::run_all(&mut agent, &label).await;
@@ -512,11 +568,11 @@ async fn main() {
                 } else {
                     None
                 };
-                (theirs, theirs_tasks)
+                (theirs, theirs_scale, theirs_tasks)
             }
             Err(e) => {
                 eprintln!("bench agent: Playwright MCP skipped: {e}");
-                (None, None)
+                (None, None, None)
             }
         }
     };
@@ -527,6 +583,9 @@ async fn main() {
             print_details(t);
         }
         print_table(&ours, theirs.as_ref(), &label);
+        if let Some(s) = &ours_scale {
+            scale::print(s, theirs_scale.as_ref());
+        }
         if let Some(s) = &sealed {
             sealed::print(s);
         }
