@@ -486,7 +486,7 @@ async fn main() {
     let scale_n = env_usize("BENCH_AGENT_SCALE_N", 5);
     if scale_only {
         let mut p = porthole::Porthole::start(&home.join("porthole"), &format!("{base}/ax_only.html")).await;
-        let ours = scale::run(&mut p, "porthole", &base, scale_n).await;
+        let ours = scale::run(&mut p, "porthole", &base, scale_n, scale::ROWS.len()).await;
         drop(p);
         let theirs = if std::env::var("BENCH_AGENT_PLAYWRIGHT").as_deref() == Ok("0") {
             None
@@ -494,7 +494,7 @@ async fn main() {
             match playwright::Playwright::start(&home.join("playwright")).await {
                 Ok(mut pw) => {
                     let label = format!("playwright-mcp {}", pw.version);
-                    Some(scale::run(&mut pw, &label, &base, scale_n).await)
+                    Some(scale::run(&mut pw, &label, &base, scale_n, scale::PLAYWRIGHT_STEPS).await)
                 }
                 Err(e) => {
                     eprintln!("bench agent: Playwright MCP skipped: {e}");
@@ -518,7 +518,7 @@ async fn main() {
             measure(&mut p, "porthole", &base, &truth, n).await
         };
         let ours_scale = if scale_on && !sealed_only && !tasks_only {
-            Some(scale::run(&mut p, "porthole", &base, scale_n).await)
+            Some(scale::run(&mut p, "porthole", &base, scale_n, scale::ROWS.len()).await)
         } else {
             None
         };
@@ -558,8 +558,11 @@ async fn main() {
             Ok(mut pw) => {
                 label = format!("playwright-mcp {}", pw.version);
                 let theirs = if tasks_only { None } else { Some(measure(&mut pw, &label, &base, &truth, n).await) };
-                let theirs_scale =
-                    if ours_scale.is_some() { Some(scale::run(&mut pw, &label, &base, scale_n).await) } else { None };
+                let theirs_scale = if ours_scale.is_some() {
+                    Some(scale::run(&mut pw, &label, &base, scale_n, scale::PLAYWRIGHT_STEPS).await)
+                } else {
+                    None
+                };
                 let theirs_tasks = if tasks_on {
                     let mut agent = tasks_playwright::PwAgent::new(&pw, &base);
                     let runs = tasks::run_all(&mut agent, &label).await;
