@@ -353,3 +353,54 @@ pub async fn pane(
     st.control.act_on_pane(&r, action).await?;
     Ok(Json(json!({"handle": r.handle.to_string()})))
 }
+
+// ---- workspace new
+
+/// The longest workspace name `ph workspace new --name` takes, in characters.
+pub const MAX_WORKSPACE_NAME_CHARS: usize = 64;
+
+/// Body of `POST /api/control/workspace`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceReq {
+    #[serde(default)]
+    host: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// `POST /api/control/workspace` → `{"workspace":N|null,"name":…,"host":…,"pane":"tN"|null}`:
+/// a new workspace in the answering window, remote on `host` (connected as the window's
+/// dialog connects; its failure is the link's code, nothing made), else local (protocol §9.6).
+pub async fn workspace(
+    State(st): State<AppState>,
+    JsonBody(req): JsonBody<WorkspaceReq>,
+) -> Result<Json<Value>, ApiError> {
+    let host = match req.host {
+        Some(h) => Some(
+            crate::remote::SshHost::parse(&h)
+                .map_err(|m| crate::control::ControlError::Remote { status: 400, code: "bad_host", message: m })?
+                .spec,
+        ),
+        None => None,
+    };
+    let name = match req.name {
+        Some(n) => {
+            let n = n.trim().to_string();
+            if n.is_empty() || n.chars().count() > MAX_WORKSPACE_NAME_CHARS || n.chars().any(char::is_control) {
+                return Err(ApiError::BadRequest(format!(
+                    "name must be 1..={MAX_WORKSPACE_NAME_CHARS} characters, none of them control characters"
+                )));
+            }
+            Some(n)
+        }
+        None => None,
+    };
+    let made = st.control.new_workspace(host.as_deref(), name.as_deref()).await?;
+    Ok(Json(json!({
+        "workspace": made.number,
+        "name": name.or_else(|| host.clone()),
+        "host": host,
+        "pane": made.pane.map(|h| h.to_string()),
+    })))
+}

@@ -111,16 +111,27 @@ pub struct LoginQuery {
     /// The one-time login code.
     #[serde(default)]
     code: Option<String>,
+    /// A remote host to open at once (`porthole --ssh HOST`): kept as `/?ssh=HOST`, where the
+    /// UI opens "New remote workspace…" connecting to it (and checks it).
+    #[serde(default)]
+    ssh: Option<String>,
 }
 
-/// `GET /login?code=…`: a valid unused code → 303 to `/` with the session cookie; anything
-/// else → 401 with the explanatory HTML page.
+/// `GET /login?code=…[&ssh=HOST]`: a valid unused code → 303 to `/` (`/?ssh=HOST`, HOST
+/// percent-encoded, at most 1024 bytes kept) with the session cookie; anything else → 401
+/// with the explanatory HTML page.
 pub async fn login(State(st): State<AppState>, q: Result<Query<LoginQuery>, QueryRejection>) -> Response {
-    let code = q.ok().and_then(|Query(q)| q.code).unwrap_or_default();
+    let (code, ssh) = q.ok().map(|Query(q)| (q.code.unwrap_or_default(), q.ssh)).unwrap_or_default();
+    let location = match ssh.filter(|h| !h.is_empty() && h.len() <= 1024) {
+        Some(h) => {
+            format!("/?{}", url::form_urlencoded::Serializer::new(String::new()).append_pair("ssh", &h).finish())
+        }
+        None => "/".to_string(),
+    };
     match st.auth.redeem(&code) {
         Some(session) => Response::builder()
             .status(StatusCode::SEE_OTHER)
-            .header(header::LOCATION, "/")
+            .header(header::LOCATION, location)
             .header(header::SET_COOKIE, format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"))
             .body(Body::empty())
             .unwrap_or_else(|_| ApiError::Internal("building login response".into()).into_response()),

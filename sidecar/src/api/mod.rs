@@ -97,6 +97,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/control/ensure", post(control::ensure))
         .route("/api/control/open", post(control::open))
         .route("/api/control/pane", post(control::pane))
+        .route("/api/control/workspace", post(control::workspace))
         .route("/api/control/up", post(project::up))
         .route("/api/project", get(project::get))
         .route("/api/project/trust", post(project::trust))

@@ -85,9 +85,41 @@ pub enum ControlError {
     /// Occurs when a window took a request and vanished, and no window shows its effect.
     /// 500 `unverified`.
     Unverified(String),
+    /// Occurs when the window's connect to a remote failed (`ph workspace new --ssh`): the
+    /// link's own code and status (protocol §11.5), e.g. 409 `host_key`; nothing was made.
+    Remote {
+        /// The link's status.
+        status: u16,
+        /// The link's code.
+        code: &'static str,
+        /// The link's message (with ssh's stderr tail when it adds anything).
+        message: String,
+    },
 }
 
+/// The link's codes a window may pass on for a failed connect (protocol §11.5), with their
+/// statuses.
+const REMOTE_CODES: [(&str, u16); 8] = [
+    ("bad_host", 400),
+    ("remote_unreachable", 502),
+    ("remote_binary_missing", 502),
+    ("remote_platform_unsupported", 409),
+    ("host_key", 409),
+    ("too_many_remotes", 409),
+    ("connect_failed", 502),
+    ("remote_refused", 502),
+];
+
 impl ControlError {
+    /// A window's refusal: one of the link's codes (protocol §11.5) keeps it, any other
+    /// (or none) is `refused`.
+    pub fn from_window(code: Option<&str>, message: String) -> ControlError {
+        match REMOTE_CODES.iter().find(|(c, _)| Some(*c) == code) {
+            Some((code, status)) => ControlError::Remote { status: *status, code, message },
+            None => ControlError::Refused(message),
+        }
+    }
+
     /// The HTTP status (as a number) and the stable code.
     pub fn status_and_code(&self) -> (u16, &'static str) {
         use ControlError as E;
@@ -112,6 +144,7 @@ impl ControlError {
             E::NoWindow => (503, "no_window"),
             E::TimedOut(_) => (408, "timed_out"),
             E::Unverified(_) => (500, "unverified"),
+            E::Remote { status, code, .. } => (*status, code),
         }
     }
 
@@ -158,6 +191,7 @@ impl fmt::Display for ControlError {
             | E::Refused(m)
             | E::TimedOut(m)
             | E::Unverified(m)
+            | E::Remote { message: m, .. }
             | E::WrongPane(m) => {
                 write!(f, "{m}")
             }

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -37,6 +38,22 @@ pub struct Opened {
     pub mode: Option<&'static str>,
     /// True if and only if an existing pane was reused.
     pub reused: bool,
+}
+
+/// The bound on `ph workspace new --ssh`'s request: the link's own bounds (protocol §11.4 and
+/// §11.6: the 10 s hello, an install's 20 s probe and 300 s copy, the hello again), and a
+/// little for the window.
+pub const WORKSPACE_REMOTE_TOTAL: Duration = Duration::from_secs(350);
+/// How long a new local workspace's pane may take to report its terminal's handle.
+const HANDLE_WAIT: Duration = Duration::from_secs(10);
+
+/// What `ph workspace new` made (protocol §9.6's answer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewWorkspace {
+    /// Its number in the window's strip (from 1), when the window reports it.
+    pub number: Option<u16>,
+    /// Its first pane's handle; `None` for a remote pane (its terminal is the remote's).
+    pub pane: Option<Handle>,
 }
 
 /// The UI id of `h` in a window's report, or `refused`.
@@ -123,6 +140,39 @@ impl Control {
             )
             .await?;
         Ok(())
+    }
+
+    /// `ph workspace new`: asks the answering window for a new workspace named `name` (none:
+    /// the window's default; a remote one is named after its host) with one terminal pane,
+    /// on `host` (already checked as a link's host, protocol §11.4) exactly as its "New remote
+    /// workspace…" dialog connects, or local. Waits for the window's outcome, bounded by
+    /// [`WORKSPACE_REMOTE_TOTAL`] for a remote (the connect's own bound), else
+    /// [`super::RELAY_TOTAL`]; then (local) for the pane's terminal handle.
+    ///
+    /// Errors: a failed connect is [`ControlError::Remote`] with the link's code (nothing is
+    /// made); else as [`super::Windows::relay`].
+    pub async fn new_workspace(&self, host: Option<&str>, name: Option<&str>) -> Result<NewWorkspace, ControlError> {
+        let total = if host.is_some() { WORKSPACE_REMOTE_TOTAL } else { super::RELAY_TOTAL };
+        let pane = self
+            .windows
+            .relay_within(total, |_| Ok(json!({"verb": "workspace", "host": host, "name": name})), |_| None)
+            .await?;
+        let remote = host.is_some();
+        let found = self
+            .windows
+            .wait_report(if remote { Duration::ZERO } else { HANDLE_WAIT }, |s| {
+                let p = s.panes.iter().find(|p| p.id == pane)?;
+                (remote || p.handle.is_some()).then_some(NewWorkspace { number: p.workspace, pane: p.handle })
+            })
+            .await;
+        match found {
+            Some(w) => Ok(w),
+            None if remote => Ok(NewWorkspace { number: None, pane: None }),
+            None => Err(ControlError::Unverified(format!(
+                "the window made the workspace, but its pane {pane} reported no terminal within {} s; check with 'ph list'",
+                HANDLE_WAIT.as_secs()
+            ))),
+        }
     }
 
     /// Asks the answering window to apply `action` to pane `h`; done once it answers (a

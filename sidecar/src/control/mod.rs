@@ -32,7 +32,7 @@ pub use error::{Candidates, ControlError};
 pub use handle::{loopback_port, Handle, PaneKind, Target, MAX_TARGET_BYTES};
 pub use handoff::{Answer, Handoffs, Shown as ShownHandoff, DEFAULT_HANDOFF_S, MAX_HANDOFF_S, MAX_REASON_CHARS};
 pub use keys::{key_bytes, CursorKeys, MAX_KEY_BYTES};
-pub use layout::{split_size, Nearby, Opened};
+pub use layout::{split_size, Nearby, NewWorkspace, Opened, WORKSPACE_REMOTE_TOTAL};
 pub use mode::{OpenMode, PaneAction, PaneMode, Side};
 pub use process::{owns_connection, place, Place, TMUX_ASK_MS};
 pub use report::{BadUiMessage, UiPane, WindowState, MAX_UI_MESSAGE_BYTES};

@@ -98,7 +98,7 @@ pub(super) enum Inbound {
     /// The window was focused or used.
     Active,
     /// The answer to request `id`.
-    Reply { id: u64, ok: bool, pane: Option<String>, message: Option<String> },
+    Reply { id: u64, ok: bool, pane: Option<String>, message: Option<String>, code: Option<String> },
 }
 
 /// Parses one text message; `None` for a type this sidecar does not know (ignored, protocol
@@ -126,7 +126,7 @@ pub(super) fn parse_message(text: &str) -> Result<Option<Inbound>, BadUiMessage>
             Inbound::State { active, state: WindowState { panes, focused } }
         }
         RawInbound::Active => Inbound::Active,
-        RawInbound::Reply { id, ok, pane, message, .. } => Inbound::Reply { id, ok, pane, message },
+        RawInbound::Reply { id, ok, pane, message, code } => Inbound::Reply { id, ok, pane, message, code },
     }))
 }
 
@@ -149,7 +149,6 @@ enum RawInbound {
         #[serde(default)]
         message: Option<String>,
         #[serde(default)]
-        #[allow(dead_code)]
         code: Option<String>,
     },
 }

@@ -26,8 +26,8 @@ pub const RELAY_TOTAL: Duration = Duration::from_secs(15);
 pub enum Reply {
     /// Applied; the new or acted-on pane's UI id.
     Ok(String),
-    /// Refused, with the window's reason.
-    Refused(String),
+    /// Refused, with the window's code (when it gave one) and reason.
+    Refused(Option<String>, String),
 }
 
 struct Win {
@@ -129,7 +129,7 @@ impl Windows {
                 }
                 inner.follow_answerer();
             }
-            Inbound::Reply { id: rid, ok, pane, message, .. } => {
+            Inbound::Reply { id: rid, ok, pane, message, code } => {
                 let mut inner = self.lock();
                 if inner.pending.get(&rid).is_some_and(|(w, _)| *w == id) {
                     let (_, tx) = inner.pending.remove(&rid).expect("checked above");
@@ -137,7 +137,7 @@ impl Windows {
                         Reply::Ok(pane.unwrap_or_default())
                     } else {
                         let m = message.unwrap_or_else(|| "the window refused".into());
-                        Reply::Refused(m.chars().take(1024).collect())
+                        Reply::Refused(code, m.chars().take(1024).collect())
                     };
                     let _ = tx.send(reply);
                 }
@@ -222,6 +222,22 @@ impl Windows {
         Some((id, inner.windows.get(&id)?.state.clone()?))
     }
 
+    /// Waits at most `within` until the answering window's report (or the last one kept)
+    /// gives `f` something; `None` when it never did.
+    pub async fn wait_report<T>(&self, within: Duration, f: impl Fn(&WindowState) -> Option<T>) -> Option<T> {
+        let until = Instant::now() + within;
+        let mut rx = self.changed.subscribe();
+        loop {
+            if let Some(v) = f(&self.state().0) {
+                return Some(v);
+            }
+            match tokio::time::timeout_at(until, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return None,
+            }
+        }
+    }
+
     /// Waits until an answering window has reported, or `until`.
     async fn wait_answering(&self, until: Instant) -> Option<(u64, WindowState)> {
         let mut rx = self.changed.subscribe();
@@ -249,7 +265,21 @@ impl Windows {
         build: impl Fn(&WindowState) -> Result<serde_json::Value, ControlError>,
         effect: impl Fn(&WindowState) -> Option<String>,
     ) -> Result<String, ControlError> {
-        let deadline = Instant::now() + RELAY_TOTAL;
+        self.relay_within(RELAY_TOTAL, build, effect).await
+    }
+
+    /// [`Windows::relay`] bounded by `total` instead of [`RELAY_TOTAL`] (a request whose
+    /// window work has a bound of its own: `workspace` connecting a remote).
+    ///
+    /// Errors: as [`Windows::relay`]; a refusal whose code the window gave is
+    /// [`ControlError::from_window`]'s.
+    pub async fn relay_within(
+        &self,
+        total: Duration,
+        build: impl Fn(&WindowState) -> Result<serde_json::Value, ControlError>,
+        effect: impl Fn(&WindowState) -> Option<String>,
+    ) -> Result<String, ControlError> {
+        let deadline = Instant::now() + total;
         let mut delivered = false;
         loop {
             let until = (Instant::now() + WINDOW_GRACE).min(deadline);
@@ -286,13 +316,13 @@ impl Windows {
             delivered = true;
             match tokio::time::timeout_at(deadline, rx).await {
                 Ok(Ok(Reply::Ok(pane))) => return Ok(pane),
-                Ok(Ok(Reply::Refused(m))) => return Err(ControlError::Refused(m)),
+                Ok(Ok(Reply::Refused(code, m))) => return Err(ControlError::from_window(code.as_deref(), m)),
                 Ok(Err(_)) => continue, // the window went away: wait for the next one
                 Err(_) => {
                     self.lock().pending.remove(&rid);
                     return Err(ControlError::Unverified(format!(
                         "the window did not answer within {} s; check with 'ph list'",
-                        RELAY_TOTAL.as_secs()
+                        total.as_secs()
                     )));
                 }
             }
@@ -422,6 +452,27 @@ mod tests {
         });
         let r = w.relay(|_| Ok(serde_json::json!({"verb":"pane"})), |_| None).await;
         assert_eq!(r, Err(ControlError::Refused("too small".into())));
+        ui.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_refusal_with_a_links_code_keeps_it_and_any_other_code_is_refused() {
+        let w = std::sync::Arc::new(Windows::default());
+        let (id, mut rx) = w.attach();
+        w.on_message(id, &state_msg(true, TERM)).unwrap();
+        let w2 = w.clone();
+        let ui = tokio::spawn(async move {
+            for code in ["host_key", "made_up"] {
+                let req: serde_json::Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+                let reply = serde_json::json!({"type":"reply","id":req["id"],"ok":false,"code":code,"message":"no"});
+                w2.on_message(id, &reply.to_string()).unwrap();
+            }
+        });
+        let ask = || w.relay_within(Duration::from_secs(5), |_| Ok(serde_json::json!({"verb":"workspace"})), |_| None);
+        let e = ask().await.unwrap_err();
+        assert_eq!(e, ControlError::Remote { status: 409, code: "host_key", message: "no".into() });
+        assert_eq!(e.status_and_code(), (409, "host_key"));
+        assert_eq!(ask().await, Err(ControlError::Refused("no".into())));
         ui.await.unwrap();
     }
 

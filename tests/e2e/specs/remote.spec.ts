@@ -244,3 +244,96 @@ test("a remote pane's port opens embedded and as a screencast: the remote's serv
     await new Promise((r) => laptop.close(r));
   }
 });
+
+/** Runs `cmd` in the focused terminal with its stdout and stderr and exit status in a file; returns them once it ended. */
+async function runToFile(wall: Wall, cmd: string, timeout = 30_000): Promise<{ out: string; status: number }> {
+  const file = path.join(os.tmpdir(), `porthole-e2e-ph-${process.pid}-${Date.now()}.txt`);
+  await wall.type(`${cmd} >${file}.out 2>&1; echo "status=$?" >${file}.st\n`);
+  let st = '';
+  await expect.poll(() => (st = fs.existsSync(`${file}.st`) ? fs.readFileSync(`${file}.st`, 'utf8') : ''), { timeout }).toMatch(/status=\d+/);
+  const out = fs.readFileSync(`${file}.out`, 'utf8');
+  fs.rmSync(`${file}.out`, { force: true });
+  fs.rmSync(`${file}.st`, { force: true });
+  return { out, status: Number(/status=(\d+)/.exec(st)![1]) };
+}
+
+test('ph workspace new --ssh: a remote workspace from a pane; a failed connect exits with its code and adds nothing', async ({ page }) => {
+  test.setTimeout(120_000);
+  const wall = await open(page);
+  await wall.waitOpen(1);
+  const [local] = await wall.paneIds();
+  await wall.click(local);
+
+  // A host ssh cannot reach: exit 2 with the link's code, and no workspace.
+  const failed = await runToFile(wall, 'ph workspace new --ssh no-such-host');
+  expect(failed.status).toBe(2);
+  expect(failed.out).toMatch(/\[remote_unreachable\]/);
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(1);
+  expect((await s!.call('GET', '/api/remotes')).remotes).toHaveLength(0);
+  // A bad host is refused by the sidecar before any ssh.
+  const bad = await runToFile(wall, "ph workspace new --ssh='-oProxyCommand=x'");
+  expect(bad.status).toBe(2);
+  expect(bad.out).toMatch(/\[bad_host\]/);
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(1);
+
+  // Without --ssh: a local workspace with one shell, named, shown; its pane's handle printed.
+  const loc = await runToFile(wall, 'ph workspace new --name api');
+  expect(loc.status, loc.out).toBe(0);
+  const handle = /^workspace 2 "api" (t\d+)$/m.exec(loc.out)?.[1];
+  expect(handle, loc.out).toBeTruthy();
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(2);
+  await expect(page.locator('[data-testid=ws-tab][data-active=true]')).toContainText('api');
+  await page.locator('[data-testid=ws-tab]').first().click();
+  await wall.click(local);
+
+  // The test host: the strip shows its tab, on screen, with a terminal running there.
+  const made = await runToFile(wall, 'ph workspace new --ssh porthole-test', 60_000);
+  expect(made.status, made.out).toBe(0);
+  expect(made.out).toMatch(/^workspace 3 "porthole-test" on porthole-test: remote pane/m);
+  const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+  await expect(tab).toHaveAttribute('data-active', 'true');
+  await expect(tab.getByTestId('ws-remote')).toHaveAttribute('data-state', 'connected', { timeout: 10_000 });
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(3);
+  await wall.waitOpen(1);
+  const remote = await wall.focusedId();
+  expect(remote).not.toBe(local);
+  await wall.type('hostname\n');
+  await wall.waitText(remote, /^porthole-remote-test$/m, 15_000);
+});
+
+test('?ssh=HOST on the web-mode URL opens the dialog connecting: a failure is shown, a good host connects', async ({ page }) => {
+  test.setTimeout(120_000);
+  page.on('pageerror', (e) => console.log(`[pageerror] ${e.message}`));
+  const dialog = page.getByTestId('remote-dialog');
+  const error = dialog.getByTestId('remote-error');
+  // Through the login URL (as `porthole --ssh` loads it): an unknown host key is shown to the human.
+  const { url } = await s!.call('POST', '/api/login-codes');
+  await page.goto(new URL(`${url}&ssh=porthole-unknown-key`, s!.url).toString());
+  await expect(page.getByTestId('app')).toHaveAttribute('data-ready', 'true');
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByTestId('remote-host')).toHaveValue('porthole-unknown-key');
+  await expect(error).toHaveAttribute('data-code', 'host_key', { timeout: 20_000 });
+  expect(new URL(page.url()).searchParams.get('ssh'), 'taken off the address bar').toBeNull();
+  await expect(page.locator('[data-testid=ws-tab]')).toHaveCount(1);
+  await dialog.getByTestId('remote-cancel').click();
+
+  // A bad host: the dialog's bad_host, nothing spawned.
+  await page.goto(new URL('/?ssh=a%20b', s!.url).toString());
+  await expect(dialog).toBeVisible();
+  await expect(error).toHaveAttribute('data-code', 'bad_host');
+  expect((await s!.call('GET', '/api/remotes')).remotes).toHaveLength(0);
+  await dialog.getByTestId('remote-cancel').click();
+
+  // The test host: the dialog connects by itself and the remote workspace is there.
+  await page.goto(new URL('/?ssh=porthole-test', s!.url).toString());
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByTestId('remote-host')).toHaveValue('porthole-test');
+  await expect(dialog).toBeHidden({ timeout: 20_000 });
+  const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+  await expect(tab).toHaveAttribute('data-active', 'true');
+  const wall = new Wall(page);
+  await wall.waitOpen(1);
+  const remote = await wall.focusedId();
+  await wall.type('hostname\n');
+  await wall.waitText(remote, /^porthole-remote-test$/m, 15_000);
+});

@@ -381,7 +381,8 @@ export interface UiActiveMessage {
 /** UI → sidecar: the answer to request `id` (`pane`: the new or acted-on pane's id; null for `system` opens). */
 export type UiReplyMessage =
   | { type: 'reply'; id: number; ok: true; pane: string | null }
-  | { type: 'reply'; id: number; ok: false; code: 'refused'; message: string };
+  /** `code`: `refused`, or the link's code when a `workspace` request's connect failed (`host_key`, …; protocol §11.5) */
+  | { type: 'reply'; id: number; ok: false; code: string; message: string };
 
 export type UiOutbound = UiStateMessage | UiActiveMessage | UiReplyMessage;
 
@@ -399,4 +400,6 @@ export type UiRequest =
   | { verb: 'split'; id: number; near: string | null; side: 'right' | 'down' | null; terminal: string; balance: boolean }
   /** a browser pane named `handle` at `url` beside `near` (never replacing it), or with `balance` beside the wall's largest pane; the focus stays; `isolated`: its browser keeps cookies of its own */
   | { verb: 'open'; id: number; near: string | null; url: string; mode: UiOpenMode; handle: string | null; balance: boolean; isolated: boolean }
-  | { verb: 'pane'; id: number; pane: string; action: UiPaneAction };
+  | { verb: 'pane'; id: number; pane: string; action: UiPaneAction }
+  /** a new workspace with one terminal pane, shown: remote on `host` (connected as the "New remote workspace…" dialog does), else local; named `name` (null: the default) */
+  | { verb: 'workspace'; id: number; host: string | null; name: string | null };

@@ -2,9 +2,10 @@
 // them, named (else its focused pane's label), with a badge when a pane inside wants
 // attention. Click shows one, double-click (or F2, or Ctrl-b ,) renames, + makes a new one;
 // Tab reaches the strip and the arrows move along it.
-import { useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { type RemoteLink, remoteLinks } from '../remote/links';
 import { RemoteDialog } from '../remote/RemoteDialog';
+import { takeLaunchSsh } from '../remote/launch';
 import { shortTime } from '../remote/state';
 import type { Snapshot } from '../workspace/model';
 import type { WorkspaceStore } from '../workspace/store';
@@ -95,6 +96,15 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
   const keymap = store.settings.config;
   const links = useSyncExternalStore(remoteLinks.subscribe, remoteLinks.getSnapshot);
   const [remoteOpen, setRemoteOpen] = useState(false);
+  // `porthole --ssh HOST` / `?ssh=HOST`: once the wall is loaded, the dialog opens connecting.
+  const [launchHost, setLaunchHost] = useState<string | null>(() => takeLaunchSsh());
+  const [dialogHost, setDialogHost] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (!snap.ready || launchHost === null) return;
+    setDialogHost(launchHost);
+    setLaunchHost(null);
+    setRemoteOpen(true);
+  }, [snap.ready, launchHost]);
   return (
     <div className="ws-strip" role="tablist" aria-label="Workspaces" data-testid="ws-strip">
       {snap.workspaces.map((w, i) => {
@@ -164,13 +174,17 @@ export function WorkspaceStrip({ store, snap }: { store: WorkspaceStore; snap: S
         title="New remote workspace…"
         aria-label="New remote workspace…"
         disabled={snap.workspaces.length >= WORKSPACES_MAX}
-        onClick={() => setRemoteOpen(true)}
+        onClick={() => {
+          setDialogHost(undefined);
+          setRemoteOpen(true);
+        }}
       >
         ⇄
       </button>
       {remoteOpen && (
         <RemoteDialog
           store={store}
+          initialHost={dialogHost}
           onClose={() => {
             setRemoteOpen(false);
             store.focusTerminal();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UI_MESSAGE_MAX_BYTES } from '../api/protocol';
+import { ApiError } from '../api/client';
 import { type Inbound, Refused, parseInbound, replyTo } from './messages';
 
 const j = (v: unknown) => JSON.stringify(v);
@@ -73,6 +74,21 @@ describe('parseInbound', () => {
     ],
     ['pane: unknown action', j({ type: 'request', id: 9, verb: 'pane', pane: 'p2', action: 'toggle' }), { type: 'unusable', id: 9, message: 'malformed pane request: unknown action' }],
     ['pane: pane missing', j({ type: 'request', id: 9, verb: 'pane', action: 'close' }), { type: 'unusable', id: 9, message: 'malformed pane request: pane is not a pane id' }],
+    [
+      'workspace: remote on a host, with a name',
+      j({ type: 'request', id: 11, verb: 'workspace', host: 'me@box:2222', name: 'box' }),
+      { type: 'request', request: { verb: 'workspace', id: 11, host: 'me@box:2222', name: 'box' } },
+    ],
+    [
+      'workspace: local, host and name missing are null',
+      j({ type: 'request', id: 12, verb: 'workspace' }),
+      { type: 'request', request: { verb: 'workspace', id: 12, host: null, name: null } },
+    ],
+    ['workspace: a host that is an ssh option', j({ type: 'request', id: 13, verb: 'workspace', host: '-oProxyCommand=x', name: null }), { type: 'unusable', id: 13, message: 'malformed workspace request: host is not an ssh host' }],
+    ['workspace: a host with a space', j({ type: 'request', id: 13, verb: 'workspace', host: 'a b', name: null }), { type: 'unusable', id: 13, message: 'malformed workspace request: host is not an ssh host' }],
+    ['workspace: a host not a string', j({ type: 'request', id: 13, verb: 'workspace', host: 7 }), { type: 'unusable', id: 13, message: 'malformed workspace request: host is not an ssh host' }],
+    ['workspace: an empty name', j({ type: 'request', id: 14, verb: 'workspace', host: null, name: ' ' }), { type: 'unusable', id: 14, message: 'malformed workspace request: name is not 1..=64 characters' }],
+    ['workspace: a name too long', j({ type: 'request', id: 14, verb: 'workspace', name: 'x'.repeat(65) }), { type: 'unusable', id: 14, message: 'malformed workspace request: name is not 1..=64 characters' }],
     ['request: unknown verb is refused by id', j({ type: 'request', id: 10, verb: 'swap' }), { type: 'unusable', id: 10, message: 'this window does not know the verb "swap"' }],
     ['request: no id', j({ type: 'request', verb: 'pane', pane: 'p2', action: 'close' }), null],
     ['request: negative id', j({ type: 'request', id: -1, verb: 'pane', pane: 'p2', action: 'close' }), null],
@@ -101,6 +117,16 @@ describe('replyTo', () => {
     expect(replyTo(4, { error: new Refused('no room') })).toEqual({ type: 'reply', id: 4, ok: false, code: 'refused', message: 'no room' }));
   it('any error is a refusal with its message', () =>
     expect(replyTo(5, { error: 'boom' })).toEqual({ type: 'reply', id: 5, ok: false, code: 'refused', message: 'boom' }));
+  it("a sidecar's error keeps its code, with ssh's stderr when it adds anything", () => {
+    expect(replyTo(7, { error: new ApiError(409, 'host_key', 'ssh refused the host key', 'Host key verification failed.\n') })).toEqual({
+      type: 'reply',
+      id: 7,
+      ok: false,
+      code: 'host_key',
+      message: 'ssh refused the host key\nHost key verification failed.',
+    });
+    expect(replyTo(8, { error: new ApiError(502, 'remote_unreachable', 'ssh: no such host (x)', 'no such host') })).toEqual({ type: 'reply', id: 8, ok: false, code: 'remote_unreachable', message: 'ssh: no such host (x)' });
+  });
   it('an empty message still says something', () =>
     expect(replyTo(6, { error: new Error('') })).toEqual({ type: 'reply', id: 6, ok: false, code: 'refused', message: 'the window could not do it' }));
 });

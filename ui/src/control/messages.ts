@@ -13,6 +13,9 @@ import {
 } from '../api/protocol';
 import { isHttpUrl } from '../browser/url';
 import { parseTrustMessage, type TrustQuestion } from '../project/project';
+import { ApiError } from '../api/client';
+import { HOST_RE } from '../remote/links';
+import { WORKSPACE_NAME_MAX } from '../workspace/workspaces';
 
 /** A UI pane id as the store makes them (`p1`, `p2`, …). */
 export const PANE_ID_RE = /^p[0-9]{1,18}$/;
@@ -121,6 +124,13 @@ function parseRequest(o: Record<string, unknown>): Inbound | null {
       if (!action) return bad('malformed pane request: unknown action');
       return { type: 'request', request: { verb: 'pane', id, pane: o.pane, action } };
     }
+    case 'workspace': {
+      const host = o.host ?? null;
+      if (host !== null && (typeof host !== 'string' || !HOST_RE.test(host))) return bad('malformed workspace request: host is not an ssh host');
+      const name = o.name ?? null;
+      if (name !== null && (typeof name !== 'string' || name.trim() === '' || [...name].length > WORKSPACE_NAME_MAX)) return bad(`malformed workspace request: name is not 1..=${WORKSPACE_NAME_MAX} characters`);
+      return { type: 'request', request: { verb: 'workspace', id, host, name } };
+    }
     default:
       return bad(`this window does not know the verb ${JSON.stringify(String(o.verb)).slice(0, 64)}`);
   }
@@ -132,10 +142,19 @@ function parseRequest(o: Record<string, unknown>): Inbound | null {
  */
 export class Refused extends Error {}
 
-/** The `reply` to request `id`: `pane` (the new or acted-on pane's id) on success, else `refused` with `error`'s message. */
+/**
+ * The `reply` to request `id`: `pane` (the new or acted-on pane's id) on success, else
+ * `refused` with `error`'s message; a sidecar's `ApiError` (a remote connect's `host_key`, …)
+ * keeps its code, and its message gets ssh's stderr tail when that adds anything.
+ */
 export function replyTo(id: number, outcome: { pane: string | null } | { error: unknown }): UiReplyMessage {
   if ('pane' in outcome) return { type: 'reply', id, ok: true, pane: outcome.pane };
   const e = outcome.error;
+  if (e instanceof ApiError && /^[a-z_]{1,64}$/.test(e.code)) {
+    const tail = e.stderr?.trim() ?? '';
+    const message = (tail && !e.message.includes(tail) ? `${e.message}\n${tail.slice(-2048)}` : e.message) || 'the window could not do it';
+    return { type: 'reply', id, ok: false, code: e.code, message };
+  }
   const message = (e instanceof Error ? e.message : String(e)) || 'the window could not do it';
   return { type: 'reply', id, ok: false, code: 'refused', message };
 }

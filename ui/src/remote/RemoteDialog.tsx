@@ -2,23 +2,26 @@
 // Connect. While the link is made it says "Connecting to HOST…"; a failure shows the
 // sidecar's message and code (with ssh's stderr tail: a host key's fingerprint is there) and
 // creates nothing; success makes a workspace named after the host with one remote terminal.
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ApiError } from '../api/client';
 import type { WorkspaceStore } from '../workspace/store';
 import { HOST_RE } from './links';
 
 type Phase = { kind: 'idle' } | { kind: 'connecting'; host: string } | { kind: 'error'; code: string; message: string; stderr: string | null };
 
-export function RemoteDialog({ store, onClose }: { store: WorkspaceStore; onClose: () => void }) {
-  const [host, setHost] = useState('');
+/**
+ * `initialHost` (`porthole --ssh HOST`, `?ssh=HOST`): the field starts with it and the dialog
+ * connects at once, so a failure (an unknown host key) is shown as a click's would be.
+ */
+export function RemoteDialog({ store, onClose, initialHost }: { store: WorkspaceStore; onClose: () => void; initialHost?: string }) {
+  const [host, setHost] = useState(initialHost ?? '');
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
   const closed = useRef(false);
   const close = () => {
     closed.current = true;
     onClose();
   };
-  const connect = async () => {
-    const h = host.trim();
+  const connect = async (h = host.trim()) => {
     if (!HOST_RE.test(h)) {
       setPhase({ kind: 'error', code: 'bad_host', message: 'Enter an ssh config alias or user@host[:port].', stderr: null });
       return;
@@ -33,6 +36,14 @@ export function RemoteDialog({ store, onClose }: { store: WorkspaceStore; onClos
       else setPhase({ kind: 'error', code: 'error', message: e instanceof Error ? e.message : String(e), stderr: null });
     }
   };
+  const started = useRef(false);
+  useEffect(() => {
+    // Once (StrictMode runs effects twice): a host given at launch connects by itself.
+    if (initialHost === undefined || started.current) return;
+    started.current = true;
+    void connect(initialHost.trim());
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
   const busy = phase.kind === 'connecting';
   return (
     <div className="browser-prompt-backdrop close-confirm-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>

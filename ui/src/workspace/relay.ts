@@ -32,6 +32,8 @@ export interface RelayHost {
   showPane(id: L.PaneId): void;
   restore(id: L.PaneId): void;
   close(id: L.PaneId): void;
+  /** a new workspace with one terminal pane (remote on `host`, as the dialog connects), shown, named `name`; resolves with the pane's id (rejects with the sidecar's error, nothing made) */
+  newWorkspace(host: string | null, name: string | null): Promise<L.PaneId>;
 }
 
 /** Reports this window's panes to the UI channel and applies the requests relayed through it. */
@@ -87,6 +89,8 @@ export class ControlRelay {
         return this.relayOpen(r.near, r.url, r.mode, r.handle, r.balance, r.isolated);
       case 'pane':
         return this.relayPane(r.pane, r.action);
+      case 'workspace':
+        return this.host.newWorkspace(r.host, r.name);
     }
   }
 

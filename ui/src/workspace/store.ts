@@ -43,7 +43,8 @@ import { OrphanActions } from './orphans';
 import { TerminalActions } from './terminalActions';
 import { editorCommand } from '../terminal/pathLinks';
 import { closeReasons, findOrphans } from './survivors';
-import { hostOf, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { WORKSPACES_MAX, hostOf, makeWorkspace, panesByWorkspace, unemptied, withLayout, workspaceOf } from './workspaces';
+import { Refused } from '../control/messages';
 import { endpointFor } from '../terminal/endpoint';
 import { remoteLinks } from '../remote/links';
 import { RestorePlan, parseProblem, reportProblem } from './restore';
@@ -146,6 +147,7 @@ export class WorkspaceStore {
       showPane: (id) => this.showPane(id),
       restore: (id) => this.restore(id),
       close: (id) => this.close(id),
+      newWorkspace: (host, name) => this.newWorkspaceFor(host, name),
     });
     this.terminals = new TerminalActions({
       get snap() {
@@ -494,6 +496,21 @@ export class WorkspaceStore {
     await remoteLinks.ensure(host);
     if (cancelled()) return null;
     return this.ws.create(host);
+  }
+
+  /**
+   * `ph workspace new [--ssh HOST] [--name NAME]` (protocol §10 `workspace`): a remote workspace
+   * made exactly as the dialog makes it (`newRemoteWorkspace`), else a local one as the strip's
+   * +; named `name` when given. Resolves with its one pane's id; rejects with the sidecar's
+   * `ApiError` (nothing made) or `Refused` (the strip is full).
+   */
+  async newWorkspaceFor(host: string | null, name: string | null): Promise<L.PaneId> {
+    const ws = host !== null ? await this.newRemoteWorkspace(host) : this.ws.create(null);
+    if (ws === null) throw new Refused(`the window has ${WORKSPACES_MAX} workspaces, the most it holds`);
+    if (name !== null) this.ws.rename(ws, name);
+    const pane = L.allPanes(this.snap.layout)[0];
+    if (this.snap.active !== ws || !pane) throw new Refused('the new workspace is not on screen (closed meanwhile?)');
+    return pane;
   }
 
   /** Shows pane `id` (restored if minimized, unzoomed if hidden behind a zoom) and focuses it. */

@@ -128,6 +128,26 @@ impl Place {
     }
 }
 
+/// `ph workspace` verbs.
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCmd {
+    /// Make a new workspace with one terminal pane in the Porthole window and show it; print
+    /// its number and the pane's handle.
+    ///
+    /// With --ssh HOST, a remote workspace on HOST (an ssh config alias or
+    /// user@host[:port]), connected exactly as "New remote workspace…" connects: this waits
+    /// for the connect (its own bound), and a failed one exits 2 with the link's code
+    /// (host_key, remote_unreachable, remote_platform_unsupported, …) and makes nothing.
+    New {
+        /// Connect to this ssh host (an ssh config alias or user@host[:port]).
+        #[arg(long, value_name = "HOST")]
+        ssh: Option<String>,
+        /// The workspace's name (default: the host for a remote, else the pane's label).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
+}
+
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
@@ -272,6 +292,11 @@ pub enum Cmd {
         pane: Option<String>,
         #[command(subcommand)]
         cmd: BrowserCmd,
+    },
+    /// Workspaces (the tabs of the window's strip).
+    Workspace {
+        #[command(subcommand)]
+        cmd: WorkspaceCmd,
     },
     /// Print a concise guide for coding agents: the verbs, targets, refs, refusals, exit
     /// codes and the rules an agent keeps.
@@ -758,6 +783,18 @@ mod tests {
         assert_eq!(parse_until("text=a=b"), Ok(Until::Text("a=b".into())));
         assert!(parse_until("quiet=x").is_err());
         assert!(parse_until("done").is_err());
+    }
+
+    #[test]
+    fn workspace_new_takes_an_ssh_host_and_a_name() {
+        match Cli::try_parse_from(["ph", "workspace", "new", "--ssh", "me@box:2222", "--name", "box"]).unwrap().cmd {
+            Cmd::Workspace { cmd: WorkspaceCmd::New { ssh, name } } => {
+                assert_eq!((ssh.as_deref(), name.as_deref()), (Some("me@box:2222"), Some("box")));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["ph", "workspace", "new"]).is_ok());
+        assert!(Cli::try_parse_from(["ph", "workspace"]).is_err(), "a verb is needed");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Value};
 
-use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, OnOff, Place, TabAction, Until};
+use cli::{BrowserCmd, Cli, Cmd, ConfigCmd, DialogAnswer, GetWhat, OnOff, Place, TabAction, Until, WorkspaceCmd};
 use client::{Answer, ClientError, Endpoint};
 
 /// Exit codes (docs/cli.md "Exit codes").
@@ -43,6 +43,9 @@ mod exit {
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `ph up` waits: each pane it starts is one relayed request (15 s bound each), and
 /// its browsers wait up to 20 s for their ports.
+/// How long `ph workspace new --ssh` waits: the sidecar's bound on the connect
+/// (`control::WORKSPACE_REMOTE_TOTAL`, 350 s) and a little more.
+const WORKSPACE_REMOTE_TIMEOUT: Duration = Duration::from_secs(360);
 const UP_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long one `events --follow` poll waits for new events, in milliseconds: between polls
 /// `ph` checks that its reader is still there.
@@ -235,6 +238,11 @@ fn request(cmd: &Cmd) -> Result<(&'static str, String, Option<Value>, Duration),
         Cmd::Restore { pane } => post("/api/control/pane", json!({"target": pane, "action": "restore"})),
         Cmd::Close { pane } => post("/api/control/pane", json!({"target": pane, "action": "close"})),
         Cmd::Browser { pane, cmd } => browser_request(pane.as_deref(), cmd),
+        Cmd::Workspace { cmd: WorkspaceCmd::New { ssh, name } } => {
+            // A remote's connect has its own bound (the sidecar's); a local one the relay's.
+            let timeout = if ssh.is_some() { WORKSPACE_REMOTE_TIMEOUT } else { CALL_TIMEOUT };
+            Ok(("POST", "/api/control/workspace".into(), Some(json!({"host": ssh, "name": name})), timeout))
+        }
         Cmd::Up { name, near } => Ok((
             "POST",
             "/api/control/up".into(),

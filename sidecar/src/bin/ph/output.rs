@@ -5,6 +5,18 @@ use sidecar::automation::a_or_an;
 
 use crate::cli::{BrowserCmd, Cmd};
 
+/// `ph workspace new`: `workspace 2 "api" t7`, or for a remote pane (no handle: its
+/// terminal is the remote's) `workspace 2 "box" on box: remote pane (no handle)`.
+fn workspace(v: &Value) -> String {
+    let n = v["workspace"].as_u64().map_or_else(|| "?".to_string(), |n| n.to_string());
+    let name = v["name"].as_str().map(|n| format!(" {n:?}")).unwrap_or_default();
+    match (v["pane"].as_str(), v["host"].as_str()) {
+        (Some(h), _) => format!("workspace {n}{name} {h}\n"),
+        (None, Some(host)) => format!("workspace {n}{name} on {host}: remote pane (no handle)\n"),
+        (None, None) => format!("workspace {n}{name}\n"),
+    }
+}
+
 /// The text for a successful answer to `cmd` (ends with a newline unless empty).
 pub fn text(cmd: &Cmd, v: &Value) -> String {
     let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
@@ -37,6 +49,7 @@ pub fn text(cmd: &Cmd, v: &Value) -> String {
         },
         Cmd::Ports { .. } => ports_table(&v["ports"]),
         Cmd::Browser { cmd, .. } => browser(cmd, v),
+        Cmd::Workspace { .. } => workspace(v),
         Cmd::Up { .. } => up(v),
         _ => String::new(),
     }

@@ -10,14 +10,14 @@ mod tests {
     use super::*;
     use crate::verbs;
 
-    /// Every `ph WORD` and `ph browser WORD` the guide names, as word lists.
+    /// Every `ph WORD`, `ph browser WORD` and `ph workspace WORD` the guide names, as word lists.
     fn named() -> Vec<Vec<String>> {
-        let re = regex::Regex::new(r"`ph (browser )?([a-z][a-z-]*)").unwrap();
+        let re = regex::Regex::new(r"`ph (browser |workspace )?([a-z][a-z-]*)").unwrap();
         re.captures_iter(GUIDE)
             .map(|c| {
                 let mut w = Vec::new();
-                if c.get(1).is_some() {
-                    w.push("browser".to_string());
+                if let Some(group) = c.get(1) {
+                    w.push(group.as_str().trim().to_string());
                 }
                 w.push(c[2].to_string());
                 w
