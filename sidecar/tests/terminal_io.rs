@@ -297,8 +297,11 @@ while True:
 async fn late_joiner_replay_and_live_join_without_gap_or_overlap() {
     let sc = Sidecar::start(&[]);
     // A flood that fills the ring, then output at a pace a window keeps up with (a shell
-    // loop), during which a second window attaches.
-    let cmd = "read go; seq 1 600000; read go; i=600001; while [ $i -le 640000 ]; do echo $i; i=$((i+1)); done; echo SEQ-DONE";
+    // loop that rests 50 ms every 500 lines: about 70 KB/s, so even a reader slowed by a
+    // loaded machine while it takes in the replay stays under the high watermark), during
+    // which a second window attaches.
+    let cmd = "read go; seq 1 600000; read go; i=600001; while [ $i -le 640000 ]; do echo $i; i=$((i+1)); \
+               [ $((i % 500)) -eq 0 ] && sleep 0.05; done; echo SEQ-DONE";
     let id = sc.spawn(&["sh", "-c", cmd]).await;
     let mut a = sc.ws(&id).await;
     send_input(&mut a, b"go\n").await;
