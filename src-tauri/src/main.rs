@@ -8,6 +8,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod args;
 mod http;
 mod layout;
 mod process;
@@ -73,6 +74,14 @@ fn startup_status(shell: tauri::State<'_, Arc<Shell>>) -> Status {
 }
 
 fn main() {
+    // `porthole --ssh HOST`: a bad HOST is refused here, before any window opens.
+    let args = match args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("porthole: {e}");
+            std::process::exit(2);
+        }
+    };
     prepare_environment();
 
     let shell = Arc::new(Shell {
@@ -91,8 +100,8 @@ fn main() {
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .manage(shell.clone())
         .invoke_handler(tauri::generate_handler![startup_status])
-        .setup(|app| {
-            start_sidecar(app.handle());
+        .setup(move |app| {
+            start_sidecar(app.handle(), args.ssh.clone());
             watch_signals(app.handle());
             Ok(())
         })
@@ -149,7 +158,7 @@ fn exe_dir() -> PathBuf {
 ///
 /// The spawn happens here and not on the helper thread because the sidecar's
 /// parent-death signal (Linux) fires when the *spawning thread* exits.
-fn start_sidecar(app: &AppHandle) {
+fn start_sidecar(app: &AppHandle, ssh: Option<String>) {
     let shell = app.state::<Arc<Shell>>().inner().clone();
     let ui_override = std::env::var_os("PORTHOLE_UI_DIR").filter(|d| !d.is_empty()).map(PathBuf::from);
     let layout = layout::resolve(&exe_dir(), ui_override);
@@ -178,6 +187,13 @@ fn start_sidecar(app: &AppHandle) {
                 eprintln!("porthole: sidecar ready at {}", ready.url);
                 let navigated = grant_sidecar_origin(&app, &ready.url)
                     .and_then(|()| tauri::Url::parse(&ready.login_url).map_err(|e| e.to_string()))
+                    .map(|mut url| {
+                        // The UI opens "New remote workspace…" connecting to it (`?ssh=HOST`).
+                        if let Some(h) = &ssh {
+                            url.query_pairs_mut().append_pair("ssh", h);
+                        }
+                        url
+                    })
                     .and_then(|url| match app.get_webview_window("main") {
                         Some(window) => window.navigate(url).map_err(|e| e.to_string()),
                         None => Err("the main window is gone".to_string()),
