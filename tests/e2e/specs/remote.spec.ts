@@ -16,7 +16,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type Page, expect, test } from '@playwright/test';
+import { type Locator, type Page, expect, test } from '@playwright/test';
 import { type Sidecar, startSidecar } from '../sidecar';
 import { type TestSshd, Wall, startTestSshd } from './fixtures';
 
@@ -28,7 +28,7 @@ test.beforeEach(async () => {
   sshd = await startTestSshd();
   s = await startSidecar({
     name: 'remote',
-    env: { PORTHOLE_SSH_CONFIG: sshd.sshConfig, PORTHOLE_REMOTE_BIN: process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar') },
+    env: remoteEnv(),
   });
 });
 test.afterEach(async () => {
@@ -38,6 +38,21 @@ test.afterEach(async () => {
   s = null;
   sshd = null;
 });
+
+/** The local sidecar's environment: the test sshd's ssh config, and this build's sidecar as the remote binary. */
+function remoteEnv(): Record<string, string> {
+  return { PORTHOLE_SSH_CONFIG: sshd!.sshConfig, PORTHOLE_REMOTE_BIN: process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar') };
+}
+
+/** Connects to the test host from the "New remote workspace…" dialog; the host's tab, once active. */
+async function connectTestHost(page: Page): Promise<Locator> {
+  await page.getByTestId('ws-new-remote').click();
+  await page.getByTestId('remote-host').fill('porthole-test');
+  await page.getByTestId('remote-connect').click();
+  const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
+  await expect(tab).toHaveAttribute('data-active', 'true', { timeout: 20_000 });
+  return tab;
+}
 
 async function open(page: Page): Promise<Wall> {
   page.on('pageerror', (e) => console.log(`[pageerror] ${e.message}`));
@@ -161,11 +176,7 @@ test('after a local sidecar restart the remote workspace reattaches to the same 
   test.setTimeout(120_000);
   let wall = await open(page);
   await wall.waitOpen(1);
-  await page.getByTestId('ws-new-remote').click();
-  await page.getByTestId('remote-host').fill('porthole-test');
-  await page.getByTestId('remote-connect').click();
-  const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
-  await expect(tab).toHaveAttribute('data-active', 'true', { timeout: 20_000 });
+  const tab = await connectTestHost(page);
   await wall.waitOpen(1);
   const remote = await wall.focusedId();
   await wall.type('echo before=$$\n');
@@ -174,7 +185,7 @@ test('after a local sidecar restart the remote workspace reattaches to the same 
   // Saved (debounced), then the local sidecar stops: its link goes, the remote daemon stays.
   await page.waitForTimeout(1000);
   await s!.stop({ keep: true });
-  const env = { PORTHOLE_SSH_CONFIG: sshd!.sshConfig, PORTHOLE_REMOTE_BIN: process.env.PORTHOLE_SIDECAR_BIN ?? path.join(repo, 'target/debug/porthole-sidecar') };
+  const env = remoteEnv();
   s = await startSidecar({ name: 'remote', tmp: s!.tmp, env });
   wall = await open(page);
   await expect(tab).toHaveAttribute('data-active', 'true');
@@ -200,11 +211,7 @@ test("a remote pane's port opens embedded and as a screencast: the remote's serv
   try {
     const wall = await open(page);
     await wall.waitOpen(1);
-    await page.getByTestId('ws-new-remote').click();
-    await page.getByTestId('remote-host').fill('porthole-test');
-    await page.getByTestId('remote-connect').click();
-    const tab = page.locator('[data-testid=ws-tab][data-host=porthole-test]');
-    await expect(tab).toHaveAttribute('data-active', 'true', { timeout: 20_000 });
+    const tab = await connectTestHost(page);
     await wall.waitOpen(1);
     const term = await wall.focusedId();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'porthole-remote-ports-'));
