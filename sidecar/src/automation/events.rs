@@ -345,7 +345,10 @@ async fn follow_page(sink: Sink, browser: String, k: String, tab: String, page: 
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
     loop {
         let stall_at = pending.as_ref().map_or(far, |p| p.2);
+        // `biased`, `sent` first: a request's later events (and the document's
+        // DOMContentLoaded) are then taken after it whenever both are queued.
         let alive = tokio::select! {
+            biased;
             Some(ev) = sent.next() => {
                 if urls.len() >= MAX_URLS { urls.clear(); }
                 urls.insert(ev.request_id.as_ref().to_string(), ev.request.url.clone());

@@ -162,6 +162,8 @@ struct TabLog {
     network_dropped: u64,
     /// Requests numbered so far.
     numbered: u64,
+    /// Events that arrived before their request (at most [`MAX_EARLY`], oldest dropped).
+    early: VecDeque<Late>,
 }
 
 #[derive(Default)]
@@ -263,7 +265,21 @@ impl TabLog {
         }
         self.numbered += 1;
         r.n = self.numbered;
+        let id = r.id.clone();
         self.network.push_back(r);
+        // Its later events that overtook it.
+        let early = std::mem::take(&mut self.early);
+        self.early = early.into_iter().filter(|e| e.id() != id || !e.apply(self)).collect();
+    }
+
+    /// Records a request's later event on it, or keeps the event until the request arrives.
+    fn push_late(&mut self, e: Late) {
+        if !e.apply(self) {
+            if self.early.len() >= MAX_EARLY {
+                self.early.pop_front();
+            }
+            self.early.push_back(e);
+        }
     }
 
     fn request(&mut self, id: &str) -> Option<&mut Request> {
@@ -364,11 +380,13 @@ impl Logs {
             let mut answered = listen!(EventResponseReceived);
             let mut failed = listen!(EventLoadingFailed);
             let mut finished = listen!(EventLoadingFinished);
+            // A request's later events (answered, failed, finished) can be taken before its
+            // `requestWillBeSent`: each kind has its own channel, and chromiumoxide drains its
+            // listeners' queues in no set order. `biased` with `sent` first makes that rare;
+            // those that still overtake it wait in the tab's log ([`TabLog::push_late`]).
             loop {
                 tokio::select! {
-                    Some(ev) = calls.next() => if !with(&store, &k, |t| t.push_console(from_call(&ev))) { return },
-                    Some(ev) = exceptions.next() => if !with(&store, &k, |t| t.push_console(from_exception(&ev))) { return },
-                    Some(ev) = entries.next() => if !with(&store, &k, |t| t.push_console(from_log(&ev))) { return },
+                    biased;
                     Some(ev) = sent.next() => {
                         let req = serde_json::to_value(&ev.request).unwrap_or_default();
                         let r = Request {
@@ -389,43 +407,62 @@ impl Logs {
                         };
                         if !with(&store, &k, |t| t.push_request(r)) { return }
                     }
-                    Some(ev) = answered.next() => {
-                        let alive = with(&store, &k, |t| {
-                            if let Some(r) = t.request(ev.request_id.as_ref()) {
-                                let resp = serde_json::to_value(&ev.response).unwrap_or_default();
-                                let text = |k: &str| resp[k].as_str().map(clipped).unwrap_or_default();
-                                r.status = Some(ev.response.status);
-                                r.detail.status_text = text("statusText");
-                                r.detail.response_headers = header_pairs(&resp["headers"]);
-                                r.detail.mime = text("mimeType");
-                                r.detail.protocol = text("protocol");
-                                r.detail.timing = resp["timing"].clone();
-                            }
-                        });
-                        if !alive { return }
-                    }
-                    Some(ev) = failed.next() => {
-                        let alive = with(&store, &k, |t| {
-                            if let Some(r) = t.request(ev.request_id.as_ref()) {
-                                r.error = Some(clipped(&ev.error_text));
-                                r.detail.ended = Some(*ev.timestamp.inner());
-                            }
-                        });
-                        if !alive { return }
-                    }
-                    Some(ev) = finished.next() => {
-                        let alive = with(&store, &k, |t| {
-                            if let Some(r) = t.request(ev.request_id.as_ref()) {
-                                r.detail.ended = Some(*ev.timestamp.inner());
-                                r.detail.encoded_bytes = Some(ev.encoded_data_length);
-                            }
-                        });
-                        if !alive { return }
-                    }
+                    Some(ev) = calls.next() => if !with(&store, &k, |t| t.push_console(from_call(&ev))) { return },
+                    Some(ev) = exceptions.next() => if !with(&store, &k, |t| t.push_console(from_exception(&ev))) { return },
+                    Some(ev) = entries.next() => if !with(&store, &k, |t| t.push_console(from_log(&ev))) { return },
+                    Some(ev) = answered.next() => if !with(&store, &k, |t| t.push_late(Late::Answered(ev))) { return },
+                    Some(ev) = failed.next() => if !with(&store, &k, |t| t.push_late(Late::Failed(ev))) { return },
+                    Some(ev) = finished.next() => if !with(&store, &k, |t| t.push_late(Late::Finished(ev))) { return },
                     else => return,
                 }
             }
         });
+    }
+}
+
+/// Most events kept per tab while they wait for their request (see [`Late`]).
+const MAX_EARLY: usize = 64;
+
+/// A request's event after `requestWillBeSent`.
+enum Late {
+    Answered(Arc<EventResponseReceived>),
+    Failed(Arc<EventLoadingFailed>),
+    Finished(Arc<EventLoadingFinished>),
+}
+
+impl Late {
+    fn id(&self) -> &str {
+        match self {
+            Late::Answered(e) => e.request_id.as_ref(),
+            Late::Failed(e) => e.request_id.as_ref(),
+            Late::Finished(e) => e.request_id.as_ref(),
+        }
+    }
+
+    /// Records it on its request; false when the log has no such request (yet).
+    fn apply(&self, t: &mut TabLog) -> bool {
+        let Some(r) = t.request(self.id()) else { return false };
+        match self {
+            Late::Answered(ev) => {
+                let resp = serde_json::to_value(&ev.response).unwrap_or_default();
+                let text = |k: &str| resp[k].as_str().map(clipped).unwrap_or_default();
+                r.status = Some(ev.response.status);
+                r.detail.status_text = text("statusText");
+                r.detail.response_headers = header_pairs(&resp["headers"]);
+                r.detail.mime = text("mimeType");
+                r.detail.protocol = text("protocol");
+                r.detail.timing = resp["timing"].clone();
+            }
+            Late::Failed(ev) => {
+                r.error = Some(clipped(&ev.error_text));
+                r.detail.ended = Some(*ev.timestamp.inner());
+            }
+            Late::Finished(ev) => {
+                r.detail.ended = Some(*ev.timestamp.inner());
+                r.detail.encoded_bytes = Some(ev.encoded_data_length);
+            }
+        }
+        true
     }
 }
 
@@ -468,6 +505,66 @@ mod tests {
         let long = "é".repeat(MAX_TEXT_BYTES);
         let c = clipped(&long);
         assert!(c.len() <= MAX_TEXT_BYTES && c.ends_with('…'), "{}", c.len());
+    }
+
+    fn request(id: &str) -> Request {
+        Request {
+            id: id.into(),
+            n: 0,
+            method: "GET".into(),
+            url: format!("http://127.0.0.1/{id}"),
+            kind: "fetch".into(),
+            status: None,
+            error: None,
+            detail: Detail::default(),
+        }
+    }
+
+    fn answered(id: &str, status: i64) -> Late {
+        let ev = serde_json::json!({
+            "requestId": id, "loaderId": "L", "timestamp": 2.0, "type": "Fetch",
+            "hasExtraInfo": false,
+            "response": {
+                "url": format!("http://127.0.0.1/{id}"), "status": status, "statusText": "Not Found",
+                "headers": {"content-type": "text/plain"}, "mimeType": "text/plain",
+                "connectionReused": false, "connectionId": 1, "encodedDataLength": 0,
+                "securityState": "neutral", "charset": ""
+            }
+        });
+        Late::Answered(Arc::new(serde_json::from_value(ev).expect("a responseReceived event")))
+    }
+
+    fn failed(id: &str) -> Late {
+        let ev = serde_json::json!({
+            "requestId": id, "timestamp": 3.0, "type": "Fetch", "errorText": "net::ERR_UNSAFE_PORT"
+        });
+        Late::Failed(Arc::new(serde_json::from_value(ev).expect("a loadingFailed event")))
+    }
+
+    /// The CI failure of `console_and_network_are_kept_from_the_tabs_start`: a 404's
+    /// `responseReceived` taken before its `requestWillBeSent` was dropped.
+    #[test]
+    fn events_that_overtake_their_request_are_kept_for_it() {
+        let mut t = TabLog::default();
+        t.push_late(answered("a", 404));
+        t.push_late(failed("b"));
+        t.push_request(request("b"));
+        t.push_request(request("a"));
+        t.push_request(request("c"));
+        t.push_late(answered("c", 200));
+        let got: Vec<_> = t.network.iter().map(|r| (r.id.as_str(), r.status, r.error.clone())).collect();
+        assert_eq!(
+            got,
+            [("b", None, Some("net::ERR_UNSAFE_PORT".into())), ("a", Some(404), None), ("c", Some(200), None)]
+        );
+        assert!(t.early.is_empty());
+        assert_eq!(t.network[1].detail.mime, "text/plain");
+        // Events whose request never comes are bounded.
+        for i in 0..MAX_EARLY + 5 {
+            t.push_late(failed(&format!("never{i}")));
+        }
+        assert_eq!(t.early.len(), MAX_EARLY);
+        assert_eq!(t.early.front().unwrap().id(), "never5");
     }
 
     #[test]
