@@ -8,8 +8,10 @@
 //! children, slotted nodes under their slot, no shadow root nodes), which is the order the
 //! in-page walk visits (`walk.rs`): the two are joined by structure and tag.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 /// One node of a document's flat tree.
@@ -46,90 +48,161 @@ pub struct DomDoc {
     pub children: Vec<Vec<usize>>,
 }
 
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array().map(|a| a.iter().map(|x| x.as_i64().unwrap_or(-1)).collect()).unwrap_or_default()
+/// The parts of a `DOMSnapshot.captureSnapshot` answer the outline reads (CDP
+/// `DOMSnapshot.captureSnapshot` → `{documents: [DocumentSnapshot], strings}`), parsed typed
+/// straight from the wire: on a 20,000-element page the answer is 4 MB, and a
+/// `serde_json::Value` of it took as long again as this. Strings are borrowed where the wire
+/// has no escapes. Indices are into `strings` (-1: none).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct Snapshot<'a> {
+    #[serde(borrow)]
+    strings: Vec<Str<'a>>,
+    documents: Vec<DocumentSnapshot>,
 }
 
-/// Parses a `DOMSnapshot.captureSnapshot` answer into its documents.
+/// A string of the table, borrowed unless it had escapes (serde borrows a `Cow` only as a
+/// field of its own, not as a `Vec`'s item).
+#[derive(Deserialize, Default)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct DocumentSnapshot {
+    frame_id: i64,
+    nodes: NodeTreeSnapshot,
+    layout: LayoutTreeSnapshot,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct NodeTreeSnapshot {
+    parent_index: Vec<i64>,
+    node_type: Vec<i64>,
+    node_name: Vec<i64>,
+    backend_node_id: Vec<i64>,
+    /// Each node's attributes as name and value string indices, alternating.
+    attributes: Vec<Vec<i64>>,
+    is_clickable: Rare,
+    pseudo_type: Rare,
+    shadow_root_type: Rare,
+    content_document_index: Rare,
+}
+
+/// A `RareBooleanData`, `RareStringData` or `RareIntegerData`: the nodes that have it, and
+/// (not for booleans) its value for each.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Rare {
+    index: Vec<i64>,
+    value: Vec<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct LayoutTreeSnapshot {
+    node_index: Vec<i64>,
+    /// `[x, y, width, height]` per layout object, CSS px.
+    bounds: Vec<Vec<f64>>,
+}
+
+/// Parses a `DOMSnapshot.captureSnapshot` answer (its `result`) into its documents.
 pub fn parse(snap: &Value) -> Vec<DomDoc> {
-    let strings: Vec<&str> =
-        snap["strings"].as_array().map(|a| a.iter().map(|s| s.as_str().unwrap_or("")).collect()).unwrap_or_default();
-    let st = |i: i64| -> &str { usize::try_from(i).ok().and_then(|i| strings.get(i).copied()).unwrap_or("") };
-    let docs: &[Value] = snap["documents"].as_array().map_or(&[], Vec::as_slice);
-    let frame_of_doc: Vec<String> = docs.iter().map(|d| st(d["frameId"].as_i64().unwrap_or(-1)).to_string()).collect();
-    let mut out = Vec::with_capacity(docs.len());
-    for (di, d) in docs.iter().enumerate() {
-        let n = &d["nodes"];
-        let parent = ints(&n["parentIndex"]);
-        let backend = ints(&n["backendNodeId"]);
-        let names = ints(&n["nodeName"]);
-        let types = ints(&n["nodeType"]);
-        let count = backend.len();
-        let rare_bool = |key: &str| -> Vec<bool> {
-            let mut v = vec![false; count];
-            for i in ints(&n[key]["index"]) {
-                if let Some(x) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
-                    *x = true;
-                }
-            }
-            v
-        };
-        let rare_str = |key: &str| -> HashMap<usize, i64> {
-            ints(&n[key]["index"])
-                .into_iter()
-                .zip(ints(&n[key]["value"]))
-                .filter_map(|(i, v)| Some((usize::try_from(i).ok()?, v)))
-                .collect()
-        };
-        let clickable = rare_bool("isClickable");
-        let pseudo = rare_bool("pseudoType");
-        let shadow = rare_str("shadowRootType");
-        let content_doc = rare_str("contentDocumentIndex");
-        let attributes: &[Value] = n["attributes"].as_array().map_or(&[], Vec::as_slice);
-        let parts_of = |i: usize| -> Vec<String> {
-            let a = attributes.get(i).map(ints).unwrap_or_default();
-            a.chunks_exact(2)
-                .filter(|kv| matches!(st(kv[0]), "part" | "exportparts"))
-                .map(|kv| format!("{}={}", st(kv[0]), st(kv[1]).trim()))
-                .collect()
-        };
-        let mut boxed = vec![false; count];
-        let bounds: &[Value] = d["layout"]["bounds"].as_array().map_or(&[], Vec::as_slice);
-        for (k, ni) in ints(&d["layout"]["nodeIndex"]).into_iter().enumerate() {
-            let b = bounds.get(k).and_then(Value::as_array);
-            let size = |i: usize| b.and_then(|b| b.get(i)).and_then(Value::as_f64).unwrap_or(0.0);
-            if let Some(x) = usize::try_from(ni).ok().and_then(|i| boxed.get_mut(i)) {
-                *x |= size(2) > 0.0 && size(3) > 0.0;
-            }
-        }
-        let mut doc = DomDoc { frame: frame_of_doc[di].clone(), nodes: Vec::with_capacity(count), children: vec![] };
-        doc.children = vec![Vec::new(); count];
-        for i in 0..count {
-            let element = types.get(i) == Some(&1) && !pseudo[i];
-            let p = usize::try_from(parent.get(i).copied().unwrap_or(-1)).ok().filter(|p| *p < i);
-            if element {
-                if let Some(p) = p {
-                    doc.children[p].push(i);
-                }
-            }
-            doc.nodes.push(DomNode {
-                tag: st(names.get(i).copied().unwrap_or(-1)).to_string(),
-                element,
-                backend: backend.get(i).copied().unwrap_or(-1),
-                clickable: clickable[i],
-                boxed: boxed[i],
-                // Chromium gives each node in a shadow tree the type of the innermost root.
-                closed: shadow.get(&i).is_some_and(|v| st(*v) == "closed"),
-                child_frame: content_doc
-                    .get(&i)
-                    .and_then(|d| usize::try_from(*d).ok())
-                    .and_then(|d| frame_of_doc.get(d).cloned()),
-                parts: if element { parts_of(i) } else { Vec::new() },
-            });
-        }
-        out.push(doc);
+    Snapshot::deserialize(snap).map(|s| s.documents()).unwrap_or_default()
+}
+
+/// Parses the text of a whole `DOMSnapshot.captureSnapshot` answer message
+/// (`{"id":…,"result":{…}}`, as `browser::exchange` gives it) into its documents; `Err` with
+/// Chromium's message when it answered an error, or when the text is no such answer.
+pub fn parse_answer(text: &str) -> Result<Vec<DomDoc>, String> {
+    #[derive(Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Option<Snapshot<'a>>,
+        error: Option<AnswerError>,
     }
-    out
+    #[derive(Deserialize)]
+    struct AnswerError {
+        message: String,
+    }
+    let a: Answer = serde_json::from_str(text).map_err(|e| format!("DOMSnapshot.captureSnapshot's answer: {e}"))?;
+    match (a.result, a.error) {
+        (_, Some(e)) => Err(e.message),
+        (Some(s), None) => Ok(s.documents()),
+        (None, None) => Err("DOMSnapshot.captureSnapshot answered no result".into()),
+    }
+}
+
+impl Snapshot<'_> {
+    /// The documents, each a [`DomDoc`].
+    pub fn documents(&self) -> Vec<DomDoc> {
+        let st = |i: i64| -> &str { usize::try_from(i).ok().and_then(|i| self.strings.get(i)).map_or("", |s| &s.0) };
+        let frame_of_doc: Vec<String> = self.documents.iter().map(|d| st(d.frame_id).to_string()).collect();
+        let mut out = Vec::with_capacity(self.documents.len());
+        for (di, d) in self.documents.iter().enumerate() {
+            let n = &d.nodes;
+            let count = n.backend_node_id.len();
+            let rare_bool = |r: &Rare| -> Vec<bool> {
+                let mut v = vec![false; count];
+                for &i in &r.index {
+                    if let Some(x) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
+                        *x = true;
+                    }
+                }
+                v
+            };
+            let rare_value = |r: &Rare| -> HashMap<usize, i64> {
+                r.index.iter().zip(&r.value).filter_map(|(&i, &v)| Some((usize::try_from(i).ok()?, v))).collect()
+            };
+            let clickable = rare_bool(&n.is_clickable);
+            let pseudo = rare_bool(&n.pseudo_type);
+            let shadow = rare_value(&n.shadow_root_type);
+            let content_doc = rare_value(&n.content_document_index);
+            let parts_of = |i: usize| -> Vec<String> {
+                let a = n.attributes.get(i).map_or(&[][..], Vec::as_slice);
+                a.chunks_exact(2)
+                    .filter(|kv| matches!(st(kv[0]), "part" | "exportparts"))
+                    .map(|kv| format!("{}={}", st(kv[0]), st(kv[1]).trim()))
+                    .collect()
+            };
+            let mut boxed = vec![false; count];
+            for (k, &ni) in d.layout.node_index.iter().enumerate() {
+                let b = d.layout.bounds.get(k).map_or(&[][..], Vec::as_slice);
+                let size = |i: usize| b.get(i).copied().unwrap_or(0.0);
+                if let Some(x) = usize::try_from(ni).ok().and_then(|i| boxed.get_mut(i)) {
+                    *x |= size(2) > 0.0 && size(3) > 0.0;
+                }
+            }
+            let mut doc =
+                DomDoc { frame: frame_of_doc[di].clone(), nodes: Vec::with_capacity(count), children: vec![] };
+            doc.children = vec![Vec::new(); count];
+            for i in 0..count {
+                let element = n.node_type.get(i) == Some(&1) && !pseudo[i];
+                let p = usize::try_from(n.parent_index.get(i).copied().unwrap_or(-1)).ok().filter(|p| *p < i);
+                if element {
+                    if let Some(p) = p {
+                        doc.children[p].push(i);
+                    }
+                }
+                doc.nodes.push(DomNode {
+                    tag: st(n.node_name.get(i).copied().unwrap_or(-1)).to_string(),
+                    element,
+                    backend: n.backend_node_id[i],
+                    clickable: clickable[i],
+                    boxed: boxed[i],
+                    // Chromium gives each node in a shadow tree the type of the innermost root.
+                    closed: shadow.get(&i).is_some_and(|v| st(*v) == "closed"),
+                    child_frame: content_doc
+                        .get(&i)
+                        .and_then(|d| usize::try_from(*d).ok())
+                        .and_then(|d| frame_of_doc.get(d).cloned()),
+                    parts: if element { parts_of(i) } else { Vec::new() },
+                });
+            }
+            out.push(doc);
+        }
+        out
+    }
 }
 
 impl DomDoc {

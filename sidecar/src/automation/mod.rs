@@ -363,7 +363,7 @@ impl Automation {
         let AutomationError::Occluded { r#ref, by, cover: Some((frame, backend)), .. } = e else { return e };
         let unnamed = |by| AutomationError::Occluded { r#ref: r#ref.clone(), by, cover: None, controls: Vec::new() };
         let Ok(page) = page(b) else { return unnamed(by) };
-        let Ok(c) = snapshot::capture(&page, false).await else { return unnamed(by) };
+        let Ok(c) = snapshot::capture(&page, false, b.devtools().ok().as_deref()).await else { return unnamed(by) };
         let tab = page.target_id().as_ref().to_string();
         let named = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());
@@ -408,7 +408,7 @@ impl Automation {
             None => None,
         };
         let started = std::time::Instant::now();
-        let c = snapshot::capture(&page, signatures).await?;
+        let c = snapshot::capture(&page, signatures, b.devtools().ok().as_deref()).await?;
         let captured = started.elapsed();
         let lines = {
             let mut all = self.refs.lock().unwrap_or_else(|p| p.into_inner());

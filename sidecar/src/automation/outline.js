@@ -145,15 +145,19 @@ function (opts) {
     return false;
   }
 
-  // The computed properties the walk reads of element `el`, read once per walk: a name from
-  // content reads its children's before the walk visits them, and each read of a live
-  // CSSStyleDeclaration costs a style lookup.
+  // The computed properties the walk reads of element `el`. A name from content reads its
+  // children's before the walk visits them: those are kept (`styleOf`) for the visit, as each
+  // read of a live CSSStyleDeclaration costs a style lookup. The visit itself keeps none: a
+  // Map keyed by every element (its identity hash made for each) was a sixth of the walk.
+  function readStyle(el) {
+    const cs = getComputedStyle(el);
+    return { display: cs.display, visibility: cs.visibility, opacity: cs.opacity, contentVisibility: cs.contentVisibility };
+  }
   const styles = new Map();
   function styleOf(el) {
     let st = styles.get(el);
     if (!st) {
-      const cs = getComputedStyle(el);
-      st = { display: cs.display, visibility: cs.visibility, opacity: cs.opacity, contentVisibility: cs.contentVisibility };
+      st = readStyle(el);
       styles.set(el, st);
     }
     return st;
@@ -197,11 +201,13 @@ function (opts) {
   // title of frames), name from content for the roles that allow it, title, placeholder.
   // `ctx`: {root, labelledby (inside a labelledby traversal: hidden referenced nodes count),
   // seen (elements already named on this path)}.
-  function name(el, role, ctx) {
+  function name(el, role, ctx, scope) {
     const inner = !!ctx;
-    ctx = ctx || { root: el, labelledby: false, seen: new Set() };
-    if (ctx.seen.has(el)) return '';
-    ctx.seen.add(el);
+    // `seen`: the elements named on this path, a short stack (a Set hashed every named element).
+    // `scope`: the root's tree scope, when the walk knows it.
+    ctx = ctx || { root: el, labelledby: false, seen: [], scope };
+    if (ctx.seen.includes(el)) return '';
+    ctx.seen.push(el);
     try {
       if (!ctx.labelledby) {
         const ids = attr(el, 'aria-labelledby');
@@ -269,7 +275,7 @@ function (opts) {
       if (!inner && aph && aph.trim()) return aph.trim();
       return '';
     } finally {
-      ctx.seen.delete(el);
+      ctx.seen.pop();
     }
   }
 
@@ -278,8 +284,8 @@ function (opts) {
   // its outline line both ask, and a pseudo-element's computed style is the walk's dearest
   // read (on a 20,000-button page, half of its time).
   const generatedSeen = new Map();
-  function generated(el, which) {
-    if (!pseudoIn(el)) return '';
+  function generated(el, which, scope) {
+    if (!pseudoIn(el, scope)) return '';
     const key = which === '::before' ? 0 : 1;
     let kept = generatedSeen.get(el);
     if (kept && kept[key] !== undefined) return kept[key];
@@ -315,8 +321,9 @@ function (opts) {
     }
     return false;
   }
-  function pseudoIn(el) {
-    const scope = el.getRootNode();
+  // `scope`: `el`'s root node, when the caller knows it (getRootNode climbs to it).
+  function pseudoIn(el, scope) {
+    scope = scope || el.getRootNode();
     let v = pseudoScopes.get(scope);
     if (v === undefined) {
       const own = [...(scope.styleSheets || []), ...(scope.adoptedStyleSheets || [])];
@@ -380,12 +387,15 @@ function (opts) {
   // The text of what an element holds (accname 2F), hidden nodes skipped unless reached
   // through aria-labelledby. Block boxes are separated by spaces.
   function content(el, ctx) {
-    let out = generated(el, '::before');
-    for (const c of kids(el)) {
+    const scope = el === ctx.root ? ctx.scope : undefined;
+    let out = generated(el, '::before', scope);
+    const list = kids(el);
+    for (let k = 0; k < list.length; k++) {
+      const c = list[k];
       if (out.length > MAX_NAME) break;
       if (c.nodeType === 3) { out += c.data; continue; }
       if (c.nodeType !== 1) continue;
-      if (ctx.seen.has(c)) continue;
+      if (ctx.seen.includes(c)) continue;
       // The control a label names is not part of its own name.
       if (c === ctx.root) continue;
       const st = styleOf(c);
@@ -395,23 +405,26 @@ function (opts) {
       const t = name(c, roleOf(c), ctx);
       out += BLOCK.test(st.display) ? ' ' + t + ' ' : t;
     }
-    out += generated(el, '::after');
+    out += generated(el, '::after', scope);
     return out.replace(/\s+/g, ' ');
   }
 
   const self = this && this.nodeType ? this : document;
   const out = [];
-  // Each walked element's index, and the elements with aria-owns (resolved after the walk,
-  // as what they own may come later).
-  const at = new Map();
+  // The elements with aria-owns, resolved after the walk (what they own may come later)
+  // against the walked elements and their indices (two arrays: a Map keyed by every element
+  // costs an identity hash each, and few pages have aria-owns).
   const owners = [];
+  const walked = [];
+  const walkedAt = [];
   const start = self.nodeType === 9 ? self.documentElement : null;
   // Form controls that can be :disabled.
   const FORM = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
   // Visits node `n` (parent index `p`); `see`: no ancestor is at opacity 0; `lit`: the
   // parent's visibility is visible (text shows it); `held`: an ancestor has
-  // aria-disabled="true" (ARIA 1.2: it disables what it holds).
-  function visit(n, p, see, lit, held) {
+  // aria-disabled="true" (ARIA 1.2: it disables what it holds); `scope`: `n`'s root node
+  // (a document or shadow root).
+  function visit(n, p, see, lit, held, scope) {
     if (n.nodeType === 3) {
       const s = n.data;
       if (lit && /\S/.test(s)) out.push({ p, s: s.replace(/\s+/g, ' ') });
@@ -419,15 +432,18 @@ function (opts) {
     }
     if (n.nodeType !== 1) return;
     const i = out.length;
-    const st = styleOf(n);
+    const tag = n.localName;
+    // A kept style, else the live declaration: each property is computed only when read.
+    const st = (styles.size && styles.get(n)) || getComputedStyle(n);
     if (excluded(n, st)) { out.push({ p, t: n.nodeName, z: 1 }); return; }
     const e = { p, t: n.nodeName };
     out.push(e);
-    at.set(n, i);
+    walked.push(n);
+    walkedAt.push(i);
     if (attr(n, 'aria-owns')) owners.push([n, e]);
     let f = 0;
     if (n.shadowRoot) f |= F.shadow;
-    else if (sig && n.localName.includes('-')) e.g = surface(n, getComputedStyle(n));
+    else if (sig && tag.includes('-')) e.g = surface(n, getComputedStyle(n));
     const shown = st.visibility === 'visible';
     if (!shown) f |= F.ignored;
     const op = see && st.opacity !== '0';
@@ -441,9 +457,8 @@ function (opts) {
     if (role && shown) {
       e.r = role;
       if (op) f |= F.visible;
-      const nm = name(n, role, null);
+      const nm = name(n, role, null, scope);
       if (nm) e.n = nm.replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
-      const tag = tagOf(n);
       if (dis || (FORM.has(tag) && n.matches(':disabled'))) f |= F.disabled;
       if (n === activeEl) f |= F.focused;
       if (n.required || attr(n, 'aria-required') === 'true') f |= F.required;
@@ -480,24 +495,30 @@ function (opts) {
       }
     } else if (shown) {
       if (op) f |= F.visible;
-      if (dis || (FORM.has(tagOf(n)) && n.matches(':disabled'))) f |= F.disabled;
+      if (dis || (FORM.has(tag) && n.matches(':disabled'))) f |= F.disabled;
     }
     if (f) e.f = f;
-    if (tagOf(n) === 'iframe' || tagOf(n) === 'frame') return;
+    if (tag === 'iframe' || tag === 'frame') return;
     // What content-visibility: hidden skips is not rendered.
     if (st.contentVisibility === 'hidden') { e.k = 1; return; }
     // A closed <details> renders its summary only.
-    const closedDetails = tagOf(n) === 'details' && !n.open && !n.shadowRoot;
+    const closedDetails = tag === 'details' && !n.open && !n.shadowRoot;
     let summary = false;
-    pseudoText(n, '::before', i, shown);
-    for (const c of kids(n)) {
+    pseudoText(n, '::before', i, shown, scope);
+    // The flat tree's children (as `kids`, by sibling links where they are a node's own) and
+    // their scope: an open shadow root's own, a slot's assigned nodes' (its host's), else ours.
+    const sr = n.shadowRoot;
+    const assigned = !sr && tag === 'slot' ? n.assignedNodes() : null;
+    const list = assigned && assigned.length ? assigned : null;
+    const inner = sr || (list && scope.host ? scope.host.getRootNode() : scope);
+    for (let k = 0, c = list ? list[0] : (sr || n).firstChild; c; c = list ? list[++k] : c.nextSibling) {
       if (closedDetails && c.nodeType === 1) {
         if (!summary && c.localName === 'summary') summary = true;
         else { out.push({ p: i, t: c.nodeName, z: 1 }); continue; }
       } else if (closedDetails) continue;
-      visit(c, i, op, shown, dis);
+      visit(c, i, op, shown, dis, inner);
     }
-    pseudoText(n, '::after', i, shown);
+    pseudoText(n, '::after', i, shown, scope);
   }
   // What custom element `n` (computed style `cs`) shows of itself: see `g` above.
   function surface(n, cs) {
@@ -510,17 +531,18 @@ function (opts) {
     return { d: n.matches(':defined') ? 1 : 0, v: v.sort().slice(0, 32) };
   }
   // The text a ::before or ::after of `n` (at index `i`) shows, as a text child of it.
-  function pseudoText(n, which, i, shown) {
+  function pseudoText(n, which, i, shown, scope) {
     if (!shown) return;
-    const s = generated(n, which);
+    const s = generated(n, which, scope);
     if (/\S/.test(s)) out.push({ p: i, s: s.replace(/\s+/g, ' ') });
   }
   // A shadow root is no element: its children hang from index -1.
   if (self.nodeType === 11) {
     const cs = getComputedStyle(self.host);
     const held = !!self.host.closest('[aria-disabled="true"]');
-    for (const c of kids(self)) visit(c, -1, cs.opacity !== '0', cs.visibility === 'visible', held);
-  } else if (start) visit(start, -1, true, true, false);
+    for (const c of kids(self)) visit(c, -1, cs.opacity !== '0', cs.visibility === 'visible', held, self);
+  } else if (start) visit(start, -1, true, true, false, self);
+  const at = owners.length ? new Map(walked.map((el, k) => [el, walkedAt[k]])) : null;
   for (const [el, e] of owners) {
     const o = [];
     for (const id of attr(el, 'aria-owns').trim().split(/\s+/)) {

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 
 use super::dom;
 use super::frames::MAX_CHILD_SESSIONS;
-use super::walk::{flag, Doc, El, Kind, WALK_JS, WORLD};
+use super::walk::{flag, Doc, El, Kind, Walked, WALK_JS, WORLD};
 use crate::browser::session::call;
 use crate::browser::session::Session;
 use crate::browser::BrowserError;
@@ -124,7 +124,7 @@ impl Captured {
 }
 
 /// Runs the walk in frame `frame`'s isolated world of `session` → its answer.
-async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, BrowserError> {
+async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Walked, BrowserError> {
     let w = call(session, "Page.createIsolatedWorld", json!({"frameId": frame, "worldName": WORLD})).await?;
     let ctx = w["executionContextId"]
         .as_i64()
@@ -138,14 +138,14 @@ async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Value, Browse
 }
 
 /// The walk of a `Runtime.callFunctionOn` answer (a JSON string, [`WALK_JS`]), or what it threw.
-fn answer(r: Value) -> Result<Value, BrowserError> {
+fn answer(r: Value) -> Result<Walked, BrowserError> {
     if let Some(ex) = r.get("exceptionDetails") {
         let text = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
         return Err(BrowserError::Cdp(format!("the outline walk threw: {text}")));
     }
     let text =
         r["result"]["value"].as_str().ok_or_else(|| BrowserError::Cdp("the outline walk answered no string".into()))?;
-    serde_json::from_str(text).map_err(|e| BrowserError::Cdp(format!("the outline walk's answer: {e}")))
+    Walked::parse(text).map_err(|e| BrowserError::Cdp(format!("the outline walk's answer: {e}")))
 }
 
 /// What one frame process shows: its frames and their walked documents. The frame tree and
@@ -153,7 +153,12 @@ fn answer(r: Value) -> Result<Value, BrowserError> {
 /// (Chromium runs them one after the other; the snapshot is parsed while the walks run).
 /// A walk and its snapshot that do not join (the page changed between them) are read once
 /// more; what still does not join is shown without refs.
-async fn read(session: &Session, process: usize, sig: bool) -> Result<(Vec<Frame>, Vec<Doc>), BrowserError> {
+async fn read(
+    session: &Session,
+    process: usize,
+    sig: bool,
+    devtools: Option<&str>,
+) -> Result<(Vec<Frame>, Vec<Doc>), BrowserError> {
     let started = Instant::now();
     let ms = |t: Instant| t.elapsed().as_millis();
     let mut attempt = 0;
@@ -171,6 +176,12 @@ async fn read(session: &Session, process: usize, sig: bool) -> Result<(Vec<Frame
         };
         let dom = async {
             let t = Instant::now();
+            // The tab's own process: on a connection of its own, parsed typed (`dom::Snapshot`).
+            if let Some(devtools) = devtools.filter(|_| session.targets().is_empty()) {
+                let docs = dom_snapshot_own(devtools, session).await?;
+                tracing::debug!("snapshot: DOMSnapshot.captureSnapshot (own connection) {} ms", ms(t));
+                return Ok(docs);
+            }
             let snap = session
                 .call_within(
                     "DOMSnapshot.captureSnapshot",
@@ -210,7 +221,7 @@ async fn read(session: &Session, process: usize, sig: bool) -> Result<(Vec<Frame
             };
             let Some(d) = dom.iter().find(|d| d.frame == f.id) else { continue };
             let mut doc = Doc { frame: f.id.clone(), ..Doc::default() };
-            doc.roots = doc.append(&w, None);
+            doc.roots = doc.append_walked(w, None);
             let roots = doc.roots.clone();
             let mut hosts = Vec::new();
             mismatches += doc.join(&roots, d, &d.children.first().cloned().unwrap_or_default(), &mut hosts);
@@ -231,13 +242,33 @@ async fn read(session: &Session, process: usize, sig: bool) -> Result<(Vec<Frame
     }
 }
 
+/// `DOMSnapshot.captureSnapshot` of the tab's own process, sent through `devtools`
+/// (`host:port`) on a DevTools connection of its own (`browser::exchange`) and parsed typed
+/// off the async workers: chromiumoxide would first make a `serde_json::Value` of the
+/// answer (4 MB at 20,000 elements), which cost as long again as the typed parse.
+/// Counted as the tab's command like any other.
+async fn dom_snapshot_own(devtools: &str, session: &Session) -> Result<Vec<dom::DomDoc>, BrowserError> {
+    const METHOD: &str = "DOMSnapshot.captureSnapshot";
+    let tab = session.page().target_id().as_ref().to_string();
+    let params = json!({"computedStyles": []});
+    crate::browser::cdp_counts::note_command(&tab, METHOD, &params);
+    let ms = crate::browser::PAGE_READ_BOUND_MS;
+    let text =
+        crate::browser::bounded_for(METHOD, ms, crate::browser::exchange(devtools, &tab, METHOD, params)).await?;
+    tokio::task::spawn_blocking(move || dom::parse_answer(&text))
+        .await
+        .map_err(|e| BrowserError::Cdp(format!("{METHOD}: {e}")))?
+        .map_err(|e| BrowserError::Cdp(format!("{METHOD}: {e}")))
+}
+
 /// Reads the tab's frame process, then each out-of-process frame under a frame owner it
 /// shows (attached to its target, at most [`MAX_CHILD_SESSIONS`]), recursively. A frame
 /// owner whose frame was read gets it as its `child_frame`. `signatures`: read closed hosts'
-/// surfaces and show their component signatures.
-pub async fn capture(page: &Page, signatures: bool) -> Result<Captured, BrowserError> {
+/// surfaces and show their component signatures. `devtools`: the browser's DevTools `host:port`,
+/// for the tab's own DOM snapshot on a connection of its own (`None`: through chromiumoxide).
+pub async fn capture(page: &Page, signatures: bool, devtools: Option<&str>) -> Result<Captured, BrowserError> {
     let top = Session::from(page);
-    let (frames, docs) = read(&top, 0, signatures).await?;
+    let (frames, docs) = read(&top, 0, signatures, devtools).await?;
     let mut c = Captured { frames, docs: docs.into_iter().map(|d| (d.frame.clone(), d)).collect(), signatures };
     let mut sessions = vec![top];
     let mut i = 0;
@@ -275,7 +306,7 @@ pub async fn capture(page: &Page, signatures: bool) -> Result<Captured, BrowserE
                 }
             };
             let process = sessions.len();
-            match read(&child, process, signatures).await {
+            match read(&child, process, signatures, None).await {
                 Ok((frames, docs)) => {
                     c.frames.extend(frames);
                     c.docs.extend(docs.into_iter().map(|d| (d.frame.clone(), d)));

@@ -9,6 +9,9 @@
 //! A list whose length or tags differ (the page changed between the two reads) joins none
 //! of its elements: they are shown, without a ref; the caller reads again once.
 
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+#[cfg(test)]
 use serde_json::Value;
 
 use super::dom::DomDoc;
@@ -149,64 +152,107 @@ pub struct Doc {
     pub roots: Vec<usize>,
 }
 
-fn string(v: &Value, k: &str) -> String {
-    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+/// A walk's answer (`outline.js`: `{nodes: [{p, t | s, r, n, v, c, x, l, f, z, k, g, o}],
+/// title}`), parsed typed from its JSON text: a `serde_json::Value` of a 20,000-element walk
+/// cost a parse, a second pass and a drop, three times this.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Walked {
+    nodes: Vec<WalkedNode>,
+    title: String,
+}
+
+/// One node of [`Walked`], as `outline.js` writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WalkedNode {
+    /// Parent index (-1: a root); a node with none is ignored.
+    p: Option<i64>,
+    /// A text node's text.
+    s: Option<String>,
+    t: String,
+    r: String,
+    n: String,
+    v: String,
+    c: Option<String>,
+    x: Option<bool>,
+    l: Option<i64>,
+    f: u32,
+    z: Option<IgnoredAny>,
+    k: Option<IgnoredAny>,
+    g: Option<WalkedSurface>,
+    o: Vec<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WalkedSurface {
+    d: Option<u64>,
+    v: Vec<String>,
+}
+
+impl Walked {
+    /// Parses a walk's JSON text.
+    pub fn parse(text: &str) -> Result<Walked, serde_json::Error> {
+        serde_json::from_str(text)
+    }
 }
 
 impl Doc {
-    /// Appends the nodes of a walk answer (`{"nodes":[…]}`) under `parent` (their roots'
-    /// parent, `None` for a document's); returns the indices of its roots.
+    /// [`Doc::append_walked`] of a walk answer given as a JSON value (one that is no walk
+    /// appends nothing): the unit tests' way to write one.
+    #[cfg(test)]
     pub fn append(&mut self, answer: &Value, parent: Option<usize>) -> Vec<usize> {
+        self.append_walked(Walked::deserialize(answer).unwrap_or_default(), parent)
+    }
+
+    /// Appends the nodes of a walk answer under `parent` (their roots' parent, `None` for a
+    /// document's); returns the indices of its roots.
+    pub fn append_walked(&mut self, answer: Walked, parent: Option<usize>) -> Vec<usize> {
         let base = self.items.len();
         let mut roots = Vec::new();
-        let nodes = answer["nodes"].as_array().map_or(&[][..], Vec::as_slice);
-        let len = nodes.len();
-        for (k, n) in nodes.iter().enumerate() {
+        let len = answer.nodes.len();
+        self.items.reserve(len);
+        for (k, n) in answer.nodes.into_iter().enumerate() {
             let i = base + k;
             // Parents come before their children; anything else is ignored as a root-less node.
-            let p = n["p"].as_i64().and_then(|p| usize::try_from(p).ok()).filter(|p| *p < k).map(|p| base + p);
-            let kind = match n.get("s").and_then(Value::as_str) {
-                Some(s) => Kind::Text(s.to_string()),
+            let p = n.p.and_then(|p| usize::try_from(p).ok()).filter(|p| *p < k).map(|p| base + p);
+            let kind = match n.s {
+                Some(s) => Kind::Text(s),
                 None => Kind::El(El {
-                    tag: string(n, "t"),
-                    role: string(n, "r"),
-                    name: string(n, "n"),
-                    value: string(n, "v"),
-                    checked: n.get("c").and_then(Value::as_str).map(str::to_string),
-                    expanded: n.get("x").and_then(Value::as_bool),
-                    level: n.get("l").and_then(Value::as_i64),
-                    flags: n.get("f").and_then(Value::as_u64).unwrap_or(0) as u32,
-                    pruned: n.get("z").is_some(),
-                    leaf: n.get("k").is_some(),
-                    defined: n["g"]["d"].as_u64().map(|d| d == 1),
-                    vars: n["g"]["v"]
-                        .as_array()
-                        .map(|v| v.iter().filter_map(Value::as_str).take(32).map(str::to_string).collect())
-                        .unwrap_or_default(),
-                    owns: n["o"]
-                        .as_array()
-                        .map(|o| {
-                            o.iter()
-                                .filter_map(Value::as_u64)
-                                .filter_map(|j| usize::try_from(j).ok())
-                                .filter(|j| *j < len)
-                                .map(|j| base + j)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
+                    tag: n.t,
+                    role: n.r,
+                    name: n.n,
+                    value: n.v,
+                    checked: n.c,
+                    expanded: n.x,
+                    level: n.l,
+                    flags: n.f,
+                    pruned: n.z.is_some(),
+                    leaf: n.k.is_some(),
+                    defined: n.g.as_ref().and_then(|g| g.d).map(|d| d == 1),
+                    vars: n.g.map(|g| g.v.into_iter().take(32).collect()).unwrap_or_default(),
+                    owns: n
+                        .o
+                        .into_iter()
+                        .filter_map(|j| usize::try_from(j).ok())
+                        .filter(|j| *j < len)
+                        .map(|j| base + j)
+                        .collect(),
                     ..El::default()
                 }),
             };
-            let parent = p.or(if n["p"].as_i64() == Some(-1) { parent } else { None });
+            let root = n.p == Some(-1);
+            let parent = p.or(if root { parent } else { None });
             match p {
                 Some(p) => self.items[p].children.push(i),
-                None if n["p"].as_i64() == Some(-1) => roots.push(i),
+                None if root => roots.push(i),
                 None => {}
             }
             self.items.push(Item { parent, children: Vec::new(), kind });
         }
-        if let Some(t) = answer["title"].as_str().filter(|t| !t.is_empty()) {
-            self.title = t.to_string();
+        if !answer.title.is_empty() {
+            self.title = answer.title;
         }
         roots
     }

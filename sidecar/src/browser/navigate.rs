@@ -1,16 +1,20 @@
-//! `Page.navigate` and `Page.reload` on a DevTools connection of their own.
+//! Commands on a DevTools connection of their own (`ws://127.0.0.1:PORT/devtools/page/<target
+//! id>`, CDP "HTTP endpoints"), beside chromiumoxide's.
 //!
-//! chromiumoxide routes every `Page.navigate` through its navigation tracker, which answers
-//! only once the new document has *loaded* and runs one navigation per page at a time. A
-//! page whose load never finishes (a hanging subresource, a dev server compiling for a
-//! minute) would then make `navigate` fail after the CDP bound and hold every later
-//! navigation of that tab behind it. Chromium itself answers `Page.navigate` when the
-//! navigation has started (committed, or failed with `errorText`), which is what
-//! protocol.md §8.2 promises, so the command goes to the page's own DevTools endpoint
-//! (`ws://127.0.0.1:PORT/devtools/page/<target id>`, CDP "HTTP endpoints") instead.
+//! - `Page.navigate` and `Page.reload`: chromiumoxide routes every `Page.navigate` through its
+//!   navigation tracker, which answers only once the new document has *loaded* and runs one
+//!   navigation per page at a time. A page whose load never finishes (a hanging subresource,
+//!   a dev server compiling for a minute) would then make `navigate` fail after the CDP bound
+//!   and hold every later navigation of that tab behind it. Chromium itself answers
+//!   `Page.navigate` when the navigation has started (committed, or failed with
+//!   `errorText`), which is what protocol.md §8.2 promises.
+//! - Answers too big for a `serde_json::Value` ([`exchange`]: the snapshot's
+//!   `DOMSnapshot.captureSnapshot`, 4 MB on a 20,000-element page), which the caller parses
+//!   typed from the text.
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The `host:port` of a browser's DevTools endpoint, from its browser WebSocket URL
@@ -52,6 +56,21 @@ const CONNECT_RETRY_MS: u64 = 250;
 /// One command on a DevTools connection of its own to page target `target`; its `result`,
 /// or the error's message.
 async fn call_once(devtools: &str, target: &str, method: &str, params: Value) -> Result<Value, String> {
+    let text = exchange(devtools, target, method, params).await?;
+    let mut v: Value = serde_json::from_str(&text).map_err(|e| format!("{method}: {e}"))?;
+    if let Some(err) = v.get("error") {
+        return Err(err.get("message").and_then(Value::as_str).unwrap_or("error").to_string());
+    }
+    Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null))
+}
+
+/// Sends one command to page target `target` through `devtools` (`host:port`) on a
+/// connection of its own, and returns Chromium's answer as the text of the whole message
+/// (`{"id":1,"result":…}` or `{"id":1,"error":{…}}`), for the caller to parse. The connection
+/// enables no domain, so it carries no events; a message that is one (`{"method":…`) is
+/// skipped all the same. Errors: a bad target id, the endpoint refusing
+/// [`CONNECT_ATTEMPTS`] times, the connection closing first. Unbounded: the caller bounds it.
+pub(crate) async fn exchange(devtools: &str, target: &str, method: &str, params: Value) -> Result<String, String> {
     // Target ids are upper-case hex; anything else is not ours to put in a URL.
     if target.is_empty() || !target.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(format!("bad target id {target:?}"));
@@ -61,9 +80,11 @@ async fn call_once(devtools: &str, target: &str, method: &str, params: Value) ->
     // moment while Chromium swaps the tab's renderer host. Nothing has been sent yet, so the
     // connection is tried again (the caller's bound still holds).
     let mut attempt = 0;
+    let config =
+        WebSocketConfig::default().max_message_size(Some(MAX_ANSWER_BYTES)).max_frame_size(Some(MAX_ANSWER_BYTES));
     let mut ws = loop {
         attempt += 1;
-        match tokio_tungstenite::connect_async(endpoint.as_str()).await {
+        match tokio_tungstenite::connect_async_with_config(endpoint.as_str(), Some(config), true).await {
             Ok((ws, _)) => break ws,
             Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(format!("{endpoint}: {e}")),
             Err(e) => {
@@ -80,18 +101,18 @@ async fn call_once(devtools: &str, target: &str, method: &str, params: Value) ->
             Message::Close(_) => break,
             _ => continue,
         };
-        let Ok(mut v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
-        if v.get("id").and_then(Value::as_u64) != Some(1) {
-            continue; // an event (none are enabled on this connection, but be safe)
+        if text.as_str().starts_with("{\"method\":") {
+            continue; // an event
         }
         let _ = ws.close(None).await;
-        if let Some(err) = v.get("error") {
-            return Err(err.get("message").and_then(Value::as_str).unwrap_or("error").to_string());
-        }
-        return Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null));
+        return Ok(text.as_str().to_string());
     }
     Err(format!("the DevTools connection closed before {method} answered"))
 }
+
+/// Largest answer [`exchange`] takes, in bytes (Chromium's own limit on a DevTools message
+/// is 256 MiB; a DOM snapshot of 80,000 elements is about 17 MB).
+const MAX_ANSWER_BYTES: usize = 256 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -30,7 +30,7 @@ impl BrowserRef {
 
     /// The `host:port` of this browser's DevTools endpoint (for commands on a connection of
     /// their own, `navigate.rs`).
-    fn devtools(&self) -> Result<String, BrowserError> {
+    pub(crate) fn devtools(&self) -> Result<String, BrowserError> {
         let s = self.shared();
         s.live
             .as_ref()
