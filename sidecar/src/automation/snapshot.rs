@@ -123,16 +123,28 @@ impl Captured {
     }
 }
 
+/// The execution context of Porthole's isolated world ([`WORLD`]) in frame `frame` of
+/// `session` (Chromium keeps one per frame and name: the same id each time).
+async fn world(session: &Session, frame: &str) -> Result<i64, BrowserError> {
+    let w = call(session, "Page.createIsolatedWorld", json!({"frameId": frame, "worldName": WORLD})).await?;
+    w["executionContextId"]
+        .as_i64()
+        .ok_or_else(|| BrowserError::Cdp("Page.createIsolatedWorld: no executionContextId".into()))
+}
+
+/// `Runtime.callFunctionOn`'s params for the walk in execution context `ctx`.
+fn walk_params(ctx: i64, sig: bool) -> Value {
+    json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true,
+           "arguments": [{"value": {"sig": sig}}]})
+}
+
 /// Runs the walk in frame `frame`'s isolated world of `session` → its answer.
 async fn walk(session: &Session, frame: &str, sig: bool) -> Result<Walked, BrowserError> {
-    let w = call(session, "Page.createIsolatedWorld", json!({"frameId": frame, "worldName": WORLD})).await?;
-    let ctx = w["executionContextId"]
-        .as_i64()
-        .ok_or_else(|| BrowserError::Cdp("Page.createIsolatedWorld: no executionContextId".into()))?;
+    let ctx = world(session, frame).await?;
     let t = Instant::now();
-    let params = json!({"functionDeclaration": WALK_JS, "executionContextId": ctx, "returnByValue": true,
-                        "arguments": [{"value": {"sig": sig}}]});
-    let r = session.call_within("Runtime.callFunctionOn", params, crate::browser::PAGE_READ_BOUND_MS).await?;
+    let r = session
+        .call_within("Runtime.callFunctionOn", walk_params(ctx, sig), crate::browser::PAGE_READ_BOUND_MS)
+        .await?;
     tracing::debug!("snapshot: walk of frame {frame}: {} ms", t.elapsed().as_millis());
     answer(r)
 }
@@ -148,11 +160,32 @@ fn answer(r: Value) -> Result<Walked, BrowserError> {
     Walked::parse(text).map_err(|e| BrowserError::Cdp(format!("the outline walk's answer: {e}")))
 }
 
-/// What one frame process shows: its frames and their walked documents. The frame tree and
-/// the DOM snapshot go out at once, each frame's walk as soon as the frame tree names it
-/// (Chromium runs them one after the other; the snapshot is parsed while the walks run).
-/// A walk and its snapshot that do not join (the page changed between them) are read once
-/// more; what still does not join is shown without refs.
+/// The walk of a whole `Runtime.callFunctionOn` answer message's text (`{"id":…,"result":…}`
+/// or `{"id":…,"error":…}`, as `browser::exchange_all` gives it), or what went wrong.
+fn answer_text(text: &str) -> Result<Walked, BrowserError> {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        result: Option<Value>,
+        error: Option<Value>,
+    }
+    let m: Message =
+        serde_json::from_str(text).map_err(|e| BrowserError::Cdp(format!("the outline walk's answer: {e}")))?;
+    match (m.result, m.error) {
+        (_, Some(e)) => {
+            Err(BrowserError::Cdp(format!("Runtime.callFunctionOn: {}", e["message"].as_str().unwrap_or("an error"))))
+        }
+        (Some(r), None) => answer(r),
+        (None, None) => Err(BrowserError::Cdp("the outline walk answered nothing".into())),
+    }
+}
+
+/// What one frame process shows: its frames and their walked documents. A walk and its
+/// DOM snapshot that do not join (the page changed between them) are read once more; what
+/// still does not join is shown without refs. The tab's own process, when `devtools` is
+/// known, is read on a connection of its own ([`read_own`]); an out-of-process frame's
+/// through its child session, the frame tree and the DOM snapshot at once and each frame's
+/// walk as soon as the frame tree names it (Chromium runs them one after the other; the
+/// snapshot is parsed while the walks run).
 async fn read(
     session: &Session,
     process: usize,
@@ -161,43 +194,39 @@ async fn read(
 ) -> Result<(Vec<Frame>, Vec<Doc>), BrowserError> {
     let started = Instant::now();
     let ms = |t: Instant| t.elapsed().as_millis();
+    let own = devtools.filter(|_| session.targets().is_empty());
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let walks = async {
-            let mut frames = frames(&call(session, "Page.getFrameTree", json!({})).await?);
-            let targets = session.targets();
-            for f in &mut frames {
-                f.targets = targets.clone();
-                f.process = process;
+        let (frames, mut walks, dom) = match own {
+            Some(devtools) => read_own(session, devtools, process, sig).await?,
+            None => {
+                let walks = async {
+                    let frames = frame_tree(session, process).await?;
+                    let walks = futures_util::future::join_all(frames.iter().map(|f| walk(session, &f.id, sig))).await;
+                    Ok::<_, BrowserError>((frames, walks))
+                };
+                let dom = async {
+                    let t = Instant::now();
+                    let snap = session
+                        .call_within(
+                            "DOMSnapshot.captureSnapshot",
+                            json!({"computedStyles": []}),
+                            crate::browser::PAGE_READ_BOUND_MS,
+                        )
+                        .await?;
+                    let call_ms = ms(t);
+                    let t = Instant::now();
+                    let docs = dom::parse(&snap);
+                    tokio::task::spawn_blocking(move || drop(snap));
+                    tracing::debug!("snapshot: DOMSnapshot.captureSnapshot {call_ms} ms, parsed in {} ms", ms(t));
+                    Ok::<_, BrowserError>(docs)
+                };
+                let (walks, dom) = tokio::join!(walks, dom);
+                let ((frames, walks), dom) = (walks?, dom?);
+                (frames, walks, dom)
             }
-            let walks = futures_util::future::join_all(frames.iter().map(|f| walk(session, &f.id, sig))).await;
-            Ok::<_, BrowserError>((frames, walks))
         };
-        let dom = async {
-            let t = Instant::now();
-            // The tab's own process: on a connection of its own, parsed typed (`dom::Snapshot`).
-            if let Some(devtools) = devtools.filter(|_| session.targets().is_empty()) {
-                let docs = dom_snapshot_own(devtools, session).await?;
-                tracing::debug!("snapshot: DOMSnapshot.captureSnapshot (own connection) {} ms", ms(t));
-                return Ok(docs);
-            }
-            let snap = session
-                .call_within(
-                    "DOMSnapshot.captureSnapshot",
-                    json!({"computedStyles": []}),
-                    crate::browser::PAGE_READ_BOUND_MS,
-                )
-                .await?;
-            let call_ms = ms(t);
-            let t = Instant::now();
-            let docs = dom::parse(&snap);
-            tokio::task::spawn_blocking(move || drop(snap));
-            tracing::debug!("snapshot: DOMSnapshot.captureSnapshot {call_ms} ms, parsed in {} ms", ms(t));
-            Ok::<_, BrowserError>(docs)
-        };
-        let (walks, dom) = tokio::join!(walks, dom);
-        let ((frames, mut walks), dom) = (walks?, dom?);
         // The process's root frame must be readable: its document may have been replaced
         // between the world's making and the walk (a navigation), so it is read once more.
         if let Some(Err(e)) = walks.first() {
@@ -242,23 +271,79 @@ async fn read(
     }
 }
 
-/// `DOMSnapshot.captureSnapshot` of the tab's own process, sent through `devtools`
-/// (`host:port`) on a DevTools connection of its own (`browser::exchange`) and parsed typed
-/// off the async workers: chromiumoxide would first make a `serde_json::Value` of the
-/// answer (4 MB at 20,000 elements), which cost as long again as the typed parse.
-/// Counted as the tab's command like any other.
-async fn dom_snapshot_own(devtools: &str, session: &Session) -> Result<Vec<dom::DomDoc>, BrowserError> {
-    const METHOD: &str = "DOMSnapshot.captureSnapshot";
+/// The frames `Page.getFrameTree` names in `session` (its frame process `process`).
+async fn frame_tree(session: &Session, process: usize) -> Result<Vec<Frame>, BrowserError> {
+    let mut frames = frames(&call(session, "Page.getFrameTree", json!({})).await?);
+    let targets = session.targets();
+    for f in &mut frames {
+        f.targets = targets.clone();
+        f.process = process;
+    }
+    Ok(frames)
+}
+
+/// A frame's walk, or why it has none.
+type WalkResult = Result<Walked, BrowserError>;
+
+/// [`read`] of the tab's own process through `devtools` (`host:port`), on a DevTools
+/// connection of its own (`browser::exchange_all`): every frame's walk, then the
+/// `DOMSnapshot.captureSnapshot`, sent at once, so the renderer runs them back to back and
+/// the snapshot's 4 MB (at 20,000 elements) are made and sent after the walks, not while
+/// they run. The answers are parsed typed off the async workers ([`Walked`], each as it
+/// arrives; [`dom::Snapshot`]): chromiumoxide would first make a `serde_json::Value` of
+/// each, which cost as long again. Counted as the tab's commands like any other.
+async fn read_own(
+    session: &Session,
+    devtools: &str,
+    process: usize,
+    sig: bool,
+) -> Result<(Vec<Frame>, Vec<WalkResult>, Vec<dom::DomDoc>), BrowserError> {
+    const SNAPSHOT: &str = "DOMSnapshot.captureSnapshot";
+    const CALL: &str = "Runtime.callFunctionOn";
+    let t = Instant::now();
+    let frames = frame_tree(session, process).await?;
+    let worlds = futures_util::future::join_all(frames.iter().map(|f| world(session, &f.id))).await;
     let tab = session.page().target_id().as_ref().to_string();
-    let params = json!({"computedStyles": []});
-    crate::browser::cdp_counts::note_command(&tab, METHOD, &params);
-    let ms = crate::browser::PAGE_READ_BOUND_MS;
-    let text =
-        crate::browser::bounded_for(METHOD, ms, crate::browser::exchange(devtools, &tab, METHOD, params)).await?;
-    tokio::task::spawn_blocking(move || dom::parse_answer(&text))
+    let mut calls: Vec<(&str, Value)> = Vec::new();
+    for ctx in worlds.iter().flatten() {
+        calls.push((CALL, walk_params(*ctx, sig)));
+    }
+    calls.push((SNAPSHOT, json!({"computedStyles": []})));
+    for (method, params) in &calls {
+        crate::browser::cdp_counts::note_command(&tab, method, params);
+    }
+    // Each walk is parsed as it arrives, while the renderer makes the DOM snapshot.
+    let walks_sent = calls.len() - 1;
+    let mut parsing = Vec::with_capacity(walks_sent);
+    let mut snapshot = String::new();
+    let exchange = crate::browser::exchange_each(devtools, &tab, calls, |i, text| {
+        if i < walks_sent {
+            parsing.push(tokio::task::spawn_blocking(move || answer_text(&text)));
+        } else {
+            snapshot = text;
+        }
+    });
+    crate::browser::bounded_for(SNAPSHOT, crate::browser::PAGE_READ_BOUND_MS, exchange).await?;
+    let answered = t.elapsed().as_millis();
+    let dom = tokio::task::spawn_blocking(move || dom::parse_answer(&snapshot))
         .await
-        .map_err(|e| BrowserError::Cdp(format!("{METHOD}: {e}")))?
-        .map_err(|e| BrowserError::Cdp(format!("{METHOD}: {e}")))
+        .map_err(|e| BrowserError::Cdp(format!("{SNAPSHOT}: {e}")))?
+        .map_err(|e| BrowserError::Cdp(format!("{SNAPSHOT}: {e}")));
+    let mut parsed = futures_util::future::join_all(parsing).await.into_iter();
+    let walks: Vec<WalkResult> = worlds
+        .into_iter()
+        .map(|w| match (w, parsed.next()) {
+            (Err(e), _) => Err(e),
+            (Ok(_), Some(Ok(walk))) => walk,
+            (Ok(_), Some(Err(e))) => Err(BrowserError::Cdp(format!("{CALL}: {e}"))),
+            (Ok(_), None) => Err(BrowserError::Cdp(format!("{CALL}: no answer"))),
+        })
+        .collect();
+    tracing::debug!(
+        "snapshot: walks and DOM snapshot (own connection) answered in {answered} ms, parsed in {} ms",
+        t.elapsed().as_millis() - answered
+    );
+    Ok((frames, walks, dom?))
 }
 
 /// Reads the tab's frame process, then each out-of-process frame under a frame owner it

@@ -17,7 +17,7 @@ mod shared_login;
 mod slot;
 
 pub(crate) use eval::{eval_in, eval_in_isolated_world, isolated_world};
-pub(crate) use navigate::exchange;
+pub(crate) use navigate::exchange_each;
 pub use presence::{Activity, Point, Presence, Rect};
 pub use slot::{
     download_dir, BrowserInfo, BrowserRef, Download, DownloadState, FileChooser, ProbeReport, ScreenRect,

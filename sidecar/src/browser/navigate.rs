@@ -8,9 +8,9 @@
 //!   and hold every later navigation of that tab behind it. Chromium itself answers
 //!   `Page.navigate` when the navigation has started (committed, or failed with
 //!   `errorText`), which is what protocol.md §8.2 promises.
-//! - Answers too big for a `serde_json::Value` ([`exchange`]: the snapshot's
-//!   `DOMSnapshot.captureSnapshot`, 4 MB on a 20,000-element page), which the caller parses
-//!   typed from the text.
+//! - The snapshot's reads of the tab's own process ([`exchange_all`]): its walks and its
+//!   `DOMSnapshot.captureSnapshot` back to back, answered as text the caller parses typed
+//!   (4 MB on a 20,000-element page, too big for a `serde_json::Value` to be cheap).
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -66,11 +66,35 @@ async fn call_once(devtools: &str, target: &str, method: &str, params: Value) ->
 
 /// Sends one command to page target `target` through `devtools` (`host:port`) on a
 /// connection of its own, and returns Chromium's answer as the text of the whole message
-/// (`{"id":1,"result":…}` or `{"id":1,"error":{…}}`), for the caller to parse. The connection
-/// enables no domain, so it carries no events; a message that is one (`{"method":…`) is
-/// skipped all the same. Errors: a bad target id, the endpoint refusing
-/// [`CONNECT_ATTEMPTS`] times, the connection closing first. Unbounded: the caller bounds it.
-pub(crate) async fn exchange(devtools: &str, target: &str, method: &str, params: Value) -> Result<String, String> {
+/// (`{"id":1,"result":…}` or `{"id":1,"error":{…}}`), for the caller to parse.
+/// [`exchange_all`] of one call.
+async fn exchange(devtools: &str, target: &str, method: &str, params: Value) -> Result<String, String> {
+    let mut answers = exchange_all(devtools, target, vec![(method, params)]).await?;
+    answers.pop().ok_or_else(|| format!("{method}: no answer"))
+}
+
+/// Sends `calls` (method, params) to page target `target` through `devtools` (`host:port`)
+/// on a connection of its own, all at once: Chromium runs a session's commands in the order
+/// sent, so the renderer does them back to back with no round trip between. Returns each
+/// call's answer, in `calls`' order, as the text of its whole message (`{"id":N,"result":…}`
+/// or `{"id":N,"error":{…}}`), for the caller to parse. The connection enables no domain,
+/// so it carries no events; a message that is one (`{"method":…`) is skipped all the same.
+/// Errors: a bad target id, the endpoint refusing [`CONNECT_ATTEMPTS`] times, the
+/// connection closing before every call answered. Unbounded: the caller bounds it.
+async fn exchange_all(devtools: &str, target: &str, calls: Vec<(&str, Value)>) -> Result<Vec<String>, String> {
+    let mut answers: Vec<Option<String>> = vec![None; calls.len()];
+    exchange_each(devtools, target, calls, |i, text| answers[i] = Some(text)).await?;
+    Ok(answers.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// [`exchange_all`], handing each answer to `on_answer(index in calls, text)` as it arrives
+/// (a caller can start on the first while Chromium works on the next).
+pub(crate) async fn exchange_each(
+    devtools: &str,
+    target: &str,
+    calls: Vec<(&str, Value)>,
+    mut on_answer: impl FnMut(usize, String),
+) -> Result<(), String> {
     // Target ids are upper-case hex; anything else is not ours to put in a URL.
     if target.is_empty() || !target.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(format!("bad target id {target:?}"));
@@ -93,9 +117,15 @@ pub(crate) async fn exchange(devtools: &str, target: &str, method: &str, params:
             }
         }
     };
-    let call = json!({"id": 1, "method": method, "params": params});
-    ws.send(Message::text(call.to_string())).await.map_err(|e| e.to_string())?;
-    while let Some(msg) = ws.next().await {
+    let names: Vec<String> = calls.iter().map(|(m, _)| m.to_string()).collect();
+    for (i, (method, params)) in calls.into_iter().enumerate() {
+        let call = json!({"id": i + 1, "method": method, "params": params});
+        ws.send(Message::text(call.to_string())).await.map_err(|e| e.to_string())?;
+    }
+    let mut answered = vec![false; names.len()];
+    let mut left = names.len();
+    while left > 0 {
+        let Some(msg) = ws.next().await else { break };
         let text = match msg.map_err(|e| e.to_string())? {
             Message::Text(t) => t,
             Message::Close(_) => break,
@@ -104,19 +134,51 @@ pub(crate) async fn exchange(devtools: &str, target: &str, method: &str, params:
         if text.as_str().starts_with("{\"method\":") {
             continue; // an event
         }
-        let _ = ws.close(None).await;
-        return Ok(text.as_str().to_string());
+        let Some(i) = answer_id(text.as_str()).and_then(|id| id.checked_sub(1)) else { continue };
+        if answered.get(i) == Some(&false) {
+            answered[i] = true;
+            left -= 1;
+            on_answer(i, text.as_str().to_string());
+        }
     }
-    Err(format!("the DevTools connection closed before {method} answered"))
+    let _ = ws.close(None).await;
+    match answered.iter().position(|a| !a) {
+        Some(i) => Err(format!("the DevTools connection closed before {} answered", names[i])),
+        None => Ok(()),
+    }
 }
 
-/// Largest answer [`exchange`] takes, in bytes (Chromium's own limit on a DevTools message
+/// The `id` of an answer message: read from the `{"id":N,` Chromium starts it with, else
+/// parsed (the rest of the message skipped, not built).
+fn answer_id(text: &str) -> Option<usize> {
+    if let Some(rest) = text.strip_prefix("{\"id\":") {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with([',', '}']) {
+            return rest[..digits].parse().ok();
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: Option<usize>,
+    }
+    serde_json::from_str::<Id>(text).ok()?.id
+}
+
+/// Largest answer [`exchange_all`] takes, in bytes (Chromium's own limit on a DevTools message
 /// is 256 MiB; a DOM snapshot of 80,000 elements is about 17 MB).
 const MAX_ANSWER_BYTES: usize = 256 << 20;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answers_id_is_read_from_its_start_or_parsed() {
+        assert_eq!(answer_id(r#"{"id":12,"result":{}}"#), Some(12));
+        assert_eq!(answer_id(r#"{"result":{},"id":3}"#), Some(3));
+        assert_eq!(answer_id(r#"{"id":x}"#), None);
+        assert_eq!(answer_id(r#"{"method":"Page.loadEventFired","params":{}}"#), None);
+    }
 
     #[test]
     fn devtools_host_is_read_from_a_loopback_browser_url_only() {
