@@ -125,7 +125,9 @@ async fn the_fixture_corpus_observes_acts_refuses_and_never_leaks() {
     a.refused("get", json!({"what": "value", "ref": card}), "secret_value").await;
     let user = ref_of(&text, "\"User\"");
     assert_eq!(a.ok("get", json!({"what": "value", "ref": user})).await["value"], "alice");
-    assert!(!answers.contains("hunter2") && !answers.contains("4111"), "a secret leaked: {answers}");
+    // The card number's first eight digits: "4111" alone turned up inside a random tab id
+    // (`…C7741111267…`) once in CI.
+    assert!(!answers.contains("hunter2") && !answers.contains("41111111"), "a secret leaked: {answers}");
 
     // Refs are stable per node within a document, and never reused.
     let again = a.snapshot().await;
