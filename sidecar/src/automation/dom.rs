@@ -112,7 +112,7 @@ pub fn parse(snap: &Value) -> Vec<DomDoc> {
 }
 
 /// Parses the text of a whole `DOMSnapshot.captureSnapshot` answer message
-/// (`{"id":…,"result":{…}}`, as `browser::exchange` gives it) into its documents; `Err` with
+/// (`{"id":…,"result":{…}}`, as `browser::exchange_each` gives it) into its documents; `Err` with
 /// Chromium's message when it answered an error, or when the text is no such answer.
 pub fn parse_answer(text: &str) -> Result<Vec<DomDoc>, String> {
     #[derive(Deserialize)]

@@ -161,7 +161,7 @@ fn answer(r: Value) -> Result<Walked, BrowserError> {
 }
 
 /// The walk of a whole `Runtime.callFunctionOn` answer message's text (`{"id":…,"result":…}`
-/// or `{"id":…,"error":…}`, as `browser::exchange_all` gives it), or what went wrong.
+/// or `{"id":…,"error":…}`, as `browser::exchange_each` gives it), or what went wrong.
 fn answer_text(text: &str) -> Result<Walked, BrowserError> {
     #[derive(serde::Deserialize)]
     struct Message {
@@ -286,7 +286,7 @@ async fn frame_tree(session: &Session, process: usize) -> Result<Vec<Frame>, Bro
 type WalkResult = Result<Walked, BrowserError>;
 
 /// [`read`] of the tab's own process through `devtools` (`host:port`), on a DevTools
-/// connection of its own (`browser::exchange_all`): every frame's walk, then the
+/// connection of its own (`browser::exchange_each`): every frame's walk, then the
 /// `DOMSnapshot.captureSnapshot`, sent at once, so the renderer runs them back to back and
 /// the snapshot's 4 MB (at 20,000 elements) are made and sent after the walks, not while
 /// they run. The answers are parsed typed off the async workers ([`Walked`], each as it

@@ -8,7 +8,7 @@
 //!   and hold every later navigation of that tab behind it. Chromium itself answers
 //!   `Page.navigate` when the navigation has started (committed, or failed with
 //!   `errorText`), which is what protocol.md §8.2 promises.
-//! - The snapshot's reads of the tab's own process ([`exchange_all`]): its walks and its
+//! - The snapshot's reads of the tab's own process ([`exchange_each`]): its walks and its
 //!   `DOMSnapshot.captureSnapshot` back to back, answered as text the caller parses typed
 //!   (4 MB on a 20,000-element page, too big for a `serde_json::Value` to be cheap).
 
@@ -65,30 +65,24 @@ async fn call_once(devtools: &str, target: &str, method: &str, params: Value) ->
 }
 
 /// Sends one command to page target `target` through `devtools` (`host:port`) on a
-/// connection of its own, and returns Chromium's answer as the text of the whole message
-/// (`{"id":1,"result":…}` or `{"id":1,"error":{…}}`), for the caller to parse.
-/// [`exchange_all`] of one call.
+/// connection of its own ([`exchange_each`] of one call), and returns Chromium's answer as
+/// the text of the whole message (`{"id":1,"result":…}` or `{"id":1,"error":{…}}`).
 async fn exchange(devtools: &str, target: &str, method: &str, params: Value) -> Result<String, String> {
-    let mut answers = exchange_all(devtools, target, vec![(method, params)]).await?;
-    answers.pop().ok_or_else(|| format!("{method}: no answer"))
+    let mut answer = String::new();
+    exchange_each(devtools, target, vec![(method, params)], |_, text| answer = text).await?;
+    Ok(answer)
 }
 
 /// Sends `calls` (method, params) to page target `target` through `devtools` (`host:port`)
 /// on a connection of its own, all at once: Chromium runs a session's commands in the order
-/// sent, so the renderer does them back to back with no round trip between. Returns each
-/// call's answer, in `calls`' order, as the text of its whole message (`{"id":N,"result":…}`
-/// or `{"id":N,"error":{…}}`), for the caller to parse. The connection enables no domain,
-/// so it carries no events; a message that is one (`{"method":…`) is skipped all the same.
-/// Errors: a bad target id, the endpoint refusing [`CONNECT_ATTEMPTS`] times, the
-/// connection closing before every call answered. Unbounded: the caller bounds it.
-async fn exchange_all(devtools: &str, target: &str, calls: Vec<(&str, Value)>) -> Result<Vec<String>, String> {
-    let mut answers: Vec<Option<String>> = vec![None; calls.len()];
-    exchange_each(devtools, target, calls, |i, text| answers[i] = Some(text)).await?;
-    Ok(answers.into_iter().map(Option::unwrap_or_default).collect())
-}
-
-/// [`exchange_all`], handing each answer to `on_answer(index in calls, text)` as it arrives
-/// (a caller can start on the first while Chromium works on the next).
+/// sent, so the renderer does them back to back with no round trip between. Hands each
+/// call's answer to `on_answer(index in calls, text)` as it arrives (a caller can start on
+/// the first while Chromium works on the next), as the text of its whole message
+/// (`{"id":N,"result":…}` or `{"id":N,"error":{…}}`), for the caller to parse. The
+/// connection enables no domain, so it carries no events; a message that is one
+/// (`{"method":…`) is skipped all the same. Errors: a bad target id, the endpoint refusing
+/// [`CONNECT_ATTEMPTS`] times, the connection closing before every call answered.
+/// Unbounded: the caller bounds it.
 pub(crate) async fn exchange_each(
     devtools: &str,
     target: &str,
@@ -164,7 +158,7 @@ fn answer_id(text: &str) -> Option<usize> {
     serde_json::from_str::<Id>(text).ok()?.id
 }
 
-/// Largest answer [`exchange_all`] takes, in bytes (Chromium's own limit on a DevTools message
+/// Largest answer [`exchange_each`] takes, in bytes (Chromium's own limit on a DevTools message
 /// is 256 MiB; a DOM snapshot of 80,000 elements is about 17 MB).
 const MAX_ANSWER_BYTES: usize = 256 << 20;
 
